@@ -1,0 +1,66 @@
+# idem -- the idempotency protocol as a SQLite extension.
+#
+#   make            build/idem.so (loadable) and build/libidem.a (static)
+#   make demo       the sqlite3 shell runs test/demo.sql: the protocol at work
+#   make test       the whole Tcl suite; ends with "N passed, N failed"
+#
+# Missing Debian packages are installed first when we are root with apt;
+# otherwise the exact apt-get line is printed and make stops.
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra
+BUILD   := build
+SOURCES := $(wildcard ext/*.c ext/*.h)
+DEB_PKGS := libsqlite3-dev libxxhash-dev tcl libsqlite3-tcl sqlite3
+
+.PHONY: all deps demo test clean
+
+all: $(BUILD)/idem.so $(BUILD)/libidem.a
+
+# ---- dependencies ---------------------------------------------------------
+deps: $(BUILD)/.deps
+$(BUILD)/.deps:
+	@mkdir -p $(BUILD)
+	@missing=""; \
+	for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' \
+	    || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	      apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "idem needs these Debian packages; install them with:"; \
+	    echo "  sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+	@touch $@
+
+# ---- the extension --------------------------------------------------------
+# One translation unit (ext/idem.c includes the parts), so every symbol but
+# sqlite3_idem_init is static, in the .so and in the .a alike.
+$(BUILD)/idem.so: $(SOURCES) | $(BUILD)/.deps
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -fvisibility=hidden -o $@ ext/idem.c
+
+$(BUILD)/idem_static.o: $(SOURCES) | $(BUILD)/.deps
+	$(CC) $(CFLAGS) $(WARN) -DSQLITE_CORE -c -o $@ ext/idem.c
+
+$(BUILD)/libidem.a: $(BUILD)/idem_static.o
+	rm -f $@ && ar rcs $@ $^
+
+# ---- the main job and the tests ------------------------------------------
+# The transcript also goes to build/demo.out (test/demo.test reads it).  The
+# script makes one error on purpose (a plain duplicate INSERT), so the
+# shell's own exit status is not the verdict: the test is.
+demo: $(BUILD)/idem.so
+	@rm -f $(BUILD)/demo.db
+	@sqlite3 $(BUILD)/demo.db < test/demo.sql 2>&1 | tee $(BUILD)/demo.out
+
+test: all
+	tclsh tcl/run.tcl
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,68 @@
+/*
+** idem -- the idempotency protocol for writes, as a SQLite extension.
+**
+** A call (an assistant's tool call, an order, a payment) may arrive twice.
+** idem makes the second arrival replay what the first one recorded instead
+** of writing again.  It has four parts, each in a file of its own:
+**
+**   idem_number.c     RFC 8785 / ECMAScript number text, exact and fast
+**   idem_canonical.c  canonical JSON (RFC 8785), a strict parser and sorter:
+**                     SQL function idem_canonical(json)
+**   idem_key.c        the key: XXH3-128 over a framed (who, conv, tool,
+**                     canonical args); SQL functions idem_key(), idem_header()
+**   idem_vtab.c       the claim and replay virtual table: CREATE VIRTUAL
+**                     TABLE calls USING idem(...)
+**   idem_versioned.c  the version guard for ordinary tables:
+**                     SELECT idem_versioned('inv', 'ver')
+**
+** This file is the entry point and builds the whole extension as one
+** translation unit, so that every other symbol is static.
+**
+** Load it into the sqlite3 shell:       .load build/idem
+** or from SQL:                          SELECT load_extension('build/idem');
+** or link build/libidem.a (built with -DSQLITE_CORE) and call
+**     sqlite3_auto_extension((void(*)(void))sqlite3_idem_init);
+** (include/idem.h declares it).  See README.md for the protocol.
+*/
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+#include <string.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#include "../include/idem.h"    /* IDEM_VERSION, sqlite3_idem_init() */
+
+#include "idem_number.c"
+#include "idem_canonical.c"
+#include "idem_key.c"
+#include "idem_vtab.c"
+#include "idem_versioned.c"
+
+/* idem_version(): the extension's version string. */
+static void idemVersionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc; (void)argv;
+  sqlite3_result_text(ctx, IDEM_VERSION, -1, SQLITE_STATIC);
+}
+
+#ifdef _WIN32
+__declspec(dllexport)
+#elif defined(__GNUC__)
+__attribute__((visibility("default")))
+#endif
+int sqlite3_idem_init(
+  sqlite3 *db,
+  char **pzErrMsg,
+  const sqlite3_api_routines *pApi
+){
+  int rc;
+  SQLITE_EXTENSION_INIT2(pApi);
+  (void)pzErrMsg;
+  rc = sqlite3_create_function(db, "idem_version", 0,
+      SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS, 0,
+      idemVersionFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = idemCanonicalRegister(db);
+  if( rc==SQLITE_OK ) rc = idemKeyRegister(db);
+  if( rc==SQLITE_OK ) rc = idemVtabRegister(db);
+  if( rc==SQLITE_OK ) rc = idemVersionedRegister(db);
+  return rc;
+}

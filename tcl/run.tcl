@@ -1,0 +1,26 @@
+# tcl/run.tcl -- run every test file and add up the counts.
+#
+#   tclsh tcl/run.tcl ?FILE ...?        (default: test/*.test)
+#
+# Each file runs in its own tclsh process, so that one file's crash or exit
+# cannot hide another's results.  The last line is "N passed, N failed" and
+# the exit status is non-zero if any test failed or any file died.
+set root [file normalize [file join [file dirname [info script]] ..]]
+set files $argv
+if {![llength $files]} { set files [lsort [glob [file join $root test *.test]]] }
+
+set pass 0; set fail 0; set dead {}
+foreach f $files {
+  set name [file tail $f]
+  set rc [catch {exec [info nameofexecutable] $f 2>@1} out opts]
+  puts $out
+  if {[regexp {== \S+: (\d+) ok, (\d+) failed} $out -> p n]} {
+    incr pass $p; incr fail $n
+    if {$rc && !$n} { lappend dead $name; incr fail }
+  } else {
+    lappend dead $name; incr fail
+  }
+}
+if {[llength $dead]} { puts "files that did not finish cleanly: $dead" }
+puts "$pass passed, $fail failed"
+exit [expr {$fail ? 1 : 0}]

@@ -1,0 +1,151 @@
+# tcl/tester.tcl -- the idem test harness, in the style of SQLite's tester.tcl.
+#
+# A test file starts with
+#
+#     source [file join [file dirname [info script]] .. tcl tester.tcl]
+#
+# and then uses:
+#
+#     do_test          NAME SCRIPT EXPECTED   run SCRIPT, compare its result
+#     do_execsql_test  NAME SQL EXPECTED      run SQL on [db], compare the rows
+#     do_catchsql_test NAME SQL EXPECTED      run SQL, expect {0 rows} or {1 msg}
+#     finish_test                             print the file's counts, exit
+#
+# EXPECTED is compared as a string, except that a value of the form /RE/ is a
+# regular expression the result must match.  The environment variable MATCH
+# (a glob, e.g. MATCH='claim-2.*') runs only the tests whose names match it.
+#
+# The harness opens [db] on a fresh file test.db in a private scratch
+# directory, with the extension loaded.  [idem_open NAME FILE] opens more
+# connections the same way; [reset_db] starts over with an empty database.
+#
+# Environment: IDEM_LIB is the extension to load (default build/idem.so);
+# IDEM_TMP is where scratch directories go.
+
+package require sqlite3
+
+set ::idem_root [file normalize [file join [file dirname [info script]] ..]]
+if {[info exists ::env(IDEM_LIB)]} {
+  set ::idem_lib [file normalize $::env(IDEM_LIB)]
+} else {
+  set ::idem_lib [file join $::idem_root build idem.so]
+}
+set ::testfile [file tail [info script]]
+if {[info exists ::argv0]} { set ::testfile [file tail $::argv0] }
+set ::testdata [file join $::idem_root test data]
+
+set ::nPass 0
+set ::nFail 0
+set ::failList {}
+set ::match "*"
+if {[info exists ::env(MATCH)] && $::env(MATCH) ne ""} { set ::match $::env(MATCH) }
+
+# A private scratch directory, removed at finish_test.
+set ::tmpbase [expr {[info exists ::env(IDEM_TMP)] ? $::env(IDEM_TMP) : "/tmp"}]
+set ::scratch [file join $::tmpbase "idem-test-[pid]-[clock clicks]"]
+file mkdir $::scratch
+cd $::scratch
+
+# Open connection NAME on FILE with the extension loaded.
+proc idem_open {name {file test.db} args} {
+  uplevel #0 [list sqlite3 $name $file {*}$args]
+  $name enable_load_extension 1
+  $name eval {SELECT load_extension($::idem_lib)}
+  $name enable_load_extension 0
+  return $name
+}
+
+proc forcedelete {args} {
+  foreach f $args {
+    foreach g [list $f $f-journal $f-wal $f-shm] { file delete -force $g }
+  }
+}
+
+proc reset_db {} {
+  catch {db close}
+  forcedelete test.db
+  idem_open db test.db
+}
+
+# execsql returns every value of every row as one flat list, like SQLite's.
+proc execsql {sql {dbname db}} {
+  return [uplevel #0 [list $dbname eval $sql]]
+}
+
+proc catchsql {sql {dbname db}} {
+  set rc [catch {execsql $sql $dbname} res]
+  return [list $rc $res]
+}
+
+proc result_matches {result expected} {
+  if {[regexp {^/(.*)/$} $expected -> re]} {
+    return [regexp -- $re $result]
+  }
+  if {$result eq $expected} { return 1 }
+  # A list whose elements may be /RE/ (e.g. {1 {/^idem: .../}}) is matched
+  # element by element.
+  if {[catch {llength $expected} ne] || [catch {llength $result} nr]} { return 0 }
+  if {$ne != $nr || ![regexp {(^|\s)\{?/} $expected]} { return 0 }
+  foreach e $expected r $result {
+    if {[regexp {^/(.*)/$} $e -> re]} {
+      if {![regexp -- $re $r]} { return 0 }
+    } elseif {$e ne $r} {
+      return 0
+    }
+  }
+  return 1
+}
+
+proc do_test {name script expected} {
+  if {![string match $::match $name]} return
+  set rc [catch {uplevel 1 $script} result]
+  if {$rc == 1} { set result "ERROR: $result" }
+  if {[result_matches $result $expected]} {
+    incr ::nPass
+  } else {
+    incr ::nFail
+    lappend ::failList $name
+    puts "! $::testfile $name failed"
+    puts "!   expected: \[$expected\]"
+    puts "!   got:      \[$result\]"
+  }
+}
+
+proc do_execsql_test {name sql {expected {}}} {
+  uplevel 1 [list do_test $name [list execsql $sql] [string trim $expected]]
+}
+
+proc do_catchsql_test {name sql expected} {
+  uplevel 1 [list do_test $name [list catchsql $sql] $expected]
+}
+
+# Run SQL and return the error code name (SQLITE_CONSTRAINT, ...) or "ok".
+proc sql_errcode {sql {dbname db}} {
+  if {[catch {$dbname eval $sql}]} { return [sqlite3_errcode_name $dbname] }
+  return ok
+}
+proc sqlite3_errcode_name {dbname} {
+  return [$dbname errorcode]
+}
+
+# The SQLite library's version as a number, e.g. 3040001.
+proc sqlite_version_number {} {
+  lassign [split [db one {SELECT sqlite_version()}] .] a b c
+  return [expr {$a*1000000 + $b*1000 + $c}]
+}
+# Run SCRIPT only where SQLite has the virtual-table xIntegrity method (3.44+).
+proc ifcapable_xintegrity {script} {
+  if {[sqlite_version_number] >= 3044000} { uplevel 1 $script }
+}
+
+proc finish_test {} {
+  catch {db close}
+  foreach c [info commands db*] { catch {$c close} }
+  cd $::tmpbase
+  file delete -force $::scratch
+  puts "== $::testfile: $::nPass ok, $::nFail failed"
+  if {$::nFail} { puts "== failures: $::failList" }
+  exit [expr {$::nFail ? 1 : 0}]
+}
+
+idem_open db test.db

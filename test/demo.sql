@@ -1,0 +1,93 @@
+-- test/demo.sql: idem at work, in the sqlite3 shell (run it: make demo).
+-- Read it top to bottom; every block says what it shows.
+.load build/idem
+.headers on
+.mode box
+
+.print
+.print '== 1. The key: one call, one key ========================================'
+.print 'idem_key(who, conv, tool, args) hashes the canonical (RFC 8785) args,'
+.print 'so two spellings of the same call give one key ...'
+SELECT idem_canonical('{ "qty": 2.0, "sku": "A0001" }') AS canonical,
+       idem_key('alice', 'conv-7', 'checkout', '{ "qty": 2.0, "sku": "A0001" }')
+     = idem_key('alice', 'conv-7', 'checkout', '{"sku":"A0001","qty":2}') AS same_key;
+.print '... while another user, or another conversation, is another write:'
+SELECT idem_key('alice', 'conv-7', 'checkout', '{"sku":"A0001","qty":2}')
+     = idem_key('bob',   'conv-7', 'checkout', '{"sku":"A0001","qty":2}') AS same_user,
+       idem_key('alice', 'conv-7', 'checkout', '{"sku":"A0001","qty":2}')
+     = idem_key('alice', 'conv-8', 'checkout', '{"sku":"A0001","qty":2}') AS same_conv;
+
+.print
+.print '== 2. The claim: INSERT before acting; changes() says who owns it ======='
+CREATE VIRTUAL TABLE calls USING idem;
+CREATE TABLE orders(id INTEGER PRIMARY KEY, sku TEXT, qty INTEGER);
+.print 'A local tool: claim, act and record in ONE transaction.'
+BEGIN IMMEDIATE;
+INSERT OR IGNORE INTO calls(who, conv, tool, args)
+  VALUES('alice', 'conv-7', 'checkout', '{"sku":"A0001","qty":2}');
+SELECT changes() AS claimed;                       -- 1: we own it, so we act
+INSERT INTO orders(sku, qty) VALUES('A0001', 2);
+UPDATE calls SET status = 'done', id = last_insert_rowid(), result = '{"order":1}'
+ WHERE key = idem_key('alice', 'conv-7', 'checkout', '{"sku":"A0001","qty":2}')
+   AND member = 0;
+COMMIT;
+
+.print
+.print '== 3. The model retries, spelled differently: replayed, never re-run ===='
+INSERT OR IGNORE INTO calls(who, conv, tool, args)
+  VALUES('alice', 'conv-7', 'checkout', '{ "qty": 2, "sku": "A0001" }');
+SELECT changes() AS claimed;                       -- 0: a duplicate; do not act
+SELECT reply FROM calls
+ WHERE key = idem_key('alice', 'conv-7', 'checkout', '{"qty":2,"sku":"A0001"}');
+SELECT count(*) AS orders_taken FROM orders;
+.print 'A plain INSERT says so as an error (SQLITE_CONSTRAINT); the next line'
+.print 'is expected to fail:'
+INSERT INTO calls(who, conv, tool, args)
+  VALUES('alice', 'conv-7', 'checkout', '{"qty":2,"sku":"A0001"}');
+
+.print
+.print '== 4. A compound write is replayed as a whole group ====================='
+BEGIN IMMEDIATE;
+INSERT INTO calls(who, conv, tool, args)
+  VALUES('alice', 'conv-7', 'split_shipment', '{"order":1,"parts":2}');
+INSERT INTO calls(key, member, id, result)
+  VALUES(idem_key('alice','conv-7','split_shipment','{"order":1,"parts":2}'), 1, 'ship-1', '{"box":1}'),
+        (idem_key('alice','conv-7','split_shipment','{"order":1,"parts":2}'), 2, 'ship-2', '{"box":2}');
+UPDATE calls SET status = 'done', id = 'shipment-9'
+ WHERE key = idem_key('alice','conv-7','split_shipment','{"order":1,"parts":2}') AND member = 0;
+COMMIT;
+SELECT member, status, id, result FROM calls
+ WHERE key = idem_key('alice','conv-7','split_shipment','{"order":1,"parts":2}');
+
+.print
+.print '== 5. A local failure releases the claim: the retry really runs ========'
+INSERT INTO calls(who, conv, tool, args) VALUES('bob', 'conv-1', 'restock', '{"sku":"A0001"}');
+UPDATE calls SET status = 'failed', note = 'supplier offline'
+ WHERE key = idem_key('bob','conv-1','restock','{"sku":"A0001"}') AND member = 0;
+INSERT OR IGNORE INTO calls(who, conv, tool, args) VALUES('bob', 'conv-1', 'restock', '{"sku":"A0001"}');
+SELECT changes() AS claimed_again;                 -- 1: the retry owns it
+
+.print
+.print '== 6. An external call that timed out: unknown, kept, never retried ===='
+.print 'Claim and COMMIT first; then send with the header; then record.'
+INSERT INTO calls(who, conv, tool, args, kind)
+  VALUES('carol', 'conv-3', 'charge_card', '{"cents":4200}', 'external');
+SELECT idem_header(idem_key('carol','conv-3','charge_card','{"cents":4200}')) AS send_this_header;
+UPDATE calls SET status = 'failed', note = 'timeout after 30 s'
+ WHERE key = idem_key('carol','conv-3','charge_card','{"cents":4200}') AND member = 0;
+.mode line
+SELECT status, note, reply FROM calls
+ WHERE key = idem_key('carol','conv-3','charge_card','{"cents":4200}');
+.mode box
+INSERT OR IGNORE INTO calls(who, conv, tool, args, kind)
+  VALUES('carol', 'conv-3', 'charge_card', '{"cents":4200}', 'external');
+SELECT changes() AS claimed;                       -- 0: not retried
+.print 'The operator checks the card processor, then reconciles explicitly:'
+UPDATE calls SET reconcile = 'arrived', id = 'ch_81', result = '{"charge":"ch_81"}'
+ WHERE key = idem_key('carol','conv-3','charge_card','{"cents":4200}') AND member = 0;
+SELECT status, id, note FROM calls
+ WHERE key = idem_key('carol','conv-3','charge_card','{"cents":4200}');
+
+.print
+.print '== 7. Operations are plain SQL ==========================================='
+SELECT tool, kind, status, count(*) AS n FROM calls WHERE member = 0 GROUP BY 1, 2, 3;

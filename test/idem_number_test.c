@@ -1,0 +1,333 @@
+/*
+** Unit test for ext/idem_number.c.
+**
+**   gcc -O2 -Wall -Wextra -o idem_number_test test/idem_number_test.c
+**   ./idem_number_test [FILE]              check every line of FILE
+**   ./idem_number_test --random N          check N random doubles against
+**                                          a brute-force search
+**   ./idem_number_test --bench [FILE]      time it
+**
+** FILE (default test/data/numbers.txt, written by test/data/gen_numbers.js)
+** has one "<literal>\t<expected>" per line, the expected text being what
+** Node prints, or ERROR for an overflow.  Every literal goes through
+** idemNumberCanonical(); where the literal is not an integer beyond 2^53,
+** its value (parsed by strtod()) also goes through idemNumberFormat().
+** Each output buffer is allocated at exactly its documented size, so that
+** -fsanitize=address catches any overrun.
+*/
+#define _POSIX_C_SOURCE 200809L      /* clock_gettime() */
+#include "../ext/idem_number.c"
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct Case Case;
+struct Case {
+  const char *zIn;  int nIn;        /* the literal */
+  const char *zExp; int nExp;       /* the expected text, or "ERROR" */
+  int nSig;                         /* significant digits, for --bench */
+  int isInt;                        /* no fraction and no exponent */
+};
+
+static char *readFile(const char *zFile){
+  FILE *f = fopen(zFile, "rb");
+  long n;
+  char *z;
+  if( f==0 ){ perror(zFile); exit(2); }
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  z = malloc(n+1);
+  if( z==0 || fread(z, 1, n, f)!=(size_t)n ){ perror(zFile); exit(2); }
+  z[n] = 0;
+  fclose(f);
+  return z;
+}
+
+/* Split the file into cases, in place. */
+static Case *loadCases(char *z, int *pN){
+  int nAlloc = 1024, n = 0;
+  Case *a = malloc(nAlloc*sizeof(Case));
+  while( *z ){
+    char *zEol = strchr(z, '\n');
+    char *zTab = strchr(z, '\t');
+    const char *p;
+    int nLead = 1;
+    if( zEol==0 ) zEol = z + strlen(z);
+    if( zTab==0 || zTab>zEol ){
+      fprintf(stderr, "bad line: %.*s\n", (int)(zEol-z), z);
+      exit(2);
+    }
+    if( n==nAlloc ) a = realloc(a, (nAlloc *= 2)*sizeof(Case));
+    a[n].zIn = z;
+    a[n].nIn = (int)(zTab - z);
+    a[n].zExp = zTab+1;
+    a[n].nExp = (int)(zEol - zTab - 1);
+    a[n].nSig = 0;
+    a[n].isInt = 1;
+    for(p=z; p<zTab; p++){
+      if( *p=='.' ) continue;
+      if( *p=='e' || *p=='E' ){ a[n].isInt = 0; break; }
+      if( *p>='1' && *p<='9' ) nLead = 0;
+      if( *p>='0' && *p<='9' && !nLead ) a[n].nSig++;
+    }
+    if( memchr(z, '.', zTab-z) ) a[n].isInt = 0;
+    *zTab = 0;
+    n++;
+    if( *zEol==0 ) break;
+    *zEol = 0;
+    z = zEol+1;
+  }
+  *pN = n;
+  return a;
+}
+
+static int check(const char *zFile){
+  char *zData = readFile(zFile);
+  int nCase, i, nPass = 0, nFail = 0;
+  Case *a = loadCases(zData, &nCase);
+
+  /* The claim in idem_number.c that idemPow10[i][1]+1 never carries. */
+  for(i=0; i<IDEM_POW10_MAX-IDEM_POW10_MIN+1; i++){
+    if( idemPow10[i][1]==~(uint64_t)0 ){
+      printf("idemPow10[%d] has an all-ones low word\n", i);
+      nFail++;
+    }
+  }
+  for(i=0; i<nCase; i++){
+    Case *p = &a[i];
+    int isError = p->nExp==5 && memcmp(p->zExp, "ERROR", 5)==0;
+    char *zOut = malloc(p->nIn+32);
+    int n = idemNumberCanonical(p->zIn, p->nIn, zOut);
+    int ok = isError ? n==-1
+                     : n==p->nExp && memcmp(zOut, p->zExp, n)==0;
+    if( !ok ){
+      printf("FAIL canonical  %s\n  got      %.*s\n  expected %.*s\n",
+             p->zIn, n<0 ? 5 : n, n<0 ? "ERROR" : zOut, p->nExp, p->zExp);
+    }
+    free(zOut);
+    if( ok && !isError ){
+      double v = strtod(p->zIn, 0);
+      if( !p->isInt || (v<9007199254740992.0 && v>-9007199254740992.0) ){
+        zOut = malloc(32);
+        n = idemNumberFormat(v, zOut);
+        if( n!=p->nExp || memcmp(zOut, p->zExp, n)!=0 ){
+          printf("FAIL format     %s (%.17g)\n  got      %.*s\n"
+                 "  expected %.*s\n", p->zIn, v, n, zOut, p->nExp, p->zExp);
+          ok = 0;
+        }
+        free(zOut);
+      }
+    }
+    if( ok ) nPass++; else nFail++;
+  }
+  printf("%d passed, %d failed\n", nPass, nFail);
+  free(a);
+  free(zData);
+  return nFail!=0;
+}
+
+/*
+** The shortest digits that read back as v > 0, the closest to v among
+** them, by brute force with the C library (exact in glibc): for 1 to 17
+** digits, try the decimals just below and just above v.  Both are needed:
+** below a power of two the rounding interval is narrower on one side.
+** Writes the digits, without trailing zeros, to zDig; returns their count.
+*/
+static int refShortest(double v, char *zDig){
+  char zExact[800], zTry[40];
+  const char *zD;
+  int x, p, i;
+  snprintf(zExact, sizeof(zExact), "%.780e", v);   /* d.ddd...e+X, exact */
+  x = atoi(strchr(zExact, 'e')+1);
+  zExact[1] = zExact[0];
+  zD = zExact+1;                                      /* 781 digits */
+  for(p=1; p<=17; p++){
+    char zLo[20], zHi[20];
+    int okLo, okHi, cmpHalf = 0, carry = 1, xHi = x+1;
+    memcpy(zLo, zD, p);
+    memcpy(zHi, zD, p);
+    for(i=p-1; i>=0 && carry; i--){
+      if( zHi[i]=='9' ){ zHi[i] = '0'; }else{ zHi[i]++; carry = 0; }
+    }
+    if( carry ){ memmove(zHi+1, zHi, p-1); zHi[0] = '1'; xHi++; }
+    snprintf(zTry, sizeof(zTry), "0.%.*se%d", p, zLo, x+1);
+    okLo = strtod(zTry, 0)==v;
+    snprintf(zTry, sizeof(zTry), "0.%.*se%d", p, zHi, xHi);
+    okHi = strtod(zTry, 0)==v;
+    for(i=p; zD[i]>='0' && zD[i]<='9'; i++){
+      if( i==p ){
+        if( zD[i]!='5' ){ cmpHalf = zD[i]<'5' ? -1 : 1; break; }
+      }else if( zD[i]!='0' ){
+        cmpHalf = 1;
+        break;
+      }
+    }
+    if( okLo && okHi ){
+      if( cmpHalf>0 || (cmpHalf==0 && (zLo[p-1]-'0')%2==1) ) okLo = 0;
+    }
+    if( okLo || okHi ){
+      memcpy(zDig, okLo ? zLo : zHi, p);
+      while( p>1 && zDig[p-1]=='0' ) p--;
+      return p;
+    }
+  }
+  return 0;
+}
+
+/*
+** N random bit patterns (a quarter of them with a uniformly chosen
+** exponent) through idemNumberFormat(), against refShortest().
+*/
+static int checkRandom(long nTest){
+  uint64_t x = 0x2545f4914f6cdd1dULL;
+  long i, nPass = 0, nFail = 0;
+  for(i=0; i<nTest; i++){
+    char zOut[32], zDig[20], zMine[40];
+    double v;
+    uint64_t bits;
+    int n, j, nDig, nMine = 0;
+    x ^= x<<13; x ^= x>>7; x ^= x<<17;
+    bits = x;
+    if( (i&3)==0 ){
+      bits = (bits & ~((uint64_t)0x7ff<<52)) | ((uint64_t)(i%2047)<<52);
+    }
+    if( ((bits>>52)&0x7ff)==0x7ff ) continue;
+    memcpy(&v, &bits, 8);
+    n = idemNumberFormat(v, zOut);
+    zOut[n] = 0;
+    if( v==0 ){
+      nDig = nMine = 1;
+      zDig[0] = zMine[0] = '0';
+    }else{
+      nDig = refShortest(v<0 ? -v : v, zDig);
+      for(j=0; zOut[j] && zOut[j]!='e'; j++){
+        if( zOut[j]>='1' && zOut[j]<='9' ) break;
+      }
+      for(; zOut[j] && zOut[j]!='e'; j++){
+        if( zOut[j]>='0' && zOut[j]<='9' ) zMine[nMine++] = zOut[j];
+      }
+      while( nMine>1 && zMine[nMine-1]=='0' ) nMine--;
+    }
+    if( strtod(zOut, 0)!=v || nMine!=nDig || memcmp(zMine, zDig, nDig)!=0 ){
+      if( nFail<20 ){
+        printf("FAIL random %016llx: %s, expected digits %.*s\n",
+               (unsigned long long)bits, zOut, nDig, zDig);
+      }
+      nFail++;
+    }else{
+      nPass++;
+    }
+  }
+  printf("%ld passed, %ld failed\n", nPass, nFail);
+  return nFail!=0;
+}
+
+static double now(void){
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec*1e9 + t.tv_nsec;
+}
+
+/* Shortest round trip the slow way: "%.*g" with 1..17 digits + strtod(). */
+static int slowShortest(const char *zIn, char *zOut){
+  double v = strtod(zIn, 0);
+  int p, n = 0;
+  for(p=1; p<=17; p++){
+    n = snprintf(zOut, 40, "%.*g", p, v);
+    if( strtod(zOut, 0)==v ) break;
+  }
+  return n;
+}
+
+static int bench(const char *zFile){
+  static const struct { const char *zName; int lo, hi, isInt; } aGroup[] = {
+    { "all lines",                     0, 1<<30, -1 },
+    { "integer literals",              0, 1<<30,  1 },
+    { "1-15 significant digits",       0, 15,     0 },
+    { "16-17 significant digits",     16, 17,     0 },
+    { "18-25 significant digits",     18, 25,     0 },
+    { "26+ significant digits",       26, 1<<30,  0 },
+  };
+  char *zData = readFile(zFile);
+  int nCase, g;
+  Case *a = loadCases(zData, &nCase);
+  char *zOut = malloc(4096);
+  double *aV = malloc(nCase*sizeof(double));
+  volatile long sink = 0;
+  int i, r, nV;
+
+  for(i=nV=0; i<nCase; i++){
+    double v = strtod(a[i].zIn, 0);
+    if( v-v==0.0 ) aV[nV++] = v;       /* finite */
+  }
+  printf("%-26s %8s %12s %16s %14s\n", "group", "lines",
+         "canonical", "%.17g+strtod", "%.*g loop");
+  for(g=0; g<(int)(sizeof(aGroup)/sizeof(aGroup[0])); g++){
+    double t0, tMine, tOnce, tLoop;
+    long nRun = 0;
+    int nRep;
+    for(i=0; i<nCase; i++){
+      if( aGroup[g].isInt>=0 && a[i].isInt!=aGroup[g].isInt ) continue;
+      if( a[i].nSig<aGroup[g].lo || a[i].nSig>aGroup[g].hi ) continue;
+      nRun++;
+    }
+    if( nRun==0 ) continue;
+    nRep = (int)(2000000/nRun) + 1;
+    t0 = now();
+    for(r=0; r<nRep; r++){
+      for(i=0; i<nCase; i++){
+        if( aGroup[g].isInt>=0 && a[i].isInt!=aGroup[g].isInt ) continue;
+        if( a[i].nSig<aGroup[g].lo || a[i].nSig>aGroup[g].hi ) continue;
+        sink += idemNumberCanonical(a[i].zIn, a[i].nIn, zOut);
+      }
+    }
+    tMine = (now()-t0)/(nRun*(double)nRep);
+    nRep = nRep/20 + 1;
+    t0 = now();
+    for(r=0; r<nRep; r++){
+      for(i=0; i<nCase; i++){
+        if( aGroup[g].isInt>=0 && a[i].isInt!=aGroup[g].isInt ) continue;
+        if( a[i].nSig<aGroup[g].lo || a[i].nSig>aGroup[g].hi ) continue;
+        sink += snprintf(zOut, 40, "%.17g", strtod(a[i].zIn, 0));
+      }
+    }
+    tOnce = (now()-t0)/(nRun*(double)nRep);
+    t0 = now();
+    for(r=0; r<nRep; r++){
+      for(i=0; i<nCase; i++){
+        if( aGroup[g].isInt>=0 && a[i].isInt!=aGroup[g].isInt ) continue;
+        if( a[i].nSig<aGroup[g].lo || a[i].nSig>aGroup[g].hi ) continue;
+        sink += slowShortest(a[i].zIn, zOut);
+      }
+    }
+    tLoop = (now()-t0)/(nRun*(double)nRep);
+    printf("%-26s %8ld %9.1f ns %13.1f ns %11.1f ns\n",
+           aGroup[g].zName, nRun, tMine, tOnce, tLoop);
+  }
+  {
+    double t0 = now(), t;
+    int nRep = (int)(2000000/nV) + 1;
+    for(r=0; r<nRep; r++){
+      for(i=0; i<nV; i++) sink += idemNumberFormat(aV[i], zOut);
+    }
+    t = (now()-t0)/(nV*(double)nRep);
+    printf("idemNumberFormat alone, %d finite values: %.1f ns\n", nV, t);
+  }
+  free(aV);
+  free(zOut);
+  free(a);
+  free(zData);
+  return 0;
+}
+
+int main(int argc, char **argv){
+  const char *zFile = "test/data/numbers.txt";
+  if( argc>=2 && strcmp(argv[1], "--bench")==0 ){
+    return bench(argc>=3 ? argv[2] : zFile);
+  }
+  if( argc>=3 && strcmp(argv[1], "--random")==0 ){
+    return checkRandom(atol(argv[2]));
+  }
+  return check(argc>=2 ? argv[1] : zFile);
+}
