@@ -83,11 +83,12 @@
 /* The largest canonical text (idemJsonText() reports an int). */
 #define IDEM_JSON_MAX_TEXT 0x7fffffff
 
-/* A member of an object being read: offsets into the output buffer of the
-** name's opening quote, just past its closing quote, and just past the
-** member's value; and the input offset of the name for error messages. */
+/* A member of an object being read: a sort key; offsets into the output
+** buffer of the name's opening quote, just past its closing quote, and just
+** past the member's value; and the input offset of the name for messages. */
 typedef struct IdemJsonMember IdemJsonMember;
 struct IdemJsonMember {
+  uint64_t iKey;             /* Sort key of the name: idemJsonNameKey() */
   uint32_t iName;
   uint32_t iNameEnd;
   uint32_t iEnd;
@@ -286,9 +287,9 @@ static int idemJsonUnescape(const unsigned char *z, int *pn){
   }
 }
 
-/* Compare the names of two members, given their canonical texts in zOut,
-** by the UTF-16 code units of the unescaped names. */
-static int idemJsonNameCmp(
+/* Compare the names of two members by the UTF-16 code units of the
+** unescaped names, given their canonical texts in zOut. */
+static int idemJsonNameCmpText(
   const unsigned char *zOut,
   const IdemJsonMember *pA,
   const IdemJsonMember *pB
@@ -313,6 +314,41 @@ static int idemJsonNameCmp(
     i += la;   /* equal values have equal canonical escapes */
   }
   return (na>nb) - (na<nb);
+}
+
+/* The sort key of the canonical name z[0..n): its first 8 bytes as a
+** big-endian integer, with the UTF-16 fix-up of idemJsonNameCmpText()
+** applied, except that an escape is replaced by its value and ends the key
+** (the rest is 0).  Names whose keys differ compare as their keys do; equal
+** keys say nothing (the names may differ beyond the key, or only in the
+** bytes that an escape hides), and the texts decide. */
+static uint64_t idemJsonNameKey(const unsigned char *z, sqlite3_int64 n){
+  uint64_t k = 0;
+  sqlite3_int64 j = 0;
+  int i, nEsc;
+  for(i=0; i<8; i++){
+    unsigned int c = 0;
+    if( j<n ){
+      c = z[j++];
+      if( c=='\\' ){
+        c = (unsigned int)idemJsonUnescape(z+j-1, &nEsc);
+        j = n;
+      }else if( (c & 0xfe)==0xee ){
+        c += 0x10;
+      }
+    }
+    k = (k<<8) | c;
+  }
+  return k;
+}
+
+static int idemJsonNameCmp(
+  const unsigned char *zOut,
+  const IdemJsonMember *pA,
+  const IdemJsonMember *pB
+){
+  if( pA->iKey!=pB->iKey ) return pA->iKey<pB->iKey ? -1 : 1;
+  return idemJsonNameCmpText(zOut, pA, pB);
 }
 
 /* Sort the n members a[0..n) of an object by name, using aTmp[0..n) as
@@ -648,6 +684,8 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       rc = idemJsonString(p, z, &s, zEnd, &o);
       if( rc ) goto done;
       pM->iNameEnd = (uint32_t)(o - p->zOut);
+      pM->iKey = idemJsonNameKey(p->zOut + pM->iName + 1,
+                                 pM->iNameEnd - pM->iName - 2);
       if( !pF->needSort && nMember-1>pF->iMember
        && idemJsonNameCmp(p->zOut, pM-1, pM)>=0 ){
         pF->needSort = 1;

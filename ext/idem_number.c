@@ -34,8 +34,9 @@
 **
 ** ALGORITHM
 **
-** 1. Scan.  The significant digits (leading and trailing zeros dropped) go
-**    to a buffer and x = 0.d1d2d3... * 10^(L+1), so 10^L <= |x| < 10^(L+1).
+** 1. Scan.  Drop leading and trailing zeros, leaving the significant
+**    digits d1d2d3... (in place, or gathered when they straddle the '.')
+**    and x = 0.d1d2d3... * 10^(L+1), so that 10^L <= |x| < 10^(L+1).
 **    L > 308 overflows; L < -324 means |x| < 1e-324, which rounds to 0.
 **
 ** 2. Short literals.  With at most 15 significant digits and
@@ -516,8 +517,10 @@ static int idemFloorLog10ThreeQuartersPow2(int q){
 */
 static uint64_t idemRoundToOdd(uint64_t gHi, uint64_t gLo, uint64_t cp){
   /* floor(g*cp / 2^128), with the lowest bit set if the fraction is not
-  ** zero.  g over-estimates 10^-k by less than one unit, so a fraction of
-  ** less than 2^-63 means that the exact product is an integer. */
+  ** zero.  g over-estimates 10^-k by at most one unit, which adds less
+  ** than 2^-64 to the product; a product that is not an integer has a
+  ** fraction far from 0 and 1 (the paper), so a fraction below 2^-63
+  ** means an exact integer. */
   uint64_t xLo, yLo;
   uint64_t xHi = idemMul128(gLo, cp, &xLo);
   uint64_t yHi = idemMul128(gHi, cp, &yLo);
@@ -631,20 +634,39 @@ static int idemLayout(char *zOut, int neg, const char *zDig, int nDig, int n){
   return (int)(z - zOut);
 }
 
-/*
-** ECMAScript Number::toString of the finite double v.
-*/
-static int idemNumberFormat(double v, char *zOut){
+/* The 8 digits of v < 10^8, leading zeros included, into z[0..8). */
+static void idemPut8(char *z, uint32_t v){
   static const char aPair[] =
     "0001020304050607080910111213141516171819"
     "2021222324252627282930313233343536373839"
     "4041424344454647484950515253545556575859"
     "6061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
+  uint32_t hi = v/10000, lo = v%10000;
+  memcpy(z,   &aPair[hi/100*2], 2);
+  memcpy(z+2, &aPair[hi%100*2], 2);
+  memcpy(z+4, &aPair[lo/100*2], 2);
+  memcpy(z+6, &aPair[lo%100*2], 2);
+}
+
+/* The value of the 8 digits z[0..8).  (Four short chains rather than one
+** long one: this is on the hot path.) */
+static uint32_t idemGet8(const char *z){
+  uint32_t a = (uint32_t)(z[0]-'0')*10 + (uint32_t)(z[1]-'0');
+  uint32_t b = (uint32_t)(z[2]-'0')*10 + (uint32_t)(z[3]-'0');
+  uint32_t c = (uint32_t)(z[4]-'0')*10 + (uint32_t)(z[5]-'0');
+  uint32_t d = (uint32_t)(z[6]-'0')*10 + (uint32_t)(z[7]-'0');
+  return (a*100 + b)*10000 + c*100 + d;
+}
+
+/*
+** ECMAScript Number::toString of the finite double v.
+*/
+static int idemNumberFormat(double v, char *zOut){
   uint64_t bits, c, s;
   int be, q, k, nDig;
-  char aBuf[20];
-  char *zDig = aBuf + sizeof(aBuf);
+  char aBuf[17];
+  char *zDig = aBuf;
 
   memcpy(&bits, &v, sizeof(bits));
   be = (int)(bits>>52) & 0x7ff;
@@ -662,19 +684,18 @@ static int idemNumberFormat(double v, char *zOut){
   }
   s = idemShortest(c, q, &k);
 
-  /* Digits of s, two at a time from the right, then drop trailing zeros. */
-  while( s>=100 ){
-    zDig -= 2;
-    memcpy(zDig, &aPair[(s%100)*2], 2);
-    s /= 100;
+  /* The 17 digits of s (s < 10 * 2^53 < 10^17), leading zeros included,
+  ** then without the zeros at either end. */
+  assert( s>0 && s<100000000000000000ULL );
+  aBuf[0] = (char)('0' + s/10000000000000000ULL);
+  s %= 10000000000000000ULL;
+  idemPut8(aBuf+1, (uint32_t)(s/100000000));
+  idemPut8(aBuf+9, (uint32_t)(s%100000000));
+  nDig = 17;
+  while( zDig[0]=='0' ){
+    zDig++;
+    nDig--;
   }
-  if( s>=10 ){
-    zDig -= 2;
-    memcpy(zDig, &aPair[s*2], 2);
-  }else{
-    *(--zDig) = (char)('0' + s);
-  }
-  nDig = (int)(aBuf + sizeof(aBuf) - zDig);
   while( zDig[nDig-1]=='0' ){
     nDig--;
     k++;
@@ -892,7 +913,8 @@ static int idemDecimalToDouble(
   int q = L - nW + 1;
   int i, e;
 
-  for(i=0; i<nW; i++) w = w*10 + (uint64_t)(zDig[i]-'0');
+  for(i=0; i+8<=nW; i+=8) w = w*100000000 + idemGet8(zDig+i);
+  for(; i<nW; i++) w = w*10 + (uint64_t)(zDig[i]-'0');
   if( idemEiselLemire(w, q, &m, &e) ){
     uint64_t m2;
     int e2;

@@ -76,10 +76,10 @@
 ** itself; with recursive_triggers=ON it does, and _advance's WHEN (the
 ** version is unchanged) is false for the step, so it never loops: since
 ** _check refuses every other change of c, a change of c that reaches
-** _advance is always the step.  The step's "AND c IS OLD.c" makes a
-** second _advance for the same update (an older copy left by a rename, an
-** application trigger that updated the row first) a no-op instead of a
-** second step.
+** _advance is always the step.  The step's "AND c IS OLD.c" makes it a
+** no-op when the row's version has already moved on within the statement
+** (an application trigger updated the row first, and that update stepped
+** it), instead of a second step.
 **
 ** Application triggers on the table see the step as an UPDATE that
 ** changes only c (use UPDATE OF <columns> or a WHEN to ignore it).
@@ -103,8 +103,7 @@
 ** idem_versioned: atomically on its own, or as part of the caller's
 ** transaction.  On a replicated engine (dqlite) call it inside an
 ** explicit BEGIN ... COMMIT (SPEC.md §7a): a write made by a function in a
-** plain SELECT is not replicated otherwise.  Call it in a SELECT of its
-** own (no FROM clause): DDL cannot run while a statement reads the schema.
+** plain SELECT is not replicated otherwise.
 **
 ** Equipping twice is harmless: triggers that are already exactly right are
 ** kept, others with the guard's names are replaced (an older idem), and a
@@ -112,7 +111,9 @@
 ** the empty idem_versioned_advancing table stays (drop it when no guard is
 ** left).  Renaming the table or the column: SQLite carries the triggers
 ** along, but their messages keep the old names; turn the guard off before
-** the rename and on again after.  By hand:
+** the rename and on again after (equipping the new name while the old
+** triggers are still there is refused: one version column per table).
+** By hand:
 **   SELECT name FROM sqlite_schema
 **    WHERE type = 'trigger' AND name LIKE 'idem\_versioned\_%' ESCAPE '\';
 **   DROP TRIGGER ...;
@@ -191,7 +192,7 @@ static void idemvAppendValue(sqlite3_str *s, sqlite3_value *v){
       break;
     case SQLITE_TEXT: {
       const char *z = (const char*)sqlite3_value_text(v);
-      int n = sqlite3_value_bytes(v);
+      int n = z ? sqlite3_value_bytes(v) : 0;
       int bCut = n>mx;
       if( bCut ){
         n = mx;
@@ -374,10 +375,10 @@ static int idemvPrepare(
   return rc;
 }
 
-/* Finish stepping pStmt: SQLITE_OK, or the error with *pzErr set. */
-static int idemvStepError(sqlite3 *db, sqlite3_stmt *pStmt, int rc, char **pzErr){
+/* The result of a sqlite3_step(): SQLITE_OK for a row or the end, else
+** the error, with *pzErr set. */
+static int idemvStepError(sqlite3 *db, int rc, char **pzErr){
   if( rc==SQLITE_DONE || rc==SQLITE_ROW ) return SQLITE_OK;
-  (void)pStmt;
   return idemvError(rc, pzErr, "idem: idem_versioned() could not read the "
       "schema: %s", sqlite3_errmsg(db));
 }
@@ -447,7 +448,7 @@ static int idemvFindTable(
     *pbWithoutRowid = sqlite3_column_int(pStmt, 3);
     if( rcMem ) break;
   }
-  rc = rcMem ? rcMem : idemvStepError(db, pStmt, rc, pzErr);
+  rc = rcMem ? rcMem : idemvStepError(db, rc, pzErr);
   sqlite3_finalize(pStmt);
   return rc;
 }
@@ -563,7 +564,7 @@ static int idemvResolve(
       p->nPk++;
     }
   }
-  rc = rcLoop ? rcLoop : idemvStepError(db, pStmt, rc, pzErr);
+  rc = rcLoop ? rcLoop : idemvStepError(db, rc, pzErr);
   if( rc ) goto resolve_done;
   if( !bFound ){
     rc = idemvError(SQLITE_ERROR, pzErr, "idem: table %s has no column "
@@ -742,7 +743,7 @@ static int idemvTriggerLookup(
     *pzTbl = idemvStrdup((const char*)sqlite3_column_text(pStmt, 0), &rc);
     *pzSql = idemvStrdup((const char*)sqlite3_column_text(pStmt, 1), &rc);
   }else{
-    rc = idemvStepError(db, pStmt, rc, pzErr);
+    rc = idemvStepError(db, rc, pzErr);
   }
   sqlite3_finalize(pStmt);
   return rc;
@@ -777,7 +778,7 @@ static int idemvCheckOtherGuard(
         "column guarded by trigger %s; a table has one version column: turn "
         "that guard off first", p->zTable, sqlite3_column_text(pStmt, 0));
   }else{
-    rc = idemvStepError(db, pStmt, rc, pzErr);
+    rc = idemvStepError(db, rc, pzErr);
   }
   sqlite3_finalize(pStmt);
   return rc;
@@ -827,7 +828,7 @@ static int idemvCheckData(sqlite3 *db, IdemvTarget *p, char **pzErr){
     }
     sqlite3_free(zRow);
   }else{
-    rc = idemvStepError(db, pStmt, rc, pzErr);
+    rc = idemvStepError(db, rc, pzErr);
   }
   sqlite3_finalize(pStmt);
   return rc;

@@ -2,7 +2,7 @@
 -- Read it top to bottom; every block says what it shows.
 .load build/idem
 .headers on
-.mode box
+.mode box --wrap 160
 
 .print
 .print '== 1. The key: one call, one key ========================================'
@@ -78,7 +78,7 @@ UPDATE calls SET status = 'failed', note = 'timeout after 30 s'
 .mode line
 SELECT status, note, reply FROM calls
  WHERE key = idem_key('carol','conv-3','charge_card','{"cents":4200}');
-.mode box
+.mode box --wrap 160
 INSERT OR IGNORE INTO calls(who, conv, tool, args, kind)
   VALUES('carol', 'conv-3', 'charge_card', '{"cents":4200}', 'external');
 SELECT changes() AS claimed;                       -- 0: not retried
@@ -91,3 +91,72 @@ SELECT status, id, note FROM calls
 .print
 .print '== 7. Operations are plain SQL ==========================================='
 SELECT tool, kind, status, count(*) AS n FROM calls WHERE member = 0 GROUP BY 1, 2, 3;
+
+.print
+.print '== 8. The till that sent one checkout ten times (seeds/001) ============='
+.print 'Ten iPhones.  The till lost its network, restarted, and sent the same'
+.print 'checkout again and again.  Without a claim each arrival takes one more:'
+CREATE TABLE stock(lot TEXT PRIMARY KEY, name TEXT, qty INTEGER NOT NULL,
+                   ver INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+INSERT INTO stock(lot, name, qty) VALUES('A0001', 'iPhone 13', 10);
+UPDATE stock SET qty = qty - 1 WHERE lot = 'A0001';   -- the checkout
+UPDATE stock SET qty = qty - 1 WHERE lot = 'A0001';   -- the same, again
+UPDATE stock SET qty = qty - 1 WHERE lot = 'A0001';   -- ... ten times: 0
+SELECT qty AS after_3_arrivals FROM stock;
+UPDATE stock SET qty = 10;
+.print 'With a claim, in ONE transaction with the stock update: only the'
+.print 'arrival whose claim is new (changes() = 1) takes stock.  Three arrivals:'
+BEGIN IMMEDIATE;
+INSERT OR IGNORE INTO calls(who, conv, tool, args)
+  VALUES('till-3', 'order-1001', 'checkout', '{"lot":"A0001","n":1}');
+SELECT changes() AS claimed;
+UPDATE stock SET qty = qty - 1 WHERE lot = 'A0001' AND changes() = 1;
+UPDATE calls SET status = 'done', id = 'order-1001',
+       result = (SELECT json_object('qty', qty) FROM stock WHERE lot = 'A0001')
+ WHERE key = idem_key('till-3', 'order-1001', 'checkout', '{"lot":"A0001","n":1}')
+   AND member = 0 AND status = 'pending';
+COMMIT;
+BEGIN IMMEDIATE;
+INSERT OR IGNORE INTO calls(who, conv, tool, args)
+  VALUES('till-3', 'order-1001', 'checkout', '{"lot":"A0001","n":1}');
+SELECT changes() AS claimed;
+UPDATE stock SET qty = qty - 1 WHERE lot = 'A0001' AND changes() = 1;
+COMMIT;
+BEGIN IMMEDIATE;
+INSERT OR IGNORE INTO calls(who, conv, tool, args)
+  VALUES('till-3', 'order-1001', 'checkout', '{"n":1, "lot":"A0001"}');
+SELECT changes() AS claimed;
+UPDATE stock SET qty = qty - 1 WHERE lot = 'A0001' AND changes() = 1;
+COMMIT;
+SELECT qty AS in_stock FROM stock;
+.print 'Each duplicate gets what the first arrival recorded:'
+SELECT reply FROM calls
+ WHERE key = idem_key('till-3', 'order-1001', 'checkout', '{"lot":"A0001","n":1}');
+
+.print
+.print '== 9. Two clerks, one shelf: the version guard (seeds/001) ============='
+.print 'Wang and Huang both read 10 iPhones; each sells 2 and writes back 8.'
+.print 'Unguarded, the last write wins and the shelf says 8, not 6.  Guard the'
+.print 'row version (it writes the schema: inside BEGIN ... COMMIT, SPEC 7a):'
+UPDATE stock SET qty = 10;
+BEGIN;
+SELECT idem_versioned('stock', 'ver') AS guarded;
+COMMIT;
+.print 'Both read the shelf:'
+SELECT qty, ver FROM stock;
+.print 'Wang writes 8, with the version he read (0): accepted; the version steps.'
+UPDATE stock SET qty = 8, ver = 0 WHERE lot = 'A0001';
+SELECT qty, ver FROM stock;
+.print 'Huang writes 8, with the version he read (0).  The next line is'
+.print 'expected to fail, naming both versions; nothing is changed:'
+UPDATE stock SET qty = 8, ver = 0 WHERE lot = 'A0001';
+.print 'Huang reads again (8, version 1) and writes 6 with version 1:'
+UPDATE stock SET qty = 6, ver = 1 WHERE lot = 'A0001';
+SELECT qty, ver FROM stock;
+.print 'The same request, sent again, fails too (expected error):'
+UPDATE stock SET qty = 6, ver = 1 WHERE lot = 'A0001';
+.print 'A write that leaves ver out still steps it:'
+UPDATE stock SET qty = qty - 1 WHERE lot = 'A0001';
+SELECT qty, ver FROM stock;
+.print 'When to use which: the claim for one request arriving twice; the'
+.print 'version for two writers of one row; the till uses both.'
