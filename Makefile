@@ -14,7 +14,7 @@ BUILD   := build
 SOURCES := $(wildcard ext/*.c ext/*.h)
 DEB_PKGS := libsqlite3-dev libxxhash-dev tcl libsqlite3-tcl sqlite3
 
-.PHONY: all deps demo test clean
+.PHONY: all deps demo test test-new clean
 
 all: $(BUILD)/idem.so $(BUILD)/libidem.a
 
@@ -42,10 +42,10 @@ $(BUILD)/.deps:
 # ---- the extension --------------------------------------------------------
 # One translation unit (ext/idem.c includes the parts), so every symbol but
 # sqlite3_idem_init is static, in the .so and in the .a alike.
-$(BUILD)/idem.so: $(SOURCES) | $(BUILD)/.deps
+$(BUILD)/idem.so: $(SOURCES) include/idem.h | $(BUILD)/.deps
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -fvisibility=hidden -o $@ ext/idem.c
 
-$(BUILD)/idem_static.o: $(SOURCES) | $(BUILD)/.deps
+$(BUILD)/idem_static.o: $(SOURCES) include/idem.h | $(BUILD)/.deps
 	$(CC) $(CFLAGS) $(WARN) -DSQLITE_CORE -c -o $@ ext/idem.c
 
 $(BUILD)/libidem.a: $(BUILD)/idem_static.o
@@ -61,6 +61,36 @@ demo: $(BUILD)/idem.so
 
 test: all
 	tclsh tcl/run.tcl
+
+# ---- the newest SQLite ------------------------------------------------------
+# The npm package better-sqlite3@12 carries the amalgamation (3.53): fetch
+# the tarball only (no install scripts), build it as a shared
+# libsqlite3.so.0, build idem against its headers (so xIntegrity is in),
+# and run the whole suite on it through LD_LIBRARY_PATH.  Nothing of it is
+# committed.
+NEW      := $(BUILD)/sqlite-new
+NEW_OPTS := -DSQLITE_ENABLE_PREUPDATE_HOOK -DSQLITE_ENABLE_SESSION \
+            -DSQLITE_ENABLE_COLUMN_METADATA -DSQLITE_ENABLE_FTS5 \
+            -DSQLITE_ENABLE_RTREE -DSQLITE_ENABLE_UNLOCK_NOTIFY \
+            -DSQLITE_ENABLE_DBSTAT_VTAB -DSQLITE_ENABLE_MATH_FUNCTIONS
+
+$(NEW)/sqlite3.c:
+	@mkdir -p $(NEW)
+	cd $(NEW) && rm -f better-sqlite3-*.tgz && npm pack --silent better-sqlite3@12 >/dev/null \
+	  && tar xzf better-sqlite3-*.tgz --strip-components=3 \
+	       package/deps/sqlite3/sqlite3.c package/deps/sqlite3/sqlite3.h \
+	       package/deps/sqlite3/sqlite3ext.h \
+	  && rm -f better-sqlite3-*.tgz
+
+$(NEW)/libsqlite3.so.0: $(NEW)/sqlite3.c
+	$(CC) -O2 -fPIC -shared -Wl,-soname,libsqlite3.so.0 $(NEW_OPTS) \
+	  -o $@ $< -lm -lpthread
+
+$(NEW)/idem.so: $(SOURCES) include/idem.h $(NEW)/sqlite3.c
+	$(CC) $(CFLAGS) $(WARN) -I$(NEW) -fPIC -shared -fvisibility=hidden -o $@ ext/idem.c
+
+test-new: $(NEW)/libsqlite3.so.0 $(NEW)/idem.so | $(BUILD)/.deps
+	LD_LIBRARY_PATH=$(NEW) IDEM_LIB=$(NEW)/idem.so tclsh tcl/run.tcl
 
 clean:
 	rm -rf $(BUILD)

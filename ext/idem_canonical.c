@@ -166,11 +166,19 @@ static uint64_t idemJsonSpecial8(uint64_t w){
 
 /* On a little-endian machine the lowest flagged byte of that result is
 ** exactly the first special byte (a borrow only runs towards later bytes),
-** so its index is the count of trailing zero bits / 8. */
+** so its index is the count of trailing zero bits / 8.  Elsewhere, or with
+** -DIDEM_JSON_PORTABLE (to test the other paths), bytes are looked at one
+** by one where the position matters. */
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) \
- && __BYTE_ORDER__==__ORDER_LITTLE_ENDIAN__
+ && __BYTE_ORDER__==__ORDER_LITTLE_ENDIAN__ && !defined(IDEM_JSON_PORTABLE)
+# define IDEM_JSON_LE_WORDS 1
 # define IDEM_JSON_CTZ8(m) (__builtin_ctzll(m)>>3)
 #endif
+
+/* 0x80 in each byte of w that is zero, and nothing else (no borrows). */
+static uint64_t idemJsonZeroBytes(uint64_t w){
+  return ~(((w & ~IJ_HIGH) + ~IJ_HIGH) | w) & IJ_HIGH;
+}
 
 static int idemJsonIsDigit(const unsigned char *s, const unsigned char *zEnd){
   return s<zEnd && *s>='0' && *s<='9';
@@ -185,12 +193,11 @@ static const unsigned char *idemJsonSkipWs(
 ){
   while( s<zEnd && *s<=' ' && ((IJ_WS_BITS>>*s) & 1) ){
     s++;
-#ifdef IDEM_JSON_CTZ8
+#ifdef IDEM_JSON_LE_WORDS
     while( zEnd-s>=8 && *s==' ' ){
       uint64_t w, m;
       memcpy(&w, s, 8);
-      w ^= IJ_ONES*' ';                                  /* spaces are 0 */
-      m = (((w & ~IJ_HIGH) + ~IJ_HIGH) | w) & IJ_HIGH;   /* the others */
+      m = ~idemJsonZeroBytes(w ^ (IJ_ONES*' ')) & IJ_HIGH;  /* non-spaces */
       if( m ){
         s += IDEM_JSON_CTZ8(m);
         break;
@@ -321,11 +328,22 @@ static int idemJsonNameCmpText(
 ** applied, except that an escape is replaced by its value and ends the key
 ** (the rest is 0).  Names whose keys differ compare as their keys do; equal
 ** keys say nothing (the names may differ beyond the key, or only in the
-** bytes that an escape hides), and the texts decide. */
+** bytes that an escape hides), and the texts decide.  z[0..8) must be
+** readable even when n<8. */
 static uint64_t idemJsonNameKey(const unsigned char *z, sqlite3_int64 n){
   uint64_t k = 0;
   sqlite3_int64 j = 0;
   int i, nEsc;
+#ifdef IDEM_JSON_LE_WORDS
+  memcpy(&k, z, 8);
+  if( n<8 ) k &= ((uint64_t)1 << (8*n)) - 1;
+  if( idemJsonZeroBytes(k ^ (IJ_ONES*'\\'))==0 ){
+    /* No escape: 0xee, 0xef become 0xfe, 0xff. */
+    k += idemJsonZeroBytes((k & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee)) >> 3;
+    return __builtin_bswap64(k);
+  }
+  k = 0;
+#endif
   for(i=0; i<8; i++){
     unsigned int c = 0;
     if( j<n ){
@@ -498,7 +516,7 @@ static int idemJsonString(
       memcpy(o, &w, 8);
       m = idemJsonSpecial8(w);
       if( m ){
-#ifdef IDEM_JSON_CTZ8
+#ifdef IDEM_JSON_LE_WORDS
         int k = IDEM_JSON_CTZ8(m);
         s += k;
         o += k;

@@ -9,6 +9,11 @@ set root [file normalize [file join [file dirname [info script]] ..]]
 set files $argv
 if {![llength $files]} { set files [lsort [glob [file join $root test *.test]]] }
 
+package require sqlite3
+sqlite3 versiondb :memory:
+puts "SQLite [versiondb one {SELECT sqlite_version()}], Tcl [info patchlevel]"
+versiondb close
+
 set pass 0; set fail 0; set dead {}
 foreach f $files {
   set name [file tail $f]
