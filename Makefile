@@ -92,5 +92,16 @@ $(NEW)/idem.so: $(SOURCES) include/idem.h $(NEW)/sqlite3.c
 test-new: $(NEW)/libsqlite3.so.0 $(NEW)/idem.so | $(BUILD)/.deps
 	LD_LIBRARY_PATH=$(NEW) IDEM_LIB=$(NEW)/idem.so tclsh tcl/run.tcl
 
+# ---- reliability: processes killed at random moments, and at fixed crash
+# points (test/reliability/).  Debian's python3, which can load extensions.
+PYTHON3 := /usr/bin/python3
+.PHONY: test-race test-crash
+
+test-race: $(BUILD)/idem.so
+	$(PYTHON3) test/reliability/race.py
+
+test-crash: $(BUILD)/idem.so
+	CC="$(CC)" $(PYTHON3) test/reliability/crash.py
+
 clean:
 	rm -rf $(BUILD)

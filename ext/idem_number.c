@@ -787,7 +787,8 @@ static const uint64_t idemNumPow10[IDEMNUM_POW10_MAX-IDEMNUM_POW10_MIN+1][2] = {
 
 /*
 ** Return the high 64 bits of the 128-bit product a*b and store the low 64
-** bits in *pLo.
+** bits in *pLo.  The portable version is used where the compiler has no
+** 128-bit integer, or when IDEMNUM_NO_INT128 is defined (to test it).
 */
 #if defined(__SIZEOF_INT128__) && !defined(IDEMNUM_NO_INT128)
 __extension__ typedef unsigned __int128 IdemNumU128;
@@ -1271,7 +1272,7 @@ static int idemNumDecimalToDouble(
 ** The RFC 8785 text of the validated number literal z[0..n).
 */
 static int idemNumberCanonical(const char *z, int n, char *zOut){
-  char aDig[IDEMNUM_MAX_DIGITS+1];     /* Significant digits, +1 for the '1' */
+  char aDig[IDEMNUM_MAX_DIGITS+1];  /* Significant digits, +1 for a '1' */
   const char *zDig;                 /* The significant digits */
   const char *zInt, *zFrac;         /* Digits before and after the '.' */
   int nInt, nFrac = 0;              /* Their counts */

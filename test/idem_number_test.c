@@ -315,6 +315,7 @@ static int bench(const char *zFile){
     t = (now()-t0)/(nV*(double)nRep);
     printf("idemNumberFormat alone, %d finite values: %.1f ns\n", nV, t);
   }
+  (void)sink;
   free(aV);
   free(anIn);
   free(azIn);
