@@ -12,7 +12,7 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra
 BUILD   := build
 SOURCES := $(wildcard ext/*.c ext/*.h)
-DEB_PKGS := libsqlite3-dev libxxhash-dev tcl libsqlite3-tcl sqlite3
+DEB_PKGS := libsqlite3-dev libxxhash-dev tcl libsqlite3-tcl sqlite3 pkg-config
 
 .PHONY: all deps demo test test-new clean
 
@@ -61,6 +61,32 @@ demo: $(BUILD)/idem.so
 
 test: all
 	tclsh tcl/run.tcl
+
+# ---- install ---------------------------------------------------------------
+#   make install [PREFIX=/usr/local] [DESTDIR=/staging]    make uninstall
+# $(PREFIX)/lib/idem.so is the loadable extension: load_extension('/usr/local/lib/idem'),
+# or .load /usr/local/lib/idem in the shell.  libidem.a, idem.h and idem.pc
+# link it statically: cc app.c $$(pkg-config --cflags --libs idem)
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PCDIR      ?= $(LIBDIR)/pkgconfig
+VERSION    := $(shell sed -n 's/.*IDEM_VERSION "\(.*\)".*/\1/p' include/idem.h)
+
+.PHONY: install uninstall
+install: $(BUILD)/idem.so $(BUILD)/libidem.a
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PCDIR)
+	install -m 755 $(BUILD)/idem.so $(DESTDIR)$(LIBDIR)/idem.so
+	install -m 644 $(BUILD)/libidem.a $(DESTDIR)$(LIBDIR)/libidem.a
+	install -m 644 include/idem.h $(DESTDIR)$(INCLUDEDIR)/idem.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    idem.pc.in > $(DESTDIR)$(PCDIR)/idem.pc
+	chmod 644 $(DESTDIR)$(PCDIR)/idem.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/idem.so $(DESTDIR)$(LIBDIR)/libidem.a \
+	      $(DESTDIR)$(INCLUDEDIR)/idem.h $(DESTDIR)$(PCDIR)/idem.pc
 
 # ---- the newest SQLite ------------------------------------------------------
 # The npm package better-sqlite3@12 carries the amalgamation (3.53): fetch

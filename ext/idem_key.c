@@ -199,10 +199,11 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     idemKeyHash(aPart, aKey);
     idemKeyHex(aKey, zHex);
     sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
-  }else if( rc==SQLITE_ERROR ){
+  }else if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
     char *zErr = sqlite3_mprintf("idem: idem_key(): args: %s", idemJsonError(pJson));
     sqlite3_result_error(ctx, zErr ? zErr : "idem: idem_key(): bad args", -1);
     sqlite3_free(zErr);
+    if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
   }else if( rc==SQLITE_NOMEM ){
     sqlite3_result_error_nomem(ctx);
   }else{

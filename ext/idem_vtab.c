@@ -1089,18 +1089,18 @@ static int idemInsertClaim(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRo
       return SQLITE_CONSTRAINT_CHECK;
     }
   }
-  if( idemMustBeNull(p, aCol, IDEM_COL_CREATED, "is set by idem")
-   || idemMustBeNull(p, aCol, IDEM_COL_UPDATED, "is set by idem")
-   || idemMustBeNull(p, aCol, IDEM_COL_REPLY, "is computed by idem")
+  if( idemMustBeNull(p, aCol, IDEM_COL_CREATED, "is set by idem; leave it out of the INSERT")
+   || idemMustBeNull(p, aCol, IDEM_COL_UPDATED, "is set by idem; leave it out of the INSERT")
+   || idemMustBeNull(p, aCol, IDEM_COL_REPLY, "is computed by idem; leave it out of the INSERT")
    || idemMustBeNull(p, aCol, IDEM_COL_RECONCILE,
-                     "is an UPDATE command for unknown calls") ){
+                     "is an UPDATE command for open calls; leave it out of the INSERT") ){
     return SQLITE_CONSTRAINT_CHECK;
   }
   if( p->pJson==0 && (p->pJson = idemJsonNew())==0 ) return SQLITE_NOMEM;
   rc = idemJsonCanonical(p->pJson, (const char*)aPart[3].p, (int)aPart[3].n);
-  if( rc==SQLITE_ERROR ){
+  if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
     idemVtabError(p, "idem: args: %s", idemJsonError(p->pJson));
-    return SQLITE_ERROR;
+    return rc;
   }
   if( rc!=SQLITE_OK ) return rc;
   zArgs = idemJsonText(p->pJson, &nArgs);
@@ -1243,7 +1243,8 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
     return SQLITE_OK;
   }
   if( rc==SQLITE_CONSTRAINT ){
-    idemVtabError(p, "idem: member %lld of call '%s' already exists",
+    idemVtabError(p, "idem: member %lld of call '%s' already exists; members are"
+                  " written once: give this row another member number",
                   iMember, zHex);
     return SQLITE_CONSTRAINT_UNIQUE;
   }
@@ -1366,7 +1367,7 @@ static int idemUpdateRow(IdemVtab *p, sqlite3_int64 iRid, sqlite3_value **aCol){
    && !sqlite3_value_nochange(aCol[IDEM_COL_STATUS]) ){
     zNew = (const char*)sqlite3_value_text(aCol[IDEM_COL_STATUS]);
   }else if( !sqlite3_value_nochange(aCol[IDEM_COL_STATUS]) ){
-    idemVtabError(p, "idem: status cannot be NULL");
+    idemVtabError(p, "idem: status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending");
     rc = SQLITE_CONSTRAINT_NOTNULL;
     goto done;
   }
@@ -1377,7 +1378,8 @@ static int idemUpdateRow(IdemVtab *p, sqlite3_int64 iRid, sqlite3_value **aCol){
 
   if( strcmp(zStatus, "done")==0 || strcmp(zStatus, "failed")==0 ){
     idemVtabError(p, "idem: call '%s' is already decided (status: %s); a"
-                  " decided call is final", zHex, zStatus);
+        " decided call is final: replay it with SELECT reply FROM \"%w\""
+        " WHERE key = '%s'", zHex, zStatus, p->zName, zHex);
     rc = SQLITE_CONSTRAINT_CHECK;
     goto done;
   }
@@ -1533,7 +1535,7 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     sqlite3_value *pMember = aCol[IDEM_COL_MEMBER];
     sqlite3_int64 iMember = 0;
     if( sqlite3_value_type(argv[1])!=SQLITE_NULL ){
-      idemVtabError(p, "idem: the rowid is assigned by idem");
+      idemVtabError(p, "idem: the rowid is assigned by idem; leave it out of the INSERT");
       return SQLITE_CONSTRAINT_CHECK;
     }
     if( sqlite3_value_type(pMember)!=SQLITE_NULL ){
@@ -1548,7 +1550,7 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     return idemInsertMember(p, aCol, iMember, pRowid);
   }
   if( sqlite3_value_int64(argv[0])!=sqlite3_value_int64(argv[1]) ){
-    idemVtabError(p, "idem: the rowid cannot be changed");
+    idemVtabError(p, "idem: the rowid cannot be changed; leave it out of the UPDATE");
     return SQLITE_CONSTRAINT_CHECK;
   }
   return idemUpdateRow(p, sqlite3_value_int64(argv[0]), aCol);
