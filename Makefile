@@ -118,6 +118,15 @@ $(NEW)/idem.so: $(SOURCES) include/idem.h $(NEW)/sqlite3.c
 test-new: $(NEW)/libsqlite3.so.0 $(NEW)/idem.so | $(BUILD)/.deps
 	LD_LIBRARY_PATH=$(NEW) IDEM_LIB=$(NEW)/idem.so tclsh tcl/run.tcl
 
+# ---- differential: idem_canonical against the npm package canonicalize ------
+# (an RFC 8785 implementation) on N random documents; test/diff/gen.js skips
+# integer literals beyond 2^53, where SPEC deliberately differs.
+N ?= 100000
+.PHONY: test-diff
+test-diff: $(BUILD)/idem.so
+	npm install --silent --prefix test/diff --no-package-lock --no-audit --no-fund
+	node test/diff/gen.js $(N) - | tclsh test/diff/check.tcl -
+
 # ---- reliability: processes killed at random moments, and at fixed crash
 # points (test/reliability/).  Debian's python3, which can load extensions.
 PYTHON3 := /usr/bin/python3

@@ -26,10 +26,11 @@
 ** error names the problem and the 1-based byte offset where it was found
 ** (as json_error_position() counts), for example
 **
-**     idem: idem_canonical(): duplicate member name "a" at byte 9
+**     SELECT idem_canonical('{"a":1,"a":2}');
+**         -- error: idem: idem_canonical(): duplicate member name "a" at byte 8
 **
-** A duplicate name is found when its object's closing '}' is reached.  A NULL
-** or a blob argument is an error too.
+** The first error found is reported; a duplicate name is found when its
+** object's closing '}' is reached.  A NULL or a blob argument is an error.
 **
 ** DESIGN
 **
@@ -45,14 +46,14 @@
 ** over an explicit stack of open containers (at most IDEM_JSON_MAX_DEPTH
 ** frames, inside the IdemJson), and it writes canonical text straight into
 ** one output buffer as it reads.  An object's members are recorded on a
-** member stack (output offsets of each member's name and end).  While the
-** object is read each name is compared with the previous one; if they all
-** ascend, the output is already canonical.  Otherwise, at the '}', the
-** object's member records are sorted (insertion sort when small, a
-** bottom-up merge sort otherwise), adjacent equal names are reported as
-** duplicates, and the object's bytes are copied to a scratch buffer and
-** written back in sorted order.  Nested objects are finished before their
-** parent, so the parent only ever moves finished member texts.
+** member stack (output offsets of each member's name and end, and a sort
+** key).  While the object is read each name is compared with the previous
+** one; if they all ascend, the output is already canonical.  Otherwise, at
+** the '}', the object's member records are sorted (insertion sort when
+** small, a bottom-up merge sort otherwise); if the sort saw two names
+** equal, the duplicate is reported; else the object's bytes are copied to
+** a scratch buffer and written back in sorted order.  Nested objects are
+** finished before their parent, so a parent only moves finished texts.
 **
 ** Names are compared on their canonical text, which is unique for a given
 ** unescaped name.  Raw UTF-8 bytes compare in code point order, and the
@@ -60,7 +61,8 @@
 ** code point order only in that U+E000..U+FFFF (lead bytes 0xEE, 0xEF) sort
 ** after the astral planes (lead bytes 0xF0..0xF4, surrogate pairs in
 ** UTF-16); the comparator fixes up exactly that case at the first byte that
-** differs.
+** differs.  Most comparisons are settled by the sort keys alone: the first
+** 8 bytes of each name as one integer, with the same fix-up.
 **
 ** Output never grows faster than input except in numbers ("1e20" prints as
 ** 21 digits), so the buffer is sized to the input once, and only a number
@@ -173,12 +175,12 @@ static uint64_t idemJsonSpecial8(uint64_t w){
  && __BYTE_ORDER__==__ORDER_LITTLE_ENDIAN__ && !defined(IDEM_JSON_PORTABLE)
 # define IDEM_JSON_LE_WORDS 1
 # define IDEM_JSON_CTZ8(m) (__builtin_ctzll(m)>>3)
-#endif
 
 /* 0x80 in each byte of w that is zero, and nothing else (no borrows). */
 static uint64_t idemJsonZeroBytes(uint64_t w){
   return ~(((w & ~IJ_HIGH) + ~IJ_HIGH) | w) & IJ_HIGH;
 }
+#endif
 
 static int idemJsonIsDigit(const unsigned char *s, const unsigned char *zEnd){
   return s<zEnd && *s>='0' && *s<='9';
@@ -244,24 +246,28 @@ static int idemJsonFail(
   return SQLITE_ERROR;
 }
 
-/* Grow zOut so that it holds at least nNeed bytes, keeping its content. */
+/* Grow zOut so that it holds at least nNeed bytes, keeping its content.
+** Offsets into zOut must fit the uint32_t fields of IdemJsonMember, so the
+** buffer never grows beyond IDEM_JSON_MAX_OUT. */
+#define IDEM_JSON_MAX_OUT ((sqlite3_int64)IDEM_JSON_MAX_TEXT + 128)
 static int idemJsonGrowOut(IdemJson *p, sqlite3_int64 nNeed){
   sqlite3_int64 nNew = p->nOutAlloc*2;
   unsigned char *zNew;
-  if( nNeed > (sqlite3_int64)IDEM_JSON_MAX_TEXT + 128 ){
+  if( nNeed>IDEM_JSON_MAX_OUT ){
     sqlite3_snprintf(sizeof(p->zErr), p->zErr,
                      "canonical text longer than %d bytes", IDEM_JSON_MAX_TEXT);
     return SQLITE_TOOBIG;
   }
+  if( nNew>IDEM_JSON_MAX_OUT ) nNew = IDEM_JSON_MAX_OUT;
   if( nNew<nNeed ) nNew = nNeed;
   zNew = sqlite3_realloc64(p->zOut, nNew);
-  if( zNew==0 ) goto nomem;
+  if( zNew==0 ){
+    sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
+    return SQLITE_NOMEM;
+  }
   p->zOut = zNew;
   p->nOutAlloc = nNew;
   return SQLITE_OK;
-nomem:
-  sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
-  return SQLITE_NOMEM;
 }
 
 /* Make room for at least nNeed member records. */
@@ -647,7 +653,8 @@ bad_utf8:
   return idemJsonFail(p, "invalid UTF-8", z, s, zEnd);
 }
 
-/* Canonicalize z[0..n): see the header comment. */
+/* Canonicalize zIn[0..nIn), or up to its NUL if nIn<0.  See the header
+** comment for the rules, the errors and the design. */
 static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   const unsigned char *z = (const unsigned char*)zIn;
   const unsigned char *zEnd;
@@ -661,15 +668,21 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
 
   p->nOut = 0;
   p->zErr[0] = 0;
-  if( nIn<0 ) nIn = 0;
-  zEnd = z + nIn;
+  zEnd = z + (nIn<0 ? strlen(zIn) : (size_t)nIn);
 
-  /* Room for the whole input plus slack; see the invariant below. */
-  nNeed = (sqlite3_int64)nIn + 64;
+  /* Room for the whole input plus slack; see the invariant below.  A buffer
+  ** that a big input left behind goes when a small one comes. */
+  nNeed = (zEnd - z) + 64;
+  if( nNeed<4096 ) nNeed = 4096;
   if( p->nOutAlloc<nNeed
    || (p->nOutAlloc>IDEM_JSON_KEEP && nNeed<=IDEM_JSON_KEEP) ){
     sqlite3_free(p->zOut);
     p->nOutAlloc = 0;
+    if( nNeed>IDEM_JSON_MAX_OUT ){
+      sqlite3_snprintf(sizeof(p->zErr), p->zErr,
+                       "input longer than %d bytes", IDEM_JSON_MAX_TEXT);
+      return SQLITE_TOOBIG;
+    }
     p->zOut = sqlite3_malloc64(nNeed);
     if( p->zOut==0 ){
       sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
@@ -730,7 +743,8 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
           goto done;
         }
         pF = &p->aFrame[nDepth++];
-        pF->isObject = isObject = cOpen=='{';
+        isObject = cOpen=='{';
+        pF->isObject = (unsigned char)isObject;
         pF->needSort = 0;
         pF->iMember = (uint32_t)nMember;
         *o++ = cOpen;

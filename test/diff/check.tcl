@@ -1,7 +1,7 @@
 # test/diff/check.tcl -- compare idem_canonical() with the reference output
 # written by test/diff/gen.js.
 #
-#   tclsh test/diff/check.tcl ?FILE?          (default build/diff.jsonl)
+#   tclsh test/diff/check.tcl ?FILE?    (default build/diff.jsonl; "-" is stdin)
 #
 # The extension is build/idem.so, or $IDEM_LIB as for the test harness.
 # Lines go to SQLite as blobs and are decoded there (json_extract), so that
@@ -24,7 +24,12 @@ db enable_load_extension 0
 
 set nPass 0
 set nFail 0
-set f [open $file rb]
+if {$file eq "-"} {
+  set f stdin
+  fconfigure $f -translation binary
+} else {
+  set f [open $file rb]
+}
 while {[gets $f line] >= 0} {
   set rc [catch {
     db onecolumn {

@@ -3,7 +3,8 @@
 // test of idem_canonical() (test/diff/check.tcl compares the two).
 //
 //   npm install --prefix test/diff --no-package-lock --no-audit --no-fund
-//   node test/diff/gen.js [N [OUT [SEED]]]     (100000 build/diff.jsonl 1)
+//   node test/diff/gen.js [N [OUT [SEED]]]     (100000 build/diff.jsonl 1;
+//                                               OUT "-" is stdout)
 //
 // Each line of OUT is a JSON array [text, canonical]: text is a document of
 // about 0.2 to 2 KB, spelled at random (whitespace, escapes of every kind,
@@ -15,7 +16,7 @@
 // duplicate names and lone surrogates (errors for idem, accepted by
 // JSON.parse), and numbers beyond the double range.
 
-import { writeFileSync } from 'node:fs';
+import { openSync, writeSync, closeSync } from 'node:fs';
 import canonicalize from 'canonicalize';
 
 const N = Number(process.argv[2] ?? 100000);
@@ -96,8 +97,8 @@ function randomName () {
 }
 
 // ---- numbers -----------------------------------------------------------
-function digits (n, first19) {
-  let s = first19 ? String(int(1, 9)) : String(int(0, 9));
+function digits (n, nonZeroFirst) {
+  let s = nonZeroFirst ? String(int(1, 9)) : String(int(0, 9));
   for (let i = 1; i < n; i++) s += String(int(0, 9));
   return s;
 }
@@ -143,7 +144,7 @@ function scalarText () {
   return pick(['true', 'false', 'null']);
 }
 
-// Append a value to out (an array of text pieces) within a byte budget.
+// A value: a container (within about budget characters) or a scalar.
 function valueText (depth, budget) {
   const r = rand();
   if (depth < 6 && budget > 40 && r < 0.35) return containerText(depth + 1, budget, chance(0.6));
@@ -181,10 +182,18 @@ function documentText () {
   return ws() + text + ws();
 }
 
-const lines = [];
+// Written in chunks, to stdout if OUT is "-".
+const fd = OUT === '-' ? 1 : openSync(OUT, 'w');
+let chunk = '';
 for (let i = 0; i < N; i++) {
   const text = documentText();
-  lines.push(JSON.stringify([text, canonicalize(JSON.parse(text))]));
+  chunk += JSON.stringify([text, canonicalize(JSON.parse(text))]) + '\n';
+  if (chunk.length > 1 << 20 || i === N - 1) {
+    writeSync(fd, chunk);
+    chunk = '';
+  }
 }
-writeFileSync(OUT, lines.join('\n') + '\n');
-console.log(`${N} documents written to ${OUT}`);
+if (fd !== 1) {
+  closeSync(fd);
+  console.log(`${N} documents written to ${OUT}`);
+}
