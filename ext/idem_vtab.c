@@ -261,26 +261,17 @@ static void idemVtabFree(IdemVtab *p){
 /* ------------------------------------------------------------------ time */
 
 /*
-** The current time as 'YYYY-MM-DD HH:MM:SS.SSS' (UTC), from the VFS's
-** clock, like strftime('%Y-%m-%d %H:%M:%f','now').  zOut: 24 bytes.
+** Format a Unix time in milliseconds as 'YYYY-MM-DD HH:MM:SS.SSS' (UTC),
+** the form of strftime('%Y-%m-%d %H:%M:%f').  zOut: 24 bytes.  The civil
+** date comes from the day count in 400-year eras of 146097 days whose years
+** start on March 1st, so that leap days fall at a year's end.
 */
-static void idemNow(IdemVtab *p, char zOut[24]){
-  sqlite3_int64 iJdMs = 0;
-  sqlite3_int64 ms, z, era, doe, yoe, doy, mp, y, m, d, sod;
-  if( p->pVfs->iVersion>=2 && p->pVfs->xCurrentTimeInt64 ){
-    p->pVfs->xCurrentTimeInt64(p->pVfs, &iJdMs);
-  }else{
-    double r = 0.0;
-    p->pVfs->xCurrentTime(p->pVfs, &r);
-    iJdMs = (sqlite3_int64)(r*86400000.0);
-  }
-  ms = iJdMs - (sqlite3_int64)210866760000000;    /* Unix epoch, ms */
+static void idemFormatTime(sqlite3_int64 ms, char zOut[24]){
+  sqlite3_int64 z, era, doe, yoe, doy, mp, y, m, d, sod;
   if( ms<0 ) ms = 0;
-  z = ms / 86400000;                   /* days since 1970-01-01 */
+  if( ms>253402300799999 ) ms = 253402300799999;  /* 9999-12-31 23:59:59.999 */
+  z = ms / 86400000 + 719468;          /* days since 0000-03-01 */
   sod = ms % 86400000;                 /* ms since midnight */
-  /* Civil date from a day count, in 400-year eras of 146097 days whose
-  ** years start on March 1st (so that leap days fall at a year's end). */
-  z += 719468;
   era = z / 146097;
   doe = z - era*146097;                                   /* [0, 146096] */
   yoe = (doe - doe/1460 + doe/36524 - doe/146096) / 365;  /* [0, 399] */
@@ -293,6 +284,21 @@ static void idemNow(IdemVtab *p, char zOut[24]){
   sqlite3_snprintf(24, zOut, "%04d-%02d-%02d %02d:%02d:%02d.%03d",
       (int)y, (int)m, (int)d, (int)(sod/3600000), (int)(sod/60000%60),
       (int)(sod/1000%60), (int)(sod%1000));
+}
+
+/*
+** The current time, from the VFS's clock (the clock SQLite's 'now' reads).
+*/
+static void idemNow(IdemVtab *p, char zOut[24]){
+  sqlite3_int64 iJdMs = 0;
+  if( p->pVfs->iVersion>=2 && p->pVfs->xCurrentTimeInt64 ){
+    p->pVfs->xCurrentTimeInt64(p->pVfs, &iJdMs);
+  }else{
+    double r = 0.0;
+    p->pVfs->xCurrentTime(p->pVfs, &r);
+    iJdMs = (sqlite3_int64)(r*86400000.0);
+  }
+  idemFormatTime(iJdMs - (sqlite3_int64)210866760000000, zOut);
 }
 
 /* ------------------------------------------------------- create/connect */
@@ -664,30 +670,19 @@ static int idemNext(sqlite3_vtab_cursor *pCursor){
 }
 
 /*
-** Convert a value given for created into the stored text form: text is
-** compared as it is; a number is Unix time in seconds.  Returns a value
-** to bind (NULL binds NULL, which matches nothing).
+** Bind a value given for created in the stored text form: text is
+** compared as it is; a number is Unix time in seconds (NULL binds NULL,
+** which matches nothing).
 */
 static void idemBindCreated(sqlite3_stmt *pStmt, int iParam, sqlite3_value *pVal){
   int eType = sqlite3_value_type(pVal);
   if( eType==SQLITE_INTEGER || eType==SQLITE_FLOAT ){
+    char zTime[24];
     double r = sqlite3_value_double(pVal);
-    char zBuf[40];
-    sqlite3_int64 ms;
-    sqlite3_int64 z, era, doe, yoe, doy, mp, y, m, d, sod;
-    if( r<0 ) r = 0;
-    if( r>253402300799.0 ) r = 253402300799.0;   /* 9999-12-31 23:59:59 */
-    ms = (sqlite3_int64)(r*1000.0);
-    z = ms/86400000; sod = ms%86400000;
-    z += 719468; era = z/146097; doe = z - era*146097;
-    yoe = (doe - doe/1460 + doe/36524 - doe/146096)/365;
-    y = yoe + era*400; doy = doe - (365*yoe + yoe/4 - yoe/100);
-    mp = (5*doy+2)/153; d = doy - (153*mp+2)/5 + 1; m = mp<10 ? mp+3 : mp-9;
-    if( m<=2 ) y++;
-    sqlite3_snprintf(sizeof(zBuf), zBuf, "%04d-%02d-%02d %02d:%02d:%02d.%03d",
-        (int)y, (int)m, (int)d, (int)(sod/3600000), (int)(sod/60000%60),
-        (int)(sod/1000%60), (int)(sod%1000));
-    sqlite3_bind_text(pStmt, iParam, zBuf, -1, SQLITE_TRANSIENT);
+    if( r<0.0 ) r = 0.0;
+    if( r>253402300800.0 ) r = 253402300800.0;
+    idemFormatTime((sqlite3_int64)(r*1000.0), zTime);
+    sqlite3_bind_text(pStmt, iParam, zTime, -1, SQLITE_TRANSIENT);
   }else{
     sqlite3_bind_value(pStmt, iParam, pVal);
   }
