@@ -103,7 +103,12 @@
 ** idem_versioned: atomically on its own, or as part of the caller's
 ** transaction.  On a replicated engine (dqlite) call it inside an
 ** explicit BEGIN ... COMMIT (SPEC.md §7a): a write made by a function in a
-** plain SELECT is not replicated otherwise.
+** plain SELECT is not replicated otherwise.  On dqlite 1.11 the guard is
+** then made on the leader alone, the client is told "1", the leader dies
+** at its next request (vfsFileShmLock: Assertion `wal->n_tx == 0'), and
+** the next leader has no guard.  Built with -DIDEM_REPLICATED (as the
+** cluster build is, test/cluster/), idem_versioned() therefore refuses to
+** run in autocommit.  A plain SQLite build keeps autocommit use.
 **
 ** Equipping twice is harmless: triggers that are already exactly right are
 ** kept, others with the guard's names are replaced (an older idem), and a
@@ -947,6 +952,15 @@ static void idemvFunc(
     }
   }
 
+#ifdef IDEM_REPLICATED
+  /* Built for a replicated engine: a write from a plain SELECT in
+  ** autocommit would stay on this node (see "Transactions" above). */
+  if( bAutocommit ){
+    rc = idemvError(SQLITE_MISUSE, &zErr, "idem: idem_versioned() writes the"
+        " schema: call it inside BEGIN ... COMMIT");
+    goto func_done;
+  }
+#endif
   rc = idemvResolve(db, zTable, zColumn, &tgt, &zErr);
   if( rc ) goto func_done;
   rc = idemvExec(db, sqlite3_mprintf("SAVEPOINT idem_versioned"), &zErr);

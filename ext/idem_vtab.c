@@ -1140,7 +1140,7 @@ static int idemInsertClaim(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRo
     *pRowid = sqlite3_last_insert_rowid(p->db);
     return SQLITE_OK;
   }
-  if( rc!=SQLITE_CONSTRAINT ){
+  if( (rc&0xff)!=SQLITE_CONSTRAINT ){    /* extended codes may be on */
     idemVtabError(p, "idem: %s: %s", p->zName, sqlite3_errmsg(p->db));
     return rc;
   }
@@ -1237,7 +1237,7 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
     *pRowid = sqlite3_last_insert_rowid(p->db);
     return SQLITE_OK;
   }
-  if( rc==SQLITE_CONSTRAINT ){
+  if( (rc&0xff)==SQLITE_CONSTRAINT ){
     idemVtabError(p, "idem: member %lld of call '%s' already exists; members are"
                   " written once: give this row another member number",
                   iMember, zHex);

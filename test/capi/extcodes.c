@@ -1,0 +1,75 @@
+/*
+** extcodes.c -- the claim protocol with extended result codes switched on
+** (sqlite3_extended_result_codes), as dqlite and many applications run.
+** A duplicate must still be reported as "already claimed", and a key held
+** by another call must still be an error under OR IGNORE.
+**
+**   cc -Iinclude test/capi/extcodes.c build/libidem.a -lsqlite3 -o x && ./x
+**
+** Prints one line per check and "N passed, N failed"; exits 1 on failure.
+*/
+#include <stdio.h>
+#include <string.h>
+#include <sqlite3.h>
+#include "idem.h"
+
+static int nPass = 0, nFail = 0;
+
+/* Run zSql; check its primary result code and that the message starts
+** with zMsg (NULL: no message check). */
+static void check(sqlite3 *db, const char *zName, const char *zSql,
+                  int rcWant, const char *zMsg){
+  int rc = sqlite3_exec(db, zSql, 0, 0, 0);
+  const char *zGot = sqlite3_errmsg(db);
+  int ok = (rc&0xff)==rcWant
+        && (zMsg==0 || strncmp(zGot, zMsg, strlen(zMsg))==0);
+  if( ok ){
+    nPass++;
+  }else{
+    nFail++;
+    printf("! %s: rc=%d (want %d) msg=%s\n", zName, rc, rcWant, zGot);
+  }
+}
+
+static void checkInt(sqlite3 *db, const char *zName, const char *zSql, int iWant){
+  sqlite3_stmt *p = 0;
+  int iGot = -1;
+  if( sqlite3_prepare_v2(db, zSql, -1, &p, 0)==SQLITE_OK
+   && sqlite3_step(p)==SQLITE_ROW ){
+    iGot = sqlite3_column_int(p, 0);
+  }
+  sqlite3_finalize(p);
+  if( iGot==iWant ){ nPass++; }else{ nFail++; printf("! %s: %d, want %d\n", zName, iGot, iWant); }
+}
+
+int main(void){
+  sqlite3 *db;
+  sqlite3_auto_extension((void(*)(void))sqlite3_idem_init);
+  if( sqlite3_open(":memory:", &db) ) return 1;
+  sqlite3_extended_result_codes(db, 1);
+  check(db, "create", "CREATE VIRTUAL TABLE calls USING idem", SQLITE_OK, 0);
+  check(db, "claim",
+    "INSERT INTO calls(who,conv,tool,args) VALUES('u','c','t','{\"a\":1}')",
+    SQLITE_OK, 0);
+  check(db, "duplicate",
+    "INSERT INTO calls(who,conv,tool,args) VALUES('u','c','t','{ \"a\" : 1 }')",
+    SQLITE_CONSTRAINT, "idem: call already claimed (status: pending)");
+  check(db, "duplicate-ignored",
+    "INSERT OR IGNORE INTO calls(who,conv,tool,args) VALUES('u','c','t','{\"a\":1}')",
+    SQLITE_OK, 0);
+  checkInt(db, "duplicate-ignored-changes", "SELECT changes()", 0);
+  check(db, "key-held-by-another-call",
+    "INSERT OR IGNORE INTO calls(key,who,conv,tool,args)"
+    " SELECT key,'mallory','c','t','{\"a\":1}' FROM calls",
+    SQLITE_ERROR, "idem: key '");
+  check(db, "member",
+    "INSERT INTO calls(key,member,id) SELECT key,1,'m' FROM calls WHERE member=0",
+    SQLITE_OK, 0);
+  check(db, "member-twice",
+    "INSERT INTO calls(key,member,id) SELECT key,1,'m' FROM calls WHERE member=0",
+    SQLITE_CONSTRAINT, "idem: member 1 of call '");
+  checkInt(db, "rows", "SELECT count(*) FROM calls", 2);
+  sqlite3_close(db);
+  printf("%d passed, %d failed\n", nPass, nFail);
+  return nFail!=0;
+}
