@@ -115,8 +115,8 @@ $(NEW)/libsqlite3.so.0: $(NEW)/sqlite3.c
 $(NEW)/idem.so: $(SOURCES) include/idem.h $(NEW)/sqlite3.c
 	$(CC) $(CFLAGS) $(WARN) -I$(NEW) -fPIC -shared -fvisibility=hidden -o $@ ext/idem.c
 
-test-new: $(NEW)/libsqlite3.so.0 $(NEW)/idem.so | $(BUILD)/.deps
-	LD_LIBRARY_PATH=$(NEW) IDEM_LIB=$(NEW)/idem.so tclsh tcl/run.tcl
+test-new: all $(NEW)/libsqlite3.so.0 $(NEW)/idem.so
+	LD_LIBRARY_PATH=$(abspath $(NEW)) IDEM_LIB=$(abspath $(NEW))/idem.so tclsh tcl/run.tcl
 
 # ---- differential: idem_canonical against the npm package canonicalize ------
 # (an RFC 8785 implementation) on N random documents; test/diff/gen.js skips
