@@ -174,8 +174,12 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
       char *zErr = sqlite3_mprintf("idem: idem_key(): %s is %s; %s",
           azIdemKeyPart[i], eType==SQLITE_NULL ? "NULL" : "a blob",
           i==3 ? "expected JSON text" : "every part of a key must be given");
-      sqlite3_result_error(ctx, zErr ? zErr : "idem: idem_key(): bad part", -1);
-      sqlite3_free(zErr);
+      if( zErr==0 ){
+        sqlite3_result_error_nomem(ctx);
+      }else{
+        sqlite3_result_error(ctx, zErr, -1);
+        sqlite3_free(zErr);
+      }
       return;
     }
     if( !idemKeyPart(argv[i], &aPart[i]) ){
@@ -201,8 +205,12 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
   }else if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
     char *zErr = sqlite3_mprintf("idem: idem_key(): args: %s", idemJsonError(pJson));
-    sqlite3_result_error(ctx, zErr ? zErr : "idem: idem_key(): bad args", -1);
-    sqlite3_free(zErr);
+    if( zErr==0 ){
+      sqlite3_result_error_nomem(ctx);
+    }else{
+      sqlite3_result_error(ctx, zErr, -1);
+      sqlite3_free(zErr);
+    }
     if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
   }else if( rc==SQLITE_NOMEM ){
     sqlite3_result_error_nomem(ctx);

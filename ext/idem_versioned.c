@@ -920,6 +920,7 @@ static void idemvFunc(
   sqlite3_value **argv
 ){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
+  sqlite3_stmt *pUndo = 0, *pEnd = 0, *pRollback = 0;
   IdemvTarget tgt;
   char *zErr = 0;
   int rc = SQLITE_OK;
@@ -963,6 +964,17 @@ static void idemvFunc(
 #endif
   rc = idemvResolve(db, zTable, zColumn, &tgt, &zErr);
   if( rc ) goto func_done;
+  /* The way back, prepared before anything is written: after an
+  ** out-of-memory error inside this function SQLite prepares nothing more
+  ** until the calling statement ends. */
+  rc = sqlite3_prepare_v2(db, "ROLLBACK TO idem_versioned", -1, &pUndo, 0);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_prepare_v2(db, "RELEASE idem_versioned", -1, &pEnd, 0);
+  }
+  if( rc==SQLITE_OK && bAutocommit ){
+    rc = sqlite3_prepare_v2(db, "ROLLBACK", -1, &pRollback, 0);
+  }
+  if( rc ) goto func_done;
   rc = idemvExec(db, sqlite3_mprintf("SAVEPOINT idem_versioned"), &zErr);
   if( rc ) goto func_done;
   bSavepoint = 1;
@@ -973,12 +985,13 @@ static void idemvFunc(
 
 func_done:
   if( bSavepoint ){
-    sqlite3_exec(db, "ROLLBACK TO idem_versioned; RELEASE idem_versioned",
-        0, 0, 0);
-    if( bAutocommit && !sqlite3_get_autocommit(db) ){
-      sqlite3_exec(db, "ROLLBACK", 0, 0, 0);
-    }
+    sqlite3_step(pUndo);
+    sqlite3_step(pEnd);
+    if( bAutocommit && !sqlite3_get_autocommit(db) ) sqlite3_step(pRollback);
   }
+  sqlite3_finalize(pUndo);
+  sqlite3_finalize(pEnd);
+  sqlite3_finalize(pRollback);
   if( rc==SQLITE_NOMEM ){
     sqlite3_result_error_nomem(ctx);
   }else if( rc ){

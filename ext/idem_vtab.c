@@ -101,7 +101,9 @@ static const char *const azIdemCol[IDEM_NCOL] = {
 #define IDEM_STMT_Q_KEYMEMBER 7   /* query: one row by key and member */
 #define IDEM_STMT_Q_MAIN      8   /* query: a member row's call */
 #define IDEM_STMT_Q_CREATED   9   /* query: created range, 9 forms (9..17) */
-#define IDEM_NSTMT           18
+#define IDEM_STMT_Q_KEY_L    18   /* IDEM_STMT_Q_KEY without the identity */
+#define IDEM_STMT_Q_KEYMEMBER_L 19 /* IDEM_STMT_Q_KEYMEMBER without it */
+#define IDEM_NSTMT           20
 
 /* Query plans (idxNum).  A created range adds 3*lower+upper, where lower
 ** is 0 (none), 1 (>) or 2 (>=) and upper 0 (none), 1 (<) or 2 (<=). */
@@ -109,6 +111,14 @@ static const char *const azIdemCol[IDEM_NCOL] = {
 #define IDEM_PLAN_KEY         1
 #define IDEM_PLAN_KEYMEMBER   2
 #define IDEM_PLAN_CREATED     3
+/* Added to a key plan when the query reads none of who, conv, tool, args
+** (a replay of status, id, result or reply): the inner query then selects
+** NULL in their place instead of copying the call's identity out of every
+** row it visits. */
+#define IDEM_PLAN_LIGHT      64
+#define IDEM_IDENTITY_COLS \
+  ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
+   | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS)
 
 typedef struct IdemVtab IdemVtab;
 typedef struct IdemCursor IdemCursor;
@@ -123,6 +133,8 @@ struct IdemVtab {
   sqlite3_stmt *aStmt[IDEM_NSTMT];  /* Prepared on first use */
   unsigned char aLent[IDEM_NSTMT];  /* True while a cursor uses aStmt[i] */
   IdemJson *pJson;            /* Canonicalizer for args and reply */
+  int rcStmt;                 /* Why the last idemStmt() returned NULL */
+  char *zDamaged;             /* Why claims are refused, or NULL */
 };
 
 struct IdemCursor {
@@ -133,11 +145,16 @@ struct IdemCursor {
   sqlite3_stmt *pMain;        /* The main row of a member row's call */
   int bMainLent;              /* pMain is aStmt[IDEM_STMT_Q_MAIN] */
   char *zReply;               /* Cached reply of the current row */
+  unsigned char aKey[IDEM_KEY_BYTES];  /* The key pStmt is bound to */
 };
 
 /* Columns of the query statements (IDEM_STMT_Q_*) and of IDEM_STMT_BYRID. */
 #define IDEM_QCOLS \
   "rid, key, member, who, conv, tool, args, kind, status, id, result, " \
+  "note, created, updated"
+/* The same, with NULL for who, conv, tool, args (IDEM_PLAN_LIGHT) */
+#define IDEM_QCOLS_LIGHT \
+  "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
   "note, created, updated"
 #define IDEM_Q_RID     0
 #define IDEM_Q_KEY     1
@@ -160,7 +177,7 @@ static void idemVtabError(IdemVtab *p, const char *zFmt, ...){
 
 /*
 ** Return statement i, preparing it if need be.  NULL on error, with the
-** message in the vtab.
+** message in the vtab and the error code in p->rcStmt.
 */
 static sqlite3_stmt *idemStmt(IdemVtab *p, int i){
   static const char *const azLower[] = { "", " AND created>?1", " AND created>=?1" };
@@ -210,6 +227,16 @@ static sqlite3_stmt *idemStmt(IdemVtab *p, int i){
         "SELECT " IDEM_QCOLS " FROM \"%w\".\"%w_claim\""
         " WHERE key=?1 AND member=?2", p->zDb, p->zName);
       break;
+    case IDEM_STMT_Q_KEY_L:
+      zSql = sqlite3_mprintf(
+        "SELECT " IDEM_QCOLS_LIGHT " FROM \"%w\".\"%w_claim\""
+        " WHERE key=?1 ORDER BY member", p->zDb, p->zName);
+      break;
+    case IDEM_STMT_Q_KEYMEMBER_L:
+      zSql = sqlite3_mprintf(
+        "SELECT " IDEM_QCOLS_LIGHT " FROM \"%w\".\"%w_claim\""
+        " WHERE key=?1 AND member=?2", p->zDb, p->zName);
+      break;
     case IDEM_STMT_Q_MAIN:
       zSql = sqlite3_mprintf(
         "SELECT " IDEM_MCOLS ", key FROM \"%w\".\"%w_claim\""
@@ -234,6 +261,7 @@ static sqlite3_stmt *idemStmt(IdemVtab *p, int i){
   if( rc!=SQLITE_OK ){
     idemVtabError(p, "idem: %s: %s", p->zName,
                   rc==SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(p->db));
+    p->rcStmt = rc;
     return 0;
   }
   return p->aStmt[i];
@@ -252,6 +280,8 @@ static void idemVtabFree(IdemVtab *p){
   if( p ){
     idemFinalizeAll(p);
     idemJsonFree(p->pJson);
+    sqlite3_free(p->base.zErrMsg);    /* one SQLite never took (xDestroy) */
+    sqlite3_free(p->zDamaged);
     sqlite3_free(p->zDb);
     sqlite3_free(p->zName);
     sqlite3_free(p);
@@ -259,6 +289,14 @@ static void idemVtabFree(IdemVtab *p){
 }
 
 /* ------------------------------------------------------------------ time */
+
+/* The n decimal digits of v (0 <= v < 10^n), leading zeros included. */
+static void idemPutDigits(char *z, int v, int n){
+  while( n-- > 0 ){
+    z[n] = (char)('0' + v%10);
+    v /= 10;
+  }
+}
 
 /*
 ** Format a Unix time in milliseconds as 'YYYY-MM-DD HH:MM:SS.SSS' (UTC),
@@ -281,9 +319,22 @@ static void idemFormatTime(sqlite3_int64 ms, char zOut[24]){
   d = doy - (153*mp + 2)/5 + 1;
   m = mp<10 ? mp+3 : mp-9;
   if( m<=2 ) y++;
-  sqlite3_snprintf(24, zOut, "%04d-%02d-%02d %02d:%02d:%02d.%03d",
-      (int)y, (int)m, (int)d, (int)(sod/3600000), (int)(sod/60000%60),
-      (int)(sod/1000%60), (int)(sod%1000));
+  /* Digit by digit: a claim formats the time on every INSERT, and this is
+  ** a tenth of the cost of sqlite3_snprintf(). */
+  idemPutDigits(zOut, (int)y, 4);
+  zOut[4] = '-';
+  idemPutDigits(zOut+5, (int)m, 2);
+  zOut[7] = '-';
+  idemPutDigits(zOut+8, (int)d, 2);
+  zOut[10] = ' ';
+  idemPutDigits(zOut+11, (int)(sod/3600000), 2);
+  zOut[13] = ':';
+  idemPutDigits(zOut+14, (int)(sod/60000%60), 2);
+  zOut[16] = ':';
+  idemPutDigits(zOut+17, (int)(sod/1000%60), 2);
+  zOut[19] = '.';
+  idemPutDigits(zOut+20, (int)(sod%1000), 3);
+  zOut[23] = 0;
 }
 
 /*
@@ -345,6 +396,45 @@ static int idemParseOption(IdemVtab *p, const char *zArg, char **pzErr){
 }
 
 /*
+** The arbiter of claims is the shadow table's UNIQUE(key, member).  A
+** database changed outside idem may have lost it (the table made again
+** without it, or replaced by a view).  Then claims are refused, with
+** p->zDamaged saying why; reads, releases and DROP TABLE still work, and
+** PRAGMA integrity_check reports it.  Returns SQLITE_OK or SQLITE_NOMEM.
+*/
+static int idemCheckShadow(IdemVtab *p){
+  sqlite3_stmt *pStmt = 0;
+  char *zShadow = sqlite3_mprintf("%s_claim", p->zName);
+  char *zSql = zShadow ? sqlite3_mprintf(
+      "SELECT (SELECT type FROM \"%w\".sqlite_schema WHERE name=%Q),"
+      " EXISTS(SELECT 1 FROM pragma_index_list(%Q, %Q) AS il"
+      " WHERE il.\"unique\" AND (SELECT group_concat(name, ',') FROM"
+      " (SELECT name FROM pragma_index_info(il.name, %Q) ORDER BY seqno))"
+      " = 'key,member')", p->zDb, zShadow, zShadow, p->zDb, p->zDb) : 0;
+  const char *zType;
+  int rc;
+  sqlite3_free(zShadow);
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW
+   && (zType = (const char*)sqlite3_column_text(pStmt, 0))!=0 ){
+    if( strcmp(zType, "table")!=0 ){
+      p->zDamaged = sqlite3_mprintf("idem: %s: %s_claim is a %s, not a table;"
+          " the database was changed outside idem: claims are refused",
+          p->zName, p->zName, zType);
+    }else if( sqlite3_column_int(pStmt, 1)==0 ){
+      p->zDamaged = sqlite3_mprintf("idem: %s: %s_claim has lost its"
+          " UNIQUE(key, member), which decides who owns a call; the database"
+          " was changed outside idem: claims are refused", p->zName, p->zName);
+    }
+    if( p->zDamaged==0 && sqlite3_errcode(p->db)==SQLITE_NOMEM ) rc = SQLITE_NOMEM;
+  }
+  rc = sqlite3_finalize(pStmt)==SQLITE_NOMEM ? SQLITE_NOMEM : rc;
+  return rc==SQLITE_NOMEM ? rc : SQLITE_OK;
+}
+
+/*
 ** xCreate and xConnect.  argv[0] is the module name, argv[1] the schema,
 ** argv[2] the table name, argv[3...] the options.
 */
@@ -400,6 +490,7 @@ static int idemInit(
   }
   sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  if( !bCreate && (rc = idemCheckShadow(p))!=SQLITE_OK ) goto fail;
   *ppVtab = &p->base;
   return SQLITE_OK;
 
@@ -521,6 +612,9 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
       pInfo->idxNum = IDEM_PLAN_KEY;
       pInfo->idxStr = "key=?";
     }
+    if( (pInfo->colUsed & IDEM_IDENTITY_COLS)==0 ){
+      pInfo->idxNum |= IDEM_PLAN_LIGHT;
+    }
     pInfo->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
     pInfo->estimatedCost = 1.0;
     pInfo->estimatedRows = 1;
@@ -629,20 +723,25 @@ static int idemCursorLoadMain(IdemCursor *pCur){
     sqlite3_reset(pCur->pMain);
   }else{
     sqlite3_stmt *pStmt = idemStmt(p, IDEM_STMT_Q_MAIN);
-    if( pStmt==0 ) return SQLITE_ERROR;
+    if( pStmt==0 ) return p->rcStmt;
     if( !p->aLent[IDEM_STMT_Q_MAIN] ){
       p->aLent[IDEM_STMT_Q_MAIN] = 1;
       pCur->bMainLent = 1;
       pCur->pMain = pStmt;
     }else{
       rc = sqlite3_prepare_v2(p->db, sqlite3_sql(pStmt), -1, &pCur->pMain, 0);
-      if( rc!=SQLITE_OK ) return rc;
+      if( rc!=SQLITE_OK ){
+        idemVtabError(p, "idem: %s: %s", p->zName, sqlite3_errmsg(p->db));
+        return rc;
+      }
     }
   }
   sqlite3_bind_blob(pCur->pMain, 1, aKey, nKey, SQLITE_TRANSIENT);
   rc = sqlite3_step(pCur->pMain);
   if( rc==SQLITE_ROW || rc==SQLITE_DONE ) return SQLITE_OK;
-  return sqlite3_reset(pCur->pMain);
+  rc = sqlite3_reset(pCur->pMain);
+  idemVtabError(p, "idem: %s: %s", p->zName, sqlite3_errmsg(p->db));
+  return rc;
 }
 
 static int idemNext(sqlite3_vtab_cursor *pCursor){
@@ -654,13 +753,12 @@ static int idemNext(sqlite3_vtab_cursor *pCursor){
     pCur->bEof = 0;
     if( sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0 ){
       rc = idemCursorLoadMain(pCur);
-      if( rc!=SQLITE_OK ) goto error;
+      if( rc!=SQLITE_OK ) return rc;    /* with its message */
     }
     return SQLITE_OK;
   }
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
- error:
   {
     IdemVtab *p = (IdemVtab*)pCur->base.pVtab;
     idemVtabError(p, "idem: %s: %s", p->zName, sqlite3_errmsg(p->db));
@@ -694,10 +792,12 @@ static int idemFilter(
 ){
   IdemCursor *pCur = (IdemCursor*)pCursor;
   IdemVtab *p = (IdemVtab*)pCursor->pVtab;
-  unsigned char aKey[IDEM_KEY_BYTES];
+  unsigned char *aKey = pCur->aKey;
   int iStmt;
+  int bLight = (idxNum & IDEM_PLAN_LIGHT)!=0;
   (void)idxStr; (void)argc;
 
+  idxNum &= ~IDEM_PLAN_LIGHT;
   idemCursorReset(pCur);
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     /* A key that is not 32 lowercase hex digits matches nothing. */
@@ -710,14 +810,18 @@ static int idemFilter(
      && sqlite3_value_numeric_type(argv[1])!=SQLITE_INTEGER ){
       return SQLITE_OK;
     }
-    iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY : IDEM_STMT_Q_KEYMEMBER;
+    if( bLight ){
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_L : IDEM_STMT_Q_KEYMEMBER_L;
+    }else{
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY : IDEM_STMT_Q_KEYMEMBER;
+    }
   }else if( idxNum>=IDEM_PLAN_CREATED ){
     iStmt = IDEM_STMT_Q_CREATED + (idxNum - IDEM_PLAN_CREATED);
   }else{
     iStmt = IDEM_STMT_Q_SCAN;
   }
 
-  if( idemStmt(p, iStmt)==0 ) return SQLITE_ERROR;
+  if( idemStmt(p, iStmt)==0 ) return p->rcStmt;
   if( !p->aLent[iStmt] ){
     pCur->pStmt = p->aStmt[iStmt];
     pCur->iLent = iStmt;
@@ -733,7 +837,7 @@ static int idemFilter(
   }
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
-    sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_TRANSIENT);
+    sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
     if( idxNum==IDEM_PLAN_KEYMEMBER ){
       sqlite3_bind_int64(pCur->pStmt, 2, sqlite3_value_int64(argv[1]));
     }
@@ -1027,6 +1131,23 @@ static void idemDuplicateError(IdemVtab *p, const char *zStatus,
       zStatus, zWhat, p->zName, zHex);
 }
 
+/*
+** The packed key of the current row of pStmt (column IDEM_Q_KEY), or an
+** error if it is not a 16-byte blob, as only a database changed outside
+** idem can have.
+*/
+static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, unsigned char aKey[16]){
+  if( sqlite3_column_type(pStmt, IDEM_Q_KEY)!=SQLITE_BLOB
+   || sqlite3_column_bytes(pStmt, IDEM_Q_KEY)!=IDEM_KEY_BYTES ){
+    idemVtabError(p, "idem: %s: a row of %s_claim has a damaged key (not a"
+        " 16-byte blob); the database was changed outside idem: see PRAGMA"
+        " integrity_check", p->zName, p->zName);
+    return SQLITE_CORRUPT_VTAB;
+  }
+  memcpy(aKey, sqlite3_column_blob(pStmt, IDEM_Q_KEY), IDEM_KEY_BYTES);
+  return SQLITE_OK;
+}
+
 /* A value that must not be given on INSERT: error unless NULL. */
 static int idemMustBeNull(IdemVtab *p, sqlite3_value **aCol, int iCol, const char *zWhy){
   if( sqlite3_value_type(aCol[iCol])!=SQLITE_NULL ){
@@ -1113,7 +1234,7 @@ static int idemInsertClaim(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRo
   idemKeyHex(aKey, zHex);
   pIns = idemStmt(p, IDEM_STMT_INSERT);
   pMain = idemStmt(p, IDEM_STMT_MAIN);
-  if( pIns==0 || pMain==0 ) return SQLITE_ERROR;
+  if( pIns==0 || pMain==0 ) return p->rcStmt;
   idemNow(p, zNow);
 
   /* 2. The claim: the one write, arbitrated by UNIQUE(key, member). */
@@ -1200,7 +1321,7 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   idemKeyHex(aKey, zHex);
   pIns = idemStmt(p, IDEM_STMT_INSERT);
   pMain = idemStmt(p, IDEM_STMT_MAIN);
-  if( pIns==0 || pMain==0 ) return SQLITE_ERROR;
+  if( pIns==0 || pMain==0 ) return p->rcStmt;
 
   sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
   rc = sqlite3_step(pMain);
@@ -1251,7 +1372,7 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
 static int idemRelease(IdemVtab *p, const void *aKey, int nKey){
   sqlite3_stmt *pDel = idemStmt(p, IDEM_STMT_RELEASE);
   int rc;
-  if( pDel==0 ) return SQLITE_ERROR;
+  if( pDel==0 ) return p->rcStmt;
   sqlite3_bind_blob(pDel, 1, aKey, nKey, SQLITE_TRANSIENT);
   rc = sqlite3_step(pDel);
   sqlite3_reset(pDel);
@@ -1327,7 +1448,7 @@ static int idemUpdateRow(IdemVtab *p, sqlite3_int64 iRid, sqlite3_value **aCol){
   int bRelease = 0;
   int rc, i;
 
-  if( pOld==0 || pRec==0 ) return SQLITE_ERROR;
+  if( pOld==0 || pRec==0 ) return p->rcStmt;
   sqlite3_bind_int64(pOld, 1, iRid);
   rc = sqlite3_step(pOld);
   if( rc!=SQLITE_ROW ){
@@ -1444,7 +1565,8 @@ static int idemUpdateRow(IdemVtab *p, sqlite3_int64 iRid, sqlite3_value **aCol){
 
   if( bRelease ){
     unsigned char aKey[IDEM_KEY_BYTES];
-    memcpy(aKey, sqlite3_column_blob(pOld, IDEM_Q_KEY), IDEM_KEY_BYTES);
+    rc = idemRowKey(p, pOld, aKey);
+    if( rc ) goto done;
     sqlite3_reset(pOld);
     rc = idemRelease(p, aKey, IDEM_KEY_BYTES);
     goto done;
@@ -1487,8 +1609,7 @@ static int idemDeleteRow(IdemVtab *p, sqlite3_int64 iRid){
   sqlite3_stmt *pMain = idemStmt(p, IDEM_STMT_MAIN);
   unsigned char aKey[IDEM_KEY_BYTES];
   int rc, bDecided = 0;
-  int nKey;
-  if( pOld==0 || pMain==0 ) return SQLITE_ERROR;
+  if( pOld==0 || pMain==0 ) return p->rcStmt;
   sqlite3_bind_int64(pOld, 1, iRid);
   rc = sqlite3_step(pOld);
   if( rc!=SQLITE_ROW ){
@@ -1497,11 +1618,10 @@ static int idemDeleteRow(IdemVtab *p, sqlite3_int64 iRid){
     idemVtabError(p, "idem: %s: %s", p->zName, sqlite3_errmsg(p->db));
     return rc;
   }
-  nKey = sqlite3_column_bytes(pOld, IDEM_Q_KEY);
-  if( nKey>IDEM_KEY_BYTES ) nKey = IDEM_KEY_BYTES;
-  memcpy(aKey, sqlite3_column_blob(pOld, IDEM_Q_KEY), nKey);
+  rc = idemRowKey(p, pOld, aKey);
   sqlite3_reset(pOld);
-  sqlite3_bind_blob(pMain, 1, aKey, nKey, SQLITE_STATIC);
+  if( rc ) return rc;
+  sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
   rc = sqlite3_step(pMain);
   if( rc==SQLITE_ROW ){
     const char *zStatus = idemText(pMain, 5);
@@ -1515,7 +1635,7 @@ static int idemDeleteRow(IdemVtab *p, sqlite3_int64 iRid){
   }
   sqlite3_reset(pMain);
   if( !bDecided ) return SQLITE_OK;
-  return idemRelease(p, aKey, nKey);
+  return idemRelease(p, aKey, IDEM_KEY_BYTES);
 }
 
 static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
@@ -1532,6 +1652,10 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     if( sqlite3_value_type(argv[1])!=SQLITE_NULL ){
       idemVtabError(p, "idem: the rowid is assigned by idem; leave it out of the INSERT");
       return SQLITE_CONSTRAINT_CHECK;
+    }
+    if( p->zDamaged ){
+      idemVtabError(p, "%s", p->zDamaged);
+      return SQLITE_CORRUPT_VTAB;
     }
     if( sqlite3_value_type(pMember)!=SQLITE_NULL ){
       if( sqlite3_value_numeric_type(pMember)!=SQLITE_INTEGER
@@ -1573,6 +1697,10 @@ static int idemIntegrity(sqlite3_vtab *pVtab, const char *zSchema,
   IdemVtab *p = (IdemVtab*)pVtab;
   int i, rc = SQLITE_OK;
   (void)isQuick; (void)zTabName;
+  if( p->zDamaged ){
+    *pzErr = sqlite3_mprintf("%s", p->zDamaged);
+    return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
+  }
   for(i=0; i<(int)(sizeof(aCheck)/sizeof(aCheck[0])) && rc==SQLITE_OK; i++){
     sqlite3_stmt *pStmt = 0;
     char *zWhere = sqlite3_mprintf(aCheck[i].zWhere, zSchema, p->zName);
@@ -1594,8 +1722,13 @@ static int idemIntegrity(sqlite3_vtab *pVtab, const char *zSchema,
       }
     }
     if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+    if( rc==SQLITE_NOMEM ) return rc;
     if( rc!=SQLITE_OK ){
+      /* The check itself failed (no shadow table, a missing column): that
+      ** is the finding.  An error returned from xIntegrity would fail the
+      ** whole PRAGMA with a bare "SQL logic error". */
       *pzErr = sqlite3_mprintf("idem: %s: %s", p->zName, sqlite3_errmsg(p->db));
+      return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
     }
   }
   return rc;
