@@ -9,6 +9,12 @@ set root [file normalize [file join [file dirname [info script]] ..]]
 set files $argv
 if {![llength $files]} { set files [lsort [glob [file join $root test *.test]]] }
 
+# IDEM_WRAP, if set, is a command prefix for each file's process, e.g.
+#   IDEM_WRAP='valgrind -q --error-exitcode=1 --leak-check=full'
+#   IDEM_WRAP='env ASAN_OPTIONS=detect_leaks=1'      (make test-asan)
+set wrap {}
+if {[info exists ::env(IDEM_WRAP)]} { set wrap $::env(IDEM_WRAP) }
+
 package require sqlite3
 sqlite3 versiondb :memory:
 puts "SQLite [versiondb one {SELECT sqlite_version()}], Tcl [info patchlevel]"
@@ -17,7 +23,7 @@ versiondb close
 set pass 0; set fail 0; set dead {}
 foreach f $files {
   set name [file tail $f]
-  set rc [catch {exec [info nameofexecutable] $f 2>@1} out opts]
+  set rc [catch {exec {*}$wrap [info nameofexecutable] $f 2>@1} out opts]
   puts $out
   if {[regexp {== \S+: (\d+) ok, (\d+) failed} $out -> p n]} {
     incr pass $p; incr fail $n

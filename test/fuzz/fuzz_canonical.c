@@ -167,6 +167,28 @@ static int refString(Ref *p, RefStr *pU){
   return REF_OK;
 }
 
+/* Is integer literal zTok what ECMAScript prints for d (below 1e21: the
+** shortest digits that read back as d, padded with zeros)? */
+static int refIsEcmaInteger(const char *zTok, double d){
+  char zE[64], zI[64];
+  int p, e, i, n = 0;
+  if( !(fabs(d)<1e21) ) return 0;
+  for(p=1; p<=17; p++){
+    snprintf(zE, sizeof(zE), "%.*e", p-1, d);
+    if( strtod(zE, 0)==d ) break;
+  }
+  /* zE is [-]D[.DDD]e[+-]XX */
+  e = atoi(strchr(zE, 'e')+1);
+  if( e<p-1 && e>=0 ) return 0;      /* would have a fraction */
+  if( e<0 ) return 0;
+  for(i=0; zE[i]!='e'; i++){
+    if( zE[i]!='.' ) zI[n++] = zE[i];
+  }
+  while( n - (zE[0]=='-') < e+1 ) zI[n++] = '0';
+  zI[n] = 0;
+  return strcmp(zI, zTok)==0;
+}
+
 /* Normal form of a number token z[0..n). */
 static int refNumber(Ref *p, RefStr *pOut){
   const unsigned char *s = p->s, *z = p->s;
@@ -200,9 +222,11 @@ static int refNumber(Ref *p, RefStr *pOut){
   errno = 0;
   d = strtod(zTok, 0);
   if( isInt ){
-    /* Digits, unless a double holds the integer exactly. */
+    /* Digits, unless they are the double's exact value, or what
+    ** ECMAScript prints for it (shortest digits padded with zeros, as
+    ** 1234567890123456789e0 prints 1234567890123456800). */
     snprintf(zBuf, sizeof(zBuf), "%.0f", d);
-    if( isinf(d) || strcmp(zBuf, zTok)!=0 ){
+    if( isinf(d) || (strcmp(zBuf, zTok)!=0 && !refIsEcmaInteger(zTok, d)) ){
       refAppendZ(pOut, "I");
       refAppendZ(pOut, zTok);
       refAppendZ(pOut, ";");
@@ -380,6 +404,9 @@ static int refParse(const unsigned char *z, size_t n, int bCanon, RefStr *pOut){
 }
 
 /* ------------------------------------------------------------ the target */
+/* pJson1 is made for each input, so that its buffers start at the size of
+** that input and every path that grows them runs; pJson2 is kept from
+** input to input, as the SQL functions keep theirs. */
 static IdemJson *pJson1, *pJson2;
 
 static void fail(const char *zWhat, const uint8_t *a, size_t n,
@@ -412,11 +439,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *aData, size_t nData){
   unsigned char aKey1[16], aKey2[16];
 
   if( nData>0x10000000 ) return 0;
-  if( pJson1==0 ){
-    pJson1 = idemJsonNew();
-    pJson2 = idemJsonNew();
-    if( pJson1==0 || pJson2==0 ) abort();
-  }
+  if( pJson2==0 && (pJson2 = idemJsonNew())==0 ) abort();
+  if( (pJson1 = idemJsonNew())==0 ) abort();
 
   rcRef = refParse(aData, nData, 0, &refIn);
   rc = idemJsonCanonical(pJson1, (const char*)aData, (int)nData);
@@ -459,6 +483,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *aData, size_t nData){
   free(zCanon);
 
 done:
+  idemJsonFree(pJson1);
+  pJson1 = 0;
   free(refIn.z);
   free(refOut.z);
   return 0;

@@ -24,7 +24,10 @@
 **   4. idem_canonical(args) through SQL is the C canonical text;
 **   5. with bit 7, INSERT INTO calls(who, conv, tool, args) claims the
 **      same key and stores the canonical args, or fails with an "idem: "
-**      error and writes nothing.
+**      error and writes nothing;
+**   6. idem_header() of the key is 'Idempotency-Key: "<key>"', and
+**      idem_header() of the raw args is an "idem: " error unless they are
+**      exactly 32 lowercase hex digits.
 */
 #include "../../ext/idem.c"
 
@@ -32,7 +35,7 @@
 #include <stdlib.h>
 
 static sqlite3 *db;
-static sqlite3_stmt *pKey, *pCanon, *pClaim, *pRead;
+static sqlite3_stmt *pKey, *pCanon, *pClaim, *pRead, *pHeader;
 static IdemJson *pJson;
 
 static void fail(const char *zWhat, const char *zGot, const char *zWant){
@@ -49,7 +52,8 @@ static void setup(void){
    || sqlite3_prepare_v2(db, "SELECT idem_canonical(?1)", -1, &pCanon, 0)
    || sqlite3_prepare_v2(db, "INSERT INTO calls(who,conv,tool,args)"
                              " VALUES(?1,?2,?3,?4)", -1, &pClaim, 0)
-   || sqlite3_prepare_v2(db, "SELECT key, args FROM calls", -1, &pRead, 0) ){
+   || sqlite3_prepare_v2(db, "SELECT key, args FROM calls", -1, &pRead, 0)
+   || sqlite3_prepare_v2(db, "SELECT idem_header(?1)", -1, &pHeader, 0) ){
     fprintf(stderr, "%s\n", sqlite3_errmsg(db));
     abort();
   }
@@ -198,6 +202,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *aData, size_t nData){
       fail("idem_canonical() error", sqlite3_errmsg(db), "idem: idem_canonical(): ...");
     }
     sqlite3_reset(pCanon);
+  }
+
+  /* 6. idem_header(). */
+  if( zKey1[0]!='!' ){
+    char zHeader[80];
+    snprintf(zHeader, sizeof(zHeader), "Idempotency-Key: \"%s\"", zKey1);
+    sqlite3_bind_text(pHeader, 1, zKey1, -1, SQLITE_STATIC);
+    if( sqlite3_step(pHeader)!=SQLITE_ROW
+     || strcmp((const char*)sqlite3_column_text(pHeader, 0), zHeader)!=0 ){
+      fail("idem_header(key)", (const char*)sqlite3_column_text(pHeader, 0), zHeader);
+    }
+    sqlite3_reset(pHeader);
+  }
+  {
+    int bHex = n[3]==32;
+    for(i=0; bHex && i<32; i++){
+      bHex = (a[3][i]>='0' && a[3][i]<='9') || (a[3][i]>='a' && a[3][i]<='f');
+    }
+    sqlite3_bind_text(pHeader, 1, n[3] ? (const char*)a[3] : "", n[3], SQLITE_STATIC);
+    rc = sqlite3_step(pHeader);
+    if( bHex ? rc!=SQLITE_ROW
+             : (rc!=SQLITE_ERROR || strncmp(sqlite3_errmsg(db), "idem: ", 6)!=0) ){
+      fail("idem_header(args)", rc==SQLITE_ROW
+           ? (const char*)sqlite3_column_text(pHeader, 0) : sqlite3_errmsg(db),
+           bHex ? "a header" : "an idem: error");
+    }
+    sqlite3_reset(pHeader);
   }
 
   /* 5. The claim. */
