@@ -55,6 +55,15 @@ proc idem_open {name {file test.db} args} {
   return $name
 }
 
+# The command that starts Debian's sqlite3 shell.  The shell refuses to run
+# on another SQLite library than its own (a source-id check), so when the
+# suite runs on a swapped library (make test-new sets LD_LIBRARY_PATH) the
+# shell gets its own back.
+set ::sqlite3_cli [list sqlite3]
+if {[info exists ::env(LD_LIBRARY_PATH)]} {
+  set ::sqlite3_cli [list env -u LD_LIBRARY_PATH sqlite3]
+}
+
 proc forcedelete {args} {
   foreach f $args {
     foreach g [list $f $f-journal $f-wal $f-shm] { file delete -force $g }
