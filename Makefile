@@ -267,6 +267,25 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%) fuzz-corpus
 fuzz-long: $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%) fuzz-corpus
 	$(call run_fuzz,$(FUZZ_LONG_RUNS),$(FUZZ_LONG_SECONDS))
 
+# ---- benchmarks -------------------------------------------------------------
+# make bench: test/bench/, idem against json(), a hand-made claim table and
+# the stdlib Python recipe, each ratio the median of 5 interleaved runs (a
+# few minutes; ~2 GB under /tmp, removed).  make bench-long: the cost of a
+# claim at 10M claims against 10K (~16 GB under /tmp, a quarter of an hour
+# or more).  test/bench/callgrind.sh counts instructions instead.
+.PHONY: bench bench-long
+$(BUILD)/bench: test/bench/bench.c test/bench/docgen.c | $(BUILD)/.deps
+	$(CC) -O2 -g $(WARN) -o $@ test/bench/bench.c -lsqlite3
+
+bench: $(BUILD)/idem.so $(BUILD)/bench
+	$(BUILD)/bench --lib $(BUILD)/idem
+	$(BUILD)/bench --write-docs $(BUILD)/bench-docs.db
+	/usr/bin/python3 test/bench/bench_py.py --docs $(BUILD)/bench-docs.db --lib $(BUILD)/idem
+	@rm -f $(BUILD)/bench-docs.db
+
+bench-long: $(BUILD)/idem.so $(BUILD)/bench
+	$(BUILD)/bench --lib $(BUILD)/idem --only scale --scale 10000000
+
 # ---- the cluster (README: "Running on a cluster") --------------------------
 # idem unchanged on 3 dqlite nodes (Debian's dqlite 1.11).  go-dqlite ships
 # the dqlite shell and the dqlite-demo node; golang-go and go-dqlite's Debian

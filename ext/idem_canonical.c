@@ -186,10 +186,37 @@ static int idemJsonIsDigit(const unsigned char *s, const unsigned char *zEnd){
   return s<zEnd && *s>='0' && *s<='9';
 }
 
+/* The end of the run of digits that starts at s (8 at a time where
+** possible: a byte is a digit if its high nibble is 3 both before and
+** after adding 6; a carry out of a non-digit byte only reaches the bytes
+** after it, so the first non-digit is found exactly). */
+static const unsigned char *idemJsonDigits(
+  const unsigned char *s,
+  const unsigned char *zEnd
+){
+#ifdef IDEM_JSON_LE_WORDS
+  while( zEnd-s>=8 ){
+    uint64_t w, x;
+    memcpy(&w, s, 8);
+    x = ((w & (IJ_ONES*0xf0)) ^ (IJ_ONES*0x30))
+      | (((w + IJ_ONES*0x06) & (IJ_ONES*0xf0)) ^ (IJ_ONES*0x30));
+    if( x ) return s + IDEM_JSON_CTZ8(idemJsonZeroBytes(x) ^ IJ_HIGH);
+    s += 8;
+  }
+#endif
+  while( idemJsonIsDigit(s, zEnd) ) s++;
+  return s;
+}
+
 /* Skip JSON whitespace: ' ', \t, \n, \r (bits 32, 9, 10, 13 of the mask).
-** Indentation after a newline is skipped a word at a time where possible. */
+** Indentation after a newline is skipped a word at a time where possible.
+** Most calls find no whitespace at all (compact input), so that test is
+** made inline, by the macro idemJsonSkipWs(), and only a run of
+** whitespace costs a call. */
 #define IJ_WS_BITS 0x100002600ULL
-static const unsigned char *idemJsonSkipWs(
+#define idemJsonSkipWs(s, zEnd) \
+  ((s)<(zEnd) && *(s)<=' ' ? idemJsonSkipWsRun((s), (zEnd)) : (s))
+static const unsigned char *idemJsonSkipWsRun(
   const unsigned char *s,
   const unsigned char *zEnd
 ){
@@ -209,6 +236,25 @@ static const unsigned char *idemJsonSkipWs(
 #endif
   }
   return s;
+}
+
+/*
+** True if the decimal literal whose digits start at zDigits, with its '.'
+** at zDot and its last digit (not a '0') just before zEnd, is its own
+** canonical text: at most 15 significant digits, and 1e-6 <= |x| < 1e21.
+** Such digits are already the shortest that read back as the double
+** nearest to them (idem_number.c, step 2), and ECMAScript lays such a
+** value out as plain digits with a '.', as JSON wrote it.
+*/
+static int idemJsonPlainDecimal(
+  const unsigned char *zDigits,
+  const unsigned char *zDot,
+  const unsigned char *zEnd
+){
+  const unsigned char *f;
+  if( zDigits[0]!='0' ) return zEnd-zDigits-1<=15;   /* 1 <= |x| < 1e15 */
+  for(f=zDot+1; *f=='0'; f++){}                       /* 0.000ddd */
+  return f-zDot-1<=5 && zEnd-f<=15;
 }
 
 /* Value of the 4 hex digits at z, or -1. */
@@ -623,6 +669,7 @@ static int idemJsonString(
         if( zEnd-s<2 || (s[1] & 0xc0)!=0x80 ) goto bad_utf8;
         o[0] = s[0]; o[1] = s[1];
         o += 2; s += 2;
+        if( s<zEnd && *s>=0x80 ) goto special;   /* more text in that script */
         break;
       case IJ_U3E0: lo = 0xa0; hi = 0xbf; goto three;
       case IJ_U3:   lo = 0x80; hi = 0xbf; goto three;
@@ -633,6 +680,7 @@ static int idemJsonString(
         }
         o[0] = s[0]; o[1] = s[1]; o[2] = s[2];
         o += 3; s += 3;
+        if( s<zEnd && *s>=0x80 ) goto special;
         break;
       case IJ_U4F0: lo = 0x90; hi = 0xbf; goto four;
       case IJ_U4:   lo = 0x80; hi = 0xbf; goto four;
@@ -712,11 +760,37 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       pM = &p->aMember[nMember++];
       pM->iName = (uint32_t)(o - p->zOut);
       pM->iIn = (uint32_t)(s - z);
+#ifdef IDEM_JSON_LE_WORDS
+      /* Most names are a few plain ASCII bytes: such a name, quote
+      ** included, fits in the word after its opening quote, is its own
+      ** canonical text, and its sort key is that word. */
+      if( zEnd-s>=9 ){
+        uint64_t w, m;
+        int n;
+        memcpy(&w, s+1, 8);
+        m = idemJsonSpecial8(w);
+        n = m ? IDEM_JSON_CTZ8(m) : 8;
+        if( n<8 && s[1+n]=='"' ){
+          w &= ((uint64_t)1 << (8*n)) - 1;
+          o[0] = '"';
+          memcpy(o+1, &w, 8);
+          o[1+n] = '"';
+          o += n+2;
+          s += n+2;
+          pM->iNameEnd = (uint32_t)(o - p->zOut);
+          pM->iKey = __builtin_bswap64(w);
+          goto name_done;
+        }
+      }
+#endif
       rc = idemJsonString(p, z, &s, zEnd, &o);
       if( rc ) goto done;
       pM->iNameEnd = (uint32_t)(o - p->zOut);
       pM->iKey = idemJsonNameKey(p->zOut + pM->iName + 1,
                                  pM->iNameEnd - pM->iName - 2);
+#ifdef IDEM_JSON_LE_WORDS
+    name_done:
+#endif
       if( !pF->needSort && nMember-1>pF->iMember
        && idemJsonNameCmp(p->zOut, pM-1, pM)>=0 ){
         pF->needSort = 1;
@@ -781,7 +855,8 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       case '5': case '6': case '7': case '8': case '9': {
         const unsigned char *zNum = s;
         const unsigned char *zDigits;
-        int isInt = 1;
+        const unsigned char *zDot = 0;
+        int isInt = 1, hasExp = 0;
         if( *s=='-' ) s++;
         zDigits = s;
         if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
@@ -792,20 +867,22 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
             goto done;
           }
         }else{
-          while( idemJsonIsDigit(s, zEnd) ) s++;
+          s = idemJsonDigits(s, zEnd);
         }
         if( s<zEnd && *s=='.' ){
           isInt = 0;
+          zDot = s;
           s++;
           if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
-          while( idemJsonIsDigit(s, zEnd) ) s++;
+          s = idemJsonDigits(s, zEnd);
         }
         if( s<zEnd && (*s=='e' || *s=='E') ){
           isInt = 0;
+          hasExp = 1;
           s++;
           if( s<zEnd && (*s=='+' || *s=='-') ) s++;
           if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
-          while( idemJsonIsDigit(s, zEnd) ) s++;
+          s = idemJsonDigits(s, zEnd);
         }
         if( isInt && s-zDigits<=15 ){
           /* Below 2^53: ECMAScript prints it as written, but for -0. */
@@ -815,6 +892,11 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
             memcpy(o, zNum, s-zNum);
             o += s-zNum;
           }
+        }else if( zDot && !hasExp && s[-1]!='0'
+               && idemJsonPlainDecimal(zDigits, zDot, s) ){
+          /* A decimal such as 19.99 or 0.25 is printed as written. */
+          memcpy(o, zNum, s-zNum);
+          o += s-zNum;
         }else{
           int nNum = (int)(s - zNum);
           sqlite3_int64 iOut = o - p->zOut;
