@@ -209,7 +209,7 @@ $(ASAN)/oom: test/oom/oom.c $(SOURCES) include/idem.h | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_FLAGS) $(WARN) -DSQLITE_CORE -o $@ test/oom/oom.c -lsqlite3
 
-test-asan: $(ASAN)/idem.so $(ASAN)/tclsh $(ASAN)/oom
+test-asan: all $(ASAN)/idem.so $(ASAN)/tclsh $(ASAN)/oom
 	IDEM_LIB=$(ASAN)/idem.so LD_PRELOAD=$(ASAN_RT) \
 	  IDEM_WRAP="env ASAN_OPTIONS=detect_leaks=1" \
 	  UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/tclsh tcl/run.tcl
@@ -224,7 +224,7 @@ VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
 
 OOM_STRIDE ?= 7
 
-test-valgrind: $(BUILD)/idem.so $(BUILD)/oom | $(BUILD)/.deps-valgrind
+test-valgrind: all $(BUILD)/oom | $(BUILD)/.deps-valgrind
 	IDEM_WRAP="$(VALGRIND)" tclsh tcl/run.tcl
 	$(VALGRIND) $(BUILD)/oom -q -s $(OOM_STRIDE)
 
