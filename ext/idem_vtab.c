@@ -423,15 +423,18 @@ static int idemCheckShadow(IdemVtab *p){
       p->zDamaged = sqlite3_mprintf("idem: %s: %s_claim is a %s, not a table;"
           " the database was changed outside idem: claims are refused",
           p->zName, p->zName, zType);
+      if( p->zDamaged==0 ) rc = SQLITE_NOMEM;
     }else if( sqlite3_column_int(pStmt, 1)==0 ){
       p->zDamaged = sqlite3_mprintf("idem: %s: %s_claim has lost its"
           " UNIQUE(key, member), which decides who owns a call; the database"
           " was changed outside idem: claims are refused", p->zName, p->zName);
+      if( p->zDamaged==0 ) rc = SQLITE_NOMEM;
     }
-    if( p->zDamaged==0 && sqlite3_errcode(p->db)==SQLITE_NOMEM ) rc = SQLITE_NOMEM;
   }
-  rc = sqlite3_finalize(pStmt)==SQLITE_NOMEM ? SQLITE_NOMEM : rc;
-  return rc==SQLITE_NOMEM ? rc : SQLITE_OK;
+  /* Any other failure of the check (a truncated file) shows again, with
+  ** its own message, when the table is used. */
+  if( sqlite3_finalize(pStmt)==SQLITE_NOMEM || rc==SQLITE_NOMEM ) return SQLITE_NOMEM;
+  return SQLITE_OK;
 }
 
 /*
