@@ -19,11 +19,11 @@ DEB_PKGS := libsqlite3-dev libxxhash-dev tcl libsqlite3-tcl sqlite3 pkg-config
 all: $(BUILD)/idem.so $(BUILD)/libidem.a
 
 # ---- dependencies ---------------------------------------------------------
-deps: $(BUILD)/.deps
-$(BUILD)/.deps:
-	@mkdir -p $(BUILD)
+# $(call need_pkgs,PKGS): install the Debian packages PKGS that are missing
+# (as root, with apt), or print the apt-get line and fail.
+define need_pkgs
 	@missing=""; \
-	for p in $(DEB_PKGS); do \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' \
 	    || missing="$$missing $$p"; \
 	done; \
@@ -33,11 +33,16 @@ $(BUILD)/.deps:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	      apt-get install -y -qq $$missing >/dev/null || exit 1; \
 	  else \
-	    echo "idem needs these Debian packages; install them with:"; \
+	    echo "this target needs these Debian packages; install them with:"; \
 	    echo "  sudo apt-get install -y$$missing"; exit 1; \
 	  fi; \
 	fi
 	@touch $@
+endef
+deps: $(BUILD)/.deps
+$(BUILD)/.deps:
+	@mkdir -p $(BUILD)
+	$(call need_pkgs,$(DEB_PKGS))
 
 # ---- the extension --------------------------------------------------------
 # One translation unit (ext/idem.c includes the parts), so every symbol but
@@ -153,26 +158,6 @@ test-crash: $(BUILD)/idem.so
 #                       after the other, one process each (a shared machine).
 .PHONY: test-oom test-asan test-valgrind fuzz fuzz-long fuzz-corpus
 
-# $(call need_pkgs,PKGS): install the Debian packages PKGS that are missing
-# (as root, with apt), or print the apt-get line and fail.
-define need_pkgs
-	@missing=""; \
-	for p in $(1); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' \
-	    || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing:$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	      apt-get install -y -qq $$missing >/dev/null || exit 1; \
-	  else \
-	    echo "this target needs these Debian packages; install them with:"; \
-	    echo "  sudo apt-get install -y$$missing"; exit 1; \
-	  fi; \
-	fi
-	@touch $@
-endef
 $(BUILD)/.deps-asan: | $(BUILD)/.deps
 	$(call need_pkgs,tcl-dev)
 $(BUILD)/.deps-valgrind: | $(BUILD)/.deps
@@ -302,22 +287,7 @@ cluster: $(CLUSTER)/idem_preload.so $(CLUSTER)/idemcl
 
 $(CLUSTER)/.deps: | $(BUILD)/.deps
 	@mkdir -p $(CLUSTER)
-	@missing=""; \
-	for p in $(CLUSTER_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' \
-	    || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing:$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	      apt-get install -y -qq $$missing >/dev/null || exit 1; \
-	  else \
-	    echo "the cluster needs these Debian packages; install them with:"; \
-	    echo "  sudo apt-get install -y$$missing"; exit 1; \
-	  fi; \
-	fi
-	@touch $@
+	$(call need_pkgs,$(CLUSTER_PKGS))
 
 # idem for the nodes: the same sources, built in (-DSQLITE_CORE) and
 # registered by a constructor before the node starts; -DIDEM_REPLICATED
