@@ -162,7 +162,8 @@ struct IdemCursor {
 /* columns 3..13 are virtual columns 2..12: q = c+1 */
 
 /* Columns of IDEM_STMT_MAIN: the call as members show it. */
-#define IDEM_MCOLS "who, conv, tool, args, kind, status, note, updated"
+#define IDEM_MCOLS "who, conv, tool, args, kind, status, note, updated, key"
+#define IDEM_M_KEY 8
 
 /*
 ** Set the error message of the virtual table (printf-style).
@@ -176,80 +177,47 @@ static void idemVtabError(IdemVtab *p, const char *zFmt, ...){
 }
 
 /*
+** The SQL of each statement, by IDEM_STMT_* number, each with two %w for
+** the schema and the table name.  The created-range forms (NULL here) are
+** made in idemStmt() from their lower and upper bounds.
+*/
+#define IDEM_FROM " FROM \"%w\".\"%w_claim\""
+static const char *const azIdemSql[IDEM_NSTMT] = {
+  /* INSERT */     "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
+                   " args, kind, status, id, result, note, created, updated)"
+                   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?12)",
+  /* MAIN */       "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
+  /* BYRID */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE rid=?1",
+  /* RECORD */     "UPDATE \"%w\".\"%w_claim\" SET status=?2, id=?3, result=?4,"
+                   " note=?5, updated=?6 WHERE rid=?1",
+  /* RELEASE */    "DELETE" IDEM_FROM " WHERE key=?1",
+  /* Q_SCAN */     "SELECT " IDEM_QCOLS IDEM_FROM " ORDER BY rid",
+  /* Q_KEY */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE key=?1 ORDER BY member",
+  /* Q_KEYMEMBER */"SELECT " IDEM_QCOLS IDEM_FROM " WHERE key=?1 AND member=?2",
+  /* Q_MAIN */     "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
+  0, 0, 0, 0, 0, 0, 0, 0, 0,        /* Q_CREATED: the nine range forms */
+  /* Q_KEY_L */    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 ORDER BY member",
+  /* Q_KEYMEMBER_L */
+                   "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 AND member=?2",
+};
+
+/*
 ** Return statement i, preparing it if need be.  NULL on error, with the
 ** message in the vtab and the error code in p->rcStmt.
 */
 static sqlite3_stmt *idemStmt(IdemVtab *p, int i){
   static const char *const azLower[] = { "", " AND created>?1", " AND created>=?1" };
   static const char *const azUpper[] = { "", " AND created<?2", " AND created<=?2" };
-  char *zSql = 0;
+  char *zSql;
   int rc;
   if( p->aStmt[i] ) return p->aStmt[i];
-  switch( i ){
-    case IDEM_STMT_INSERT:
-      zSql = sqlite3_mprintf(
-        "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool, args,"
-        " kind, status, id, result, note, created, updated)"
-        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?12)",
-        p->zDb, p->zName);
-      break;
-    case IDEM_STMT_MAIN:
-      zSql = sqlite3_mprintf(
-        "SELECT " IDEM_MCOLS " FROM \"%w\".\"%w_claim\""
-        " WHERE key=?1 AND member=0", p->zDb, p->zName);
-      break;
-    case IDEM_STMT_BYRID:
-      zSql = sqlite3_mprintf(
-        "SELECT " IDEM_QCOLS " FROM \"%w\".\"%w_claim\" WHERE rid=?1",
-        p->zDb, p->zName);
-      break;
-    case IDEM_STMT_RECORD:
-      zSql = sqlite3_mprintf(
-        "UPDATE \"%w\".\"%w_claim\" SET status=?2, id=?3, result=?4,"
-        " note=?5, updated=?6 WHERE rid=?1", p->zDb, p->zName);
-      break;
-    case IDEM_STMT_RELEASE:
-      zSql = sqlite3_mprintf(
-        "DELETE FROM \"%w\".\"%w_claim\" WHERE key=?1", p->zDb, p->zName);
-      break;
-    case IDEM_STMT_Q_SCAN:
-      zSql = sqlite3_mprintf(
-        "SELECT " IDEM_QCOLS " FROM \"%w\".\"%w_claim\" ORDER BY rid",
-        p->zDb, p->zName);
-      break;
-    case IDEM_STMT_Q_KEY:
-      zSql = sqlite3_mprintf(
-        "SELECT " IDEM_QCOLS " FROM \"%w\".\"%w_claim\""
-        " WHERE key=?1 ORDER BY member", p->zDb, p->zName);
-      break;
-    case IDEM_STMT_Q_KEYMEMBER:
-      zSql = sqlite3_mprintf(
-        "SELECT " IDEM_QCOLS " FROM \"%w\".\"%w_claim\""
-        " WHERE key=?1 AND member=?2", p->zDb, p->zName);
-      break;
-    case IDEM_STMT_Q_KEY_L:
-      zSql = sqlite3_mprintf(
-        "SELECT " IDEM_QCOLS_LIGHT " FROM \"%w\".\"%w_claim\""
-        " WHERE key=?1 ORDER BY member", p->zDb, p->zName);
-      break;
-    case IDEM_STMT_Q_KEYMEMBER_L:
-      zSql = sqlite3_mprintf(
-        "SELECT " IDEM_QCOLS_LIGHT " FROM \"%w\".\"%w_claim\""
-        " WHERE key=?1 AND member=?2", p->zDb, p->zName);
-      break;
-    case IDEM_STMT_Q_MAIN:
-      zSql = sqlite3_mprintf(
-        "SELECT " IDEM_MCOLS ", key FROM \"%w\".\"%w_claim\""
-        " WHERE key=?1 AND member=0", p->zDb, p->zName);
-      break;
-    default: {
-      int iRange = i - IDEM_STMT_Q_CREATED;
-      zSql = sqlite3_mprintf(
-        "SELECT " IDEM_QCOLS " FROM \"%w\".\"%w_claim\""
-        " WHERE 1%s%s ORDER BY created, rid", p->zDb, p->zName,
+  if( azIdemSql[i] ){
+    zSql = sqlite3_mprintf(azIdemSql[i], p->zDb, p->zName);
+  }else{
+    int iRange = i - IDEM_STMT_Q_CREATED;
+    zSql = sqlite3_mprintf("SELECT " IDEM_QCOLS IDEM_FROM " WHERE 1%s%s"
+        " ORDER BY created, rid", p->zDb, p->zName,
         azLower[iRange/3], azUpper[iRange%3]);
-      break;
-    }
   }
   if( zSql==0 ){
     rc = SQLITE_NOMEM;
@@ -717,8 +685,8 @@ static int idemCursorLoadMain(IdemCursor *pCur){
   if( pCur->pMain ){
     const void *aHave;
     if( sqlite3_stmt_busy(pCur->pMain) ){
-      aHave = sqlite3_column_blob(pCur->pMain, 8);
-      if( aHave && sqlite3_column_bytes(pCur->pMain, 8)==nKey
+      aHave = sqlite3_column_blob(pCur->pMain, IDEM_M_KEY);
+      if( aHave && sqlite3_column_bytes(pCur->pMain, IDEM_M_KEY)==nKey
        && memcmp(aHave, aKey, nKey)==0 ){
         return SQLITE_OK;
       }
