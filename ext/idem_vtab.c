@@ -103,7 +103,8 @@ static const char *const azIdemCol[IDEM_NCOL] = {
 #define IDEM_STMT_Q_CREATED   9   /* query: created range, 9 forms (9..17) */
 #define IDEM_STMT_Q_KEY_L    18   /* IDEM_STMT_Q_KEY without the identity */
 #define IDEM_STMT_Q_KEYMEMBER_L 19 /* IDEM_STMT_Q_KEYMEMBER without it */
-#define IDEM_NSTMT           20
+#define IDEM_STMT_CALLOF     20   /* a row's key and its call's status */
+#define IDEM_NSTMT           21
 
 /* Query plans (idxNum).  A created range adds 3*lower+upper, where lower
 ** is 0 (none), 1 (>) or 2 (>=) and upper 0 (none), 1 (<) or 2 (<=). */
@@ -177,8 +178,8 @@ static void idemVtabError(IdemVtab *p, const char *zFmt, ...){
 }
 
 /*
-** The SQL of each statement, by IDEM_STMT_* number, each with two %w for
-** the schema and the table name.  The created-range forms (NULL here) are
+** The SQL of each statement, by IDEM_STMT_* number, with %w for the schema
+** and the table name, in that order (twice where the table is named twice).  The created-range forms (NULL here) are
 ** made in idemStmt() from their lower and upper bounds.
 */
 #define IDEM_FROM " FROM \"%w\".\"%w_claim\""
@@ -199,6 +200,9 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* Q_KEY_L */    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_L */
                    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 AND member=?2",
+  /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
+                   " LEFT JOIN \"%w\".\"%w_claim\" AS c"
+                   " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",
 };
 
 /*
@@ -212,7 +216,7 @@ static sqlite3_stmt *idemStmt(IdemVtab *p, int i){
   int rc;
   if( p->aStmt[i] ) return p->aStmt[i];
   if( azIdemSql[i] ){
-    zSql = sqlite3_mprintf(azIdemSql[i], p->zDb, p->zName);
+    zSql = sqlite3_mprintf(azIdemSql[i], p->zDb, p->zName, p->zDb, p->zName);
   }else{
     int iRange = i - IDEM_STMT_Q_CREATED;
     zSql = sqlite3_mprintf("SELECT " IDEM_QCOLS IDEM_FROM " WHERE 1%s%s"
@@ -1067,6 +1071,11 @@ static const char *idemText(sqlite3_stmt *pStmt, int iCol){
   return z ? z : "";
 }
 
+/* A decided call (done, or failed and kept) is final. */
+static int idemIsDecided(const char *zStatus){
+  return strcmp(zStatus, "done")==0 || strcmp(zStatus, "failed")==0;
+}
+
 /* True if value pVal holds the bytes of part pPart (type aside). */
 static int idemSameBytes(sqlite3_stmt *pStmt, int iCol, const IdemPart *pPart){
   const void *a;
@@ -1103,19 +1112,20 @@ static void idemDuplicateError(IdemVtab *p, const char *zStatus,
 }
 
 /*
-** The packed key of the current row of pStmt (column IDEM_Q_KEY), or an
+** The packed key in column iCol of the current row of pStmt, or an
 ** error if it is not a 16-byte blob, as only a database changed outside
 ** idem can have.
 */
-static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, unsigned char aKey[16]){
-  if( sqlite3_column_type(pStmt, IDEM_Q_KEY)!=SQLITE_BLOB
-   || sqlite3_column_bytes(pStmt, IDEM_Q_KEY)!=IDEM_KEY_BYTES ){
+static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
+                      unsigned char aKey[16]){
+  if( sqlite3_column_type(pStmt, iCol)!=SQLITE_BLOB
+   || sqlite3_column_bytes(pStmt, iCol)!=IDEM_KEY_BYTES ){
     idemVtabError(p, "idem: %s: a row of %s_claim has a damaged key (not a"
         " 16-byte blob); the database was changed outside idem: see PRAGMA"
         " integrity_check", p->zName, p->zName);
     return SQLITE_CORRUPT_VTAB;
   }
-  memcpy(aKey, sqlite3_column_blob(pStmt, IDEM_Q_KEY), IDEM_KEY_BYTES);
+  memcpy(aKey, sqlite3_column_blob(pStmt, iCol), IDEM_KEY_BYTES);
   return SQLITE_OK;
 }
 
@@ -1463,7 +1473,7 @@ static int idemUpdateRow(IdemVtab *p, sqlite3_int64 iRid, sqlite3_value **aCol){
     zReconcile = (const char*)sqlite3_value_text(aCol[IDEM_COL_RECONCILE]);
   }
 
-  if( strcmp(zStatus, "done")==0 || strcmp(zStatus, "failed")==0 ){
+  if( idemIsDecided(zStatus) ){
     idemVtabError(p, "idem: call '%s' is already decided (status: %s); a"
         " decided call is final: replay it with SELECT reply FROM \"%w\""
         " WHERE key = '%s'", zHex, zStatus, p->zName, zHex);
@@ -1536,7 +1546,7 @@ static int idemUpdateRow(IdemVtab *p, sqlite3_int64 iRid, sqlite3_value **aCol){
 
   if( bRelease ){
     unsigned char aKey[IDEM_KEY_BYTES];
-    rc = idemRowKey(p, pOld, aKey);
+    rc = idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
     if( rc ) goto done;
     sqlite3_reset(pOld);
     rc = idemRelease(p, aKey, IDEM_KEY_BYTES);
@@ -1576,36 +1586,24 @@ static int idemUpdateRow(IdemVtab *p, sqlite3_int64 iRid, sqlite3_value **aCol){
 ** releases a claim whose outcome is open (SPEC §5, §7); reconcile does.
 */
 static int idemDeleteRow(IdemVtab *p, sqlite3_int64 iRid){
-  sqlite3_stmt *pOld = idemStmt(p, IDEM_STMT_BYRID);
-  sqlite3_stmt *pMain = idemStmt(p, IDEM_STMT_MAIN);
+  sqlite3_stmt *pRow = idemStmt(p, IDEM_STMT_CALLOF);
   unsigned char aKey[IDEM_KEY_BYTES];
-  int rc, bDecided = 0;
-  if( pOld==0 || pMain==0 ) return p->rcStmt;
-  sqlite3_bind_int64(pOld, 1, iRid);
-  rc = sqlite3_step(pOld);
+  int rc, bDecided;
+  if( pRow==0 ) return p->rcStmt;
+  sqlite3_bind_int64(pRow, 1, iRid);
+  rc = sqlite3_step(pRow);
   if( rc!=SQLITE_ROW ){
-    sqlite3_reset(pOld);
+    sqlite3_reset(pRow);
     if( rc==SQLITE_DONE ) return SQLITE_OK;   /* gone with its group */
     idemVtabError(p, "idem: %s: %s", p->zName, sqlite3_errmsg(p->db));
     return rc;
   }
-  rc = idemRowKey(p, pOld, aKey);
-  sqlite3_reset(pOld);
-  if( rc ) return rc;
-  sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-  rc = sqlite3_step(pMain);
-  if( rc==SQLITE_ROW ){
-    const char *zStatus = idemText(pMain, 5);
-    bDecided = strcmp(zStatus, "done")==0 || strcmp(zStatus, "failed")==0;
-  }else if( rc==SQLITE_DONE ){
-    bDecided = 1;           /* members without a call: damaged, removable */
-  }else{
-    idemVtabError(p, "idem: %s: %s", p->zName, sqlite3_errmsg(p->db));
-    sqlite3_reset(pMain);
-    return rc;
-  }
-  sqlite3_reset(pMain);
-  if( !bDecided ) return SQLITE_OK;
+  rc = idemRowKey(p, pRow, 0, aKey);
+  /* A member without its call (a damaged database) is removable. */
+  bDecided = sqlite3_column_type(pRow, 1)==SQLITE_NULL
+          || idemIsDecided(idemText(pRow, 1));
+  sqlite3_reset(pRow);
+  if( rc || !bDecided ) return rc;
   return idemRelease(p, aKey, IDEM_KEY_BYTES);
 }
 
