@@ -132,6 +132,23 @@ test-diff: $(BUILD)/idem.so
 	npm install --silent --prefix test/diff --no-package-lock --no-audit --no-fund
 	node test/diff/gen.js $(N) - | tclsh test/diff/check.tcl -
 
+# ---- portable: the canonicalizer without its word-at-a-time and SSE2 scans
+# (what a big-endian or non-GNU build runs), on the JSON tests and 20 000
+# differential documents.
+PORTABLE := $(BUILD)/portable
+.PHONY: test-portable
+$(PORTABLE)/idem.so: $(SOURCES) include/idem.h | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -DIDEM_JSON_PORTABLE -fPIC -shared \
+	  -fvisibility=hidden -o $@ ext/idem.c
+
+test-portable: $(PORTABLE)/idem.so
+	IDEM_LIB=$(abspath $(PORTABLE))/idem.so tclsh tcl/run.tcl \
+	  test/canonical.test test/key.test test/numbers.test test/hostile.test
+	npm install --silent --prefix test/diff --no-package-lock --no-audit --no-fund
+	node test/diff/gen.js 20000 - | IDEM_LIB=$(abspath $(PORTABLE))/idem.so \
+	  tclsh test/diff/check.tcl -
+
 # ---- reliability: processes killed at random moments, and at fixed crash
 # points (test/reliability/).  Debian's python3, which can load extensions.
 PYTHON3 := /usr/bin/python3

@@ -180,6 +180,20 @@ static uint64_t idemJsonSpecial8(uint64_t w){
 static uint64_t idemJsonZeroBytes(uint64_t w){
   return ~(((w & ~IJ_HIGH) + ~IJ_HIGH) | w) & IJ_HIGH;
 }
+
+/* On x86-64 (where SSE2 is always there) strings are scanned 16 bytes at
+** a time: one bit per byte that is a '"', a '\\', below 0x20 or above 0x7f
+** (the last two in one signed comparison: bytes 0x80..0xff are negative). */
+# if defined(__SSE2__)
+#  include <emmintrin.h>
+#  define IDEM_JSON_SSE2 1
+static unsigned int idemJsonSpecial16(__m128i v){
+  __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+  __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+  __m128i c = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+  return (unsigned int)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c));
+}
+# endif
 #endif
 
 static int idemJsonIsDigit(const unsigned char *s, const unsigned char *zEnd){
@@ -560,8 +574,24 @@ static int idemJsonString(
 
   *o++ = '"';
   for(;;){
-    /* Plain bytes 8 at a time.  The word is stored whole (the output has
-    ** room), then the pointers advance to its first special byte if any. */
+    /* Plain bytes 16, then 8 at a time.  The block is stored whole (the
+    ** output has room), then the pointers advance to its first special
+    ** byte if any. */
+#ifdef IDEM_JSON_SSE2
+    while( zEnd-s>=16 ){
+      __m128i v = _mm_loadu_si128((const __m128i*)s);
+      unsigned int m = idemJsonSpecial16(v);
+      _mm_storeu_si128((__m128i*)o, v);
+      if( m ){
+        int k = __builtin_ctz(m);
+        s += k;
+        o += k;
+        goto special;
+      }
+      s += 16;
+      o += 16;
+    }
+#endif
     while( zEnd-s>=8 ){
       uint64_t w, m;
       memcpy(&w, s, 8);
@@ -760,7 +790,29 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       pM = &p->aMember[nMember++];
       pM->iName = (uint32_t)(o - p->zOut);
       pM->iIn = (uint32_t)(s - z);
-#ifdef IDEM_JSON_LE_WORDS
+#ifdef IDEM_JSON_SSE2
+      /* Most names are a few plain ASCII bytes: such a name, quote
+      ** included, fits in the 16 bytes after its opening quote, is its own
+      ** canonical text, and its sort key is its first 8 bytes. */
+      if( zEnd-s>=17 ){
+        __m128i v = _mm_loadu_si128((const __m128i*)(s+1));
+        unsigned int m = idemJsonSpecial16(v);
+        int n = __builtin_ctz(m | 0x10000);
+        if( n<16 && s[1+n]=='"' ){
+          uint64_t w;
+          o[0] = '"';
+          _mm_storeu_si128((__m128i*)(o+1), v);
+          memcpy(&w, s+1, 8);
+          if( n<8 ) w &= ((uint64_t)1 << (8*n)) - 1;
+          o[1+n] = '"';
+          o += n+2;
+          s += n+2;
+          pM->iNameEnd = (uint32_t)(o - p->zOut);
+          pM->iKey = __builtin_bswap64(w);
+          goto name_done;
+        }
+      }
+#elif defined(IDEM_JSON_LE_WORDS)
       /* Most names are a few plain ASCII bytes: such a name, quote
       ** included, fits in the word after its opening quote, is its own
       ** canonical text, and its sort key is that word. */
