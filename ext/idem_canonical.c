@@ -152,6 +152,23 @@ static const unsigned char idemJsonClass[256] = {
   8, 9, 9, 9,10,11,11,11,11,11,11,11,11,11,11,11,   /* 0xf0 */
 };
 
+/* For each class of a byte 0x80..0xff: the length of the character that
+** it starts (0: none) and the range of its second byte, which rules out
+** overlong forms, surrogates and code points beyond U+10FFFF. */
+typedef struct IdemJsonUtf8 IdemJsonUtf8;
+struct IdemJsonUtf8 { unsigned char n, lo, hi; };
+static const IdemJsonUtf8 aIdemJsonUtf8[12] = {
+  {0,0,0}, {0,0,0}, {0,0,0}, {0,0,0},   /* ASCII classes: not used */
+  {2, 0x80, 0xbf},                       /* IJ_U2 */
+  {3, 0xa0, 0xbf},                       /* IJ_U3E0 */
+  {3, 0x80, 0xbf},                       /* IJ_U3 */
+  {3, 0x80, 0x9f},                       /* IJ_U3ED */
+  {4, 0x90, 0xbf},                       /* IJ_U4F0 */
+  {4, 0x80, 0xbf},                       /* IJ_U4 */
+  {4, 0x80, 0x8f},                       /* IJ_U4F4 */
+  {0,0,0},                               /* IJ_BAD */
+};
+
 static const char idemJsonHex[] = "0123456789abcdef";
 
 /* Non-zero if the 8 bytes of w hold a '"', a '\\', a byte below 0x20 or a
@@ -570,7 +587,6 @@ static int idemJsonString(
   const unsigned char *zStart = *ps;
   const unsigned char *s = zStart + 1;
   unsigned char *o = *po;
-  int lo, hi;
 
   *o++ = '"';
   for(;;){
@@ -620,6 +636,28 @@ static int idemJsonString(
       *ps = s+1;
       *po = o;
       return SQLITE_OK;
+    }
+    if( *s>=0x80 ){
+      /* A run of non-ASCII characters, each validated and copied whole:
+      ** a lead byte, a second byte in its range, and continuation bytes. */
+      do{
+        const IdemJsonUtf8 *u = &aIdemJsonUtf8[idemJsonClass[*s]];
+        int n = u->n;
+        if( n==0 || zEnd-s<n || s[1]<u->lo || s[1]>u->hi
+         || (n>2 && (s[2] & 0xc0)!=0x80)
+         || (n>3 && (s[3] & 0xc0)!=0x80) ){
+          goto bad_utf8;
+        }
+        if( zEnd-s>=4 ){
+          memcpy(o, s, 4);
+        }else{
+          memcpy(o, s, 2);    /* n==2 or n==3 */
+          o[2] = s[n-1];
+        }
+        o += n;
+        s += n;
+      }while( s<zEnd && *s>=0x80 );
+      continue;
     }
     switch( idemJsonClass[*s] ){
       case IJ_BSLASH: {
@@ -695,34 +733,6 @@ static int idemJsonString(
       case IJ_CTRL:
         return idemJsonFail(p, "unescaped control character in string",
                             z, s, zEnd);
-      case IJ_U2:
-        if( zEnd-s<2 || (s[1] & 0xc0)!=0x80 ) goto bad_utf8;
-        o[0] = s[0]; o[1] = s[1];
-        o += 2; s += 2;
-        if( s<zEnd && *s>=0x80 ) goto special;   /* more text in that script */
-        break;
-      case IJ_U3E0: lo = 0xa0; hi = 0xbf; goto three;
-      case IJ_U3:   lo = 0x80; hi = 0xbf; goto three;
-      case IJ_U3ED: lo = 0x80; hi = 0x9f;
-      three:
-        if( zEnd-s<3 || s[1]<lo || s[1]>hi || (s[2] & 0xc0)!=0x80 ){
-          goto bad_utf8;
-        }
-        o[0] = s[0]; o[1] = s[1]; o[2] = s[2];
-        o += 3; s += 3;
-        if( s<zEnd && *s>=0x80 ) goto special;
-        break;
-      case IJ_U4F0: lo = 0x90; hi = 0xbf; goto four;
-      case IJ_U4:   lo = 0x80; hi = 0xbf; goto four;
-      case IJ_U4F4: lo = 0x80; hi = 0x8f;
-      four:
-        if( zEnd-s<4 || s[1]<lo || s[1]>hi
-         || (s[2] & 0xc0)!=0x80 || (s[3] & 0xc0)!=0x80 ){
-          goto bad_utf8;
-        }
-        memcpy(o, s, 4);
-        o += 4; s += 4;
-        break;
       default:
         goto bad_utf8;
     }
