@@ -452,6 +452,9 @@ static int idemJsonNameCmp(
   return idemJsonNameCmpText(zOut, pA, pB);
 }
 
+/* Objects of up to this many members are sorted by counting ranks. */
+#define IDEM_JSON_RANK_SORT 16
+
 /* Sort the n members a[0..n) of an object by name, using aTmp[0..n) as
 ** scratch.  Small objects by insertion sort, larger by bottom-up merge sort
 ** over runs of 8 that are first insertion-sorted.  Returns non-zero if two
@@ -465,6 +468,27 @@ static int idemJsonSortMembers(
 ){
   int i, j, w, c, bEqual = 0;
   IdemJsonMember *aSrc = a, *aDst = aTmp;
+  if( n<=IDEM_JSON_RANK_SORT ){
+    /* Few members whose sort keys all differ (the usual case): the place
+    ** of each is the number of keys below its own, counted without a
+    ** branch that depends on the data.  Ties go to the sort below. */
+    uint64_t aKey[IDEM_JSON_RANK_SORT];
+    int nTie = 0;
+    for(i=0; i<n; i++) aKey[i] = a[i].iKey;
+    for(i=0; i<n; i++){
+      int nBelow = 0, nSame = 0;
+      for(j=0; j<n; j++){
+        nBelow += aKey[j]<aKey[i];
+        nSame += aKey[j]==aKey[i];
+      }
+      nTie += nSame>1;
+      aTmp[nBelow] = a[i];
+    }
+    if( nTie==0 ){
+      memcpy(a, aTmp, n*sizeof(IdemJsonMember));
+      return 0;
+    }
+  }
   for(i=0; i<n; i+=8){
     int iEnd = i+8<n ? i+8 : n;
     for(j=i+1; j<iEnd; j++){
