@@ -171,6 +171,26 @@ static const IdemJsonUtf8 aIdemJsonUtf8[12] = {
 
 static const char idemJsonHex[] = "0123456789abcdef";
 
+/* The value of each hex digit; 16 for a byte that is not one. */
+static const unsigned char idemJsonHexVal[256] = {
+  16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x00 */
+  16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x10 */
+  16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x20 */
+   0, 1, 2, 3, 4, 5, 6, 7, 8, 9,16,16,16,16,16,16,   /* 0x30 */
+  16,10,11,12,13,14,15,16,16,16,16,16,16,16,16,16,   /* 0x40 */
+  16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x50 */
+  16,10,11,12,13,14,15,16,16,16,16,16,16,16,16,16,   /* 0x60 */
+  16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x70 */
+  16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x80 */
+  16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x90 */
+  16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0xa0 */
+  16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0xb0 */
+  16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0xc0 */
+  16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0xd0 */
+  16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0xe0 */
+  16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0xf0 */
+};
+
 /* Non-zero if the 8 bytes of w hold a '"', a '\\', a byte below 0x20 or a
 ** byte above 0x7f.  (Bit tricks: each test is exact as to whether some byte
 ** matches, which is all that is asked.) */
@@ -209,6 +229,51 @@ static unsigned int idemJsonSpecial16(__m128i v){
   __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
   __m128i c = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
   return (unsigned int)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c));
+}
+
+/* How many of the 16 bytes v, which start with a non-ASCII byte, are
+** whole, valid characters of the same length as the first one, for runs of
+** 2-byte (Greek, Cyrillic, Hebrew, ...) and 3-byte (CJK, Hangul, ...)
+** characters: the bytes that follow the pattern lead, continuation, ...
+** from the start, cut to whole characters and to before the first lead
+** byte that needs a closer look (0xc0 and 0xc1 start overlong forms, 0xe0
+** may and 0xed may start a surrogate).  0 means: look at one character
+** byte by byte. */
+static int idemJsonUtf8Run16(__m128i v, unsigned int c){
+  unsigned int m, bad;
+  int n;
+  if( (c & 0xf0)==0xe0 ){
+    const __m128i mask = _mm_setr_epi8(
+      (char)0xf0, (char)0xc0, (char)0xc0, (char)0xf0, (char)0xc0, (char)0xc0,
+      (char)0xf0, (char)0xc0, (char)0xc0, (char)0xf0, (char)0xc0, (char)0xc0,
+      (char)0xf0, (char)0xc0, (char)0xc0, 0);
+    const __m128i want = _mm_setr_epi8(
+      (char)0xe0, (char)0x80, (char)0x80, (char)0xe0, (char)0x80, (char)0x80,
+      (char)0xe0, (char)0x80, (char)0x80, (char)0xe0, (char)0x80, (char)0x80,
+      (char)0xe0, (char)0x80, (char)0x80, 0);
+    m = (unsigned int)_mm_movemask_epi8(
+          _mm_cmpeq_epi8(_mm_and_si128(v, mask), want));
+    n = __builtin_ctz(~m) / 3 * 3;
+    bad = (unsigned int)_mm_movemask_epi8(_mm_or_si128(
+            _mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xe0)),
+            _mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xed)))) & 0x1249;
+  }else if( (c & 0xe0)==0xc0 ){
+    const __m128i mask = _mm_set1_epi16((short)0xc0e0);
+    const __m128i want = _mm_set1_epi16((short)0x80c0);
+    m = (unsigned int)_mm_movemask_epi8(
+          _mm_cmpeq_epi8(_mm_and_si128(v, mask), want));
+    n = __builtin_ctz(~m) & ~1;
+    bad = (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(
+            _mm_and_si128(v, _mm_set1_epi8((char)0xfe)),
+            _mm_set1_epi8((char)0xc0))) & 0x5555;
+  }else{
+    return 0;
+  }
+  if( bad ){
+    int k = __builtin_ctz(bad);
+    if( k<n ) n = k;
+  }
+  return n;
 }
 # endif
 #endif
@@ -288,17 +353,18 @@ static int idemJsonPlainDecimal(
   return f-zDot-1<=5 && zEnd-f<=15;
 }
 
-/* Value of the 4 hex digits at z, or -1. */
-static int idemJsonHex4(const unsigned char *z){
-  int v = 0, i;
-  for(i=0; i<4; i++){
-    int c = z[i];
-    if( c>='0' && c<='9' )      v = v*16 + c - '0';
-    else if( c>='a' && c<='f' ) v = v*16 + c - 'a' + 10;
-    else if( c>='A' && c<='F' ) v = v*16 + c - 'A' + 10;
-    else return -1;
-  }
-  return v;
+/* Value of the 4 hex digits at z, or -1.  (Inlined: it is on the path
+** of every \u escape.) */
+#if defined(__GNUC__)
+# define IDEM_JSON_INLINE __attribute__((always_inline)) inline
+#else
+# define IDEM_JSON_INLINE
+#endif
+static IDEM_JSON_INLINE int idemJsonHex4(const unsigned char *z){
+  unsigned int a = idemJsonHexVal[z[0]], b = idemJsonHexVal[z[1]];
+  unsigned int c = idemJsonHexVal[z[2]], d = idemJsonHexVal[z[3]];
+  if( (a|b|c|d) & 16 ) return -1;
+  return (int)(a<<12 | b<<8 | c<<4 | d);
 }
 
 /* Record an error: zWhat, then where (s is the offending position in the
@@ -665,9 +731,25 @@ static int idemJsonString(
       /* A run of non-ASCII characters, each validated and copied whole:
       ** a lead byte, a second byte in its range, and continuation bytes. */
       do{
-        const IdemJsonUtf8 *u = &aIdemJsonUtf8[idemJsonClass[*s]];
-        int n = u->n;
-        if( n==0 || zEnd-s<n || s[1]<u->lo || s[1]>u->hi
+#ifdef IDEM_JSON_SSE2
+        if( zEnd-s>=16 ){
+          __m128i v = _mm_loadu_si128((const __m128i*)s);
+          int n = idemJsonUtf8Run16(v, *s);
+          if( n ){
+            _mm_storeu_si128((__m128i*)o, v);
+            s += n;
+            o += n;
+            continue;
+          }
+        }
+#endif
+        /* One character.  n comes from the lead byte by arithmetic, not from the table, so
+        ** that finding the next character waits for one load, not three;
+        ** for every valid lead byte it equals u->n. */
+        unsigned int c = *s;
+        int n = 2 + (c>=0xe0) + (c>=0xf0);
+        const IdemJsonUtf8 *u = &aIdemJsonUtf8[idemJsonClass[c]];
+        if( u->n==0 || zEnd-s<n || s[1]<u->lo || s[1]>u->hi
          || (n>2 && (s[2] & 0xc0)!=0x80)
          || (n>3 && (s[3] & 0xc0)!=0x80) ){
           goto bad_utf8;
@@ -684,7 +766,9 @@ static int idemJsonString(
       continue;
     }
     switch( idemJsonClass[*s] ){
-      case IJ_BSLASH: {
+      case IJ_BSLASH: do{
+        /* A run of escapes (as "\u00fc\u00e9" of an ASCII-only encoder)
+        ** is decoded without going back to the scan. */
         int c;
         if( zEnd-s<2 ){
           return idemJsonFail(p, "unterminated string", z, zStart, zEnd);
@@ -752,8 +836,8 @@ static int idemJsonString(
           o[3] = (unsigned char)(0x80 | (c & 0x3f));
           o += 4;
         }
-        break;
-      }
+      }while( s<zEnd && *s=='\\' );
+      break;
       case IJ_CTRL:
         return idemJsonFail(p, "unescaped control character in string",
                             z, s, zEnd);
