@@ -306,12 +306,15 @@ static const unsigned char *idemJsonDigits(
 
 /* Skip JSON whitespace: ' ', \t, \n, \r (bits 32, 9, 10, 13 of the mask).
 ** Indentation after a newline is skipped a word at a time where possible.
-** Most calls find no whitespace at all (compact input), so that test is
-** made inline, by the macro idemJsonSkipWs(), and only a run of
-** whitespace costs a call. */
+** Most calls find no whitespace at all (compact input) or one space (as
+** in Python's ", " and ": "), so those tests are made inline, by the macro
+** idemJsonSkipWs(), and only other whitespace costs a call.  The byte after
+** a single space is looked at only if it is there. */
 #define IJ_WS_BITS 0x100002600ULL
 #define idemJsonSkipWs(s, zEnd) \
-  ((s)<(zEnd) && *(s)<=' ' ? idemJsonSkipWsRun((s), (zEnd)) : (s))
+  ((s)>=(zEnd) || *(s)>' ' ? (s) \
+   : *(s)==' ' && (s)+1<(zEnd) && (s)[1]>' ' ? (s)+1 \
+   : idemJsonSkipWsRun((s), (zEnd)))
 static const unsigned char *idemJsonSkipWsRun(
   const unsigned char *s,
   const unsigned char *zEnd
