@@ -1029,6 +1029,7 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         const unsigned char *zNum = s;
         const unsigned char *zDigits;
         const unsigned char *zDot = 0;
+        const unsigned char *zIntEnd, *zFracEnd;
         int isInt = 1, hasExp = 0;
         if( *s=='-' ) s++;
         zDigits = s;
@@ -1042,12 +1043,13 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         }else{
           s = idemJsonDigits(s, zEnd);
         }
+        zIntEnd = zFracEnd = s;
         if( s<zEnd && *s=='.' ){
           isInt = 0;
           zDot = s;
           s++;
           if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
-          s = idemJsonDigits(s, zEnd);
+          s = zFracEnd = idemJsonDigits(s, zEnd);
         }
         if( s<zEnd && (*s=='e' || *s=='E') ){
           isInt = 0;
@@ -1079,7 +1081,9 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
             if( rc ) goto done;
             o = p->zOut + iOut;
           }
-          nNum = idemNumberCanonical((const char*)zNum, nNum, (char*)o);
+          nNum = idemNumberCanonical((const char*)zNum, nNum,
+                                     (int)(zIntEnd - zNum),
+                                     (int)(zFracEnd - zNum), (char*)o);
           if( nNum<0 ){
             rc = idemJsonFail(p, "number overflows a double", z, zNum, zEnd);
             goto done;

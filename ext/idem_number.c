@@ -8,12 +8,16 @@
 **
 ** INTERFACE
 **
-**   static int idemNumberCanonical(const char *z, int n, char *zOut);
+**   static int idemNumberCanonical(const char *z, int n,
+**                                  int iInt, int iFrac, char *zOut);
 **
 **     z[0..n) is a number literal already validated against the RFC 8259
-**     grammar  -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?  .  Writes
-**     its canonical text to zOut (room for n+32 bytes, no NUL is written)
-**     and returns its length, or -1 if the value overflows a double.
+**     grammar  -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?  , as
+**     scanned by the caller: its integer digits end at z[iInt], its
+**     fraction digits (if any) at z[iFrac], and iFrac==iInt when there is
+**     no fraction.  Writes its canonical text to zOut (room for n+32 bytes,
+**     no NUL is written) and returns its length, or -1 if the value
+**     overflows a double.
 **
 **   static int idemNumberFormat(double v, char *zOut);
 **
@@ -999,6 +1003,20 @@ static uint32_t idemNumGet8(const char *z){
   return (a*100 + b)*10000 + c*100 + d;
 }
 
+/* The value of the n <= 19 decimal digits z[0..n). */
+static uint64_t idemNumDigitsValue(const char *z, int n){
+  uint64_t w = 0;
+  int i;
+  for(i=0; i+8<=n; i+=8) w = w*100000000 + idemNumGet8(z+i);
+  if( i+4<=n ){
+    w = w*10000 + (uint64_t)((z[i]-'0')*1000 + (z[i+1]-'0')*100
+                             + (z[i+2]-'0')*10 + (z[i+3]-'0'));
+    i += 4;
+  }
+  for(; i<n; i++) w = w*10 + (uint64_t)(z[i]-'0');
+  return w;
+}
+
 /*
 ** ECMAScript Number::toString of the finite double v.
 */
@@ -1269,9 +1287,16 @@ static int idemNumDecimalToDouble(
 #define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
 
 /*
-** The RFC 8785 text of the validated number literal z[0..n).
+** The RFC 8785 text of the validated number literal z[0..n), whose
+** integer digits end at z[iInt] and whose fraction digits, if any, end at
+** z[iFrac] (iFrac==iInt without a fraction): the caller has just scanned
+** the literal, and passes what it found instead of its being scanned again.
 */
-static int idemNumberCanonical(const char *z, int n, char *zOut){
+static int idemNumberCanonical(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
   char aDig[IDEMNUM_MAX_DIGITS+1];  /* Significant digits, +1 for a '1' */
   const char *zDig;                 /* The significant digits */
   const char *zInt, *zFrac;         /* Digits before and after the '.' */
@@ -1286,7 +1311,7 @@ static int idemNumberCanonical(const char *z, int n, char *zOut){
   double v;
 
   zInt = z + neg;
-  for(i=neg; i<n && z[i]>='0' && z[i]<='9'; i++){}
+  i = iInt;
   nInt = nIntAll = i - neg;
   if( i==n ){
     /* An integer literal: as written, but "-0" is "0". */
@@ -1300,7 +1325,7 @@ static int idemNumberCanonical(const char *z, int n, char *zOut){
   zFrac = z + i;
   if( z[i]=='.' ){
     zFrac++;
-    for(i++; i<n && z[i]>='0' && z[i]<='9'; i++){}
+    i = iFrac;
     nFrac = (int)(z + i - zFrac);
   }
   if( i<n ){
@@ -1349,6 +1374,27 @@ static int idemNumberCanonical(const char *z, int n, char *zOut){
     return 1;
   }
 
+  /* Up to 19 significant digits, the common case of a long literal: their
+  ** value w is read where they are, and w*10^q goes straight to step 3. */
+  if( nDig<=19 && !(nDig<=15 && L>=-307 && L<=307) ){
+    static const uint64_t aPow10[20] = {
+      1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+      10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+      100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+      100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+      100000000000000000ULL, 1000000000000000000ULL,
+      10000000000000000000ULL
+    };
+    uint64_t w = idemNumDigitsValue(zInt, nInt)*aPow10[nFrac]
+               + idemNumDigitsValue(zFrac, nFrac);
+    uint64_t m;
+    int e;
+    if( idemNumEiselLemire(w, (int)L - nDig + 1, &m, &e) ){
+      bits = ((uint64_t)(e+1075)<<52) | (m & (IDEMNUM_HIDDEN-1));
+      goto format;
+    }
+  }
+
   /* Gather the digits in one place if they straddle the '.', keeping
   ** IDEMNUM_MAX_DIGITS of them.  The last digit is not zero, so if any are
   ** dropped, one of those is not zero: append a '1' (see step 4). */
@@ -1375,6 +1421,7 @@ static int idemNumberCanonical(const char *z, int n, char *zOut){
     return idemNumLayout(zOut, neg, zDig, nDig, (int)L+1);
   }
   if( idemNumDecimalToDouble(zDig, nDig, (int)L, &bits) ) return -1;
+format:
   bits |= (uint64_t)neg << 63;
   memcpy(&v, &bits, sizeof(v));
   return idemNumberFormat(v, zOut);
