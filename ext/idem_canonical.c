@@ -542,18 +542,22 @@ static int idemJsonSortMembers(
     ** of each is the number of keys below its own, counted without a
     ** branch that depends on the data.  Ties go to the sort below. */
     uint64_t aKey[IDEM_JSON_RANK_SORT];
+    int aRank[IDEM_JSON_RANK_SORT];
     int nTie = 0;
-    for(i=0; i<n; i++) aKey[i] = a[i].iKey;
     for(i=0; i<n; i++){
-      int nBelow = 0, nSame = 0;
-      for(j=0; j<n; j++){
-        nBelow += aKey[j]<aKey[i];
-        nSame += aKey[j]==aKey[i];
+      aKey[i] = a[i].iKey;
+      aRank[i] = 0;
+    }
+    for(i=1; i<n; i++){
+      for(j=0; j<i; j++){          /* each pair once */
+        int jBelow = aKey[j]<aKey[i];
+        aRank[i] += jBelow;
+        aRank[j] += 1-jBelow;
+        nTie |= aKey[j]==aKey[i];
       }
-      nTie += nSame>1;
-      aTmp[nBelow] = a[i];
     }
     if( nTie==0 ){
+      for(i=0; i<n; i++) aTmp[aRank[i]] = a[i];
       memcpy(a, aTmp, n*sizeof(IdemJsonMember));
       return 0;
     }
