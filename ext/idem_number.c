@@ -15,14 +15,14 @@
 **     grammar  -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?  , as
 **     scanned by the caller: its integer digits end at z[iInt], its
 **     fraction digits (if any) at z[iFrac], and iFrac==iInt when there is
-**     no fraction.  Writes its canonical text to zOut (room for n+32 bytes,
+**     no fraction.  Writes its canonical text to zOut (room for n+40 bytes,
 **     no NUL is written) and returns its length, or -1 if the value
 **     overflows a double.
 **
 **   static int idemNumberFormat(double v, char *zOut);
 **
 **     ECMAScript Number::toString(v) of a finite double into zOut (room for
-**     32 bytes, no NUL written); returns its length.  -0 prints "0".
+**     40 bytes, no NUL written); returns its length.  -0 prints "0".
 **
 ** The canonical text of a literal is what ECMAScript String(Number(z))
 ** prints: the double nearest to the literal (round half to even; values
@@ -926,8 +926,10 @@ static uint64_t idemNumShortest(uint64_t c, int q, int *pK){
 }
 
 /*
-** Lay out the decimal 0.D * 10^n, where D is zDig[0..nDig), with no
-** trailing zeros, as ECMA-262 Number::toString does.  At most 26 bytes.
+** Lay out the decimal 0.D * 10^n, where D is zDig[0..nDig), nDig <= 17,
+** with no trailing zeros, as ECMA-262 Number::toString does.  The text is
+** at most 26 bytes, but the copies are of fixed sizes (no calls), so that
+** zDig[0..32) must be readable and zOut must have room for 40 bytes.
 */
 static int idemNumLayout(
   char *zOut,                       /* Write here */
@@ -937,23 +939,22 @@ static int idemNumLayout(
 ){
   char *z = zOut;
   if( neg ) *(z++) = '-';
+  assert( nDig>=1 && nDig<=17 );
   if( nDig<=n && n<=21 ){
     /* An integer below 1e21: all digits, then zeros. */
-    memcpy(z, zDig, (size_t)nDig);
-    memset(z+nDig, '0', (size_t)(n-nDig));
+    memcpy(z, zDig, 17);
+    memset(z+nDig, '0', 21);
     z += n;
   }else if( 0<n && n<=21 ){
-    /* ddd.ddd */
-    memcpy(z, zDig, (size_t)n);
+    /* ddd.ddd (n < nDig, so n <= 16 and nDig-n <= 16) */
+    memcpy(z, zDig, 16);
     z[n] = '.';
-    memcpy(z+n+1, zDig+n, (size_t)(nDig-n));
+    memcpy(z+n+1, zDig+n, 16);
     z += nDig+1;
   }else if( -6<n && n<=0 ){
     /* 0.000ddd, for 1e-6 <= |v| < 1 */
-    z[0] = '0';
-    z[1] = '.';
-    memset(z+2, '0', (size_t)-n);
-    memcpy(z+2-n, zDig, (size_t)nDig);
+    memcpy(z, "0.00000", 8);
+    memcpy(z+2-n, zDig, 17);
     z += 2-n+nDig;
   }else{
     /* d.ddde+NN or d.ddde-NN */
@@ -961,7 +962,7 @@ static int idemNumLayout(
     *(z++) = zDig[0];
     if( nDig>1 ){
       *(z++) = '.';
-      memcpy(z, zDig+1, (size_t)(nDig-1));
+      memcpy(z, zDig+1, 16);
       z += nDig-1;
     }
     *(z++) = 'e';
@@ -1023,7 +1024,7 @@ static uint64_t idemNumDigitsValue(const char *z, int n){
 static int idemNumberFormat(double v, char *zOut){
   uint64_t bits, c, s;
   int be, q, k, nDig;
-  char aBuf[17];
+  char aBuf[48];                       /* 17 digits, and readable slack */
   char *zDig = aBuf;
 
   memcpy(&bits, &v, sizeof(bits));
@@ -1418,6 +1419,11 @@ static int idemNumberCanonical(
   }
 
   if( nDig<=15 && L>=-307 && L<=307 ){
+    if( zDig!=aDig ){
+      /* idemNumLayout() reads 32 bytes from where the digits start. */
+      memcpy(aDig, zDig, (size_t)nDig);
+      zDig = aDig;
+    }
     return idemNumLayout(zOut, neg, zDig, nDig, (int)L+1);
   }
   if( idemNumDecimalToDouble(zDig, nDig, (int)L, &bits) ) return -1;

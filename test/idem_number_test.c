@@ -109,7 +109,7 @@ static int check(const char *zFile){
   for(i=0; i<nCase; i++){
     Case *p = &a[i];
     int isError = p->nExp==5 && memcmp(p->zExp, "ERROR", 5)==0;
-    char *zOut = malloc(p->nIn+32);
+    char *zOut = malloc(p->nIn+40);
     int n = canonical(p->zIn, p->nIn, zOut);
     int ok = isError ? n==-1
                      : n==p->nExp && memcmp(zOut, p->zExp, n)==0;
@@ -121,7 +121,7 @@ static int check(const char *zFile){
     if( ok && !isError ){
       double v = strtod(p->zIn, 0);
       if( !p->isInt || (v<9007199254740992.0 && v>-9007199254740992.0) ){
-        zOut = malloc(32);
+        zOut = malloc(40);
         n = idemNumberFormat(v, zOut);
         if( n!=p->nExp || memcmp(zOut, p->zExp, n)!=0 ){
           printf("FAIL format     %s (%.17g)\n  got      %.*s\n"
@@ -195,7 +195,7 @@ static int checkRandom(long nTest){
   uint64_t x = 0x2545f4914f6cdd1dULL;
   long i, nPass = 0, nFail = 0;
   for(i=0; i<nTest; i++){
-    char zOut[32], zDig[20], zMine[40];
+    char zOut[40], zDig[20], zMine[40];
     double v;
     uint64_t bits;
     int n, j, nDig, nMine = 0;
