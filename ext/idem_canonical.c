@@ -69,7 +69,7 @@
 ** checks for room.  Strings are scanned 16 bytes at a time on x86-64 (SSE2)
 ** and 8 elsewhere (a block with no quote, backslash, control or non-ASCII
 ** byte is copied whole); UTF-8 is validated as it is copied, a run of 2-byte
-** or 3-byte characters a block at a time on x86-64; a run of escapes is
+** 3-byte or 4-byte characters a block at a time on x86-64; a run of escapes is
 ** decoded in one loop.  Buffers larger than IDEM_JSON_KEEP are released
 ** rather than kept for the next call.
 */
@@ -235,12 +235,13 @@ static unsigned int idemJsonSpecial16(__m128i v){
 
 /* How many of the 16 bytes v, which start with a non-ASCII byte, are
 ** whole, valid characters of the same length as the first one, for runs of
-** 2-byte (Greek, Cyrillic, Hebrew, ...) and 3-byte (CJK, Hangul, ...)
-** characters: the bytes that follow the pattern lead, continuation, ...
-** from the start, cut to whole characters and to before the first lead
-** byte that needs a closer look (0xc0 and 0xc1 start overlong forms, 0xe0
-** may and 0xed may start a surrogate).  0 means: look at one character
-** byte by byte. */
+** 2-byte (Greek, Cyrillic, Hebrew, ...), 3-byte (CJK, Hangul, ...) and
+** 4-byte (emoji) characters: the bytes that follow the pattern lead,
+** continuation, ... from the start, cut to whole characters and to before
+** the first lead byte that is invalid or needs a closer look (0xc0 and
+** 0xc1 start overlong forms, 0xe0 may and 0xed may start a surrogate; in a
+** run of 4-byte characters the second byte is checked here).  0 means:
+** look at one character byte by byte. */
 static int idemJsonUtf8Run16(__m128i v, unsigned int c){
   unsigned int m, bad;
   int n;
@@ -268,6 +269,26 @@ static int idemJsonUtf8Run16(__m128i v, unsigned int c){
     bad = (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(
             _mm_and_si128(v, _mm_set1_epi8((char)0xfe)),
             _mm_set1_epi8((char)0xc0))) & 0x5555;
+  }else if( (c & 0xf8)==0xf0 ){
+    /* 4-byte characters (emoji are F0 9F xx xx).  A lead must be F0..F4;
+    ** after F0 the second byte is 90..BF, after F4 it is 80..8F. */
+    const __m128i mask = _mm_set1_epi32((int)0xc0c0c0f8);
+    const __m128i want = _mm_set1_epi32((int)0x808080f0);
+    unsigned int geF5, isF0, isF4, lt90, gt8F;
+    m = (unsigned int)_mm_movemask_epi8(
+          _mm_cmpeq_epi8(_mm_and_si128(v, mask), want));
+    n = __builtin_ctz(~m) & ~3;
+    geF5 = (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(
+             _mm_max_epu8(v, _mm_set1_epi8((char)0xf5)), v));
+    isF0 = (unsigned int)_mm_movemask_epi8(
+             _mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xf0)));
+    isF4 = (unsigned int)_mm_movemask_epi8(
+             _mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xf4)));
+    lt90 = ~(unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(
+             _mm_max_epu8(v, _mm_set1_epi8((char)0x90)), v));
+    gt8F = ~(unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(
+             _mm_min_epu8(v, _mm_set1_epi8((char)0x8f)), v));
+    bad = (geF5 | (isF0 & (lt90>>1)) | (isF4 & (gt8F>>1))) & 0x1111;
   }else{
     return 0;
   }
