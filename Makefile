@@ -271,8 +271,9 @@ fuzz-long: $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%) fuzz-corpus
 
 # ---- benchmarks -------------------------------------------------------------
 # make bench: test/bench/, idem against json(), a hand-made claim table and
-# the stdlib Python recipe, each ratio the median of 5 interleaved runs (a
-# few minutes; ~2 GB under /tmp, removed).  make bench-long: the cost of a
+# the stdlib Python recipe, each ratio the median of 5 interleaved runs,
+# then json() against idem one document shape at a time (a few minutes;
+# ~2 GB under /tmp, removed).  make bench-long: the cost of a
 # claim at 10M claims against 10K (~16 GB under /tmp, a quarter of an hour
 # or more).  test/bench/callgrind.sh counts instructions instead.
 .PHONY: bench bench-long
@@ -284,6 +285,7 @@ bench: $(BUILD)/idem.so $(BUILD)/bench
 	$(BUILD)/bench --write-docs $(BUILD)/bench-docs.db
 	/usr/bin/python3 test/bench/bench_py.py --docs $(BUILD)/bench-docs.db --lib $(BUILD)/idem
 	@rm -f $(BUILD)/bench-docs.db
+	/usr/bin/python3 test/bench/shapes.py --lib $(BUILD)/idem
 
 bench-long: $(BUILD)/idem.so $(BUILD)/bench
 	$(BUILD)/bench --lib $(BUILD)/idem --only scale --scale 10000000

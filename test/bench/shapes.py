@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""shapes.py -- idem_canonical and idem_key against json() by document shape
+(make bench, part 3).
+
+    /usr/bin/python3 test/bench/shapes.py [--lib build/idem] [--docs 4000]
+        [--runs 9]
+
+The benchmark's documents are a mix; this shows where the canonicalizer is
+fast and where it is not, one shape at a time: for each, --docs documents
+from a fixed seed in an in-memory table, and `SELECT count(f(a)) FROM d`
+for f = json, idem_canonical, idem_key (one step: the time is SQLite's and
+the function's, not Python's).  The three queries alternate, each time is
+the best of --runs, and the ratios are against json().  No targets: the
+table says which shapes cost more than json() and (in the README) why.
+"""
+import argparse
+import json
+import random
+import sqlite3
+import time
+
+WORDS = ["alpha", "beta", "Zürich", "naïve", "東京", "данные", "emoji😀",
+         "café", "straße", "北京市", "report", "order", "invoice"]
+CODE = ['def handle(request):', '    """Return the order."""',
+        '    if not request.get("id"):', '        raise ValueError("no id")',
+        '    total = sum(x["price"] * x["qty"] for x in request["items"])',
+        '    return {"id": request["id"], "total": round(total, 2)}',
+        '\tprint("done\\n")', '# a comment with a \\ backslash']
+
+
+def shape(name, r):
+    """One document of the shape called name, from the generator r."""
+    rnd = r.random
+    if name == "17-digit doubles":
+        return json.dumps({"v": [rnd() * r.choice([1, 100, 1e4])
+                                 for _ in range(200)]})
+    if name == "doubles with exponents":
+        return json.dumps({"v": [rnd() * 10 ** r.randint(-30, 30)
+                                 for _ in range(200)]})
+    if name == "2-digit decimals":
+        return json.dumps({"v": [round(rnd() * 100, 2) for _ in range(200)]})
+    if name == "integers":
+        return json.dumps({"v": [r.randint(0, 10 ** 12) for _ in range(200)]})
+    if name == "nested 60 deep":
+        d = "x"
+        for i in range(60):
+            d = {"k%d" % i: d, "a": i}
+        return json.dumps(d)
+    if name == "200 members, random order":
+        return json.dumps({"key%05d" % r.randint(0, 99999): i
+                           for i in range(200)})
+    if name == "CJK text":
+        return json.dumps({"t": "".join(chr(r.randint(0x4e00, 0x9fff))
+                                        for _ in range(400))},
+                          ensure_ascii=False)
+    if name == "CJK as \\u escapes":
+        return json.dumps({"t": "".join(chr(r.randint(0x4e00, 0x9fff))
+                                        for _ in range(300))})
+    if name == "emoji":
+        return json.dumps({"t": "".join(chr(r.randint(0x1F600, 0x1F64F))
+                                        for _ in range(200))},
+                          ensure_ascii=False)
+    if name == "mostly \\\" \\\\ \\n":
+        return json.dumps({"t": "".join(r.choice('ab"\\\n\t')
+                                        for _ in range(800))})
+    if name == "source code":
+        return json.dumps({"path": "src/m%d.py" % r.randint(0, 999),
+                           "content": "\n".join(r.choice(CODE)
+                                                for _ in range(30))})
+    if name == "words, mixed scripts":
+        return json.dumps({w + str(i): " ".join(r.choice(WORDS)
+                                                for _ in range(6))
+                           for i, w in enumerate(r.sample(WORDS, 8))},
+                          ensure_ascii=False)
+    if name == "array of objects":
+        return json.dumps([{"id": i, "name": "n%d" % i, "ok": True, "x": None}
+                           for i in range(60)])
+    if name == "long ASCII string":
+        return json.dumps({"s": "lorem ipsum dolor " * 100})
+    if name == "tiny":
+        return json.dumps({"q": "weather", "city": "Paris"})
+    raise ValueError(name)
+
+
+SHAPES = ["long ASCII string", "array of objects", "integers",
+          "2-digit decimals", "source code", "CJK as \\u escapes", "CJK text",
+          "emoji", "words, mixed scripts", "nested 60 deep", "tiny",
+          "mostly \\\" \\\\ \\n", "200 members, random order",
+          "17-digit doubles", "doubles with exponents"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", default="build/idem")
+    ap.add_argument("--docs", type=int, default=4000)
+    ap.add_argument("--runs", type=int, default=9)
+    a = ap.parse_args()
+    db = sqlite3.connect(":memory:")
+    db.enable_load_extension(True)
+    db.load_extension(a.lib)
+    queries = [("json", "SELECT count(json(a)) FROM d"),
+               ("canonical", "SELECT count(idem_canonical(a)) FROM d"),
+               ("key", "SELECT count(idem_key('w','c','t',a)) FROM d")]
+    print("By shape: %d documents each, best of %d; ratio to json()"
+          % (a.docs, a.runs))
+    print()
+    print("| shape | bytes/doc | `json()` | `idem_canonical` | `idem_key` |")
+    print("|---|---:|---:|---:|---:|")
+    for name in SHAPES:
+        r = random.Random(7)
+        db.execute("DROP TABLE IF EXISTS d")
+        db.execute("CREATE TABLE d(a TEXT)")
+        db.executemany("INSERT INTO d VALUES(?)",
+                       [(shape(name, r),) for _ in range(a.docs)])
+        size = db.execute("SELECT avg(length(CAST(a AS BLOB))) FROM d")
+        size = size.fetchone()[0]
+        best = {k: float("inf") for k, _ in queries}
+        for _ in range(a.runs):
+            for k, q in queries:
+                t = time.perf_counter()
+                db.execute(q).fetchall()
+                best[k] = min(best[k], time.perf_counter() - t)
+        j = best["json"]
+        print("| %s | %.0f | %.1f ms | %.2fx | %.2fx |"
+              % (name, size, j * 1e3, best["canonical"] / j, best["key"] / j))
+
+
+if __name__ == "__main__":
+    main()
