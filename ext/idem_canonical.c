@@ -68,10 +68,10 @@
 ** 21 digits), so the buffer is sized to the input once, and only a number
 ** checks for room.  Strings are scanned 16 bytes at a time on x86-64 (SSE2)
 ** and 8 elsewhere (a block with no quote, backslash, control or non-ASCII
-** byte is copied whole); UTF-8 is validated as it is copied, a run of 2-byte
-** 3-byte or 4-byte characters a block at a time on x86-64; a run of escapes is
-** decoded in one loop.  Buffers larger than IDEM_JSON_KEEP are released
-** rather than kept for the next call.
+** byte is copied whole); UTF-8 is validated as it is copied, a run of
+** 2-byte, 3-byte or 4-byte characters a block at a time on x86-64; a run of
+** escapes is decoded in one loop.  Buffers larger than IDEM_JSON_KEEP are
+** released rather than kept for the next call.
 */
 #include <string.h>
 #include <stdint.h>
