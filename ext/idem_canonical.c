@@ -773,9 +773,9 @@ static int idemJsonString(
           }
         }
 #endif
-        /* One character.  n comes from the lead byte by arithmetic, not from the table, so
-        ** that finding the next character waits for one load, not three;
-        ** for every valid lead byte it equals u->n. */
+        /* One character.  n comes from the lead byte by arithmetic, not
+        ** from the table, so that finding the next character waits for one
+        ** load, not three; for every valid lead byte it equals u->n. */
         unsigned int c = *s;
         int n = 2 + (c>=0xe0) + (c>=0xf0);
         const IdemJsonUtf8 *u = &aIdemJsonUtf8[idemJsonClass[c]];

@@ -1267,13 +1267,11 @@ static int idemNumDecimalToDouble(
   const char *zDig, int nDig, int L,
   uint64_t *pBits
 ){
-  uint64_t w = 0, m;
   int nW = nDig<19 ? nDig : 19;
   int q = L - nW + 1;
-  int i, e;
+  uint64_t w = idemNumDigitsValue(zDig, nW), m;
+  int e;
 
-  for(i=0; i+8<=nW; i+=8) w = w*100000000 + idemNumGet8(zDig+i);
-  for(; i<nW; i++) w = w*10 + (uint64_t)(zDig[i]-'0');
   if( idemNumEiselLemire(w, q, &m, &e) ){
     uint64_t m2;
     int e2;
@@ -1305,6 +1303,7 @@ static int idemNumberCanonical(
   int nIntAll;                      /* Digits before the '.', all of them */
   int nDig;                         /* Significant digits */
   int nLead = 0;                    /* Zeros before the first nonzero digit */
+  int isShort;                      /* Already its own shortest form */
   int neg = n>0 && z[0]=='-';
   int i;
   int64_t e10 = 0, L;
@@ -1377,7 +1376,8 @@ static int idemNumberCanonical(
 
   /* Up to 19 significant digits, the common case of a long literal: their
   ** value w is read where they are, and w*10^q goes straight to step 3. */
-  if( nDig<=19 && !(nDig<=15 && L>=-307 && L<=307) ){
+  isShort = nDig<=15 && L>=-307 && L<=307;    /* step 2 */
+  if( nDig<=19 && !isShort ){
     static const uint64_t aPow10[20] = {
       1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
       10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
@@ -1418,7 +1418,7 @@ static int idemNumberCanonical(
     zDig = aDig;
   }
 
-  if( nDig<=15 && L>=-307 && L<=307 ){
+  if( isShort ){
     if( zDig!=aDig ){
       /* idemNumLayout() reads 32 bytes from where the digits start. */
       memcpy(aDig, zDig, (size_t)nDig);
