@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# run.sh -- make test-cross: run build/cross/cross-VARIANT for each variant,
+# the first one natively (it writes the reference results of the generated
+# documents), the others natively or under their qemu-user emulator (each
+# compares with that reference).  Prints each program's report, a summary
+# line per variant with its time, and "N passed, N failed" for all of them;
+# exits non-zero if any check failed or any program died.
+#
+#   bash test/cross/run.sh DIR VARIANT:EMULATOR ...     (EMULATOR "native")
+#   CROSS_DOCS=N   documents per variant (default 4000)
+set -u
+dir=$1; shift
+docs=${CROSS_DOCS:-4000}
+ref=$dir/reference.txt
+data=$(cd "$(dirname "$0")/../data" && pwd)
+pass=0; fail=0; first=1; summary=""
+for spec in "$@"; do
+  variant=${spec%%:*}; emu=${spec#*:}
+  run=()
+  [ "$emu" != native ] && run=("$emu")
+  if [ $first = 1 ]; then mode=(-w "$ref"); rm -f "$ref"; else mode=(-r "$ref"); fi
+  first=0
+  t0=$(date +%s.%N)
+  out=$("${run[@]}" "$dir/cross-$variant" -d "$data" -n "$docs" -l "$variant" "${mode[@]}" 2>&1)
+  rc=$?
+  t1=$(date +%s.%N)
+  echo "$out"
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')
+  last=$(printf '%s\n' "$out" | tail -n 1)
+  if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    p=${BASH_REMATCH[1]}; f=${BASH_REMATCH[2]}
+    if [ $rc != 0 ] && [ "$f" = 0 ]; then f=1; fi
+  else
+    p=0; f=1; echo "$variant: the program died (exit status $rc)"
+  fi
+  pass=$((pass+p)); fail=$((fail+f))
+  summary+=$(printf '\n  %-16s %-13s %7d passed, %d failed  %6ss' \
+                    "$variant" "($emu)" "$p" "$f" "$secs")
+done
+echo
+echo "== test-cross: $docs generated documents per variant$summary"
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
