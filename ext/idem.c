@@ -26,6 +26,17 @@
 */
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
+
+/* The oldest SQLite idem supports: 3.40.0, the first that keeps a
+** SQLITE_VTAB_DIRECTONLY table out of a trigger's INSERT, UPDATE and DELETE
+** (idem_vtab.c, TRUST); idem_versioned.c reads pragma_table_list (3.37.0).
+** A build against older headers stops here; an older library at run time
+** is refused by sqlite3_idem_init(). */
+#define IDEM_SQLITE_MIN       3040000
+#define IDEM_SQLITE_MIN_TEXT  "3.40.0"
+#if SQLITE_VERSION_NUMBER<IDEM_SQLITE_MIN
+# error "idem needs SQLite 3.40.0 or later: the sqlite3.h and sqlite3ext.h found are older"
+#endif
 #include <string.h>
 #include <stdint.h>
 #include <stdarg.h>
@@ -56,7 +67,14 @@ int sqlite3_idem_init(
 ){
   int rc;
   SQLITE_EXTENSION_INIT2(pApi);
-  (void)pzErrMsg;
+  if( sqlite3_libversion_number()<IDEM_SQLITE_MIN ){
+    if( pzErrMsg ){
+      *pzErrMsg = sqlite3_mprintf("idem needs SQLite " IDEM_SQLITE_MIN_TEXT
+                                  " or later; this is SQLite %s",
+                                  sqlite3_libversion());
+    }
+    return SQLITE_ERROR;
+  }
   rc = sqlite3_create_function(db, "idem_version", 0,
       SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS, 0,
       idemVersionFunc, 0, 0);
