@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # run.sh -- make test-cross: run build/cross/cross-VARIANT for each variant,
 # the first one natively (it writes the reference results of the generated
-# documents), the others natively or under their qemu-user emulator (each
-# compares with that reference).  Prints each program's report, a summary
+# documents to DIR/reference.txt), the others natively or under their
+# qemu-user emulator (each compares with that reference, and writes its own
+# results to DIR/results-VARIANT.txt in the same format).  Prints each program's report, a summary
 # line per variant with its time, and "N passed, N failed" for all of them;
 # exits non-zero if any check failed or any program died.
 #
 #   bash test/cross/run.sh DIR VARIANT:EMULATOR ...     (EMULATOR "native")
-#   CROSS_DOCS=N   documents per variant (default 4000)
+#   CROSS_DOCS=N   documents per variant (default 10000)
 set -u
 dir=$1; shift
-docs=${CROSS_DOCS:-4000}
+docs=${CROSS_DOCS:-10000}
 ref=$dir/reference.txt
 data=$(cd "$(dirname "$0")/../data" && pwd)
 pass=0; fail=0; first=1; summary=""
@@ -18,7 +19,11 @@ for spec in "$@"; do
   variant=${spec%%:*}; emu=${spec#*:}
   run=()
   [ "$emu" != native ] && run=("$emu")
-  if [ $first = 1 ]; then mode=(-w "$ref"); rm -f "$ref"; else mode=(-r "$ref"); fi
+  if [ $first = 1 ]; then
+    mode=(-w "$ref"); rm -f "$ref"
+  else
+    mode=(-w "$dir/results-$variant.txt" -r "$ref")
+  fi
   first=0
   t0=$(date +%s.%N)
   out=$("${run[@]}" "$dir/cross-$variant" -d "$data" -n "$docs" -l "$variant" "${mode[@]}" 2>&1)
