@@ -129,10 +129,10 @@ test-new: all $(NEW)/libsqlite3.so.0 $(NEW)/idem.so
 # program is SQLite 3.53's amalgamation and ext/idem.c (-DSQLITE_CORE)
 # linked statically.  The native x86-64 run writes the reference results of
 # the generated documents, every other one compares with it byte for byte.
-#   make test-cross                     4000 documents per architecture
-#   make test-cross CROSS_DOCS=1000     (.ci/run: the short variant)
+#   make test-cross                     10000 documents per architecture
+#   make test-cross CROSS_DOCS=100000   (a longer run)
 CROSS        := $(BUILD)/cross
-CROSS_DOCS   ?= 4000
+CROSS_DOCS   ?= 10000
 CROSS_PKGS   := gcc-aarch64-linux-gnu gcc-s390x-linux-gnu gcc-i686-linux-gnu \
                 libc6-dev-arm64-cross libc6-dev-s390x-cross libc6-dev-i386-cross \
                 qemu-user
@@ -145,7 +145,13 @@ XCC_aarch64          := aarch64-linux-gnu-gcc
 XCC_s390x            := s390x-linux-gnu-gcc
 XCC_i386             := i686-linux-gnu-gcc
 XCC_i386-sse2        := i686-linux-gnu-gcc
-XFLAGS_x86_64-portable := -DIDEM_JSON_PORTABLE
+# Off x86 (no SSE2 intrinsics), a cast to a more aligned type is an error:
+# every word load goes through memcpy() (strict-alignment machines trap).
+XALIGN               := -Werror=cast-align=strict
+XFLAGS_x86_64-portable := -DIDEM_JSON_PORTABLE $(XALIGN)
+XFLAGS_aarch64       := $(XALIGN)
+XFLAGS_s390x         := $(XALIGN)
+XFLAGS_i386          := $(XALIGN)
 XFLAGS_i386-sse2     := -msse2
 XSQL_x86_64-portable := x86_64
 XSQL_i386-sse2       := i386
@@ -187,6 +193,57 @@ $(CROSS)/cross-%: test/cross/cross.c $(CROSS)/idem-%.o \
 test-cross: $(CROSS_VARIANTS:%=$(CROSS)/cross-%)
 	CROSS_DOCS=$(CROSS_DOCS) bash test/cross/run.sh $(CROSS) \
 	  $(foreach v,$(CROSS_VARIANTS),$(v):$(or $(QEMU_$(v)),native))
+
+# ---- the oldest SQLite ------------------------------------------------------
+# idem needs SQLite 3.40.0 or later: 3.40.0 is the first that keeps a
+# SQLITE_VTAB_DIRECTONLY table out of a trigger's INSERT/UPDATE/DELETE (before
+# it only reads were kept out: a trigger in a hostile file could write
+# claims; test/schema.test schema-6.1, test/hostile.test hostile-14.1);
+# idem_versioned() reads pragma_table_list (3.37.0); sqlite_schema (3.33.0),
+# xShadowName (3.26.0), sqlite3_str (3.25.0), sqlite3_vtab_nochange
+# (3.22.0).  ext/idem.c stops a build against older headers with an #error,
+# and sqlite3_idem_init() refuses to load into an older library.
+#   make test-old    the whole suite on 3.40.0 (npm's better-sqlite3@8.0.0),
+#                    as test-new runs it on 3.53; then the refusals, with
+#                    3.39.1 (better-sqlite3@7.6.2): the #error at compile
+#                    time, and load_extension()'s error at run time
+OLD       := $(BUILD)/sqlite-old
+OLDER     := $(BUILD)/sqlite-older
+OLD_NPM   := better-sqlite3@8.0.0
+OLDER_NPM := better-sqlite3@7.6.2
+
+# $(call npm_sqlite,DIR,PACKAGE): the amalgamation of an npm release.
+define npm_sqlite
+	@mkdir -p $(1)
+	cd $(1) && rm -f better-sqlite3-*.tgz && npm pack --silent $(2) >/dev/null \
+	  && tar xzf better-sqlite3-*.tgz --strip-components=3 \
+	       package/deps/sqlite3/sqlite3.c package/deps/sqlite3/sqlite3.h \
+	       package/deps/sqlite3/sqlite3ext.h \
+	  && rm -f better-sqlite3-*.tgz
+endef
+$(OLD)/sqlite3.c:
+	$(call npm_sqlite,$(OLD),$(OLD_NPM))
+$(OLDER)/sqlite3.c:
+	$(call npm_sqlite,$(OLDER),$(OLDER_NPM))
+
+$(OLD)/libsqlite3.so.0 $(OLDER)/libsqlite3.so.0: %/libsqlite3.so.0: %/sqlite3.c
+	$(CC) -O1 -w -fPIC -shared -Wl,-soname,libsqlite3.so.0 $(NEW_OPTS) \
+	  -o $@ $< -lm -lpthread
+
+$(OLD)/idem.so: $(SOURCES) include/idem.h $(OLD)/sqlite3.c
+	$(CC) $(CFLAGS) $(WARN) -I$(OLD) -fPIC -shared -fvisibility=hidden -o $@ ext/idem.c
+
+.PHONY: test-old
+test-old: all $(OLD)/libsqlite3.so.0 $(OLD)/idem.so $(OLDER)/libsqlite3.so.0
+	@echo "older headers (3.39.1): the build must stop with idem's #error"
+	@if $(CC) -I$(OLDER) -fsyntax-only ext/idem.c > $(OLDER)/build.log 2>&1; then \
+	  echo "FAILED: ext/idem.c compiled against SQLite 3.39.1"; exit 1; fi
+	@grep -q 'error: #error "idem needs SQLite 3.40.0 or later' $(OLDER)/build.log \
+	  || { cat $(OLDER)/build.log; echo "FAILED: not idem's #error"; exit 1; }
+	@grep -m1 '#error' $(OLDER)/build.log
+	@echo "older library (3.39.1): load_extension() must refuse"
+	LD_LIBRARY_PATH=$(abspath $(OLDER)) tclsh test/old/refuse.tcl $(abspath $(BUILD))/idem.so
+	LD_LIBRARY_PATH=$(abspath $(OLD)) IDEM_LIB=$(abspath $(OLD))/idem.so tclsh tcl/run.tcl
 
 # ---- differential: idem_canonical against the npm package canonicalize ------
 # (an RFC 8785 implementation) on N random documents; test/diff/gen.js skips
