@@ -147,7 +147,7 @@ XCC_i386             := i686-linux-gnu-gcc
 XCC_i386-sse2        := i686-linux-gnu-gcc
 # Off x86 (no SSE2 intrinsics), a cast to a more aligned type is an error:
 # every word load goes through memcpy() (strict-alignment machines trap).
-XALIGN               := -Werror=cast-align=strict
+XALIGN               := -Werror=cast-align -Wcast-align=strict
 XFLAGS_x86_64-portable := -DIDEM_JSON_PORTABLE $(XALIGN)
 XFLAGS_aarch64       := $(XALIGN)
 XFLAGS_s390x         := $(XALIGN)
