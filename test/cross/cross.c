@@ -2,7 +2,7 @@
 ** cross.c -- the same keys and the same behaviour on every architecture
 ** (make test-cross; README "Portability").
 **
-**   cross -d DATADIR [-w OUT] [-r REF] [-n NDOC] [-l LABEL]
+**   cross -d DATADIR [-w OUT] [-r REF] [-n NDOC] [-l LABEL] [-x DB]
 **
 ** A self-contained program: SQLite's amalgamation and idem (ext/idem.c,
 ** built with -DSQLITE_CORE) are linked in statically, so the one binary
@@ -28,6 +28,10 @@
 **             "E <error message>", and a newline
 **   smoke     claim, replay, duplicate, failure and re-claim through the
 **             idem virtual table, in a file database reopened in between
+**   exchange  with -x DB: without -r, 200 done calls are written to DB;
+**             with -r, DB (written on the reference machine) is opened
+**             and each call is found by its key, replayed and refused as a
+**             duplicate, in a transaction that is rolled back
 **
 ** It prints what it runs on (architecture, byte order, char signedness,
 ** long width, scan path, SQLite version), a line per area, and ends with
@@ -875,7 +879,8 @@ static void testSmoke(const char *zDb){
     "SELECT status FROM calls WHERE tool = 'restock'", "pending",
     /* bad input: a clear error under OR IGNORE too, nothing written */
     "INSERT OR IGNORE INTO calls(who, conv, tool, args)"
-    " VALUES('bob', 'conv-1', 'restock', '{\"sku\":')", "~",
+    " VALUES('bob', 'conv-1', 'restock', '{\"sku\":')",
+    "~idem: args: expected a value at end of input",
     "SELECT count(*) FROM calls", "2",
     /* an external call: unknown after a failure, kept, never retried */
     "INSERT INTO calls(who, conv, tool, args, kind)"
@@ -928,6 +933,93 @@ static void testSmoke(const char *zDb){
   unlink(zDb);
 }
 
+/* ------------------------------------------------------------ exchange */
+/*
+** A database file that travels between machines: the reference run makes
+** 200 claims in zFile (done, with a result); every other run opens that
+** same file and, in a transaction it rolls back, finds each call again by
+** its key, replays it, and sees the same call, spelled otherwise, as a
+** duplicate.  A key stored in a machine's own byte order would be missed.
+*/
+#define EXCHANGE_N 200
+static void exchangeArgs(char *z, int n, int i, int bOther){
+  if( bOther ){
+    snprintf(z, n, "{ \"qty\" : %d.0, \"sku\": \"A%04d\","
+             " \"note\":\"\\u00e9\" }", i%7, i);
+  }else{
+    snprintf(z, n, "{\"sku\":\"A%04d\",\"note\":\"\xc3\xa9\",\"qty\":%d}",
+             i, i%7);
+  }
+}
+static void testExchange(const char *zFile, int bCreate){
+  sqlite3 *db = 0;
+  int i, nFail0 = nFail, nCall = 0;
+  char zArgs[128], zSql[512], zWant[256];
+  char *zGot;
+  nShown = 0;
+  if( bCreate ) unlink(zFile);
+  if( sqlite3_open_v2(zFile, &db, SQLITE_OPEN_READWRITE
+                                  | (bCreate ? SQLITE_OPEN_CREATE : 0), 0) ){
+    fail("exchange", "cannot open %s%s", zFile,
+         bCreate ? "" : " (written by the reference run)");
+    goto done;
+  }
+  zGot = execText(db, bCreate ? "CREATE VIRTUAL TABLE calls USING idem"
+                              : "BEGIN");
+  if( zGot[0] ) fail("exchange", "%s", zGot);
+  sqlite3_free(zGot);
+  if( bCreate ){
+    zGot = execText(db, "BEGIN");
+    sqlite3_free(zGot);
+  }
+  for(i=0; i<EXCHANGE_N; i++){
+    exchangeArgs(zArgs, sizeof(zArgs), i, !bCreate);
+    if( bCreate ){
+      sqlite3_snprintf(sizeof(zSql), zSql,
+          "INSERT INTO calls(who, conv, tool, args)"
+          " VALUES('u%d', 'c', 't', %Q);"
+          "UPDATE calls SET status = 'done', id = %d, result = '{\"n\":%d}'"
+          " WHERE key = idem_key('u%d', 'c', 't', %Q) AND member = 0",
+          i, zArgs, i, i, i, zArgs);
+      if( sqlite3_exec(db, zSql, 0, 0, 0) ){
+        fail("exchange", "claim %d: %s", i, sqlite3_errmsg(db));
+      }
+      continue;
+    }
+    nCall++;
+    sqlite3_snprintf(sizeof(zSql), zSql,
+        "INSERT OR IGNORE INTO calls(who, conv, tool, args)"
+        " VALUES('u%d', 'c', 't', %Q)", i, zArgs);
+    zGot = execText(db, zSql);
+    sqlite3_free(zGot);
+    sqlite3_snprintf(sizeof(zSql), zSql,
+        "SELECT changes(), reply FROM calls"
+        " WHERE key = idem_key('u%d', 'c', 't', %Q)", i, zArgs);
+    sqlite3_snprintf(sizeof(zWant), zWant,
+        "0|{\"id\":%d,\"idempotent\":true,\"result\":{\"n\":%d},"
+        "\"status\":\"done\"}", i, i);
+    zGot = execText(db, zSql);
+    if( strcmp(zGot, zWant)==0 ){
+      pass();
+    }else{
+      fail("exchange", "call %d: got %s, want %s", i, zGot, zWant);
+    }
+    sqlite3_free(zGot);
+  }
+  zGot = execText(db, bCreate ? "COMMIT" : "ROLLBACK");
+  if( zGot[0] ) fail("exchange", "%s", zGot);
+  sqlite3_free(zGot);
+  if( bCreate ){
+    pass();
+    printf("exchange: %d done calls written to %s\n", EXCHANGE_N, zFile);
+  }else{
+    printf("exchange: %d calls replayed from the reference run's database, "
+           "%d failed\n", nCall, nFail-nFail0);
+  }
+ done:
+  sqlite3_close(db);
+}
+
 /* ------------------------------------------------------------ main */
 /* With IDEM_CROSS_TIMES set, the CPU time of each area (emulated time,
 ** under qemu). */
@@ -943,6 +1035,7 @@ static void lap(const char *zArea){
 
 int main(int argc, char **argv){
   const char *zDir = "test/data", *zWrite = 0, *zRead = 0, *zLabel = 0;
+  const char *zExchange = 0;
   int nDoc = 10000, i, rc;
   sqlite3 *db = 0;
   char zDb[256];
@@ -952,9 +1045,10 @@ int main(int argc, char **argv){
     else if( strcmp(argv[i], "-r")==0 && i+1<argc ) zRead = argv[++i];
     else if( strcmp(argv[i], "-n")==0 && i+1<argc ) nDoc = atoi(argv[++i]);
     else if( strcmp(argv[i], "-l")==0 && i+1<argc ) zLabel = argv[++i];
+    else if( strcmp(argv[i], "-x")==0 && i+1<argc ) zExchange = argv[++i];
     else{
       fprintf(stderr, "usage: %s [-d DATADIR] [-w OUT] [-r REF] [-n NDOC] "
-              "[-l LABEL]\n", argv[0]);
+              "[-l LABEL] [-x DB]\n", argv[0]);
       return 2;
     }
   }
@@ -990,6 +1084,8 @@ int main(int argc, char **argv){
   snprintf(zDb, sizeof(zDb), "/tmp/idem-cross-%s-%ld.db",
            zLabel ? zLabel : archName(), (long)getpid());
   testSmoke(zDb);
+  lap("smoke");
+  if( zExchange ) testExchange(zExchange, zRead==0);
   sqlite3_finalize(pCanon);
   sqlite3_close(db);
   printf("%d passed, %d failed\n", nPass, nFail);

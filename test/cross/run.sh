@@ -5,7 +5,8 @@
 # qemu-user emulator (each compares with that reference, and writes its own
 # results to DIR/results-VARIANT.txt in the same format).  Prints each program's report, a summary
 # line per variant with its time, and "N passed, N failed" for all of them;
-# exits non-zero if any check failed or any program died.
+# exits non-zero if any check failed or any program died.  The first run
+# also writes DIR/exchange.db, which every other run reads (cross.c -x).
 #
 #   bash test/cross/run.sh DIR VARIANT:EMULATOR ...     (EMULATOR "native")
 #   CROSS_DOCS=N   documents per variant (default 10000)
@@ -26,7 +27,8 @@ for spec in "$@"; do
   fi
   first=0
   t0=$(date +%s.%N)
-  out=$("${run[@]}" "$dir/cross-$variant" -d "$data" -n "$docs" -l "$variant" "${mode[@]}" 2>&1)
+  out=$("${run[@]}" "$dir/cross-$variant" -d "$data" -n "$docs" -l "$variant" \
+        -x "$dir/exchange.db" "${mode[@]}" 2>&1)
   rc=$?
   t1=$(date +%s.%N)
   echo "$out"
@@ -39,7 +41,7 @@ for spec in "$@"; do
     p=0; f=1; echo "$variant: the program died (exit status $rc)"
   fi
   pass=$((pass+p)); fail=$((fail+f))
-  summary+=$(printf '\n  %-16s %-13s %7d passed, %d failed  %6ss' \
+  summary+=$(printf '\n  %-16s %-15s %7d passed, %d failed  %6ss' \
                     "$variant" "($emu)" "$p" "$f" "$secs")
 done
 echo
