@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # run.sh -- make test-cross: run build/cross/cross-VARIANT for each variant,
 # the first one natively (it writes the reference results of the generated
-# documents to DIR/reference.txt), the others natively or under their
-# qemu-user emulator (each compares with that reference, and writes its own
-# results to DIR/results-VARIANT.txt in the same format).  Prints each program's report, a summary
-# line per variant with its time, and "N passed, N failed" for all of them;
-# exits non-zero if any check failed or any program died.  The first run
-# also writes DIR/exchange.db, which every other run reads (cross.c -x).
+# documents to DIR/reference.txt, and DIR/exchange.db), the others
+# natively or under their qemu-user emulator (each compares with that
+# reference and reads that database, and writes its own results to
+# DIR/results-VARIANT.txt in the same format).  Prints each program's
+# report, a summary line per variant with its time, and "N passed, N failed"
+# for all of them; exits non-zero if any check failed or any program died.
 #
 #   bash test/cross/run.sh DIR VARIANT:EMULATOR ...     (EMULATOR "native")
 #   CROSS_DOCS=N   documents per variant (default 10000)
