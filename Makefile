@@ -125,7 +125,8 @@ test-new: all $(NEW)/libsqlite3.so.0 $(NEW)/idem.so
 
 # ---- other architectures: the same keys on arm64, big-endian s390x, 32-bit
 # i386 (x87 floating point; and again with SSE2), under qemu-user, and the
-# plain-C scan on x86-64 (test/cross/cross.c says what it checks).  Each
+# plain-C scan (-DIDEM_JSON_PORTABLE) on x86-64, arm64 and i386
+# (test/cross/cross.c says what it checks; s390x always runs it).  Each
 # program is SQLite 3.53's amalgamation and ext/idem.c (-DSQLITE_CORE)
 # linked statically.  The native x86-64 run writes the reference results of
 # the generated documents, every other one compares with it byte for byte.
@@ -138,27 +139,36 @@ CROSS_PKGS   := gcc-aarch64-linux-gnu gcc-s390x-linux-gnu gcc-i686-linux-gnu \
                 qemu-user
 # A variant: its compiler, its extra flags, the SQLite object it links
 # (one per instruction set) and the emulator that runs it.
-CROSS_VARIANTS := x86_64 x86_64-portable aarch64 s390x i386 i386-sse2
+CROSS_VARIANTS := x86_64 x86_64-portable aarch64 aarch64-portable s390x \
+                  i386 i386-sse2 i386-portable
 XCC_x86_64           := $(CC)
 XCC_x86_64-portable  := $(CC)
 XCC_aarch64          := aarch64-linux-gnu-gcc
+XCC_aarch64-portable := aarch64-linux-gnu-gcc
 XCC_s390x            := s390x-linux-gnu-gcc
 XCC_i386             := i686-linux-gnu-gcc
 XCC_i386-sse2        := i686-linux-gnu-gcc
+XCC_i386-portable    := i686-linux-gnu-gcc
 # Off x86 (no SSE2 intrinsics), a cast to a more aligned type is an error:
 # every word load goes through memcpy() (strict-alignment machines trap).
 XALIGN               := -Werror=cast-align -Wcast-align=strict
 XFLAGS_x86_64-portable := -DIDEM_JSON_PORTABLE $(XALIGN)
 XFLAGS_aarch64       := $(XALIGN)
+XFLAGS_aarch64-portable := -DIDEM_JSON_PORTABLE $(XALIGN)
 XFLAGS_s390x         := $(XALIGN)
 XFLAGS_i386          := $(XALIGN)
 XFLAGS_i386-sse2     := -msse2
+XFLAGS_i386-portable := -DIDEM_JSON_PORTABLE $(XALIGN)
 XSQL_x86_64-portable := x86_64
+XSQL_aarch64-portable := aarch64
 XSQL_i386-sse2       := i386
+XSQL_i386-portable   := i386
 QEMU_aarch64         := qemu-aarch64
+QEMU_aarch64-portable := qemu-aarch64
 QEMU_s390x           := qemu-s390x
 QEMU_i386            := qemu-i386
 QEMU_i386-sse2       := qemu-i386
+QEMU_i386-portable   := qemu-i386
 CROSS_SQLITE_OPTS := -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION
 
 $(CROSS)/.deps: | $(BUILD)/.deps
