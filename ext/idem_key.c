@@ -1,5 +1,5 @@
 /*
-** idem_key.c -- the key of a call (SPEC.md §2) and its header (§6).
+** idem_key.c -- the key of a call (doc/contract.md §2) and its header (§6).
 **
 **   idem_key(who, conv, tool, args)  -> 32 lowercase hex digits
 **   idem_header(key)                 -> 'Idempotency-Key: "<key>"'

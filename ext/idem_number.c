@@ -31,7 +31,7 @@
 ** if there are several, the even one on a tie), laid out as in ECMA-262
 ** Number::toString: plain digits below 1e21, "0.000ddd" down to 1e-6,
 ** "d.ddde+NN" / "d.ddde-NN" outside that range.  One deliberate exception
-** (SPEC section 3): an integer literal, one with neither fraction nor
+** (doc/contract.md §3): an integer literal, one with neither fraction nor
 ** exponent, is returned exactly as written ("-0" becomes "0").  Up to 2^53
 ** that is what ECMAScript prints anyway; beyond 2^53 it keeps distinct
 ** large ids distinct.  An integer literal therefore never overflows.

@@ -1,5 +1,5 @@
 /*
-** idem_versioned.c -- the version guard for ordinary tables (SPEC.md §8):
+** idem_versioned.c -- the version guard for ordinary tables (doc/contract.md §8):
 ** optimistic concurrency, kept by the database itself.
 **
 ** USAGE
@@ -102,7 +102,7 @@
 ** Transactions.  idem_versioned() makes its changes inside SAVEPOINT
 ** idem_versioned: atomically on its own, or as part of the caller's
 ** transaction.  On a replicated engine (dqlite) call it inside an
-** explicit BEGIN ... COMMIT (SPEC.md §7a): a write made by a function in a
+** explicit BEGIN ... COMMIT (doc/contract.md §7a): a write made by a function in a
 ** plain SELECT is not replicated otherwise.  On dqlite 1.11 the guard is
 ** then made on the leader alone, the client is told "1", the leader dies
 ** at its next request (vfsFileShmLock: Assertion `wal->n_tx == 0'), and

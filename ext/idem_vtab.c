@@ -1,5 +1,5 @@
 /*
-** idem_vtab.c -- the claim and replay virtual table (SPEC.md §4, §5, §7).
+** idem_vtab.c -- the claim and replay virtual table (doc/contract.md §4, §5, §7).
 **
 **   CREATE VIRTUAL TABLE calls USING idem;                 -- or
 **   CREATE VIRTUAL TABLE calls USING idem(local_failure=keep);
@@ -73,7 +73,7 @@ static const char *const azIdemCol[IDEM_NCOL] = {
 };
 
 /*
-** The note recorded on an external call that failed (SPEC §5, §6).
+** The note recorded on an external call that failed (doc/contract.md §5, §6).
 */
 #define IDEM_UNKNOWN_NOTE \
   "the request may already have reached the target system; the target's " \
@@ -1405,7 +1405,7 @@ static void idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
 }
 
 /*
-** UPDATE of the row with rid iRid.  The rules (SPEC §4, §5):
+** UPDATE of the row with rid iRid.  The rules (doc/contract.md §4, §5):
 **   pending -> pending   id, result, note may change
 **   pending -> done      recorded
 **   pending -> failed    local: released (rows deleted) or, with
@@ -1583,7 +1583,7 @@ static int idemUpdateRow(IdemVtab *p, sqlite3_int64 iRid, sqlite3_value **aCol){
 /*
 ** DELETE of the row with rid iRid: a decided call (done, failed) goes with
 ** its whole group.  A pending or unknown call is kept: DELETE never
-** releases a claim whose outcome is open (SPEC §5, §7); reconcile does.
+** releases a claim whose outcome is open (doc/contract.md §5, §7); reconcile does.
 */
 static int idemDeleteRow(IdemVtab *p, sqlite3_int64 iRid){
   sqlite3_stmt *pRow = idemStmt(p, IDEM_STMT_CALLOF);
