@@ -125,7 +125,7 @@ test-new: all $(NEW)/libsqlite3.so.0 $(NEW)/idem.so
 
 # ---- differential: idem_canonical against the npm package canonicalize ------
 # (an RFC 8785 implementation) on N random documents; test/diff/gen.js skips
-# integer literals beyond 2^53, where SPEC deliberately differs.
+# integer literals beyond 2^53, where doc/contract.md §3 deliberately differs.
 N ?= 100000
 .PHONY: test-diff
 test-diff: $(BUILD)/idem.so

@@ -8,7 +8,7 @@
 //	                    leader, which is among them, with VOTERS voters
 //	leader              print the leader's address
 //	query SQL           run SQL as one plain query in autocommit (no
-//	                    BEGIN): the path that SPEC.md §7a warns about
+//	                    BEGIN): the path that doc/contract.md §7a warns about
 //	exec SQL            run SQL as one plain exec in autocommit
 //	race ROUNDS PREFIX ADDR_A ADDR_B
 //	                    ROUNDS times, two clients (A entering through
