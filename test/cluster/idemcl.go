@@ -1,5 +1,5 @@
 // idemcl -- a dqlite client for test/cluster/run.sh: claims made the way
-// an application makes them (README, "Running on a cluster"), with the
+// an application makes them (doc/cluster.md), with the
 // retries that a cluster needs.
 //
 //	idemcl -s ADDR[,ADDR...] [-t SECONDS] COMMAND ARGS
