@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # idem -- the idempotency protocol as a SQLite extension.
 #
 #   make            build/idem.so (loadable; .dylib on macOS) and build/libidem.a

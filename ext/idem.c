@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** idem -- the idempotency protocol for writes, as a SQLite extension.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** idem_canonical.c -- canonical JSON (RFC 8785, JCS) with a strict parser.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** idem_key.c -- the key of a call (doc/contract.md §2) and its header (§6).
 **

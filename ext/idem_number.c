@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** idem_number.c -- numbers for RFC 8785 canonical JSON.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** idem_versioned.c -- the version guard for ordinary tables (doc/contract.md §8):
 ** optimistic concurrency, kept by the database itself.

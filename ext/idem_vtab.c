@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** idem_vtab.c -- the claim and replay virtual table (doc/contract.md §4, §5, §7).
 **

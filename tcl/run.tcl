@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tcl/run.tcl -- run every test file and add up the counts.
 #
 #   tclsh tcl/run.tcl ?FILE ...?        (default: test/*.test)

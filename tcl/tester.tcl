@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tcl/tester.tcl -- the idem test harness, in the style of SQLite's tester.tcl.
 #
 # A test file starts with

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- test/demo.sql: idem at work, in the sqlite3 shell (run it: make demo).
 -- Read it top to bottom; every block says what it shows.
 .load build/idem

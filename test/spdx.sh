@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test/spdx.sh -- every source file of idem starts with its licence line.
 #
 #   sh test/spdx.sh [DIR]          list the source files of DIR (default: the

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """shapes.py -- idem_canonical and idem_key against json() by document shape
 (make bench, part 3).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // idemcl -- a dqlite client for test/cluster/run.sh: claims made the way
 // an application makes them (doc/cluster.md), with the
 // retries that a cluster needs.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # test/cluster/run.sh -- idem, unchanged, on a 3-node dqlite cluster.
 #
 #   make test-cluster          (installs and builds what this needs, then

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Golden key vectors for idem_key() (doc/contract.md §2), computed independently of
 the C code: the frame is built here in Python, and hashed by the xxhsum
 command-line tool (Debian package "xxhash"), whose -H2 prints XXH3-128 in

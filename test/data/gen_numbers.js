@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // Writes test/data/numbers.txt for test/idem_number_test.c:
 // one "<literal>\t<expected>" per line, where <expected> is what Node prints
 // for String(Number(literal)), "ERROR" when that is not finite, and the

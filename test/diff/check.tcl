@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # test/diff/check.tcl -- compare idem_canonical() with the reference output
 # written by test/diff/gen.js.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // test/diff/gen.js -- random JSON documents and their RFC 8785 canonical
 // form according to the npm package "canonicalize", for the differential
 // test of idem_canonical() (test/diff/check.tcl compares the two).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # test/fuzz/corpus.tcl -- build the seed corpora of the fuzz targets.
 #
 #   tclsh test/fuzz/corpus.tcl OUTDIR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** oom.c -- allocation faults for every operation of idem.
 **

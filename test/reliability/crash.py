@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 # crash.py -- deterministic crash points (Reliability, item 2).
 #
 #   /usr/bin/python3 test/reliability/crash.py [-v]

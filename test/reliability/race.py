@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 # race.py -- many processes make the same calls on one database while a
 # supervisor kills them with SIGKILL at random moments and restarts them.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // example.js -- idem from Node.js, with better-sqlite3.
 //
 //   npm install --prefix build/node better-sqlite3@12      (once)

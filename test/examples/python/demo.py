@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """demo.py -- idem in an assistant's tool runner, end to end.
 
 Run it from anywhere, after `make` has built build/idem.so:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package require sqlite3
 sqlite3 db /tmp/idem-example.db
 db enable_load_extension 1
