@@ -1,7 +1,8 @@
 /*
 ** idem_canonical.c -- canonical JSON (RFC 8785, JCS) with a strict parser.
 **
-** Part of the idem extension; #included by idem.c, so everything is static.
+** Part of the idem extension; its interface is declared in idemInt.h, and
+** idem.c #includes this file, so everything is static.
 **
 ** USAGE
 **
@@ -73,8 +74,7 @@
 ** escapes is decoded in one loop.  Buffers larger than IDEM_JSON_KEEP are
 ** released rather than kept for the next call.
 */
-#include <string.h>
-#include <stdint.h>
+#include "idemInt.h"
 
 /* Maximum nesting of arrays and objects.  "[[...]]" with 1000 brackets each
 ** side is accepted; 1001 is an error.  The parser never recurses, so the
@@ -107,7 +107,6 @@ struct IdemJsonFrame {
   unsigned char needSort;    /* Object: names seen so far do not ascend */
 };
 
-typedef struct IdemJson IdemJson;
 struct IdemJson {
   unsigned char *zOut;       /* Canonical text of the last call */
   sqlite3_int64 nOut;        /* Its length */
@@ -881,7 +880,7 @@ bad_utf8:
 
 /* Canonicalize zIn[0..nIn), or up to its NUL if nIn<0.  See the header
 ** comment for the rules, the errors and the design. */
-static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
+IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   const unsigned char *z = (const unsigned char*)zIn;
   const unsigned char *zEnd;
   const unsigned char *s;
@@ -1213,13 +1212,13 @@ done:
   return rc;
 }
 
-static IdemJson *idemJsonNew(void){
+IDEM_PRIVATE IdemJson *idemJsonNew(void){
   IdemJson *p = sqlite3_malloc64(sizeof(IdemJson));
   if( p ) memset(p, 0, sizeof(IdemJson));
   return p;
 }
 
-static void idemJsonFree(IdemJson *p){
+IDEM_PRIVATE void idemJsonFree(IdemJson *p){
   if( p ){
     sqlite3_free(p->zOut);
     sqlite3_free(p->zTmp);
@@ -1230,13 +1229,13 @@ static void idemJsonFree(IdemJson *p){
 
 /* The canonical text of the last successful idemJsonCanonical(), valid
 ** until the next call.  It is also zero-terminated. */
-static const char *idemJsonText(IdemJson *p, int *pnText){
+IDEM_PRIVATE const char *idemJsonText(IdemJson *p, int *pnText){
   if( pnText ) *pnText = (int)p->nOut;
   return p->nOut ? (const char*)p->zOut : "";
 }
 
 /* What the last idemJsonCanonical() found wrong ("" after success). */
-static const char *idemJsonError(IdemJson *p){
+IDEM_PRIVATE const char *idemJsonError(IdemJson *p){
   return p->zErr;
 }
 
@@ -1309,7 +1308,7 @@ static void idemJsonDestroy(void *p){
 }
 
 /* Register idem_canonical(J) on db, with its own reusable IdemJson. */
-static int idemCanonicalRegister(sqlite3 *db){
+IDEM_PRIVATE int idemCanonicalRegister(sqlite3 *db){
   IdemJson *p = idemJsonNew();
   if( p==0 ) return SQLITE_NOMEM;
   /* On failure sqlite3_create_function_v2() calls the destructor itself. */

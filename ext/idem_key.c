@@ -15,29 +15,15 @@
 ** real parts are taken as SQLite's text of them, a blob who/conv/tool as
 ** its bytes; a NULL part is an error, and args must be JSON text.
 **
-** Interface for the other parts (all static, one translation unit):
-**
-**   IdemPart                   a (pointer, length) view of one part
-**   idemKeyHash(aPart, aKey)   the 16-byte key of four parts, args already
-**                              canonical
-**   idemKeyHex(aKey, zHex)     the 32-digit text form
-**   idemKeyFromHex(z, n, aKey) parse the text form (1 if valid)
-**   idemKeyPart(pVal, &part)   SQLite value -> part (0 if NULL)
-**   idemKeyRegister(db)        the SQL functions
+** Interface for the other parts: "Interface to code in idem_key.c" in
+** idemInt.h (IdemPart, idemKeyHash(), idemKeyHex(), idemKeyFromHex(), ...).
 */
+#include "idemInt.h"
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #define IDEM_KEY_MAGIC      "idem:v1"      /* with its NUL: 8 bytes */
 #define IDEM_KEY_MAGIC_LEN  8
-#define IDEM_KEY_BYTES      16
-#define IDEM_KEY_HEX        32
-
-typedef struct IdemPart IdemPart;
-struct IdemPart {
-  const void *p;            /* The part's bytes */
-  sqlite3_int64 n;          /* Their number */
-};
 
 static void idemPutLe32(unsigned char *a, sqlite3_int64 n){
   a[0] = (unsigned char)(n);
@@ -51,7 +37,7 @@ static void idemPutLe32(unsigned char *a, sqlite3_int64 n){
 ** (nearly all of them) are hashed in one shot from a stack buffer; larger
 ** ones are streamed, so that no part is ever copied to the heap.
 */
-static void idemKeyHash(const IdemPart aPart[4], unsigned char aKey[16]){
+IDEM_PRIVATE void idemKeyHash(const IdemPart aPart[4], unsigned char aKey[16]){
   unsigned char aBuf[2048];
   XXH128_hash_t h;
   XXH128_canonical_t c;
@@ -85,7 +71,7 @@ static void idemKeyHash(const IdemPart aPart[4], unsigned char aKey[16]){
   memcpy(aKey, c.digest, IDEM_KEY_BYTES);
 }
 
-static void idemKeyHex(const unsigned char aKey[16], char zHex[33]){
+IDEM_PRIVATE void idemKeyHex(const unsigned char aKey[16], char zHex[33]){
   static const char aDigit[] = "0123456789abcdef";
   int i;
   for(i=0; i<IDEM_KEY_BYTES; i++){
@@ -103,7 +89,7 @@ static int idemHexDigit(int c){
 }
 
 /* Parse the text form of a key: exactly 32 lowercase hex digits. */
-static int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aKey[16]){
+IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aKey[16]){
   int i;
   if( z==0 || n!=IDEM_KEY_HEX ) return 0;
   for(i=0; i<IDEM_KEY_BYTES; i++){
@@ -120,7 +106,7 @@ static int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aKey[16]
 ** text.  Returns 0 for NULL, and for an out-of-memory text conversion
 ** (check sqlite3_errcode or treat as NOMEM when the value was not NULL).
 */
-static int idemKeyPart(sqlite3_value *pVal, IdemPart *pPart){
+IDEM_PRIVATE int idemKeyPart(sqlite3_value *pVal, IdemPart *pPart){
   switch( sqlite3_value_type(pVal) ){
     case SQLITE_NULL:
       return 0;
@@ -243,7 +229,7 @@ static void idemHeaderFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   sqlite3_result_text(ctx, zOut, 18+IDEM_KEY_HEX+1, SQLITE_TRANSIENT);
 }
 
-static int idemKeyRegister(sqlite3 *db){
+IDEM_PRIVATE int idemKeyRegister(sqlite3 *db){
   const int flags = SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS;
   IdemKeyFunc *pF;
   int rc;

@@ -124,7 +124,7 @@
 **   DROP TRIGGER ...;
 */
 
-#include <stdarg.h>
+#include "idemInt.h"
 
 /* Names of the guard's objects. */
 #define IDEMV_ADVANCING "idem_versioned_advancing"
@@ -1005,7 +1005,7 @@ func_done:
   idemvTargetClear(&tgt);
 }
 
-static int idemVersionedRegister(sqlite3 *db){
+IDEM_PRIVATE int idemVersionedRegister(sqlite3 *db){
   int rc;
   rc = sqlite3_create_function(db, "idem_versioned", 2,
       SQLITE_UTF8|SQLITE_DIRECTONLY, 0, idemvFunc, 0, 0);

@@ -48,6 +48,7 @@
 ** SQLITE_VTAB_CONSTRAINT_SUPPORT makes OR IGNORE/OR FAIL/OR ROLLBACK work
 ** (without it every constraint error is an ABORT).
 */
+#include "idemInt.h"
 
 /* Column numbers of the virtual table. */
 #define IDEM_COL_KEY       0
@@ -1738,6 +1739,6 @@ static sqlite3_module idemModule = {
 #endif
 };
 
-static int idemVtabRegister(sqlite3 *db){
+IDEM_PRIVATE int idemVtabRegister(sqlite3 *db){
   return sqlite3_create_module(db, "idem", &idemModule, 0);
 }
