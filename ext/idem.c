@@ -39,7 +39,9 @@ SQLITE_EXTENSION_INIT1
 #include "idem_number.c"
 #include "idem_canonical.c"
 #include "idem_key.c"
+#include "idem_time.c"
 #include "idem_vtab.c"
+#include "idem_claim.c"
 #include "idem_versioned.c"
 
 /* idem_version(): the extension's version string. */

@@ -115,7 +115,7 @@ struct IdemJson {
   sqlite3_int64 nTmpAlloc;
   IdemJsonMember *aMember;   /* Member records of the open objects */
   sqlite3_int64 nMemberAlloc;
-  int isBusy;                /* Used by the SQL function against re-entry */
+  int isBusy;                /* Lent by idemJsonAcquire() */
   IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH];
   char zErr[200];            /* Error message of the last call */
 };
@@ -1227,6 +1227,33 @@ IDEM_PRIVATE void idemJsonFree(IdemJson *p){
   }
 }
 
+/*
+** Lend the canonicalizer *ppShared (made on first use), or a private one
+** while it is lent already: a nested call (idem_key() inside idem_key()
+** through a nested statement) must not overwrite the text its caller is
+** still reading.  NULL when out of memory.  Give it back with
+** idemJsonRelease().
+*/
+IDEM_PRIVATE IdemJson *idemJsonAcquire(IdemJson **ppShared){
+  IdemJson *p = *ppShared;
+  if( p==0 ){
+    p = *ppShared = idemJsonNew();
+  }else if( p->isBusy ){
+    p = idemJsonNew();
+  }
+  if( p ) p->isBusy = 1;
+  return p;
+}
+
+/* Give back a canonicalizer from idemJsonAcquire() (a private one is
+** freed).  p may be NULL. */
+IDEM_PRIVATE void idemJsonRelease(IdemJson **ppShared, IdemJson *p){
+  if( p ){
+    p->isBusy = 0;
+    if( p!=*ppShared ) idemJsonFree(p);
+  }
+}
+
 /* The canonical text of the last successful idemJsonCanonical(), valid
 ** until the next call.  It is also zero-terminated. */
 IDEM_PRIVATE const char *idemJsonText(IdemJson *p, int *pnText){
@@ -1246,7 +1273,7 @@ static void idemCanonicalFunc(
   sqlite3_value **argv
 ){
   IdemJson *pShared = (IdemJson*)sqlite3_user_data(ctx);
-  IdemJson *p = pShared;
+  IdemJson *p;
   const char *z;
   int n, rc;
   char zMsg[300];
@@ -1268,14 +1295,11 @@ static void idemCanonicalFunc(
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  if( p->isBusy ){
-    p = idemJsonNew();
-    if( p==0 ){
-      sqlite3_result_error_nomem(ctx);
-      return;
-    }
+  p = idemJsonAcquire(&pShared);
+  if( p==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
   }
-  p->isBusy = 1;
   rc = idemJsonCanonical(p, z, n);
   if( rc==SQLITE_OK
    && p->nOut>sqlite3_limit(sqlite3_context_db_handle(ctx),
@@ -1299,8 +1323,7 @@ static void idemCanonicalFunc(
       if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
       break;
   }
-  p->isBusy = 0;
-  if( p!=pShared ) idemJsonFree(p);
+  idemJsonRelease(&pShared, p);
 }
 
 static void idemJsonDestroy(void *p){

@@ -101,6 +101,14 @@ IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aK
   return 1;
 }
 
+/* The key given as an SQL value: text of exactly 32 lowercase hex digits. */
+IDEM_PRIVATE int idemKeyFromValue(sqlite3_value *pVal,
+                                  unsigned char aKey[IDEM_KEY_BYTES]){
+  return sqlite3_value_type(pVal)==SQLITE_TEXT
+      && idemKeyFromHex((const char*)sqlite3_value_text(pVal),
+                        sqlite3_value_bytes(pVal), aKey);
+}
+
 /*
 ** One part from an SQL value: a blob as its bytes, anything else as its
 ** text.  Returns 0 for NULL, and for an out-of-memory text conversion
@@ -123,14 +131,34 @@ IDEM_PRIVATE int idemKeyPart(sqlite3_value *pVal, IdemPart *pPart){
 }
 
 /*
-** The state behind idem_key(): a canonicalizer reused from call to call.
-** A call that finds it busy (idem_key() inside idem_key(), through a
-** nested statement) uses a private one.
+** The SQL functions' error: "idem: " and the printf-style text as the
+** message, rc as the code (SQLITE_NOMEM: out of memory, no text).
+*/
+IDEM_PRIVATE void idemResultError(sqlite3_context *ctx, int rc,
+                                  const char *zFmt, ...){
+  char *zMsg = 0;
+  va_list ap;
+  if( rc!=SQLITE_NOMEM ){
+    va_start(ap, zFmt);
+    zMsg = sqlite3_vmprintf(zFmt, ap);
+    va_end(ap);
+  }
+  if( zMsg==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_error(ctx, zMsg, -1);
+  sqlite3_free(zMsg);
+  if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
+}
+
+/*
+** The state behind idem_key(): a canonicalizer reused from call to call
+** (idemJsonAcquire()).
 */
 typedef struct IdemKeyFunc IdemKeyFunc;
 struct IdemKeyFunc {
   IdemJson *pJson;          /* Reusable canonicalizer, or NULL */
-  int bBusy;                /* True while pJson is in use */
 };
 
 static void idemKeyFuncFree(void *p){
@@ -146,7 +174,7 @@ static const char *const azIdemKeyPart[] = { "who", "conv", "tool", "args" };
 /* idem_key(who, conv, tool, args) */
 static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   IdemKeyFunc *pF = (IdemKeyFunc*)sqlite3_user_data(ctx);
-  IdemJson *pJson = 0;
+  IdemJson *pJson;
   IdemPart aPart[4];
   unsigned char aKey[IDEM_KEY_BYTES];
   char zHex[IDEM_KEY_HEX+1];
@@ -157,15 +185,9 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   for(i=0; i<4; i++){
     int eType = sqlite3_value_type(argv[i]);
     if( eType==SQLITE_NULL || (i==3 && eType==SQLITE_BLOB) ){
-      char *zErr = sqlite3_mprintf("idem: idem_key(): %s is %s; %s",
+      idemResultError(ctx, SQLITE_ERROR, "idem: idem_key(): %s is %s; %s",
           azIdemKeyPart[i], eType==SQLITE_NULL ? "NULL" : "a blob",
           i==3 ? "expected JSON text" : "every part of a key must be given");
-      if( zErr==0 ){
-        sqlite3_result_error_nomem(ctx);
-      }else{
-        sqlite3_result_error(ctx, zErr, -1);
-        sqlite3_free(zErr);
-      }
       return;
     }
     if( !idemKeyPart(argv[i], &aPart[i]) ){
@@ -174,14 +196,8 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     }
   }
 
-  if( pF->bBusy || pF->pJson==0 ){
-    pJson = idemJsonNew();
-    if( pJson==0 ){ sqlite3_result_error_nomem(ctx); return; }
-    if( !pF->bBusy && pF->pJson==0 ) pF->pJson = pJson;
-  }else{
-    pJson = pF->pJson;
-  }
-  if( pJson==pF->pJson ) pF->bBusy = 1;
+  pJson = idemJsonAcquire(&pF->pJson);
+  if( pJson==0 ){ sqlite3_result_error_nomem(ctx); return; }
   rc = idemJsonCanonical(pJson, (const char*)aPart[3].p, (int)aPart[3].n);
   if( rc==SQLITE_OK ){
     aPart[3].p = idemJsonText(pJson, &nText);
@@ -189,25 +205,12 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     idemKeyHash(aPart, aKey);
     idemKeyHex(aKey, zHex);
     sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
-  }else if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
-    char *zErr = sqlite3_mprintf("idem: idem_key(): args: %s", idemJsonError(pJson));
-    if( zErr==0 ){
-      sqlite3_result_error_nomem(ctx);
-    }else{
-      sqlite3_result_error(ctx, zErr, -1);
-      sqlite3_free(zErr);
-    }
-    if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
-  }else if( rc==SQLITE_NOMEM ){
-    sqlite3_result_error_nomem(ctx);
+  }else if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG || rc==SQLITE_NOMEM ){
+    idemResultError(ctx, rc, "idem: idem_key(): args: %s", idemJsonError(pJson));
   }else{
     sqlite3_result_error_code(ctx, rc);
   }
-  if( pJson==pF->pJson ){
-    pF->bBusy = 0;
-  }else{
-    idemJsonFree(pJson);
-  }
+  idemJsonRelease(&pF->pJson, pJson);
 }
 
 /* idem_header(key) -> 'Idempotency-Key: "<key>"' (IETF draft form). */
