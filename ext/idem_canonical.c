@@ -170,9 +170,12 @@ static const IdemJsonUtf8 aIdemJsonUtf8[12] = {
   {0,0,0},                               /* IJ_BAD */
 };
 
-static const char idemJsonHex[] = "0123456789abcdef";
+static const char idemJsonHex[] = IDEM_HEX_DIGITS;
 
-/* The value of each hex digit; 16 for a byte that is not one. */
+/* The value of each hex digit, either case (RFC 8259 lets a \u escape
+** write A-F or a-f); 16 for a byte that is not one.  The key's text has a
+** decoder of its own, idemKeyFromHex(), which takes lowercase only: a key
+** has exactly one text form. */
 static const unsigned char idemJsonHexVal[256] = {
   16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x00 */
   16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x10 */
@@ -1276,7 +1279,6 @@ static void idemCanonicalFunc(
   IdemJson *p;
   const char *z;
   int n, rc;
-  char zMsg[300];
   (void)argc;
 
   switch( sqlite3_value_type(argv[0]) ){
@@ -1313,14 +1315,8 @@ static void idemCanonicalFunc(
       sqlite3_result_text64(ctx, (const char*)p->zOut, p->nOut,
                             SQLITE_TRANSIENT, SQLITE_UTF8);
       break;
-    case SQLITE_NOMEM:
-      sqlite3_result_error_nomem(ctx);
-      break;
     default:
-      sqlite3_snprintf(sizeof(zMsg), zMsg, "idem: idem_canonical(): %s",
-                       idemJsonError(p));
-      sqlite3_result_error(ctx, zMsg, -1);
-      if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
+      idemResultError(ctx, rc, "idem: idem_canonical(): %s", idemJsonError(p));
       break;
   }
   idemJsonRelease(&pShared, p);

@@ -72,7 +72,7 @@ IDEM_PRIVATE void idemKeyHash(const IdemPart aPart[4], unsigned char aKey[16]){
 }
 
 IDEM_PRIVATE void idemKeyHex(const unsigned char aKey[16], char zHex[33]){
-  static const char aDigit[] = "0123456789abcdef";
+  static const char aDigit[] = IDEM_HEX_DIGITS;
   int i;
   for(i=0; i<IDEM_KEY_BYTES; i++){
     zHex[2*i] = aDigit[aKey[i]>>4];
@@ -81,7 +81,9 @@ IDEM_PRIVATE void idemKeyHex(const unsigned char aKey[16], char zHex[33]){
   zHex[IDEM_KEY_HEX] = 0;
 }
 
-/* Value of lowercase hex digit c, or -1. */
+/* Value of lowercase hex digit c, or -1.  Uppercase is refused: a key has
+** one text form, so that keys compare as text.  (JSON's \u escapes take
+** either case: idemJsonHexVal[] in idem_canonical.c.) */
 static int idemHexDigit(int c){
   if( c>='0' && c<='9' ) return c-'0';
   if( c>='a' && c<='f' ) return c-'a'+10;

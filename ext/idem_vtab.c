@@ -103,12 +103,18 @@ IDEM_PRIVATE void idemVtabError(IdemVtab *p, const char *zFmt, ...){
 }
 
 /*
-** The table's error for a statement on the shadow table that failed with
-** rc: "idem: <table>: <SQLite's message>".  Returns rc.
+** The message for a statement on the shadow table that failed with rc:
+** "idem: <table>: <SQLite's message>" (from sqlite3_malloc(), or NULL).
 */
-IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
-  idemVtabError(p, "idem: %s: %s", p->zName,
+static char *idemVtabDbMessage(IdemVtab *p, int rc){
+  return sqlite3_mprintf("idem: %s: %s", p->zName,
                 rc==SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(p->db));
+}
+
+/* The same, as the table's error message.  Returns rc. */
+IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
+  sqlite3_free(p->base.zErrMsg);
+  p->base.zErrMsg = idemVtabDbMessage(p, rc);
   return rc;
 }
 
@@ -820,7 +826,7 @@ static int idemIntegrity(sqlite3_vtab *pVtab, const char *zSchema,
       /* The check itself failed (no shadow table, a missing column): that
       ** is the finding.  An error returned from xIntegrity would fail the
       ** whole PRAGMA with a bare "SQL logic error". */
-      *pzErr = sqlite3_mprintf("idem: %s: %s", p->zName, sqlite3_errmsg(p->db));
+      *pzErr = idemVtabDbMessage(p, rc);
       return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
     }
   }
