@@ -24,7 +24,11 @@
 **
 ** The rules live in idemTransition(), one line or one case each.  The
 ** table's options are one struct (IdemOptions, idemInt.h) parsed in one
-** place, idemOptionParse(); a new option, status or rule goes there.
+** place, idemOptionParse().  A new rule (doc/contract.md §9-12: keyargs
+** and args_mismatch, retention, owner and stale claims, durability) adds
+** its option to IdemOptions and idemOptionParse(), its status or verdict
+** to the enums below, its case to idemTransition(), its message to
+** idemRefuse() and, if it writes something new, its step to idemApply().
 **
 ** DELETE removes a decided call's whole group; an open call (pending or
 ** unknown) is kept: only reconcile releases it (doc/contract.md §5, §7).
@@ -500,10 +504,10 @@ static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
 }
 
 /*
-** INSERT of a claim (member NULL or 0).  aCol[] holds the new values by
-** virtual-table column.
+** INSERT of a call's main row, the claim itself (member NULL or 0).  aCol[]
+** holds the new values by virtual-table column.
 */
-static int idemInsertClaim(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRowid){
+static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRowid){
   IdemPart aPart[4];
   unsigned char aKey[IDEM_KEY_BYTES];
   char zNow[IDEM_TIME_LEN];
@@ -658,7 +662,7 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
       return SQLITE_CONSTRAINT_CHECK;
     }
   }
-  if( iMember==0 ) return idemInsertClaim(p, aCol, pRowid);
+  if( iMember==0 ) return idemInsertCall(p, aCol, pRowid);
   return idemInsertMember(p, aCol, iMember, pRowid);
 }
 

@@ -39,9 +39,9 @@
 ** releases them, so it must not be reachable from triggers or views that
 ** arrive with a database file; applications and operators use it directly.
 ** SQLITE_VTAB_CONSTRAINT_SUPPORT makes OR IGNORE/OR FAIL/OR ROLLBACK work
-** (without it every constraint error is an ABORT).  Every statement on the
-** shadow table is prepared with SQLITE_PREPARE_NO_VTAB: it never reaches
-** a virtual table, whatever the schema holds.
+** (without it every constraint error is an ABORT).  The statements of the
+** cache (idemStmt()) are prepared with SQLITE_PREPARE_NO_VTAB: they never
+** reach a virtual table, whatever the schema holds.
 */
 #include "idemInt.h"
 
