@@ -43,7 +43,7 @@ SQLITE_EXTENSION_INIT3
 #endif
 
 #ifndef SQLITE_PREPARE_NO_VTAB
-# define SQLITE_PREPARE_NO_VTAB 0       /* SQLite before 3.44: no such check */
+# define SQLITE_PREPARE_NO_VTAB 0       /* headers older than 3.27: no such check */
 #endif
 
 /* The key: 16 bytes, shown as 32 lowercase hex digits (include/idem.h). */

@@ -186,24 +186,22 @@ struct IdemAction {
   IdemRefusal eRefusal;       /* IDEM_ACT_REFUSE: why */
 };
 
-static IdemAction idemRecord(IdemStatus eStatus, IdemNote eNote){
-  IdemAction a = { IDEM_ACT_RECORD, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN,
-                   IDEM_REFUSE_BAD_STATUS };
+static IdemAction idemAction(IdemActionType eType, IdemStatus eStatus,
+                             IdemNote eNote, IdemRefusal eRefusal){
+  IdemAction a;
+  a.eType = eType;
   a.eStatus = eStatus;
   a.eNote = eNote;
-  return a;
-}
-static IdemAction idemReleaseAction(void){
-  IdemAction a = { IDEM_ACT_RELEASE, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN,
-                   IDEM_REFUSE_BAD_STATUS };
-  return a;
-}
-static IdemAction idemRefusal(IdemRefusal eRefusal){
-  IdemAction a = { IDEM_ACT_REFUSE, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN,
-                   IDEM_REFUSE_BAD_STATUS };
   a.eRefusal = eRefusal;
   return a;
 }
+#define idemRecord(eStatus, eNote) \
+  idemAction(IDEM_ACT_RECORD, eStatus, eNote, IDEM_REFUSE_BAD_STATUS)
+#define idemReleaseAction() \
+  idemAction(IDEM_ACT_RELEASE, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN, \
+             IDEM_REFUSE_BAD_STATUS)
+#define idemRefusal(eRefusal) \
+  idemAction(IDEM_ACT_REFUSE, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN, eRefusal)
 
 /*
 ** The rules of an UPDATE of a call (doc/contract.md §4, §5), in the order
