@@ -2,7 +2,8 @@
 /*
 ** idem_canonical.c -- canonical JSON (RFC 8785, JCS) with a strict parser.
 **
-** Part of the idem extension; #included by idem.c, so everything is static.
+** Part of the idem extension; its interface is declared in idemInt.h, and
+** idem.c #includes this file, so everything is static.
 **
 ** USAGE
 **
@@ -74,8 +75,7 @@
 ** escapes is decoded in one loop.  Buffers larger than IDEM_JSON_KEEP are
 ** released rather than kept for the next call.
 */
-#include <string.h>
-#include <stdint.h>
+#include "idemInt.h"
 
 /* Maximum nesting of arrays and objects.  "[[...]]" with 1000 brackets each
 ** side is accepted; 1001 is an error.  The parser never recurses, so the
@@ -108,7 +108,6 @@ struct IdemJsonFrame {
   unsigned char needSort;    /* Object: names seen so far do not ascend */
 };
 
-typedef struct IdemJson IdemJson;
 struct IdemJson {
   unsigned char *zOut;       /* Canonical text of the last call */
   sqlite3_int64 nOut;        /* Its length */
@@ -117,7 +116,7 @@ struct IdemJson {
   sqlite3_int64 nTmpAlloc;
   IdemJsonMember *aMember;   /* Member records of the open objects */
   sqlite3_int64 nMemberAlloc;
-  int isBusy;                /* Used by the SQL function against re-entry */
+  int isBusy;                /* Lent by idemJsonAcquire() */
   IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH];
   char zErr[200];            /* Error message of the last call */
 };
@@ -172,9 +171,12 @@ static const IdemJsonUtf8 aIdemJsonUtf8[12] = {
   {0,0,0},                               /* IJ_BAD */
 };
 
-static const char idemJsonHex[] = "0123456789abcdef";
+static const char idemJsonHex[] = IDEM_HEX_DIGITS;
 
-/* The value of each hex digit; 16 for a byte that is not one. */
+/* The value of each hex digit, either case (RFC 8259 lets a \u escape
+** write A-F or a-f); 16 for a byte that is not one.  The key's text has a
+** decoder of its own, idemKeyFromHex(), which takes lowercase only: a key
+** has exactly one text form. */
 static const unsigned char idemJsonHexVal[256] = {
   16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x00 */
   16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x10 */
@@ -882,7 +884,7 @@ bad_utf8:
 
 /* Canonicalize zIn[0..nIn), or up to its NUL if nIn<0.  See the header
 ** comment for the rules, the errors and the design. */
-static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
+IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   const unsigned char *z = (const unsigned char*)zIn;
   const unsigned char *zEnd;
   const unsigned char *s;
@@ -1214,13 +1216,13 @@ done:
   return rc;
 }
 
-static IdemJson *idemJsonNew(void){
+IDEM_PRIVATE IdemJson *idemJsonNew(void){
   IdemJson *p = sqlite3_malloc64(sizeof(IdemJson));
   if( p ) memset(p, 0, sizeof(IdemJson));
   return p;
 }
 
-static void idemJsonFree(IdemJson *p){
+IDEM_PRIVATE void idemJsonFree(IdemJson *p){
   if( p ){
     sqlite3_free(p->zOut);
     sqlite3_free(p->zTmp);
@@ -1229,15 +1231,42 @@ static void idemJsonFree(IdemJson *p){
   }
 }
 
+/*
+** Lend the canonicalizer *ppShared (made on first use), or a private one
+** while it is lent already: a nested call (idem_key() inside idem_key()
+** through a nested statement) must not overwrite the text its caller is
+** still reading.  NULL when out of memory.  Give it back with
+** idemJsonRelease().
+*/
+IDEM_PRIVATE IdemJson *idemJsonAcquire(IdemJson **ppShared){
+  IdemJson *p = *ppShared;
+  if( p==0 ){
+    p = *ppShared = idemJsonNew();
+  }else if( p->isBusy ){
+    p = idemJsonNew();
+  }
+  if( p ) p->isBusy = 1;
+  return p;
+}
+
+/* Give back a canonicalizer from idemJsonAcquire() (a private one is
+** freed).  p may be NULL. */
+IDEM_PRIVATE void idemJsonRelease(IdemJson **ppShared, IdemJson *p){
+  if( p ){
+    p->isBusy = 0;
+    if( p!=*ppShared ) idemJsonFree(p);
+  }
+}
+
 /* The canonical text of the last successful idemJsonCanonical(), valid
 ** until the next call.  It is also zero-terminated. */
-static const char *idemJsonText(IdemJson *p, int *pnText){
+IDEM_PRIVATE const char *idemJsonText(IdemJson *p, int *pnText){
   if( pnText ) *pnText = (int)p->nOut;
   return p->nOut ? (const char*)p->zOut : "";
 }
 
 /* What the last idemJsonCanonical() found wrong ("" after success). */
-static const char *idemJsonError(IdemJson *p){
+IDEM_PRIVATE const char *idemJsonError(IdemJson *p){
   return p->zErr;
 }
 
@@ -1248,10 +1277,9 @@ static void idemCanonicalFunc(
   sqlite3_value **argv
 ){
   IdemJson *pShared = (IdemJson*)sqlite3_user_data(ctx);
-  IdemJson *p = pShared;
+  IdemJson *p;
   const char *z;
   int n, rc;
-  char zMsg[300];
   (void)argc;
 
   switch( sqlite3_value_type(argv[0]) ){
@@ -1270,14 +1298,11 @@ static void idemCanonicalFunc(
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  if( p->isBusy ){
-    p = idemJsonNew();
-    if( p==0 ){
-      sqlite3_result_error_nomem(ctx);
-      return;
-    }
+  p = idemJsonAcquire(&pShared);
+  if( p==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
   }
-  p->isBusy = 1;
   rc = idemJsonCanonical(p, z, n);
   if( rc==SQLITE_OK
    && p->nOut>sqlite3_limit(sqlite3_context_db_handle(ctx),
@@ -1291,18 +1316,11 @@ static void idemCanonicalFunc(
       sqlite3_result_text64(ctx, (const char*)p->zOut, p->nOut,
                             SQLITE_TRANSIENT, SQLITE_UTF8);
       break;
-    case SQLITE_NOMEM:
-      sqlite3_result_error_nomem(ctx);
-      break;
     default:
-      sqlite3_snprintf(sizeof(zMsg), zMsg, "idem: idem_canonical(): %s",
-                       idemJsonError(p));
-      sqlite3_result_error(ctx, zMsg, -1);
-      if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
+      idemResultError(ctx, rc, "idem: idem_canonical(): %s", idemJsonError(p));
       break;
   }
-  p->isBusy = 0;
-  if( p!=pShared ) idemJsonFree(p);
+  idemJsonRelease(&pShared, p);
 }
 
 static void idemJsonDestroy(void *p){
@@ -1310,7 +1328,7 @@ static void idemJsonDestroy(void *p){
 }
 
 /* Register idem_canonical(J) on db, with its own reusable IdemJson. */
-static int idemCanonicalRegister(sqlite3 *db){
+IDEM_PRIVATE int idemCanonicalRegister(sqlite3 *db){
   IdemJson *p = idemJsonNew();
   if( p==0 ) return SQLITE_NOMEM;
   /* On failure sqlite3_create_function_v2() calls the destructor itself. */

@@ -125,7 +125,7 @@
 **   DROP TRIGGER ...;
 */
 
-#include <stdarg.h>
+#include "idemInt.h"
 
 /* Names of the guard's objects. */
 #define IDEMV_ADVANCING "idem_versioned_advancing"
@@ -360,6 +360,15 @@ static int idemvError(int rc, char **pzErr, const char *zFormat, ...){
 }
 
 /*
+** The error of a statement on db that failed with rc: "idem:
+** idem_versioned() could not <zDoing>: <SQLite's message>".
+*/
+static int idemvDbError(sqlite3 *db, int rc, char **pzErr, const char *zDoing){
+  return idemvError(rc, pzErr, "idem: idem_versioned() could not %s: %s",
+                    zDoing, sqlite3_errmsg(db));
+}
+
+/*
 ** Prepare zSql (which is freed) on db.  On error *pzErr says what failed,
 ** and why.
 */
@@ -375,8 +384,7 @@ static int idemvPrepare(
   rc = sqlite3_prepare_v2(db, zSql, -1, ppStmt, 0);
   sqlite3_free(zSql);
   if( rc!=SQLITE_OK ){
-    rc = idemvError(rc, pzErr, "idem: idem_versioned() could not read the "
-        "schema: %s", sqlite3_errmsg(db));
+    rc = idemvDbError(db, rc, pzErr, "read the schema");
   }
   return rc;
 }
@@ -385,8 +393,7 @@ static int idemvPrepare(
 ** the error, with *pzErr set. */
 static int idemvStepError(sqlite3 *db, int rc, char **pzErr){
   if( rc==SQLITE_DONE || rc==SQLITE_ROW ) return SQLITE_OK;
-  return idemvError(rc, pzErr, "idem: idem_versioned() could not read the "
-      "schema: %s", sqlite3_errmsg(db));
+  return idemvDbError(db, rc, pzErr, "read the schema");
 }
 
 /*
@@ -399,9 +406,8 @@ static int idemvExec(sqlite3 *db, char *zSql, char **pzErr){
   rc = sqlite3_exec(db, zSql, 0, 0, 0);
   sqlite3_free(zSql);
   if( rc!=SQLITE_OK ){
-    rc = idemvError(sqlite3_extended_errcode(db), pzErr,
-        "idem: idem_versioned() could not change the schema: %s",
-        sqlite3_errmsg(db));
+    rc = idemvDbError(db, sqlite3_extended_errcode(db), pzErr,
+                      "change the schema");
   }
   return rc;
 }
@@ -993,12 +999,8 @@ func_done:
   sqlite3_finalize(pUndo);
   sqlite3_finalize(pEnd);
   sqlite3_finalize(pRollback);
-  if( rc==SQLITE_NOMEM ){
-    sqlite3_result_error_nomem(ctx);
-  }else if( rc ){
-    sqlite3_result_error(ctx, zErr ? zErr : "idem: idem_versioned() failed",
-        -1);
-    sqlite3_result_error_code(ctx, rc);
+  if( rc ){
+    idemResultError(ctx, rc, "%s", zErr ? zErr : "idem: idem_versioned() failed");
   }else{
     sqlite3_result_int(ctx, bOn);
   }
@@ -1006,7 +1008,7 @@ func_done:
   idemvTargetClear(&tgt);
 }
 
-static int idemVersionedRegister(sqlite3 *db){
+IDEM_PRIVATE int idemVersionedRegister(sqlite3 *db){
   int rc;
   rc = sqlite3_create_function(db, "idem_versioned", 2,
       SQLITE_UTF8|SQLITE_DIRECTONLY, 0, idemvFunc, 0, 0);
