@@ -1165,7 +1165,11 @@ static int idemInsertClaim(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRo
       idemVtabError(p, "idem: args is a blob; expected JSON text");
       return SQLITE_MISMATCH;
     }
-    if( !idemKeyPart(aCol[aPartCol[i]], &aPart[i]) ) return SQLITE_NOMEM;
+    rc = idemKeyPartFrom(aCol[aPartCol[i]], &aPart[i]);
+    if( rc==SQLITE_MISMATCH ){
+      idemVtabError(p, "idem: %s " IDEM_KEY_NONFINITE, azIdemCol[aPartCol[i]]);
+    }
+    if( rc!=SQLITE_OK ) return rc;
   }
   if( sqlite3_value_type(aCol[IDEM_COL_KIND])!=SQLITE_NULL ){
     zKind = (const char*)sqlite3_value_text(aCol[IDEM_COL_KIND]);
