@@ -10,6 +10,8 @@
 **                     SQL function idem_canonical(json)
 **   idem_key.c        the key: XXH3-128 over a framed (who, conv, tool,
 **                     canonical args); SQL functions idem_key(), idem_header()
+**   idem_durable.c    an external claim needs a durable commit (§12):
+**                     the check, and the option durability=full|relaxed
 **   idem_vtab.c       the claim and replay virtual table: CREATE VIRTUAL
 **                     TABLE calls USING idem(...)
 **   idem_versioned.c  the version guard for ordinary tables:
@@ -35,6 +37,7 @@ SQLITE_EXTENSION_INIT1
 #include "idem_number.c"
 #include "idem_canonical.c"
 #include "idem_key.c"
+#include "idem_durable.c"
 #include "idem_vtab.c"
 #include "idem_versioned.c"
 
