@@ -136,6 +136,7 @@ struct IdemVtab {
   IdemJson *pJson;            /* Canonicalizer for args and reply */
   int rcStmt;                 /* Why the last idemStmt() returned NULL */
   char *zDamaged;             /* Why claims are refused, or NULL */
+  IdemDurable durable;        /* durability=..., idem_durable.c */
 };
 
 struct IdemCursor {
@@ -251,6 +252,7 @@ static void idemFinalizeAll(IdemVtab *p){
 static void idemVtabFree(IdemVtab *p){
   if( p ){
     idemFinalizeAll(p);
+    idemDurableClear(&p->durable);
     idemJsonFree(p->pJson);
     sqlite3_free(p->base.zErrMsg);    /* one SQLite never took (xDestroy) */
     sqlite3_free(p->zDamaged);
@@ -361,9 +363,13 @@ static int idemParseOption(IdemVtab *p, const char *zArg, char **pzErr){
         nValue, zValue);
     return SQLITE_ERROR;
   }
+  if( nName==10 && sqlite3_strnicmp(zArg, "durability", 10)==0 ){
+    return idemDurableOption(&p->durable, zValue, nValue, pzErr);
+  }
  bad:
   *pzErr = sqlite3_mprintf("idem: unknown option '%s'; the options are "
-      "local_failure=release (the default) and local_failure=keep", zArg);
+      "local_failure=release (the default) or keep, and durability=full "
+      "(the default) or relaxed", zArg);
   return SQLITE_ERROR;
 }
 
@@ -1179,6 +1185,15 @@ static int idemInsertClaim(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRo
                     " database, the default) or 'external', not '%s'", zKind);
       return SQLITE_CONSTRAINT_CHECK;
     }
+    if( zKind[0]=='e' ){            /* doc/contract.md §12 */
+      char *zErr = 0;
+      rc = idemDurableCheck(&p->durable, p->db, p->zDb, &zErr);
+      if( rc!=SQLITE_OK ){
+        sqlite3_free(p->base.zErrMsg);
+        p->base.zErrMsg = zErr;
+        return rc;
+      }
+    }
   }
   if( sqlite3_value_type(aCol[IDEM_COL_STATUS])!=SQLITE_NULL ){
     const char *z = (const char*)sqlite3_value_text(aCol[IDEM_COL_STATUS]);
@@ -1708,6 +1723,16 @@ static int idemIntegrity(sqlite3_vtab *pVtab, const char *zSchema,
 }
 #endif
 
+/*
+** xBegin.  The shadow table is a real table, in the caller's transaction;
+** only the durability check (idem_durable.c) keeps its verdict for the
+** length of a transaction.
+*/
+static int idemBegin(sqlite3_vtab *pVtab){
+  idemDurableBegin(&((IdemVtab*)pVtab)->durable);
+  return SQLITE_OK;
+}
+
 static sqlite3_module idemModule = {
 #if SQLITE_VERSION_NUMBER>=3044000
   4,                    /* iVersion: xIntegrity */
@@ -1727,7 +1752,7 @@ static sqlite3_module idemModule = {
   idemColumn,           /* xColumn */
   idemRowid,            /* xRowid: the shadow table's rid */
   idemUpdate,           /* xUpdate: claim, member, record, purge */
-  0,                    /* xBegin: the shadow table is a real table */
+  idemBegin,            /* xBegin: durability settings read again */
   0,                    /* xSync */
   0,                    /* xCommit */
   0,                    /* xRollback */
