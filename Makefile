@@ -64,8 +64,13 @@ demo: $(BUILD)/idem.so
 	@rm -f $(BUILD)/demo.db
 	@sqlite3 $(BUILD)/demo.db < test/demo.sql 2>&1 | tee $(BUILD)/demo.out
 
-test: all
+test: all $(BUILD)/powerloss
 	tclsh tcl/run.tcl
+
+# The file system that loses unsynced writes at a simulated power loss
+# (doc/contract.md §12); test/durable.test runs it.
+$(BUILD)/powerloss: test/powerloss/powerloss.c $(SOURCES) include/idem.h | $(BUILD)/.deps
+	$(CC) -O1 -g $(WARN) -DSQLITE_CORE -o $@ test/powerloss/powerloss.c -lsqlite3
 
 # ---- install ---------------------------------------------------------------
 #   make install [PREFIX=/usr/local] [DESTDIR=/staging]    make uninstall
