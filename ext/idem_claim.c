@@ -91,9 +91,25 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
         nValue, zValue);
     return SQLITE_ERROR;
   }
+  if( nName==10 && sqlite3_strnicmp(zArg, "durability", 10)==0 ){
+    if( nValue==4 && sqlite3_strnicmp(zValue, "full", 4)==0 ){
+      pOpt->bRelaxedDurability = 0;
+      return SQLITE_OK;
+    }
+    if( nValue==7 && sqlite3_strnicmp(zValue, "relaxed", 7)==0 ){
+      pOpt->bRelaxedDurability = 1;
+      return SQLITE_OK;
+    }
+    *pzErr = sqlite3_mprintf("idem: unknown value '%.*s' for durability; use"
+        " durability=full (the default: an external claim needs a durable"
+        " commit) or durability=relaxed (accept that a power loss may take"
+        " back an external claim)", nValue, zValue);
+    return SQLITE_ERROR;
+  }
  bad:
   *pzErr = sqlite3_mprintf("idem: unknown option '%s'; the options are "
-      "local_failure=release (the default) and local_failure=keep", zArg);
+      "local_failure=release (the default) or keep, and durability=full "
+      "(the default) or relaxed", zArg);
   return SQLITE_ERROR;
 }
 
@@ -407,7 +423,7 @@ static void idemDuplicateError(IdemVtab *p, const char *zStatus,
 static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
                           IdemPart aPart[4], const char **pzKind){
   static const int aPartCol[4] = { IDEM_COL_WHO, IDEM_COL_CONV, IDEM_COL_TOOL, IDEM_COL_ARGS };
-  int i;
+  int i, rc;
   for(i=0; i<4; i++){
     int eType = sqlite3_value_type(aCol[aPartCol[i]]);
     if( eType==SQLITE_NULL ){
@@ -419,7 +435,11 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
       idemVtabError(p, "idem: args is a blob; expected JSON text");
       return SQLITE_MISMATCH;
     }
-    if( !idemKeyPart(aCol[aPartCol[i]], &aPart[i]) ) return SQLITE_NOMEM;
+    rc = idemKeyPartFrom(aCol[aPartCol[i]], &aPart[i]);
+    if( rc==SQLITE_MISMATCH ){
+      idemVtabError(p, "idem: %s " IDEM_KEY_NONFINITE, azIdemCol[aPartCol[i]]);
+    }
+    if( rc!=SQLITE_OK ) return rc;
   }
   *pzKind = "local";
   if( sqlite3_value_type(aCol[IDEM_COL_KIND])!=SQLITE_NULL ){
@@ -429,6 +449,15 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
       idemVtabError(p, "idem: kind must be 'local' (a write into this"
                     " database, the default) or 'external', not '%s'", zKind);
       return SQLITE_CONSTRAINT_CHECK;
+    }
+    if( zKind[0]=='e' && !p->opt.bRelaxedDurability ){   /* §12 */
+      char *zErr = 0;
+      rc = idemDurableCheck(&p->durable, p->db, p->zDb, &zErr);
+      if( rc!=SQLITE_OK ){
+        sqlite3_free(p->base.zErrMsg);
+        p->base.zErrMsg = zErr;
+        return rc;
+      }
     }
     *pzKind = zKind;
   }
