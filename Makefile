@@ -1,22 +1,46 @@
+# SPDX-License-Identifier: MIT
 # idem -- the idempotency protocol as a SQLite extension.
 #
-#   make            build/idem.so (loadable) and build/libidem.a (static)
+#   make            build/idem.so (loadable; .dylib on macOS) and build/libidem.a
 #   make demo       the sqlite3 shell runs test/demo.sql: the protocol at work
 #   make test       the whole Tcl suite; ends with "N passed, N failed"
+#   make help       every target, one line each
 #
 # Missing Debian packages are installed first when we are root with apt;
 # otherwise the exact apt-get line is printed and make stops.
 
-CC      ?= cc
-CFLAGS  ?= -O2 -g
-WARN    := -Wall -Wextra
-BUILD   := build
-SOURCES := $(wildcard ext/*.c ext/*.h)
-DEB_PKGS := libsqlite3-dev libxxhash-dev tcl libsqlite3-tcl sqlite3 pkg-config
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra
+BUILD    := build
+SOURCES  := $(wildcard ext/*.c ext/*.h) include/idem.h
+DEB_PKGS := libsqlite3-dev libxxhash-dev tcl libsqlite3-tcl sqlite3 pkg-config \
+            zlib1g-dev
+# Debian's python3, whose sqlite3 module can load extensions (the tests
+# that start Python take it from the environment too).
+PYTHON3  ?= /usr/bin/python3
+export PYTHON3
 
-.PHONY: all deps demo test test-new clean
+# The loadable extension's suffix, the one sqlite3_load_extension() adds.
+SO  := $(if $(filter Darwin,$(shell uname -s)),dylib,so)
+LIB := $(BUILD)/idem.$(SO)
 
-all: $(BUILD)/idem.so $(BUILD)/libidem.a
+# $(call loadable,FLAGS): build $@, a loadable extension, from the one
+# translation unit (ext/idem.c includes the parts), so that every symbol but
+# sqlite3_idem_init is static.  Every loadable variant is built by it.
+loadable = $(CC) $(1) $(WARN) -fPIC -shared -fvisibility=hidden -o $@ ext/idem.c
+
+.PHONY: all help deps demo test test-new test-old test-cross test-number \
+        test-diff test-portable test-race test-crash test-oom test-asan \
+        test-valgrind fuzz fuzz-long fuzz-corpus bench bench-long cluster \
+        test-cluster install uninstall clean
+
+all: $(LIB) $(BUILD)/libidem.a  ## build/idem.so (loadable) and build/libidem.a (static)
+
+help:  ## this list
+	@echo "make TARGET [VAR=value ...], where TARGET is one of:"
+	@awk -F':.*## ' '/^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+	@echo "variables: PREFIX DESTDIR CC CFLAGS PYTHON3 N FUZZ_SECONDS FUZZ_RUNS OOM_STRIDE"
 
 # ---- dependencies ---------------------------------------------------------
 # $(call need_pkgs,PKGS): install the Debian packages PKGS that are missing
@@ -39,18 +63,18 @@ define need_pkgs
 	fi
 	@touch $@
 endef
-deps: $(BUILD)/.deps
+deps: $(BUILD)/.deps  ## install the Debian packages the build and tests need
 $(BUILD)/.deps:
 	@mkdir -p $(BUILD)
 	$(call need_pkgs,$(DEB_PKGS))
 
 # ---- the extension --------------------------------------------------------
 # One translation unit (ext/idem.c includes the parts), so every symbol but
-# sqlite3_idem_init is static, in the .so and in the .a alike.
-$(BUILD)/idem.so: $(SOURCES) include/idem.h | $(BUILD)/.deps
-	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -fvisibility=hidden -o $@ ext/idem.c
+# sqlite3_idem_init is static, in the loadable and in the .a alike.
+$(LIB): $(SOURCES) | $(BUILD)/.deps
+	$(call loadable,$(CFLAGS))
 
-$(BUILD)/idem_static.o: $(SOURCES) include/idem.h | $(BUILD)/.deps
+$(BUILD)/idem_static.o: $(SOURCES) | $(BUILD)/.deps
 	$(CC) $(CFLAGS) $(WARN) -DSQLITE_CORE -c -o $@ ext/idem.c
 
 $(BUILD)/libidem.a: $(BUILD)/idem_static.o
@@ -60,28 +84,43 @@ $(BUILD)/libidem.a: $(BUILD)/idem_static.o
 # The transcript also goes to build/demo.out (test/demo.test reads it).  The
 # script makes one error on purpose (a plain duplicate INSERT), so the
 # shell's own exit status is not the verdict: the test is.
-demo: $(BUILD)/idem.so
+demo: $(LIB)  ## the sqlite3 shell runs test/demo.sql: the protocol at work
 	@rm -f $(BUILD)/demo.db
 	@sqlite3 $(BUILD)/demo.db < test/demo.sql 2>&1 | tee $(BUILD)/demo.out
 
-test: all
+test: all $(BUILD)/powerloss  ## the whole Tcl suite (test/*.test): "N passed, N failed"
 	tclsh tcl/run.tcl
+
+# The number printer's own unit test (test/idem_number_test.c): every line
+# of test/data/numbers.txt, then random doubles against a brute-force search.
+$(BUILD)/idem_number_test: test/idem_number_test.c $(SOURCES) | $(BUILD)/.deps
+	$(CC) $(CFLAGS) $(WARN) -Iinclude -Iext -o $@ test/idem_number_test.c -lm
+
+test-number: $(BUILD)/idem_number_test  ## the number printer's unit test (C)
+	$(BUILD)/idem_number_test test/data/numbers.txt
+	$(BUILD)/idem_number_test --random 50000
+
+# The file system that loses unsynced writes at a simulated power loss
+# (doc/contract.md §12); test/durable.test runs it.
+$(BUILD)/powerloss: test/powerloss/powerloss.c $(SOURCES) include/idem.h | $(BUILD)/.deps
+	$(CC) -O1 -g $(WARN) -DSQLITE_CORE -o $@ test/powerloss/powerloss.c -lsqlite3
 
 # ---- install ---------------------------------------------------------------
 #   make install [PREFIX=/usr/local] [DESTDIR=/staging]    make uninstall
 # $(PREFIX)/lib/idem.so is the loadable extension: load_extension('/usr/local/lib/idem'),
 # or .load /usr/local/lib/idem in the shell.  libidem.a, idem.h and idem.pc
-# link it statically: cc app.c $$(pkg-config --cflags --libs idem)
+# link it statically: cc app.c $$(pkg-config --cflags --static --libs idem)
+# (idem.pc requires sqlite3 privately: --static adds SQLite's libraries).
+# Uninstall removes the files, then each directory that is left empty.
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PCDIR      ?= $(LIBDIR)/pkgconfig
 VERSION    := $(shell sed -n 's/.*IDEM_VERSION "\(.*\)".*/\1/p' include/idem.h)
 
-.PHONY: install uninstall
-install: $(BUILD)/idem.so $(BUILD)/libidem.a
+install: $(LIB) $(BUILD)/libidem.a  ## install into PREFIX (/usr/local), staged under DESTDIR
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PCDIR)
-	install -m 755 $(BUILD)/idem.so $(DESTDIR)$(LIBDIR)/idem.so
+	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/idem.$(SO)
 	install -m 644 $(BUILD)/libidem.a $(DESTDIR)$(LIBDIR)/libidem.a
 	install -m 644 include/idem.h $(DESTDIR)$(INCLUDEDIR)/idem.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
@@ -89,9 +128,14 @@ install: $(BUILD)/idem.so $(BUILD)/libidem.a
 	    idem.pc.in > $(DESTDIR)$(PCDIR)/idem.pc
 	chmod 644 $(DESTDIR)$(PCDIR)/idem.pc
 
-uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/idem.so $(DESTDIR)$(LIBDIR)/libidem.a \
+uninstall:  ## remove what install wrote, and the directories left empty
+	rm -f $(DESTDIR)$(LIBDIR)/idem.$(SO) $(DESTDIR)$(LIBDIR)/libidem.a \
 	      $(DESTDIR)$(INCLUDEDIR)/idem.h $(DESTDIR)$(PCDIR)/idem.pc
+	@for d in $(PCDIR) $(LIBDIR) $(INCLUDEDIR) $(PREFIX); do \
+	  if [ -d "$(DESTDIR)$$d" ] && [ -z "$$(ls -A "$(DESTDIR)$$d")" ]; then \
+	    rmdir "$(DESTDIR)$$d" && echo "rmdir $(DESTDIR)$$d"; \
+	  fi; \
+	done
 
 # ---- the newest SQLite ------------------------------------------------------
 # The npm package better-sqlite3@12 carries the amalgamation (3.53): fetch
@@ -107,6 +151,7 @@ NEW_OPTS := -DSQLITE_ENABLE_PREUPDATE_HOOK -DSQLITE_ENABLE_SESSION \
 
 $(NEW)/sqlite3.c:
 	@mkdir -p $(NEW)
+	@echo "fetching SQLite's amalgamation from npm's better-sqlite3@12 ..."
 	cd $(NEW) && rm -f better-sqlite3-*.tgz && npm pack --silent better-sqlite3@12 >/dev/null \
 	  && tar xzf better-sqlite3-*.tgz --strip-components=3 \
 	       package/deps/sqlite3/sqlite3.c package/deps/sqlite3/sqlite3.h \
@@ -114,14 +159,15 @@ $(NEW)/sqlite3.c:
 	  && rm -f better-sqlite3-*.tgz
 
 $(NEW)/libsqlite3.so.0: $(NEW)/sqlite3.c
+	@echo "building the newest SQLite from its amalgamation (about a minute) ..."
 	$(CC) -O2 -fPIC -shared -Wl,-soname,libsqlite3.so.0 $(NEW_OPTS) \
 	  -o $@ $< -lm -lpthread
 
-$(NEW)/idem.so: $(SOURCES) include/idem.h $(NEW)/sqlite3.c
-	$(CC) $(CFLAGS) $(WARN) -I$(NEW) -fPIC -shared -fvisibility=hidden -o $@ ext/idem.c
+$(NEW)/idem.$(SO): $(SOURCES) $(NEW)/sqlite3.c
+	$(call loadable,$(CFLAGS) -I$(NEW))
 
-test-new: all $(NEW)/libsqlite3.so.0 $(NEW)/idem.so
-	LD_LIBRARY_PATH=$(abspath $(NEW)) IDEM_LIB=$(abspath $(NEW))/idem.so tclsh tcl/run.tcl
+test-new: all $(NEW)/libsqlite3.so.0 $(NEW)/idem.$(SO)  ## the suite on the newest SQLite (3.53, from npm)
+	LD_LIBRARY_PATH=$(abspath $(NEW)) IDEM_LIB=$(abspath $(NEW))/idem.$(SO) tclsh tcl/run.tcl
 
 # ---- other architectures: the same keys on arm64, big-endian s390x, 32-bit
 # i386 (x87 floating point; and again with SSE2), under qemu-user, and the
@@ -185,7 +231,7 @@ $(CROSS)/include/xxhash.h: | $(CROSS)/.deps
 $(CROSS)/sqlite3-%.o: $(NEW)/sqlite3.c | $(CROSS)/.deps
 	$(XCC_$*) -O1 -w $(CROSS_SQLITE_OPTS) -c -o $@ $<
 
-$(CROSS)/idem-%.o: $(SOURCES) include/idem.h $(NEW)/sqlite3.c $(CROSS)/include/xxhash.h
+$(CROSS)/idem-%.o: $(SOURCES) $(NEW)/sqlite3.c $(CROSS)/include/xxhash.h
 	$(XCC_$*) $(CFLAGS) $(WARN) $(XFLAGS_$*) -I$(NEW) -I$(CROSS)/include \
 	  -DSQLITE_CORE -c -o $@ ext/idem.c
 
@@ -199,8 +245,7 @@ $(CROSS)/cross-%: test/cross/cross.c $(CROSS)/idem-%.o \
 	  test/cross/cross.c $(CROSS)/idem-$*.o \
 	  $(CROSS)/sqlite3-$(or $(XSQL_$*),$*).o -lm
 
-.PHONY: test-cross
-test-cross: $(CROSS_VARIANTS:%=$(CROSS)/cross-%)
+test-cross: $(CROSS_VARIANTS:%=$(CROSS)/cross-%)  ## the same keys on arm64, s390x, i386 (qemu)
 	CROSS_DOCS=$(CROSS_DOCS) bash test/cross/run.sh $(CROSS) \
 	  $(foreach v,$(CROSS_VARIANTS),$(v):$(or $(QEMU_$(v)),native))
 
@@ -240,11 +285,10 @@ $(OLD)/libsqlite3.so.0 $(OLDER)/libsqlite3.so.0: %/libsqlite3.so.0: %/sqlite3.c
 	$(CC) -O1 -w -fPIC -shared -Wl,-soname,libsqlite3.so.0 $(NEW_OPTS) \
 	  -o $@ $< -lm -lpthread
 
-$(OLD)/idem.so: $(SOURCES) include/idem.h $(OLD)/sqlite3.c
-	$(CC) $(CFLAGS) $(WARN) -I$(OLD) -fPIC -shared -fvisibility=hidden -o $@ ext/idem.c
+$(OLD)/idem.$(SO): $(SOURCES) $(OLD)/sqlite3.c
+	$(call loadable,$(CFLAGS) -I$(OLD))
 
-.PHONY: test-old
-test-old: all $(OLD)/libsqlite3.so.0 $(OLD)/idem.so $(OLDER)/libsqlite3.so.0
+test-old: all $(OLD)/libsqlite3.so.0 $(OLD)/idem.$(SO) $(OLDER)/libsqlite3.so.0  ## the suite on the oldest SQLite (3.40.0)
 	@echo "older headers (3.39.1): the build must stop with idem's #error"
 	@if $(CC) -I$(OLDER) -fsyntax-only ext/idem.c > $(OLDER)/build.log 2>&1; then \
 	  echo "FAILED: ext/idem.c compiled against SQLite 3.39.1"; exit 1; fi
@@ -252,15 +296,14 @@ test-old: all $(OLD)/libsqlite3.so.0 $(OLD)/idem.so $(OLDER)/libsqlite3.so.0
 	  || { cat $(OLDER)/build.log; echo "FAILED: not idem's #error"; exit 1; }
 	@grep -m1 '#error' $(OLDER)/build.log
 	@echo "older library (3.39.1): load_extension() must refuse"
-	LD_LIBRARY_PATH=$(abspath $(OLDER)) tclsh test/old/refuse.tcl $(abspath $(BUILD))/idem.so
-	LD_LIBRARY_PATH=$(abspath $(OLD)) IDEM_LIB=$(abspath $(OLD))/idem.so tclsh tcl/run.tcl
+	LD_LIBRARY_PATH=$(abspath $(OLDER)) tclsh test/old/refuse.tcl $(abspath $(LIB))
+	LD_LIBRARY_PATH=$(abspath $(OLD)) IDEM_LIB=$(abspath $(OLD))/idem.$(SO) tclsh tcl/run.tcl
 
 # ---- differential: idem_canonical against the npm package canonicalize ------
 # (an RFC 8785 implementation) on N random documents; test/diff/gen.js skips
-# integer literals beyond 2^53, where SPEC deliberately differs.
+# integer literals beyond 2^53, where doc/contract.md §3 deliberately differs.
 N ?= 100000
-.PHONY: test-diff
-test-diff: $(BUILD)/idem.so
+test-diff: $(LIB)  ## idem_canonical against npm's canonicalize, N random documents
 	npm install --silent --prefix test/diff --no-package-lock --no-audit --no-fund
 	node test/diff/gen.js $(N) - | tclsh test/diff/check.tcl -
 
@@ -268,28 +311,23 @@ test-diff: $(BUILD)/idem.so
 # (what a big-endian or non-GNU build runs), on the JSON tests and 20 000
 # differential documents.
 PORTABLE := $(BUILD)/portable
-.PHONY: test-portable
-$(PORTABLE)/idem.so: $(SOURCES) include/idem.h | $(BUILD)/.deps
+$(PORTABLE)/idem.$(SO): $(SOURCES) | $(BUILD)/.deps
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -DIDEM_JSON_PORTABLE -fPIC -shared \
-	  -fvisibility=hidden -o $@ ext/idem.c
+	$(call loadable,$(CFLAGS) -DIDEM_JSON_PORTABLE)
 
-test-portable: $(PORTABLE)/idem.so
-	IDEM_LIB=$(abspath $(PORTABLE))/idem.so tclsh tcl/run.tcl \
+test-portable: $(PORTABLE)/idem.$(SO)  ## the canonicalizer without its word and SSE2 scans
+	IDEM_LIB=$(abspath $(PORTABLE))/idem.$(SO) tclsh tcl/run.tcl \
 	  test/canonical.test test/key.test test/numbers.test test/hostile.test
 	npm install --silent --prefix test/diff --no-package-lock --no-audit --no-fund
-	node test/diff/gen.js 20000 - | IDEM_LIB=$(abspath $(PORTABLE))/idem.so \
+	node test/diff/gen.js 20000 - | IDEM_LIB=$(abspath $(PORTABLE))/idem.$(SO) \
 	  tclsh test/diff/check.tcl -
 
 # ---- reliability: processes killed at random moments, and at fixed crash
-# points (test/reliability/).  Debian's python3, which can load extensions.
-PYTHON3 := /usr/bin/python3
-.PHONY: test-race test-crash
-
-test-race: $(BUILD)/idem.so
+# points (test/reliability/), with $(PYTHON3).
+test-race: $(LIB)  ## 8 processes SIGKILLed at random moments
 	$(PYTHON3) test/reliability/race.py
 
-test-crash: $(BUILD)/idem.so
+test-crash: $(LIB)  ## processes killed at every step of both recipes
 	CC="$(CC)" $(PYTHON3) test/reliability/crash.py
 
 # ---- allocation faults, sanitizers, valgrind, fuzzing ----------------------
@@ -305,8 +343,6 @@ test-crash: $(BUILD)/idem.so
 #                       FUZZ_SECONDS seconds (CI); make fuzz-long for
 #                       FUZZ_LONG_RUNS / FUZZ_LONG_SECONDS.  Targets run one
 #                       after the other, one process each (a shared machine).
-.PHONY: test-oom test-asan test-valgrind fuzz fuzz-long fuzz-corpus
-
 $(BUILD)/.deps-asan: | $(BUILD)/.deps
 	$(call need_pkgs,tcl-dev)
 $(BUILD)/.deps-valgrind: | $(BUILD)/.deps
@@ -314,10 +350,10 @@ $(BUILD)/.deps-valgrind: | $(BUILD)/.deps
 $(BUILD)/.deps-fuzz: | $(BUILD)/.deps
 	$(call need_pkgs,clang libclang-rt-14-dev)
 
-$(BUILD)/oom: test/oom/oom.c $(SOURCES) include/idem.h | $(BUILD)/.deps
+$(BUILD)/oom: test/oom/oom.c $(SOURCES) | $(BUILD)/.deps
 	$(CC) -g -O1 $(WARN) -DSQLITE_CORE -o $@ test/oom/oom.c -lsqlite3
 
-test-oom: $(BUILD)/oom
+test-oom: $(BUILD)/oom  ## every allocation failing in turn (about 2 minutes)
 	$(BUILD)/oom
 
 # ASan and UBSan; a UBSan finding stops the program (-fno-sanitize-recover).
@@ -331,20 +367,20 @@ ASAN_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
               -fno-omit-frame-pointer
 ASAN_RT     = $(shell $(CC) -print-file-name=libasan.so)
 
-$(ASAN)/idem.so: $(SOURCES) include/idem.h | $(BUILD)/.deps
+$(ASAN)/idem.$(SO): $(SOURCES) | $(BUILD)/.deps
 	@mkdir -p $(@D)
-	$(CC) $(ASAN_FLAGS) $(WARN) -fPIC -shared -fvisibility=hidden -o $@ ext/idem.c
+	$(call loadable,$(ASAN_FLAGS))
 
 $(ASAN)/tclsh: test/oom/tclsh.c | $(BUILD)/.deps-asan
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_FLAGS) -I/usr/include/tcl8.6 -o $@ $< -ltcl8.6
 
-$(ASAN)/oom: test/oom/oom.c $(SOURCES) include/idem.h | $(BUILD)/.deps
+$(ASAN)/oom: test/oom/oom.c $(SOURCES) | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_FLAGS) $(WARN) -DSQLITE_CORE -o $@ test/oom/oom.c -lsqlite3
 
-test-asan: all $(ASAN)/idem.so $(ASAN)/tclsh $(ASAN)/oom
-	IDEM_LIB=$(ASAN)/idem.so LD_PRELOAD=$(ASAN_RT) \
+test-asan: all $(ASAN)/idem.$(SO) $(ASAN)/tclsh $(ASAN)/oom  ## the suite and the fault driver under ASan + UBSan
+	IDEM_LIB=$(ASAN)/idem.$(SO) LD_PRELOAD=$(ASAN_RT) \
 	  IDEM_WRAP="env ASAN_OPTIONS=detect_leaks=1" \
 	  UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/tclsh tcl/run.tcl
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/oom -q
@@ -358,7 +394,7 @@ VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
 
 OOM_STRIDE ?= 7
 
-test-valgrind: all $(BUILD)/oom | $(BUILD)/.deps-valgrind
+test-valgrind: all $(BUILD)/oom | $(BUILD)/.deps-valgrind  ## the suite under valgrind memcheck (long)
 	IDEM_WRAP="$(VALGRIND)" tclsh tcl/run.tcl
 	$(VALGRIND) $(BUILD)/oom -q -s $(OOM_STRIDE)
 
@@ -376,11 +412,11 @@ FUZZ_LONG_RUNS    ?= 10000000
 FUZZ              := $(BUILD)/fuzz
 CORPUS            := $(BUILD)/fuzz-corpus
 
-$(FUZZ)/fuzz_%: test/fuzz/fuzz_%.c $(SOURCES) include/idem.h | $(BUILD)/.deps-fuzz
+$(FUZZ)/fuzz_%: test/fuzz/fuzz_%.c $(SOURCES) | $(BUILD)/.deps-fuzz
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -DSQLITE_CORE -o $@ $< -lsqlite3
 
-fuzz-corpus: | $(BUILD)/.deps
+fuzz-corpus: | $(BUILD)/.deps  ## the fuzz targets' seed corpus, from the tests' data
 	tclsh test/fuzz/corpus.tcl $(CORPUS)
 
 # $(call run_fuzz,RUNS,SECONDS)
@@ -395,10 +431,10 @@ define run_fuzz
 	done
 endef
 
-fuzz: $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%) fuzz-corpus
+fuzz: $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%) fuzz-corpus  ## libFuzzer, short runs (CI)
 	$(call run_fuzz,$(FUZZ_RUNS),$(FUZZ_SECONDS))
 
-fuzz-long: $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%) fuzz-corpus
+fuzz-long: $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%) fuzz-corpus  ## libFuzzer, long runs (hours)
 	$(call run_fuzz,$(FUZZ_LONG_RUNS),$(FUZZ_LONG_SECONDS))
 
 # ---- benchmarks -------------------------------------------------------------
@@ -408,21 +444,20 @@ fuzz-long: $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%) fuzz-corpus
 # ~2 GB under /tmp, removed).  make bench-long: the cost of a
 # claim at 10M claims against 10K (~16 GB under /tmp, a quarter of an hour
 # or more).  test/bench/callgrind.sh counts instructions instead.
-.PHONY: bench bench-long
 $(BUILD)/bench: test/bench/bench.c test/bench/docgen.c | $(BUILD)/.deps
 	$(CC) -O2 -g $(WARN) -o $@ test/bench/bench.c -lsqlite3
 
-bench: $(BUILD)/idem.so $(BUILD)/bench
+bench: $(LIB) $(BUILD)/bench  ## the performance tables of doc/performance.md (minutes)
 	$(BUILD)/bench --lib $(BUILD)/idem
 	$(BUILD)/bench --write-docs $(BUILD)/bench-docs.db
-	/usr/bin/python3 test/bench/bench_py.py --docs $(BUILD)/bench-docs.db --lib $(BUILD)/idem
+	$(PYTHON3) test/bench/bench_py.py --docs $(BUILD)/bench-docs.db --lib $(BUILD)/idem
 	@rm -f $(BUILD)/bench-docs.db
-	/usr/bin/python3 test/bench/shapes.py --lib $(BUILD)/idem
+	$(PYTHON3) test/bench/shapes.py --lib $(BUILD)/idem
 
-bench-long: $(BUILD)/idem.so $(BUILD)/bench
+bench-long: $(LIB) $(BUILD)/bench  ## a claim at 10M claims against 10K (~16 GB, long)
 	$(BUILD)/bench --lib $(BUILD)/idem --only scale --scale 10000000
 
-# ---- the cluster (README: "Running on a cluster") --------------------------
+# ---- the cluster (doc/cluster.md) -----------------------------------------
 # idem unchanged on 3 dqlite nodes (Debian's dqlite 1.11).  go-dqlite ships
 # the dqlite shell and the dqlite-demo node; golang-go and go-dqlite's Debian
 # sources build the test client offline (GOPATH mode, /usr/share/gocode).
@@ -432,9 +467,7 @@ CLUSTER_PKGS := go-dqlite libdqlite-dev libraft-dev golang-go \
 GO_OFFLINE   := GO111MODULE=off GOFLAGS= GOPATH=/usr/share/gocode \
                 GOCACHE=$(abspath $(CLUSTER))/go-cache
 
-.PHONY: cluster test-cluster
-
-cluster: $(CLUSTER)/idem_preload.so $(CLUSTER)/idemcl
+cluster: $(CLUSTER)/idem_preload.so $(CLUSTER)/idemcl  ## idem for dqlite nodes, and the test client
 
 $(CLUSTER)/.deps: | $(BUILD)/.deps
 	@mkdir -p $(CLUSTER)
@@ -443,7 +476,7 @@ $(CLUSTER)/.deps: | $(BUILD)/.deps
 # idem for the nodes: the same sources, built in (-DSQLITE_CORE) and
 # registered by a constructor before the node starts; -DIDEM_REPLICATED
 # makes idem_versioned() refuse to run in autocommit.
-$(CLUSTER)/idem_preload.so: test/cluster/preload.c $(SOURCES) include/idem.h | $(CLUSTER)/.deps
+$(CLUSTER)/idem_preload.so: test/cluster/preload.c $(SOURCES) | $(CLUSTER)/.deps
 	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -DSQLITE_CORE -DIDEM_REPLICATED \
 	  -o $@ test/cluster/preload.c ext/idem.c -lsqlite3
 
@@ -451,8 +484,8 @@ $(CLUSTER)/idemcl: test/cluster/idemcl.go | $(CLUSTER)/.deps
 	$(GO_OFFLINE) go build -o $@ test/cluster/idemcl.go
 
 # Three nodes on 127.0.0.1, killed by PID at the end; about 70 s.
-test-cluster: cluster
+test-cluster: cluster  ## three dqlite nodes: replication, races, leader kills
 	timeout 600 bash test/cluster/run.sh
 
-clean:
+clean:  ## remove build/
 	rm -rf $(BUILD)

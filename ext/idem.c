@@ -1,22 +1,33 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** idem -- the idempotency protocol for writes, as a SQLite extension.
 **
 ** A call (an assistant's tool call, an order, a payment) may arrive twice.
 ** idem makes the second arrival replay what the first one recorded instead
-** of writing again.  It has four parts, each in a file of its own:
+** of writing again.  Its parts, each in a file of its own, meet only in the
+** private header idemInt.h (types, constants, and the interface of each
+** part under "Interface to code in idem_X.c"):
 **
 **   idem_number.c     RFC 8785 / ECMAScript number text, exact and fast
 **   idem_canonical.c  canonical JSON (RFC 8785), a strict parser and sorter:
 **                     SQL function idem_canonical(json)
 **   idem_key.c        the key: XXH3-128 over a framed (who, conv, tool,
 **                     canonical args); SQL functions idem_key(), idem_header()
-**   idem_vtab.c       the claim and replay virtual table: CREATE VIRTUAL
-**                     TABLE calls USING idem(...)
+**   idem_time.c       the clock, and the time text the claim table stores
+**   idem_durable.c    an external claim needs a durable commit (§12):
+**                     the check, and the option durability=full|relaxed
+**   idem_vtab.c       the claim table's plumbing: CREATE VIRTUAL TABLE calls
+**                     USING idem(...), its shadow table, statement cache,
+**                     query plans and cursor
+**   idem_claim.c      the claim's rules (doc/contract.md §4-5): the table's
+**                     options, status and kind, the transition function
+**                     and the writes it decides; the reply of a duplicate
 **   idem_versioned.c  the version guard for ordinary tables:
 **                     SELECT idem_versioned('inv', 'ver')
 **
 ** This file is the entry point and builds the whole extension as one
-** translation unit, so that every other symbol is static.
+** translation unit, so that every other symbol is static (IDEM_PRIVATE).
+** Each part also compiles alone: cc -fsyntax-only -Iinclude -Iext ext/X.c
 **
 ** Load it into the sqlite3 shell:       .load build/idem
 ** or from SQL:                          SELECT load_extension('build/idem');
@@ -24,29 +35,17 @@
 **     sqlite3_auto_extension((void(*)(void))sqlite3_idem_init);
 ** (include/idem.h declares it).  See README.md for the protocol.
 */
-#include <sqlite3ext.h>
+#define IDEM_PRIVATE static      /* one translation unit: see idemInt.h */
+#include "idemInt.h"
 SQLITE_EXTENSION_INIT1
-
-/* The oldest SQLite idem supports: 3.40.0, the first that keeps a
-** SQLITE_VTAB_DIRECTONLY table out of a trigger's INSERT, UPDATE and DELETE
-** (idem_vtab.c, TRUST); idem_versioned.c reads pragma_table_list (3.37.0).
-** A build against older headers stops here; an older library at run time
-** is refused by sqlite3_idem_init(). */
-#define IDEM_SQLITE_MIN       3040000
-#define IDEM_SQLITE_MIN_TEXT  "3.40.0"
-#if SQLITE_VERSION_NUMBER<IDEM_SQLITE_MIN
-# error "idem needs SQLite 3.40.0 or later: the sqlite3.h and sqlite3ext.h found are older"
-#endif
-#include <string.h>
-#include <stdint.h>
-#include <stdarg.h>
-
-#include "../include/idem.h"    /* IDEM_VERSION, sqlite3_idem_init() */
 
 #include "idem_number.c"
 #include "idem_canonical.c"
 #include "idem_key.c"
+#include "idem_time.c"
+#include "idem_durable.c"
 #include "idem_vtab.c"
+#include "idem_claim.c"
 #include "idem_versioned.c"
 
 /* idem_version(): the extension's version string. */

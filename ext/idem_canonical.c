@@ -1,7 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** idem_canonical.c -- canonical JSON (RFC 8785, JCS) with a strict parser.
 **
-** Part of the idem extension; #included by idem.c, so everything is static.
+** Part of the idem extension; its interface is declared in idemInt.h, and
+** idem.c #includes this file, so everything is static.
 **
 ** USAGE
 **
@@ -14,8 +16,10 @@
 ** escaping of RFC 8785 (only '"', '\' and control characters are escaped,
 ** the latter as \b \t \n \f \r or lowercase \u00xx); numbers as ECMAScript
 ** prints a double, except that an integer literal beyond 2^53 keeps its
-** digits (idem_number.c).  An integer or real argument is taken as SQLite's
-** text of it (1.0 -> '1.0' -> 1).  It is deterministic and innocuous.
+** digits (idem_number.c).  An integer or real argument is that JSON number:
+** an integer's digits, a real as ECMAScript prints that double (1.0 -> 1,
+** 0.1+0.2 -> 0.30000000000000004; never SQLite's 15-digit text of a real;
+** Inf is an error).  It is deterministic and innocuous.
 **
 ** The input must be strict RFC 8259 JSON, whatever SQLite's own json()
 ** accepts: exactly one value, whitespace only ' ' \t \n \r, no comments,
@@ -73,8 +77,7 @@
 ** escapes is decoded in one loop.  Buffers larger than IDEM_JSON_KEEP are
 ** released rather than kept for the next call.
 */
-#include <string.h>
-#include <stdint.h>
+#include "idemInt.h"
 
 /* Maximum nesting of arrays and objects.  "[[...]]" with 1000 brackets each
 ** side is accepted; 1001 is an error.  The parser never recurses, so the
@@ -107,7 +110,6 @@ struct IdemJsonFrame {
   unsigned char needSort;    /* Object: names seen so far do not ascend */
 };
 
-typedef struct IdemJson IdemJson;
 struct IdemJson {
   unsigned char *zOut;       /* Canonical text of the last call */
   sqlite3_int64 nOut;        /* Its length */
@@ -116,7 +118,7 @@ struct IdemJson {
   sqlite3_int64 nTmpAlloc;
   IdemJsonMember *aMember;   /* Member records of the open objects */
   sqlite3_int64 nMemberAlloc;
-  int isBusy;                /* Used by the SQL function against re-entry */
+  int isBusy;                /* Lent by idemJsonAcquire() */
   IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH];
   char zErr[200];            /* Error message of the last call */
 };
@@ -171,9 +173,12 @@ static const IdemJsonUtf8 aIdemJsonUtf8[12] = {
   {0,0,0},                               /* IJ_BAD */
 };
 
-static const char idemJsonHex[] = "0123456789abcdef";
+static const char idemJsonHex[] = IDEM_HEX_DIGITS;
 
-/* The value of each hex digit; 16 for a byte that is not one. */
+/* The value of each hex digit, either case (RFC 8259 lets a \u escape
+** write A-F or a-f); 16 for a byte that is not one.  The key's text has a
+** decoder of its own, idemKeyFromHex(), which takes lowercase only: a key
+** has exactly one text form. */
 static const unsigned char idemJsonHexVal[256] = {
   16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x00 */
   16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x10 */
@@ -881,7 +886,7 @@ bad_utf8:
 
 /* Canonicalize zIn[0..nIn), or up to its NUL if nIn<0.  See the header
 ** comment for the rules, the errors and the design. */
-static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
+IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   const unsigned char *z = (const unsigned char*)zIn;
   const unsigned char *zEnd;
   const unsigned char *s;
@@ -1213,13 +1218,13 @@ done:
   return rc;
 }
 
-static IdemJson *idemJsonNew(void){
+IDEM_PRIVATE IdemJson *idemJsonNew(void){
   IdemJson *p = sqlite3_malloc64(sizeof(IdemJson));
   if( p ) memset(p, 0, sizeof(IdemJson));
   return p;
 }
 
-static void idemJsonFree(IdemJson *p){
+IDEM_PRIVATE void idemJsonFree(IdemJson *p){
   if( p ){
     sqlite3_free(p->zOut);
     sqlite3_free(p->zTmp);
@@ -1228,16 +1233,68 @@ static void idemJsonFree(IdemJson *p){
   }
 }
 
+/*
+** Lend the canonicalizer *ppShared (made on first use), or a private one
+** while it is lent already: a nested call (idem_key() inside idem_key()
+** through a nested statement) must not overwrite the text its caller is
+** still reading.  NULL when out of memory.  Give it back with
+** idemJsonRelease().
+*/
+IDEM_PRIVATE IdemJson *idemJsonAcquire(IdemJson **ppShared){
+  IdemJson *p = *ppShared;
+  if( p==0 ){
+    p = *ppShared = idemJsonNew();
+  }else if( p->isBusy ){
+    p = idemJsonNew();
+  }
+  if( p ) p->isBusy = 1;
+  return p;
+}
+
+/* Give back a canonicalizer from idemJsonAcquire() (a private one is
+** freed).  p may be NULL. */
+IDEM_PRIVATE void idemJsonRelease(IdemJson **ppShared, IdemJson *p){
+  if( p ){
+    p->isBusy = 0;
+    if( p!=*ppShared ) idemJsonFree(p);
+  }
+}
+
 /* The canonical text of the last successful idemJsonCanonical(), valid
 ** until the next call.  It is also zero-terminated. */
-static const char *idemJsonText(IdemJson *p, int *pnText){
+IDEM_PRIVATE const char *idemJsonText(IdemJson *p, int *pnText){
   if( pnText ) *pnText = (int)p->nOut;
   return p->nOut ? (const char*)p->zOut : "";
 }
 
 /* What the last idemJsonCanonical() found wrong ("" after success). */
-static const char *idemJsonError(IdemJson *p){
+IDEM_PRIVATE const char *idemJsonError(IdemJson *p){
   return p->zErr;
+}
+
+/*
+** The JSON text of an SQL integer or real (doc/contract.md §2, §3): an
+** integer as its decimal digits, a real as ECMAScript prints that double
+** (the printer of canonical JSON: 42.0 gives "42", 0.30000000000000004
+** keeps every digit), never SQLite's 15-digit text of a real.  pVal must
+** be SQLITE_INTEGER or SQLITE_FLOAT.  Writes zOut (IDEM_JSON_NUMBUF bytes,
+** zero-terminated) and returns its length, or -1 for a real that is not
+** finite (Inf, -Inf), which has no JSON form.
+*/
+IDEM_PRIVATE int idemJsonNumberText(sqlite3_value *pVal, char *zOut){
+  if( sqlite3_value_type(pVal)==SQLITE_INTEGER ){
+    sqlite3_snprintf(IDEM_JSON_NUMBUF, zOut, "%lld", sqlite3_value_int64(pVal));
+    return (int)strlen(zOut);
+  }else{
+    double v = sqlite3_value_double(pVal);
+    sqlite3_uint64 bits;
+    int n;
+    memcpy(&bits, &v, sizeof(bits));
+    if( ((bits>>52) & 0x7ff)==0x7ff ) return -1;
+    n = idemNumberFormat(v, zOut);
+    zOut[n] = 0;
+    return n;
+  }
 }
 
 /* idem_canonical(J): see the header comment. */
@@ -1247,10 +1304,10 @@ static void idemCanonicalFunc(
   sqlite3_value **argv
 ){
   IdemJson *pShared = (IdemJson*)sqlite3_user_data(ctx);
-  IdemJson *p = pShared;
+  IdemJson *p;
   const char *z;
   int n, rc;
-  char zMsg[300];
+  char zNum[IDEM_JSON_NUMBUF];
   (void)argc;
 
   switch( sqlite3_value_type(argv[0]) ){
@@ -1262,6 +1319,16 @@ static void idemCanonicalFunc(
       sqlite3_result_error(ctx, "idem: idem_canonical(): argument is a blob; "
                                 "expected JSON text", -1);
       return;
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:           /* that JSON number, not SQLite's text */
+      n = idemJsonNumberText(argv[0], zNum);
+      if( n<0 ){
+        sqlite3_result_error(ctx, "idem: idem_canonical(): argument is a real"
+                             " that is not finite (Inf or -Inf)", -1);
+        return;
+      }
+      sqlite3_result_text(ctx, zNum, n, SQLITE_TRANSIENT);
+      return;
   }
   z = (const char*)sqlite3_value_text(argv[0]);
   n = sqlite3_value_bytes(argv[0]);
@@ -1269,14 +1336,11 @@ static void idemCanonicalFunc(
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  if( p->isBusy ){
-    p = idemJsonNew();
-    if( p==0 ){
-      sqlite3_result_error_nomem(ctx);
-      return;
-    }
+  p = idemJsonAcquire(&pShared);
+  if( p==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
   }
-  p->isBusy = 1;
   rc = idemJsonCanonical(p, z, n);
   if( rc==SQLITE_OK
    && p->nOut>sqlite3_limit(sqlite3_context_db_handle(ctx),
@@ -1290,18 +1354,11 @@ static void idemCanonicalFunc(
       sqlite3_result_text64(ctx, (const char*)p->zOut, p->nOut,
                             SQLITE_TRANSIENT, SQLITE_UTF8);
       break;
-    case SQLITE_NOMEM:
-      sqlite3_result_error_nomem(ctx);
-      break;
     default:
-      sqlite3_snprintf(sizeof(zMsg), zMsg, "idem: idem_canonical(): %s",
-                       idemJsonError(p));
-      sqlite3_result_error(ctx, zMsg, -1);
-      if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
+      idemResultError(ctx, rc, "idem: idem_canonical(): %s", idemJsonError(p));
       break;
   }
-  p->isBusy = 0;
-  if( p!=pShared ) idemJsonFree(p);
+  idemJsonRelease(&pShared, p);
 }
 
 static void idemJsonDestroy(void *p){
@@ -1309,7 +1366,7 @@ static void idemJsonDestroy(void *p){
 }
 
 /* Register idem_canonical(J) on db, with its own reusable IdemJson. */
-static int idemCanonicalRegister(sqlite3 *db){
+IDEM_PRIVATE int idemCanonicalRegister(sqlite3 *db){
   IdemJson *p = idemJsonNew();
   if( p==0 ) return SQLITE_NOMEM;
   /* On failure sqlite3_create_function_v2() calls the destructor itself. */

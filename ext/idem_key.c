@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /*
-** idem_key.c -- the key of a call (SPEC.md §2) and its header (§6).
+** idem_key.c -- the key of a call (doc/contract.md §2) and its header (§6).
 **
 **   idem_key(who, conv, tool, args)  -> 32 lowercase hex digits
 **   idem_header(key)                 -> 'Idempotency-Key: "<key>"'
@@ -11,33 +12,27 @@
 **
 ** printed as xxHash's canonical (big-endian) form: high 64 bits first.
 ** The length prefixes make the parts unambiguous.  The format is frozen:
-** keys live in databases and travel to other systems.  Text, integer and
-** real parts are taken as SQLite's text of them, a blob who/conv/tool as
-** its bytes; a NULL part is an error, and args must be JSON text.
+** keys live in databases and travel to other systems (doc/contract.md §2).
 **
-** Interface for the other parts (all static, one translation unit):
+** A part is: text, its UTF-8 bytes; a blob who/conv/tool, its bytes; an
+** integer, its decimal digits; a real, the ECMAScript form of that double,
+** the printer of canonical JSON (42.0 gives "42", 0.30000000000000004
+** keeps every digit), never SQLite's 15-digit text of a real.  So the same
+** call bound from Python (42) and from Node (42.0: better-sqlite3 binds
+** every JS number as a double) has one key, and two different doubles
+** never share one.  args is JSON text, or an SQL integer or real taken as
+** that JSON number.  A NULL part, a blob args and a real that is not
+** finite (no JSON form) are errors.
 **
-**   IdemPart                   a (pointer, length) view of one part
-**   idemKeyHash(aPart, aKey)   the 16-byte key of four parts, args already
-**                              canonical
-**   idemKeyHex(aKey, zHex)     the 32-digit text form
-**   idemKeyFromHex(z, n, aKey) parse the text form (1 if valid)
-**   idemKeyPart(pVal, &part)   SQLite value -> part (0 if NULL)
-**   idemKeyRegister(db)        the SQL functions
+** Interface for the other parts: "Interface to code in idem_key.c" in
+** idemInt.h (IdemPart, idemKeyHash(), idemKeyHex(), idemKeyFromHex(), ...).
 */
+#include "idemInt.h"
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #define IDEM_KEY_MAGIC      "idem:v1"      /* with its NUL: 8 bytes */
 #define IDEM_KEY_MAGIC_LEN  8
-#define IDEM_KEY_BYTES      16
-#define IDEM_KEY_HEX        32
-
-typedef struct IdemPart IdemPart;
-struct IdemPart {
-  const void *p;            /* The part's bytes */
-  sqlite3_int64 n;          /* Their number */
-};
 
 static void idemPutLe32(unsigned char *a, sqlite3_int64 n){
   a[0] = (unsigned char)(n);
@@ -51,7 +46,7 @@ static void idemPutLe32(unsigned char *a, sqlite3_int64 n){
 ** (nearly all of them) are hashed in one shot from a stack buffer; larger
 ** ones are streamed, so that no part is ever copied to the heap.
 */
-static void idemKeyHash(const IdemPart aPart[4], unsigned char aKey[16]){
+IDEM_PRIVATE void idemKeyHash(const IdemPart aPart[4], unsigned char aKey[16]){
   unsigned char aBuf[2048];
   XXH128_hash_t h;
   XXH128_canonical_t c;
@@ -85,8 +80,8 @@ static void idemKeyHash(const IdemPart aPart[4], unsigned char aKey[16]){
   memcpy(aKey, c.digest, IDEM_KEY_BYTES);
 }
 
-static void idemKeyHex(const unsigned char aKey[16], char zHex[33]){
-  static const char aDigit[] = "0123456789abcdef";
+IDEM_PRIVATE void idemKeyHex(const unsigned char aKey[16], char zHex[33]){
+  static const char aDigit[] = IDEM_HEX_DIGITS;
   int i;
   for(i=0; i<IDEM_KEY_BYTES; i++){
     zHex[2*i] = aDigit[aKey[i]>>4];
@@ -95,7 +90,9 @@ static void idemKeyHex(const unsigned char aKey[16], char zHex[33]){
   zHex[IDEM_KEY_HEX] = 0;
 }
 
-/* Value of lowercase hex digit c, or -1. */
+/* Value of lowercase hex digit c, or -1.  Uppercase is refused: a key has
+** one text form, so that keys compare as text.  (JSON's \u escapes take
+** either case: idemJsonHexVal[] in idem_canonical.c.) */
 static int idemHexDigit(int c){
   if( c>='0' && c<='9' ) return c-'0';
   if( c>='a' && c<='f' ) return c-'a'+10;
@@ -103,7 +100,7 @@ static int idemHexDigit(int c){
 }
 
 /* Parse the text form of a key: exactly 32 lowercase hex digits. */
-static int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aKey[16]){
+IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aKey[16]){
   int i;
   if( z==0 || n!=IDEM_KEY_HEX ) return 0;
   for(i=0; i<IDEM_KEY_BYTES; i++){
@@ -115,36 +112,74 @@ static int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aKey[16]
   return 1;
 }
 
+/* The key given as an SQL value: text of exactly 32 lowercase hex digits. */
+IDEM_PRIVATE int idemKeyFromValue(sqlite3_value *pVal,
+                                  unsigned char aKey[IDEM_KEY_BYTES]){
+  return sqlite3_value_type(pVal)==SQLITE_TEXT
+      && idemKeyFromHex((const char*)sqlite3_value_text(pVal),
+                        sqlite3_value_bytes(pVal), aKey);
+}
+
 /*
-** One part from an SQL value: a blob as its bytes, anything else as its
-** text.  Returns 0 for NULL, and for an out-of-memory text conversion
-** (check sqlite3_errcode or treat as NOMEM when the value was not NULL).
+** One part from a non-NULL SQL value (doc/contract.md §2): a blob as its
+** bytes, text as its UTF-8 bytes, an integer or a real as its JSON number
+** text, written into pPart->aNum.  Returns SQLITE_OK, SQLITE_NOMEM (a text
+** conversion failed), or SQLITE_MISMATCH for a real that is not finite.
+** The part points into pPart or into pVal: it must not be copied, and
+** lives as long as both.
 */
-static int idemKeyPart(sqlite3_value *pVal, IdemPart *pPart){
+IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart){
+  int n;
   switch( sqlite3_value_type(pVal) ){
-    case SQLITE_NULL:
-      return 0;
     case SQLITE_BLOB:
       pPart->p = sqlite3_value_blob(pVal);
       pPart->n = sqlite3_value_bytes(pVal);
       if( pPart->p==0 ) pPart->p = "";
-      return 1;
+      return SQLITE_OK;
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:
+      n = idemJsonNumberText(pVal, pPart->aNum);
+      if( n<0 ) return SQLITE_MISMATCH;
+      pPart->p = pPart->aNum;
+      pPart->n = n;
+      return SQLITE_OK;
     default:
+      assert( sqlite3_value_type(pVal)==SQLITE_TEXT );
       pPart->p = sqlite3_value_text(pVal);
       pPart->n = sqlite3_value_bytes(pVal);
-      return pPart->p!=0;
+      return pPart->p ? SQLITE_OK : SQLITE_NOMEM;
   }
 }
 
 /*
-** The state behind idem_key(): a canonicalizer reused from call to call.
-** A call that finds it busy (idem_key() inside idem_key(), through a
-** nested statement) uses a private one.
+** The SQL functions' error: "idem: " and the printf-style text as the
+** message, rc as the code (SQLITE_NOMEM: out of memory, no text).
+*/
+IDEM_PRIVATE void idemResultError(sqlite3_context *ctx, int rc,
+                                  const char *zFmt, ...){
+  char *zMsg = 0;
+  va_list ap;
+  if( rc!=SQLITE_NOMEM ){
+    va_start(ap, zFmt);
+    zMsg = sqlite3_vmprintf(zFmt, ap);
+    va_end(ap);
+  }
+  if( zMsg==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_error(ctx, zMsg, -1);
+  sqlite3_free(zMsg);
+  if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
+}
+
+/*
+** The state behind idem_key(): a canonicalizer reused from call to call
+** (idemJsonAcquire()).
 */
 typedef struct IdemKeyFunc IdemKeyFunc;
 struct IdemKeyFunc {
   IdemJson *pJson;          /* Reusable canonicalizer, or NULL */
-  int bBusy;                /* True while pJson is in use */
 };
 
 static void idemKeyFuncFree(void *p){
@@ -160,7 +195,7 @@ static const char *const azIdemKeyPart[] = { "who", "conv", "tool", "args" };
 /* idem_key(who, conv, tool, args) */
 static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   IdemKeyFunc *pF = (IdemKeyFunc*)sqlite3_user_data(ctx);
-  IdemJson *pJson = 0;
+  IdemJson *pJson;
   IdemPart aPart[4];
   unsigned char aKey[IDEM_KEY_BYTES];
   char zHex[IDEM_KEY_HEX+1];
@@ -171,31 +206,25 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   for(i=0; i<4; i++){
     int eType = sqlite3_value_type(argv[i]);
     if( eType==SQLITE_NULL || (i==3 && eType==SQLITE_BLOB) ){
-      char *zErr = sqlite3_mprintf("idem: idem_key(): %s is %s; %s",
+      idemResultError(ctx, SQLITE_ERROR, "idem: idem_key(): %s is %s; %s",
           azIdemKeyPart[i], eType==SQLITE_NULL ? "NULL" : "a blob",
           i==3 ? "expected JSON text" : "every part of a key must be given");
-      if( zErr==0 ){
-        sqlite3_result_error_nomem(ctx);
-      }else{
-        sqlite3_result_error(ctx, zErr, -1);
-        sqlite3_free(zErr);
-      }
       return;
     }
-    if( !idemKeyPart(argv[i], &aPart[i]) ){
+    rc = idemKeyPartFrom(argv[i], &aPart[i]);
+    if( rc==SQLITE_MISMATCH ){
+      idemResultError(ctx, SQLITE_ERROR, "idem: idem_key(): %s "
+                      IDEM_KEY_NONFINITE, azIdemKeyPart[i]);
+      return;
+    }
+    if( rc!=SQLITE_OK ){
       sqlite3_result_error_nomem(ctx);
       return;
     }
   }
 
-  if( pF->bBusy || pF->pJson==0 ){
-    pJson = idemJsonNew();
-    if( pJson==0 ){ sqlite3_result_error_nomem(ctx); return; }
-    if( !pF->bBusy && pF->pJson==0 ) pF->pJson = pJson;
-  }else{
-    pJson = pF->pJson;
-  }
-  if( pJson==pF->pJson ) pF->bBusy = 1;
+  pJson = idemJsonAcquire(&pF->pJson);
+  if( pJson==0 ){ sqlite3_result_error_nomem(ctx); return; }
   rc = idemJsonCanonical(pJson, (const char*)aPart[3].p, (int)aPart[3].n);
   if( rc==SQLITE_OK ){
     aPart[3].p = idemJsonText(pJson, &nText);
@@ -203,25 +232,12 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     idemKeyHash(aPart, aKey);
     idemKeyHex(aKey, zHex);
     sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
-  }else if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
-    char *zErr = sqlite3_mprintf("idem: idem_key(): args: %s", idemJsonError(pJson));
-    if( zErr==0 ){
-      sqlite3_result_error_nomem(ctx);
-    }else{
-      sqlite3_result_error(ctx, zErr, -1);
-      sqlite3_free(zErr);
-    }
-    if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
-  }else if( rc==SQLITE_NOMEM ){
-    sqlite3_result_error_nomem(ctx);
+  }else if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG || rc==SQLITE_NOMEM ){
+    idemResultError(ctx, rc, "idem: idem_key(): args: %s", idemJsonError(pJson));
   }else{
     sqlite3_result_error_code(ctx, rc);
   }
-  if( pJson==pF->pJson ){
-    pF->bBusy = 0;
-  }else{
-    idemJsonFree(pJson);
-  }
+  idemJsonRelease(&pF->pJson, pJson);
 }
 
 /* idem_header(key) -> 'Idempotency-Key: "<key>"' (IETF draft form). */
@@ -243,7 +259,7 @@ static void idemHeaderFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   sqlite3_result_text(ctx, zOut, 18+IDEM_KEY_HEX+1, SQLITE_TRANSIENT);
 }
 
-static int idemKeyRegister(sqlite3 *db){
+IDEM_PRIVATE int idemKeyRegister(sqlite3 *db){
   const int flags = SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS;
   IdemKeyFunc *pF;
   int rc;

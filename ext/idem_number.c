@@ -1,7 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** idem_number.c -- numbers for RFC 8785 canonical JSON.
 **
-** This file is #included by idem.c, so everything in it is static.  It
+** Part of the idem extension: its interface is declared in idemInt.h, and
+** idem.c #includes this file, so everything in it is static.  It
 ** uses no libc beyond memcpy() and assert(), never allocates, and does not
 ** depend on the locale, the FPU rounding mode or the accuracy of the C
 ** library's strtod() and printf().
@@ -31,7 +33,7 @@
 ** if there are several, the even one on a tie), laid out as in ECMA-262
 ** Number::toString: plain digits below 1e21, "0.000ddd" down to 1e-6,
 ** "d.ddde+NN" / "d.ddde-NN" outside that range.  One deliberate exception
-** (SPEC section 3): an integer literal, one with neither fraction nor
+** (doc/contract.md §3): an integer literal, one with neither fraction nor
 ** exponent, is returned exactly as written ("-0" becomes "0").  Up to 2^53
 ** that is what ECMAScript prints anyway; beyond 2^53 it keeps distinct
 ** large ids distinct.  An integer literal therefore never overflows.
@@ -113,8 +115,7 @@
 ** The helpers below rely on ">>" of a negative int64_t being an arithmetic
 ** shift, as it is on every compiler SQLite supports.
 */
-#include <string.h>
-#include <stdint.h>
+#include "idemInt.h"
 #include <assert.h>
 
 #define IDEMNUM_POW10_MIN (-342)
@@ -1021,7 +1022,7 @@ static uint64_t idemNumDigitsValue(const char *z, int n){
 /*
 ** ECMAScript Number::toString of the finite double v.
 */
-static int idemNumberFormat(double v, char *zOut){
+IDEM_PRIVATE int idemNumberFormat(double v, char *zOut){
   uint64_t bits, c, s;
   int be, q, k, nDig;
   char aBuf[48];                       /* 17 digits, and readable slack */
@@ -1291,7 +1292,7 @@ static int idemNumDecimalToDouble(
 ** z[iFrac] (iFrac==iInt without a fraction): the caller has just scanned
 ** the literal, and passes what it found instead of its being scanned again.
 */
-static int idemNumberCanonical(
+IDEM_PRIVATE int idemNumberCanonical(
   const char *z, int n,
   int iInt, int iFrac,
   char *zOut

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** idem.h -- the public header of idem, for applications that link the
 ** extension statically (build/libidem.a, built with -DSQLITE_CORE).

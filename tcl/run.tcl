@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tcl/run.tcl -- run every test file and add up the counts.
 #
 #   tclsh tcl/run.tcl ?FILE ...?        (default: test/*.test)
@@ -23,8 +24,15 @@ versiondb close
 set pass 0; set fail 0; set dead {}
 foreach f $files {
   set name [file tail $f]
-  set rc [catch {exec {*}$wrap [info nameofexecutable] $f 2>@1} out opts]
-  puts $out
+  # Each line is shown as it comes, so that a file can say what a long step
+  # is doing before it starts.
+  set ch [open |[list {*}$wrap [info nameofexecutable] $f 2>@1] r]
+  set out ""
+  while {[gets $ch line] >= 0} {
+    puts $line; flush stdout
+    append out $line \n
+  }
+  set rc [catch {close $ch}]
   if {[regexp {== \S+: (\d+) ok, (\d+) failed} $out -> p n]} {
     incr pass $p; incr fail $n
     if {$rc && !$n} { lappend dead $name; incr fail }

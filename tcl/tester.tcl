@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tcl/tester.tcl -- the idem test harness, in the style of SQLite's tester.tcl.
 #
 # A test file starts with
@@ -19,7 +20,8 @@
 # directory, with the extension loaded.  [idem_open NAME FILE] opens more
 # connections the same way; [reset_db] starts over with an empty database.
 #
-# Environment: IDEM_LIB is the extension to load (default build/idem.so);
+# Environment: IDEM_LIB is the extension to load (default build/idem.so,
+# build/idem.dylib on macOS);
 # IDEM_TMP is where scratch directories go.
 
 package require sqlite3
@@ -28,7 +30,8 @@ set ::idem_root [file normalize [file join [file dirname [info script]] ..]]
 if {[info exists ::env(IDEM_LIB)]} {
   set ::idem_lib [file normalize $::env(IDEM_LIB)]
 } else {
-  set ::idem_lib [file join $::idem_root build idem.so]
+  set ::idem_lib [file join $::idem_root build \
+      [expr {$::tcl_platform(os) eq "Darwin" ? "idem.dylib" : "idem.so"}]]
 }
 set ::testfile [file tail [info script]]
 if {[info exists ::argv0]} { set ::testfile [file tail $::argv0] }
@@ -126,15 +129,6 @@ proc do_execsql_test {name sql {expected {}}} {
 
 proc do_catchsql_test {name sql expected} {
   uplevel 1 [list do_test $name [list catchsql $sql] $expected]
-}
-
-# Run SQL and return the error code name (SQLITE_CONSTRAINT, ...) or "ok".
-proc sql_errcode {sql {dbname db}} {
-  if {[catch {$dbname eval $sql}]} { return [sqlite3_errcode_name $dbname] }
-  return ok
-}
-proc sqlite3_errcode_name {dbname} {
-  return [$dbname errorcode]
 }
 
 # The SQLite library's version as a number, e.g. 3040001.

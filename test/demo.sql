@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- test/demo.sql: idem at work, in the sqlite3 shell (run it: make demo).
 -- Read it top to bottom; every block says what it shows.
 .load build/idem
@@ -61,11 +62,17 @@ SELECT member, status, id, result FROM calls
 
 .print
 .print '== 5. A local failure releases the claim: the retry really runs ========'
+BEGIN IMMEDIATE;
 INSERT INTO calls(who, conv, tool, args) VALUES('bob', 'conv-1', 'restock', '{"sku":"A0001"}');
 UPDATE calls SET status = 'failed', note = 'supplier offline'
  WHERE key = idem_key('bob','conv-1','restock','{"sku":"A0001"}') AND member = 0;
+COMMIT;
+BEGIN IMMEDIATE;
 INSERT OR IGNORE INTO calls(who, conv, tool, args) VALUES('bob', 'conv-1', 'restock', '{"sku":"A0001"}');
 SELECT changes() AS claimed_again;                 -- 1: the retry owns it
+UPDATE calls SET status = 'done', id = 'restock-1'
+ WHERE key = idem_key('bob','conv-1','restock','{"sku":"A0001"}') AND member = 0;
+COMMIT;
 
 .print
 .print '== 6. An external call that timed out: unknown, kept, never retried ===='
@@ -93,7 +100,7 @@ SELECT status, id, note FROM calls
 SELECT tool, kind, status, count(*) AS n FROM calls WHERE member = 0 GROUP BY 1, 2, 3;
 
 .print
-.print '== 8. The till that sent one checkout ten times (seeds/001) ============='
+.print '== 8. The till that sent one checkout ten times ========================'
 .print 'Ten iPhones.  The till lost its network, restarted, and sent the same'
 .print 'checkout again and again.  Without a claim each arrival takes one more:'
 CREATE TABLE stock(lot TEXT PRIMARY KEY, name TEXT, qty INTEGER NOT NULL,
@@ -134,10 +141,10 @@ SELECT reply FROM calls
  WHERE key = idem_key('till-3', 'order-1001', 'checkout', '{"lot":"A0001","n":1}');
 
 .print
-.print '== 9. Two clerks, one shelf: the version guard (seeds/001) ============='
+.print '== 9. Two clerks, one shelf: the version guard ========================='
 .print 'Wang and Huang both read 10 iPhones; each sells 2 and writes back 8.'
 .print 'Unguarded, the last write wins and the shelf says 8, not 6.  Guard the'
-.print 'row version (it writes the schema: inside BEGIN ... COMMIT, SPEC 7a):'
+.print 'row version (it writes the schema: inside BEGIN ... COMMIT, doc/contract.md §7a):'
 UPDATE stock SET qty = 10;
 BEGIN;
 SELECT idem_versioned('stock', 'ver') AS guarded;

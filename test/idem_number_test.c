@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** Unit test for ext/idem_number.c.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** bench.c -- idem against the baselines a user would pick (make bench).
 **

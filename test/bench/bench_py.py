@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """bench_py.py -- idem through Python's stdlib sqlite3 (make bench, part 2).
 
     /usr/bin/python3 test/bench/bench_py.py --docs DOCS.db [--lib build/idem]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # callgrind.sh -- the benchmark's figures in instructions (valgrind's
 # callgrind), a measure that a busy machine does not disturb.
 #

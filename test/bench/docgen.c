@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** docgen.c -- realistic tool-call arguments for the benchmark, from a
 ** fixed seed (#included by bench.c).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """shapes.py -- idem_canonical and idem_key against json() by document shape
 (make bench, part 3).
 
@@ -11,7 +12,7 @@ from a fixed seed in an in-memory table, and `SELECT count(f(a)) FROM d`
 for f = json, idem_canonical, idem_key (one step: the time is SQLite's and
 the function's, not Python's).  The three queries alternate, each time is
 the best of --runs, and the ratios are against json().  No targets: the
-table says which shapes cost more than json() and (in the README) why.
+table says which shapes cost more than json() and (in doc/performance.md) why.
 """
 import argparse
 import json

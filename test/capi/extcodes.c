@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** extcodes.c -- the claim protocol with extended result codes switched on
 ** (sqlite3_extended_result_codes), as dqlite and many applications run.

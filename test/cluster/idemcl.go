@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: MIT
 // idemcl -- a dqlite client for test/cluster/run.sh: claims made the way
-// an application makes them (README, "Running on a cluster"), with the
+// an application makes them (doc/cluster.md), with the
 // retries that a cluster needs.
 //
 //	idemcl -s ADDR[,ADDR...] [-t SECONDS] COMMAND ARGS
@@ -8,7 +9,7 @@
 //	                    leader, which is among them, with VOTERS voters
 //	leader              print the leader's address
 //	query SQL           run SQL as one plain query in autocommit (no
-//	                    BEGIN): the path that SPEC.md §7a warns about
+//	                    BEGIN): the path that doc/contract.md §7a warns about
 //	exec SQL            run SQL as one plain exec in autocommit
 //	race ROUNDS PREFIX ADDR_A ADDR_B
 //	                    ROUNDS times, two clients (A entering through

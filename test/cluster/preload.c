@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** preload.c -- idem inside every SQLite connection of a dqlite node.
 **

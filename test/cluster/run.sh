@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # test/cluster/run.sh -- idem, unchanged, on a 3-node dqlite cluster.
 #
 #   make test-cluster          (installs and builds what this needs, then
@@ -7,7 +8,7 @@
 # Three Debian dqlite-demo nodes on 127.0.0.1 only, each with idem preloaded
 # (build/cluster/idem_preload.so: test/cluster/preload.c + ext/idem.c, built
 # with -DIDEM_REPLICATED).  Clients are the dqlite shell (one statement per
-# transaction, as the README's recipe uses it) and build/cluster/idemcl
+# transaction, as doc/cluster.md's recipe uses it) and build/cluster/idemcl
 # (test/cluster/idemcl.go: the README's local tool, one transaction, with a
 # cluster's retries).  Every node is started here and killed here by its
 # PID, also on failure or interrupt; the data lives in a temporary
@@ -235,7 +236,7 @@ echo "   $out" | tail -5
 got=$(sqlc "$ALL" "SELECT count(*), count(DISTINCT k) FROM orders WHERE k LIKE 'race-%'")
 check "2: idemcl race: one act per round in orders" "$RACE_ROUNDS|$RACE_ROUNDS" "$got"
 
-# shell_claim CONV ADDR OUT: the README's claim through the dqlite shell;
+# shell_claim CONV ADDR OUT: the claim of doc/cluster.md through the dqlite shell;
 # "database is locked" is retried, anything else ends it.  Writes
 # "won TRIES", "claimed TRIES" or "error TRIES" to OUT.
 shell_claim() {

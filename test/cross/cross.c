@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** cross.c -- the same keys and the same behaviour on every architecture
 ** (make test-cross; README "Portability").
@@ -9,8 +10,9 @@
 ** runs under qemu-user for another architecture.  It checks, through SQL:
 **
 **   keys      every golden key of DATADIR/keys.txt (idem_key and
-**             idem_canonical of its args; made by test/data/gen_keys.py
-**             from a Python frame hashed by xxhsum)
+**             idem_canonical of its args, each part bound as test/key.test
+**             binds it; made by test/data/gen_keys.py from a Python frame
+**             hashed by xxhsum)
 **   jcs       the RFC 8785 vectors DATADIR/jcs/input/NAME.json against
 **             DATADIR/jcs/output/NAME.json, byte for byte (skipped, saying
 **             so, if the directory is missing)
@@ -162,47 +164,32 @@ static int splitTabs(char *z, char **az, int nMax){
 }
 
 /* ------------------------------------------------------------ keys.txt */
-/* One TYPE:HEX part as an SQL expression, as test/key.test makes it. */
-static char *partSql(const char *z){
+/* Bind one TYPE:HEX part of keys.txt as test/key.test does: text and blob
+** as their bytes, an integer or a real as a client binds a number (an
+** int64 or a double, from its text).  A field without a type is JSON text
+** (the args).  The bytes are copied (SQLITE_TRANSIENT). */
+static void bindPartHex(sqlite3_stmt *p, int iCol, const char *z){
   const char *zHex = strchr(z, ':');
-  int n;
+  char type = zHex ? z[0] : 't';
   unsigned char *a;
-  char *zRet;
-  if( zHex==0 ) return sqlite3_mprintf("NULL");
-  zHex++;
-  switch( z[0] ){
-    case 't': return sqlite3_mprintf("CAST(x'%s' AS TEXT)", zHex);
-    case 'b': return sqlite3_mprintf("x'%s'", zHex);
-    default:
-      a = unhex(zHex, (int)strlen(zHex), &n);
-      zRet = sqlite3_mprintf("%s", (char*)a);
-      free(a);
-      return zRet;
+  int n;
+  zHex = zHex ? zHex+1 : z;
+  a = unhex(zHex, (int)strlen(zHex), &n);
+  switch( type ){
+    case 'b': sqlite3_bind_blob(p, iCol, a, n, SQLITE_TRANSIENT); break;
+    case 'i': sqlite3_bind_int64(p, iCol, strtoll((char*)a, 0, 10)); break;
+    case 'r': sqlite3_bind_double(p, iCol, strtod((char*)a, 0)); break;
+    default:  sqlite3_bind_text(p, iCol, (char*)a, n, SQLITE_TRANSIENT); break;
   }
+  free(a);
 }
 
-/* Run one query that returns one row of nCol text columns into azOut
-** (sqlite3_mprintf'd); on an error, azOut[0] is "error: <message>". */
-static void queryRow(sqlite3 *db, const char *zSql, int nCol, char **azOut){
-  sqlite3_stmt *p = 0;
-  int i, rc;
-  for(i=0; i<nCol; i++) azOut[i] = 0;
-  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_step(p);
-  if( rc==SQLITE_ROW ){
-    for(i=0; i<nCol; i++){
-      azOut[i] = sqlite3_mprintf("%s", (const char*)sqlite3_column_text(p, i));
-    }
-  }else{
-    azOut[0] = sqlite3_mprintf("error: %s", sqlite3_errmsg(db));
-  }
-  sqlite3_finalize(p);
-}
-
+/* Each line: who conv tool args canonical(args) key, TYPE:HEX or HEX. */
 static void testKeys(sqlite3 *db, const char *zDir){
   char *zPath = sqlite3_mprintf("%s/keys.txt", zDir);
   FILE *f = fopen(zPath, "rb");
   static char zLine[65536];
+  sqlite3_stmt *p = 0;
   int n = 0, nFail0 = nFail;
   nShown = 0;
   if( f==0 ){
@@ -210,9 +197,15 @@ static void testKeys(sqlite3 *db, const char *zDir){
     sqlite3_free(zPath);
     return;
   }
+  if( sqlite3_prepare_v2(db, "SELECT idem_key(?1, ?2, ?3, ?4),"
+                             " lower(hex(idem_canonical(?4)))", -1, &p, 0) ){
+    fail("keys", "prepare: %s", sqlite3_errmsg(db));
+    goto done;
+  }
   while( fgets(zLine, sizeof(zLine), f) ){
     char *az[6];
-    char *zWho, *zConv, *zTool, *zSql, *azOut[2];
+    const char *zKey = 0, *zCanon = 0;
+    int i;
     size_t len = strlen(zLine);
     while( len>0 && (zLine[len-1]=='\n' || zLine[len-1]=='\r') ){
       zLine[--len] = 0;
@@ -223,34 +216,32 @@ static void testKeys(sqlite3 *db, const char *zDir){
       continue;
     }
     n++;
-    zWho = partSql(az[0]);
-    zConv = partSql(az[1]);
-    zTool = partSql(az[2]);
-    zSql = sqlite3_mprintf(
-        "SELECT idem_key(%s, %s, %s, CAST(x'%s' AS TEXT)),"
-        " lower(hex(idem_canonical(CAST(x'%s' AS TEXT))))",
-        zWho, zConv, zTool, az[3], az[3]);
-    queryRow(db, zSql, 2, azOut);
-    if( azOut[1] && strcmp(azOut[0], az[5])==0 ){
+    sqlite3_reset(p);
+    for(i=0; i<4; i++) bindPartHex(p, i+1, az[i]);
+    if( sqlite3_step(p)==SQLITE_ROW ){
+      zKey = (const char*)sqlite3_column_text(p, 0);
+      zCanon = (const char*)sqlite3_column_text(p, 1);
+    }else{
+      zKey = sqlite3_errmsg(db);
+    }
+    if( zCanon && strcmp(zKey, az[5])==0 ){
       pass();
     }else{
-      fail("keys", "line %d: key %s, want %s", n, azOut[0], az[5]);
+      fail("keys", "line %d: key %s, want %s", n, zKey, az[5]);
     }
-    if( azOut[1] && strcmp(azOut[1], az[4])==0 ){
+    if( zCanon && strcmp(zCanon, az[4])==0 ){
       pass();
     }else{
       fail("keys", "line %d: canonical %s, want %s", n,
-           azOut[1] ? azOut[1] : azOut[0], az[4]);
+           zCanon ? zCanon : zKey, az[4]);
     }
-    sqlite3_free(azOut[0]);
-    sqlite3_free(azOut[1]);
-    sqlite3_free(zWho); sqlite3_free(zConv); sqlite3_free(zTool);
-    sqlite3_free(zSql);
   }
-  fclose(f);
   if( n<20 ) fail("keys", "only %d vectors in %s", n, zPath);
   printf("keys:    %d golden keys and canonical forms, %d failed\n",
          n, nFail-nFail0);
+ done:
+  sqlite3_finalize(p);
+  fclose(f);
   sqlite3_free(zPath);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** qemu_insn.c -- a qemu-user TCG plugin that counts the guest instructions
 ** a program executes (the plugin API of qemu 7.2, Debian 12; version 1).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run.sh -- make test-cross: run build/cross/cross-VARIANT for each variant,
 # the first one natively (it writes the reference results of the generated
 # documents to DIR/reference.txt, and DIR/exchange.db), the others

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // Writes test/data/numbers.txt for test/idem_number_test.c:
 // one "<literal>\t<expected>" per line, where <expected> is what Node prints
 // for String(Number(literal)), "ERROR" when that is not finite, and the
-// literal itself for an integer literal beyond 2^53 (SPEC section 3).
+// literal itself for an integer literal beyond 2^53 (doc/contract.md §3).
 // Deterministic: a fixed seed, no dependence on the clock.
 //
 //   node test/data/gen_numbers.js            (from the repository root)

@@ -1,9 +1,11 @@
+# SPDX-License-Identifier: MIT
 # test/diff/check.tcl -- compare idem_canonical() with the reference output
 # written by test/diff/gen.js.
 #
 #   tclsh test/diff/check.tcl ?FILE?    (default build/diff.jsonl; "-" is stdin)
 #
-# The extension is build/idem.so, or $IDEM_LIB as for the test harness.
+# The extension is build/idem.so (.dylib on macOS), or $IDEM_LIB as for the
+# test harness.
 # Lines go to SQLite as blobs and are decoded there (json_extract), so that
 # Tcl never touches their characters.  Prints the first few differences and
 # ends with "N passed, N failed"; the exit status is non-zero on a failure.
@@ -14,7 +16,7 @@ set file [expr {[llength $argv] ? [lindex $argv 0] : [file join $root build diff
 if {[info exists env(IDEM_LIB)]} {
   set lib [file normalize $env(IDEM_LIB)]
 } else {
-  set lib [file join $root build idem.so]
+  set lib [file join $root build idem]   ;# load_extension adds .so or .dylib
 }
 
 sqlite3 db :memory:

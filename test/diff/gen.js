@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // test/diff/gen.js -- random JSON documents and their RFC 8785 canonical
 // form according to the npm package "canonicalize", for the differential
 // test of idem_canonical() (test/diff/check.tcl compares the two).
@@ -12,7 +13,7 @@
 // (text)).  The output depends on N, SEED and the canonicalize version only.
 //
 // Left out on purpose, as the reference cannot judge them: integer literals
-// beyond 2^53 (SPEC.md keeps their digits, JSON.parse rounds them),
+// beyond 2^53 (doc/contract.md §3 keeps their digits, JSON.parse rounds them),
 // duplicate names and lone surrogates (errors for idem, accepted by
 // JSON.parse), and numbers beyond the double range.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # test/fuzz/corpus.tcl -- build the seed corpora of the fuzz targets.
 #
 #   tclsh test/fuzz/corpus.tcl OUTDIR
@@ -7,8 +8,7 @@
 #   - test/fuzz/seeds/canonical/* and seeds/key/* (hand-written, and every
 #     finding's regression input), as they are;
 #   - test/data/numbers.txt, the number literals, 64 to a JSON array;
-#   - ../shared/jcs/input/*.json (the RFC 8785 examples), read where they
-#     lie, if that directory is there;
+#   - test/data/jcs/input/*.json (the RFC 8785 examples);
 #   - the JSON literals quoted in test/*.test;
 #   - test/data/keys.txt, the golden key vectors, in fuzz_key's layout.
 # The corpus is generated, never committed: build/fuzz-corpus by default.
@@ -55,8 +55,8 @@ while {[gets $f line] >= 0} {
 close $f
 if {[llength $nums]} { put canonical "\[[join $nums ,]\]" }
 
-# 3. The RFC 8785 examples, from the shared directory beside the repo.
-foreach f [lsort [glob -nocomplain [file join $root .. shared jcs input *.json]]] {
+# 3. The RFC 8785 examples (test/data/jcs).
+foreach f [lsort [glob [file join $root test data jcs input *.json]]] {
   put canonical [slurp $f]
   put key [keyinput 0x80 alice conv-1 [file rootname [file tail $f]] [slurp $f]]
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz_canonical.c -- libFuzzer target: raw bytes -> idemJsonCanonical().
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz_key.c -- libFuzzer target: four fields -> idem_key() through SQL.
 **

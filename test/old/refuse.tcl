@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # refuse.tcl -- make test-old: idem, loaded into a SQLite older than the
 # oldest it supports (tclsh run with LD_LIBRARY_PATH pointing at that
 # library), must refuse with a message that names both versions, and

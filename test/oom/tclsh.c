@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** tclsh.c -- tclsh built with the sanitizers, for make test-asan.
 **

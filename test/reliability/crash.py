@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 # crash.py -- deterministic crash points (Reliability, item 2).
 #
 #   /usr/bin/python3 test/reliability/crash.py [-v]
@@ -7,7 +8,7 @@
 # (rollback journal DELETE, WAL), a child process (crashdrv, built here from
 # crashdrv.c with $CC, default gcc) runs the recipe once and kills itself
 # with SIGKILL at that point.  Then this process opens the database afresh
-# and checks SPEC.md §5:
+# and checks doc/contract.md §5:
 #
 #   local     nothing (claim and effect rolled back together) or everything
 #             (the claim done, the effect once, the claim recording it);

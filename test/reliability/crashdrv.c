@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** crashdrv.c -- run one recipe of the idem protocol once, and kill this
 ** process with SIGKILL at a chosen point.  test/reliability/crash.py

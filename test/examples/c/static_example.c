@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** static_example.c -- idem linked statically into a C program.
 **

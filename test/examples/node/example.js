@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: MIT
 // example.js -- idem from Node.js, with better-sqlite3.
 //
-//   cd test/examples/node && npm install && node example.js [database]
+//   npm install --prefix build/node better-sqlite3@12      (once)
+//   NODE_PATH=build/node/node_modules node test/examples/node/example.js [database]
 //
 // (after `make` has built build/idem.so).  better-sqlite3 brings its own
 // SQLite; db.loadExtension() loads idem into it.  One tool call,
@@ -13,7 +15,7 @@ const Database = require('better-sqlite3');
 
 // The extension, without its suffix; IDEM_LIB points at another build.
 const ext = process.env.IDEM_LIB
-  ? process.env.IDEM_LIB.replace(/\.so$/, '')
+  ? process.env.IDEM_LIB.replace(/\.(so|dylib)$/, '')
   : path.join(__dirname, '..', '..', '..', 'build', 'idem');
 
 const db = new Database(process.argv[2] || ':memory:', { timeout: 5000 });

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """idem_runner.py -- an idempotent tool runner for an AI assistant, on idem.
 
 Copy this file into your application.  Standard library only; it needs a

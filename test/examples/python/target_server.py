@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """target_server.py -- the other system that an external tool writes to.
 
 A real HTTP service on 127.0.0.1 (a random free port), a toy card processor:

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** idemInt.h -- the private header of idem: what the parts share.
+**
+** The extension is built as one translation unit: ext/idem.c #includes
+** every part, so IDEM_PRIVATE is "static" and sqlite3_idem_init() is the
+** only symbol the library exports.  Each part also compiles on its own
+** (cc -fsyntax-only -Iinclude -Iext ext/idem_X.c; test/parts.test does it),
+** which keeps this header the one place where parts meet: a part uses
+** another only through the types and prototypes below, under the heading
+** of the file that defines them.
+**
+**   idem_number.c     RFC 8785 / ECMAScript number text
+**   idem_canonical.c  canonical JSON (RFC 8785) and idem_canonical()
+**   idem_key.c        the key of a call, idem_key(), idem_header(), and
+**                     the error helper of the SQL functions
+**   idem_time.c       the clock and the stored time text
+**   idem_vtab.c       the claim table's plumbing: the idem module's
+**                     slots, statement cache and cursor
+**   idem_claim.c      the claim's rules (doc/contract.md §4-5): options,
+**                     status and kind, the transition function, writes,
+**                     and the reply
+**   idem_versioned.c  the version guard for ordinary tables
+*/
+#ifndef IDEMINT_H
+#define IDEMINT_H
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+/* The oldest SQLite idem supports: 3.40.0, the first that keeps a
+** SQLITE_VTAB_DIRECTONLY table out of a trigger's INSERT, UPDATE and DELETE
+** (idem_vtab.c, TRUST); idem_versioned.c reads pragma_table_list (3.37.0).
+** A build against older headers stops here; an older library at run time
+** is refused by sqlite3_idem_init(). */
+#define IDEM_SQLITE_MIN       3040000
+#define IDEM_SQLITE_MIN_TEXT  "3.40.0"
+#if SQLITE_VERSION_NUMBER<IDEM_SQLITE_MIN
+# error "idem needs SQLite 3.40.0 or later: the sqlite3.h and sqlite3ext.h found are older"
+#endif
+#include <string.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#include "../include/idem.h"    /* IDEM_VERSION, IDEM_KEY_HEX_LEN */
+
+/*
+** Everything a part offers to the others is IDEM_PRIVATE.  ext/idem.c, the
+** single build, defines it as "static" before it includes the parts; a
+** part compiled alone sees it empty (extern), so that the prototypes of
+** the parts it does not include are not warned about.
+*/
+#ifndef IDEM_PRIVATE
+# define IDEM_PRIVATE
+#endif
+
+#ifndef SQLITE_PREPARE_NO_VTAB
+# define SQLITE_PREPARE_NO_VTAB 0       /* headers older than 3.27: no such check */
+#endif
+
+/* The key: 16 bytes, shown as 32 lowercase hex digits (include/idem.h). */
+#define IDEM_KEY_BYTES  16
+#define IDEM_KEY_HEX    IDEM_KEY_HEX_LEN
+
+/* The hex digits every encoder writes: lowercase, as RFC 8785 and the
+** key's text form want. */
+#define IDEM_HEX_DIGITS "0123456789abcdef"
+
+/**************************************************************************
+** Interface to code in idem_number.c:
+*/
+
+/* The RFC 8785 text of the validated number literal z[0..n) into zOut
+** (room for n+40 bytes, no NUL); its length, or -1 on overflow. */
+IDEM_PRIVATE int idemNumberCanonical(const char *z, int n, int iInt, int iFrac,
+                                     char *zOut);
+
+/* ECMAScript Number::toString(v) of a finite double into zOut (40 bytes,
+** no NUL); its length. */
+IDEM_PRIVATE int idemNumberFormat(double v, char *zOut);
+
+/**************************************************************************
+** Interface to code in idem_canonical.c:
+*/
+
+/* A canonicalizer: keeps its buffers from one call to the next. */
+typedef struct IdemJson IdemJson;
+
+/* The JSON text of an SQL integer or real, into IDEM_JSON_NUMBUF bytes:
+** its length, or -1 for a real that is not finite. */
+#define IDEM_JSON_NUMBUF 48
+IDEM_PRIVATE int idemJsonNumberText(sqlite3_value *pVal, char *zOut);
+IDEM_PRIVATE IdemJson *idemJsonNew(void);
+IDEM_PRIVATE void idemJsonFree(IdemJson *p);
+IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn);
+IDEM_PRIVATE const char *idemJsonText(IdemJson *p, int *pnText);
+IDEM_PRIVATE const char *idemJsonError(IdemJson *p);
+
+/*
+** A canonicalizer shared by the calls of one owner (a SQL function, a
+** table), held in *ppShared and made on first use.  Acquire lends it, or a
+** private one while it is lent already (a nested call); NULL when out of
+** memory.  Release gives it back (a private one is freed).
+*/
+IDEM_PRIVATE IdemJson *idemJsonAcquire(IdemJson **ppShared);
+IDEM_PRIVATE void idemJsonRelease(IdemJson **ppShared, IdemJson *p);
+
+IDEM_PRIVATE int idemCanonicalRegister(sqlite3 *db);
+
+/**************************************************************************
+** Interface to code in idem_key.c:
+*/
+
+/* A (pointer, length) view of one part of a call: who, conv, tool, args. */
+typedef struct IdemPart IdemPart;
+struct IdemPart {
+  const void *p;            /* The part's bytes */
+  sqlite3_int64 n;          /* Their number */
+  char aNum[IDEM_JSON_NUMBUF];  /* The text of a number part (p points here) */
+};
+
+IDEM_PRIVATE void idemKeyHash(const IdemPart aPart[4],
+                              unsigned char aKey[IDEM_KEY_BYTES]);
+IDEM_PRIVATE void idemKeyHex(const unsigned char aKey[IDEM_KEY_BYTES],
+                             char zHex[IDEM_KEY_HEX+1]);
+IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n,
+                                unsigned char aKey[IDEM_KEY_BYTES]);
+IDEM_PRIVATE int idemKeyFromValue(sqlite3_value *pVal,
+                                  unsigned char aKey[IDEM_KEY_BYTES]);
+/* One part from a non-NULL SQL value (doc/contract.md §2): SQLITE_OK,
+** SQLITE_NOMEM, or SQLITE_MISMATCH for a real that is not finite
+** (IDEM_KEY_NONFINITE says why, after the part's name). */
+IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart);
+#define IDEM_KEY_NONFINITE "is a real that is not finite (Inf or -Inf);" \
+  " a key part must be a finite number, text or blob"
+IDEM_PRIVATE int idemKeyRegister(sqlite3 *db);
+
+/* The SQL functions' error: "idem: " and the printf-style text, rc as the
+** error code (SQLITE_NOMEM: out of memory, no text). */
+IDEM_PRIVATE void idemResultError(sqlite3_context *ctx, int rc,
+                                  const char *zFmt, ...);
+
+/**************************************************************************
+** Interface to code in idem_time.c:
+*/
+
+#define IDEM_TIME_LEN 24    /* 'YYYY-MM-DD HH:MM:SS.SSS' and its NUL */
+
+IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]);
+IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
+
+/**************************************************************************
+** Interface to code in idem_durable.c (doc/contract.md §12: an external
+** claim needs a durable commit):
+*/
+typedef struct IdemDurable IdemDurable;
+struct IdemDurable {
+  int bDurable;               /* Checked durable in this transaction */
+  sqlite3_stmt *pSync;        /* PRAGMA "<schema>".synchronous */
+  sqlite3_stmt *pJournal;     /* PRAGMA "<schema>".journal_mode */
+};
+/* SQLITE_OK, or SQLITE_ERROR with *pzErr (sqlite3_malloc'd) naming the
+** setting that makes a COMMIT in schema zDb not durable. */
+IDEM_PRIVATE int idemDurableCheck(IdemDurable *pD, sqlite3 *db,
+                                  const char *zDb, char **pzErr);
+IDEM_PRIVATE void idemDurableBegin(IdemDurable *pD);  /* xBegin: read again */
+IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
+
+/**************************************************************************
+** Interface to code in idem_vtab.c (the claim table's plumbing):
+*/
+
+/* Column numbers of the virtual table. */
+#define IDEM_COL_KEY        0
+#define IDEM_COL_MEMBER     1
+#define IDEM_COL_WHO        2
+#define IDEM_COL_CONV       3
+#define IDEM_COL_TOOL       4
+#define IDEM_COL_ARGS       5
+#define IDEM_COL_KIND       6
+#define IDEM_COL_STATUS     7
+#define IDEM_COL_ID         8
+#define IDEM_COL_RESULT     9
+#define IDEM_COL_NOTE      10
+#define IDEM_COL_CREATED   11
+#define IDEM_COL_UPDATED   12
+#define IDEM_COL_REPLY     13
+#define IDEM_COL_RECONCILE 14
+#define IDEM_NCOL          15
+
+/*
+** Prepared statements, each prepared on first use by idemStmt() and kept
+** (SQLITE_PREPARE_PERSISTENT) until the table is disconnected, dropped or
+** renamed.  The query statements are lent to one cursor at a time; a
+** second cursor prepares its own.
+*/
+#define IDEM_STMT_INSERT        0   /* claim or member row */
+#define IDEM_STMT_MAIN          1   /* identity and status of a call by key */
+#define IDEM_STMT_BYRID         2   /* one row by rid */
+#define IDEM_STMT_RECORD        3   /* set status, id, result, note, updated */
+#define IDEM_STMT_RELEASE       4   /* delete a call's group */
+#define IDEM_STMT_Q_SCAN        5   /* query: every row */
+#define IDEM_STMT_Q_KEY         6   /* query: one call's group */
+#define IDEM_STMT_Q_KEYMEMBER   7   /* query: one row by key and member */
+#define IDEM_STMT_Q_MAIN        8   /* query: a member row's call */
+#define IDEM_STMT_Q_CREATED     9   /* query: created range, 9 forms (9..17):
+                                    ** + 3*lower + upper, see IDEM_PLAN_* */
+#define IDEM_STMT_Q_KEY_L      18   /* IDEM_STMT_Q_KEY without the identity */
+#define IDEM_STMT_Q_KEYMEMBER_L 19  /* IDEM_STMT_Q_KEYMEMBER without it */
+#define IDEM_STMT_CALLOF       20   /* a row's key and its call's status */
+#define IDEM_NSTMT             21
+
+/* Columns of the query statements (IDEM_STMT_Q_*) and of IDEM_STMT_BYRID:
+** rid, key, member, then virtual columns 2..12 in order. */
+#define IDEM_Q_RID      0
+#define IDEM_Q_KEY      1
+#define IDEM_Q_MEMBER   2
+#define IDEM_QCOL(iCol) ((iCol)+1)     /* virtual column iCol, 1..12 */
+
+/* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: the call as its members
+** show it. */
+#define IDEM_M_WHO      0
+#define IDEM_M_CONV     1
+#define IDEM_M_TOOL     2
+#define IDEM_M_ARGS     3
+#define IDEM_M_KIND     4
+#define IDEM_M_STATUS   5
+#define IDEM_M_NOTE     6
+#define IDEM_M_UPDATED  7
+#define IDEM_M_KEY      8
+
+/* Columns of IDEM_STMT_CALLOF. */
+#define IDEM_C_KEY      0
+#define IDEM_C_STATUS   1
+
+/* The table's options (CREATE VIRTUAL TABLE ... USING idem(name=value)),
+** parsed in one place: idemOptionParse() in idem_claim.c. */
+typedef struct IdemOptions IdemOptions;
+struct IdemOptions {
+  int bKeepLocalFailure;      /* local_failure=keep */
+  int bRelaxedDurability;     /* durability=relaxed (doc/contract.md §12) */
+};
+
+typedef struct IdemVtab IdemVtab;
+struct IdemVtab {
+  sqlite3_vtab base;          /* Base class.  Must be first */
+  sqlite3 *db;                /* The database connection */
+  char *zDb;                  /* Schema: "main", "temp", or attached */
+  char *zName;                /* Name of the virtual table */
+  IdemOptions opt;            /* The table's options */
+  sqlite3_vfs *pVfs;          /* For the clock */
+  sqlite3_stmt *aStmt[IDEM_NSTMT];  /* Prepared on first use */
+  unsigned char aLent[IDEM_NSTMT];  /* True while a cursor uses aStmt[i] */
+  IdemJson *pJson;            /* Canonicalizer for args and reply */
+  char *zDamaged;             /* Why claims are refused, or NULL */
+  IdemDurable durable;        /* The durability verdict (idem_durable.c) */
+};
+
+IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL];
+
+/* Statement i of the table in *ppStmt, prepared if need be.  SQLITE_OK,
+** or an error code with the message in the table. */
+IDEM_PRIVATE int idemStmt(IdemVtab *p, int i, sqlite3_stmt **ppStmt);
+
+/* The table's error message (printf-style), and the table's error for a
+** failed statement: "idem: <table>: <sqlite3_errmsg>".  idemVtabDbError()
+** returns rc. */
+IDEM_PRIVATE void idemVtabError(IdemVtab *p, const char *zFmt, ...);
+IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc);
+
+IDEM_PRIVATE int idemVtabRegister(sqlite3 *db);
+
+/**************************************************************************
+** Interface to code in idem_claim.c (the claim's rules):
+*/
+
+IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
+                                 char **pzErr);
+
+/* xUpdate's three cases: a claim or a member row; an UPDATE; a DELETE. */
+IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
+                                 sqlite3_int64 *pRowid);
+IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
+                                 sqlite3_value **aCol);
+IDEM_PRIVATE int idemClaimDelete(IdemVtab *p, sqlite3_int64 iRid);
+
+/* The reply a duplicate arrival hands back (the hidden column reply). */
+IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
+                           sqlite3_value *pResult, const char *zStatus,
+                           const char *zNote, char **pzOut);
+
+/**************************************************************************
+** Interface to code in idem_versioned.c:
+*/
+IDEM_PRIVATE int idemVersionedRegister(sqlite3 *db);
+
+#endif /* IDEMINT_H */

@@ -1,0 +1,1080 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** idem_claim.c -- the claim's rules (doc/contract.md §4, §5): what an
+** INSERT, an UPDATE and a DELETE on an idem table may do.  The table's
+** plumbing (slots, statements, cursor) is in idem_vtab.c.
+**
+** THE CLAIM.  An INSERT validates everything first and then makes exactly
+** one write, the INSERT into <name>_claim, whose UNIQUE(key, member) is
+** the arbiter.  A single-row INSERT has no statement journal, so nothing
+** may be written before a write that can fail.  On a duplicate the stored
+** identity (who, conv, tool, args) is compared: the same call is a
+** SQLITE_CONSTRAINT (which OR IGNORE turns into "0 rows changed"); another
+** call under the same key is SQLITE_ERROR, never ignorable, and tells
+** nothing of the call that holds the key.
+**
+** THE OUTCOME.  An UPDATE of a call's main row goes in three steps:
+**
+**   1. read   the stored row; refuse what is never allowed (updating a
+**             member row, changing a fixed column); parse the stored
+**             status and kind and the requested change (IdemChange) once;
+**   2. decide idemTransition(): a pure function of (stored status, kind,
+**             requested change, table options) -> IdemAction: record a
+**             status, release the claim, or refuse with which message;
+**   3. apply  idemApply(): run the statement the action names.
+**
+** The rules live in idemTransition(), one line or one case each.  The
+** table's options are one struct (IdemOptions, idemInt.h) parsed in one
+** place, idemOptionParse().  A new rule (doc/contract.md §9-12: keyargs
+** and args_mismatch, retention, owner and stale claims, durability) adds
+** its option to IdemOptions and idemOptionParse(), its status or verdict
+** to the enums below, its case to idemTransition(), its message to
+** idemRefuse() and, if it writes something new, its step to idemApply().
+**
+** DELETE removes a decided call's whole group; an open call (pending or
+** unknown) is kept: only reconcile releases it (doc/contract.md §5, §7).
+*/
+#include "idemInt.h"
+
+/*
+** The note recorded on an external call that failed (doc/contract.md §5,
+** §6), and the message a pending call's reply carries.
+*/
+#define IDEM_UNKNOWN_NOTE \
+  "the request may already have reached the target system; the target's " \
+  "records decide the outcome; it is not retried. idem stops this side " \
+  "from sending twice; only a target that honours the Idempotency-Key " \
+  "header can refuse a duplicate"
+
+#define IDEM_PENDING_NOTE \
+  "the call is in progress, or its process was interrupted; it is not " \
+  "executed again"
+
+#define IDEM_RECONCILED_NOTE \
+  "reconciled: the target's records show that the request arrived"
+
+/* ------------------------------------------------------------- options */
+
+/*
+** Parse one module argument "name=value" into *pOpt.  Returns SQLITE_OK
+** or an error with *pzErr set.
+*/
+IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
+                                 char **pzErr){
+  const char *zEq = strchr(zArg, '=');
+  int nName, nValue;
+  const char *zValue;
+  while( *zArg==' ' || *zArg=='\t' || *zArg=='\n' ) zArg++;
+  if( zEq==0 ) goto bad;
+  nName = (int)(zEq - zArg);
+  while( nName>0 && (zArg[nName-1]==' ' || zArg[nName-1]=='\t') ) nName--;
+  zValue = zEq+1;
+  while( *zValue==' ' || *zValue=='\t' ) zValue++;
+  nValue = (int)strlen(zValue);
+  while( nValue>0 && (zValue[nValue-1]==' ' || zValue[nValue-1]=='\t'
+                      || zValue[nValue-1]=='\n') ) nValue--;
+  if( nValue>=2 && (zValue[0]=='\'' || zValue[0]=='"')
+   && zValue[nValue-1]==zValue[0] ){
+    zValue++; nValue -= 2;
+  }
+  if( nName==13 && sqlite3_strnicmp(zArg, "local_failure", 13)==0 ){
+    if( nValue==7 && sqlite3_strnicmp(zValue, "release", 7)==0 ){
+      pOpt->bKeepLocalFailure = 0;
+      return SQLITE_OK;
+    }
+    if( nValue==4 && sqlite3_strnicmp(zValue, "keep", 4)==0 ){
+      pOpt->bKeepLocalFailure = 1;
+      return SQLITE_OK;
+    }
+    *pzErr = sqlite3_mprintf("idem: unknown value '%.*s' for local_failure;"
+        " use local_failure=release (the default) or local_failure=keep",
+        nValue, zValue);
+    return SQLITE_ERROR;
+  }
+  if( nName==10 && sqlite3_strnicmp(zArg, "durability", 10)==0 ){
+    if( nValue==4 && sqlite3_strnicmp(zValue, "full", 4)==0 ){
+      pOpt->bRelaxedDurability = 0;
+      return SQLITE_OK;
+    }
+    if( nValue==7 && sqlite3_strnicmp(zValue, "relaxed", 7)==0 ){
+      pOpt->bRelaxedDurability = 1;
+      return SQLITE_OK;
+    }
+    *pzErr = sqlite3_mprintf("idem: unknown value '%.*s' for durability; use"
+        " durability=full (the default: an external claim needs a durable"
+        " commit) or durability=relaxed (accept that a power loss may take"
+        " back an external claim)", nValue, zValue);
+    return SQLITE_ERROR;
+  }
+ bad:
+  *pzErr = sqlite3_mprintf("idem: unknown option '%s'; the options are "
+      "local_failure=release (the default) or keep, and durability=full "
+      "(the default) or relaxed", zArg);
+  return SQLITE_ERROR;
+}
+
+/* ---------------------------------------------------- status and kind */
+
+/* A call's status, stored or asked for. */
+typedef enum IdemStatus {
+  IDEM_STATUS_PENDING,        /* claimed, outcome not recorded yet */
+  IDEM_STATUS_DONE,           /* recorded: final */
+  IDEM_STATUS_FAILED,         /* a local call that failed, kept: final */
+  IDEM_STATUS_UNKNOWN,        /* an external call that failed: reconcile it */
+  IDEM_STATUS_OTHER,          /* any other text (a bad UPDATE, a damaged row) */
+  IDEM_STATUS_NULL,           /* UPDATE ... SET status = NULL */
+  IDEM_STATUS_ABSENT          /* an UPDATE that leaves status alone */
+} IdemStatus;
+
+static const char *const azIdemStatus[] = {
+  "pending", "done", "failed", "unknown"
+};
+
+/* The status named by text z (NULL: a stored NULL, shown as ""). */
+static IdemStatus idemStatusParse(const char *z){
+  int i;
+  if( z ){
+    for(i=0; i<(int)(sizeof(azIdemStatus)/sizeof(azIdemStatus[0])); i++){
+      if( strcmp(z, azIdemStatus[i])==0 ) return (IdemStatus)i;
+    }
+  }
+  return IDEM_STATUS_OTHER;
+}
+
+/* A decided call (done, or failed and kept) is final. */
+static int idemIsDecided(IdemStatus e){
+  return e==IDEM_STATUS_DONE || e==IDEM_STATUS_FAILED;
+}
+
+/* A call's kind: anything stored but 'external' counts as local. */
+typedef enum IdemKind {
+  IDEM_KIND_LOCAL,            /* a write into this database (the default) */
+  IDEM_KIND_EXTERNAL          /* a request to another system */
+} IdemKind;
+
+/* UPDATE ... SET reconcile = ?: the operator's verdict on an open call. */
+typedef enum IdemReconcile {
+  IDEM_RECONCILE_NONE,        /* not given */
+  IDEM_RECONCILE_ARRIVED,     /* the target's records show the request */
+  IDEM_RECONCILE_NOT_ARRIVED, /* they show it never came */
+  IDEM_RECONCILE_OTHER        /* anything else */
+} IdemReconcile;
+
+/* ------------------------------------------------- the transition table */
+
+/* What an UPDATE asks for, parsed once. */
+typedef struct IdemChange IdemChange;
+struct IdemChange {
+  IdemStatus eStatus;         /* The status asked for, or _NULL, _ABSENT */
+  IdemReconcile eReconcile;   /* The verdict given, or _NONE */
+  int bNote;                  /* True if a note is given */
+};
+
+/* What to do about it. */
+typedef enum IdemActionType {
+  IDEM_ACT_RECORD,            /* store eStatus (and id, result, note) */
+  IDEM_ACT_RELEASE,           /* delete the call's group: it may run again */
+  IDEM_ACT_REFUSE             /* an error: eRefusal says which */
+} IdemActionType;
+
+/* The note stored by IDEM_ACT_RECORD. */
+typedef enum IdemNote {
+  IDEM_NOTE_GIVEN,            /* the one given, or the one stored */
+  IDEM_NOTE_RECONCILED,       /* IDEM_RECONCILED_NOTE */
+  IDEM_NOTE_UNKNOWN           /* IDEM_UNKNOWN_NOTE, and the one given */
+} IdemNote;
+
+/* Why an UPDATE is refused: see idemRefuse() for each message. */
+typedef enum IdemRefusal {
+  IDEM_REFUSE_NULL_STATUS,
+  IDEM_REFUSE_DECIDED,
+  IDEM_REFUSE_RECONCILE_WITH_STATUS,
+  IDEM_REFUSE_BAD_RECONCILE,
+  IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE,
+  IDEM_REFUSE_LOCAL_UNKNOWN,
+  IDEM_REFUSE_BAD_STATUS
+} IdemRefusal;
+
+typedef struct IdemAction IdemAction;
+struct IdemAction {
+  IdemActionType eType;
+  IdemStatus eStatus;         /* IDEM_ACT_RECORD: the status to store */
+  IdemNote eNote;             /* IDEM_ACT_RECORD: the note to store */
+  IdemRefusal eRefusal;       /* IDEM_ACT_REFUSE: why */
+};
+
+static IdemAction idemAction(IdemActionType eType, IdemStatus eStatus,
+                             IdemNote eNote, IdemRefusal eRefusal){
+  IdemAction a;
+  a.eType = eType;
+  a.eStatus = eStatus;
+  a.eNote = eNote;
+  a.eRefusal = eRefusal;
+  return a;
+}
+#define idemRecord(eStatus, eNote) \
+  idemAction(IDEM_ACT_RECORD, eStatus, eNote, IDEM_REFUSE_BAD_STATUS)
+#define idemReleaseAction() \
+  idemAction(IDEM_ACT_RELEASE, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN, \
+             IDEM_REFUSE_BAD_STATUS)
+#define idemRefusal(eRefusal) \
+  idemAction(IDEM_ACT_REFUSE, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN, eRefusal)
+
+/*
+** The rules of an UPDATE of a call (doc/contract.md §4, §5), in the order
+** they are tried.  Pure: it reads nothing but its arguments.
+**
+**   pending -> pending   id, result, note may change
+**   pending -> done      recorded
+**   pending -> failed    local: released (rows deleted) or, with
+**                        local_failure=keep, kept as failed;
+**                        external: kept as 'unknown' with the note
+**   unknown, pending + reconcile = 'arrived'      -> done
+**   unknown, pending + reconcile = 'not_arrived'  -> released
+**   done, failed         final: every change is an error
+*/
+static IdemAction idemTransition(
+  IdemStatus eOld,                  /* The stored status */
+  IdemKind eKind,                   /* The stored kind */
+  const IdemChange *pChg,           /* What the UPDATE asks for */
+  const IdemOptions *pOpt           /* The table's options */
+){
+  IdemStatus eNew = pChg->eStatus;
+  if( eNew==IDEM_STATUS_NULL ) return idemRefusal(IDEM_REFUSE_NULL_STATUS);
+  if( idemIsDecided(eOld) ) return idemRefusal(IDEM_REFUSE_DECIDED);
+
+  /* The operator's explicit reconciliation of an unknown (or abandoned
+  ** pending) call, from the target's records. */
+  if( pChg->eReconcile!=IDEM_RECONCILE_NONE ){
+    if( eNew!=IDEM_STATUS_ABSENT && eNew!=IDEM_STATUS_DONE ){
+      return idemRefusal(IDEM_REFUSE_RECONCILE_WITH_STATUS);
+    }
+    switch( pChg->eReconcile ){
+      case IDEM_RECONCILE_ARRIVED:
+        return idemRecord(IDEM_STATUS_DONE,
+                          pChg->bNote ? IDEM_NOTE_GIVEN : IDEM_NOTE_RECONCILED);
+      case IDEM_RECONCILE_NOT_ARRIVED:
+        return idemReleaseAction();
+      default:
+        return idemRefusal(IDEM_REFUSE_BAD_RECONCILE);
+    }
+  }
+  if( eOld==IDEM_STATUS_UNKNOWN ){
+    return idemRefusal(IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE);
+  }
+
+  switch( eNew ){
+    case IDEM_STATUS_ABSENT:
+    case IDEM_STATUS_PENDING:
+      return idemRecord(IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN);
+    case IDEM_STATUS_DONE:
+      return idemRecord(IDEM_STATUS_DONE, IDEM_NOTE_GIVEN);
+    case IDEM_STATUS_FAILED:
+    case IDEM_STATUS_UNKNOWN:
+      if( eKind==IDEM_KIND_EXTERNAL ){
+        return idemRecord(IDEM_STATUS_UNKNOWN, IDEM_NOTE_UNKNOWN);
+      }
+      if( eNew==IDEM_STATUS_UNKNOWN ){
+        return idemRefusal(IDEM_REFUSE_LOCAL_UNKNOWN);
+      }
+      if( pOpt->bKeepLocalFailure ){
+        return idemRecord(IDEM_STATUS_FAILED, IDEM_NOTE_GIVEN);
+      }
+      return idemReleaseAction();
+    default:
+      return idemRefusal(IDEM_REFUSE_BAD_STATUS);
+  }
+}
+
+/*
+** The message of a refused UPDATE.  zHex is the call's key, zOld its
+** stored status, zNew the status asked for.  Returns the error code.
+*/
+static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
+                      const char *zOld, const char *zNew){
+  switch( eRefusal ){
+    case IDEM_REFUSE_NULL_STATUS:
+      idemVtabError(p, "idem: status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending");
+      return SQLITE_CONSTRAINT_NOTNULL;
+    case IDEM_REFUSE_DECIDED:
+      idemVtabError(p, "idem: call '%s' is already decided (status: %s); a"
+          " decided call is final: replay it with SELECT reply FROM \"%w\""
+          " WHERE key = '%s'", zHex, zOld, p->zName, zHex);
+      break;
+    case IDEM_REFUSE_RECONCILE_WITH_STATUS:
+      idemVtabError(p, "idem: reconcile = 'arrived' makes the call done and"
+          " 'not_arrived' releases it; do not set another status with it");
+      break;
+    case IDEM_REFUSE_BAD_RECONCILE:
+      idemVtabError(p, "idem: reconcile must be 'arrived' (the target's"
+          " records show the request: the call becomes done) or"
+          " 'not_arrived' (they show it never came: the claim is released)");
+      break;
+    case IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE:
+      idemVtabError(p, "idem: call '%s' has an unknown outcome and is never"
+          " released or completed by an ordinary UPDATE; after checking the"
+          " target's records, reconcile it: UPDATE \"%w\" SET reconcile ="
+          " 'arrived' (or 'not_arrived') WHERE key = '%s' AND member = 0",
+          zHex, p->zName, zHex);
+      break;
+    case IDEM_REFUSE_LOCAL_UNKNOWN:
+      idemVtabError(p, "idem: a local call's outcome is known: set status"
+                    " to 'done' or 'failed'");
+      break;
+    case IDEM_REFUSE_BAD_STATUS:
+      idemVtabError(p, "idem: status must be 'pending', 'done' or 'failed',"
+                    " not '%s'", zNew);
+      break;
+  }
+  return SQLITE_CONSTRAINT_CHECK;
+}
+
+/* ------------------------------------------------------------- helpers */
+
+/* The text of column iCol of pStmt's row, or "" */
+static const char *idemText(sqlite3_stmt *pStmt, int iCol){
+  const char *z = (const char*)sqlite3_column_text(pStmt, iCol);
+  return z ? z : "";
+}
+
+/* True if column iCol of pStmt's row holds the bytes of part pPart (type
+** aside). */
+static int idemSameBytes(sqlite3_stmt *pStmt, int iCol, const IdemPart *pPart){
+  const void *a;
+  int n;
+  if( sqlite3_column_type(pStmt, iCol)==SQLITE_BLOB ){
+    a = sqlite3_column_blob(pStmt, iCol);
+  }else{
+    a = sqlite3_column_text(pStmt, iCol);
+  }
+  n = sqlite3_column_bytes(pStmt, iCol);
+  if( a==0 ) return pPart->n==0 && sqlite3_column_type(pStmt, iCol)!=SQLITE_NULL;
+  return n==pPart->n && memcmp(a, pPart->p, (size_t)n)==0;
+}
+
+/*
+** The packed key in column iCol of the current row of pStmt, or an
+** error if it is not a 16-byte blob, as only a database changed outside
+** idem can have.
+*/
+static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
+                      unsigned char aKey[IDEM_KEY_BYTES]){
+  if( sqlite3_column_type(pStmt, iCol)!=SQLITE_BLOB
+   || sqlite3_column_bytes(pStmt, iCol)!=IDEM_KEY_BYTES ){
+    idemVtabError(p, "idem: %s: a row of %s_claim has a damaged key (not a"
+        " 16-byte blob); the database was changed outside idem: see PRAGMA"
+        " integrity_check", p->zName, p->zName);
+    return SQLITE_CORRUPT_VTAB;
+  }
+  memcpy(aKey, sqlite3_column_blob(pStmt, iCol), IDEM_KEY_BYTES);
+  return SQLITE_OK;
+}
+
+/* A value that must not be given on INSERT: error unless NULL. */
+static int idemMustBeNull(IdemVtab *p, sqlite3_value **aCol, int iCol, const char *zWhy){
+  if( sqlite3_value_type(aCol[iCol])!=SQLITE_NULL ){
+    idemVtabError(p, "idem: %s %s", azIdemCol[iCol], zWhy);
+    return 1;
+  }
+  return 0;
+}
+
+/* Run pStmt (an INSERT, UPDATE or DELETE bound by the caller) and reset
+** it: SQLITE_DONE or the error code. */
+static int idemStepReset(sqlite3_stmt *pStmt){
+  int rc = sqlite3_step(pStmt);
+  sqlite3_reset(pStmt);
+  sqlite3_clear_bindings(pStmt);
+  return rc;
+}
+
+/* --------------------------------------------------------------- INSERT */
+
+/*
+** The message for a duplicate arrival, by its call's status.
+*/
+static void idemDuplicateError(IdemVtab *p, const char *zStatus,
+                               const char *zHex, int bReplace){
+  const char *zWhat;
+  switch( idemStatusParse(zStatus) ){
+    case IDEM_STATUS_PENDING:
+      zWhat = "; it is in progress or was interrupted, and is not executed again";
+      break;
+    case IDEM_STATUS_UNKNOWN:
+      zWhat = "; its outcome is unknown and it is not retried: the target's"
+              " records decide (see the note)";
+      break;
+    default:
+      zWhat = "";
+      break;
+  }
+  idemVtabError(p, "idem: %s (status: %s)%s; replay it with"
+      " SELECT * FROM \"%w\" WHERE key = '%s'",
+      bReplace ? "INSERT OR REPLACE never takes over a claim: call already claimed"
+               : "call already claimed",
+      zStatus, zWhat, p->zName, zHex);
+}
+
+/*
+** Check the values of a claim's INSERT, before anything is written: the
+** four parts of its identity into aPart[] (aPart[3] the args as given),
+** its kind into *pzKind.
+*/
+static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
+                          IdemPart aPart[4], const char **pzKind){
+  static const int aPartCol[4] = { IDEM_COL_WHO, IDEM_COL_CONV, IDEM_COL_TOOL, IDEM_COL_ARGS };
+  int i, rc;
+  for(i=0; i<4; i++){
+    int eType = sqlite3_value_type(aCol[aPartCol[i]]);
+    if( eType==SQLITE_NULL ){
+      idemVtabError(p, "idem: %s is NULL; a claim needs who, conv, tool and args",
+                    azIdemCol[aPartCol[i]]);
+      return SQLITE_CONSTRAINT_NOTNULL;
+    }
+    if( i==3 && eType==SQLITE_BLOB ){
+      idemVtabError(p, "idem: args is a blob; expected JSON text");
+      return SQLITE_MISMATCH;
+    }
+    rc = idemKeyPartFrom(aCol[aPartCol[i]], &aPart[i]);
+    if( rc==SQLITE_MISMATCH ){
+      idemVtabError(p, "idem: %s " IDEM_KEY_NONFINITE, azIdemCol[aPartCol[i]]);
+    }
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  *pzKind = "local";
+  if( sqlite3_value_type(aCol[IDEM_COL_KIND])!=SQLITE_NULL ){
+    const char *zKind = (const char*)sqlite3_value_text(aCol[IDEM_COL_KIND]);
+    if( zKind==0 ) return SQLITE_NOMEM;
+    if( strcmp(zKind, "local")!=0 && strcmp(zKind, "external")!=0 ){
+      idemVtabError(p, "idem: kind must be 'local' (a write into this"
+                    " database, the default) or 'external', not '%s'", zKind);
+      return SQLITE_CONSTRAINT_CHECK;
+    }
+    if( zKind[0]=='e' && !p->opt.bRelaxedDurability ){   /* §12 */
+      char *zErr = 0;
+      rc = idemDurableCheck(&p->durable, p->db, p->zDb, &zErr);
+      if( rc!=SQLITE_OK ){
+        sqlite3_free(p->base.zErrMsg);
+        p->base.zErrMsg = zErr;
+        return rc;
+      }
+    }
+    *pzKind = zKind;
+  }
+  if( sqlite3_value_type(aCol[IDEM_COL_STATUS])!=SQLITE_NULL ){
+    const char *z = (const char*)sqlite3_value_text(aCol[IDEM_COL_STATUS]);
+    if( z==0 ) return SQLITE_NOMEM;
+    if( idemStatusParse(z)!=IDEM_STATUS_PENDING ){
+      idemVtabError(p, "idem: a claim starts as 'pending'; record the outcome"
+          " afterwards with UPDATE \"%w\" SET status = ... WHERE key = ? AND"
+          " member = 0", p->zName);
+      return SQLITE_CONSTRAINT_CHECK;
+    }
+  }
+  if( idemMustBeNull(p, aCol, IDEM_COL_CREATED, "is set by idem; leave it out of the INSERT")
+   || idemMustBeNull(p, aCol, IDEM_COL_UPDATED, "is set by idem; leave it out of the INSERT")
+   || idemMustBeNull(p, aCol, IDEM_COL_REPLY, "is computed by idem; leave it out of the INSERT")
+   || idemMustBeNull(p, aCol, IDEM_COL_RECONCILE,
+                     "is an UPDATE command for open calls; leave it out of the INSERT") ){
+    return SQLITE_CONSTRAINT_CHECK;
+  }
+  return SQLITE_OK;
+}
+
+/*
+** The key of a claim: the one given (32 lowercase hex digits), or the
+** hash of its parts (aPart[3] already canonical).
+*/
+static int idemClaimKey(IdemVtab *p, sqlite3_value **aCol,
+                        const IdemPart aPart[4],
+                        unsigned char aKey[IDEM_KEY_BYTES]){
+  if( sqlite3_value_type(aCol[IDEM_COL_KEY])==SQLITE_NULL ){
+    idemKeyHash(aPart, aKey);
+  }else if( !idemKeyFromValue(aCol[IDEM_COL_KEY], aKey) ){
+    idemVtabError(p, "idem: key must be 32 lowercase hex digits (as"
+                  " idem_key() returns), or NULL to compute it");
+    return SQLITE_MISMATCH;
+  }
+  return SQLITE_OK;
+}
+
+/*
+** The key of a claim is held: by this call (a duplicate, SQLITE_CONSTRAINT)
+** or by another (SQLITE_ERROR, never ignorable, never a "duplicate")?
+*/
+static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
+                         const unsigned char aKey[IDEM_KEY_BYTES],
+                         const IdemPart aPart[4]){
+  char zHex[IDEM_KEY_HEX+1];
+  int i, rc;
+  idemKeyHex(aKey, zHex);
+  sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  rc = sqlite3_step(pMain);
+  if( rc==SQLITE_ROW ){
+    int bSame = 1;
+    for(i=0; i<4 && bSame; i++) bSame = idemSameBytes(pMain, IDEM_M_WHO+i, &aPart[i]);
+    if( !bSame ){
+      idemVtabError(p, "idem: key '%s' is already held by a different call"
+          " (another who, conv, tool or args); a key belongs to one call:"
+          " compute keys with idem_key() or give each call a fresh key", zHex);
+      rc = SQLITE_ERROR;
+    }else{
+      idemDuplicateError(p, idemText(pMain, IDEM_M_STATUS), zHex,
+                         sqlite3_vtab_on_conflict(p->db)==SQLITE_REPLACE);
+      rc = SQLITE_CONSTRAINT_UNIQUE;
+    }
+  }else{
+    idemVtabDbError(p, rc);
+    if( rc==SQLITE_DONE ) rc = SQLITE_CORRUPT_VTAB;
+  }
+  sqlite3_reset(pMain);
+  return rc;
+}
+
+/*
+** INSERT of a call's main row, the claim itself (member NULL or 0).  aCol[]
+** holds the new values by virtual-table column.
+*/
+static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRowid){
+  IdemPart aPart[4];
+  unsigned char aKey[IDEM_KEY_BYTES];
+  char zNow[IDEM_TIME_LEN];
+  const char *zKind = 0;
+  IdemJson *pJson = 0;
+  sqlite3_stmt *pIns, *pMain;
+  int i, rc, nArgs;
+  const char *zArgs;
+
+  /* 1. Validate everything; nothing is written before the claim. */
+  rc = idemClaimCheck(p, aCol, aPart, &zKind);
+  if( rc ) return rc;
+  if( (pJson = idemJsonAcquire(&p->pJson))==0 ) return SQLITE_NOMEM;
+  rc = idemJsonCanonical(pJson, (const char*)aPart[3].p, (int)aPart[3].n);
+  if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
+    idemVtabError(p, "idem: args: %s", idemJsonError(pJson));
+  }
+  if( rc ) goto done;
+  zArgs = idemJsonText(pJson, &nArgs);
+  aPart[3].p = zArgs;
+  aPart[3].n = nArgs;
+  rc = idemClaimKey(p, aCol, aPart, aKey);
+  if( rc ) goto done;
+  if( (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK
+   || (rc = idemStmt(p, IDEM_STMT_INSERT, &pIns))!=SQLITE_OK ){
+    goto done;
+  }
+  idemNow(p->pVfs, zNow);
+
+  /* 2. The claim: the one write, arbitrated by UNIQUE(key, member). */
+  sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  sqlite3_bind_int(pIns, 2, 0);
+  for(i=0; i<3; i++){
+    if( sqlite3_value_type(aCol[IDEM_COL_WHO+i])==SQLITE_BLOB ){
+      sqlite3_bind_blob(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
+    }else{
+      sqlite3_bind_text(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
+    }
+  }
+  sqlite3_bind_text(pIns, 6, zArgs, nArgs, SQLITE_STATIC);
+  sqlite3_bind_text(pIns, 7, zKind, -1, SQLITE_STATIC);
+  sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
+  sqlite3_bind_value(pIns, 9, aCol[IDEM_COL_ID]);
+  sqlite3_bind_value(pIns, 10, aCol[IDEM_COL_RESULT]);
+  sqlite3_bind_value(pIns, 11, aCol[IDEM_COL_NOTE]);
+  sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
+  rc = idemStepReset(pIns);
+  if( rc==SQLITE_DONE ){
+    *pRowid = sqlite3_last_insert_rowid(p->db);
+    rc = SQLITE_OK;
+  }else if( (rc&0xff)!=SQLITE_CONSTRAINT ){    /* extended codes may be on */
+    idemVtabDbError(p, rc);
+  }else{
+    /* 3. The key is held.  By this call (a duplicate) or by another? */
+    rc = idemClaimHeld(p, pMain, aKey, aPart);
+  }
+ done:
+  idemJsonRelease(&p->pJson, pJson);
+  return rc;
+}
+
+/*
+** INSERT of a member row: INSERT INTO calls(key, member, id, result).
+*/
+static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
+                            sqlite3_int64 iMember, sqlite3_int64 *pRowid){
+  static const int aNull[] = { IDEM_COL_WHO, IDEM_COL_CONV, IDEM_COL_TOOL,
+    IDEM_COL_ARGS, IDEM_COL_KIND, IDEM_COL_STATUS, IDEM_COL_NOTE,
+    IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY, IDEM_COL_RECONCILE };
+  unsigned char aKey[IDEM_KEY_BYTES];
+  char zHex[IDEM_KEY_HEX+1];
+  char zNow[IDEM_TIME_LEN];
+  sqlite3_stmt *pIns, *pMain;
+  const char *zStatus;
+  int i, rc;
+
+  if( !idemKeyFromValue(aCol[IDEM_COL_KEY], aKey) ){
+    idemVtabError(p, "idem: a member row needs the key of its call"
+                  " (32 lowercase hex digits)");
+    return SQLITE_MISMATCH;
+  }
+  for(i=0; i<(int)(sizeof(aNull)/sizeof(aNull[0])); i++){
+    if( idemMustBeNull(p, aCol, aNull[i], "belongs to the call, not to a"
+          " member: a member row is INSERT INTO calls(key, member, id, result)") ){
+      return SQLITE_CONSTRAINT_CHECK;
+    }
+  }
+  idemKeyHex(aKey, zHex);
+  if( (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK
+   || (rc = idemStmt(p, IDEM_STMT_INSERT, &pIns))!=SQLITE_OK ){
+    return rc;
+  }
+
+  sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  rc = sqlite3_step(pMain);
+  if( rc!=SQLITE_ROW ){
+    if( rc==SQLITE_DONE ){
+      idemVtabError(p, "idem: no call with key '%s'; claim the call before"
+                    " adding members", zHex);
+      rc = SQLITE_CONSTRAINT_FOREIGNKEY;
+    }else{
+      idemVtabDbError(p, rc);
+    }
+    sqlite3_reset(pMain);
+    return rc;
+  }
+  zStatus = idemText(pMain, IDEM_M_STATUS);
+  if( idemStatusParse(zStatus)!=IDEM_STATUS_PENDING ){
+    idemVtabError(p, "idem: members are added only while the call is"
+        " pending; call '%s' is %s", zHex, zStatus);
+    sqlite3_reset(pMain);
+    return SQLITE_CONSTRAINT_CHECK;
+  }
+  sqlite3_reset(pMain);
+
+  idemNow(p->pVfs, zNow);
+  sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  sqlite3_bind_int64(pIns, 2, iMember);
+  sqlite3_bind_value(pIns, 9, aCol[IDEM_COL_ID]);
+  sqlite3_bind_value(pIns, 10, aCol[IDEM_COL_RESULT]);
+  sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
+  rc = idemStepReset(pIns);
+  if( rc==SQLITE_DONE ){
+    *pRowid = sqlite3_last_insert_rowid(p->db);
+    return SQLITE_OK;
+  }
+  if( (rc&0xff)==SQLITE_CONSTRAINT ){
+    idemVtabError(p, "idem: member %lld of call '%s' already exists; members are"
+                  " written once: give this row another member number",
+                  iMember, zHex);
+    return SQLITE_CONSTRAINT_UNIQUE;
+  }
+  return idemVtabDbError(p, rc);
+}
+
+/*
+** xUpdate's INSERT: a claim (member NULL or 0) or a member row.
+*/
+IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
+                                 sqlite3_int64 *pRowid){
+  sqlite3_value *pMember = aCol[IDEM_COL_MEMBER];
+  sqlite3_int64 iMember = 0;
+  if( p->zDamaged ){
+    idemVtabError(p, "%s", p->zDamaged);
+    return SQLITE_CORRUPT_VTAB;
+  }
+  if( sqlite3_value_type(pMember)!=SQLITE_NULL ){
+    if( sqlite3_value_numeric_type(pMember)!=SQLITE_INTEGER
+     || (iMember = sqlite3_value_int64(pMember))<0 ){
+      idemVtabError(p, "idem: member must be 0 (the call) or a positive"
+                    " integer (its members 1, 2, ...)");
+      return SQLITE_CONSTRAINT_CHECK;
+    }
+  }
+  if( iMember==0 ) return idemInsertCall(p, aCol, pRowid);
+  return idemInsertMember(p, aCol, iMember, pRowid);
+}
+
+/* --------------------------------------------------------------- UPDATE */
+
+/* Delete a call's whole group. */
+static int idemRelease(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]){
+  sqlite3_stmt *pDel;
+  int rc = idemStmt(p, IDEM_STMT_RELEASE, &pDel);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_blob(pDel, 1, aKey, IDEM_KEY_BYTES, SQLITE_TRANSIENT);
+  rc = sqlite3_step(pDel);
+  sqlite3_reset(pDel);
+  if( rc!=SQLITE_DONE ) return idemVtabDbError(p, rc);
+  return SQLITE_OK;
+}
+
+/* Is a new value given for column iCol that differs from the stored one
+** (pOld: the BYRID statement)?  Keys compare as hex text. */
+static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
+  sqlite3_value *pNew = aCol[iCol];
+  const void *a, *b;
+  int na, nb;
+  if( sqlite3_value_nochange(pNew) ) return 0;
+  if( iCol==IDEM_COL_KEY ){
+    unsigned char aKey[IDEM_KEY_BYTES];
+    if( !idemKeyFromValue(pNew, aKey) ) return 1;
+    return sqlite3_column_bytes(pOld, IDEM_Q_KEY)!=IDEM_KEY_BYTES
+        || memcmp(aKey, sqlite3_column_blob(pOld, IDEM_Q_KEY), IDEM_KEY_BYTES)!=0;
+  }
+  if( sqlite3_value_type(pNew)==SQLITE_NULL ){
+    return sqlite3_column_type(pOld, IDEM_QCOL(iCol))!=SQLITE_NULL;
+  }
+  if( sqlite3_column_type(pOld, IDEM_QCOL(iCol))==SQLITE_NULL ) return 1;
+  if( iCol==IDEM_COL_MEMBER ){
+    return sqlite3_value_numeric_type(pNew)!=SQLITE_INTEGER
+        || sqlite3_value_int64(pNew)!=sqlite3_column_int64(pOld, IDEM_Q_MEMBER);
+  }
+  a = sqlite3_value_text(pNew);
+  na = sqlite3_value_bytes(pNew);
+  b = sqlite3_column_text(pOld, IDEM_QCOL(iCol));
+  nb = sqlite3_column_bytes(pOld, IDEM_QCOL(iCol));
+  return na!=nb || (na>0 && memcmp(a, b, na)!=0);
+}
+
+/* The value to store for column iCol on UPDATE: the new one, or the old. */
+static void idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
+                             sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
+  if( sqlite3_value_nochange(aCol[iCol]) ){
+    sqlite3_bind_value(pStmt, iParam, sqlite3_column_value(pOld, IDEM_QCOL(iCol)));
+  }else{
+    sqlite3_bind_value(pStmt, iParam, aCol[iCol]);
+  }
+}
+
+/*
+** Refuse an UPDATE of a member row or of a fixed column (identity, kind,
+** times): the checks made before the rules.  zHex is the row's key.
+*/
+static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
+                           sqlite3_value **aCol, const char *zHex){
+  static const int aFixed[] = { IDEM_COL_KEY, IDEM_COL_MEMBER, IDEM_COL_WHO,
+    IDEM_COL_CONV, IDEM_COL_TOOL, IDEM_COL_ARGS, IDEM_COL_KIND,
+    IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY };
+  int i;
+  if( sqlite3_column_int64(pOld, IDEM_Q_MEMBER)!=0 ){
+    idemVtabError(p, "idem: member rows are not updated; record the call's"
+        " outcome on its main row: UPDATE \"%w\" SET status = ... WHERE"
+        " key = '%s' AND member = 0", p->zName, zHex);
+    return SQLITE_CONSTRAINT_CHECK;
+  }
+  for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
+    if( idemChanges(aCol, aFixed[i], pOld) ){
+      idemVtabError(p, "idem: %s cannot be changed; it is fixed when the"
+                    " call is claimed", azIdemCol[aFixed[i]]);
+      return SQLITE_CONSTRAINT_CHECK;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/*
+** What an UPDATE asks for (*pChg), and the text of the status it names
+** (*pzNew, for the message that refuses it).
+*/
+static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
+                           const char **pzNew){
+  sqlite3_value *pStatus = aCol[IDEM_COL_STATUS];
+  sqlite3_value *pReconcile = aCol[IDEM_COL_RECONCILE];
+  *pzNew = 0;
+  pChg->eStatus = IDEM_STATUS_ABSENT;
+  pChg->eReconcile = IDEM_RECONCILE_NONE;
+  pChg->bNote = !sqlite3_value_nochange(aCol[IDEM_COL_NOTE]);
+  if( !sqlite3_value_nochange(pStatus) ){
+    if( sqlite3_value_type(pStatus)==SQLITE_NULL ){
+      pChg->eStatus = IDEM_STATUS_NULL;
+    }else{
+      *pzNew = (const char*)sqlite3_value_text(pStatus);
+      if( *pzNew==0 ) return SQLITE_NOMEM;
+      pChg->eStatus = idemStatusParse(*pzNew);
+    }
+  }
+  if( !sqlite3_value_nochange(pReconcile)
+   && sqlite3_value_type(pReconcile)!=SQLITE_NULL ){
+    const char *z = (const char*)sqlite3_value_text(pReconcile);
+    if( z==0 ) return SQLITE_NOMEM;
+    if( strcmp(z, "arrived")==0 ){
+      pChg->eReconcile = IDEM_RECONCILE_ARRIVED;
+    }else if( strcmp(z, "not_arrived")==0 ){
+      pChg->eReconcile = IDEM_RECONCILE_NOT_ARRIVED;
+    }else{
+      pChg->eReconcile = IDEM_RECONCILE_OTHER;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/*
+** Carry out a decided action on the call in pOld's row (rid iRid): record
+** its new status with pRec (IDEM_STMT_RECORD), with the new or old id,
+** result and note, or release it.
+*/
+static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
+                     sqlite3_stmt *pOld, sqlite3_stmt *pRec,
+                     sqlite3_value **aCol){
+  char zNow[IDEM_TIME_LEN];
+  char *zNote = 0;
+  int rc;
+
+  if( pAct->eType==IDEM_ACT_RELEASE ){
+    unsigned char aKey[IDEM_KEY_BYTES];
+    rc = idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
+    sqlite3_reset(pOld);
+    return rc ? rc : idemRelease(p, aKey);
+  }
+  if( pAct->eNote==IDEM_NOTE_RECONCILED ){
+    zNote = sqlite3_mprintf("%s", IDEM_RECONCILED_NOTE);
+  }else if( pAct->eNote==IDEM_NOTE_UNKNOWN ){
+    const char *zGiven = 0;
+    if( !sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ){
+      zGiven = (const char*)sqlite3_value_text(aCol[IDEM_COL_NOTE]);
+    }
+    zNote = zGiven && zGiven[0]
+      ? sqlite3_mprintf("%s (reported: %s)", IDEM_UNKNOWN_NOTE, zGiven)
+      : sqlite3_mprintf("%s", IDEM_UNKNOWN_NOTE);
+  }
+  if( pAct->eNote!=IDEM_NOTE_GIVEN && zNote==0 ) return SQLITE_NOMEM;
+
+  idemNow(p->pVfs, zNow);
+  sqlite3_bind_int64(pRec, 1, iRid);
+  sqlite3_bind_text(pRec, 2, azIdemStatus[pAct->eStatus], -1, SQLITE_STATIC);
+  idemBindNewOrOld(pRec, 3, aCol, IDEM_COL_ID, pOld);
+  idemBindNewOrOld(pRec, 4, aCol, IDEM_COL_RESULT, pOld);
+  if( zNote ){
+    sqlite3_bind_text(pRec, 5, zNote, -1, SQLITE_STATIC);
+  }else{
+    idemBindNewOrOld(pRec, 5, aCol, IDEM_COL_NOTE, pOld);
+  }
+  sqlite3_bind_text(pRec, 6, zNow, -1, SQLITE_STATIC);
+  sqlite3_reset(pOld);
+  rc = idemStepReset(pRec);
+  sqlite3_free(zNote);
+  return rc==SQLITE_DONE ? SQLITE_OK : idemVtabDbError(p, rc);
+}
+
+/*
+** xUpdate's UPDATE of the row with rid iRid: read, decide, apply (see the
+** header comment).  Identity, kind and times never change; members are
+** not updated.
+*/
+IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
+                                 sqlite3_value **aCol){
+  sqlite3_stmt *pOld, *pRec;
+  char zHex[IDEM_KEY_HEX+1];
+  IdemChange chg;
+  IdemAction act;
+  IdemKind eKind;
+  const char *zOld, *zNew;
+  int rc;
+
+  /* 1. Read. */
+  if( (rc = idemStmt(p, IDEM_STMT_RECORD, &pRec))!=SQLITE_OK
+   || (rc = idemStmt(p, IDEM_STMT_BYRID, &pOld))!=SQLITE_OK ){
+    return rc;
+  }
+  sqlite3_bind_int64(pOld, 1, iRid);
+  rc = sqlite3_step(pOld);
+  if( rc!=SQLITE_ROW ){
+    sqlite3_reset(pOld);
+    if( rc==SQLITE_DONE ) return SQLITE_OK;   /* released earlier in this statement */
+    return idemVtabDbError(p, rc);
+  }
+  if( sqlite3_column_bytes(pOld, IDEM_Q_KEY)==IDEM_KEY_BYTES ){
+    idemKeyHex(sqlite3_column_blob(pOld, IDEM_Q_KEY), zHex);
+  }else{
+    memcpy(zHex, "?", 2);
+  }
+  rc = idemUpdateCheck(p, pOld, aCol, zHex);
+  if( rc==SQLITE_OK ) rc = idemChangeParse(aCol, &chg, &zNew);
+  if( rc ) goto done;
+  zOld = idemText(pOld, IDEM_QCOL(IDEM_COL_STATUS));
+  eKind = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_KIND)), "external")==0
+        ? IDEM_KIND_EXTERNAL : IDEM_KIND_LOCAL;
+
+  /* 2. Decide. */
+  act = idemTransition(idemStatusParse(zOld), eKind, &chg, &p->opt);
+  if( act.eType==IDEM_ACT_REFUSE ){
+    rc = idemRefuse(p, act.eRefusal, zHex, zOld, zNew);
+    goto done;
+  }
+
+  /* 3. Apply. */
+  rc = idemApply(p, &act, iRid, pOld, pRec, aCol);
+ done:
+  sqlite3_reset(pOld);
+  return rc;
+}
+
+/* --------------------------------------------------------------- DELETE */
+
+/*
+** xUpdate's DELETE of the row with rid iRid: a decided call (done, failed)
+** goes with its whole group.  A pending or unknown call is kept: DELETE
+** never releases a claim whose outcome is open (doc/contract.md §5, §7);
+** reconcile does.
+*/
+IDEM_PRIVATE int idemClaimDelete(IdemVtab *p, sqlite3_int64 iRid){
+  sqlite3_stmt *pRow;
+  unsigned char aKey[IDEM_KEY_BYTES];
+  int rc, bDecided;
+  rc = idemStmt(p, IDEM_STMT_CALLOF, &pRow);
+  if( rc ) return rc;
+  sqlite3_bind_int64(pRow, 1, iRid);
+  rc = sqlite3_step(pRow);
+  if( rc!=SQLITE_ROW ){
+    sqlite3_reset(pRow);
+    if( rc==SQLITE_DONE ) return SQLITE_OK;   /* gone with its group */
+    return idemVtabDbError(p, rc);
+  }
+  rc = idemRowKey(p, pRow, IDEM_C_KEY, aKey);
+  /* A member without its call (a damaged database) is removable. */
+  bDecided = sqlite3_column_type(pRow, IDEM_C_STATUS)==SQLITE_NULL
+          || idemIsDecided(idemStatusParse(idemText(pRow, IDEM_C_STATUS)));
+  sqlite3_reset(pRow);
+  if( rc || !bDecided ) return rc;
+  return idemRelease(p, aKey);
+}
+
+/* ---------------------------------------------------------------- reply */
+
+/* Append z[0..n) as a JSON string with RFC 8785 escaping. */
+static void idemAppendJsonString(sqlite3_str *s, const char *z, sqlite3_int64 n){
+  static const char aHex[] = IDEM_HEX_DIGITS;
+  sqlite3_int64 i, iStart = 0;
+  sqlite3_str_appendchar(s, 1, '"');
+  for(i=0; i<n; i++){
+    unsigned char c = (unsigned char)z[i];
+    if( c<0x20 || c=='"' || c=='\\' ){
+      char zEsc[6] = { '\\', 0, '0', '0', 0, 0 };
+      int nEsc = 2;
+      sqlite3_str_append(s, z+iStart, (int)(i-iStart));
+      switch( c ){
+        case '"':  zEsc[1] = '"'; break;
+        case '\\': zEsc[1] = '\\'; break;
+        case '\b': zEsc[1] = 'b'; break;
+        case '\t': zEsc[1] = 't'; break;
+        case '\n': zEsc[1] = 'n'; break;
+        case '\f': zEsc[1] = 'f'; break;
+        case '\r': zEsc[1] = 'r'; break;
+        default:
+          zEsc[1] = 'u';
+          zEsc[4] = aHex[c>>4];
+          zEsc[5] = aHex[c&0xf];
+          nEsc = 6;
+          break;
+      }
+      sqlite3_str_append(s, zEsc, nEsc);
+      iStart = i+1;
+    }
+  }
+  sqlite3_str_append(s, z+iStart, (int)(n-iStart));
+  sqlite3_str_appendchar(s, 1, '"');
+}
+
+/* Append an SQL value as JSON: numbers as numbers, text as a string (or as
+** itself, canonical, if bJson and it is valid JSON), blobs as hex strings,
+** NULL as null. */
+static int idemAppendValue(IdemVtab *p, sqlite3_str *s, sqlite3_value *pVal,
+                           int bJson){
+  static const char aHex[] = IDEM_HEX_DIGITS;
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_INTEGER:
+      sqlite3_str_appendf(s, "%lld", sqlite3_value_int64(pVal));
+      break;
+    case SQLITE_FLOAT: {
+      double r = sqlite3_value_double(pVal);
+      char zNum[40];
+      if( r!=r || r-r!=0.0 ){
+        sqlite3_str_append(s, "null", 4);       /* NaN and infinities */
+      }else{
+        sqlite3_str_append(s, zNum, idemNumberFormat(r, zNum));
+      }
+      break;
+    }
+    case SQLITE_TEXT: {
+      const char *z = (const char*)sqlite3_value_text(pVal);
+      int n = sqlite3_value_bytes(pVal);
+      if( bJson ){
+        IdemJson *pJson = idemJsonAcquire(&p->pJson);
+        int rc;
+        if( pJson==0 ) return SQLITE_NOMEM;
+        rc = idemJsonCanonical(pJson, z, n);
+        if( rc==SQLITE_OK ){
+          int nJ;
+          const char *zJ = idemJsonText(pJson, &nJ);
+          sqlite3_str_append(s, zJ, nJ);
+        }
+        idemJsonRelease(&p->pJson, pJson);
+        if( rc==SQLITE_NOMEM ) return rc;
+        if( rc==SQLITE_OK ) break;
+      }
+      idemAppendJsonString(s, z, n);
+      break;
+    }
+    case SQLITE_BLOB: {
+      const unsigned char *a = (const unsigned char*)sqlite3_value_blob(pVal);
+      int n = sqlite3_value_bytes(pVal), i;
+      sqlite3_str_appendchar(s, 1, '"');
+      for(i=0; i<n; i++){
+        char zByte[2];
+        zByte[0] = aHex[a[i]>>4];
+        zByte[1] = aHex[a[i]&0xf];
+        sqlite3_str_append(s, zByte, 2);
+      }
+      sqlite3_str_appendchar(s, 1, '"');
+      break;
+    }
+    default:
+      sqlite3_str_append(s, "null", 4);
+      break;
+  }
+  return sqlite3_str_errcode(s);
+}
+
+/*
+** The reply a duplicate arrival hands back: a canonical JSON object
+**   {"id":<id>,"idempotent":true,"message":...,"result":...,"status":...}
+** "message" for calls that are not done, "result" when one was recorded
+** (embedded as JSON when it is JSON text).  *pzOut: from sqlite3_malloc().
+*/
+IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
+                           sqlite3_value *pResult, const char *zStatus,
+                           const char *zNote, char **pzOut){
+  sqlite3_str *s = sqlite3_str_new(0);
+  IdemStatus eStatus = idemStatusParse(zStatus);
+  int rc;
+  sqlite3_str_append(s, "{\"id\":", 6);
+  rc = idemAppendValue(p, s, pId, 0);
+  if( rc ) goto done;
+  sqlite3_str_append(s, ",\"idempotent\":true", 18);
+  if( zStatus && eStatus!=IDEM_STATUS_DONE ){
+    const char *zMsg = zNote;
+    if( eStatus==IDEM_STATUS_PENDING ) zMsg = IDEM_PENDING_NOTE;
+    if( zMsg==0 ) zMsg = "";
+    sqlite3_str_append(s, ",\"message\":", 11);
+    idemAppendJsonString(s, zMsg, (sqlite3_int64)strlen(zMsg));
+  }
+  if( sqlite3_value_type(pResult)!=SQLITE_NULL ){
+    sqlite3_str_append(s, ",\"result\":", 10);
+    rc = idemAppendValue(p, s, pResult, 1);
+    if( rc ) goto done;
+  }
+  sqlite3_str_append(s, ",\"status\":", 10);
+  idemAppendJsonString(s, zStatus ? zStatus : "",
+                       zStatus ? (sqlite3_int64)strlen(zStatus) : 0);
+  sqlite3_str_appendchar(s, 1, '}');
+  rc = sqlite3_str_errcode(s);
+ done:
+  *pzOut = sqlite3_str_finish(s);
+  if( rc ){
+    sqlite3_free(*pzOut);
+    *pzOut = 0;
+  }else if( *pzOut==0 ){
+    rc = SQLITE_NOMEM;
+  }
+  return rc;
+}
