@@ -245,8 +245,17 @@ $(CROSS)/cross-%: test/cross/cross.c $(CROSS)/idem-%.o \
 	  test/cross/cross.c $(CROSS)/idem-$*.o \
 	  $(CROSS)/sqlite3-$(or $(XSQL_$*),$*).o -lm
 
-test-cross: $(CROSS_VARIANTS:%=$(CROSS)/cross-%)  ## the same keys on arm64, s390x, i386 (qemu)
-	CROSS_DOCS=$(CROSS_DOCS) bash test/cross/run.sh $(CROSS) \
+# The number printer's unit test (test/idem_number_test.c, as make
+# test-number runs it) once per instruction set: x87 and big-endian
+# arithmetic against its brute-force search.
+CROSS_ARCHES := x86_64 aarch64 s390x i386
+CROSS_RANDOM ?= 20000
+$(CROSS)/number-%: test/idem_number_test.c $(SOURCES) $(NEW)/sqlite3.c | $(CROSS)/.deps
+	$(XCC_$*) $(CFLAGS) $(WARN) $(XFLAGS_$*) -Iinclude -Iext -I$(NEW) -static \
+	  -o $@ test/idem_number_test.c -lm
+
+test-cross: $(CROSS_VARIANTS:%=$(CROSS)/cross-%) $(CROSS_ARCHES:%=$(CROSS)/number-%)  ## the same keys on arm64, s390x, i386 (qemu)
+	CROSS_DOCS=$(CROSS_DOCS) CROSS_RANDOM=$(CROSS_RANDOM) bash test/cross/run.sh $(CROSS) \
 	  $(foreach v,$(CROSS_VARIANTS),$(v):$(or $(QEMU_$(v)),native))
 
 # ---- the oldest SQLite ------------------------------------------------------
