@@ -107,6 +107,37 @@ struct IdemJsonFrame {
   unsigned char needSort;    /* Object: names seen so far do not ascend */
 };
 
+/* An object out of order that waits (see DESIGN above): its members in
+** sorted order are kept, and it is written once, at the end, with the
+** objects inside it (idemJsonEmit()).  Kept in the order the objects
+** closed; the ones inside a record are the records just before it. */
+typedef struct IdemJsonSorted IdemJsonSorted;
+struct IdemJsonSorted {
+  uint32_t iStart;           /* Output offset of its first member's name */
+  uint32_t iEnd;             /* Output offset of its '}' */
+  uint32_t iFirst;           /* Its first record inside it in aSorted[] */
+  uint32_t iSpan;            /* Its first member in aSpan[] */
+  uint32_t nSpan;            /* Its number of members */
+};
+
+/* A member of such an object: output offsets of its name and its end. */
+typedef struct IdemJsonSpan IdemJsonSpan;
+struct IdemJsonSpan {
+  uint32_t iName;
+  uint32_t iEnd;
+};
+
+/* Writing one record (idemJsonEmit()): its member being written, and
+** where in that member's text the writing is. */
+typedef struct IdemJsonEmitFrame IdemJsonEmitFrame;
+struct IdemJsonEmitFrame {
+  uint32_t iRec;             /* The record, in aSorted[] */
+  uint32_t iMem;             /* Its member being written (last first) */
+  uint32_t iFrom;            /* That member's text starts here */
+  uint32_t iTo;              /* and is written down to here so far */
+  int64_t iNext;             /* Next record to look at inside it, or -1 */
+};
+
 typedef struct IdemJson IdemJson;
 struct IdemJson {
   unsigned char *zOut;       /* Canonical text of the last call */
@@ -116,6 +147,17 @@ struct IdemJson {
   sqlite3_int64 nTmpAlloc;
   IdemJsonMember *aMember;   /* Member records of the open objects */
   sqlite3_int64 nMemberAlloc;
+  IdemJsonSorted *aSorted;   /* Objects to write at the end */
+  sqlite3_int64 nSorted;
+  sqlite3_int64 nSortedAlloc;
+  IdemJsonSpan *aSpan;       /* Their members, sorted */
+  sqlite3_int64 nSpan;
+  sqlite3_int64 nSpanAlloc;
+  IdemJsonEmitFrame *aEmit;  /* Stack of idemJsonEmit() */
+  sqlite3_int64 nEmitAlloc;
+  IdemJsonSpan *aMoved;      /* Objects already rewritten in sorted order */
+  sqlite3_int64 nMoved;
+  sqlite3_int64 nMovedAlloc;
   int isBusy;                /* Used by the SQL function against re-entry */
   IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH];
   char zErr[200];            /* Error message of the last call */
