@@ -49,11 +49,17 @@
 ** member stack (output offsets of each member's name and end, and a sort
 ** key).  While the object is read each name is compared with the previous
 ** one; if they all ascend, the output is already canonical.  Otherwise, at
-** the '}', the object's member records are sorted (insertion sort when
+** the '}', the object's member records are sorted (ranks counted when
 ** small, a bottom-up merge sort otherwise); if the sort saw two names
 ** equal, the duplicate is reported; else the object's bytes are copied to
 ** a scratch buffer and written back in sorted order.  Nested objects are
 ** finished before their parent, so a parent only moves finished texts.
+** Moving them at every level would cost the depth times the size, so an
+** object whose text is mostly (over 7/8) objects already moved, or that
+** holds an object that waits, waits too: its sorted member spans are kept
+** and it is written once when the value is complete, with the waiting
+** objects inside it (idemJsonEmit()).  Each byte is then moved at most
+** twice, and the cost is linear in the input plus the sorts.
 **
 ** Names are compared on their canonical text, which is unique for a given
 ** unescaped name.  Raw UTF-8 bytes compare in code point order, and the
@@ -62,7 +68,10 @@
 ** after the astral planes (lead bytes 0xF0..0xF4, surrogate pairs in
 ** UTF-16); the comparator fixes up exactly that case at the first byte that
 ** differs.  Most comparisons are settled by the sort keys alone: the first
-** 8 bytes of each name as one integer, with the same fix-up.
+** 8 bytes of each name as one integer, with the same fix-up.  When all the
+** keys of an object are equal, the prefix its names share is measured once
+** and the keys and comparisons start after it; equal 8-byte words without
+** a backslash are passed a word at a time.
 **
 ** Output never grows faster than input except in numbers ("1e20" prints as
 ** 21 digits), so the buffer is sized to the input once, and only a number
@@ -511,21 +520,36 @@ static int idemJsonUnescape(const unsigned char *z, int *pn){
   }
 }
 
+/* Non-zero if some byte of w is zero (exact as a yes or no). */
+#define IJ_HAS_ZERO(w) (((w) - IJ_ONES) & ~(w) & IJ_HIGH)
+
 /* Compare the names of two members by the UTF-16 code units of the
-** unescaped names, given their canonical texts in zOut. */
+** unescaped names, given their canonical texts in zOut, from byte iSkip of
+** each on (the bytes before are equal, and iSkip is not inside an escape).
+** Equal words without a backslash are passed 8 bytes at a time: the
+** position stays at a character's or an escape's start. */
 static int idemJsonNameCmpText(
   const unsigned char *zOut,
   const IdemJsonMember *pA,
-  const IdemJsonMember *pB
+  const IdemJsonMember *pB,
+  int iSkip
 ){
   const unsigned char *a = zOut + pA->iName + 1;
   const unsigned char *b = zOut + pB->iName + 1;
   sqlite3_int64 na = pA->iNameEnd - pA->iName - 2;
   sqlite3_int64 nb = pB->iNameEnd - pB->iName - 2;
   sqlite3_int64 n = na<nb ? na : nb;
-  sqlite3_int64 i = 0;
+  sqlite3_int64 i = iSkip;
   while( i<n ){
-    int ca = a[i], cb = b[i], la = 1, lb = 1;
+    int ca, cb, la = 1, lb = 1;
+    if( n-i>=8 ){
+      uint64_t wa, wb;
+      memcpy(&wa, a+i, 8);
+      memcpy(&wb, b+i, 8);
+      if( wa==wb && !IJ_HAS_ZERO(wa ^ (IJ_ONES*'\\')) ){ i += 8; continue; }
+    }
+    ca = a[i];
+    cb = b[i];
     if( ca==cb && ca!='\\' ){ i++; continue; }
     if( ca=='\\' ) ca = idemJsonUnescape(a+i, &la);
     if( cb=='\\' ) cb = idemJsonUnescape(b+i, &lb);
@@ -547,7 +571,10 @@ static int idemJsonNameCmpText(
 ** keys say nothing (the names may differ beyond the key, or only in the
 ** bytes that an escape hides), and the texts decide.  z[0..8) must be
 ** readable even when n<8. */
-static uint64_t idemJsonNameKey(const unsigned char *z, sqlite3_int64 n){
+static IDEM_JSON_INLINE uint64_t idemJsonNameKey(
+  const unsigned char *z,
+  sqlite3_int64 n
+){
   uint64_t k = 0;
   sqlite3_int64 j = 0;
   int i, nEsc;
@@ -577,13 +604,50 @@ static uint64_t idemJsonNameKey(const unsigned char *z, sqlite3_int64 n){
   return k;
 }
 
+/* Compare two names whose first iSkip bytes are equal and whose sort keys
+** were taken from there. */
 static int idemJsonNameCmp(
   const unsigned char *zOut,
   const IdemJsonMember *pA,
-  const IdemJsonMember *pB
+  const IdemJsonMember *pB,
+  int iSkip
 ){
   if( pA->iKey!=pB->iKey ) return pA->iKey<pB->iKey ? -1 : 1;
-  return idemJsonNameCmpText(zOut, pA, pB);
+  return idemJsonNameCmpText(zOut, pA, pB, iSkip);
+}
+
+/* The length of the prefix that the names of a[0..n) share, if 8 bytes or
+** more, cut back so as not to end inside an escape; else 0.  (A prefix
+** that ends inside a UTF-8 character is fine: the bytes after it are
+** continuation bytes, which compare as they are.) */
+static int idemJsonCommonPrefix(
+  const unsigned char *zOut,
+  const IdemJsonMember *a,
+  int n
+){
+  const unsigned char *z0 = zOut + a[0].iName + 1;
+  sqlite3_int64 nPre = a[0].iNameEnd - a[0].iName - 2;
+  sqlite3_int64 j;
+  int i, nEsc;
+  for(i=1; i<n && nPre>=8; i++){
+    const unsigned char *z = zOut + a[i].iName + 1;
+    sqlite3_int64 m = a[i].iNameEnd - a[i].iName - 2;
+    if( m>nPre ) m = nPre;
+    for(j=0; m-j>=8 && memcmp(z0+j, z+j, 8)==0; j+=8){}
+    while( j<m && z0[j]==z[j] ) j++;
+    nPre = j;
+  }
+  if( nPre<8 ) return 0;
+  for(j=0; j<nPre; ){
+    if( z0[j]=='\\' ){
+      idemJsonUnescape(z0+j, &nEsc);
+      if( j+nEsc>nPre ) break;
+      j += nEsc;
+    }else{
+      j++;
+    }
+  }
+  return (int)j;
 }
 
 /* Objects of up to this many members are sorted by counting ranks. */
@@ -593,14 +657,16 @@ static int idemJsonNameCmp(
 ** scratch.  Small objects by insertion sort, larger by bottom-up merge sort
 ** over runs of 8 that are first insertion-sorted.  Returns non-zero if two
 ** names compared equal (a correct sort compares every pair of neighbours,
-** so a duplicate name is never missed). */
+** so a duplicate name is never missed).  *piSkip is set to the number of
+** leading bytes that the comparisons passed over (idemJsonNameCmp()). */
 static int idemJsonSortMembers(
   const unsigned char *zOut,
   IdemJsonMember *a,
   IdemJsonMember *aTmp,
-  int n
+  int n,
+  int *piSkip
 ){
-  int i, j, w, c, bEqual = 0;
+  int i, j, w, c, bEqual = 0, iSkip = 0;
   IdemJsonMember *aSrc = a, *aDst = aTmp;
   if( n<=IDEM_JSON_RANK_SORT ){
     /* Few members whose sort keys all differ (the usual case): the place
@@ -624,15 +690,31 @@ static int idemJsonSortMembers(
     if( nTie==0 ){
       for(i=0; i<n; i++) aTmp[aRank[i]] = a[i];
       memcpy(a, aTmp, n*sizeof(IdemJsonMember));
+      *piSkip = 0;
       return 0;
     }
   }
+
+  /* Names that all share their first 8 bytes may share many more (ids
+  ** after a long common path): compare them, and take their sort keys,
+  ** from the end of what they share. */
+  for(i=1; i<n && a[i].iKey==a[0].iKey; i++){}
+  if( i==n && n>2 ){
+    iSkip = idemJsonCommonPrefix(zOut, a, n);
+    if( iSkip ){
+      for(i=0; i<n; i++){
+        a[i].iKey = idemJsonNameKey(zOut + a[i].iName + 1 + iSkip,
+                                    a[i].iNameEnd - a[i].iName - 2 - iSkip);
+      }
+    }
+  }
+  *piSkip = iSkip;
   for(i=0; i<n; i+=8){
     int iEnd = i+8<n ? i+8 : n;
     for(j=i+1; j<iEnd; j++){
       IdemJsonMember x = a[j];
       int k = j;
-      while( k>i && (c = idemJsonNameCmp(zOut, &a[k-1], &x))>=0 ){
+      while( k>i && (c = idemJsonNameCmp(zOut, &a[k-1], &x, iSkip))>=0 ){
         if( c==0 ){ bEqual = 1; break; }
         a[k] = a[k-1];
         k--;
@@ -645,7 +727,7 @@ static int idemJsonSortMembers(
       int iL = i, iMid = i+w<n ? i+w : n, iR = iMid;
       int iEnd = i+2*w<n ? i+2*w : n, k = i;
       while( iL<iMid && iR<iEnd ){
-        c = idemJsonNameCmp(zOut, &aSrc[iR], &aSrc[iL]);
+        c = idemJsonNameCmp(zOut, &aSrc[iR], &aSrc[iL], iSkip);
         if( c<0 ){
           aDst[k++] = aSrc[iR++];
         }else{
@@ -662,9 +744,97 @@ static int idemJsonSortMembers(
   return bEqual;
 }
 
+/* Make room for nMore more records and for nSpan more spans. */
+static int idemJsonGrowSorted(IdemJson *p, sqlite3_int64 nSpan){
+  if( p->nSorted>=p->nSortedAlloc ){
+    sqlite3_int64 nNew = p->nSortedAlloc ? p->nSortedAlloc*2 : 16;
+    IdemJsonSorted *aNew;
+    aNew = sqlite3_realloc64(p->aSorted, nNew*sizeof(IdemJsonSorted));
+    if( aNew==0 ) goto no_mem;
+    p->aSorted = aNew;
+    p->nSortedAlloc = nNew;
+  }
+  if( p->nSpan+nSpan>p->nSpanAlloc ){
+    sqlite3_int64 nNew = p->nSpanAlloc ? p->nSpanAlloc*2 : 64;
+    IdemJsonSpan *aNew;
+    if( nNew<p->nSpan+nSpan ) nNew = p->nSpan+nSpan;
+    aNew = sqlite3_realloc64(p->aSpan, nNew*sizeof(IdemJsonSpan));
+    if( aNew==0 ) goto no_mem;
+    p->aSpan = aNew;
+    p->nSpanAlloc = nNew;
+  }
+  return SQLITE_OK;
+no_mem:
+  sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
+  return SQLITE_NOMEM;
+}
+
+/* The first record in aSorted[iLo..iHi) that ends at or after iOff
+** (records are in the order they end), or iHi. */
+static sqlite3_int64 idemJsonSortedFrom(
+  const IdemJsonSorted *aRec,
+  sqlite3_int64 iLo,
+  sqlite3_int64 iHi,
+  uint32_t iOff
+){
+  while( iLo<iHi ){
+    sqlite3_int64 iMid = (iLo+iHi)/2;
+    if( aRec[iMid].iEnd<iOff ) iLo = iMid+1; else iHi = iMid;
+  }
+  return iLo;
+}
+
+/* Report the duplicate name among the sorted members a[0..n) that comes
+** first in the input. */
+static int idemJsonDuplicate(
+  IdemJson *p,
+  const IdemJsonMember *a,
+  int n,
+  int iSkip
+){
+  const IdemJsonMember *pDup = 0;
+  const char *zName, *zMore = "";
+  int i, nName;
+  for(i=1; i<n; i++){
+    if( idemJsonNameCmp(p->zOut, &a[i-1], &a[i], iSkip)==0 ){
+      const IdemJsonMember *pLater = a[i-1].iIn > a[i].iIn ? &a[i-1] : &a[i];
+      if( pDup==0 || pLater->iIn < pDup->iIn ) pDup = pLater;
+    }
+  }
+  zName = (const char*)p->zOut + pDup->iName;
+  nName = (int)(pDup->iNameEnd - pDup->iName);
+  if( nName>64 ){
+    /* Cut on a character boundary, not inside an escape. */
+    int k = 1, nEsc;
+    while( k<56 ){
+      if( zName[k]=='\\' ){
+        idemJsonUnescape((const unsigned char*)zName+k, &nEsc);
+        k += nEsc;
+      }else{
+        for(k++; (zName[k] & 0xc0)==0x80; k++){}
+      }
+    }
+    nName = k;
+    zMore = "...\"";
+  }
+  sqlite3_snprintf(sizeof(p->zErr), p->zErr,
+                   "duplicate member name %.*s%s at byte %lld",
+                   nName, zName, zMore, (sqlite3_int64)pDup->iIn + 1);
+  return SQLITE_ERROR;
+}
+
 /* The object whose n members are a[0..n) has just been read and its names
-** do not ascend.  Sort its members, report a duplicate name, and rewrite
-** its text in zOut (it ends at zOut[iEnd]) in sorted order. */
+** do not ascend; its text ends at zOut[iEnd].  Sort its members and report
+** a duplicate name.  Then rewrite its text in sorted order now, unless
+** that would move bytes once per level of nesting: if an object inside it
+** waits (it must not move), or if more than 7/8 of its text was moved by
+** the sorts of objects inside it, the object waits too: it is recorded,
+** to be written once at the end with the objects inside it
+** (idemJsonEmit()).  So each byte is moved by at most one sort that
+** found 1/8 of its text unmoved, and once at the end. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static int idemJsonFinishObject(
   IdemJson *p,
   IdemJsonMember *a,
@@ -673,9 +843,9 @@ static int idemJsonFinishObject(
 ){
   sqlite3_int64 iFirst = a[0].iName;
   sqlite3_int64 nText = iEnd - iFirst;
-  IdemJsonMember *pDup = 0;
+  sqlite3_int64 nDone = 0;
   unsigned char *zTo;
-  int i, rc;
+  int i, rc, iSkip, bDefer;
 
   if( n*(sqlite3_int64)2 > p->nMemberAlloc - (a - p->aMember) ){
     sqlite3_int64 iA = a - p->aMember;
@@ -683,37 +853,38 @@ static int idemJsonFinishObject(
     if( rc ) return rc;
     a = p->aMember + iA;
   }
-  if( idemJsonSortMembers(p->zOut, a, a+n, n) ){
-    /* Of the duplicates, report the one that comes first in the input. */
-    for(i=1; i<n; i++){
-      if( idemJsonNameCmp(p->zOut, &a[i-1], &a[i])==0 ){
-        IdemJsonMember *pLater = a[i-1].iIn > a[i].iIn ? &a[i-1] : &a[i];
-        if( pDup==0 || pLater->iIn < pDup->iIn ) pDup = pLater;
-      }
-    }
+
+  if( idemJsonSortMembers(p->zOut, a, a+n, n, &iSkip) ){
+    return idemJsonDuplicate(p, a, n, iSkip);
   }
-  if( pDup ){
-    const char *zName = (const char*)p->zOut + pDup->iName;
-    int nName = (int)(pDup->iNameEnd - pDup->iName);
-    const char *zMore = "";
-    if( nName>64 ){
-      /* Cut on a character boundary, not inside an escape. */
-      int k = 1, nEsc;
-      while( k<56 ){
-        if( zName[k]=='\\' ){
-          idemJsonUnescape((const unsigned char*)zName+k, &nEsc);
-          k += nEsc;
-        }else{
-          for(k++; (zName[k] & 0xc0)==0x80; k++){}
-        }
-      }
-      nName = k;
-      zMore = "...\"";
+
+  /* The objects moved inside this one are the last on aMoved[]. */
+  while( p->nMoved>0 && p->aMoved[p->nMoved-1].iEnd>iFirst ){
+    p->nMoved--;
+    nDone += p->aMoved[p->nMoved].iEnd - p->aMoved[p->nMoved].iName;
+  }
+  bDefer = (p->nSorted>0 && p->aSorted[p->nSorted-1].iEnd>iFirst)
+        || nDone>nText-nText/8;
+  if( bDefer ){
+    IdemJsonSorted *pRec;
+    rc = idemJsonGrowSorted(p, n);
+    if( rc ) return rc;
+    pRec = &p->aSorted[p->nSorted];
+    pRec->iStart = (uint32_t)iFirst;
+    pRec->iEnd = (uint32_t)iEnd;
+    /* The records inside it are the last ones, those that end after it
+    ** starts. */
+    pRec->iFirst = (uint32_t)idemJsonSortedFrom(p->aSorted, 0, p->nSorted,
+                                                 (uint32_t)iFirst);
+    pRec->iSpan = (uint32_t)p->nSpan;
+    pRec->nSpan = (uint32_t)n;
+    p->nSorted++;
+    for(i=0; i<n; i++){
+      p->aSpan[p->nSpan].iName = a[i].iName;
+      p->aSpan[p->nSpan].iEnd = a[i].iEnd;
+      p->nSpan++;
     }
-    sqlite3_snprintf(sizeof(p->zErr), p->zErr,
-                     "duplicate member name %.*s%s at byte %lld",
-                     nName, zName, zMore, (sqlite3_int64)pDup->iIn + 1);
-    return SQLITE_ERROR;
+    return SQLITE_OK;
   }
 
   if( p->nTmpAlloc<nText ){
@@ -726,6 +897,19 @@ static int idemJsonFinishObject(
     }
     p->nTmpAlloc = nText;
   }
+  if( p->nMoved>=p->nMovedAlloc ){
+    sqlite3_int64 nNew = p->nMovedAlloc ? p->nMovedAlloc*2 : 16;
+    IdemJsonSpan *aNew = sqlite3_realloc64(p->aMoved, nNew*sizeof(IdemJsonSpan));
+    if( aNew==0 ){
+      sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
+      return SQLITE_NOMEM;
+    }
+    p->aMoved = aNew;
+    p->nMovedAlloc = nNew;
+  }
+  p->aMoved[p->nMoved].iName = (uint32_t)iFirst;
+  p->aMoved[p->nMoved].iEnd = (uint32_t)iEnd;
+  p->nMoved++;
   memcpy(p->zTmp, p->zOut + iFirst, nText);
   zTo = p->zOut + iFirst;
   for(i=0; i<n; i++){
@@ -733,6 +917,97 @@ static int idemJsonFinishObject(
     if( i ) *zTo++ = ',';
     memcpy(zTo, p->zTmp + (a[i].iName - iFirst), nMember);
     zTo += nMember;
+  }
+  return SQLITE_OK;
+}
+
+/* Start writing member iMem of the record in frame pF: the last record
+** inside that member is the last of the record's inner ones that ends
+** before the member does (it is inside if it also ends after the member
+** starts). */
+static void idemJsonEmitMember(
+  IdemJson *p,
+  IdemJsonEmitFrame *pF,
+  uint32_t iMem
+){
+  const IdemJsonSorted *pR = &p->aSorted[pF->iRec];
+  const IdemJsonSpan *pS = &p->aSpan[pR->iSpan + iMem];
+  pF->iMem = iMem;
+  pF->iFrom = pS->iName;
+  pF->iTo = pS->iEnd;
+  pF->iNext = idemJsonSortedFrom(p->aSorted, pR->iFirst, pF->iRec,
+                                 pS->iEnd) - 1;
+}
+
+/* Write the recorded objects (IdemJsonSorted) in sorted order.  The text
+** of each outermost record is copied to zTmp and written back into zOut
+** backwards: its members last first, each member's text as it is but for
+** the records inside it, written the same way in their turn (a stack, not
+** recursion).  Each byte is moved once, whatever the nesting. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemJsonEmit(IdemJson *p){
+  const IdemJsonSorted *aRec = p->aSorted;
+  sqlite3_int64 r = p->nSorted - 1;
+  if( p->nEmitAlloc==0 ){
+    p->aEmit = sqlite3_malloc64(IDEM_JSON_MAX_DEPTH*sizeof(IdemJsonEmitFrame));
+    if( p->aEmit==0 ){
+      sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
+      return SQLITE_NOMEM;
+    }
+    p->nEmitAlloc = IDEM_JSON_MAX_DEPTH;
+  }
+  while( r>=0 ){
+    const IdemJsonSorted *pTop = &aRec[r];
+    const unsigned char *zFrom;          /* text of offset x: zFrom[x-iBase] */
+    uint32_t iBase = pTop->iStart;
+    sqlite3_int64 nText = pTop->iEnd - iBase;
+    unsigned char *o = p->zOut + pTop->iEnd;
+    int nStack = 1;
+    if( p->nTmpAlloc<nText ){
+      sqlite3_free(p->zTmp);
+      p->nTmpAlloc = 0;
+      p->zTmp = sqlite3_malloc64(nText);
+      if( p->zTmp==0 ){
+        sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
+        return SQLITE_NOMEM;
+      }
+      p->nTmpAlloc = nText;
+    }
+    memcpy(p->zTmp, p->zOut + iBase, nText);
+    zFrom = p->zTmp;
+    p->aEmit[0].iRec = (uint32_t)r;
+    idemJsonEmitMember(p, &p->aEmit[0], pTop->nSpan-1);
+    while( nStack>0 ){
+      IdemJsonEmitFrame *pF = &p->aEmit[nStack-1];
+      uint32_t n;
+      if( pF->iNext>=aRec[pF->iRec].iFirst
+       && aRec[pF->iNext].iEnd>=pF->iFrom ){
+        /* A record inside this member: the text after it, then it. */
+        const IdemJsonSorted *pIn = &aRec[pF->iNext];
+        n = pF->iTo - pIn->iEnd;
+        o -= n;
+        memcpy(o, zFrom + (pIn->iEnd - iBase), n);
+        pF->iTo = pIn->iStart;
+        pF->iNext = (sqlite3_int64)pIn->iFirst - 1;
+        pF[1].iRec = (uint32_t)(pIn - aRec);
+        idemJsonEmitMember(p, &pF[1], pIn->nSpan-1);
+        nStack++;
+        continue;
+      }
+      n = pF->iTo - pF->iFrom;
+      o -= n;
+      memcpy(o, zFrom + (pF->iFrom - iBase), n);
+      if( pF->iMem>0 ){
+        *--o = ',';
+        idemJsonEmitMember(p, pF, pF->iMem-1);
+      }else{
+        nStack--;
+      }
+    }
+    assert( o==p->zOut + iBase );
+    r = (sqlite3_int64)pTop->iFirst - 1;
   }
   return SQLITE_OK;
 }
@@ -935,6 +1210,9 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   int rc;
 
   p->nOut = 0;
+  p->nSorted = 0;
+  p->nSpan = 0;
+  p->nMoved = 0;
   p->zErr[0] = 0;
   zEnd = z + (nIn<0 ? strlen(zIn) : (size_t)nIn);
 
@@ -1034,7 +1312,7 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
     name_done:
 #endif
       if( !pF->needSort && nMember-1>pF->iMember
-       && idemJsonNameCmp(p->zOut, pM-1, pM)>=0 ){
+       && idemJsonNameCmp(p->zOut, pM-1, pM, 0)>=0 ){
         pF->needSort = 1;
       }
       s = idemJsonSkipWs(s, zEnd);
@@ -1231,6 +1509,7 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   }
 
 done:
+  if( rc==SQLITE_OK && p->nSorted ) rc = idemJsonEmit(p);
   if( rc==SQLITE_OK ){
     p->nOut = o - p->zOut;
     if( p->nOut>IDEM_JSON_MAX_TEXT ){
@@ -1252,6 +1531,21 @@ done:
     p->aMember = 0;
     p->nMemberAlloc = 0;
   }
+  if( p->nSortedAlloc*(sqlite3_int64)sizeof(IdemJsonSorted)>IDEM_JSON_KEEP ){
+    sqlite3_free(p->aSorted);
+    p->aSorted = 0;
+    p->nSortedAlloc = 0;
+  }
+  if( p->nSpanAlloc*(sqlite3_int64)sizeof(IdemJsonSpan)>IDEM_JSON_KEEP ){
+    sqlite3_free(p->aSpan);
+    p->aSpan = 0;
+    p->nSpanAlloc = 0;
+  }
+  if( p->nMovedAlloc*(sqlite3_int64)sizeof(IdemJsonSpan)>IDEM_JSON_KEEP ){
+    sqlite3_free(p->aMoved);
+    p->aMoved = 0;
+    p->nMovedAlloc = 0;
+  }
   return rc;
 }
 
@@ -1266,6 +1560,10 @@ static void idemJsonFree(IdemJson *p){
     sqlite3_free(p->zOut);
     sqlite3_free(p->zTmp);
     sqlite3_free(p->aMember);
+    sqlite3_free(p->aSorted);
+    sqlite3_free(p->aSpan);
+    sqlite3_free(p->aEmit);
+    sqlite3_free(p->aMoved);
     sqlite3_free(p);
   }
 }
