@@ -1196,29 +1196,152 @@ bad_utf8:
   return idemJsonFail(p, "invalid UTF-8", z, s, zEnd);
 }
 
-/* Canonicalize zIn[0..nIn), or up to its NUL if nIn<0.  See the header
-** comment for the rules, the errors and the design. */
-static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
-  const unsigned char *z = (const unsigned char*)zIn;
-  const unsigned char *zEnd;
-  const unsigned char *s;
-  unsigned char *o;
-  sqlite3_int64 nNeed;
-  sqlite3_int64 nMember = 0;   /* Records in use in p->aMember */
-  int nDepth = 0;              /* Open containers in p->aFrame */
-  int isObject = 0;            /* The innermost open container is an object */
-  int rc;
+/* A member name whose opening quote is at s and that is a few plain ASCII
+** bytes (most are): such a name, quotes included, fits in the 16 bytes
+** (x86-64, SSE2) or the word after its opening quote, is its own canonical
+** text, and its sort key is its first 8 bytes.  Copy it to o (which has
+** room for 18 bytes) and set *piKey; return its length with the quotes.
+** Return 0 for any other name (idemJsonString() reads it), and always in
+** the portable build. */
+static IDEM_JSON_INLINE int idemJsonShortName(
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  unsigned char *o,
+  uint64_t *piKey
+){
+#ifdef IDEM_JSON_SSE2
+  if( zEnd-s>=17 ){
+    __m128i v = _mm_loadu_si128((const __m128i*)(s+1));
+    unsigned int m = idemJsonSpecial16(v);
+    int n = __builtin_ctz(m | 0x10000);
+    if( n<16 && s[1+n]=='"' ){
+      uint64_t w;
+      o[0] = '"';
+      _mm_storeu_si128((__m128i*)(o+1), v);
+      memcpy(&w, s+1, 8);
+      if( n<8 ) w &= ((uint64_t)1 << (8*n)) - 1;
+      o[1+n] = '"';
+      *piKey = __builtin_bswap64(w);
+      return n+2;
+    }
+  }
+#elif defined(IDEM_JSON_LE_WORDS)
+  if( zEnd-s>=9 ){
+    uint64_t w, m;
+    int n;
+    memcpy(&w, s+1, 8);
+    m = idemJsonSpecial8(w);
+    n = m ? IDEM_JSON_CTZ8(m) : 8;
+    if( n<8 && s[1+n]=='"' ){
+      w &= ((uint64_t)1 << (8*n)) - 1;
+      o[0] = '"';
+      memcpy(o+1, &w, 8);
+      o[1+n] = '"';
+      *piKey = __builtin_bswap64(w);
+      return n+2;
+    }
+  }
+#else
+  (void)s; (void)zEnd; (void)o; (void)piKey;
+#endif
+  return 0;
+}
 
+/* Copy the number that starts at *ps to *po as canonical text, and advance
+** both past it.  An integer of up to 15 digits and a plain decimal that is
+** its own canonical text are copied as written; anything else is printed
+** by idemNumberCanonical() (idem_number.c), which may write more bytes
+** than it reads ("1e20": 21 digits), so the output is grown first.  z is
+** the start of the input (for messages). */
+static IDEM_JSON_INLINE int idemJsonNumber(
+  IdemJson *p,
+  const unsigned char *z,
+  const unsigned char **ps,
+  const unsigned char *zEnd,
+  unsigned char **po
+){
+  const unsigned char *zNum = *ps;
+  const unsigned char *s = zNum;
+  const unsigned char *zDigits;
+  const unsigned char *zDot = 0;
+  const unsigned char *zIntEnd, *zFracEnd;
+  unsigned char *o = *po;
+  int isInt = 1, hasExp = 0, rc;
+  if( *s=='-' ) s++;
+  zDigits = s;
+  if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
+  if( *s=='0' ){
+    s++;
+    if( idemJsonIsDigit(s, zEnd) ){
+      return idemJsonFail(p, "leading zero in number", z, zNum, zEnd);
+    }
+  }else{
+    s = idemJsonDigits(s, zEnd);
+  }
+  zIntEnd = zFracEnd = s;
+  if( s<zEnd && *s=='.' ){
+    isInt = 0;
+    zDot = s;
+    s++;
+    if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
+    s = zFracEnd = idemJsonDigits(s, zEnd);
+  }
+  if( s<zEnd && (*s=='e' || *s=='E') ){
+    isInt = 0;
+    hasExp = 1;
+    s++;
+    if( s<zEnd && (*s=='+' || *s=='-') ) s++;
+    if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
+    s = idemJsonDigits(s, zEnd);
+  }
+  if( isInt && s-zDigits<=15 ){
+    /* Below 2^53: ECMAScript prints it as written, but for -0. */
+    if( s-zNum==2 && zNum[0]=='-' && zNum[1]=='0' ){
+      *o++ = '0';
+    }else{
+      memcpy(o, zNum, s-zNum);
+      o += s-zNum;
+    }
+  }else if( zDot && !hasExp && s[-1]!='0'
+         && idemJsonPlainDecimal(zDigits, zDot, s) ){
+    /* A decimal such as 19.99 or 0.25 is printed as written. */
+    memcpy(o, zNum, s-zNum);
+    o += s-zNum;
+  }else{
+    int nNum = (int)(s - zNum);
+    sqlite3_int64 iOut = o - p->zOut;
+    sqlite3_int64 nNeed = iOut + (zEnd - zNum) + 40;
+    if( nNeed>p->nOutAlloc ){
+      rc = idemJsonGrowOut(p, nNeed);
+      if( rc ) return rc;
+      o = p->zOut + iOut;
+    }
+    nNum = idemNumberCanonical((const char*)zNum, nNum,
+                               (int)(zIntEnd - zNum),
+                               (int)(zFracEnd - zNum), (char*)o);
+    if( nNum<0 ){
+      return idemJsonFail(p, "number overflows a double", z, zNum, zEnd);
+    }
+    o += nNum;
+  }
+  *ps = s;
+  *po = o;
+  return SQLITE_OK;
+bad_number:
+  return idemJsonFail(p, "invalid number", z, zNum, zEnd);
+}
+
+/* Start a call: no output, no records, no error, and an output buffer
+** with room for nIn bytes of input plus slack (see the invariant in
+** idemJsonCanonical()).  A buffer that a big input left behind goes when a
+** small one comes. */
+static int idemJsonBegin(IdemJson *p, sqlite3_int64 nIn){
+  sqlite3_int64 nNeed = nIn + 64;
   p->nOut = 0;
   p->nSorted = 0;
   p->nSpan = 0;
   p->nMoved = 0;
   p->zErr[0] = 0;
-  zEnd = z + (nIn<0 ? strlen(zIn) : (size_t)nIn);
-
-  /* Room for the whole input plus slack; see the invariant below.  A buffer
-  ** that a big input left behind goes when a small one comes. */
-  nNeed = (zEnd - z) + 64;
   if( nNeed<4096 ) nNeed = 4096;
   if( p->nOutAlloc<nNeed
    || (p->nOutAlloc>IDEM_JSON_KEEP && nNeed<=IDEM_JSON_KEEP) ){
@@ -1236,6 +1359,57 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
     }
     p->nOutAlloc = nNeed;
   }
+  return SQLITE_OK;
+}
+
+/* Free *pa if it holds more than IDEM_JSON_KEEP bytes. */
+static void idemJsonTrim(void **pa, sqlite3_int64 *pnAlloc, size_t szElem){
+  if( *pnAlloc*(sqlite3_int64)szElem>IDEM_JSON_KEEP ){
+    sqlite3_free(*pa);
+    *pa = 0;
+    *pnAlloc = 0;
+  }
+}
+
+/* End a call whose result rc is known and whose output is nOut bytes:
+** write the objects that waited, terminate the text, and release the
+** buffers that grew beyond IDEM_JSON_KEEP. */
+static int idemJsonEnd(IdemJson *p, int rc, sqlite3_int64 nOut){
+  if( rc==SQLITE_OK && p->nSorted ) rc = idemJsonEmit(p);
+  if( rc==SQLITE_OK ){
+    if( nOut>IDEM_JSON_MAX_TEXT ){
+      sqlite3_snprintf(sizeof(p->zErr), p->zErr,
+                       "canonical text longer than %d bytes", IDEM_JSON_MAX_TEXT);
+      rc = SQLITE_TOOBIG;
+    }else{
+      p->nOut = nOut;
+      p->zOut[nOut] = 0;
+    }
+  }
+  idemJsonTrim((void**)&p->zTmp, &p->nTmpAlloc, 1);
+  idemJsonTrim((void**)&p->aMember, &p->nMemberAlloc, sizeof(IdemJsonMember));
+  idemJsonTrim((void**)&p->aSorted, &p->nSortedAlloc, sizeof(IdemJsonSorted));
+  idemJsonTrim((void**)&p->aSpan, &p->nSpanAlloc, sizeof(IdemJsonSpan));
+  idemJsonTrim((void**)&p->aMoved, &p->nMovedAlloc, sizeof(IdemJsonSpan));
+  return rc;
+}
+
+/* Canonicalize zIn[0..nIn), or up to its NUL if nIn<0.  See the header
+** comment for the rules, the errors and the design. */
+static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
+  const unsigned char *z = (const unsigned char*)zIn;
+  const unsigned char *zEnd;
+  const unsigned char *s;
+  unsigned char *o;
+  sqlite3_int64 nMember = 0;   /* Records in use in p->aMember */
+  int nDepth = 0;              /* Open containers in p->aFrame */
+  int isObject = 0;            /* The innermost open container is an object */
+  int rc, n;
+
+  zEnd = z + (nIn<0 ? strlen(zIn) : (size_t)nIn);
+
+  rc = idemJsonBegin(p, zEnd - z);
+  if( rc ) return rc;
   o = p->zOut;
 
   /* Invariant: the room left at o is at least the input left at s plus 8.
@@ -1258,59 +1432,18 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       pM = &p->aMember[nMember++];
       pM->iName = (uint32_t)(o - p->zOut);
       pM->iIn = (uint32_t)(s - z);
-#ifdef IDEM_JSON_SSE2
-      /* Most names are a few plain ASCII bytes: such a name, quote
-      ** included, fits in the 16 bytes after its opening quote, is its own
-      ** canonical text, and its sort key is its first 8 bytes. */
-      if( zEnd-s>=17 ){
-        __m128i v = _mm_loadu_si128((const __m128i*)(s+1));
-        unsigned int m = idemJsonSpecial16(v);
-        int n = __builtin_ctz(m | 0x10000);
-        if( n<16 && s[1+n]=='"' ){
-          uint64_t w;
-          o[0] = '"';
-          _mm_storeu_si128((__m128i*)(o+1), v);
-          memcpy(&w, s+1, 8);
-          if( n<8 ) w &= ((uint64_t)1 << (8*n)) - 1;
-          o[1+n] = '"';
-          o += n+2;
-          s += n+2;
-          pM->iNameEnd = (uint32_t)(o - p->zOut);
-          pM->iKey = __builtin_bswap64(w);
-          goto name_done;
-        }
+      n = idemJsonShortName(s, zEnd, o, &pM->iKey);
+      if( n ){
+        o += n;
+        s += n;
+        pM->iNameEnd = (uint32_t)(o - p->zOut);
+      }else{
+        rc = idemJsonString(p, z, &s, zEnd, &o);
+        if( rc ) goto done;
+        pM->iNameEnd = (uint32_t)(o - p->zOut);
+        pM->iKey = idemJsonNameKey(p->zOut + pM->iName + 1,
+                                   pM->iNameEnd - pM->iName - 2);
       }
-#elif defined(IDEM_JSON_LE_WORDS)
-      /* Most names are a few plain ASCII bytes: such a name, quote
-      ** included, fits in the word after its opening quote, is its own
-      ** canonical text, and its sort key is that word. */
-      if( zEnd-s>=9 ){
-        uint64_t w, m;
-        int n;
-        memcpy(&w, s+1, 8);
-        m = idemJsonSpecial8(w);
-        n = m ? IDEM_JSON_CTZ8(m) : 8;
-        if( n<8 && s[1+n]=='"' ){
-          w &= ((uint64_t)1 << (8*n)) - 1;
-          o[0] = '"';
-          memcpy(o+1, &w, 8);
-          o[1+n] = '"';
-          o += n+2;
-          s += n+2;
-          pM->iNameEnd = (uint32_t)(o - p->zOut);
-          pM->iKey = __builtin_bswap64(w);
-          goto name_done;
-        }
-      }
-#endif
-      rc = idemJsonString(p, z, &s, zEnd, &o);
-      if( rc ) goto done;
-      pM->iNameEnd = (uint32_t)(o - p->zOut);
-      pM->iKey = idemJsonNameKey(p->zOut + pM->iName + 1,
-                                 pM->iNameEnd - pM->iName - 2);
-#ifdef IDEM_JSON_LE_WORDS
-    name_done:
-#endif
       if( !pF->needSort && nMember-1>pF->iMember
        && idemJsonNameCmp(p->zOut, pM-1, pM, 0)>=0 ){
         pF->needSort = 1;
@@ -1372,76 +1505,10 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         memcpy(o, s, 4); o += 4; s += 4;
         break;
       case '-': case '0': case '1': case '2': case '3': case '4':
-      case '5': case '6': case '7': case '8': case '9': {
-        const unsigned char *zNum = s;
-        const unsigned char *zDigits;
-        const unsigned char *zDot = 0;
-        const unsigned char *zIntEnd, *zFracEnd;
-        int isInt = 1, hasExp = 0;
-        if( *s=='-' ) s++;
-        zDigits = s;
-        if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
-        if( *s=='0' ){
-          s++;
-          if( idemJsonIsDigit(s, zEnd) ){
-            rc = idemJsonFail(p, "leading zero in number", z, zNum, zEnd);
-            goto done;
-          }
-        }else{
-          s = idemJsonDigits(s, zEnd);
-        }
-        zIntEnd = zFracEnd = s;
-        if( s<zEnd && *s=='.' ){
-          isInt = 0;
-          zDot = s;
-          s++;
-          if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
-          s = zFracEnd = idemJsonDigits(s, zEnd);
-        }
-        if( s<zEnd && (*s=='e' || *s=='E') ){
-          isInt = 0;
-          hasExp = 1;
-          s++;
-          if( s<zEnd && (*s=='+' || *s=='-') ) s++;
-          if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
-          s = idemJsonDigits(s, zEnd);
-        }
-        if( isInt && s-zDigits<=15 ){
-          /* Below 2^53: ECMAScript prints it as written, but for -0. */
-          if( s-zNum==2 && zNum[0]=='-' && zNum[1]=='0' ){
-            *o++ = '0';
-          }else{
-            memcpy(o, zNum, s-zNum);
-            o += s-zNum;
-          }
-        }else if( zDot && !hasExp && s[-1]!='0'
-               && idemJsonPlainDecimal(zDigits, zDot, s) ){
-          /* A decimal such as 19.99 or 0.25 is printed as written. */
-          memcpy(o, zNum, s-zNum);
-          o += s-zNum;
-        }else{
-          int nNum = (int)(s - zNum);
-          sqlite3_int64 iOut = o - p->zOut;
-          nNeed = iOut + (zEnd - zNum) + 40;
-          if( nNeed>p->nOutAlloc ){
-            rc = idemJsonGrowOut(p, nNeed);
-            if( rc ) goto done;
-            o = p->zOut + iOut;
-          }
-          nNum = idemNumberCanonical((const char*)zNum, nNum,
-                                     (int)(zIntEnd - zNum),
-                                     (int)(zFracEnd - zNum), (char*)o);
-          if( nNum<0 ){
-            rc = idemJsonFail(p, "number overflows a double", z, zNum, zEnd);
-            goto done;
-          }
-          o += nNum;
-        }
+      case '5': case '6': case '7': case '8': case '9':
+        rc = idemJsonNumber(p, z, &s, zEnd, &o);
+        if( rc ) goto done;
         break;
-      bad_number:
-        rc = idemJsonFail(p, "invalid number", z, zNum, zEnd);
-        goto done;
-      }
       default:
       expected_value:
         rc = idemJsonFail(p, "expected a value", z, s, zEnd);
@@ -1509,44 +1576,7 @@ static int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   }
 
 done:
-  if( rc==SQLITE_OK && p->nSorted ) rc = idemJsonEmit(p);
-  if( rc==SQLITE_OK ){
-    p->nOut = o - p->zOut;
-    if( p->nOut>IDEM_JSON_MAX_TEXT ){
-      sqlite3_snprintf(sizeof(p->zErr), p->zErr,
-                       "canonical text longer than %d bytes", IDEM_JSON_MAX_TEXT);
-      p->nOut = 0;
-      rc = SQLITE_TOOBIG;
-    }else{
-      p->zOut[p->nOut] = 0;
-    }
-  }
-  if( p->nTmpAlloc>IDEM_JSON_KEEP ){
-    sqlite3_free(p->zTmp);
-    p->zTmp = 0;
-    p->nTmpAlloc = 0;
-  }
-  if( p->nMemberAlloc*(sqlite3_int64)sizeof(IdemJsonMember)>IDEM_JSON_KEEP ){
-    sqlite3_free(p->aMember);
-    p->aMember = 0;
-    p->nMemberAlloc = 0;
-  }
-  if( p->nSortedAlloc*(sqlite3_int64)sizeof(IdemJsonSorted)>IDEM_JSON_KEEP ){
-    sqlite3_free(p->aSorted);
-    p->aSorted = 0;
-    p->nSortedAlloc = 0;
-  }
-  if( p->nSpanAlloc*(sqlite3_int64)sizeof(IdemJsonSpan)>IDEM_JSON_KEEP ){
-    sqlite3_free(p->aSpan);
-    p->aSpan = 0;
-    p->nSpanAlloc = 0;
-  }
-  if( p->nMovedAlloc*(sqlite3_int64)sizeof(IdemJsonSpan)>IDEM_JSON_KEEP ){
-    sqlite3_free(p->aMoved);
-    p->aMoved = 0;
-    p->nMovedAlloc = 0;
-  }
-  return rc;
+  return idemJsonEnd(p, rc, o - p->zOut);
 }
 
 static IdemJson *idemJsonNew(void){
