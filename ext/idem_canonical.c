@@ -20,9 +20,12 @@
 ** The input must be strict RFC 8259 JSON, whatever SQLite's own json()
 ** accepts: exactly one value, whitespace only ' ' \t \n \r, no comments,
 ** no trailing commas, no JSON5, no leading zeros, no raw control characters
-** in strings, valid UTF-8.  In addition a duplicate member name (compared
-** after unescaping), a lone surrogate escape, a number that overflows a
-** double, and nesting deeper than IDEM_JSON_MAX_DEPTH are errors.  Every
+** in strings, valid UTF-8.  A UTF-8 byte order mark at the start is an
+** error, as in Python's json.loads() and JavaScript's JSON.parse() (RFC
+** 8259 forbids sending one and lets a parser choose).  In addition a
+** duplicate member name (compared after unescaping), a lone surrogate
+** escape, a number that overflows a double, and nesting deeper than
+** IDEM_JSON_MAX_DEPTH are errors.  Every
 ** error names the problem and the 1-based byte offset where it was found
 ** (as json_error_position() counts), for example
 **
@@ -444,9 +447,23 @@ static IDEM_JSON_INLINE int idemJsonHex4(const unsigned char *z){
   return (int)(a<<12 | b<<8 | c<<4 | d);
 }
 
+/* The length of the valid UTF-8 character at s[0..zEnd), whose first byte
+** is not ASCII, or 0 if it is not one. */
+static int idemJsonUtf8Len(const unsigned char *s, const unsigned char *zEnd){
+  const IdemJsonUtf8 *u = &aIdemJsonUtf8[idemJsonClass[s[0]]];
+  int i;
+  if( u->n==0 || zEnd-s<u->n || s[1]<u->lo || s[1]>u->hi ) return 0;
+  for(i=2; i<u->n; i++){
+    if( (s[i] & 0xc0)!=0x80 ) return 0;
+  }
+  return u->n;
+}
+
 /* Record an error: zWhat, then where (s is the offending position in the
-** input z[0..zEnd)).  Returns SQLITE_ERROR.  A '/' that starts a comment is
-** named as such instead of the generic complaint. */
+** input z[0..zEnd)).  Returns SQLITE_ERROR.  Instead of the generic
+** complaint, a '/' that starts a comment is named as such, a UTF-8 byte
+** order mark at the start as such, and a byte that starts no valid UTF-8
+** character as invalid UTF-8. */
 static int idemJsonFail(
   IdemJson *p,
   const char *zWhat,
@@ -459,6 +476,10 @@ static int idemJsonFail(
   }else{
     if( s[0]=='/' && s+1<zEnd && (s[1]=='/' || s[1]=='*') ){
       zWhat = "comment (JSON has none)";
+    }else if( s==z && zEnd-s>=3 && s[0]==0xef && s[1]==0xbb && s[2]==0xbf ){
+      zWhat = "byte order mark (JSON text has none)";
+    }else if( s[0]>=0x80 && idemJsonUtf8Len(s, zEnd)==0 ){
+      zWhat = "invalid UTF-8";
     }
     sqlite3_snprintf(sizeof(p->zErr), p->zErr, "%s at byte %lld",
                      zWhat, (sqlite3_int64)(s - z) + 1);
