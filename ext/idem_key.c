@@ -204,7 +204,9 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     idemKeyHex(aKey, zHex);
     sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
   }else if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
-    char *zErr = sqlite3_mprintf("idem: idem_key(): args: %s", idemJsonError(pJson));
+    char *zErr = sqlite3_mprintf(rc==SQLITE_ERROR
+                     ? "idem: idem_key(): args must be JSON text: %s"
+                     : "idem: idem_key(): args: %s", idemJsonError(pJson));
     if( zErr==0 ){
       sqlite3_result_error_nomem(ctx);
     }else{

@@ -1196,7 +1196,8 @@ static int idemInsertClaim(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRo
   if( p->pJson==0 && (p->pJson = idemJsonNew())==0 ) return SQLITE_NOMEM;
   rc = idemJsonCanonical(p->pJson, (const char*)aPart[3].p, (int)aPart[3].n);
   if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
-    idemVtabError(p, "idem: args: %s", idemJsonError(p->pJson));
+    idemVtabError(p, rc==SQLITE_ERROR ? "idem: args must be JSON text: %s"
+                                      : "idem: args: %s", idemJsonError(p->pJson));
     return rc;
   }
   if( rc!=SQLITE_OK ) return rc;
