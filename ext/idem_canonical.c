@@ -1631,6 +1631,25 @@ static const char *idemJsonError(IdemJson *p){
   return p->zErr;
 }
 
+/* The UTF-8 bytes of the TEXT value pVal, and their number in *pn,
+** without the copy that sqlite3_value_text() makes of a bound value to
+** add a terminator: sqlite3_value_bytes() converts a UTF-16 value to
+** UTF-8 in place (a UTF-16 database), after which sqlite3_value_blob()
+** gives the bytes as they are.  The result need not be terminated.  NULL
+** means out of memory. */
+static const char *idemValueUtf8(sqlite3_value *pVal, int *pn){
+  int n = sqlite3_value_bytes(pVal);
+  const char *z;
+  if( n==0 ){
+    /* Empty, or a conversion that failed: value_text() tells which. */
+    *pn = 0;
+    return (const char*)sqlite3_value_text(pVal);
+  }
+  z = (const char*)sqlite3_value_blob(pVal);
+  *pn = z ? n : 0;
+  return z;
+}
+
 /* idem_canonical(J): see the header comment. */
 static void idemCanonicalFunc(
   sqlite3_context *ctx,
@@ -1654,8 +1673,12 @@ static void idemCanonicalFunc(
                                 "expected JSON text", -1);
       return;
   }
-  z = (const char*)sqlite3_value_text(argv[0]);
-  n = sqlite3_value_bytes(argv[0]);
+  if( sqlite3_value_type(argv[0])==SQLITE_TEXT ){
+    z = idemValueUtf8(argv[0], &n);
+  }else{
+    z = (const char*)sqlite3_value_text(argv[0]);    /* a number */
+    n = sqlite3_value_bytes(argv[0]);
+  }
   if( z==0 ){
     sqlite3_result_error_nomem(ctx);
     return;

@@ -129,6 +129,12 @@ static int idemKeyPart(sqlite3_value *pVal, IdemPart *pPart){
       pPart->n = sqlite3_value_bytes(pVal);
       if( pPart->p==0 ) pPart->p = "";
       return 1;
+    case SQLITE_TEXT: {
+      int n;
+      pPart->p = idemValueUtf8(pVal, &n);
+      pPart->n = n;
+      return pPart->p!=0;
+    }
     default:
       pPart->p = sqlite3_value_text(pVal);
       pPart->n = sqlite3_value_bytes(pVal);
