@@ -679,39 +679,36 @@ static int idemJsonCommonPrefix(
 ** over runs of 8 that are first insertion-sorted.  Returns non-zero if two
 ** names compared equal (a correct sort compares every pair of neighbours,
 ** so a duplicate name is never missed).  *piSkip is set to the number of
-** leading bytes that the comparisons passed over (idemJsonNameCmp()). */
+** leading bytes that the comparisons passed over (idemJsonNameCmp()), and
+** *paOut to the sorted records: a or aTmp. */
 static int idemJsonSortMembers(
   const unsigned char *zOut,
   IdemJsonMember *a,
   IdemJsonMember *aTmp,
   int n,
-  int *piSkip
+  int *piSkip,
+  IdemJsonMember **paOut
 ){
   int i, j, w, c, bEqual = 0, iSkip = 0;
   IdemJsonMember *aSrc = a, *aDst = aTmp;
   if( n<=IDEM_JSON_RANK_SORT ){
     /* Few members whose sort keys all differ (the usual case): the place
     ** of each is the number of keys below its own, counted without a
-    ** branch that depends on the data.  Ties go to the sort below. */
-    uint64_t aKey[IDEM_JSON_RANK_SORT];
+    ** branch that depends on the data.  The places are then all different
+    ** exactly if the keys are; ties go to the sort below. */
     int aRank[IDEM_JSON_RANK_SORT];
-    int nTie = 0;
+    uint32_t mSeen = 0;
     for(i=0; i<n; i++){
-      aKey[i] = a[i].iKey;
-      aRank[i] = 0;
+      uint64_t k = a[i].iKey;
+      int r = 0;
+      for(j=0; j<n; j++) r += a[j].iKey<k;
+      aRank[i] = r;
+      mSeen |= (uint32_t)1 << r;
     }
-    for(i=1; i<n; i++){
-      for(j=0; j<i; j++){          /* each pair once */
-        int jBelow = aKey[j]<aKey[i];
-        aRank[i] += jBelow;
-        aRank[j] += 1-jBelow;
-        nTie |= aKey[j]==aKey[i];
-      }
-    }
-    if( nTie==0 ){
+    if( mSeen==((uint32_t)1<<n)-1 ){
       for(i=0; i<n; i++) aTmp[aRank[i]] = a[i];
-      memcpy(a, aTmp, n*sizeof(IdemJsonMember));
       *piSkip = 0;
+      *paOut = aTmp;
       return 0;
     }
   }
@@ -761,11 +758,26 @@ static int idemJsonSortMembers(
     }
     { IdemJsonMember *aSwap = aSrc; aSrc = aDst; aDst = aSwap; }
   }
-  if( aSrc!=a ) memcpy(a, aSrc, n*sizeof(IdemJsonMember));
+  *paOut = aSrc;
   return bEqual;
 }
 
-/* Make room for nMore more records and for nSpan more spans. */
+/* Make room for nText bytes, and 8 more, at zTmp (its content goes). */
+static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
+  if( p->nTmpAlloc<nText+8 ){
+    sqlite3_free(p->zTmp);
+    p->nTmpAlloc = 0;
+    p->zTmp = sqlite3_malloc64(nText+8);
+    if( p->zTmp==0 ){
+      sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
+      return SQLITE_NOMEM;
+    }
+    p->nTmpAlloc = nText+8;
+  }
+  return SQLITE_OK;
+}
+
+/* Make room for one more record and for nSpan more spans. */
 static int idemJsonGrowSorted(IdemJson *p, sqlite3_int64 nSpan){
   if( p->nSorted>=p->nSortedAlloc ){
     sqlite3_int64 nNew = p->nSortedAlloc ? p->nSortedAlloc*2 : 16;
@@ -875,7 +887,7 @@ static int idemJsonFinishObject(
     a = p->aMember + iA;
   }
 
-  if( idemJsonSortMembers(p->zOut, a, a+n, n, &iSkip) ){
+  if( idemJsonSortMembers(p->zOut, a, a+n, n, &iSkip, &a) ){
     return idemJsonDuplicate(p, a, n, iSkip);
   }
 
@@ -908,16 +920,8 @@ static int idemJsonFinishObject(
     return SQLITE_OK;
   }
 
-  if( p->nTmpAlloc<nText ){
-    sqlite3_free(p->zTmp);
-    p->nTmpAlloc = 0;
-    p->zTmp = sqlite3_malloc64(nText);
-    if( p->zTmp==0 ){
-      sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
-      return SQLITE_NOMEM;
-    }
-    p->nTmpAlloc = nText;
-  }
+  rc = idemJsonGrowTmp(p, nText);
+  if( rc ) return rc;
   if( p->nMoved>=p->nMovedAlloc ){
     sqlite3_int64 nNew = p->nMovedAlloc ? p->nMovedAlloc*2 : 16;
     IdemJsonSpan *aNew = sqlite3_realloc64(p->aMoved, nNew*sizeof(IdemJsonSpan));
@@ -934,9 +938,10 @@ static int idemJsonFinishObject(
   memcpy(p->zTmp, p->zOut + iFirst, nText);
   zTo = p->zOut + iFirst;
   for(i=0; i<n; i++){
+    const unsigned char *zFrom = p->zTmp + (a[i].iName - iFirst);
     sqlite3_int64 nMember = a[i].iEnd - a[i].iName;
     if( i ) *zTo++ = ',';
-    memcpy(zTo, p->zTmp + (a[i].iName - iFirst), nMember);
+    memcpy(zTo, zFrom, nMember);
     zTo += nMember;
   }
   return SQLITE_OK;
@@ -986,16 +991,8 @@ static int idemJsonEmit(IdemJson *p){
     sqlite3_int64 nText = pTop->iEnd - iBase;
     unsigned char *o = p->zOut + pTop->iEnd;
     int nStack = 1;
-    if( p->nTmpAlloc<nText ){
-      sqlite3_free(p->zTmp);
-      p->nTmpAlloc = 0;
-      p->zTmp = sqlite3_malloc64(nText);
-      if( p->zTmp==0 ){
-        sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
-        return SQLITE_NOMEM;
-      }
-      p->nTmpAlloc = nText;
-    }
+    int rc = idemJsonGrowTmp(p, nText);
+    if( rc ) return rc;
     memcpy(p->zTmp, p->zOut + iBase, nText);
     zFrom = p->zTmp;
     p->aEmit[0].iRec = (uint32_t)r;
