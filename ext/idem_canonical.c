@@ -810,6 +810,9 @@ static sqlite3_int64 idemJsonSortedFrom(
   sqlite3_int64 iHi,
   uint32_t iOff
 ){
+  /* Often all or none of them (a chain of nested records). */
+  if( iLo>=iHi || aRec[iLo].iEnd>=iOff ) return iLo;
+  if( aRec[iHi-1].iEnd<iOff ) return iHi;
   while( iLo<iHi ){
     sqlite3_int64 iMid = (iLo+iHi)/2;
     if( aRec[iMid].iEnd<iOff ) iLo = iMid+1; else iHi = iMid;
@@ -965,6 +968,27 @@ static void idemJsonEmitMember(
                                  pS->iEnd) - 1;
 }
 
+/* memcpy(), without a call for the few bytes (up to 16) between and
+** around nested records. */
+static IDEM_JSON_INLINE void idemJsonMove(
+  unsigned char *zTo,
+  const unsigned char *zFrom,
+  uint32_t n
+){
+  if( n>16 ){
+    memcpy(zTo, zFrom, n);
+  }else if( n>=8 ){
+    uint64_t a, b;
+    memcpy(&a, zFrom, 8);
+    memcpy(&b, zFrom+n-8, 8);
+    memcpy(zTo, &a, 8);
+    memcpy(zTo+n-8, &b, 8);
+  }else{
+    uint32_t i;
+    for(i=0; i<n; i++) zTo[i] = zFrom[i];
+  }
+}
+
 /* Write the recorded objects (IdemJsonSorted) in sorted order.  The text
 ** of each outermost record is copied to zTmp and written back into zOut
 ** backwards: its members last first, each member's text as it is but for
@@ -1006,7 +1030,7 @@ static int idemJsonEmit(IdemJson *p){
         const IdemJsonSorted *pIn = &aRec[pF->iNext];
         n = pF->iTo - pIn->iEnd;
         o -= n;
-        memcpy(o, zFrom + (pIn->iEnd - iBase), n);
+        idemJsonMove(o, zFrom + (pIn->iEnd - iBase), n);
         pF->iTo = pIn->iStart;
         pF->iNext = (sqlite3_int64)pIn->iFirst - 1;
         pF[1].iRec = (uint32_t)(pIn - aRec);
@@ -1016,7 +1040,7 @@ static int idemJsonEmit(IdemJson *p){
       }
       n = pF->iTo - pF->iFrom;
       o -= n;
-      memcpy(o, zFrom + (pF->iFrom - iBase), n);
+      idemJsonMove(o, zFrom + (pF->iFrom - iBase), n);
       if( pF->iMem>0 ){
         *--o = ',';
         idemJsonEmitMember(p, pF, pF->iMem-1);
