@@ -804,7 +804,7 @@ no_mem:
 
 /* The first record in aSorted[iLo..iHi) that ends at or after iOff
 ** (records are in the order they end), or iHi. */
-static sqlite3_int64 idemJsonSortedFrom(
+static IDEM_JSON_INLINE sqlite3_int64 idemJsonSortedFrom(
   const IdemJsonSorted *aRec,
   sqlite3_int64 iLo,
   sqlite3_int64 iHi,
