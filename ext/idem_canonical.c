@@ -1163,13 +1163,15 @@ static int idemJsonString(
           return idemJsonFail(p, "unterminated string", z, zStart, zEnd);
         }
         switch( s[1] ){
-          case '"':  case '\\':  c = s[1]; s += 2;  break;
+          case '"':  case '\\':  case 'b':  case 'f':
+          case 'n':  case 'r':  case 't':
+            /* Its own canonical form. */
+            o[0] = '\\';
+            o[1] = s[1];
+            o += 2;
+            s += 2;
+            continue;
           case '/':  c = '/';   s += 2;  break;
-          case 'b':  c = '\b';  s += 2;  break;
-          case 'f':  c = '\f';  s += 2;  break;
-          case 'n':  c = '\n';  s += 2;  break;
-          case 'r':  c = '\r';  s += 2;  break;
-          case 't':  c = '\t';  s += 2;  break;
           case 'u':
             if( zEnd-s<6 || (c = idemJsonHex4(s+2))<0 ){
               return idemJsonFail(p, "invalid \\u escape", z, s, zEnd);
