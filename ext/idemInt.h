@@ -38,6 +38,7 @@ SQLITE_EXTENSION_INIT3
 #if SQLITE_VERSION_NUMBER<IDEM_SQLITE_MIN
 # error "idem needs SQLite 3.40.0 or later: the sqlite3.h and sqlite3ext.h found are older"
 #endif
+#include <assert.h>
 #include <string.h>
 #include <stdint.h>
 #include <stdarg.h>
@@ -90,6 +91,9 @@ typedef struct IdemJson IdemJson;
 ** its length, or -1 for a real that is not finite. */
 #define IDEM_JSON_NUMBUF 48
 IDEM_PRIVATE int idemJsonNumberText(sqlite3_value *pVal, char *zOut);
+/* The UTF-8 bytes of a TEXT value and their number, without the copy that
+** sqlite3_value_text() makes to add a terminator.  NULL: out of memory. */
+IDEM_PRIVATE const char *idemValueUtf8(sqlite3_value *pVal, int *pn);
 IDEM_PRIVATE IdemJson *idemJsonNew(void);
 IDEM_PRIVATE void idemJsonFree(IdemJson *p);
 IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn);

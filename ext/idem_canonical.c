@@ -24,9 +24,12 @@
 ** The input must be strict RFC 8259 JSON, whatever SQLite's own json()
 ** accepts: exactly one value, whitespace only ' ' \t \n \r, no comments,
 ** no trailing commas, no JSON5, no leading zeros, no raw control characters
-** in strings, valid UTF-8.  In addition a duplicate member name (compared
-** after unescaping), a lone surrogate escape, a number that overflows a
-** double, and nesting deeper than IDEM_JSON_MAX_DEPTH are errors.  Every
+** in strings, valid UTF-8.  A UTF-8 byte order mark at the start is an
+** error, as in Python's json.loads() and JavaScript's JSON.parse() (RFC
+** 8259 forbids sending one and lets a parser choose).  In addition a
+** duplicate member name (compared after unescaping), a lone surrogate
+** escape, a number that overflows a double, and nesting deeper than
+** IDEM_JSON_MAX_DEPTH are errors.  Every
 ** error names the problem and the 1-based byte offset where it was found
 ** (as json_error_position() counts), for example
 **
@@ -53,11 +56,17 @@
 ** member stack (output offsets of each member's name and end, and a sort
 ** key).  While the object is read each name is compared with the previous
 ** one; if they all ascend, the output is already canonical.  Otherwise, at
-** the '}', the object's member records are sorted (insertion sort when
+** the '}', the object's member records are sorted (ranks counted when
 ** small, a bottom-up merge sort otherwise); if the sort saw two names
 ** equal, the duplicate is reported; else the object's bytes are copied to
 ** a scratch buffer and written back in sorted order.  Nested objects are
 ** finished before their parent, so a parent only moves finished texts.
+** Moving them at every level would cost the depth times the size, so an
+** object whose text is mostly (over 7/8) objects already moved, or that
+** holds an object that waits, waits too: its sorted member spans are kept
+** and it is written once when the value is complete, with the waiting
+** objects inside it (idemJsonEmit()).  Each byte is then moved at most
+** twice, and the cost is linear in the input plus the sorts.
 **
 ** Names are compared on their canonical text, which is unique for a given
 ** unescaped name.  Raw UTF-8 bytes compare in code point order, and the
@@ -66,7 +75,10 @@
 ** after the astral planes (lead bytes 0xF0..0xF4, surrogate pairs in
 ** UTF-16); the comparator fixes up exactly that case at the first byte that
 ** differs.  Most comparisons are settled by the sort keys alone: the first
-** 8 bytes of each name as one integer, with the same fix-up.
+** 8 bytes of each name as one integer, with the same fix-up.  When all the
+** keys of an object are equal, the prefix its names share is measured once
+** and the keys and comparisons start after it; equal 8-byte words without
+** a backslash are passed a word at a time.
 **
 ** Output never grows faster than input except in numbers ("1e20" prints as
 ** 21 digits), so the buffer is sized to the input once, and only a number
@@ -110,6 +122,37 @@ struct IdemJsonFrame {
   unsigned char needSort;    /* Object: names seen so far do not ascend */
 };
 
+/* An object out of order that waits (see DESIGN above): its members in
+** sorted order are kept, and it is written once, at the end, with the
+** objects inside it (idemJsonEmit()).  Kept in the order the objects
+** closed; the ones inside a record are the records just before it. */
+typedef struct IdemJsonSorted IdemJsonSorted;
+struct IdemJsonSorted {
+  uint32_t iStart;           /* Output offset of its first member's name */
+  uint32_t iEnd;             /* Output offset of its '}' */
+  uint32_t iFirst;           /* Its first record inside it in aSorted[] */
+  uint32_t iSpan;            /* Its first member in aSpan[] */
+  uint32_t nSpan;            /* Its number of members */
+};
+
+/* A member of such an object: output offsets of its name and its end. */
+typedef struct IdemJsonSpan IdemJsonSpan;
+struct IdemJsonSpan {
+  uint32_t iName;
+  uint32_t iEnd;
+};
+
+/* Writing one record (idemJsonEmit()): its member being written, and
+** where in that member's text the writing is. */
+typedef struct IdemJsonEmitFrame IdemJsonEmitFrame;
+struct IdemJsonEmitFrame {
+  uint32_t iRec;             /* The record, in aSorted[] */
+  uint32_t iMem;             /* Its member being written (last first) */
+  uint32_t iFrom;            /* That member's text starts here */
+  uint32_t iTo;              /* and is written down to here so far */
+  int64_t iNext;             /* Next record to look at inside it, or -1 */
+};
+
 struct IdemJson {
   unsigned char *zOut;       /* Canonical text of the last call */
   sqlite3_int64 nOut;        /* Its length */
@@ -118,6 +161,17 @@ struct IdemJson {
   sqlite3_int64 nTmpAlloc;
   IdemJsonMember *aMember;   /* Member records of the open objects */
   sqlite3_int64 nMemberAlloc;
+  IdemJsonSorted *aSorted;   /* Objects to write at the end */
+  sqlite3_int64 nSorted;
+  sqlite3_int64 nSortedAlloc;
+  IdemJsonSpan *aSpan;       /* Their members, sorted */
+  sqlite3_int64 nSpan;
+  sqlite3_int64 nSpanAlloc;
+  IdemJsonEmitFrame *aEmit;  /* Stack of idemJsonEmit() */
+  sqlite3_int64 nEmitAlloc;
+  IdemJsonSpan *aMoved;      /* Objects already rewritten in sorted order */
+  sqlite3_int64 nMoved;
+  sqlite3_int64 nMovedAlloc;
   int isBusy;                /* Lent by idemJsonAcquire() */
   IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH];
   char zErr[200];            /* Error message of the last call */
@@ -398,9 +452,23 @@ static IDEM_JSON_INLINE int idemJsonHex4(const unsigned char *z){
   return (int)(a<<12 | b<<8 | c<<4 | d);
 }
 
+/* The length of the valid UTF-8 character at s[0..zEnd), whose first byte
+** is not ASCII, or 0 if it is not one. */
+static int idemJsonUtf8Len(const unsigned char *s, const unsigned char *zEnd){
+  const IdemJsonUtf8 *u = &aIdemJsonUtf8[idemJsonClass[s[0]]];
+  int i;
+  if( u->n==0 || zEnd-s<u->n || s[1]<u->lo || s[1]>u->hi ) return 0;
+  for(i=2; i<u->n; i++){
+    if( (s[i] & 0xc0)!=0x80 ) return 0;
+  }
+  return u->n;
+}
+
 /* Record an error: zWhat, then where (s is the offending position in the
-** input z[0..zEnd)).  Returns SQLITE_ERROR.  A '/' that starts a comment is
-** named as such instead of the generic complaint. */
+** input z[0..zEnd)).  Returns SQLITE_ERROR.  Instead of the generic
+** complaint, a '/' that starts a comment is named as such, a UTF-8 byte
+** order mark at the start as such, and a byte that starts no valid UTF-8
+** character as invalid UTF-8. */
 static int idemJsonFail(
   IdemJson *p,
   const char *zWhat,
@@ -413,6 +481,10 @@ static int idemJsonFail(
   }else{
     if( s[0]=='/' && s+1<zEnd && (s[1]=='/' || s[1]=='*') ){
       zWhat = "comment (JSON has none)";
+    }else if( s==z && zEnd-s>=3 && s[0]==0xef && s[1]==0xbb && s[2]==0xbf ){
+      zWhat = "byte order mark (JSON text has none)";
+    }else if( s[0]>=0x80 && idemJsonUtf8Len(s, zEnd)==0 ){
+      zWhat = "invalid UTF-8";
     }
     sqlite3_snprintf(sizeof(p->zErr), p->zErr, "%s at byte %lld",
                      zWhat, (sqlite3_int64)(s - z) + 1);
@@ -474,21 +546,36 @@ static int idemJsonUnescape(const unsigned char *z, int *pn){
   }
 }
 
+/* Non-zero if some byte of w is zero (exact as a yes or no). */
+#define IJ_HAS_ZERO(w) (((w) - IJ_ONES) & ~(w) & IJ_HIGH)
+
 /* Compare the names of two members by the UTF-16 code units of the
-** unescaped names, given their canonical texts in zOut. */
+** unescaped names, given their canonical texts in zOut, from byte iSkip of
+** each on (the bytes before are equal, and iSkip is not inside an escape).
+** Equal words without a backslash are passed 8 bytes at a time: the
+** position stays at a character's or an escape's start. */
 static int idemJsonNameCmpText(
   const unsigned char *zOut,
   const IdemJsonMember *pA,
-  const IdemJsonMember *pB
+  const IdemJsonMember *pB,
+  int iSkip
 ){
   const unsigned char *a = zOut + pA->iName + 1;
   const unsigned char *b = zOut + pB->iName + 1;
   sqlite3_int64 na = pA->iNameEnd - pA->iName - 2;
   sqlite3_int64 nb = pB->iNameEnd - pB->iName - 2;
   sqlite3_int64 n = na<nb ? na : nb;
-  sqlite3_int64 i = 0;
+  sqlite3_int64 i = iSkip;
   while( i<n ){
-    int ca = a[i], cb = b[i], la = 1, lb = 1;
+    int ca, cb, la = 1, lb = 1;
+    if( n-i>=8 ){
+      uint64_t wa, wb;
+      memcpy(&wa, a+i, 8);
+      memcpy(&wb, b+i, 8);
+      if( wa==wb && !IJ_HAS_ZERO(wa ^ (IJ_ONES*'\\')) ){ i += 8; continue; }
+    }
+    ca = a[i];
+    cb = b[i];
     if( ca==cb && ca!='\\' ){ i++; continue; }
     if( ca=='\\' ) ca = idemJsonUnescape(a+i, &la);
     if( cb=='\\' ) cb = idemJsonUnescape(b+i, &lb);
@@ -510,7 +597,10 @@ static int idemJsonNameCmpText(
 ** keys say nothing (the names may differ beyond the key, or only in the
 ** bytes that an escape hides), and the texts decide.  z[0..8) must be
 ** readable even when n<8. */
-static uint64_t idemJsonNameKey(const unsigned char *z, sqlite3_int64 n){
+static IDEM_JSON_INLINE uint64_t idemJsonNameKey(
+  const unsigned char *z,
+  sqlite3_int64 n
+){
   uint64_t k = 0;
   sqlite3_int64 j = 0;
   int i, nEsc;
@@ -540,13 +630,50 @@ static uint64_t idemJsonNameKey(const unsigned char *z, sqlite3_int64 n){
   return k;
 }
 
+/* Compare two names whose first iSkip bytes are equal and whose sort keys
+** were taken from there. */
 static int idemJsonNameCmp(
   const unsigned char *zOut,
   const IdemJsonMember *pA,
-  const IdemJsonMember *pB
+  const IdemJsonMember *pB,
+  int iSkip
 ){
   if( pA->iKey!=pB->iKey ) return pA->iKey<pB->iKey ? -1 : 1;
-  return idemJsonNameCmpText(zOut, pA, pB);
+  return idemJsonNameCmpText(zOut, pA, pB, iSkip);
+}
+
+/* The length of the prefix that the names of a[0..n) share, if 8 bytes or
+** more, cut back so as not to end inside an escape; else 0.  (A prefix
+** that ends inside a UTF-8 character is fine: the bytes after it are
+** continuation bytes, which compare as they are.) */
+static int idemJsonCommonPrefix(
+  const unsigned char *zOut,
+  const IdemJsonMember *a,
+  int n
+){
+  const unsigned char *z0 = zOut + a[0].iName + 1;
+  sqlite3_int64 nPre = a[0].iNameEnd - a[0].iName - 2;
+  sqlite3_int64 j;
+  int i, nEsc;
+  for(i=1; i<n && nPre>=8; i++){
+    const unsigned char *z = zOut + a[i].iName + 1;
+    sqlite3_int64 m = a[i].iNameEnd - a[i].iName - 2;
+    if( m>nPre ) m = nPre;
+    for(j=0; m-j>=8 && memcmp(z0+j, z+j, 8)==0; j+=8){}
+    while( j<m && z0[j]==z[j] ) j++;
+    nPre = j;
+  }
+  if( nPre<8 ) return 0;
+  for(j=0; j<nPre; ){
+    if( z0[j]=='\\' ){
+      idemJsonUnescape(z0+j, &nEsc);
+      if( j+nEsc>nPre ) break;
+      j += nEsc;
+    }else{
+      j++;
+    }
+  }
+  return (int)j;
 }
 
 /* Objects of up to this many members are sorted by counting ranks. */
@@ -556,46 +683,61 @@ static int idemJsonNameCmp(
 ** scratch.  Small objects by insertion sort, larger by bottom-up merge sort
 ** over runs of 8 that are first insertion-sorted.  Returns non-zero if two
 ** names compared equal (a correct sort compares every pair of neighbours,
-** so a duplicate name is never missed). */
+** so a duplicate name is never missed).  *piSkip is set to the number of
+** leading bytes that the comparisons passed over (idemJsonNameCmp()), and
+** *paOut to the sorted records: a or aTmp. */
 static int idemJsonSortMembers(
   const unsigned char *zOut,
   IdemJsonMember *a,
   IdemJsonMember *aTmp,
-  int n
+  int n,
+  int *piSkip,
+  IdemJsonMember **paOut
 ){
-  int i, j, w, c, bEqual = 0;
+  int i, j, w, c, bEqual = 0, iSkip = 0;
   IdemJsonMember *aSrc = a, *aDst = aTmp;
   if( n<=IDEM_JSON_RANK_SORT ){
     /* Few members whose sort keys all differ (the usual case): the place
     ** of each is the number of keys below its own, counted without a
-    ** branch that depends on the data.  Ties go to the sort below. */
-    uint64_t aKey[IDEM_JSON_RANK_SORT];
+    ** branch that depends on the data.  The places are then all different
+    ** exactly if the keys are; ties go to the sort below. */
     int aRank[IDEM_JSON_RANK_SORT];
-    int nTie = 0;
+    uint32_t mSeen = 0;
     for(i=0; i<n; i++){
-      aKey[i] = a[i].iKey;
-      aRank[i] = 0;
+      uint64_t k = a[i].iKey;
+      int r = 0;
+      for(j=0; j<n; j++) r += a[j].iKey<k;
+      aRank[i] = r;
+      mSeen |= (uint32_t)1 << r;
     }
-    for(i=1; i<n; i++){
-      for(j=0; j<i; j++){          /* each pair once */
-        int jBelow = aKey[j]<aKey[i];
-        aRank[i] += jBelow;
-        aRank[j] += 1-jBelow;
-        nTie |= aKey[j]==aKey[i];
-      }
-    }
-    if( nTie==0 ){
+    if( mSeen==((uint32_t)1<<n)-1 ){
       for(i=0; i<n; i++) aTmp[aRank[i]] = a[i];
-      memcpy(a, aTmp, n*sizeof(IdemJsonMember));
+      *piSkip = 0;
+      *paOut = aTmp;
       return 0;
     }
   }
+
+  /* Names that all share their first 8 bytes may share many more (ids
+  ** after a long common path): compare them, and take their sort keys,
+  ** from the end of what they share. */
+  for(i=1; i<n && a[i].iKey==a[0].iKey; i++){}
+  if( i==n && n>2 ){
+    iSkip = idemJsonCommonPrefix(zOut, a, n);
+    if( iSkip ){
+      for(i=0; i<n; i++){
+        a[i].iKey = idemJsonNameKey(zOut + a[i].iName + 1 + iSkip,
+                                    a[i].iNameEnd - a[i].iName - 2 - iSkip);
+      }
+    }
+  }
+  *piSkip = iSkip;
   for(i=0; i<n; i+=8){
     int iEnd = i+8<n ? i+8 : n;
     for(j=i+1; j<iEnd; j++){
       IdemJsonMember x = a[j];
       int k = j;
-      while( k>i && (c = idemJsonNameCmp(zOut, &a[k-1], &x))>=0 ){
+      while( k>i && (c = idemJsonNameCmp(zOut, &a[k-1], &x, iSkip))>=0 ){
         if( c==0 ){ bEqual = 1; break; }
         a[k] = a[k-1];
         k--;
@@ -608,7 +750,7 @@ static int idemJsonSortMembers(
       int iL = i, iMid = i+w<n ? i+w : n, iR = iMid;
       int iEnd = i+2*w<n ? i+2*w : n, k = i;
       while( iL<iMid && iR<iEnd ){
-        c = idemJsonNameCmp(zOut, &aSrc[iR], &aSrc[iL]);
+        c = idemJsonNameCmp(zOut, &aSrc[iR], &aSrc[iL], iSkip);
         if( c<0 ){
           aDst[k++] = aSrc[iR++];
         }else{
@@ -621,13 +763,119 @@ static int idemJsonSortMembers(
     }
     { IdemJsonMember *aSwap = aSrc; aSrc = aDst; aDst = aSwap; }
   }
-  if( aSrc!=a ) memcpy(a, aSrc, n*sizeof(IdemJsonMember));
+  *paOut = aSrc;
   return bEqual;
 }
 
+/* Make room for nText bytes, and 8 more, at zTmp (its content goes). */
+static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
+  if( p->nTmpAlloc<nText+8 ){
+    sqlite3_free(p->zTmp);
+    p->nTmpAlloc = 0;
+    p->zTmp = sqlite3_malloc64(nText+8);
+    if( p->zTmp==0 ){
+      sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
+      return SQLITE_NOMEM;
+    }
+    p->nTmpAlloc = nText+8;
+  }
+  return SQLITE_OK;
+}
+
+/* Make room for one more record and for nSpan more spans. */
+static int idemJsonGrowSorted(IdemJson *p, sqlite3_int64 nSpan){
+  if( p->nSorted>=p->nSortedAlloc ){
+    sqlite3_int64 nNew = p->nSortedAlloc ? p->nSortedAlloc*2 : 16;
+    IdemJsonSorted *aNew;
+    aNew = sqlite3_realloc64(p->aSorted, nNew*sizeof(IdemJsonSorted));
+    if( aNew==0 ) goto no_mem;
+    p->aSorted = aNew;
+    p->nSortedAlloc = nNew;
+  }
+  if( p->nSpan+nSpan>p->nSpanAlloc ){
+    sqlite3_int64 nNew = p->nSpanAlloc ? p->nSpanAlloc*2 : 64;
+    IdemJsonSpan *aNew;
+    if( nNew<p->nSpan+nSpan ) nNew = p->nSpan+nSpan;
+    aNew = sqlite3_realloc64(p->aSpan, nNew*sizeof(IdemJsonSpan));
+    if( aNew==0 ) goto no_mem;
+    p->aSpan = aNew;
+    p->nSpanAlloc = nNew;
+  }
+  return SQLITE_OK;
+no_mem:
+  sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
+  return SQLITE_NOMEM;
+}
+
+/* The first record in aSorted[iLo..iHi) that ends at or after iOff
+** (records are in the order they end), or iHi. */
+static IDEM_JSON_INLINE sqlite3_int64 idemJsonSortedFrom(
+  const IdemJsonSorted *aRec,
+  sqlite3_int64 iLo,
+  sqlite3_int64 iHi,
+  uint32_t iOff
+){
+  /* Often all or none of them (a chain of nested records). */
+  if( iLo>=iHi || aRec[iLo].iEnd>=iOff ) return iLo;
+  if( aRec[iHi-1].iEnd<iOff ) return iHi;
+  while( iLo<iHi ){
+    sqlite3_int64 iMid = (iLo+iHi)/2;
+    if( aRec[iMid].iEnd<iOff ) iLo = iMid+1; else iHi = iMid;
+  }
+  return iLo;
+}
+
+/* Report the duplicate name among the sorted members a[0..n) that comes
+** first in the input. */
+static int idemJsonDuplicate(
+  IdemJson *p,
+  const IdemJsonMember *a,
+  int n,
+  int iSkip
+){
+  const IdemJsonMember *pDup = 0;
+  const char *zName, *zMore = "";
+  int i, nName;
+  for(i=1; i<n; i++){
+    if( idemJsonNameCmp(p->zOut, &a[i-1], &a[i], iSkip)==0 ){
+      const IdemJsonMember *pLater = a[i-1].iIn > a[i].iIn ? &a[i-1] : &a[i];
+      if( pDup==0 || pLater->iIn < pDup->iIn ) pDup = pLater;
+    }
+  }
+  zName = (const char*)p->zOut + pDup->iName;
+  nName = (int)(pDup->iNameEnd - pDup->iName);
+  if( nName>64 ){
+    /* Cut on a character boundary, not inside an escape. */
+    int k = 1, nEsc;
+    while( k<56 ){
+      if( zName[k]=='\\' ){
+        idemJsonUnescape((const unsigned char*)zName+k, &nEsc);
+        k += nEsc;
+      }else{
+        for(k++; (zName[k] & 0xc0)==0x80; k++){}
+      }
+    }
+    nName = k;
+    zMore = "...\"";
+  }
+  sqlite3_snprintf(sizeof(p->zErr), p->zErr,
+                   "duplicate member name %.*s%s at byte %lld",
+                   nName, zName, zMore, (sqlite3_int64)pDup->iIn + 1);
+  return SQLITE_ERROR;
+}
+
 /* The object whose n members are a[0..n) has just been read and its names
-** do not ascend.  Sort its members, report a duplicate name, and rewrite
-** its text in zOut (it ends at zOut[iEnd]) in sorted order. */
+** do not ascend; its text ends at zOut[iEnd].  Sort its members and report
+** a duplicate name.  Then rewrite its text in sorted order now, unless
+** that would move bytes once per level of nesting: if an object inside it
+** waits (it must not move), or if more than 7/8 of its text was moved by
+** the sorts of objects inside it, the object waits too: it is recorded,
+** to be written once at the end with the objects inside it
+** (idemJsonEmit()).  So each byte is moved by at most one sort that
+** found 1/8 of its text unmoved, and once at the end. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static int idemJsonFinishObject(
   IdemJson *p,
   IdemJsonMember *a,
@@ -636,9 +884,9 @@ static int idemJsonFinishObject(
 ){
   sqlite3_int64 iFirst = a[0].iName;
   sqlite3_int64 nText = iEnd - iFirst;
-  IdemJsonMember *pDup = 0;
+  sqlite3_int64 nDone = 0;
   unsigned char *zTo;
-  int i, rc;
+  int i, rc, iSkip, bDefer;
 
   if( n*(sqlite3_int64)2 > p->nMemberAlloc - (a - p->aMember) ){
     sqlite3_int64 iA = a - p->aMember;
@@ -646,56 +894,167 @@ static int idemJsonFinishObject(
     if( rc ) return rc;
     a = p->aMember + iA;
   }
-  if( idemJsonSortMembers(p->zOut, a, a+n, n) ){
-    /* Of the duplicates, report the one that comes first in the input. */
-    for(i=1; i<n; i++){
-      if( idemJsonNameCmp(p->zOut, &a[i-1], &a[i])==0 ){
-        IdemJsonMember *pLater = a[i-1].iIn > a[i].iIn ? &a[i-1] : &a[i];
-        if( pDup==0 || pLater->iIn < pDup->iIn ) pDup = pLater;
-      }
-    }
-  }
-  if( pDup ){
-    const char *zName = (const char*)p->zOut + pDup->iName;
-    int nName = (int)(pDup->iNameEnd - pDup->iName);
-    const char *zMore = "";
-    if( nName>64 ){
-      /* Cut on a character boundary, not inside an escape. */
-      int k = 1, nEsc;
-      while( k<56 ){
-        if( zName[k]=='\\' ){
-          idemJsonUnescape((const unsigned char*)zName+k, &nEsc);
-          k += nEsc;
-        }else{
-          for(k++; (zName[k] & 0xc0)==0x80; k++){}
-        }
-      }
-      nName = k;
-      zMore = "...\"";
-    }
-    sqlite3_snprintf(sizeof(p->zErr), p->zErr,
-                     "duplicate member name %.*s%s at byte %lld",
-                     nName, zName, zMore, (sqlite3_int64)pDup->iIn + 1);
-    return SQLITE_ERROR;
+
+  if( idemJsonSortMembers(p->zOut, a, a+n, n, &iSkip, &a) ){
+    return idemJsonDuplicate(p, a, n, iSkip);
   }
 
-  if( p->nTmpAlloc<nText ){
-    sqlite3_free(p->zTmp);
-    p->nTmpAlloc = 0;
-    p->zTmp = sqlite3_malloc64(nText);
-    if( p->zTmp==0 ){
+  /* The objects moved inside this one are the last on aMoved[]. */
+  while( p->nMoved>0 && p->aMoved[p->nMoved-1].iEnd>iFirst ){
+    p->nMoved--;
+    nDone += p->aMoved[p->nMoved].iEnd - p->aMoved[p->nMoved].iName;
+  }
+  bDefer = (p->nSorted>0 && p->aSorted[p->nSorted-1].iEnd>iFirst)
+        || nDone>nText-nText/8;
+  if( bDefer ){
+    IdemJsonSorted *pRec;
+    rc = idemJsonGrowSorted(p, n);
+    if( rc ) return rc;
+    pRec = &p->aSorted[p->nSorted];
+    pRec->iStart = (uint32_t)iFirst;
+    pRec->iEnd = (uint32_t)iEnd;
+    /* The records inside it are the last ones, those that end after it
+    ** starts. */
+    pRec->iFirst = (uint32_t)idemJsonSortedFrom(p->aSorted, 0, p->nSorted,
+                                                 (uint32_t)iFirst);
+    pRec->iSpan = (uint32_t)p->nSpan;
+    pRec->nSpan = (uint32_t)n;
+    p->nSorted++;
+    for(i=0; i<n; i++){
+      p->aSpan[p->nSpan].iName = a[i].iName;
+      p->aSpan[p->nSpan].iEnd = a[i].iEnd;
+      p->nSpan++;
+    }
+    return SQLITE_OK;
+  }
+
+  rc = idemJsonGrowTmp(p, nText);
+  if( rc ) return rc;
+  if( p->nMoved>=p->nMovedAlloc ){
+    sqlite3_int64 nNew = p->nMovedAlloc ? p->nMovedAlloc*2 : 16;
+    IdemJsonSpan *aNew = sqlite3_realloc64(p->aMoved, nNew*sizeof(IdemJsonSpan));
+    if( aNew==0 ){
       sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
       return SQLITE_NOMEM;
     }
-    p->nTmpAlloc = nText;
+    p->aMoved = aNew;
+    p->nMovedAlloc = nNew;
   }
+  p->aMoved[p->nMoved].iName = (uint32_t)iFirst;
+  p->aMoved[p->nMoved].iEnd = (uint32_t)iEnd;
+  p->nMoved++;
   memcpy(p->zTmp, p->zOut + iFirst, nText);
   zTo = p->zOut + iFirst;
   for(i=0; i<n; i++){
+    const unsigned char *zFrom = p->zTmp + (a[i].iName - iFirst);
     sqlite3_int64 nMember = a[i].iEnd - a[i].iName;
     if( i ) *zTo++ = ',';
-    memcpy(zTo, p->zTmp + (a[i].iName - iFirst), nMember);
+    memcpy(zTo, zFrom, nMember);
     zTo += nMember;
+  }
+  return SQLITE_OK;
+}
+
+/* Start writing member iMem of the record in frame pF: the last record
+** inside that member is the last of the record's inner ones that ends
+** before the member does (it is inside if it also ends after the member
+** starts). */
+static void idemJsonEmitMember(
+  IdemJson *p,
+  IdemJsonEmitFrame *pF,
+  uint32_t iMem
+){
+  const IdemJsonSorted *pR = &p->aSorted[pF->iRec];
+  const IdemJsonSpan *pS = &p->aSpan[pR->iSpan + iMem];
+  pF->iMem = iMem;
+  pF->iFrom = pS->iName;
+  pF->iTo = pS->iEnd;
+  pF->iNext = idemJsonSortedFrom(p->aSorted, pR->iFirst, pF->iRec,
+                                 pS->iEnd) - 1;
+}
+
+/* memcpy(), without a call for the few bytes (up to 16) between and
+** around nested records. */
+static IDEM_JSON_INLINE void idemJsonMove(
+  unsigned char *zTo,
+  const unsigned char *zFrom,
+  uint32_t n
+){
+  if( n>16 ){
+    memcpy(zTo, zFrom, n);
+  }else if( n>=8 ){
+    uint64_t a, b;
+    memcpy(&a, zFrom, 8);
+    memcpy(&b, zFrom+n-8, 8);
+    memcpy(zTo, &a, 8);
+    memcpy(zTo+n-8, &b, 8);
+  }else{
+    uint32_t i;
+    for(i=0; i<n; i++) zTo[i] = zFrom[i];
+  }
+}
+
+/* Write the recorded objects (IdemJsonSorted) in sorted order.  The text
+** of each outermost record is copied to zTmp and written back into zOut
+** backwards: its members last first, each member's text as it is but for
+** the records inside it, written the same way in their turn (a stack, not
+** recursion).  Each byte is moved once, whatever the nesting. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemJsonEmit(IdemJson *p){
+  const IdemJsonSorted *aRec = p->aSorted;
+  sqlite3_int64 r = p->nSorted - 1;
+  if( p->nEmitAlloc==0 ){
+    p->aEmit = sqlite3_malloc64(IDEM_JSON_MAX_DEPTH*sizeof(IdemJsonEmitFrame));
+    if( p->aEmit==0 ){
+      sqlite3_snprintf(sizeof(p->zErr), p->zErr, "out of memory");
+      return SQLITE_NOMEM;
+    }
+    p->nEmitAlloc = IDEM_JSON_MAX_DEPTH;
+  }
+  while( r>=0 ){
+    const IdemJsonSorted *pTop = &aRec[r];
+    const unsigned char *zFrom;          /* text of offset x: zFrom[x-iBase] */
+    uint32_t iBase = pTop->iStart;
+    sqlite3_int64 nText = pTop->iEnd - iBase;
+    unsigned char *o = p->zOut + pTop->iEnd;
+    int nStack = 1;
+    int rc = idemJsonGrowTmp(p, nText);
+    if( rc ) return rc;
+    memcpy(p->zTmp, p->zOut + iBase, nText);
+    zFrom = p->zTmp;
+    p->aEmit[0].iRec = (uint32_t)r;
+    idemJsonEmitMember(p, &p->aEmit[0], pTop->nSpan-1);
+    while( nStack>0 ){
+      IdemJsonEmitFrame *pF = &p->aEmit[nStack-1];
+      uint32_t n;
+      if( pF->iNext>=aRec[pF->iRec].iFirst
+       && aRec[pF->iNext].iEnd>=pF->iFrom ){
+        /* A record inside this member: the text after it, then it. */
+        const IdemJsonSorted *pIn = &aRec[pF->iNext];
+        n = pF->iTo - pIn->iEnd;
+        o -= n;
+        idemJsonMove(o, zFrom + (pIn->iEnd - iBase), n);
+        pF->iTo = pIn->iStart;
+        pF->iNext = (sqlite3_int64)pIn->iFirst - 1;
+        pF[1].iRec = (uint32_t)(pIn - aRec);
+        idemJsonEmitMember(p, &pF[1], pIn->nSpan-1);
+        nStack++;
+        continue;
+      }
+      n = pF->iTo - pF->iFrom;
+      o -= n;
+      idemJsonMove(o, zFrom + (pF->iFrom - iBase), n);
+      if( pF->iMem>0 ){
+        *--o = ',';
+        idemJsonEmitMember(p, pF, pF->iMem-1);
+      }else{
+        nStack--;
+      }
+    }
+    assert( o==p->zOut + iBase );
+    r = (sqlite3_int64)pTop->iFirst - 1;
   }
   return SQLITE_OK;
 }
@@ -809,13 +1168,15 @@ static int idemJsonString(
           return idemJsonFail(p, "unterminated string", z, zStart, zEnd);
         }
         switch( s[1] ){
-          case '"':  case '\\':  c = s[1]; s += 2;  break;
+          case '"':  case '\\':  case 'b':  case 'f':
+          case 'n':  case 'r':  case 't':
+            /* Its own canonical form. */
+            o[0] = '\\';
+            o[1] = s[1];
+            o += 2;
+            s += 2;
+            continue;
           case '/':  c = '/';   s += 2;  break;
-          case 'b':  c = '\b';  s += 2;  break;
-          case 'f':  c = '\f';  s += 2;  break;
-          case 'n':  c = '\n';  s += 2;  break;
-          case 'r':  c = '\r';  s += 2;  break;
-          case 't':  c = '\t';  s += 2;  break;
           case 'u':
             if( zEnd-s<6 || (c = idemJsonHex4(s+2))<0 ){
               return idemJsonFail(p, "invalid \\u escape", z, s, zEnd);
@@ -884,26 +1245,152 @@ bad_utf8:
   return idemJsonFail(p, "invalid UTF-8", z, s, zEnd);
 }
 
-/* Canonicalize zIn[0..nIn), or up to its NUL if nIn<0.  See the header
-** comment for the rules, the errors and the design. */
-IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
-  const unsigned char *z = (const unsigned char*)zIn;
-  const unsigned char *zEnd;
-  const unsigned char *s;
-  unsigned char *o;
-  sqlite3_int64 nNeed;
-  sqlite3_int64 nMember = 0;   /* Records in use in p->aMember */
-  int nDepth = 0;              /* Open containers in p->aFrame */
-  int isObject = 0;            /* The innermost open container is an object */
-  int rc;
+/* A member name whose opening quote is at s and that is a few plain ASCII
+** bytes (most are): such a name, quotes included, fits in the 16 bytes
+** (x86-64, SSE2) or the word after its opening quote, is its own canonical
+** text, and its sort key is its first 8 bytes.  Copy it to o (which has
+** room for 18 bytes) and set *piKey; return its length with the quotes.
+** Return 0 for any other name (idemJsonString() reads it), and always in
+** the portable build. */
+static IDEM_JSON_INLINE int idemJsonShortName(
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  unsigned char *o,
+  uint64_t *piKey
+){
+#ifdef IDEM_JSON_SSE2
+  if( zEnd-s>=17 ){
+    __m128i v = _mm_loadu_si128((const __m128i*)(s+1));
+    unsigned int m = idemJsonSpecial16(v);
+    int n = __builtin_ctz(m | 0x10000);
+    if( n<16 && s[1+n]=='"' ){
+      uint64_t w;
+      o[0] = '"';
+      _mm_storeu_si128((__m128i*)(o+1), v);
+      memcpy(&w, s+1, 8);
+      if( n<8 ) w &= ((uint64_t)1 << (8*n)) - 1;
+      o[1+n] = '"';
+      *piKey = __builtin_bswap64(w);
+      return n+2;
+    }
+  }
+#elif defined(IDEM_JSON_LE_WORDS)
+  if( zEnd-s>=9 ){
+    uint64_t w, m;
+    int n;
+    memcpy(&w, s+1, 8);
+    m = idemJsonSpecial8(w);
+    n = m ? IDEM_JSON_CTZ8(m) : 8;
+    if( n<8 && s[1+n]=='"' ){
+      w &= ((uint64_t)1 << (8*n)) - 1;
+      o[0] = '"';
+      memcpy(o+1, &w, 8);
+      o[1+n] = '"';
+      *piKey = __builtin_bswap64(w);
+      return n+2;
+    }
+  }
+#else
+  (void)s; (void)zEnd; (void)o; (void)piKey;
+#endif
+  return 0;
+}
 
+/* Copy the number that starts at *ps to *po as canonical text, and advance
+** both past it.  An integer of up to 15 digits and a plain decimal that is
+** its own canonical text are copied as written; anything else is printed
+** by idemNumberCanonical() (idem_number.c), which may write more bytes
+** than it reads ("1e20": 21 digits), so the output is grown first.  z is
+** the start of the input (for messages). */
+static IDEM_JSON_INLINE int idemJsonNumber(
+  IdemJson *p,
+  const unsigned char *z,
+  const unsigned char **ps,
+  const unsigned char *zEnd,
+  unsigned char **po
+){
+  const unsigned char *zNum = *ps;
+  const unsigned char *s = zNum;
+  const unsigned char *zDigits;
+  const unsigned char *zDot = 0;
+  const unsigned char *zIntEnd, *zFracEnd;
+  unsigned char *o = *po;
+  int isInt = 1, hasExp = 0, rc;
+  if( *s=='-' ) s++;
+  zDigits = s;
+  if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
+  if( *s=='0' ){
+    s++;
+    if( idemJsonIsDigit(s, zEnd) ){
+      return idemJsonFail(p, "leading zero in number", z, zNum, zEnd);
+    }
+  }else{
+    s = idemJsonDigits(s, zEnd);
+  }
+  zIntEnd = zFracEnd = s;
+  if( s<zEnd && *s=='.' ){
+    isInt = 0;
+    zDot = s;
+    s++;
+    if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
+    s = zFracEnd = idemJsonDigits(s, zEnd);
+  }
+  if( s<zEnd && (*s=='e' || *s=='E') ){
+    isInt = 0;
+    hasExp = 1;
+    s++;
+    if( s<zEnd && (*s=='+' || *s=='-') ) s++;
+    if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
+    s = idemJsonDigits(s, zEnd);
+  }
+  if( isInt && s-zDigits<=15 ){
+    /* Below 2^53: ECMAScript prints it as written, but for -0. */
+    if( s-zNum==2 && zNum[0]=='-' && zNum[1]=='0' ){
+      *o++ = '0';
+    }else{
+      memcpy(o, zNum, s-zNum);
+      o += s-zNum;
+    }
+  }else if( zDot && !hasExp && s[-1]!='0'
+         && idemJsonPlainDecimal(zDigits, zDot, s) ){
+    /* A decimal such as 19.99 or 0.25 is printed as written. */
+    memcpy(o, zNum, s-zNum);
+    o += s-zNum;
+  }else{
+    int nNum = (int)(s - zNum);
+    sqlite3_int64 iOut = o - p->zOut;
+    sqlite3_int64 nNeed = iOut + (zEnd - zNum) + 40;
+    if( nNeed>p->nOutAlloc ){
+      rc = idemJsonGrowOut(p, nNeed);
+      if( rc ) return rc;
+      o = p->zOut + iOut;
+    }
+    nNum = idemNumberCanonical((const char*)zNum, nNum,
+                               (int)(zIntEnd - zNum),
+                               (int)(zFracEnd - zNum), (char*)o);
+    if( nNum<0 ){
+      return idemJsonFail(p, "number overflows a double", z, zNum, zEnd);
+    }
+    o += nNum;
+  }
+  *ps = s;
+  *po = o;
+  return SQLITE_OK;
+bad_number:
+  return idemJsonFail(p, "invalid number", z, zNum, zEnd);
+}
+
+/* Start a call: no output, no records, no error, and an output buffer
+** with room for nIn bytes of input plus slack (see the invariant in
+** idemJsonCanonical()).  A buffer that a big input left behind goes when a
+** small one comes. */
+static int idemJsonBegin(IdemJson *p, sqlite3_int64 nIn){
+  sqlite3_int64 nNeed = nIn + 64;
   p->nOut = 0;
+  p->nSorted = 0;
+  p->nSpan = 0;
+  p->nMoved = 0;
   p->zErr[0] = 0;
-  zEnd = z + (nIn<0 ? strlen(zIn) : (size_t)nIn);
-
-  /* Room for the whole input plus slack; see the invariant below.  A buffer
-  ** that a big input left behind goes when a small one comes. */
-  nNeed = (zEnd - z) + 64;
   if( nNeed<4096 ) nNeed = 4096;
   if( p->nOutAlloc<nNeed
    || (p->nOutAlloc>IDEM_JSON_KEEP && nNeed<=IDEM_JSON_KEEP) ){
@@ -921,6 +1408,57 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
     }
     p->nOutAlloc = nNeed;
   }
+  return SQLITE_OK;
+}
+
+/* Free *pa if it holds more than IDEM_JSON_KEEP bytes. */
+static void idemJsonTrim(void **pa, sqlite3_int64 *pnAlloc, size_t szElem){
+  if( *pnAlloc*(sqlite3_int64)szElem>IDEM_JSON_KEEP ){
+    sqlite3_free(*pa);
+    *pa = 0;
+    *pnAlloc = 0;
+  }
+}
+
+/* End a call whose result rc is known and whose output is nOut bytes:
+** write the objects that waited, terminate the text, and release the
+** buffers that grew beyond IDEM_JSON_KEEP. */
+static int idemJsonEnd(IdemJson *p, int rc, sqlite3_int64 nOut){
+  if( rc==SQLITE_OK && p->nSorted ) rc = idemJsonEmit(p);
+  if( rc==SQLITE_OK ){
+    if( nOut>IDEM_JSON_MAX_TEXT ){
+      sqlite3_snprintf(sizeof(p->zErr), p->zErr,
+                       "canonical text longer than %d bytes", IDEM_JSON_MAX_TEXT);
+      rc = SQLITE_TOOBIG;
+    }else{
+      p->nOut = nOut;
+      p->zOut[nOut] = 0;
+    }
+  }
+  idemJsonTrim((void**)&p->zTmp, &p->nTmpAlloc, 1);
+  idemJsonTrim((void**)&p->aMember, &p->nMemberAlloc, sizeof(IdemJsonMember));
+  idemJsonTrim((void**)&p->aSorted, &p->nSortedAlloc, sizeof(IdemJsonSorted));
+  idemJsonTrim((void**)&p->aSpan, &p->nSpanAlloc, sizeof(IdemJsonSpan));
+  idemJsonTrim((void**)&p->aMoved, &p->nMovedAlloc, sizeof(IdemJsonSpan));
+  return rc;
+}
+
+/* Canonicalize zIn[0..nIn), or up to its NUL if nIn<0.  See the header
+** comment for the rules, the errors and the design. */
+IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
+  const unsigned char *z = (const unsigned char*)zIn;
+  const unsigned char *zEnd;
+  const unsigned char *s;
+  unsigned char *o;
+  sqlite3_int64 nMember = 0;   /* Records in use in p->aMember */
+  int nDepth = 0;              /* Open containers in p->aFrame */
+  int isObject = 0;            /* The innermost open container is an object */
+  int rc, n;
+
+  zEnd = z + (nIn<0 ? strlen(zIn) : (size_t)nIn);
+
+  rc = idemJsonBegin(p, zEnd - z);
+  if( rc ) return rc;
   o = p->zOut;
 
   /* Invariant: the room left at o is at least the input left at s plus 8.
@@ -943,61 +1481,20 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       pM = &p->aMember[nMember++];
       pM->iName = (uint32_t)(o - p->zOut);
       pM->iIn = (uint32_t)(s - z);
-#ifdef IDEM_JSON_SSE2
-      /* Most names are a few plain ASCII bytes: such a name, quote
-      ** included, fits in the 16 bytes after its opening quote, is its own
-      ** canonical text, and its sort key is its first 8 bytes. */
-      if( zEnd-s>=17 ){
-        __m128i v = _mm_loadu_si128((const __m128i*)(s+1));
-        unsigned int m = idemJsonSpecial16(v);
-        int n = __builtin_ctz(m | 0x10000);
-        if( n<16 && s[1+n]=='"' ){
-          uint64_t w;
-          o[0] = '"';
-          _mm_storeu_si128((__m128i*)(o+1), v);
-          memcpy(&w, s+1, 8);
-          if( n<8 ) w &= ((uint64_t)1 << (8*n)) - 1;
-          o[1+n] = '"';
-          o += n+2;
-          s += n+2;
-          pM->iNameEnd = (uint32_t)(o - p->zOut);
-          pM->iKey = __builtin_bswap64(w);
-          goto name_done;
-        }
+      n = idemJsonShortName(s, zEnd, o, &pM->iKey);
+      if( n ){
+        o += n;
+        s += n;
+        pM->iNameEnd = (uint32_t)(o - p->zOut);
+      }else{
+        rc = idemJsonString(p, z, &s, zEnd, &o);
+        if( rc ) goto done;
+        pM->iNameEnd = (uint32_t)(o - p->zOut);
+        pM->iKey = idemJsonNameKey(p->zOut + pM->iName + 1,
+                                   pM->iNameEnd - pM->iName - 2);
       }
-#elif defined(IDEM_JSON_LE_WORDS)
-      /* Most names are a few plain ASCII bytes: such a name, quote
-      ** included, fits in the word after its opening quote, is its own
-      ** canonical text, and its sort key is that word. */
-      if( zEnd-s>=9 ){
-        uint64_t w, m;
-        int n;
-        memcpy(&w, s+1, 8);
-        m = idemJsonSpecial8(w);
-        n = m ? IDEM_JSON_CTZ8(m) : 8;
-        if( n<8 && s[1+n]=='"' ){
-          w &= ((uint64_t)1 << (8*n)) - 1;
-          o[0] = '"';
-          memcpy(o+1, &w, 8);
-          o[1+n] = '"';
-          o += n+2;
-          s += n+2;
-          pM->iNameEnd = (uint32_t)(o - p->zOut);
-          pM->iKey = __builtin_bswap64(w);
-          goto name_done;
-        }
-      }
-#endif
-      rc = idemJsonString(p, z, &s, zEnd, &o);
-      if( rc ) goto done;
-      pM->iNameEnd = (uint32_t)(o - p->zOut);
-      pM->iKey = idemJsonNameKey(p->zOut + pM->iName + 1,
-                                 pM->iNameEnd - pM->iName - 2);
-#ifdef IDEM_JSON_LE_WORDS
-    name_done:
-#endif
       if( !pF->needSort && nMember-1>pF->iMember
-       && idemJsonNameCmp(p->zOut, pM-1, pM)>=0 ){
+       && idemJsonNameCmp(p->zOut, pM-1, pM, 0)>=0 ){
         pF->needSort = 1;
       }
       s = idemJsonSkipWs(s, zEnd);
@@ -1057,76 +1554,10 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         memcpy(o, s, 4); o += 4; s += 4;
         break;
       case '-': case '0': case '1': case '2': case '3': case '4':
-      case '5': case '6': case '7': case '8': case '9': {
-        const unsigned char *zNum = s;
-        const unsigned char *zDigits;
-        const unsigned char *zDot = 0;
-        const unsigned char *zIntEnd, *zFracEnd;
-        int isInt = 1, hasExp = 0;
-        if( *s=='-' ) s++;
-        zDigits = s;
-        if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
-        if( *s=='0' ){
-          s++;
-          if( idemJsonIsDigit(s, zEnd) ){
-            rc = idemJsonFail(p, "leading zero in number", z, zNum, zEnd);
-            goto done;
-          }
-        }else{
-          s = idemJsonDigits(s, zEnd);
-        }
-        zIntEnd = zFracEnd = s;
-        if( s<zEnd && *s=='.' ){
-          isInt = 0;
-          zDot = s;
-          s++;
-          if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
-          s = zFracEnd = idemJsonDigits(s, zEnd);
-        }
-        if( s<zEnd && (*s=='e' || *s=='E') ){
-          isInt = 0;
-          hasExp = 1;
-          s++;
-          if( s<zEnd && (*s=='+' || *s=='-') ) s++;
-          if( !idemJsonIsDigit(s, zEnd) ) goto bad_number;
-          s = idemJsonDigits(s, zEnd);
-        }
-        if( isInt && s-zDigits<=15 ){
-          /* Below 2^53: ECMAScript prints it as written, but for -0. */
-          if( s-zNum==2 && zNum[0]=='-' && zNum[1]=='0' ){
-            *o++ = '0';
-          }else{
-            memcpy(o, zNum, s-zNum);
-            o += s-zNum;
-          }
-        }else if( zDot && !hasExp && s[-1]!='0'
-               && idemJsonPlainDecimal(zDigits, zDot, s) ){
-          /* A decimal such as 19.99 or 0.25 is printed as written. */
-          memcpy(o, zNum, s-zNum);
-          o += s-zNum;
-        }else{
-          int nNum = (int)(s - zNum);
-          sqlite3_int64 iOut = o - p->zOut;
-          nNeed = iOut + (zEnd - zNum) + 40;
-          if( nNeed>p->nOutAlloc ){
-            rc = idemJsonGrowOut(p, nNeed);
-            if( rc ) goto done;
-            o = p->zOut + iOut;
-          }
-          nNum = idemNumberCanonical((const char*)zNum, nNum,
-                                     (int)(zIntEnd - zNum),
-                                     (int)(zFracEnd - zNum), (char*)o);
-          if( nNum<0 ){
-            rc = idemJsonFail(p, "number overflows a double", z, zNum, zEnd);
-            goto done;
-          }
-          o += nNum;
-        }
+      case '5': case '6': case '7': case '8': case '9':
+        rc = idemJsonNumber(p, z, &s, zEnd, &o);
+        if( rc ) goto done;
         break;
-      bad_number:
-        rc = idemJsonFail(p, "invalid number", z, zNum, zEnd);
-        goto done;
-      }
       default:
       expected_value:
         rc = idemJsonFail(p, "expected a value", z, s, zEnd);
@@ -1194,28 +1625,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   }
 
 done:
-  if( rc==SQLITE_OK ){
-    p->nOut = o - p->zOut;
-    if( p->nOut>IDEM_JSON_MAX_TEXT ){
-      sqlite3_snprintf(sizeof(p->zErr), p->zErr,
-                       "canonical text longer than %d bytes", IDEM_JSON_MAX_TEXT);
-      p->nOut = 0;
-      rc = SQLITE_TOOBIG;
-    }else{
-      p->zOut[p->nOut] = 0;
-    }
-  }
-  if( p->nTmpAlloc>IDEM_JSON_KEEP ){
-    sqlite3_free(p->zTmp);
-    p->zTmp = 0;
-    p->nTmpAlloc = 0;
-  }
-  if( p->nMemberAlloc*(sqlite3_int64)sizeof(IdemJsonMember)>IDEM_JSON_KEEP ){
-    sqlite3_free(p->aMember);
-    p->aMember = 0;
-    p->nMemberAlloc = 0;
-  }
-  return rc;
+  return idemJsonEnd(p, rc, o - p->zOut);
 }
 
 IDEM_PRIVATE IdemJson *idemJsonNew(void){
@@ -1229,6 +1639,10 @@ IDEM_PRIVATE void idemJsonFree(IdemJson *p){
     sqlite3_free(p->zOut);
     sqlite3_free(p->zTmp);
     sqlite3_free(p->aMember);
+    sqlite3_free(p->aSorted);
+    sqlite3_free(p->aSpan);
+    sqlite3_free(p->aEmit);
+    sqlite3_free(p->aMoved);
     sqlite3_free(p);
   }
 }
@@ -1297,6 +1711,25 @@ IDEM_PRIVATE int idemJsonNumberText(sqlite3_value *pVal, char *zOut){
   }
 }
 
+/* The UTF-8 bytes of the TEXT value pVal, and their number in *pn,
+** without the copy that sqlite3_value_text() makes of a bound value to
+** add a terminator: sqlite3_value_bytes() converts a UTF-16 value to
+** UTF-8 in place (a UTF-16 database), after which sqlite3_value_blob()
+** gives the bytes as they are.  The result need not be terminated.  NULL
+** means out of memory. */
+IDEM_PRIVATE const char *idemValueUtf8(sqlite3_value *pVal, int *pn){
+  int n = sqlite3_value_bytes(pVal);
+  const char *z;
+  if( n==0 ){
+    /* Empty, or a conversion that failed: value_text() tells which. */
+    *pn = 0;
+    return (const char*)sqlite3_value_text(pVal);
+  }
+  z = (const char*)sqlite3_value_blob(pVal);
+  *pn = z ? n : 0;
+  return z;
+}
+
 /* idem_canonical(J): see the header comment. */
 static void idemCanonicalFunc(
   sqlite3_context *ctx,
@@ -1330,8 +1763,12 @@ static void idemCanonicalFunc(
       sqlite3_result_text(ctx, zNum, n, SQLITE_TRANSIENT);
       return;
   }
-  z = (const char*)sqlite3_value_text(argv[0]);
-  n = sqlite3_value_bytes(argv[0]);
+  if( sqlite3_value_type(argv[0])==SQLITE_TEXT ){
+    z = idemValueUtf8(argv[0], &n);
+  }else{
+    z = (const char*)sqlite3_value_text(argv[0]);    /* a number */
+    n = sqlite3_value_bytes(argv[0]);
+  }
   if( z==0 ){
     sqlite3_result_error_nomem(ctx);
     return;

@@ -551,7 +551,8 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   if( (pJson = idemJsonAcquire(&p->pJson))==0 ) return SQLITE_NOMEM;
   rc = idemJsonCanonical(pJson, (const char*)aPart[3].p, (int)aPart[3].n);
   if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
-    idemVtabError(p, "idem: args: %s", idemJsonError(pJson));
+    idemVtabError(p, rc==SQLITE_ERROR ? "idem: args must be JSON text: %s"
+                                      : "idem: args: %s", idemJsonError(pJson));
   }
   if( rc ) goto done;
   zArgs = idemJsonText(pJson, &nArgs);

@@ -136,6 +136,10 @@ IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart){
       pPart->n = sqlite3_value_bytes(pVal);
       if( pPart->p==0 ) pPart->p = "";
       return SQLITE_OK;
+    case SQLITE_TEXT:
+      pPart->p = idemValueUtf8(pVal, &n);
+      pPart->n = n;
+      return pPart->p ? SQLITE_OK : SQLITE_NOMEM;
     case SQLITE_INTEGER:
     case SQLITE_FLOAT:
       n = idemJsonNumberText(pVal, pPart->aNum);
@@ -233,7 +237,9 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     idemKeyHex(aKey, zHex);
     sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
   }else if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG || rc==SQLITE_NOMEM ){
-    idemResultError(ctx, rc, "idem: idem_key(): args: %s", idemJsonError(pJson));
+    idemResultError(ctx, rc, rc==SQLITE_ERROR
+                    ? "idem: idem_key(): args must be JSON text: %s"
+                    : "idem: idem_key(): args: %s", idemJsonError(pJson));
   }else{
     sqlite3_result_error_code(ctx, rc);
   }

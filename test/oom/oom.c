@@ -297,6 +297,11 @@ struct Op {
 static const Op aOp[] = {
   { "canonical", "", "SELECT idem_canonical(:doc);"
       "SELECT idem_canonical('[\"\\u00e9\\ud83d\\ude00\\t\",1E30,-0.0,0.1]')", 0, 0 },
+  /* Objects out of order that wait for the end (idemJsonEmit). */
+  { "canonical-nested", "", "SELECT idem_canonical('[{\"b\":{\"d\":{\"f\":\"'"
+      " || hex(zeroblob(60)) || '\",\"e\":2},\"c\":1},\"a\":0},"
+      "{\"z\":{\"y\":[0,{\"q\":\"' || hex(zeroblob(60)) || '\",\"p\":1}],"
+      "\"x\":0},\"w\":1}]')", 0, 0 },
   { "key", "", "SELECT idem_key('alice','c1','send',:doc), idem_key(1, 2.5,"
       " x'00ff', '{\"b\":[1.0],\"a\":\"x\"}'), idem_header(:k1)", 0, 0 },
   { "canonical-error", "", "SELECT idem_canonical('{\"a\":1,\"b\":[1,2],\"a\":3}')", 0, 0 },
