@@ -228,6 +228,11 @@ IDEM_PRIVATE int idemStmt(IdemVtab *p, int i, sqlite3_stmt **ppStmt);
 IDEM_PRIVATE void idemVtabError(IdemVtab *p, const char *zFmt, ...);
 IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc);
 
+/* The integer that pVal equals as SQL compares it with an INTEGER column
+** (numeric affinity: 0.0, -0.0 and '0' equal 0; 0.5, 'a', x'00' and NULL
+** equal none): 1 and *piOut, 0 if it equals no integer, -1 out of memory. */
+IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
+
 IDEM_PRIVATE int idemVtabRegister(sqlite3 *db);
 
 /**************************************************************************

@@ -13,6 +13,13 @@
 ** call under the same key is SQLITE_ERROR, never ignorable, and tells
 ** nothing of the call that holds the key.
 **
+** ERRORS.  That duplicate is the only SQLITE_CONSTRAINT that xUpdate ever
+** returns: OR IGNORE silences every constraint error, and "0 rows changed"
+** must mean "someone else holds this call" (doc/contract.md §4).  Every
+** other refusal, bad input or broken rule alike, is SQLITE_ERROR (or
+** SQLITE_MISMATCH for a value of the wrong type), so that it stays an
+** error under every conflict clause.
+**
 ** THE OUTCOME.  An UPDATE of a call's main row goes in three steps:
 **
 **   1. read   the stored row; refuse what is never allowed (updating a
@@ -123,6 +130,20 @@ static IdemStatus idemStatusParse(const char *z){
     }
   }
   return IDEM_STATUS_OTHER;
+}
+
+/*
+** The text of an SQL value that must be one word (a status, a kind, a
+** verdict), or 0 if it cannot be: not text, or text with an embedded NUL,
+** which C would silently cut at the NUL.  *pbNoMem is set on OOM.
+*/
+static const char *idemWordValue(sqlite3_value *pVal, int *pbNoMem){
+  const char *z;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) return 0;
+  z = (const char*)sqlite3_value_text(pVal);
+  if( z==0 ){ *pbNoMem = 1; return 0; }
+  if( (int)strlen(z)!=sqlite3_value_bytes(pVal) ) return 0;
+  return z;
 }
 
 /* A decided call (done, or failed and kept) is final. */
@@ -278,21 +299,23 @@ static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
                       const char *zOld, const char *zNew){
   switch( eRefusal ){
     case IDEM_REFUSE_NULL_STATUS:
-      idemVtabError(p, "idem: status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending");
-      return SQLITE_CONSTRAINT_NOTNULL;
+      idemVtabError(p, "idem: %s: status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending", p->zName);
+      break;
     case IDEM_REFUSE_DECIDED:
       idemVtabError(p, "idem: call '%s' is already decided (status: %s); a"
           " decided call is final: replay it with SELECT reply FROM \"%w\""
           " WHERE key = '%s'", zHex, zOld, p->zName, zHex);
       break;
     case IDEM_REFUSE_RECONCILE_WITH_STATUS:
-      idemVtabError(p, "idem: reconcile = 'arrived' makes the call done and"
-          " 'not_arrived' releases it; do not set another status with it");
+      idemVtabError(p, "idem: %s: reconcile = 'arrived' makes the call done and"
+          " 'not_arrived' releases it; do not set another status with it",
+          p->zName);
       break;
     case IDEM_REFUSE_BAD_RECONCILE:
-      idemVtabError(p, "idem: reconcile must be 'arrived' (the target's"
+      idemVtabError(p, "idem: %s: reconcile must be 'arrived' (the target's"
           " records show the request: the call becomes done) or"
-          " 'not_arrived' (they show it never came: the claim is released)");
+          " 'not_arrived' (they show it never came: the claim is released)",
+          p->zName);
       break;
     case IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE:
       idemVtabError(p, "idem: call '%s' has an unknown outcome and is never"
@@ -302,15 +325,15 @@ static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
           zHex, p->zName, zHex);
       break;
     case IDEM_REFUSE_LOCAL_UNKNOWN:
-      idemVtabError(p, "idem: a local call's outcome is known: set status"
-                    " to 'done' or 'failed'");
+      idemVtabError(p, "idem: %s: call '%s' is local: its outcome is known;"
+                    " set status to 'done' or 'failed'", p->zName, zHex);
       break;
     case IDEM_REFUSE_BAD_STATUS:
-      idemVtabError(p, "idem: status must be 'pending', 'done' or 'failed',"
-                    " not '%s'", zNew);
+      idemVtabError(p, "idem: %s: status must be 'pending', 'done' or"
+                    " 'failed', not '%s'", p->zName, zNew ? zNew : "(not text)");
       break;
   }
-  return SQLITE_CONSTRAINT_CHECK;
+  return SQLITE_ERROR;
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -357,7 +380,7 @@ static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
 /* A value that must not be given on INSERT: error unless NULL. */
 static int idemMustBeNull(IdemVtab *p, sqlite3_value **aCol, int iCol, const char *zWhy){
   if( sqlite3_value_type(aCol[iCol])!=SQLITE_NULL ){
-    idemVtabError(p, "idem: %s %s", azIdemCol[iCol], zWhy);
+    idemVtabError(p, "idem: %s: %s %s", p->zName, azIdemCol[iCol], zWhy);
     return 1;
   }
   return 0;
@@ -407,47 +430,57 @@ static void idemDuplicateError(IdemVtab *p, const char *zStatus,
 static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
                           IdemPart aPart[4], const char **pzKind){
   static const int aPartCol[4] = { IDEM_COL_WHO, IDEM_COL_CONV, IDEM_COL_TOOL, IDEM_COL_ARGS };
+  /* What a claim may not set: idem sets or computes them, or they belong
+  ** to the outcome, recorded by UPDATE once the call has run. */
+  static const struct { int iCol; const char *zWhy; } aNot[] = {
+    { IDEM_COL_STATUS, "is set by idem: a claim starts 'pending'; record the"
+                       " outcome afterwards with UPDATE ... SET status" },
+    { IDEM_COL_ID,     "is the outcome: record it with UPDATE ... SET id once"
+                       " the call has run" },
+    { IDEM_COL_RESULT, "is the outcome: record it with UPDATE ... SET result"
+                       " once the call has run" },
+    { IDEM_COL_NOTE,   "is the outcome: record it with UPDATE ... SET note" },
+    { IDEM_COL_CREATED, "is set by idem; leave it out of the INSERT" },
+    { IDEM_COL_UPDATED, "is set by idem; leave it out of the INSERT" },
+    { IDEM_COL_REPLY,   "is computed by idem; leave it out of the INSERT" },
+    { IDEM_COL_RECONCILE, "is an UPDATE command for open calls; leave it out"
+                          " of the INSERT" },
+  };
   int i;
   for(i=0; i<4; i++){
     int eType = sqlite3_value_type(aCol[aPartCol[i]]);
     if( eType==SQLITE_NULL ){
-      idemVtabError(p, "idem: %s is NULL; a claim needs who, conv, tool and args",
-                    azIdemCol[aPartCol[i]]);
-      return SQLITE_CONSTRAINT_NOTNULL;
+      idemVtabError(p, "idem: %s: %s is NULL; a claim needs who, conv, tool"
+                    " and args", p->zName, azIdemCol[aPartCol[i]]);
+      return SQLITE_ERROR;
     }
     if( i==3 && eType==SQLITE_BLOB ){
-      idemVtabError(p, "idem: args is a blob; expected JSON text");
+      idemVtabError(p, "idem: %s: args is a blob; expected JSON text",
+                    p->zName);
       return SQLITE_MISMATCH;
     }
     if( !idemKeyPart(aCol[aPartCol[i]], &aPart[i]) ) return SQLITE_NOMEM;
   }
   *pzKind = "local";
   if( sqlite3_value_type(aCol[IDEM_COL_KIND])!=SQLITE_NULL ){
-    const char *zKind = (const char*)sqlite3_value_text(aCol[IDEM_COL_KIND]);
-    if( zKind==0 ) return SQLITE_NOMEM;
-    if( strcmp(zKind, "local")!=0 && strcmp(zKind, "external")!=0 ){
-      idemVtabError(p, "idem: kind must be 'local' (a write into this"
-                    " database, the default) or 'external', not '%s'", zKind);
-      return SQLITE_CONSTRAINT_CHECK;
+    int bNoMem = 0;
+    const char *zKind = idemWordValue(aCol[IDEM_COL_KIND], &bNoMem);
+    if( bNoMem ) return SQLITE_NOMEM;
+    if( zKind==0 || (strcmp(zKind, "local")!=0 && strcmp(zKind, "external")!=0) ){
+      idemVtabError(p, "idem: %s: kind must be 'local' (a write into this"
+          " database, the default) or 'external' (a request to another"
+          " system), in lower case, not %s%s%s", p->zName,
+          zKind ? "'" : "", zKind ? zKind
+            : sqlite3_value_type(aCol[IDEM_COL_KIND])==SQLITE_TEXT
+              ? "text with an embedded NUL" : "a value that is not text",
+          zKind ? "'" : "");
+      return sqlite3_value_type(aCol[IDEM_COL_KIND])==SQLITE_TEXT
+             ? SQLITE_ERROR : SQLITE_MISMATCH;
     }
     *pzKind = zKind;
   }
-  if( sqlite3_value_type(aCol[IDEM_COL_STATUS])!=SQLITE_NULL ){
-    const char *z = (const char*)sqlite3_value_text(aCol[IDEM_COL_STATUS]);
-    if( z==0 ) return SQLITE_NOMEM;
-    if( idemStatusParse(z)!=IDEM_STATUS_PENDING ){
-      idemVtabError(p, "idem: a claim starts as 'pending'; record the outcome"
-          " afterwards with UPDATE \"%w\" SET status = ... WHERE key = ? AND"
-          " member = 0", p->zName);
-      return SQLITE_CONSTRAINT_CHECK;
-    }
-  }
-  if( idemMustBeNull(p, aCol, IDEM_COL_CREATED, "is set by idem; leave it out of the INSERT")
-   || idemMustBeNull(p, aCol, IDEM_COL_UPDATED, "is set by idem; leave it out of the INSERT")
-   || idemMustBeNull(p, aCol, IDEM_COL_REPLY, "is computed by idem; leave it out of the INSERT")
-   || idemMustBeNull(p, aCol, IDEM_COL_RECONCILE,
-                     "is an UPDATE command for open calls; leave it out of the INSERT") ){
-    return SQLITE_CONSTRAINT_CHECK;
+  for(i=0; i<(int)(sizeof(aNot)/sizeof(aNot[0])); i++){
+    if( idemMustBeNull(p, aCol, aNot[i].iCol, aNot[i].zWhy) ) return SQLITE_ERROR;
   }
   return SQLITE_OK;
 }
@@ -462,8 +495,8 @@ static int idemClaimKey(IdemVtab *p, sqlite3_value **aCol,
   if( sqlite3_value_type(aCol[IDEM_COL_KEY])==SQLITE_NULL ){
     idemKeyHash(aPart, aKey);
   }else if( !idemKeyFromValue(aCol[IDEM_COL_KEY], aKey) ){
-    idemVtabError(p, "idem: key must be 32 lowercase hex digits (as"
-                  " idem_key() returns), or NULL to compute it");
+    idemVtabError(p, "idem: %s: key must be 32 lowercase hex digits (as"
+                  " idem_key() returns), or NULL to compute it", p->zName);
     return SQLITE_MISMATCH;
   }
   return SQLITE_OK;
@@ -522,7 +555,7 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   if( (pJson = idemJsonAcquire(&p->pJson))==0 ) return SQLITE_NOMEM;
   rc = idemJsonCanonical(pJson, (const char*)aPart[3].p, (int)aPart[3].n);
   if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
-    idemVtabError(p, "idem: args: %s", idemJsonError(pJson));
+    idemVtabError(p, "idem: %s: args: %s", p->zName, idemJsonError(pJson));
   }
   if( rc ) goto done;
   zArgs = idemJsonText(pJson, &nArgs);
@@ -584,14 +617,14 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   int i, rc;
 
   if( !idemKeyFromValue(aCol[IDEM_COL_KEY], aKey) ){
-    idemVtabError(p, "idem: a member row needs the key of its call"
-                  " (32 lowercase hex digits)");
+    idemVtabError(p, "idem: %s: member %lld needs the key of its call"
+                  " (32 lowercase hex digits)", p->zName, iMember);
     return SQLITE_MISMATCH;
   }
   for(i=0; i<(int)(sizeof(aNull)/sizeof(aNull[0])); i++){
     if( idemMustBeNull(p, aCol, aNull[i], "belongs to the call, not to a"
           " member: a member row is INSERT INTO calls(key, member, id, result)") ){
-      return SQLITE_CONSTRAINT_CHECK;
+      return SQLITE_ERROR;
     }
   }
   idemKeyHex(aKey, zHex);
@@ -604,9 +637,9 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   rc = sqlite3_step(pMain);
   if( rc!=SQLITE_ROW ){
     if( rc==SQLITE_DONE ){
-      idemVtabError(p, "idem: no call with key '%s'; claim the call before"
-                    " adding members", zHex);
-      rc = SQLITE_CONSTRAINT_FOREIGNKEY;
+      idemVtabError(p, "idem: %s: no call with key '%s'; claim the call"
+                    " before adding members", p->zName, zHex);
+      rc = SQLITE_ERROR;
     }else{
       idemVtabDbError(p, rc);
     }
@@ -615,10 +648,10 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   }
   zStatus = idemText(pMain, IDEM_M_STATUS);
   if( idemStatusParse(zStatus)!=IDEM_STATUS_PENDING ){
-    idemVtabError(p, "idem: members are added only while the call is"
-        " pending; call '%s' is %s", zHex, zStatus);
+    idemVtabError(p, "idem: %s: members are added only while the call is"
+        " pending; call '%s' is %s", p->zName, zHex, zStatus);
     sqlite3_reset(pMain);
-    return SQLITE_CONSTRAINT_CHECK;
+    return SQLITE_ERROR;
   }
   sqlite3_reset(pMain);
 
@@ -634,10 +667,11 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
     return SQLITE_OK;
   }
   if( (rc&0xff)==SQLITE_CONSTRAINT ){
-    idemVtabError(p, "idem: member %lld of call '%s' already exists; members are"
-                  " written once: give this row another member number",
-                  iMember, zHex);
-    return SQLITE_CONSTRAINT_UNIQUE;
+    /* Not a duplicate call: an error under OR IGNORE too. */
+    idemVtabError(p, "idem: %s: member %lld of call '%s' already exists;"
+                  " members are written once: give this row another member"
+                  " number", p->zName, iMember, zHex);
+    return SQLITE_ERROR;
   }
   return idemVtabDbError(p, rc);
 }
@@ -654,11 +688,12 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
     return SQLITE_CORRUPT_VTAB;
   }
   if( sqlite3_value_type(pMember)!=SQLITE_NULL ){
-    if( sqlite3_value_numeric_type(pMember)!=SQLITE_INTEGER
-     || (iMember = sqlite3_value_int64(pMember))<0 ){
-      idemVtabError(p, "idem: member must be 0 (the call) or a positive"
-                    " integer (its members 1, 2, ...)");
-      return SQLITE_CONSTRAINT_CHECK;
+    int bInt = idemValueInt64(pMember, &iMember);
+    if( bInt<0 ) return SQLITE_NOMEM;
+    if( !bInt || iMember<0 ){
+      idemVtabError(p, "idem: %s: member must be 0 (the call) or a positive"
+                    " integer (its members 1, 2, ...)", p->zName);
+      return SQLITE_MISMATCH;
     }
   }
   if( iMember==0 ) return idemInsertCall(p, aCol, pRowid);
@@ -697,8 +732,9 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
   }
   if( sqlite3_column_type(pOld, IDEM_QCOL(iCol))==SQLITE_NULL ) return 1;
   if( iCol==IDEM_COL_MEMBER ){
-    return sqlite3_value_numeric_type(pNew)!=SQLITE_INTEGER
-        || sqlite3_value_int64(pNew)!=sqlite3_column_int64(pOld, IDEM_Q_MEMBER);
+    sqlite3_int64 iNew;
+    return idemValueInt64(pNew, &iNew)!=1
+        || iNew!=sqlite3_column_int64(pOld, IDEM_Q_MEMBER);
   }
   a = sqlite3_value_text(pNew);
   na = sqlite3_value_bytes(pNew);
@@ -731,13 +767,13 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
     idemVtabError(p, "idem: member rows are not updated; record the call's"
         " outcome on its main row: UPDATE \"%w\" SET status = ... WHERE"
         " key = '%s' AND member = 0", p->zName, zHex);
-    return SQLITE_CONSTRAINT_CHECK;
+    return SQLITE_ERROR;
   }
   for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
     if( idemChanges(aCol, aFixed[i], pOld) ){
-      idemVtabError(p, "idem: %s cannot be changed; it is fixed when the"
-                    " call is claimed", azIdemCol[aFixed[i]]);
-      return SQLITE_CONSTRAINT_CHECK;
+      idemVtabError(p, "idem: %s: %s cannot be changed; it is fixed when the"
+                    " call is claimed", p->zName, azIdemCol[aFixed[i]]);
+      return SQLITE_ERROR;
     }
   }
   return SQLITE_OK;
@@ -759,16 +795,26 @@ static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
     if( sqlite3_value_type(pStatus)==SQLITE_NULL ){
       pChg->eStatus = IDEM_STATUS_NULL;
     }else{
-      *pzNew = (const char*)sqlite3_value_text(pStatus);
-      if( *pzNew==0 ) return SQLITE_NOMEM;
-      pChg->eStatus = idemStatusParse(*pzNew);
+      int bNoMem = 0;
+      *pzNew = idemWordValue(pStatus, &bNoMem);
+      if( bNoMem ) return SQLITE_NOMEM;
+      if( *pzNew==0 ){
+        *pzNew = sqlite3_value_type(pStatus)==SQLITE_TEXT
+               ? "text with an embedded NUL" : "a value that is not text";
+        pChg->eStatus = IDEM_STATUS_OTHER;
+      }else{
+        pChg->eStatus = idemStatusParse(*pzNew);
+      }
     }
   }
   if( !sqlite3_value_nochange(pReconcile)
    && sqlite3_value_type(pReconcile)!=SQLITE_NULL ){
-    const char *z = (const char*)sqlite3_value_text(pReconcile);
-    if( z==0 ) return SQLITE_NOMEM;
-    if( strcmp(z, "arrived")==0 ){
+    int bNoMem = 0;
+    const char *z = idemWordValue(pReconcile, &bNoMem);
+    if( bNoMem ) return SQLITE_NOMEM;
+    if( z==0 ){
+      pChg->eReconcile = IDEM_RECONCILE_OTHER;
+    }else if( strcmp(z, "arrived")==0 ){
       pChg->eReconcile = IDEM_RECONCILE_ARRIVED;
     }else if( strcmp(z, "not_arrived")==0 ){
       pChg->eReconcile = IDEM_RECONCILE_NOT_ARRIVED;

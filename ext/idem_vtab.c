@@ -389,6 +389,33 @@ static int idemShadowName(const char *zName){
 
 /* ------------------------------------------------------------- queries */
 
+IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut){
+  sqlite3_value *pCopy = 0;
+  int eType = sqlite3_value_type(pVal);
+  int bInt = 0;
+  if( eType==SQLITE_TEXT ){
+    /* The conversion SQLite itself applies to text compared with a
+    ** column of numeric affinity. */
+    pCopy = sqlite3_value_dup(pVal);
+    if( pCopy==0 ) return -1;
+    eType = sqlite3_value_numeric_type(pCopy);
+    pVal = pCopy;
+  }
+  if( eType==SQLITE_INTEGER ){
+    *piOut = sqlite3_value_int64(pVal);
+    bInt = 1;
+  }else if( eType==SQLITE_FLOAT ){
+    double r = sqlite3_value_double(pVal);
+    if( r>=-9223372036854775808.0 && r<9223372036854775808.0
+     && (double)(sqlite3_int64)r==r ){
+      *piOut = (sqlite3_int64)r;
+      bInt = 1;
+    }
+  }
+  sqlite3_value_free(pCopy);
+  return bInt;
+}
+
 /*
 ** Plans: key = ? (and member = ?) is a unique seek; a created range uses
 ** the created index; anything else scans.
@@ -763,14 +790,16 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   }
   if( sqlite3_value_type(argv[0])==SQLITE_NULL ){
     if( sqlite3_value_type(argv[1])!=SQLITE_NULL ){
-      idemVtabError(p, "idem: the rowid is assigned by idem; leave it out of the INSERT");
-      return SQLITE_CONSTRAINT_CHECK;
+      idemVtabError(p, "idem: %s: the rowid is assigned by idem; leave it"
+                    " out of the INSERT", p->zName);
+      return SQLITE_ERROR;
     }
     return idemClaimInsert(p, aCol, pRowid);
   }
   if( sqlite3_value_int64(argv[0])!=sqlite3_value_int64(argv[1]) ){
-    idemVtabError(p, "idem: the rowid cannot be changed; leave it out of the UPDATE");
-    return SQLITE_CONSTRAINT_CHECK;
+    idemVtabError(p, "idem: %s: the rowid cannot be changed; leave it out"
+                  " of the UPDATE", p->zName);
+    return SQLITE_ERROR;
   }
   return idemClaimUpdate(p, sqlite3_value_int64(argv[0]), aCol);
 }

@@ -68,7 +68,7 @@ int main(void){
     SQLITE_OK, 0);
   check(db, "member-twice",
     "INSERT INTO calls(key,member,id) SELECT key,1,'m' FROM calls WHERE member=0",
-    SQLITE_CONSTRAINT, "idem: member 1 of call '");
+    SQLITE_ERROR, "idem: calls: member 1 of call '");
   checkInt(db, "rows", "SELECT count(*) FROM calls", 2);
   sqlite3_close(db);
   printf("%d passed, %d failed\n", nPass, nFail);
