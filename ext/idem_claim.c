@@ -386,6 +386,14 @@ static int idemMustBeNull(IdemVtab *p, sqlite3_value **aCol, int iCol, const cha
   return 0;
 }
 
+/* The error of a bind that failed (a value beyond SQLITE_LIMIT_LENGTH, out
+** of memory): pStmt's bindings cleared, the table's message set.  Returns
+** rc. */
+static int idemBindError(IdemVtab *p, sqlite3_stmt *pStmt, int rc){
+  sqlite3_clear_bindings(pStmt);
+  return idemVtabDbError(p, rc);
+}
+
 /* Run pStmt (an INSERT, UPDATE or DELETE bound by the caller) and reset
 ** it: SQLITE_DONE or the error code. */
 static int idemStepReset(sqlite3_stmt *pStmt){
@@ -512,7 +520,8 @@ static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
   char zHex[IDEM_KEY_HEX+1];
   int i, rc;
   idemKeyHex(aKey, zHex);
-  sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  rc = sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pMain, rc);
   rc = sqlite3_step(pMain);
   if( rc==SQLITE_ROW ){
     int bSame = 1;
@@ -559,6 +568,16 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   }
   if( rc ) goto done;
   zArgs = idemJsonText(pJson, &nArgs);
+  if( nArgs>sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1) ){
+    /* The canonical text can be longer than the text given (1e20 prints
+    ** 21 digits): it could not be stored, so nothing is claimed. */
+    idemVtabError(p, "idem: %s: args: the canonical text is %d bytes, more"
+        " than SQLite's length limit (SQLITE_LIMIT_LENGTH, %d); nothing was"
+        " claimed", p->zName, nArgs,
+        sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1));
+    rc = SQLITE_TOOBIG;
+    goto done;
+  }
   aPart[3].p = zArgs;
   aPart[3].n = nArgs;
   rc = idemClaimKey(p, aCol, aPart, aKey);
@@ -570,22 +589,23 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   idemNow(p->pVfs, zNow);
 
   /* 2. The claim: the one write, arbitrated by UNIQUE(key, member). */
-  sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-  sqlite3_bind_int(pIns, 2, 0);
-  for(i=0; i<3; i++){
+  rc = sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
+  for(i=0; i<3 && rc==SQLITE_OK; i++){
     if( sqlite3_value_type(aCol[IDEM_COL_WHO+i])==SQLITE_BLOB ){
-      sqlite3_bind_blob(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
+      rc = sqlite3_bind_blob(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
     }else{
-      sqlite3_bind_text(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
+      rc = sqlite3_bind_text(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
     }
   }
-  sqlite3_bind_text(pIns, 6, zArgs, nArgs, SQLITE_STATIC);
-  sqlite3_bind_text(pIns, 7, zKind, -1, SQLITE_STATIC);
-  sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
-  sqlite3_bind_value(pIns, 9, aCol[IDEM_COL_ID]);
-  sqlite3_bind_value(pIns, 10, aCol[IDEM_COL_RESULT]);
-  sqlite3_bind_value(pIns, 11, aCol[IDEM_COL_NOTE]);
-  sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 6, zArgs, nArgs, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 7, zKind, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
+  if( rc!=SQLITE_OK ){
+    idemBindError(p, pIns, rc);
+    goto done;
+  }
   rc = idemStepReset(pIns);
   if( rc==SQLITE_DONE ){
     *pRowid = sqlite3_last_insert_rowid(p->db);
@@ -633,7 +653,8 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
     return rc;
   }
 
-  sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  rc = sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pMain, rc);
   rc = sqlite3_step(pMain);
   if( rc!=SQLITE_ROW ){
     if( rc==SQLITE_DONE ){
@@ -656,11 +677,12 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   sqlite3_reset(pMain);
 
   idemNow(p->pVfs, zNow);
-  sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-  sqlite3_bind_int64(pIns, 2, iMember);
-  sqlite3_bind_value(pIns, 9, aCol[IDEM_COL_ID]);
-  sqlite3_bind_value(pIns, 10, aCol[IDEM_COL_RESULT]);
-  sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
+  rc = sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(pIns, 2, iMember);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pIns, 9, aCol[IDEM_COL_ID]);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pIns, 10, aCol[IDEM_COL_RESULT]);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
   rc = idemStepReset(pIns);
   if( rc==SQLITE_DONE ){
     *pRowid = sqlite3_last_insert_rowid(p->db);
@@ -707,7 +729,8 @@ static int idemRelease(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]){
   sqlite3_stmt *pDel;
   int rc = idemStmt(p, IDEM_STMT_RELEASE, &pDel);
   if( rc!=SQLITE_OK ) return rc;
-  sqlite3_bind_blob(pDel, 1, aKey, IDEM_KEY_BYTES, SQLITE_TRANSIENT);
+  rc = sqlite3_bind_blob(pDel, 1, aKey, IDEM_KEY_BYTES, SQLITE_TRANSIENT);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pDel, rc);
   rc = sqlite3_step(pDel);
   sqlite3_reset(pDel);
   if( rc!=SQLITE_DONE ) return idemVtabDbError(p, rc);
@@ -743,14 +766,15 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
   return na!=nb || (na>0 && memcmp(a, b, na)!=0);
 }
 
-/* The value to store for column iCol on UPDATE: the new one, or the old. */
-static void idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
-                             sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
+/* The value to store for column iCol on UPDATE: the new one, or the old.
+** Returns the bind's result. */
+static int idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
+                            sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
   if( sqlite3_value_nochange(aCol[iCol]) ){
-    sqlite3_bind_value(pStmt, iParam, sqlite3_column_value(pOld, IDEM_QCOL(iCol)));
-  }else{
-    sqlite3_bind_value(pStmt, iParam, aCol[iCol]);
+    return sqlite3_bind_value(pStmt, iParam,
+                              sqlite3_column_value(pOld, IDEM_QCOL(iCol)));
   }
+  return sqlite3_bind_value(pStmt, iParam, aCol[iCol]);
 }
 
 /*
@@ -857,17 +881,25 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   if( pAct->eNote!=IDEM_NOTE_GIVEN && zNote==0 ) return SQLITE_NOMEM;
 
   idemNow(p->pVfs, zNow);
-  sqlite3_bind_int64(pRec, 1, iRid);
-  sqlite3_bind_text(pRec, 2, azIdemStatus[pAct->eStatus], -1, SQLITE_STATIC);
-  idemBindNewOrOld(pRec, 3, aCol, IDEM_COL_ID, pOld);
-  idemBindNewOrOld(pRec, 4, aCol, IDEM_COL_RESULT, pOld);
-  if( zNote ){
-    sqlite3_bind_text(pRec, 5, zNote, -1, SQLITE_STATIC);
-  }else{
-    idemBindNewOrOld(pRec, 5, aCol, IDEM_COL_NOTE, pOld);
+  rc = sqlite3_bind_int64(pRec, 1, iRid);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_bind_text(pRec, 2, azIdemStatus[pAct->eStatus], -1, SQLITE_STATIC);
   }
-  sqlite3_bind_text(pRec, 6, zNow, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = idemBindNewOrOld(pRec, 3, aCol, IDEM_COL_ID, pOld);
+  if( rc==SQLITE_OK ) rc = idemBindNewOrOld(pRec, 4, aCol, IDEM_COL_RESULT, pOld);
+  if( rc==SQLITE_OK ){
+    if( zNote ){
+      rc = sqlite3_bind_text(pRec, 5, zNote, -1, SQLITE_STATIC);
+    }else{
+      rc = idemBindNewOrOld(pRec, 5, aCol, IDEM_COL_NOTE, pOld);
+    }
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pRec, 6, zNow, -1, SQLITE_STATIC);
   sqlite3_reset(pOld);
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(zNote);
+    return idemBindError(p, pRec, rc);
+  }
   rc = idemStepReset(pRec);
   sqlite3_free(zNote);
   return rc==SQLITE_DONE ? SQLITE_OK : idemVtabDbError(p, rc);
@@ -893,7 +925,8 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
    || (rc = idemStmt(p, IDEM_STMT_BYRID, &pOld))!=SQLITE_OK ){
     return rc;
   }
-  sqlite3_bind_int64(pOld, 1, iRid);
+  rc = sqlite3_bind_int64(pOld, 1, iRid);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pOld, rc);
   rc = sqlite3_step(pOld);
   if( rc!=SQLITE_ROW ){
     sqlite3_reset(pOld);
@@ -940,7 +973,8 @@ IDEM_PRIVATE int idemClaimDelete(IdemVtab *p, sqlite3_int64 iRid){
   int rc, bDecided;
   rc = idemStmt(p, IDEM_STMT_CALLOF, &pRow);
   if( rc ) return rc;
-  sqlite3_bind_int64(pRow, 1, iRid);
+  rc = sqlite3_bind_int64(pRow, 1, iRid);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pRow, rc);
   rc = sqlite3_step(pRow);
   if( rc!=SQLITE_ROW ){
     sqlite3_reset(pRow);

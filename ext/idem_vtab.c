@@ -580,7 +580,8 @@ static int idemCursorLoadMain(IdemCursor *pCur){
       if( rc!=SQLITE_OK ) return rc;
     }
   }
-  sqlite3_bind_blob(pCur->pMain, 1, aKey, nKey, SQLITE_TRANSIENT);
+  rc = sqlite3_bind_blob(pCur->pMain, 1, aKey, nKey, SQLITE_TRANSIENT);
+  if( rc!=SQLITE_OK ) return idemVtabDbError(p, rc);
   rc = sqlite3_step(pCur->pMain);
   if( rc==SQLITE_ROW || rc==SQLITE_DONE ) return SQLITE_OK;
   return idemVtabDbError(p, sqlite3_reset(pCur->pMain));
@@ -614,7 +615,7 @@ static int idemNext(sqlite3_vtab_cursor *pCursor){
 ** compared as it is; a number is Unix time in seconds (NULL binds NULL,
 ** which matches nothing).
 */
-static void idemBindCreated(sqlite3_stmt *pStmt, int iParam, sqlite3_value *pVal){
+static int idemBindCreated(sqlite3_stmt *pStmt, int iParam, sqlite3_value *pVal){
   int eType = sqlite3_value_type(pVal);
   if( eType==SQLITE_INTEGER || eType==SQLITE_FLOAT ){
     char zTime[IDEM_TIME_LEN];
@@ -622,10 +623,9 @@ static void idemBindCreated(sqlite3_stmt *pStmt, int iParam, sqlite3_value *pVal
     if( r<0.0 ) r = 0.0;
     if( r>253402300800.0 ) r = 253402300800.0;
     idemFormatTime((sqlite3_int64)(r*1000.0), zTime);
-    sqlite3_bind_text(pStmt, iParam, zTime, -1, SQLITE_TRANSIENT);
-  }else{
-    sqlite3_bind_value(pStmt, iParam, pVal);
+    return sqlite3_bind_text(pStmt, iParam, zTime, -1, SQLITE_TRANSIENT);
   }
+  return sqlite3_bind_value(pStmt, iParam, pVal);
 }
 
 static int idemFilter(
@@ -675,18 +675,23 @@ static int idemFilter(
   }
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
-    sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-    if( idxNum==IDEM_PLAN_KEYMEMBER ){
-      sqlite3_bind_int64(pCur->pStmt, 2, sqlite3_value_int64(argv[1]));
+    rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+    if( rc==SQLITE_OK && idxNum==IDEM_PLAN_KEYMEMBER ){
+      rc = sqlite3_bind_int64(pCur->pStmt, 2, sqlite3_value_int64(argv[1]));
     }
   }else if( idxNum>=IDEM_PLAN_CREATED ){
     int iRange = idxNum - IDEM_PLAN_CREATED;
     int iArg = 0;
-    if( iRange/3 ) idemBindCreated(pCur->pStmt, 1, argv[iArg++]);
-    if( iRange%3 ){
+    if( iRange/3 ) rc = idemBindCreated(pCur->pStmt, 1, argv[iArg++]);
+    if( rc==SQLITE_OK && iRange%3 ){
       /* created = ? binds one value to both ends */
-      idemBindCreated(pCur->pStmt, 2, argv[iArg<argc ? iArg : 0]);
+      rc = idemBindCreated(pCur->pStmt, 2, argv[iArg<argc ? iArg : 0]);
     }
+  }
+  if( rc!=SQLITE_OK ){
+    idemVtabDbError(p, rc);
+    idemCursorReset(pCur);
+    return rc;
   }
   return idemNext(pCursor);
 }
