@@ -417,8 +417,22 @@ IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut){
 }
 
 /*
-** Plans: key = ? (and member = ?) is a unique seek; a created range uses
-** the created index; anything else scans.
+** Plans: key = ? is a seek of the call's group (key = ? AND member = ? of
+** one row); a created range uses the created index; anything else scans.
+**
+** Every constraint the table consumes (omit=1) gives exactly the rows
+** that SQLite would keep if it applied the constraint itself, to a plain
+** table with the same columns, whatever the value's storage class:
+**   key = ?      the key column is TEXT (BINARY): only text of the 32
+**                lowercase hex digits equals a stored key; any other value
+**                (uppercase hex, a blob, a number, NULL) equals none.
+**   member = ?   the member column is INTEGER: the value equals an integer
+**                as SQL compares it (0.0, -0.0 and '0' equal 0), or none
+**                (idemValueInt64()).
+**   created      the range is run by the shadow table's created column,
+**                TEXT too, so a value is compared exactly as SQL compares
+**                it with a TEXT column: a number as its text.
+** A constraint with another collation than BINARY is left to SQLite.
 */
 static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   int iKey = -1, iMember = -1, iLo = -1, iHi = -1, iEq = -1;
@@ -428,6 +442,10 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   for(i=0; i<pInfo->nConstraint; i++){
     const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
     if( !pC->usable ) continue;
+    if( pC->iColumn!=IDEM_COL_MEMBER ){
+      const char *zColl = sqlite3_vtab_collation(pInfo, i);
+      if( zColl && sqlite3_stricmp(zColl, "BINARY")!=0 ) continue;
+    }
     switch( pC->iColumn ){
       case IDEM_COL_KEY:
         if( pC->op==SQLITE_INDEX_CONSTRAINT_EQ ) iKey = i;
@@ -461,9 +479,11 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
     if( (pInfo->colUsed & IDEM_IDENTITY_COLS)==0 ){
       pInfo->idxNum |= IDEM_PLAN_LIGHT;
     }
-    pInfo->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
-    pInfo->estimatedCost = 1.0;
-    pInfo->estimatedRows = 1;
+    /* key = ? alone is a group (the call and its members): not unique, or
+    ** an UPDATE or DELETE would act on its first row only. */
+    if( iMember>=0 ) pInfo->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
+    pInfo->estimatedCost = iMember>=0 ? 1.0 : 2.0;
+    pInfo->estimatedRows = iMember>=0 ? 1 : 2;
     /* The group comes out ordered by member. */
     if( pInfo->nOrderBy==1 && pInfo->aOrderBy[0].iColumn==IDEM_COL_MEMBER
      && !pInfo->aOrderBy[0].desc ){
@@ -610,24 +630,6 @@ static int idemNext(sqlite3_vtab_cursor *pCursor){
   }
 }
 
-/*
-** Bind a value given for created in the stored text form: text is
-** compared as it is; a number is Unix time in seconds (NULL binds NULL,
-** which matches nothing).
-*/
-static int idemBindCreated(sqlite3_stmt *pStmt, int iParam, sqlite3_value *pVal){
-  int eType = sqlite3_value_type(pVal);
-  if( eType==SQLITE_INTEGER || eType==SQLITE_FLOAT ){
-    char zTime[IDEM_TIME_LEN];
-    double r = sqlite3_value_double(pVal);
-    if( r<0.0 ) r = 0.0;
-    if( r>253402300800.0 ) r = 253402300800.0;
-    idemFormatTime((sqlite3_int64)(r*1000.0), zTime);
-    return sqlite3_bind_text(pStmt, iParam, zTime, -1, SQLITE_TRANSIENT);
-  }
-  return sqlite3_bind_value(pStmt, iParam, pVal);
-}
-
 static int idemFilter(
   sqlite3_vtab_cursor *pCursor, int idxNum, const char *idxStr,
   int argc, sqlite3_value **argv
@@ -636,6 +638,7 @@ static int idemFilter(
   IdemVtab *p = (IdemVtab*)pCursor->pVtab;
   unsigned char *aKey = pCur->aKey;
   sqlite3_stmt *pStmt;
+  sqlite3_int64 iMember = 0;
   int iStmt, rc;
   int bLight = (idxNum & IDEM_PLAN_LIGHT)!=0;
   (void)idxStr; (void)argc;
@@ -647,9 +650,11 @@ static int idemFilter(
     if( !idemKeyFromValue(argv[0], aKey) ){
       return SQLITE_OK;
     }
-    if( idxNum==IDEM_PLAN_KEYMEMBER
-     && sqlite3_value_numeric_type(argv[1])!=SQLITE_INTEGER ){
-      return SQLITE_OK;
+    if( idxNum==IDEM_PLAN_KEYMEMBER ){
+      /* A member equal to no integer (0.5, 'a', NULL) matches nothing. */
+      int bInt = idemValueInt64(argv[1], &iMember);
+      if( bInt<0 ) return SQLITE_NOMEM;
+      if( !bInt ) return SQLITE_OK;
     }
     if( bLight ){
       iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_L : IDEM_STMT_Q_KEYMEMBER_L;
@@ -677,15 +682,17 @@ static int idemFilter(
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
     if( rc==SQLITE_OK && idxNum==IDEM_PLAN_KEYMEMBER ){
-      rc = sqlite3_bind_int64(pCur->pStmt, 2, sqlite3_value_int64(argv[1]));
+      rc = sqlite3_bind_int64(pCur->pStmt, 2, iMember);
     }
   }else if( idxNum>=IDEM_PLAN_CREATED ){
     int iRange = idxNum - IDEM_PLAN_CREATED;
     int iArg = 0;
-    if( iRange/3 ) rc = idemBindCreated(pCur->pStmt, 1, argv[iArg++]);
+    /* The value as given: the shadow table's created is TEXT as well, so
+    ** it is compared as SQL compares it with the table's created. */
+    if( iRange/3 ) rc = sqlite3_bind_value(pCur->pStmt, 1, argv[iArg++]);
     if( rc==SQLITE_OK && iRange%3 ){
       /* created = ? binds one value to both ends */
-      rc = idemBindCreated(pCur->pStmt, 2, argv[iArg<argc ? iArg : 0]);
+      rc = sqlite3_bind_value(pCur->pStmt, 2, argv[iArg<argc ? iArg : 0]);
     }
   }
   if( rc!=SQLITE_OK ){
