@@ -202,6 +202,14 @@ struct IdemOptions {
   int bKeepLocalFailure;      /* local_failure=keep */
 };
 
+/* A local claim made in the open transaction, and the savepoint level it
+** was made at (0: outside every savepoint; N+1: inside savepoint N). */
+typedef struct IdemTxnClaim IdemTxnClaim;
+struct IdemTxnClaim {
+  unsigned char aKey[IDEM_KEY_BYTES];
+  int iLevel;
+};
+
 typedef struct IdemVtab IdemVtab;
 struct IdemVtab {
   sqlite3_vtab base;          /* Base class.  Must be first */
@@ -214,6 +222,10 @@ struct IdemVtab {
   unsigned char aLent[IDEM_NSTMT];  /* True while a cursor uses aStmt[i] */
   IdemJson *pJson;            /* Canonicalizer for args and reply */
   char *zDamaged;             /* Why claims are refused, or NULL */
+  IdemTxnClaim *aTxn;         /* Local claims of the open transaction */
+  int nTxn;                   /* Their number */
+  int nTxnAlloc;              /* Room in aTxn[] */
+  int iTxnLevel;              /* The current savepoint level */
 };
 
 IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL];
@@ -233,6 +245,12 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc);
 ** equal none): 1 and *piOut, 0 if it equals no integer, -1 out of memory. */
 IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
 
+/* The local claims of the open transaction (doc/contract.md §4: none may
+** commit pending).  Reserve room for one more before the claim's write,
+** so that recording it after cannot fail: SQLITE_OK or SQLITE_NOMEM. */
+IDEM_PRIVATE int idemTxnReserve(IdemVtab *p);
+IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]);
+
 IDEM_PRIVATE int idemVtabRegister(sqlite3 *db);
 
 /**************************************************************************
@@ -248,6 +266,10 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
 IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
                                  sqlite3_value **aCol);
 IDEM_PRIVATE int idemClaimDelete(IdemVtab *p, sqlite3_int64 iRid);
+
+/* xSync: refuse to commit a local claim of this transaction that is
+** still pending (doc/contract.md §4). */
+IDEM_PRIVATE int idemClaimSync(IdemVtab *p);
 
 /* The reply a duplicate arrival hands back (the hidden column reply). */
 IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,

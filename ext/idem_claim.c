@@ -583,7 +583,8 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   rc = idemClaimKey(p, aCol, aPart, aKey);
   if( rc ) goto done;
   if( (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK
-   || (rc = idemStmt(p, IDEM_STMT_INSERT, &pIns))!=SQLITE_OK ){
+   || (rc = idemStmt(p, IDEM_STMT_INSERT, &pIns))!=SQLITE_OK
+   || (rc = idemTxnReserve(p))!=SQLITE_OK ){
     goto done;
   }
   idemNow(p->pVfs, zNow);
@@ -609,6 +610,8 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   rc = idemStepReset(pIns);
   if( rc==SQLITE_DONE ){
     *pRowid = sqlite3_last_insert_rowid(p->db);
+    /* A local claim must not commit pending: xSync checks it. */
+    if( zKind[0]=='l' ) idemTxnAdd(p, aKey);
     rc = SQLITE_OK;
   }else if( (rc&0xff)!=SQLITE_CONSTRAINT ){    /* extended codes may be on */
     idemVtabDbError(p, rc);
@@ -956,6 +959,53 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
   rc = idemApply(p, &act, iRid, pOld, pRec, aCol);
  done:
   sqlite3_reset(pOld);
+  return rc;
+}
+
+/* ------------------------------------------------------------- COMMIT */
+
+/*
+** xSync, before the transaction commits: a local claim made in it that is
+** still pending fails the COMMIT (which SQLite then rolls back).  Its
+** action and its record belong in its own transaction (doc/contract.md
+** §4): committed pending, the claim would hold its key forever and its
+** action would never run.  External claims commit pending: that is their
+** protocol (the claim is on disk before the request leaves).
+*/
+IDEM_PRIVATE int idemClaimSync(IdemVtab *p){
+  sqlite3_stmt *pMain;
+  int i, rc;
+  if( p->nTxn==0 ) return SQLITE_OK;
+  rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
+  for(i=0; rc==SQLITE_OK && i<p->nTxn; i++){
+    rc = sqlite3_bind_blob(pMain, 1, p->aTxn[i].aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+    if( rc!=SQLITE_OK ){
+      idemBindError(p, pMain, rc);
+      break;
+    }
+    rc = sqlite3_step(pMain);
+    if( rc==SQLITE_ROW ){
+      if( idemStatusParse(idemText(pMain, IDEM_M_STATUS))==IDEM_STATUS_PENDING
+       && strcmp(idemText(pMain, IDEM_M_KIND), "external")!=0 ){
+        char zHex[IDEM_KEY_HEX+1];
+        idemKeyHex(p->aTxn[i].aKey, zHex);
+        idemVtabError(p, "idem: %s: local call '%s' is still pending at"
+            " COMMIT; a local claim never commits pending: record its"
+            " outcome in the same transaction (UPDATE \"%w\" SET status ="
+            " 'done' ... WHERE key = '%s' AND member = 0, or status ="
+            " 'failed'), or roll back; the transaction was rolled back",
+            p->zName, zHex, p->zName, zHex);
+        rc = SQLITE_ERROR;
+      }else{
+        rc = SQLITE_OK;
+      }
+    }else if( rc==SQLITE_DONE ){
+      rc = SQLITE_OK;                   /* released */
+    }else{
+      idemVtabDbError(p, rc);
+    }
+    sqlite3_reset(pMain);
+  }
   return rc;
 }
 

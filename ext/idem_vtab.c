@@ -203,6 +203,7 @@ static void idemVtabFree(IdemVtab *p){
     idemJsonFree(p->pJson);
     sqlite3_free(p->base.zErrMsg);    /* one SQLite never took (xDestroy) */
     sqlite3_free(p->zDamaged);
+    sqlite3_free(p->aTxn);
     sqlite3_free(p->zDb);
     sqlite3_free(p->zName);
     sqlite3_free(p);
@@ -380,6 +381,89 @@ static int idemRename(sqlite3_vtab *pVtab, const char *zNew){
                   sqlite3_errmsg(p->db));
   }
   return rc;
+}
+
+/* ---------------------------------------------------------- transaction */
+
+/*
+** The local claims made in the open transaction, so that xSync can refuse
+** to commit one that is still pending (doc/contract.md §4).  Each carries
+** the savepoint level it was made at, so that a ROLLBACK TO (a user's
+** savepoint, or a statement's own) forgets the claims it undid.  SQLite
+** numbers savepoints from 0, statement savepoints included:
+** xSavepoint(N) opens N, xRelease(N) and xRollbackTo(N) end or rewind
+** every savepoint from N inward.
+*/
+IDEM_PRIVATE int idemTxnReserve(IdemVtab *p){
+  if( p->nTxn>=p->nTxnAlloc ){
+    int nNew = p->nTxnAlloc ? p->nTxnAlloc*2 : 8;
+    IdemTxnClaim *aNew = (IdemTxnClaim*)sqlite3_realloc64(p->aTxn,
+                                     (sqlite3_uint64)nNew*sizeof(IdemTxnClaim));
+    if( aNew==0 ) return SQLITE_NOMEM;
+    p->aTxn = aNew;
+    p->nTxnAlloc = nNew;
+  }
+  return SQLITE_OK;
+}
+
+IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]){
+  if( p->nTxn<p->nTxnAlloc ){           /* idemTxnReserve() made room */
+    memcpy(p->aTxn[p->nTxn].aKey, aKey, IDEM_KEY_BYTES);
+    p->aTxn[p->nTxn].iLevel = p->iTxnLevel;
+    p->nTxn++;
+  }
+}
+
+static void idemTxnClear(IdemVtab *p){
+  p->nTxn = 0;
+  p->iTxnLevel = 0;
+}
+
+static int idemBegin(sqlite3_vtab *pVtab){
+  idemTxnClear((IdemVtab*)pVtab);
+  return SQLITE_OK;
+}
+
+static int idemSync(sqlite3_vtab *pVtab){
+  return idemClaimSync((IdemVtab*)pVtab);
+}
+
+static int idemCommit(sqlite3_vtab *pVtab){
+  idemTxnClear((IdemVtab*)pVtab);
+  return SQLITE_OK;
+}
+
+static int idemRollback(sqlite3_vtab *pVtab){
+  idemTxnClear((IdemVtab*)pVtab);
+  return SQLITE_OK;
+}
+
+static int idemSavepointSp(sqlite3_vtab *pVtab, int iSavepoint){
+  ((IdemVtab*)pVtab)->iTxnLevel = iSavepoint+1;
+  return SQLITE_OK;
+}
+
+static int idemReleaseSp(sqlite3_vtab *pVtab, int iSavepoint){
+  IdemVtab *p = (IdemVtab*)pVtab;
+  int i;
+  /* What was made inside the savepoints released now belongs to the one
+  ** around them. */
+  for(i=0; i<p->nTxn; i++){
+    if( p->aTxn[i].iLevel>iSavepoint ) p->aTxn[i].iLevel = iSavepoint;
+  }
+  p->iTxnLevel = iSavepoint;
+  return SQLITE_OK;
+}
+
+static int idemRollbackToSp(sqlite3_vtab *pVtab, int iSavepoint){
+  IdemVtab *p = (IdemVtab*)pVtab;
+  int i, n = 0;
+  for(i=0; i<p->nTxn; i++){
+    if( p->aTxn[i].iLevel<=iSavepoint ) p->aTxn[n++] = p->aTxn[i];
+  }
+  p->nTxn = n;
+  p->iTxnLevel = iSavepoint+1;          /* savepoint iSavepoint stays open */
+  return SQLITE_OK;
 }
 
 /* The shadow table's suffix. */
@@ -895,15 +979,15 @@ static sqlite3_module idemModule = {
   idemColumn,           /* xColumn */
   idemRowid,            /* xRowid: the shadow table's rid */
   idemUpdate,           /* xUpdate: claim, member, record, purge */
-  0,                    /* xBegin: the shadow table is a real table */
-  0,                    /* xSync */
-  0,                    /* xCommit */
-  0,                    /* xRollback */
+  idemBegin,            /* xBegin: the shadow table is a real table; the */
+  idemSync,             /* xSync:  slots track the local claims of the */
+  idemCommit,           /* xCommit: transaction, which never commit */
+  idemRollback,         /* xRollback: pending (idemClaimSync()) */
   0,                    /* xFindFunction */
   idemRename,           /* xRename: rename the shadow table */
-  0,                    /* xSavepoint */
-  0,                    /* xRelease */
-  0,                    /* xRollbackTo */
+  idemSavepointSp,      /* xSavepoint */
+  idemReleaseSp,        /* xRelease */
+  idemRollbackToSp,     /* xRollbackTo */
   idemShadowName,       /* xShadowName: <name>_claim */
 #if SQLITE_VERSION_NUMBER>=3044000
   idemIntegrity,        /* xIntegrity */

@@ -49,8 +49,12 @@ int main(void){
   if( sqlite3_open(":memory:", &db) ) return 1;
   sqlite3_extended_result_codes(db, 1);
   check(db, "create", "CREATE VIRTUAL TABLE calls USING idem", SQLITE_OK, 0);
-  check(db, "claim",
+  /* A local claim never commits pending: the autocommit fails. */
+  check(db, "local-claim-pending",
     "INSERT INTO calls(who,conv,tool,args) VALUES('u','c','t','{\"a\":1}')",
+    SQLITE_ERROR, "idem: calls: local call '");
+  check(db, "claim",
+    "INSERT INTO calls(who,conv,tool,args,kind) VALUES('u','c','t','{\"a\":1}','external')",
     SQLITE_OK, 0);
   check(db, "duplicate",
     "INSERT INTO calls(who,conv,tool,args) VALUES('u','c','t','{ \"a\" : 1 }')",
