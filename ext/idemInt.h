@@ -170,7 +170,9 @@ IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
 #define IDEM_STMT_Q_KEY_L      18   /* IDEM_STMT_Q_KEY without the identity */
 #define IDEM_STMT_Q_KEYMEMBER_L 19  /* IDEM_STMT_Q_KEYMEMBER without it */
 #define IDEM_STMT_CALLOF       20   /* a row's key and its call's status */
-#define IDEM_NSTMT             21
+#define IDEM_STMT_COOKIE       21   /* the schema's schema_version */
+#define IDEM_STMT_TEMPCOOKIE   22   /* temp's schema_version */
+#define IDEM_NSTMT             23
 
 /* Columns of the query statements (IDEM_STMT_Q_*) and of IDEM_STMT_BYRID:
 ** rid, key, member, then virtual columns 2..12 in order. */
@@ -222,6 +224,9 @@ struct IdemVtab {
   unsigned char aLent[IDEM_NSTMT];  /* True while a cursor uses aStmt[i] */
   IdemJson *pJson;            /* Canonicalizer for args and reply */
   char *zDamaged;             /* Why claims are refused, or NULL */
+  sqlite3_int64 aCookie[2];   /* Schema cookies (zDb, temp) at that check */
+  char *zUnusable;            /* Made with an option this build does not
+                              ** know: all but DROP TABLE is refused */
   IdemTxnClaim *aTxn;         /* Local claims of the open transaction */
   int nTxn;                   /* Their number */
   int nTxnAlloc;              /* Room in aTxn[] */
@@ -250,6 +255,10 @@ IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
 ** so that recording it after cannot fail: SQLITE_OK or SQLITE_NOMEM. */
 IDEM_PRIVATE int idemTxnReserve(IdemVtab *p);
 IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]);
+
+/* Check the shadow table again if the schema changed since the last
+** check (p->zDamaged then says why claims are refused). */
+IDEM_PRIVATE int idemVtabRecheck(IdemVtab *p);
 
 IDEM_PRIVATE int idemVtabRegister(sqlite3 *db);
 

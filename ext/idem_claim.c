@@ -394,6 +394,40 @@ static int idemBindError(IdemVtab *p, sqlite3_stmt *pStmt, int rc){
   return idemVtabDbError(p, rc);
 }
 
+/*
+** After an inner write that ran: did it change the rows it must?  A
+** trigger on the shadow table (RAISE(IGNORE)) or a conflict clause can
+** make a write "succeed" and change nothing, which would turn a claim
+** into a second winner or lose a record.  zWhat names the write.  Returns
+** SQLITE_OK, or SQLITE_CORRUPT_VTAB with the message.
+*/
+static int idemCheckChanges(IdemVtab *p, const char *zWhat, int bAtLeast,
+                            int nWant){
+  int n = sqlite3_changes(p->db);
+  if( bAtLeast ? n>=nWant : n==nWant ) return SQLITE_OK;
+  idemVtabError(p, "idem: %s: %s changed %d rows of %s_claim, not %s%d; the"
+      " shadow table was changed outside idem (a trigger or a conflict"
+      " clause?): nothing is recorded; see PRAGMA integrity_check",
+      p->zName, zWhat, n, p->zName, bAtLeast ? "at least " : "", nWant);
+  return SQLITE_CORRUPT_VTAB;
+}
+
+/* Did an inner INSERT fail (rc) on the shadow table's UNIQUE(key, member),
+** and on nothing else?  Extended result codes may be on or off. */
+static int idemIsUniqueError(IdemVtab *p, int rc){
+  int e = sqlite3_extended_errcode(p->db);
+  return (rc&0xff)==SQLITE_CONSTRAINT
+      && (e==SQLITE_CONSTRAINT_UNIQUE || e==SQLITE_CONSTRAINT_PRIMARYKEY);
+}
+
+/* The error of an inner write that failed: a constraint of the shadow
+** table other than UNIQUE(key, member) (one that a damaged schema added)
+** is never ignorable, so it is not SQLITE_CONSTRAINT. */
+static int idemInnerError(IdemVtab *p, int rc){
+  idemVtabDbError(p, rc);
+  return (rc&0xff)==SQLITE_CONSTRAINT ? SQLITE_CORRUPT_VTAB : rc;
+}
+
 /* Run pStmt (an INSERT, UPDATE or DELETE bound by the caller) and reset
 ** it: SQLITE_DONE or the error code. */
 static int idemStepReset(sqlite3_stmt *pStmt){
@@ -609,15 +643,16 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   }
   rc = idemStepReset(pIns);
   if( rc==SQLITE_DONE ){
+    rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
+    if( rc!=SQLITE_OK ) goto done;
     *pRowid = sqlite3_last_insert_rowid(p->db);
     /* A local claim must not commit pending: xSync checks it. */
     if( zKind[0]=='l' ) idemTxnAdd(p, aKey);
-    rc = SQLITE_OK;
-  }else if( (rc&0xff)!=SQLITE_CONSTRAINT ){    /* extended codes may be on */
-    idemVtabDbError(p, rc);
-  }else{
+  }else if( idemIsUniqueError(p, rc) ){
     /* 3. The key is held.  By this call (a duplicate) or by another? */
     rc = idemClaimHeld(p, pMain, aKey, aPart);
+  }else{
+    rc = idemInnerError(p, rc);
   }
  done:
   idemJsonRelease(&p->pJson, pJson);
@@ -688,17 +723,18 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
   rc = idemStepReset(pIns);
   if( rc==SQLITE_DONE ){
-    *pRowid = sqlite3_last_insert_rowid(p->db);
-    return SQLITE_OK;
+    rc = idemCheckChanges(p, "the member's INSERT", 0, 1);
+    if( rc==SQLITE_OK ) *pRowid = sqlite3_last_insert_rowid(p->db);
+    return rc;
   }
-  if( (rc&0xff)==SQLITE_CONSTRAINT ){
+  if( idemIsUniqueError(p, rc) ){
     /* Not a duplicate call: an error under OR IGNORE too. */
     idemVtabError(p, "idem: %s: member %lld of call '%s' already exists;"
                   " members are written once: give this row another member"
                   " number", p->zName, iMember, zHex);
     return SQLITE_ERROR;
   }
-  return idemVtabDbError(p, rc);
+  return idemInnerError(p, rc);
 }
 
 /*
@@ -708,6 +744,8 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
                                  sqlite3_int64 *pRowid){
   sqlite3_value *pMember = aCol[IDEM_COL_MEMBER];
   sqlite3_int64 iMember = 0;
+  int rc = idemVtabRecheck(p);
+  if( rc!=SQLITE_OK ) return rc;
   if( p->zDamaged ){
     idemVtabError(p, "%s", p->zDamaged);
     return SQLITE_CORRUPT_VTAB;
@@ -736,8 +774,8 @@ static int idemRelease(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]){
   if( rc!=SQLITE_OK ) return idemBindError(p, pDel, rc);
   rc = sqlite3_step(pDel);
   sqlite3_reset(pDel);
-  if( rc!=SQLITE_DONE ) return idemVtabDbError(p, rc);
-  return SQLITE_OK;
+  if( rc!=SQLITE_DONE ) return idemInnerError(p, rc);
+  return idemCheckChanges(p, "the release's DELETE", 1, 1);
 }
 
 /* Is a new value given for column iCol that differs from the stored one
@@ -905,7 +943,8 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   }
   rc = idemStepReset(pRec);
   sqlite3_free(zNote);
-  return rc==SQLITE_DONE ? SQLITE_OK : idemVtabDbError(p, rc);
+  if( rc!=SQLITE_DONE ) return idemInnerError(p, rc);
+  return idemCheckChanges(p, "the record's UPDATE", 0, 1);
 }
 
 /*

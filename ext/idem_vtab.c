@@ -159,6 +159,8 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
                    " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",
+  /* COOKIE */     "PRAGMA \"%w\".schema_version",
+  /* TEMPCOOKIE */ "PRAGMA temp.schema_version",
 };
 
 /*
@@ -203,6 +205,7 @@ static void idemVtabFree(IdemVtab *p){
     idemJsonFree(p->pJson);
     sqlite3_free(p->base.zErrMsg);    /* one SQLite never took (xDestroy) */
     sqlite3_free(p->zDamaged);
+    sqlite3_free(p->zUnusable);
     sqlite3_free(p->aTxn);
     sqlite3_free(p->zDb);
     sqlite3_free(p->zName);
@@ -212,46 +215,197 @@ static void idemVtabFree(IdemVtab *p){
 
 /* ------------------------------------------------------- create/connect */
 
-/*
-** The arbiter of claims is the shadow table's UNIQUE(key, member).  A
-** database changed outside idem may have lost it (the table made again
-** without it, or replaced by a view).  Then claims are refused, with
-** p->zDamaged saying why; reads, releases and DROP TABLE still work, and
-** PRAGMA integrity_check reports it.  Returns SQLITE_OK or SQLITE_NOMEM.
-*/
-static int idemCheckShadow(IdemVtab *p){
+/* The first row's first column of zSql (printf-style) as an integer, or
+** as text into *pzText (sqlite3_malloc'd; NULL for no row or NULL) when
+** pzText is not NULL.  SQLITE_OK, or the error of the query. */
+static int idemQueryValue(IdemVtab *p, sqlite3_int64 *piOut, char **pzText,
+                          const char *zFmt, ...){
   sqlite3_stmt *pStmt = 0;
-  char *zShadow = sqlite3_mprintf("%s_claim", p->zName);
-  char *zSql = zShadow ? sqlite3_mprintf(
-      "SELECT (SELECT type FROM \"%w\".sqlite_schema WHERE name=%Q),"
-      " EXISTS(SELECT 1 FROM pragma_index_list(%Q, %Q) AS il"
-      " WHERE il.\"unique\" AND (SELECT group_concat(name, ',') FROM"
-      " (SELECT name FROM pragma_index_info(il.name, %Q) ORDER BY seqno))"
-      " = 'key,member')", p->zDb, zShadow, zShadow, p->zDb, p->zDb) : 0;
-  const char *zType;
+  va_list ap;
+  char *zSql;
   int rc;
-  sqlite3_free(zShadow);
+  va_start(ap, zFmt);
+  zSql = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  if( piOut ) *piOut = 0;
+  if( pzText ) *pzText = 0;
   if( zSql==0 ) return SQLITE_NOMEM;
+  /* Not SQLITE_PREPARE_NO_VTAB: the checks read pragma_index_list() and
+  ** its kin, which are (eponymous, built-in) virtual tables. */
   rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
   sqlite3_free(zSql);
-  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW
-   && (zType = (const char*)sqlite3_column_text(pStmt, 0))!=0 ){
-    if( strcmp(zType, "table")!=0 ){
-      p->zDamaged = sqlite3_mprintf("idem: %s: %s_claim is a %s, not a table;"
-          " the database was changed outside idem: claims are refused",
-          p->zName, p->zName, zType);
-      if( p->zDamaged==0 ) rc = SQLITE_NOMEM;
-    }else if( sqlite3_column_int(pStmt, 1)==0 ){
-      p->zDamaged = sqlite3_mprintf("idem: %s: %s_claim has lost its"
-          " UNIQUE(key, member), which decides who owns a call; the database"
-          " was changed outside idem: claims are refused", p->zName, p->zName);
-      if( p->zDamaged==0 ) rc = SQLITE_NOMEM;
+  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    if( piOut ) *piOut = sqlite3_column_int64(pStmt, 0);
+    if( pzText && sqlite3_column_type(pStmt, 0)!=SQLITE_NULL ){
+      *pzText = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
+      if( *pzText==0 ) rc = SQLITE_NOMEM;
     }
   }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* The schema cookies of the table's schema and of temp (where a TEMP
+** trigger on the shadow table lives): a change means the damage check
+** must look again. */
+static int idemSchemaCookies(IdemVtab *p, sqlite3_int64 aCookie[2]){
+  int i, rc = SQLITE_OK;
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    sqlite3_stmt *pStmt;
+    rc = idemStmt(p, i ? IDEM_STMT_TEMPCOOKIE : IDEM_STMT_COOKIE, &pStmt);
+    if( rc!=SQLITE_OK ) break;
+    rc = sqlite3_step(pStmt);
+    aCookie[i] = sqlite3_column_int64(pStmt, 0);
+    rc = rc==SQLITE_ROW ? SQLITE_OK : sqlite3_reset(pStmt);
+    sqlite3_reset(pStmt);
+  }
+  return rc;
+}
+
+/* True if the SQL text z says ON CONFLICT, whatever the spacing, case and
+** comments in between. */
+static int idemHasConflictClause(const char *z){
+  static const char zWant[] = "ONCONFLICT";
+  int i = 0, n = 0;
+  while( z[i] ){
+    char c = z[i];
+    if( c=='/' && z[i+1]=='*' ){
+      const char *zEnd = strstr(&z[i+2], "*/");
+      if( zEnd==0 ) break;
+      i = (int)(zEnd - z) + 2;
+      continue;
+    }
+    if( c=='-' && z[i+1]=='-' ){
+      while( z[i] && z[i]!='\n' ) i++;
+      continue;
+    }
+    i++;
+    if( c==' ' || c=='\t' || c=='\n' || c=='\r' || c=='\f' ) continue;
+    if( c>='a' && c<='z' ) c -= 'a'-'A';
+    if( c==zWant[n] ){
+      if( ++n==(int)sizeof(zWant)-1 ) return 1;
+    }else{
+      n = (c==zWant[0]);
+    }
+  }
+  return 0;
+}
+
+/*
+** The arbiter of claims is the shadow table's UNIQUE(key, member): the
+** claim is its one INSERT, and changes() tells who won.  A database
+** changed outside idem may have taken that away while the table still
+** looks whole: the table made again without the constraint, or as a view;
+** the uniqueness only in a partial index; a conflict clause (ON CONFLICT
+** REPLACE or IGNORE) that turns a duplicate into a replaced or ignored row;
+** a rid that is not the INTEGER PRIMARY KEY (the table's rowid); a trigger
+** on the shadow table (allowed even with SQLITE_DBCONFIG_DEFENSIVE), which
+** can void every claim (BEFORE INSERT ... RAISE(IGNORE)) or every record.
+** Then claims are refused, with p->zDamaged saying why; reads, releases and
+** DROP TABLE still work, and PRAGMA integrity_check reports it.  The check
+** runs at connect and again whenever the schema changes (idemVtabRecheck()).
+** Returns SQLITE_OK or SQLITE_NOMEM.
+*/
+static int idemCheckShadow(IdemVtab *p){
+  static const char zTail[] = "; the database was changed outside idem:"
+                              " claims are refused";
+  char *zShadow = sqlite3_mprintf("%s_claim", p->zName);
+  char *zType = 0, *zSql = 0, *zTrigger = 0;
+  char *zWhy = 0;
+  sqlite3_int64 n = 0;
+  int rc;
+
+  sqlite3_free(p->zDamaged);
+  p->zDamaged = 0;
+  if( zShadow==0 ) return SQLITE_NOMEM;
+  rc = idemSchemaCookies(p, p->aCookie);
+  if( rc==SQLITE_OK ){
+    rc = idemQueryValue(p, 0, &zType, "SELECT type FROM \"%w\".sqlite_schema"
+                        " WHERE name=%Q", p->zDb, zShadow);
+  }
+  if( rc!=SQLITE_OK || zType==0 ) goto done;
+  if( strcmp(zType, "table")!=0 ){
+    zWhy = sqlite3_mprintf("%s_claim is a %s, not a table", p->zName, zType);
+    goto done;
+  }
+  /* n: 2 with a whole UNIQUE(key, member), 1 with only a partial one. */
+  rc = idemQueryValue(p, &n, 0,
+      "SELECT max(2 - il.partial) FROM pragma_index_list(%Q, %Q) AS il"
+      " WHERE il.\"unique\" AND (SELECT group_concat(name, ',')"
+      " FROM (SELECT name FROM pragma_index_info(il.name, %Q) ORDER BY seqno))"
+      " = 'key,member'", zShadow, p->zDb, p->zDb);
+  if( rc!=SQLITE_OK ) goto done;
+  if( n==0 ){
+    zWhy = sqlite3_mprintf("%s_claim has lost its UNIQUE(key, member), which"
+        " decides who owns a call", p->zName);
+    goto done;
+  }
+  if( n==1 ){
+    zWhy = sqlite3_mprintf("%s_claim's UNIQUE(key, member) is only a partial"
+        " index, which decides nothing for the rows it leaves out", p->zName);
+    goto done;
+  }
+  rc = idemQueryValue(p, 0, &zSql, "SELECT group_concat(sql, ';') FROM"
+      " \"%w\".sqlite_schema WHERE tbl_name=%Q AND type IN ('table','index')",
+      p->zDb, zShadow);
+  if( rc!=SQLITE_OK ) goto done;
+  if( zSql && idemHasConflictClause(zSql) ){
+    zWhy = sqlite3_mprintf("%s_claim carries a conflict clause (ON CONFLICT),"
+        " which would replace or ignore a claim instead of refusing the"
+        " duplicate", p->zName);
+    goto done;
+  }
+  rc = idemQueryValue(p, &n, 0,
+      "SELECT (SELECT count(*) FROM pragma_table_info(%Q, %Q) WHERE pk>0)=1"
+      " AND (SELECT pk=1 AND upper(type)='INTEGER' FROM pragma_table_info(%Q, %Q)"
+      " WHERE name='rid')"
+      " AND NOT EXISTS(SELECT 1 FROM pragma_index_list(%Q, %Q) WHERE origin='pk')",
+      zShadow, p->zDb, zShadow, p->zDb, zShadow, p->zDb);
+  if( rc!=SQLITE_OK ) goto done;
+  if( n==0 ){
+    zWhy = sqlite3_mprintf("%s_claim's rid is not its INTEGER PRIMARY KEY"
+        " (the rowid)", p->zName);
+    goto done;
+  }
+  rc = idemQueryValue(p, 0, &zTrigger,
+      "SELECT name FROM (SELECT name, tbl_name, type FROM \"%w\".sqlite_schema"
+      " UNION ALL SELECT name, tbl_name, type FROM temp.sqlite_schema)"
+      " WHERE type='trigger' AND tbl_name=%Q COLLATE NOCASE ORDER BY name",
+      p->zDb, zShadow);
+  if( rc!=SQLITE_OK ) goto done;
+  if( zTrigger ){
+    zWhy = sqlite3_mprintf("%s_claim has a trigger (%s), which can void or"
+        " change what idem writes", p->zName, zTrigger);
+  }
+
+ done:
+  if( zWhy ){
+    p->zDamaged = sqlite3_mprintf("idem: %s: %s%s", p->zName, zWhy, zTail);
+    if( p->zDamaged==0 ) rc = SQLITE_NOMEM;
+  }
+  sqlite3_free(zWhy);
+  sqlite3_free(zType);
+  sqlite3_free(zSql);
+  sqlite3_free(zTrigger);
+  sqlite3_free(zShadow);
   /* Any other failure of the check (a truncated file) shows again, with
   ** its own message, when the table is used. */
-  if( sqlite3_finalize(pStmt)==SQLITE_NOMEM || rc==SQLITE_NOMEM ) return SQLITE_NOMEM;
-  return SQLITE_OK;
+  return rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/*
+** Before a write: if the schema changed since the last check (a trigger
+** created on this connection does not reconnect the table), check the
+** shadow table again.  SQLITE_OK or an error with its message.
+*/
+IDEM_PRIVATE int idemVtabRecheck(IdemVtab *p){
+  sqlite3_int64 aCookie[2];
+  int rc = idemSchemaCookies(p, aCookie);
+  if( rc!=SQLITE_OK ) return idemVtabDbError(p, rc);
+  if( aCookie[0]!=p->aCookie[0] || aCookie[1]!=p->aCookie[1] ){
+    rc = idemCheckShadow(p);
+  }
+  return rc;
 }
 
 /*
@@ -274,7 +428,22 @@ static int idemInit(
   p->zName = sqlite3_mprintf("%s", argv[2]);
   if( p->zDb==0 || p->zName==0 ){ rc = SQLITE_NOMEM; goto fail; }
   for(i=3; i<argc; i++){
-    rc = idemOptionParse(&p->opt, argv[i], pzErr);
+    char *zErr = 0;
+    rc = idemOptionParse(&p->opt, argv[i], &zErr);
+    if( rc!=SQLITE_OK && !bCreate && zErr ){
+      /* A table made by another build of idem, with an option this one
+      ** does not know: connect anyway, so that DROP TABLE works, and refuse
+      ** everything else (p->zUnusable). */
+      p->zUnusable = sqlite3_mprintf("idem: %s: this build of idem cannot"
+          " use the table (%s); it was made by another build: use that"
+          " build, or DROP TABLE %s", p->zName, zErr + (strncmp(zErr,
+          "idem: ", 6)==0 ? 6 : 0), p->zName);
+      sqlite3_free(zErr);
+      if( p->zUnusable==0 ){ rc = SQLITE_NOMEM; goto fail; }
+      rc = SQLITE_OK;
+      break;
+    }
+    *pzErr = zErr;
     if( rc!=SQLITE_OK ) goto fail;
   }
   if( sqlite3_file_control(db, p->zDb, SQLITE_FCNTL_VFS_POINTER, &p->pVfs)
@@ -338,13 +507,30 @@ static int idemDisconnect(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 
+/*
+** xDestroy: drop the shadow table, whatever it has become.  SQLite does
+** not pass xDestroy's message on (a failure reads "SQL logic error"), so
+** it must not fail on a damaged schema: a view in the shadow table's place
+** is dropped as a view; anything else of that name (an index, a trigger)
+** is not the shadow table and is left alone.
+*/
 static int idemDestroy(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   int rc;
-  char *zSql;
+  char *zSql, *zType = 0;
   idemFinalizeAll(p);
-  zSql = sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\".\"%w_claim\"",
-                         p->zDb, p->zName);
+  rc = idemQueryValue(p, 0, &zType, "SELECT type FROM \"%w\".sqlite_schema"
+                      " WHERE name=%Q||'_claim' AND type IN ('table','view')",
+                      p->zDb, p->zName);
+  if( rc!=SQLITE_OK ) return rc;
+  if( zType==0 ){
+    zSql = sqlite3_mprintf("SELECT 1");
+  }else{
+    zSql = sqlite3_mprintf("DROP %s \"%w\".\"%w_claim\"",
+                           strcmp(zType, "view")==0 ? "VIEW" : "TABLE",
+                           p->zDb, p->zName);
+  }
+  sqlite3_free(zType);
   if( zSql==0 ) return SQLITE_NOMEM;
   rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
   sqlite3_free(zSql);
@@ -522,7 +708,10 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   int iKey = -1, iMember = -1, iLo = -1, iHi = -1, iEq = -1;
   int eLo = 0, eHi = 0;
   int i;
-  (void)pVtab;
+  if( ((IdemVtab*)pVtab)->zUnusable ){
+    idemVtabError((IdemVtab*)pVtab, "%s", ((IdemVtab*)pVtab)->zUnusable);
+    return SQLITE_ERROR;
+  }
   for(i=0; i<pInfo->nConstraint; i++){
     const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
     if( !pC->usable ) continue;
@@ -881,6 +1070,10 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   IdemVtab *p = (IdemVtab*)pVtab;
   sqlite3_value **aCol = &argv[2];
 
+  if( p->zUnusable ){
+    idemVtabError(p, "%s", p->zUnusable);
+    return SQLITE_ERROR;
+  }
   if( argc==1 ){
     return idemClaimDelete(p, sqlite3_value_int64(argv[0]));
   }
@@ -922,8 +1115,8 @@ static int idemIntegrity(sqlite3_vtab *pVtab, const char *zSchema,
   IdemVtab *p = (IdemVtab*)pVtab;
   int i, rc = SQLITE_OK;
   (void)isQuick; (void)zTabName;
-  if( p->zDamaged ){
-    *pzErr = sqlite3_mprintf("%s", p->zDamaged);
+  if( p->zUnusable || p->zDamaged ){
+    *pzErr = sqlite3_mprintf("%s", p->zUnusable ? p->zUnusable : p->zDamaged);
     return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
   }
   for(i=0; i<(int)(sizeof(aCheck)/sizeof(aCheck[0])) && rc==SQLITE_OK; i++){
