@@ -561,9 +561,10 @@ static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
     int bSame = 1;
     for(i=0; i<4 && bSame; i++) bSame = idemSameBytes(pMain, IDEM_M_WHO+i, &aPart[i]);
     if( !bSame ){
-      idemVtabError(p, "idem: key '%s' is already held by a different call"
+      idemVtabError(p, "idem: %s: key '%s' is already held by a different call"
           " (another who, conv, tool or args); a key belongs to one call:"
-          " compute keys with idem_key() or give each call a fresh key", zHex);
+          " compute keys with idem_key() or give each call a fresh key",
+          p->zName, zHex);
       rc = SQLITE_ERROR;
     }else{
       idemDuplicateError(p, idemText(pMain, IDEM_M_STATUS), zHex,

@@ -66,7 +66,7 @@ int main(void){
   check(db, "key-held-by-another-call",
     "INSERT OR IGNORE INTO calls(key,who,conv,tool,args)"
     " SELECT key,'mallory','c','t','{\"a\":1}' FROM calls",
-    SQLITE_ERROR, "idem: key '");
+    SQLITE_ERROR, "idem: calls: key '");
   check(db, "member",
     "INSERT INTO calls(key,member,id) SELECT key,1,'m' FROM calls WHERE member=0",
     SQLITE_OK, 0);

@@ -299,7 +299,7 @@ got=$(sqlc "${ADDR[3]}" "SELECT count(*), status, id FROM calls WHERE conv = 'th
 check "3: INSERT OR IGNORE through node 3 changes nothing" "1|done|42" "$got"
 out=$(sqlc "${ADDR[3]}" "INSERT OR IGNORE INTO calls(key, who, conv, tool, args) VALUES(idem_key('alice', 'three-1', 'checkout', '$A1'), 'mallory', 'three-1', 'checkout', '{}')" 2>&1)
 case $out in
-  *"idem: key '"*"' is already held by a different call"*) ok "3: a key reused for another call is refused, under OR IGNORE too" ;;
+  *"idem: calls: key '"*"' is already held by a different call"*) ok "3: a key reused for another call is refused, under OR IGNORE too" ;;
   *) not_ok "3: a key reused for another call under OR IGNORE: [$out]" ;;
 esac
 
