@@ -36,6 +36,16 @@
 ** Member rows keep only their own id, result and created: they show their
 ** call's who, conv, tool, args, kind, status, note and updated.
 **
+** TRANSACTIONS.  The slots xBegin ... xRollbackTo track the local claims
+** made in the open transaction; xSync, which runs before it commits,
+** refuses to commit one still pending (idemClaimSync(), doc/contract.md
+** §4).
+**
+** DAMAGE.  idemCheckShadow() looks at the shadow table when the table is
+** connected and whenever the schema changes: if it no longer arbitrates
+** (no UNIQUE(key, member), a conflict clause, a trigger, ...), claims are
+** refused; DROP TABLE always works.
+**
 ** TRUST.  The module is SQLITE_VTAB_DIRECTONLY: it writes claims and
 ** releases them, so it must not be reachable from triggers or views that
 ** arrive with a database file; applications and operators use it directly.
