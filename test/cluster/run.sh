@@ -292,6 +292,15 @@ case $out in
   *"idem: call already claimed (status: done)"*) ok "3: B's claim through node 2 is refused: already claimed (status: done)" ;;
   *) not_ok "3: B's claim through node 2: $out" ;;
 esac
+# A local claim alone, in the shell's own transaction, never commits
+# pending (doc/contract.md §4): xSync refuses it on the leader too.
+out=$(sqlc "${ADDR[1]}" "INSERT INTO calls(who, conv, tool, args) VALUES('alice', 'three-2', 'checkout', '$A1')" 2>&1)
+case $out in
+  *"idem: calls: local call '"*"' is still pending at COMMIT"*) ok "3: a local claim alone through node 1 is refused: it would commit pending" ;;
+  *) not_ok "3: a local claim alone through node 1: [$out]" ;;
+esac
+got=$(sqlc "${ADDR[2]}" "SELECT count(*) FROM calls WHERE conv = 'three-2'")
+check "3: nothing of it is stored (read through node 2)" 0 "$got"
 got=$(sqlc "${ADDR[2]}" "SELECT reply FROM calls WHERE key = idem_key('alice', 'three-1', 'checkout', '$A1')")
 check "3: B replays A's result through node 2" '{"id":42,"idempotent":true,"result":{"order":42},"status":"done"}' "$got"
 sqlc "${ADDR[3]}" "INSERT OR IGNORE INTO calls(who, conv, tool, args) VALUES('alice', 'three-1', 'checkout', '$A1')" >/dev/null 2>&1
