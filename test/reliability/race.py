@@ -17,7 +17,8 @@
 # no UNIQUE), the arrivals table of a second database standing in for the
 # target system (external; no UNIQUE), and the workers' own logs (one line
 # per step, written with O_APPEND, so a kill never loses a written line).
-# Each claim's note names the process that made it.
+# Each call's note names the process that made it (recorded in the claim's
+# own transaction: a claim sets no note).
 #
 # --check-then-act runs only the negative control: the naive recipe (look
 # in a log table, act, then insert the log row under a UNIQUE constraint),
