@@ -212,7 +212,9 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 #define IDEM_STMT_Q_KEY_L      18   /* IDEM_STMT_Q_KEY without the identity */
 #define IDEM_STMT_Q_KEYMEMBER_L 19  /* IDEM_STMT_Q_KEYMEMBER without it */
 #define IDEM_STMT_CALLOF       20   /* a row's key and its call's status */
-#define IDEM_NSTMT             21
+#define IDEM_STMT_COOKIE       21   /* the schema's schema_version */
+#define IDEM_STMT_TEMPCOOKIE   22   /* temp's schema_version */
+#define IDEM_NSTMT             23
 
 /* Columns of the query statements (IDEM_STMT_Q_*) and of IDEM_STMT_BYRID:
 ** rid, key, member, then virtual columns 2..12 in order. */
@@ -245,6 +247,14 @@ struct IdemOptions {
   int bRelaxedDurability;     /* durability=relaxed (doc/contract.md §12) */
 };
 
+/* A local claim made in the open transaction, and the savepoint level it
+** was made at (0: outside every savepoint; N+1: inside savepoint N). */
+typedef struct IdemTxnClaim IdemTxnClaim;
+struct IdemTxnClaim {
+  unsigned char aKey[IDEM_KEY_BYTES];
+  int iLevel;
+};
+
 typedef struct IdemVtab IdemVtab;
 struct IdemVtab {
   sqlite3_vtab base;          /* Base class.  Must be first */
@@ -258,6 +268,13 @@ struct IdemVtab {
   IdemJson *pJson;            /* Canonicalizer for args and reply */
   char *zDamaged;             /* Why claims are refused, or NULL */
   IdemDurable durable;        /* The durability verdict (idem_durable.c) */
+  sqlite3_int64 aCookie[2];   /* Schema cookies (zDb, temp) at that check */
+  char *zUnusable;            /* Made with an option this build does not
+                              ** know: all but DROP TABLE is refused */
+  IdemTxnClaim *aTxn;         /* Local claims of the open transaction */
+  int nTxn;                   /* Their number */
+  int nTxnAlloc;              /* Room in aTxn[] */
+  int iTxnLevel;              /* The current savepoint level */
 };
 
 IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL];
@@ -271,6 +288,21 @@ IDEM_PRIVATE int idemStmt(IdemVtab *p, int i, sqlite3_stmt **ppStmt);
 ** returns rc. */
 IDEM_PRIVATE void idemVtabError(IdemVtab *p, const char *zFmt, ...);
 IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc);
+
+/* The integer that pVal equals as SQL compares it with an INTEGER column
+** (numeric affinity: 0.0, -0.0 and '0' equal 0; 0.5, 'a', x'00' and NULL
+** equal none): 1 and *piOut, 0 if it equals no integer, -1 out of memory. */
+IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
+
+/* The local claims of the open transaction (doc/contract.md §4: none may
+** commit pending).  Reserve room for one more before the claim's write,
+** so that recording it after cannot fail: SQLITE_OK or SQLITE_NOMEM. */
+IDEM_PRIVATE int idemTxnReserve(IdemVtab *p);
+IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]);
+
+/* Check the shadow table again if the schema changed since the last
+** check (p->zDamaged then says why claims are refused). */
+IDEM_PRIVATE int idemVtabRecheck(IdemVtab *p);
 
 IDEM_PRIVATE int idemVtabRegister(sqlite3 *db);
 
@@ -287,6 +319,10 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
 IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
                                  sqlite3_value **aCol);
 IDEM_PRIVATE int idemClaimDelete(IdemVtab *p, sqlite3_int64 iRid);
+
+/* xSync: refuse to commit a local claim of this transaction that is
+** still pending (doc/contract.md §4). */
+IDEM_PRIVATE int idemClaimSync(IdemVtab *p);
 
 /* The reply a duplicate arrival hands back (the hidden column reply). */
 IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,

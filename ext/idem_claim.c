@@ -13,6 +13,13 @@
 ** call under the same key is SQLITE_ERROR, never ignorable, and tells
 ** nothing of the call that holds the key.
 **
+** ERRORS.  That duplicate is the only SQLITE_CONSTRAINT that xUpdate ever
+** returns: OR IGNORE silences every constraint error, and "0 rows changed"
+** must mean "someone else holds this call" (doc/contract.md §4).  Every
+** other refusal, bad input or broken rule alike, is SQLITE_ERROR (or
+** SQLITE_MISMATCH for a value of the wrong type), so that it stays an
+** error under every conflict clause.
+**
 ** THE OUTCOME.  An UPDATE of a call's main row goes in three steps:
 **
 **   1. read   the stored row; refuse what is never allowed (updating a
@@ -139,6 +146,20 @@ static IdemStatus idemStatusParse(const char *z){
     }
   }
   return IDEM_STATUS_OTHER;
+}
+
+/*
+** The text of an SQL value that must be one word (a status, a kind, a
+** verdict), or 0 if it cannot be: not text, or text with an embedded NUL,
+** which C would silently cut at the NUL.  *pbNoMem is set on OOM.
+*/
+static const char *idemWordValue(sqlite3_value *pVal, int *pbNoMem){
+  const char *z;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) return 0;
+  z = (const char*)sqlite3_value_text(pVal);
+  if( z==0 ){ *pbNoMem = 1; return 0; }
+  if( (int)strlen(z)!=sqlite3_value_bytes(pVal) ) return 0;
+  return z;
 }
 
 /* A decided call (done, or failed and kept) is final. */
@@ -294,21 +315,23 @@ static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
                       const char *zOld, const char *zNew){
   switch( eRefusal ){
     case IDEM_REFUSE_NULL_STATUS:
-      idemVtabError(p, "idem: status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending");
-      return SQLITE_CONSTRAINT_NOTNULL;
+      idemVtabError(p, "idem: %s: status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending", p->zName);
+      break;
     case IDEM_REFUSE_DECIDED:
       idemVtabError(p, "idem: call '%s' is already decided (status: %s); a"
           " decided call is final: replay it with SELECT reply FROM \"%w\""
           " WHERE key = '%s'", zHex, zOld, p->zName, zHex);
       break;
     case IDEM_REFUSE_RECONCILE_WITH_STATUS:
-      idemVtabError(p, "idem: reconcile = 'arrived' makes the call done and"
-          " 'not_arrived' releases it; do not set another status with it");
+      idemVtabError(p, "idem: %s: reconcile = 'arrived' makes the call done and"
+          " 'not_arrived' releases it; do not set another status with it",
+          p->zName);
       break;
     case IDEM_REFUSE_BAD_RECONCILE:
-      idemVtabError(p, "idem: reconcile must be 'arrived' (the target's"
+      idemVtabError(p, "idem: %s: reconcile must be 'arrived' (the target's"
           " records show the request: the call becomes done) or"
-          " 'not_arrived' (they show it never came: the claim is released)");
+          " 'not_arrived' (they show it never came: the claim is released)",
+          p->zName);
       break;
     case IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE:
       idemVtabError(p, "idem: call '%s' has an unknown outcome and is never"
@@ -318,15 +341,15 @@ static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
           zHex, p->zName, zHex);
       break;
     case IDEM_REFUSE_LOCAL_UNKNOWN:
-      idemVtabError(p, "idem: a local call's outcome is known: set status"
-                    " to 'done' or 'failed'");
+      idemVtabError(p, "idem: %s: call '%s' is local: its outcome is known;"
+                    " set status to 'done' or 'failed'", p->zName, zHex);
       break;
     case IDEM_REFUSE_BAD_STATUS:
-      idemVtabError(p, "idem: status must be 'pending', 'done' or 'failed',"
-                    " not '%s'", zNew);
+      idemVtabError(p, "idem: %s: status must be 'pending', 'done' or"
+                    " 'failed', not '%s'", p->zName, zNew ? zNew : "(not text)");
       break;
   }
-  return SQLITE_CONSTRAINT_CHECK;
+  return SQLITE_ERROR;
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -373,10 +396,52 @@ static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
 /* A value that must not be given on INSERT: error unless NULL. */
 static int idemMustBeNull(IdemVtab *p, sqlite3_value **aCol, int iCol, const char *zWhy){
   if( sqlite3_value_type(aCol[iCol])!=SQLITE_NULL ){
-    idemVtabError(p, "idem: %s %s", azIdemCol[iCol], zWhy);
+    idemVtabError(p, "idem: %s: %s %s", p->zName, azIdemCol[iCol], zWhy);
     return 1;
   }
   return 0;
+}
+
+/* The error of a bind that failed (a value beyond SQLITE_LIMIT_LENGTH, out
+** of memory): pStmt's bindings cleared, the table's message set.  Returns
+** rc. */
+static int idemBindError(IdemVtab *p, sqlite3_stmt *pStmt, int rc){
+  sqlite3_clear_bindings(pStmt);
+  return idemVtabDbError(p, rc);
+}
+
+/*
+** After an inner write that ran: did it change the rows it must?  A
+** trigger on the shadow table (RAISE(IGNORE)) or a conflict clause can
+** make a write "succeed" and change nothing, which would turn a claim
+** into a second winner or lose a record.  zWhat names the write.  Returns
+** SQLITE_OK, or SQLITE_CORRUPT_VTAB with the message.
+*/
+static int idemCheckChanges(IdemVtab *p, const char *zWhat, int bAtLeast,
+                            int nWant){
+  int n = sqlite3_changes(p->db);
+  if( bAtLeast ? n>=nWant : n==nWant ) return SQLITE_OK;
+  idemVtabError(p, "idem: %s: %s changed %d rows of %s_claim, not %s%d; the"
+      " shadow table was changed outside idem (a trigger or a conflict"
+      " clause?): nothing is recorded; see PRAGMA integrity_check",
+      p->zName, zWhat, n, p->zName, bAtLeast ? "at least " : "", nWant);
+  return SQLITE_CORRUPT_VTAB;
+}
+
+/* Did an inner INSERT fail (rc) on the shadow table's UNIQUE(key, member),
+** and on nothing else?  Extended result codes may be on or off. */
+static int idemIsUniqueError(IdemVtab *p, int rc){
+  int e = sqlite3_extended_errcode(p->db);
+  return (rc&0xff)==SQLITE_CONSTRAINT
+      && (e==SQLITE_CONSTRAINT_UNIQUE || e==SQLITE_CONSTRAINT_PRIMARYKEY);
+}
+
+/* The error of an inner write that failed: a constraint of the shadow
+** table other than UNIQUE(key, member) (one that a damaged schema added)
+** is never ignorable, so it is not SQLITE_CONSTRAINT. */
+static int idemInnerError(IdemVtab *p, int rc){
+  idemVtabDbError(p, rc);
+  return (rc&0xff)==SQLITE_CONSTRAINT ? SQLITE_CORRUPT_VTAB : rc;
 }
 
 /* Run pStmt (an INSERT, UPDATE or DELETE bound by the caller) and reset
@@ -423,32 +488,57 @@ static void idemDuplicateError(IdemVtab *p, const char *zStatus,
 static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
                           IdemPart aPart[4], const char **pzKind){
   static const int aPartCol[4] = { IDEM_COL_WHO, IDEM_COL_CONV, IDEM_COL_TOOL, IDEM_COL_ARGS };
+  /* What a claim may not set: idem sets or computes them, or they belong
+  ** to the outcome, recorded by UPDATE once the call has run. */
+  static const struct { int iCol; const char *zWhy; } aNot[] = {
+    { IDEM_COL_STATUS, "is set by idem: a claim starts 'pending'; record the"
+                       " outcome afterwards with UPDATE ... SET status" },
+    { IDEM_COL_ID,     "is the outcome: record it with UPDATE ... SET id once"
+                       " the call has run" },
+    { IDEM_COL_RESULT, "is the outcome: record it with UPDATE ... SET result"
+                       " once the call has run" },
+    { IDEM_COL_NOTE,   "is the outcome: record it with UPDATE ... SET note" },
+    { IDEM_COL_CREATED, "is set by idem; leave it out of the INSERT" },
+    { IDEM_COL_UPDATED, "is set by idem; leave it out of the INSERT" },
+    { IDEM_COL_REPLY,   "is computed by idem; leave it out of the INSERT" },
+    { IDEM_COL_RECONCILE, "is an UPDATE command for open calls; leave it out"
+                          " of the INSERT" },
+  };
   int i, rc;
   for(i=0; i<4; i++){
     int eType = sqlite3_value_type(aCol[aPartCol[i]]);
     if( eType==SQLITE_NULL ){
-      idemVtabError(p, "idem: %s is NULL; a claim needs who, conv, tool and args",
-                    azIdemCol[aPartCol[i]]);
-      return SQLITE_CONSTRAINT_NOTNULL;
+      idemVtabError(p, "idem: %s: %s is NULL; a claim needs who, conv, tool"
+                    " and args", p->zName, azIdemCol[aPartCol[i]]);
+      return SQLITE_ERROR;
     }
     if( i==3 && eType==SQLITE_BLOB ){
-      idemVtabError(p, "idem: args is a blob; expected JSON text");
+      idemVtabError(p, "idem: %s: args is a blob; expected JSON text",
+                    p->zName);
       return SQLITE_MISMATCH;
     }
     rc = idemKeyPartFrom(aCol[aPartCol[i]], &aPart[i]);
     if( rc==SQLITE_MISMATCH ){
-      idemVtabError(p, "idem: %s " IDEM_KEY_NONFINITE, azIdemCol[aPartCol[i]]);
+      idemVtabError(p, "idem: %s: %s " IDEM_KEY_NONFINITE, p->zName,
+                    azIdemCol[aPartCol[i]]);
     }
     if( rc!=SQLITE_OK ) return rc;
   }
   *pzKind = "local";
   if( sqlite3_value_type(aCol[IDEM_COL_KIND])!=SQLITE_NULL ){
-    const char *zKind = (const char*)sqlite3_value_text(aCol[IDEM_COL_KIND]);
-    if( zKind==0 ) return SQLITE_NOMEM;
-    if( strcmp(zKind, "local")!=0 && strcmp(zKind, "external")!=0 ){
-      idemVtabError(p, "idem: kind must be 'local' (a write into this"
-                    " database, the default) or 'external', not '%s'", zKind);
-      return SQLITE_CONSTRAINT_CHECK;
+    int bNoMem = 0;
+    const char *zKind = idemWordValue(aCol[IDEM_COL_KIND], &bNoMem);
+    if( bNoMem ) return SQLITE_NOMEM;
+    if( zKind==0 || (strcmp(zKind, "local")!=0 && strcmp(zKind, "external")!=0) ){
+      idemVtabError(p, "idem: %s: kind must be 'local' (a write into this"
+          " database, the default) or 'external' (a request to another"
+          " system), in lower case, not %s%s%s", p->zName,
+          zKind ? "'" : "", zKind ? zKind
+            : sqlite3_value_type(aCol[IDEM_COL_KIND])==SQLITE_TEXT
+              ? "text with an embedded NUL" : "a value that is not text",
+          zKind ? "'" : "");
+      return sqlite3_value_type(aCol[IDEM_COL_KIND])==SQLITE_TEXT
+             ? SQLITE_ERROR : SQLITE_MISMATCH;
     }
     if( zKind[0]=='e' && !p->opt.bRelaxedDurability ){   /* §12 */
       char *zErr = 0;
@@ -461,22 +551,8 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
     }
     *pzKind = zKind;
   }
-  if( sqlite3_value_type(aCol[IDEM_COL_STATUS])!=SQLITE_NULL ){
-    const char *z = (const char*)sqlite3_value_text(aCol[IDEM_COL_STATUS]);
-    if( z==0 ) return SQLITE_NOMEM;
-    if( idemStatusParse(z)!=IDEM_STATUS_PENDING ){
-      idemVtabError(p, "idem: a claim starts as 'pending'; record the outcome"
-          " afterwards with UPDATE \"%w\" SET status = ... WHERE key = ? AND"
-          " member = 0", p->zName);
-      return SQLITE_CONSTRAINT_CHECK;
-    }
-  }
-  if( idemMustBeNull(p, aCol, IDEM_COL_CREATED, "is set by idem; leave it out of the INSERT")
-   || idemMustBeNull(p, aCol, IDEM_COL_UPDATED, "is set by idem; leave it out of the INSERT")
-   || idemMustBeNull(p, aCol, IDEM_COL_REPLY, "is computed by idem; leave it out of the INSERT")
-   || idemMustBeNull(p, aCol, IDEM_COL_RECONCILE,
-                     "is an UPDATE command for open calls; leave it out of the INSERT") ){
-    return SQLITE_CONSTRAINT_CHECK;
+  for(i=0; i<(int)(sizeof(aNot)/sizeof(aNot[0])); i++){
+    if( idemMustBeNull(p, aCol, aNot[i].iCol, aNot[i].zWhy) ) return SQLITE_ERROR;
   }
   return SQLITE_OK;
 }
@@ -491,8 +567,8 @@ static int idemClaimKey(IdemVtab *p, sqlite3_value **aCol,
   if( sqlite3_value_type(aCol[IDEM_COL_KEY])==SQLITE_NULL ){
     idemKeyHash(aPart, aKey);
   }else if( !idemKeyFromValue(aCol[IDEM_COL_KEY], aKey) ){
-    idemVtabError(p, "idem: key must be 32 lowercase hex digits (as"
-                  " idem_key() returns), or NULL to compute it");
+    idemVtabError(p, "idem: %s: key must be 32 lowercase hex digits (as"
+                  " idem_key() returns), or NULL to compute it", p->zName);
     return SQLITE_MISMATCH;
   }
   return SQLITE_OK;
@@ -508,15 +584,17 @@ static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
   char zHex[IDEM_KEY_HEX+1];
   int i, rc;
   idemKeyHex(aKey, zHex);
-  sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  rc = sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pMain, rc);
   rc = sqlite3_step(pMain);
   if( rc==SQLITE_ROW ){
     int bSame = 1;
     for(i=0; i<4 && bSame; i++) bSame = idemSameBytes(pMain, IDEM_M_WHO+i, &aPart[i]);
     if( !bSame ){
-      idemVtabError(p, "idem: key '%s' is already held by a different call"
+      idemVtabError(p, "idem: %s: key '%s' is already held by a different call"
           " (another who, conv, tool or args); a key belongs to one call:"
-          " compute keys with idem_key() or give each call a fresh key", zHex);
+          " compute keys with idem_key() or give each call a fresh key",
+          p->zName, zHex);
       rc = SQLITE_ERROR;
     }else{
       idemDuplicateError(p, idemText(pMain, IDEM_M_STATUS), zHex,
@@ -551,47 +629,62 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   if( (pJson = idemJsonAcquire(&p->pJson))==0 ) return SQLITE_NOMEM;
   rc = idemJsonCanonical(pJson, (const char*)aPart[3].p, (int)aPart[3].n);
   if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
-    idemVtabError(p, rc==SQLITE_ERROR ? "idem: args must be JSON text: %s"
-                                      : "idem: args: %s", idemJsonError(pJson));
+    idemVtabError(p, rc==SQLITE_ERROR ? "idem: %s: args must be JSON text: %s"
+                  : "idem: %s: args: %s", p->zName, idemJsonError(pJson));
   }
   if( rc ) goto done;
   zArgs = idemJsonText(pJson, &nArgs);
+  if( nArgs>sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1) ){
+    /* The canonical text can be longer than the text given (1e20 prints
+    ** 21 digits): it could not be stored, so nothing is claimed. */
+    idemVtabError(p, "idem: %s: args: the canonical text is %d bytes, more"
+        " than SQLite's length limit (SQLITE_LIMIT_LENGTH, %d); nothing was"
+        " claimed", p->zName, nArgs,
+        sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1));
+    rc = SQLITE_TOOBIG;
+    goto done;
+  }
   aPart[3].p = zArgs;
   aPart[3].n = nArgs;
   rc = idemClaimKey(p, aCol, aPart, aKey);
   if( rc ) goto done;
   if( (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK
-   || (rc = idemStmt(p, IDEM_STMT_INSERT, &pIns))!=SQLITE_OK ){
+   || (rc = idemStmt(p, IDEM_STMT_INSERT, &pIns))!=SQLITE_OK
+   || (rc = idemTxnReserve(p))!=SQLITE_OK ){
     goto done;
   }
   idemNow(p->pVfs, zNow);
 
   /* 2. The claim: the one write, arbitrated by UNIQUE(key, member). */
-  sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-  sqlite3_bind_int(pIns, 2, 0);
-  for(i=0; i<3; i++){
+  rc = sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
+  for(i=0; i<3 && rc==SQLITE_OK; i++){
     if( sqlite3_value_type(aCol[IDEM_COL_WHO+i])==SQLITE_BLOB ){
-      sqlite3_bind_blob(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
+      rc = sqlite3_bind_blob(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
     }else{
-      sqlite3_bind_text(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
+      rc = sqlite3_bind_text(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
     }
   }
-  sqlite3_bind_text(pIns, 6, zArgs, nArgs, SQLITE_STATIC);
-  sqlite3_bind_text(pIns, 7, zKind, -1, SQLITE_STATIC);
-  sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
-  sqlite3_bind_value(pIns, 9, aCol[IDEM_COL_ID]);
-  sqlite3_bind_value(pIns, 10, aCol[IDEM_COL_RESULT]);
-  sqlite3_bind_value(pIns, 11, aCol[IDEM_COL_NOTE]);
-  sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 6, zArgs, nArgs, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 7, zKind, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
+  if( rc!=SQLITE_OK ){
+    idemBindError(p, pIns, rc);
+    goto done;
+  }
   rc = idemStepReset(pIns);
   if( rc==SQLITE_DONE ){
+    rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
+    if( rc!=SQLITE_OK ) goto done;
     *pRowid = sqlite3_last_insert_rowid(p->db);
-    rc = SQLITE_OK;
-  }else if( (rc&0xff)!=SQLITE_CONSTRAINT ){    /* extended codes may be on */
-    idemVtabDbError(p, rc);
-  }else{
+    /* A local claim must not commit pending: xSync checks it. */
+    if( zKind[0]=='l' ) idemTxnAdd(p, aKey);
+  }else if( idemIsUniqueError(p, rc) ){
     /* 3. The key is held.  By this call (a duplicate) or by another? */
     rc = idemClaimHeld(p, pMain, aKey, aPart);
+  }else{
+    rc = idemInnerError(p, rc);
   }
  done:
   idemJsonRelease(&p->pJson, pJson);
@@ -614,14 +707,14 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   int i, rc;
 
   if( !idemKeyFromValue(aCol[IDEM_COL_KEY], aKey) ){
-    idemVtabError(p, "idem: a member row needs the key of its call"
-                  " (32 lowercase hex digits)");
+    idemVtabError(p, "idem: %s: member %lld needs the key of its call"
+                  " (32 lowercase hex digits)", p->zName, iMember);
     return SQLITE_MISMATCH;
   }
   for(i=0; i<(int)(sizeof(aNull)/sizeof(aNull[0])); i++){
     if( idemMustBeNull(p, aCol, aNull[i], "belongs to the call, not to a"
           " member: a member row is INSERT INTO calls(key, member, id, result)") ){
-      return SQLITE_CONSTRAINT_CHECK;
+      return SQLITE_ERROR;
     }
   }
   idemKeyHex(aKey, zHex);
@@ -630,13 +723,14 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
     return rc;
   }
 
-  sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  rc = sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pMain, rc);
   rc = sqlite3_step(pMain);
   if( rc!=SQLITE_ROW ){
     if( rc==SQLITE_DONE ){
-      idemVtabError(p, "idem: no call with key '%s'; claim the call before"
-                    " adding members", zHex);
-      rc = SQLITE_CONSTRAINT_FOREIGNKEY;
+      idemVtabError(p, "idem: %s: no call with key '%s'; claim the call"
+                    " before adding members", p->zName, zHex);
+      rc = SQLITE_ERROR;
     }else{
       idemVtabDbError(p, rc);
     }
@@ -645,31 +739,34 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   }
   zStatus = idemText(pMain, IDEM_M_STATUS);
   if( idemStatusParse(zStatus)!=IDEM_STATUS_PENDING ){
-    idemVtabError(p, "idem: members are added only while the call is"
-        " pending; call '%s' is %s", zHex, zStatus);
+    idemVtabError(p, "idem: %s: members are added only while the call is"
+        " pending; call '%s' is %s", p->zName, zHex, zStatus);
     sqlite3_reset(pMain);
-    return SQLITE_CONSTRAINT_CHECK;
+    return SQLITE_ERROR;
   }
   sqlite3_reset(pMain);
 
   idemNow(p->pVfs, zNow);
-  sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-  sqlite3_bind_int64(pIns, 2, iMember);
-  sqlite3_bind_value(pIns, 9, aCol[IDEM_COL_ID]);
-  sqlite3_bind_value(pIns, 10, aCol[IDEM_COL_RESULT]);
-  sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
+  rc = sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(pIns, 2, iMember);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pIns, 9, aCol[IDEM_COL_ID]);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pIns, 10, aCol[IDEM_COL_RESULT]);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
   rc = idemStepReset(pIns);
   if( rc==SQLITE_DONE ){
-    *pRowid = sqlite3_last_insert_rowid(p->db);
-    return SQLITE_OK;
+    rc = idemCheckChanges(p, "the member's INSERT", 0, 1);
+    if( rc==SQLITE_OK ) *pRowid = sqlite3_last_insert_rowid(p->db);
+    return rc;
   }
-  if( (rc&0xff)==SQLITE_CONSTRAINT ){
-    idemVtabError(p, "idem: member %lld of call '%s' already exists; members are"
-                  " written once: give this row another member number",
-                  iMember, zHex);
-    return SQLITE_CONSTRAINT_UNIQUE;
+  if( idemIsUniqueError(p, rc) ){
+    /* Not a duplicate call: an error under OR IGNORE too. */
+    idemVtabError(p, "idem: %s: member %lld of call '%s' already exists;"
+                  " members are written once: give this row another member"
+                  " number", p->zName, iMember, zHex);
+    return SQLITE_ERROR;
   }
-  return idemVtabDbError(p, rc);
+  return idemInnerError(p, rc);
 }
 
 /*
@@ -679,16 +776,19 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
                                  sqlite3_int64 *pRowid){
   sqlite3_value *pMember = aCol[IDEM_COL_MEMBER];
   sqlite3_int64 iMember = 0;
+  int rc = idemVtabRecheck(p);
+  if( rc!=SQLITE_OK ) return rc;
   if( p->zDamaged ){
     idemVtabError(p, "%s", p->zDamaged);
     return SQLITE_CORRUPT_VTAB;
   }
   if( sqlite3_value_type(pMember)!=SQLITE_NULL ){
-    if( sqlite3_value_numeric_type(pMember)!=SQLITE_INTEGER
-     || (iMember = sqlite3_value_int64(pMember))<0 ){
-      idemVtabError(p, "idem: member must be 0 (the call) or a positive"
-                    " integer (its members 1, 2, ...)");
-      return SQLITE_CONSTRAINT_CHECK;
+    int bInt = idemValueInt64(pMember, &iMember);
+    if( bInt<0 ) return SQLITE_NOMEM;
+    if( !bInt || iMember<0 ){
+      idemVtabError(p, "idem: %s: member must be 0 (the call) or a positive"
+                    " integer (its members 1, 2, ...)", p->zName);
+      return SQLITE_MISMATCH;
     }
   }
   if( iMember==0 ) return idemInsertCall(p, aCol, pRowid);
@@ -702,11 +802,12 @@ static int idemRelease(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]){
   sqlite3_stmt *pDel;
   int rc = idemStmt(p, IDEM_STMT_RELEASE, &pDel);
   if( rc!=SQLITE_OK ) return rc;
-  sqlite3_bind_blob(pDel, 1, aKey, IDEM_KEY_BYTES, SQLITE_TRANSIENT);
+  rc = sqlite3_bind_blob(pDel, 1, aKey, IDEM_KEY_BYTES, SQLITE_TRANSIENT);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pDel, rc);
   rc = sqlite3_step(pDel);
   sqlite3_reset(pDel);
-  if( rc!=SQLITE_DONE ) return idemVtabDbError(p, rc);
-  return SQLITE_OK;
+  if( rc!=SQLITE_DONE ) return idemInnerError(p, rc);
+  return idemCheckChanges(p, "the release's DELETE", 1, 1);
 }
 
 /* Is a new value given for column iCol that differs from the stored one
@@ -727,8 +828,9 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
   }
   if( sqlite3_column_type(pOld, IDEM_QCOL(iCol))==SQLITE_NULL ) return 1;
   if( iCol==IDEM_COL_MEMBER ){
-    return sqlite3_value_numeric_type(pNew)!=SQLITE_INTEGER
-        || sqlite3_value_int64(pNew)!=sqlite3_column_int64(pOld, IDEM_Q_MEMBER);
+    sqlite3_int64 iNew;
+    return idemValueInt64(pNew, &iNew)!=1
+        || iNew!=sqlite3_column_int64(pOld, IDEM_Q_MEMBER);
   }
   a = sqlite3_value_text(pNew);
   na = sqlite3_value_bytes(pNew);
@@ -737,14 +839,15 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
   return na!=nb || (na>0 && memcmp(a, b, na)!=0);
 }
 
-/* The value to store for column iCol on UPDATE: the new one, or the old. */
-static void idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
-                             sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
+/* The value to store for column iCol on UPDATE: the new one, or the old.
+** Returns the bind's result. */
+static int idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
+                            sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
   if( sqlite3_value_nochange(aCol[iCol]) ){
-    sqlite3_bind_value(pStmt, iParam, sqlite3_column_value(pOld, IDEM_QCOL(iCol)));
-  }else{
-    sqlite3_bind_value(pStmt, iParam, aCol[iCol]);
+    return sqlite3_bind_value(pStmt, iParam,
+                              sqlite3_column_value(pOld, IDEM_QCOL(iCol)));
   }
+  return sqlite3_bind_value(pStmt, iParam, aCol[iCol]);
 }
 
 /*
@@ -761,13 +864,13 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
     idemVtabError(p, "idem: member rows are not updated; record the call's"
         " outcome on its main row: UPDATE \"%w\" SET status = ... WHERE"
         " key = '%s' AND member = 0", p->zName, zHex);
-    return SQLITE_CONSTRAINT_CHECK;
+    return SQLITE_ERROR;
   }
   for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
     if( idemChanges(aCol, aFixed[i], pOld) ){
-      idemVtabError(p, "idem: %s cannot be changed; it is fixed when the"
-                    " call is claimed", azIdemCol[aFixed[i]]);
-      return SQLITE_CONSTRAINT_CHECK;
+      idemVtabError(p, "idem: %s: %s cannot be changed; it is fixed when the"
+                    " call is claimed", p->zName, azIdemCol[aFixed[i]]);
+      return SQLITE_ERROR;
     }
   }
   return SQLITE_OK;
@@ -789,16 +892,26 @@ static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
     if( sqlite3_value_type(pStatus)==SQLITE_NULL ){
       pChg->eStatus = IDEM_STATUS_NULL;
     }else{
-      *pzNew = (const char*)sqlite3_value_text(pStatus);
-      if( *pzNew==0 ) return SQLITE_NOMEM;
-      pChg->eStatus = idemStatusParse(*pzNew);
+      int bNoMem = 0;
+      *pzNew = idemWordValue(pStatus, &bNoMem);
+      if( bNoMem ) return SQLITE_NOMEM;
+      if( *pzNew==0 ){
+        *pzNew = sqlite3_value_type(pStatus)==SQLITE_TEXT
+               ? "text with an embedded NUL" : "a value that is not text";
+        pChg->eStatus = IDEM_STATUS_OTHER;
+      }else{
+        pChg->eStatus = idemStatusParse(*pzNew);
+      }
     }
   }
   if( !sqlite3_value_nochange(pReconcile)
    && sqlite3_value_type(pReconcile)!=SQLITE_NULL ){
-    const char *z = (const char*)sqlite3_value_text(pReconcile);
-    if( z==0 ) return SQLITE_NOMEM;
-    if( strcmp(z, "arrived")==0 ){
+    int bNoMem = 0;
+    const char *z = idemWordValue(pReconcile, &bNoMem);
+    if( bNoMem ) return SQLITE_NOMEM;
+    if( z==0 ){
+      pChg->eReconcile = IDEM_RECONCILE_OTHER;
+    }else if( strcmp(z, "arrived")==0 ){
       pChg->eReconcile = IDEM_RECONCILE_ARRIVED;
     }else if( strcmp(z, "not_arrived")==0 ){
       pChg->eReconcile = IDEM_RECONCILE_NOT_ARRIVED;
@@ -841,20 +954,29 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   if( pAct->eNote!=IDEM_NOTE_GIVEN && zNote==0 ) return SQLITE_NOMEM;
 
   idemNow(p->pVfs, zNow);
-  sqlite3_bind_int64(pRec, 1, iRid);
-  sqlite3_bind_text(pRec, 2, azIdemStatus[pAct->eStatus], -1, SQLITE_STATIC);
-  idemBindNewOrOld(pRec, 3, aCol, IDEM_COL_ID, pOld);
-  idemBindNewOrOld(pRec, 4, aCol, IDEM_COL_RESULT, pOld);
-  if( zNote ){
-    sqlite3_bind_text(pRec, 5, zNote, -1, SQLITE_STATIC);
-  }else{
-    idemBindNewOrOld(pRec, 5, aCol, IDEM_COL_NOTE, pOld);
+  rc = sqlite3_bind_int64(pRec, 1, iRid);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_bind_text(pRec, 2, azIdemStatus[pAct->eStatus], -1, SQLITE_STATIC);
   }
-  sqlite3_bind_text(pRec, 6, zNow, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = idemBindNewOrOld(pRec, 3, aCol, IDEM_COL_ID, pOld);
+  if( rc==SQLITE_OK ) rc = idemBindNewOrOld(pRec, 4, aCol, IDEM_COL_RESULT, pOld);
+  if( rc==SQLITE_OK ){
+    if( zNote ){
+      rc = sqlite3_bind_text(pRec, 5, zNote, -1, SQLITE_STATIC);
+    }else{
+      rc = idemBindNewOrOld(pRec, 5, aCol, IDEM_COL_NOTE, pOld);
+    }
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pRec, 6, zNow, -1, SQLITE_STATIC);
   sqlite3_reset(pOld);
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(zNote);
+    return idemBindError(p, pRec, rc);
+  }
   rc = idemStepReset(pRec);
   sqlite3_free(zNote);
-  return rc==SQLITE_DONE ? SQLITE_OK : idemVtabDbError(p, rc);
+  if( rc!=SQLITE_DONE ) return idemInnerError(p, rc);
+  return idemCheckChanges(p, "the record's UPDATE", 0, 1);
 }
 
 /*
@@ -877,7 +999,8 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
    || (rc = idemStmt(p, IDEM_STMT_BYRID, &pOld))!=SQLITE_OK ){
     return rc;
   }
-  sqlite3_bind_int64(pOld, 1, iRid);
+  rc = sqlite3_bind_int64(pOld, 1, iRid);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pOld, rc);
   rc = sqlite3_step(pOld);
   if( rc!=SQLITE_ROW ){
     sqlite3_reset(pOld);
@@ -910,6 +1033,53 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
   return rc;
 }
 
+/* ------------------------------------------------------------- COMMIT */
+
+/*
+** xSync, before the transaction commits: a local claim made in it that is
+** still pending fails the COMMIT (which SQLite then rolls back).  Its
+** action and its record belong in its own transaction (doc/contract.md
+** §4): committed pending, the claim would hold its key forever and its
+** action would never run.  External claims commit pending: that is their
+** protocol (the claim is on disk before the request leaves).
+*/
+IDEM_PRIVATE int idemClaimSync(IdemVtab *p){
+  sqlite3_stmt *pMain;
+  int i, rc;
+  if( p->nTxn==0 ) return SQLITE_OK;
+  rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
+  for(i=0; rc==SQLITE_OK && i<p->nTxn; i++){
+    rc = sqlite3_bind_blob(pMain, 1, p->aTxn[i].aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+    if( rc!=SQLITE_OK ){
+      idemBindError(p, pMain, rc);
+      break;
+    }
+    rc = sqlite3_step(pMain);
+    if( rc==SQLITE_ROW ){
+      if( idemStatusParse(idemText(pMain, IDEM_M_STATUS))==IDEM_STATUS_PENDING
+       && strcmp(idemText(pMain, IDEM_M_KIND), "external")!=0 ){
+        char zHex[IDEM_KEY_HEX+1];
+        idemKeyHex(p->aTxn[i].aKey, zHex);
+        idemVtabError(p, "idem: %s: local call '%s' is still pending at"
+            " COMMIT; a local claim never commits pending: record its"
+            " outcome in the same transaction (UPDATE \"%w\" SET status ="
+            " 'done' ... WHERE key = '%s' AND member = 0, or status ="
+            " 'failed'), or roll back; the transaction was rolled back",
+            p->zName, zHex, p->zName, zHex);
+        rc = SQLITE_ERROR;
+      }else{
+        rc = SQLITE_OK;
+      }
+    }else if( rc==SQLITE_DONE ){
+      rc = SQLITE_OK;                   /* released */
+    }else{
+      idemVtabDbError(p, rc);
+    }
+    sqlite3_reset(pMain);
+  }
+  return rc;
+}
+
 /* --------------------------------------------------------------- DELETE */
 
 /*
@@ -924,7 +1094,8 @@ IDEM_PRIVATE int idemClaimDelete(IdemVtab *p, sqlite3_int64 iRid){
   int rc, bDecided;
   rc = idemStmt(p, IDEM_STMT_CALLOF, &pRow);
   if( rc ) return rc;
-  sqlite3_bind_int64(pRow, 1, iRid);
+  rc = sqlite3_bind_int64(pRow, 1, iRid);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pRow, rc);
   rc = sqlite3_step(pRow);
   if( rc!=SQLITE_ROW ){
     sqlite3_reset(pRow);

@@ -36,6 +36,16 @@
 ** Member rows keep only their own id, result and created: they show their
 ** call's who, conv, tool, args, kind, status, note and updated.
 **
+** TRANSACTIONS.  The slots xBegin ... xRollbackTo track the local claims
+** made in the open transaction; xSync, which runs before it commits,
+** refuses to commit one still pending (idemClaimSync(), doc/contract.md
+** §4).
+**
+** DAMAGE.  idemCheckShadow() looks at the shadow table when the table is
+** connected and whenever the schema changes: if it no longer arbitrates
+** (no UNIQUE(key, member), a conflict clause, a trigger, ...), claims are
+** refused; DROP TABLE always works.
+**
 ** TRUST.  The module is SQLITE_VTAB_DIRECTONLY: it writes claims and
 ** releases them, so it must not be reachable from triggers or views that
 ** arrive with a database file; applications and operators use it directly.
@@ -159,6 +169,8 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
                    " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",
+  /* COOKIE */     "PRAGMA \"%w\".schema_version",
+  /* TEMPCOOKIE */ "PRAGMA temp.schema_version",
 };
 
 /*
@@ -204,6 +216,8 @@ static void idemVtabFree(IdemVtab *p){
     idemJsonFree(p->pJson);
     sqlite3_free(p->base.zErrMsg);    /* one SQLite never took (xDestroy) */
     sqlite3_free(p->zDamaged);
+    sqlite3_free(p->zUnusable);
+    sqlite3_free(p->aTxn);
     sqlite3_free(p->zDb);
     sqlite3_free(p->zName);
     sqlite3_free(p);
@@ -212,46 +226,197 @@ static void idemVtabFree(IdemVtab *p){
 
 /* ------------------------------------------------------- create/connect */
 
-/*
-** The arbiter of claims is the shadow table's UNIQUE(key, member).  A
-** database changed outside idem may have lost it (the table made again
-** without it, or replaced by a view).  Then claims are refused, with
-** p->zDamaged saying why; reads, releases and DROP TABLE still work, and
-** PRAGMA integrity_check reports it.  Returns SQLITE_OK or SQLITE_NOMEM.
-*/
-static int idemCheckShadow(IdemVtab *p){
+/* The first row's first column of zSql (printf-style) as an integer, or
+** as text into *pzText (sqlite3_malloc'd; NULL for no row or NULL) when
+** pzText is not NULL.  SQLITE_OK, or the error of the query. */
+static int idemQueryValue(IdemVtab *p, sqlite3_int64 *piOut, char **pzText,
+                          const char *zFmt, ...){
   sqlite3_stmt *pStmt = 0;
-  char *zShadow = sqlite3_mprintf("%s_claim", p->zName);
-  char *zSql = zShadow ? sqlite3_mprintf(
-      "SELECT (SELECT type FROM \"%w\".sqlite_schema WHERE name=%Q),"
-      " EXISTS(SELECT 1 FROM pragma_index_list(%Q, %Q) AS il"
-      " WHERE il.\"unique\" AND (SELECT group_concat(name, ',') FROM"
-      " (SELECT name FROM pragma_index_info(il.name, %Q) ORDER BY seqno))"
-      " = 'key,member')", p->zDb, zShadow, zShadow, p->zDb, p->zDb) : 0;
-  const char *zType;
+  va_list ap;
+  char *zSql;
   int rc;
-  sqlite3_free(zShadow);
+  va_start(ap, zFmt);
+  zSql = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  if( piOut ) *piOut = 0;
+  if( pzText ) *pzText = 0;
   if( zSql==0 ) return SQLITE_NOMEM;
+  /* Not SQLITE_PREPARE_NO_VTAB: the checks read pragma_index_list() and
+  ** its kin, which are (eponymous, built-in) virtual tables. */
   rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
   sqlite3_free(zSql);
-  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW
-   && (zType = (const char*)sqlite3_column_text(pStmt, 0))!=0 ){
-    if( strcmp(zType, "table")!=0 ){
-      p->zDamaged = sqlite3_mprintf("idem: %s: %s_claim is a %s, not a table;"
-          " the database was changed outside idem: claims are refused",
-          p->zName, p->zName, zType);
-      if( p->zDamaged==0 ) rc = SQLITE_NOMEM;
-    }else if( sqlite3_column_int(pStmt, 1)==0 ){
-      p->zDamaged = sqlite3_mprintf("idem: %s: %s_claim has lost its"
-          " UNIQUE(key, member), which decides who owns a call; the database"
-          " was changed outside idem: claims are refused", p->zName, p->zName);
-      if( p->zDamaged==0 ) rc = SQLITE_NOMEM;
+  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    if( piOut ) *piOut = sqlite3_column_int64(pStmt, 0);
+    if( pzText && sqlite3_column_type(pStmt, 0)!=SQLITE_NULL ){
+      *pzText = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
+      if( *pzText==0 ) rc = SQLITE_NOMEM;
     }
   }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* The schema cookies of the table's schema and of temp (where a TEMP
+** trigger on the shadow table lives): a change means the damage check
+** must look again. */
+static int idemSchemaCookies(IdemVtab *p, sqlite3_int64 aCookie[2]){
+  int i, rc = SQLITE_OK;
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    sqlite3_stmt *pStmt;
+    rc = idemStmt(p, i ? IDEM_STMT_TEMPCOOKIE : IDEM_STMT_COOKIE, &pStmt);
+    if( rc!=SQLITE_OK ) break;
+    rc = sqlite3_step(pStmt);
+    aCookie[i] = sqlite3_column_int64(pStmt, 0);
+    rc = rc==SQLITE_ROW ? SQLITE_OK : sqlite3_reset(pStmt);
+    sqlite3_reset(pStmt);
+  }
+  return rc;
+}
+
+/* True if the SQL text z says ON CONFLICT, whatever the spacing, case and
+** comments in between. */
+static int idemHasConflictClause(const char *z){
+  static const char zWant[] = "ONCONFLICT";
+  int i = 0, n = 0;
+  while( z[i] ){
+    char c = z[i];
+    if( c=='/' && z[i+1]=='*' ){
+      const char *zEnd = strstr(&z[i+2], "*/");
+      if( zEnd==0 ) break;
+      i = (int)(zEnd - z) + 2;
+      continue;
+    }
+    if( c=='-' && z[i+1]=='-' ){
+      while( z[i] && z[i]!='\n' ) i++;
+      continue;
+    }
+    i++;
+    if( c==' ' || c=='\t' || c=='\n' || c=='\r' || c=='\f' ) continue;
+    if( c>='a' && c<='z' ) c -= 'a'-'A';
+    if( c==zWant[n] ){
+      if( ++n==(int)sizeof(zWant)-1 ) return 1;
+    }else{
+      n = (c==zWant[0]);
+    }
+  }
+  return 0;
+}
+
+/*
+** The arbiter of claims is the shadow table's UNIQUE(key, member): the
+** claim is its one INSERT, and changes() tells who won.  A database
+** changed outside idem may have taken that away while the table still
+** looks whole: the table made again without the constraint, or as a view;
+** the uniqueness only in a partial index; a conflict clause (ON CONFLICT
+** REPLACE or IGNORE) that turns a duplicate into a replaced or ignored row;
+** a rid that is not the INTEGER PRIMARY KEY (the table's rowid); a trigger
+** on the shadow table (allowed even with SQLITE_DBCONFIG_DEFENSIVE), which
+** can void every claim (BEFORE INSERT ... RAISE(IGNORE)) or every record.
+** Then claims are refused, with p->zDamaged saying why; reads, releases and
+** DROP TABLE still work, and PRAGMA integrity_check reports it.  The check
+** runs at connect and again whenever the schema changes (idemVtabRecheck()).
+** Returns SQLITE_OK or SQLITE_NOMEM.
+*/
+static int idemCheckShadow(IdemVtab *p){
+  static const char zTail[] = "; the database was changed outside idem:"
+                              " claims are refused";
+  char *zShadow = sqlite3_mprintf("%s_claim", p->zName);
+  char *zType = 0, *zSql = 0, *zTrigger = 0;
+  char *zWhy = 0;
+  sqlite3_int64 n = 0;
+  int rc;
+
+  sqlite3_free(p->zDamaged);
+  p->zDamaged = 0;
+  if( zShadow==0 ) return SQLITE_NOMEM;
+  rc = idemSchemaCookies(p, p->aCookie);
+  if( rc==SQLITE_OK ){
+    rc = idemQueryValue(p, 0, &zType, "SELECT type FROM \"%w\".sqlite_schema"
+                        " WHERE name=%Q", p->zDb, zShadow);
+  }
+  if( rc!=SQLITE_OK || zType==0 ) goto done;
+  if( strcmp(zType, "table")!=0 ){
+    zWhy = sqlite3_mprintf("%s_claim is a %s, not a table", p->zName, zType);
+    goto done;
+  }
+  /* n: 2 with a whole UNIQUE(key, member), 1 with only a partial one. */
+  rc = idemQueryValue(p, &n, 0,
+      "SELECT max(2 - il.partial) FROM pragma_index_list(%Q, %Q) AS il"
+      " WHERE il.\"unique\" AND (SELECT group_concat(name, ',')"
+      " FROM (SELECT name FROM pragma_index_info(il.name, %Q) ORDER BY seqno))"
+      " = 'key,member'", zShadow, p->zDb, p->zDb);
+  if( rc!=SQLITE_OK ) goto done;
+  if( n==0 ){
+    zWhy = sqlite3_mprintf("%s_claim has lost its UNIQUE(key, member), which"
+        " decides who owns a call", p->zName);
+    goto done;
+  }
+  if( n==1 ){
+    zWhy = sqlite3_mprintf("%s_claim's UNIQUE(key, member) is only a partial"
+        " index, which decides nothing for the rows it leaves out", p->zName);
+    goto done;
+  }
+  rc = idemQueryValue(p, 0, &zSql, "SELECT group_concat(sql, ';') FROM"
+      " \"%w\".sqlite_schema WHERE tbl_name=%Q AND type IN ('table','index')",
+      p->zDb, zShadow);
+  if( rc!=SQLITE_OK ) goto done;
+  if( zSql && idemHasConflictClause(zSql) ){
+    zWhy = sqlite3_mprintf("%s_claim carries a conflict clause (ON CONFLICT),"
+        " which would replace or ignore a claim instead of refusing the"
+        " duplicate", p->zName);
+    goto done;
+  }
+  rc = idemQueryValue(p, &n, 0,
+      "SELECT (SELECT count(*) FROM pragma_table_info(%Q, %Q) WHERE pk>0)=1"
+      " AND (SELECT pk=1 AND upper(type)='INTEGER' FROM pragma_table_info(%Q, %Q)"
+      " WHERE name='rid')"
+      " AND NOT EXISTS(SELECT 1 FROM pragma_index_list(%Q, %Q) WHERE origin='pk')",
+      zShadow, p->zDb, zShadow, p->zDb, zShadow, p->zDb);
+  if( rc!=SQLITE_OK ) goto done;
+  if( n==0 ){
+    zWhy = sqlite3_mprintf("%s_claim's rid is not its INTEGER PRIMARY KEY"
+        " (the rowid)", p->zName);
+    goto done;
+  }
+  rc = idemQueryValue(p, 0, &zTrigger,
+      "SELECT name FROM (SELECT name, tbl_name, type FROM \"%w\".sqlite_schema"
+      " UNION ALL SELECT name, tbl_name, type FROM temp.sqlite_schema)"
+      " WHERE type='trigger' AND tbl_name=%Q COLLATE NOCASE ORDER BY name",
+      p->zDb, zShadow);
+  if( rc!=SQLITE_OK ) goto done;
+  if( zTrigger ){
+    zWhy = sqlite3_mprintf("%s_claim has a trigger (%s), which can void or"
+        " change what idem writes", p->zName, zTrigger);
+  }
+
+ done:
+  if( zWhy ){
+    p->zDamaged = sqlite3_mprintf("idem: %s: %s%s", p->zName, zWhy, zTail);
+    if( p->zDamaged==0 ) rc = SQLITE_NOMEM;
+  }
+  sqlite3_free(zWhy);
+  sqlite3_free(zType);
+  sqlite3_free(zSql);
+  sqlite3_free(zTrigger);
+  sqlite3_free(zShadow);
   /* Any other failure of the check (a truncated file) shows again, with
   ** its own message, when the table is used. */
-  if( sqlite3_finalize(pStmt)==SQLITE_NOMEM || rc==SQLITE_NOMEM ) return SQLITE_NOMEM;
-  return SQLITE_OK;
+  return rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/*
+** Before a write: if the schema changed since the last check (a trigger
+** created on this connection does not reconnect the table), check the
+** shadow table again.  SQLITE_OK or an error with its message.
+*/
+IDEM_PRIVATE int idemVtabRecheck(IdemVtab *p){
+  sqlite3_int64 aCookie[2];
+  int rc = idemSchemaCookies(p, aCookie);
+  if( rc!=SQLITE_OK ) return idemVtabDbError(p, rc);
+  if( aCookie[0]!=p->aCookie[0] || aCookie[1]!=p->aCookie[1] ){
+    rc = idemCheckShadow(p);
+  }
+  return rc;
 }
 
 /*
@@ -274,7 +439,22 @@ static int idemInit(
   p->zName = sqlite3_mprintf("%s", argv[2]);
   if( p->zDb==0 || p->zName==0 ){ rc = SQLITE_NOMEM; goto fail; }
   for(i=3; i<argc; i++){
-    rc = idemOptionParse(&p->opt, argv[i], pzErr);
+    char *zErr = 0;
+    rc = idemOptionParse(&p->opt, argv[i], &zErr);
+    if( rc!=SQLITE_OK && !bCreate && zErr ){
+      /* A table made by another build of idem, with an option this one
+      ** does not know: connect anyway, so that DROP TABLE works, and refuse
+      ** everything else (p->zUnusable). */
+      p->zUnusable = sqlite3_mprintf("idem: %s: this build of idem cannot"
+          " use the table (%s); it was made by another build: use that"
+          " build, or DROP TABLE %s", p->zName, zErr + (strncmp(zErr,
+          "idem: ", 6)==0 ? 6 : 0), p->zName);
+      sqlite3_free(zErr);
+      if( p->zUnusable==0 ){ rc = SQLITE_NOMEM; goto fail; }
+      rc = SQLITE_OK;
+      break;
+    }
+    *pzErr = zErr;
     if( rc!=SQLITE_OK ) goto fail;
   }
   if( sqlite3_file_control(db, p->zDb, SQLITE_FCNTL_VFS_POINTER, &p->pVfs)
@@ -338,13 +518,30 @@ static int idemDisconnect(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 
+/*
+** xDestroy: drop the shadow table, whatever it has become.  SQLite does
+** not pass xDestroy's message on (a failure reads "SQL logic error"), so
+** it must not fail on a damaged schema: a view in the shadow table's place
+** is dropped as a view; anything else of that name (an index, a trigger)
+** is not the shadow table and is left alone.
+*/
 static int idemDestroy(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   int rc;
-  char *zSql;
+  char *zSql, *zType = 0;
   idemFinalizeAll(p);
-  zSql = sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\".\"%w_claim\"",
-                         p->zDb, p->zName);
+  rc = idemQueryValue(p, 0, &zType, "SELECT type FROM \"%w\".sqlite_schema"
+                      " WHERE name=%Q||'_claim' AND type IN ('table','view')",
+                      p->zDb, p->zName);
+  if( rc!=SQLITE_OK ) return rc;
+  if( zType==0 ){
+    zSql = sqlite3_mprintf("SELECT 1");
+  }else{
+    zSql = sqlite3_mprintf("DROP %s \"%w\".\"%w_claim\"",
+                           strcmp(zType, "view")==0 ? "VIEW" : "TABLE",
+                           p->zDb, p->zName);
+  }
+  sqlite3_free(zType);
   if( zSql==0 ) return SQLITE_NOMEM;
   rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
   sqlite3_free(zSql);
@@ -383,6 +580,92 @@ static int idemRename(sqlite3_vtab *pVtab, const char *zNew){
   return rc;
 }
 
+/* ---------------------------------------------------------- transaction */
+
+/*
+** The local claims made in the open transaction, so that xSync can refuse
+** to commit one that is still pending (doc/contract.md §4).  Each carries
+** the savepoint level it was made at, so that a ROLLBACK TO (a user's
+** savepoint, or a statement's own) forgets the claims it undid.  SQLite
+** numbers savepoints from 0, statement savepoints included:
+** xSavepoint(N) opens N, xRelease(N) and xRollbackTo(N) end or rewind
+** every savepoint from N inward.
+*/
+IDEM_PRIVATE int idemTxnReserve(IdemVtab *p){
+  if( p->nTxn>=p->nTxnAlloc ){
+    int nNew = p->nTxnAlloc ? p->nTxnAlloc*2 : 8;
+    IdemTxnClaim *aNew = (IdemTxnClaim*)sqlite3_realloc64(p->aTxn,
+                                     (sqlite3_uint64)nNew*sizeof(IdemTxnClaim));
+    if( aNew==0 ) return SQLITE_NOMEM;
+    p->aTxn = aNew;
+    p->nTxnAlloc = nNew;
+  }
+  return SQLITE_OK;
+}
+
+IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]){
+  if( p->nTxn<p->nTxnAlloc ){           /* idemTxnReserve() made room */
+    memcpy(p->aTxn[p->nTxn].aKey, aKey, IDEM_KEY_BYTES);
+    p->aTxn[p->nTxn].iLevel = p->iTxnLevel;
+    p->nTxn++;
+  }
+}
+
+static void idemTxnClear(IdemVtab *p){
+  p->nTxn = 0;
+  p->iTxnLevel = 0;
+}
+
+static int idemBegin(sqlite3_vtab *pVtab){
+  idemTxnClear((IdemVtab*)pVtab);
+  /* The durability check (idem_durable.c) keeps its verdict for the
+  ** length of a transaction: read the settings again. */
+  idemDurableBegin(&((IdemVtab*)pVtab)->durable);
+  return SQLITE_OK;
+}
+
+static int idemSync(sqlite3_vtab *pVtab){
+  return idemClaimSync((IdemVtab*)pVtab);
+}
+
+static int idemCommit(sqlite3_vtab *pVtab){
+  idemTxnClear((IdemVtab*)pVtab);
+  return SQLITE_OK;
+}
+
+static int idemRollback(sqlite3_vtab *pVtab){
+  idemTxnClear((IdemVtab*)pVtab);
+  return SQLITE_OK;
+}
+
+static int idemSavepointSp(sqlite3_vtab *pVtab, int iSavepoint){
+  ((IdemVtab*)pVtab)->iTxnLevel = iSavepoint+1;
+  return SQLITE_OK;
+}
+
+static int idemReleaseSp(sqlite3_vtab *pVtab, int iSavepoint){
+  IdemVtab *p = (IdemVtab*)pVtab;
+  int i;
+  /* What was made inside the savepoints released now belongs to the one
+  ** around them. */
+  for(i=0; i<p->nTxn; i++){
+    if( p->aTxn[i].iLevel>iSavepoint ) p->aTxn[i].iLevel = iSavepoint;
+  }
+  p->iTxnLevel = iSavepoint;
+  return SQLITE_OK;
+}
+
+static int idemRollbackToSp(sqlite3_vtab *pVtab, int iSavepoint){
+  IdemVtab *p = (IdemVtab*)pVtab;
+  int i, n = 0;
+  for(i=0; i<p->nTxn; i++){
+    if( p->aTxn[i].iLevel<=iSavepoint ) p->aTxn[n++] = p->aTxn[i];
+  }
+  p->nTxn = n;
+  p->iTxnLevel = iSavepoint+1;          /* savepoint iSavepoint stays open */
+  return SQLITE_OK;
+}
+
 /* The shadow table's suffix. */
 static int idemShadowName(const char *zName){
   return sqlite3_stricmp(zName, "claim")==0;
@@ -390,18 +673,66 @@ static int idemShadowName(const char *zName){
 
 /* ------------------------------------------------------------- queries */
 
+IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut){
+  sqlite3_value *pCopy = 0;
+  int eType = sqlite3_value_type(pVal);
+  int bInt = 0;
+  if( eType==SQLITE_TEXT ){
+    /* The conversion SQLite itself applies to text compared with a
+    ** column of numeric affinity. */
+    pCopy = sqlite3_value_dup(pVal);
+    if( pCopy==0 ) return -1;
+    eType = sqlite3_value_numeric_type(pCopy);
+    pVal = pCopy;
+  }
+  if( eType==SQLITE_INTEGER ){
+    *piOut = sqlite3_value_int64(pVal);
+    bInt = 1;
+  }else if( eType==SQLITE_FLOAT ){
+    double r = sqlite3_value_double(pVal);
+    if( r>=-9223372036854775808.0 && r<9223372036854775808.0
+     && (double)(sqlite3_int64)r==r ){
+      *piOut = (sqlite3_int64)r;
+      bInt = 1;
+    }
+  }
+  sqlite3_value_free(pCopy);
+  return bInt;
+}
+
 /*
-** Plans: key = ? (and member = ?) is a unique seek; a created range uses
-** the created index; anything else scans.
+** Plans: key = ? is a seek of the call's group (key = ? AND member = ? of
+** one row); a created range uses the created index; anything else scans.
+**
+** Every constraint the table consumes (omit=1) gives exactly the rows
+** that SQLite would keep if it applied the constraint itself, to a plain
+** table with the same columns, whatever the value's storage class:
+**   key = ?      the key column is TEXT (BINARY): only text of the 32
+**                lowercase hex digits equals a stored key; any other value
+**                (uppercase hex, a blob, a number, NULL) equals none.
+**   member = ?   the member column is INTEGER: the value equals an integer
+**                as SQL compares it (0.0, -0.0 and '0' equal 0), or none
+**                (idemValueInt64()).
+**   created      the range is run by the shadow table's created column,
+**                TEXT too, so a value is compared exactly as SQL compares
+**                it with a TEXT column: a number as its text.
+** A constraint with another collation than BINARY is left to SQLite.
 */
 static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   int iKey = -1, iMember = -1, iLo = -1, iHi = -1, iEq = -1;
   int eLo = 0, eHi = 0;
   int i;
-  (void)pVtab;
+  if( ((IdemVtab*)pVtab)->zUnusable ){
+    idemVtabError((IdemVtab*)pVtab, "%s", ((IdemVtab*)pVtab)->zUnusable);
+    return SQLITE_ERROR;
+  }
   for(i=0; i<pInfo->nConstraint; i++){
     const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
     if( !pC->usable ) continue;
+    if( pC->iColumn!=IDEM_COL_MEMBER ){
+      const char *zColl = sqlite3_vtab_collation(pInfo, i);
+      if( zColl && sqlite3_stricmp(zColl, "BINARY")!=0 ) continue;
+    }
     switch( pC->iColumn ){
       case IDEM_COL_KEY:
         if( pC->op==SQLITE_INDEX_CONSTRAINT_EQ ) iKey = i;
@@ -435,9 +766,11 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
     if( (pInfo->colUsed & IDEM_IDENTITY_COLS)==0 ){
       pInfo->idxNum |= IDEM_PLAN_LIGHT;
     }
-    pInfo->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
-    pInfo->estimatedCost = 1.0;
-    pInfo->estimatedRows = 1;
+    /* key = ? alone is a group (the call and its members): not unique, or
+    ** an UPDATE or DELETE would act on its first row only. */
+    if( iMember>=0 ) pInfo->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
+    pInfo->estimatedCost = iMember>=0 ? 1.0 : 2.0;
+    pInfo->estimatedRows = iMember>=0 ? 1 : 2;
     /* The group comes out ordered by member. */
     if( pInfo->nOrderBy==1 && pInfo->aOrderBy[0].iColumn==IDEM_COL_MEMBER
      && !pInfo->aOrderBy[0].desc ){
@@ -554,7 +887,8 @@ static int idemCursorLoadMain(IdemCursor *pCur){
       if( rc!=SQLITE_OK ) return rc;
     }
   }
-  sqlite3_bind_blob(pCur->pMain, 1, aKey, nKey, SQLITE_TRANSIENT);
+  rc = sqlite3_bind_blob(pCur->pMain, 1, aKey, nKey, SQLITE_TRANSIENT);
+  if( rc!=SQLITE_OK ) return idemVtabDbError(p, rc);
   rc = sqlite3_step(pCur->pMain);
   if( rc==SQLITE_ROW || rc==SQLITE_DONE ) return SQLITE_OK;
   return idemVtabDbError(p, sqlite3_reset(pCur->pMain));
@@ -583,25 +917,6 @@ static int idemNext(sqlite3_vtab_cursor *pCursor){
   }
 }
 
-/*
-** Bind a value given for created in the stored text form: text is
-** compared as it is; a number is Unix time in seconds (NULL binds NULL,
-** which matches nothing).
-*/
-static void idemBindCreated(sqlite3_stmt *pStmt, int iParam, sqlite3_value *pVal){
-  int eType = sqlite3_value_type(pVal);
-  if( eType==SQLITE_INTEGER || eType==SQLITE_FLOAT ){
-    char zTime[IDEM_TIME_LEN];
-    double r = sqlite3_value_double(pVal);
-    if( r<0.0 ) r = 0.0;
-    if( r>253402300800.0 ) r = 253402300800.0;
-    idemFormatTime((sqlite3_int64)(r*1000.0), zTime);
-    sqlite3_bind_text(pStmt, iParam, zTime, -1, SQLITE_TRANSIENT);
-  }else{
-    sqlite3_bind_value(pStmt, iParam, pVal);
-  }
-}
-
 static int idemFilter(
   sqlite3_vtab_cursor *pCursor, int idxNum, const char *idxStr,
   int argc, sqlite3_value **argv
@@ -610,6 +925,7 @@ static int idemFilter(
   IdemVtab *p = (IdemVtab*)pCursor->pVtab;
   unsigned char *aKey = pCur->aKey;
   sqlite3_stmt *pStmt;
+  sqlite3_int64 iMember = 0;
   int iStmt, rc;
   int bLight = (idxNum & IDEM_PLAN_LIGHT)!=0;
   (void)idxStr; (void)argc;
@@ -621,9 +937,11 @@ static int idemFilter(
     if( !idemKeyFromValue(argv[0], aKey) ){
       return SQLITE_OK;
     }
-    if( idxNum==IDEM_PLAN_KEYMEMBER
-     && sqlite3_value_numeric_type(argv[1])!=SQLITE_INTEGER ){
-      return SQLITE_OK;
+    if( idxNum==IDEM_PLAN_KEYMEMBER ){
+      /* A member equal to no integer (0.5, 'a', NULL) matches nothing. */
+      int bInt = idemValueInt64(argv[1], &iMember);
+      if( bInt<0 ) return SQLITE_NOMEM;
+      if( !bInt ) return SQLITE_OK;
     }
     if( bLight ){
       iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_L : IDEM_STMT_Q_KEYMEMBER_L;
@@ -649,18 +967,25 @@ static int idemFilter(
   }
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
-    sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-    if( idxNum==IDEM_PLAN_KEYMEMBER ){
-      sqlite3_bind_int64(pCur->pStmt, 2, sqlite3_value_int64(argv[1]));
+    rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+    if( rc==SQLITE_OK && idxNum==IDEM_PLAN_KEYMEMBER ){
+      rc = sqlite3_bind_int64(pCur->pStmt, 2, iMember);
     }
   }else if( idxNum>=IDEM_PLAN_CREATED ){
     int iRange = idxNum - IDEM_PLAN_CREATED;
     int iArg = 0;
-    if( iRange/3 ) idemBindCreated(pCur->pStmt, 1, argv[iArg++]);
-    if( iRange%3 ){
+    /* The value as given: the shadow table's created is TEXT as well, so
+    ** it is compared as SQL compares it with the table's created. */
+    if( iRange/3 ) rc = sqlite3_bind_value(pCur->pStmt, 1, argv[iArg++]);
+    if( rc==SQLITE_OK && iRange%3 ){
       /* created = ? binds one value to both ends */
-      idemBindCreated(pCur->pStmt, 2, argv[iArg<argc ? iArg : 0]);
+      rc = sqlite3_bind_value(pCur->pStmt, 2, argv[iArg<argc ? iArg : 0]);
     }
+  }
+  if( rc!=SQLITE_OK ){
+    idemVtabDbError(p, rc);
+    idemCursorReset(pCur);
+    return rc;
   }
   return idemNext(pCursor);
 }
@@ -759,19 +1084,25 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   IdemVtab *p = (IdemVtab*)pVtab;
   sqlite3_value **aCol = &argv[2];
 
+  if( p->zUnusable ){
+    idemVtabError(p, "%s", p->zUnusable);
+    return SQLITE_ERROR;
+  }
   if( argc==1 ){
     return idemClaimDelete(p, sqlite3_value_int64(argv[0]));
   }
   if( sqlite3_value_type(argv[0])==SQLITE_NULL ){
     if( sqlite3_value_type(argv[1])!=SQLITE_NULL ){
-      idemVtabError(p, "idem: the rowid is assigned by idem; leave it out of the INSERT");
-      return SQLITE_CONSTRAINT_CHECK;
+      idemVtabError(p, "idem: %s: the rowid is assigned by idem; leave it"
+                    " out of the INSERT", p->zName);
+      return SQLITE_ERROR;
     }
     return idemClaimInsert(p, aCol, pRowid);
   }
   if( sqlite3_value_int64(argv[0])!=sqlite3_value_int64(argv[1]) ){
-    idemVtabError(p, "idem: the rowid cannot be changed; leave it out of the UPDATE");
-    return SQLITE_CONSTRAINT_CHECK;
+    idemVtabError(p, "idem: %s: the rowid cannot be changed; leave it out"
+                  " of the UPDATE", p->zName);
+    return SQLITE_ERROR;
   }
   return idemClaimUpdate(p, sqlite3_value_int64(argv[0]), aCol);
 }
@@ -798,8 +1129,8 @@ static int idemIntegrity(sqlite3_vtab *pVtab, const char *zSchema,
   IdemVtab *p = (IdemVtab*)pVtab;
   int i, rc = SQLITE_OK;
   (void)isQuick; (void)zTabName;
-  if( p->zDamaged ){
-    *pzErr = sqlite3_mprintf("%s", p->zDamaged);
+  if( p->zUnusable || p->zDamaged ){
+    *pzErr = sqlite3_mprintf("%s", p->zUnusable ? p->zUnusable : p->zDamaged);
     return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
   }
   for(i=0; i<(int)(sizeof(aCheck)/sizeof(aCheck[0])) && rc==SQLITE_OK; i++){
@@ -836,16 +1167,6 @@ static int idemIntegrity(sqlite3_vtab *pVtab, const char *zSchema,
 }
 #endif
 
-/*
-** xBegin.  The shadow table is a real table, in the caller's transaction;
-** only the durability check (idem_durable.c) keeps its verdict for the
-** length of a transaction.
-*/
-static int idemBegin(sqlite3_vtab *pVtab){
-  idemDurableBegin(&((IdemVtab*)pVtab)->durable);
-  return SQLITE_OK;
-}
-
 static sqlite3_module idemModule = {
 #if SQLITE_VERSION_NUMBER>=3044000
   4,                    /* iVersion: xIntegrity */
@@ -865,15 +1186,15 @@ static sqlite3_module idemModule = {
   idemColumn,           /* xColumn */
   idemRowid,            /* xRowid: the shadow table's rid */
   idemUpdate,           /* xUpdate: claim, member, record, purge */
-  idemBegin,            /* xBegin: durability settings read again */
-  0,                    /* xSync */
-  0,                    /* xCommit */
-  0,                    /* xRollback */
+  idemBegin,            /* xBegin: durability read again; the slots */
+  idemSync,             /* xSync:  track the local claims of the */
+  idemCommit,           /* xCommit: transaction, which never commit */
+  idemRollback,         /* xRollback: pending (idemClaimSync()) */
   0,                    /* xFindFunction */
   idemRename,           /* xRename: rename the shadow table */
-  0,                    /* xSavepoint */
-  0,                    /* xRelease */
-  0,                    /* xRollbackTo */
+  idemSavepointSp,      /* xSavepoint */
+  idemReleaseSp,        /* xRelease */
+  idemRollbackToSp,     /* xRollbackTo */
   idemShadowName,       /* xShadowName: <name>_claim */
 #if SQLITE_VERSION_NUMBER>=3044000
   idemIntegrity,        /* xIntegrity */

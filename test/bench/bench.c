@@ -55,7 +55,11 @@
 **       note TEXT, created TEXT, updated TEXT) WITHOUT ROWID;
 **     INSERT OR IGNORE INTO calls(key, member, who, conv, tool, args, kind,
 **       status, created, updated) VALUES(idem_key(?1,?2,?3,?4), 0, ?1,
-**       ?2, ?3, ?4, 'local', 'pending', <now>, <now>);
+**       ?2, ?3, ?4, 'external', 'pending', <now>, <now>);
+**
+**     The claims are external on both sides: they are committed pending
+**     and recorded later, as only an external claim may be (a local claim
+**     never commits pending, doc/contract.md §4).
 **
 **     It stores args AS GIVEN.  The issue asks for nothing but idem_key()
 **     for the key, and storing the text as it came is the cheapest thing a
@@ -481,17 +485,17 @@ static void createTable(sqlite3 *db, int eTable){
 static const char *claimSql(int eTable){
   switch( eTable ){
     case T_IDEM:
-      return "INSERT OR IGNORE INTO calls(who, conv, tool, args)"
-             " VALUES(?1, ?2, ?3, ?4)";
+      return "INSERT OR IGNORE INTO calls(who, conv, tool, args, kind)"
+             " VALUES(?1, ?2, ?3, ?4, 'external')";
     case T_CANON:
       return "INSERT OR IGNORE INTO calls(key, member, who, conv, tool, args,"
              " kind, status, created, updated) VALUES(idem_key(?1,?2,?3,?4),"
-             " 0, ?1, ?2, ?3, idem_canonical(?4), 'local', 'pending', "
+             " 0, ?1, ?2, ?3, idem_canonical(?4), 'external', 'pending', "
              NOW ", " NOW ")";
     default:
       return "INSERT OR IGNORE INTO calls(key, member, who, conv, tool, args,"
              " kind, status, created, updated) VALUES(idem_key(?1,?2,?3,?4),"
-             " 0, ?1, ?2, ?3, ?4, 'local', 'pending', " NOW ", " NOW ")";
+             " 0, ?1, ?2, ?3, ?4, 'external', 'pending', " NOW ", " NOW ")";
   }
 }
 

@@ -50,11 +50,11 @@ HAND = ("CREATE TABLE calls(key TEXT PRIMARY KEY, member INTEGER NOT NULL,"
         " who, conv, tool, args TEXT, kind TEXT, status TEXT, id, result,"
         " note TEXT, created TEXT, updated TEXT) WITHOUT ROWID")
 CLAIM = {
-    "idem": "INSERT OR IGNORE INTO calls(who, conv, tool, args)"
-            " VALUES(?1, ?2, ?3, ?4)",
+    "idem": "INSERT OR IGNORE INTO calls(who, conv, tool, args, kind)"
+            " VALUES(?1, ?2, ?3, ?4, 'external')",
     "hand": "INSERT OR IGNORE INTO calls(key, member, who, conv, tool, args,"
             " kind, status, created, updated) VALUES(idem_key(?1,?2,?3,?4),"
-            " 0, ?1, ?2, ?3, ?4, 'local', 'pending', " + NOW + ", " + NOW + ")",
+            " 0, ?1, ?2, ?3, ?4, 'external', 'pending', " + NOW + ", " + NOW + ")",
 }
 LOOKUP = {
     "idem": "SELECT status, id, result FROM calls WHERE key = ? AND member = 0",

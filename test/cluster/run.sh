@@ -181,11 +181,14 @@ SELECT type, name, tbl_name, quote(sql) FROM sqlite_schema WHERE name LIKE 'idem
 
 L=$(leader_node) || { not_ok "no leader"; finish; }
 LA=${ADDR[$L]}
-sqlc "$LA" "INSERT INTO calls(who, conv, tool, args) VALUES('alice', 'one-1', 'checkout', '{\"sku\":\"A0001\",\"qty\":2}');
+# The dqlite shell runs each statement in its own transaction, and a local
+# claim never commits pending (doc/contract.md §4): the claims it makes are
+# external.
+sqlc "$LA" "INSERT INTO calls(who, conv, tool, args, kind) VALUES('alice', 'one-1', 'checkout', '{\"sku\":\"A0001\",\"qty\":2}', 'external');
 UPDATE calls SET status = 'done', id = 1, result = '{\"order\":1}', note = 'paid by card' WHERE key = idem_key('alice', 'one-1', 'checkout', '{\"qty\":2,\"sku\":\"A0001\"}') AND member = 0;
 INSERT INTO calls(who, conv, tool, args, kind) VALUES('alice', 'one-2', 'pay', '{\"eur\":12.5}', 'external');
 UPDATE calls SET status = 'failed', note = 'timeout after 30 s' WHERE key = idem_key('alice', 'one-2', 'pay', '{\"eur\":12.5}') AND member = 0;
-INSERT INTO calls(who, conv, tool, args) VALUES('bob', 'one-3', 'split', '[1,2]');
+INSERT INTO calls(who, conv, tool, args, kind) VALUES('bob', 'one-3', 'split', '[1,2]', 'external');
 INSERT INTO calls(key, member, id, result) VALUES(idem_key('bob', 'one-3', 'split', '[1,2]'), 1, 7, '{\"part\":1}');
 UPDATE stock SET qty = 8, ver = 0 WHERE sku = 'A0001'" \
   || not_ok "claims on the leader"
@@ -236,14 +239,15 @@ echo "   $out" | tail -5
 got=$(sqlc "$ALL" "SELECT count(*), count(DISTINCT k) FROM orders WHERE k LIKE 'race-%'")
 check "2: idemcl race: one act per round in orders" "$RACE_ROUNDS|$RACE_ROUNDS" "$got"
 
-# shell_claim CONV ADDR OUT: the claim of doc/cluster.md through the dqlite shell;
+# shell_claim CONV ADDR OUT: the (external) claim of doc/cluster.md through
+# the dqlite shell;
 # "database is locked" is retried, anything else ends it.  Writes
 # "won TRIES", "claimed TRIES" or "error TRIES" to OUT.
 shell_claim() {
   local n=0 e
   while [ $n -lt 100 ]; do
     n=$((n+1))
-    if e=$(sqlc "$2" "INSERT INTO calls(who, conv, tool, args) VALUES('agent', '$1', 'checkout', '{\"sku\":\"A0001\",\"qty\":2}')" 2>&1); then
+    if e=$(sqlc "$2" "INSERT INTO calls(who, conv, tool, args, kind) VALUES('agent', '$1', 'checkout', '{\"sku\":\"A0001\",\"qty\":2}', 'external')" 2>&1); then
       echo "won $n" >"$3"; return
     fi
     case $e in
@@ -280,7 +284,7 @@ check "2: dqlite shell race: one claim per round" $SHELL_ROUNDS "$got"
 # ---- 3. the loser replays the winner's result ------------------------------
 
 A1='{"sku":"B0002","qty":1}'
-sqlc "${ADDR[1]}" "INSERT INTO calls(who, conv, tool, args) VALUES('alice', 'three-1', 'checkout', '$A1');
+sqlc "${ADDR[1]}" "INSERT INTO calls(who, conv, tool, args, kind) VALUES('alice', 'three-1', 'checkout', '$A1', 'external');
 UPDATE calls SET status = 'done', id = 42, result = '{\"order\":42}' WHERE key = idem_key('alice', 'three-1', 'checkout', '$A1') AND member = 0" \
   || not_ok "3: A's claim through node 1"
 out=$(sqlc "${ADDR[2]}" "INSERT INTO calls(who, conv, tool, args) VALUES('alice', 'three-1', 'checkout', '{\"qty\":1,\"sku\":\"B0002\"}')" 2>&1)
@@ -288,6 +292,15 @@ case $out in
   *"idem: call already claimed (status: done)"*) ok "3: B's claim through node 2 is refused: already claimed (status: done)" ;;
   *) not_ok "3: B's claim through node 2: $out" ;;
 esac
+# A local claim alone, in the shell's own transaction, never commits
+# pending (doc/contract.md §4): xSync refuses it on the leader too.
+out=$(sqlc "${ADDR[1]}" "INSERT INTO calls(who, conv, tool, args) VALUES('alice', 'three-2', 'checkout', '$A1')" 2>&1)
+case $out in
+  *"idem: calls: local call '"*"' is still pending at COMMIT"*) ok "3: a local claim alone through node 1 is refused: it would commit pending" ;;
+  *) not_ok "3: a local claim alone through node 1: [$out]" ;;
+esac
+got=$(sqlc "${ADDR[2]}" "SELECT count(*) FROM calls WHERE conv = 'three-2'")
+check "3: nothing of it is stored (read through node 2)" 0 "$got"
 got=$(sqlc "${ADDR[2]}" "SELECT reply FROM calls WHERE key = idem_key('alice', 'three-1', 'checkout', '$A1')")
 check "3: B replays A's result through node 2" '{"id":42,"idempotent":true,"result":{"order":42},"status":"done"}' "$got"
 sqlc "${ADDR[3]}" "INSERT OR IGNORE INTO calls(who, conv, tool, args) VALUES('alice', 'three-1', 'checkout', '$A1')" >/dev/null 2>&1
@@ -295,7 +308,7 @@ got=$(sqlc "${ADDR[3]}" "SELECT count(*), status, id FROM calls WHERE conv = 'th
 check "3: INSERT OR IGNORE through node 3 changes nothing" "1|done|42" "$got"
 out=$(sqlc "${ADDR[3]}" "INSERT OR IGNORE INTO calls(key, who, conv, tool, args) VALUES(idem_key('alice', 'three-1', 'checkout', '$A1'), 'mallory', 'three-1', 'checkout', '{}')" 2>&1)
 case $out in
-  *"idem: key '"*"' is already held by a different call"*) ok "3: a key reused for another call is refused, under OR IGNORE too" ;;
+  *"idem: calls: key '"*"' is already held by a different call"*) ok "3: a key reused for another call is refused, under OR IGNORE too" ;;
   *) not_ok "3: a key reused for another call under OR IGNORE: [$out]" ;;
 esac
 

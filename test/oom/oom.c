@@ -261,8 +261,13 @@ static int dumpDb(sqlite3 *db, Buf *pOut){
   return rc;
 }
 
+/* K1 stays pending between statements, so it is external: a local claim
+** never commits pending (doc/contract.md §4).  LOCAL_K1 makes it local
+** afterwards, as an older idem could leave it. */
 #define CLAIM_K1 \
-  "INSERT INTO calls(who,conv,tool,args) VALUES('alice','c1','send','{\"b\":2,\"a\":1}');"
+  "INSERT INTO calls(who,conv,tool,args,kind)" \
+  " VALUES('alice','c1','send','{\"b\":2,\"a\":1}','external');"
+#define LOCAL_K1 "UPDATE calls_claim SET kind='local' WHERE member=0;"
 #define CLAIM_K2 \
   "INSERT INTO calls(who,conv,tool,args,kind)" \
   " VALUES('alice','c1','charge','{\"amount\":5,\"cur\":\"EUR\"}','external');"
@@ -319,7 +324,7 @@ static const Op aOp[] = {
       "INSERT INTO calls(who,conv,tool,args,kind)"
       " VALUES('alice','c1','charge','{\"amount\":5}','external')", 0, 0 },
   { "claim-doc", TABLE,
-      "INSERT INTO calls(who,conv,tool,args) VALUES('bob','c2','bulk',:doc)", 0, 0 },
+      "INSERT INTO calls(who,conv,tool,args,kind) VALUES('bob','c2','bulk',:doc,'external')", 0, 0 },
   { "duplicate-ignore", TABLE CLAIM_K1,
       "INSERT OR IGNORE INTO calls(who,conv,tool,args)"
       " VALUES('alice','c1','send',' { \"a\" : 1 , \"b\" : 2.0 } ')", 0, 0 },
@@ -336,7 +341,7 @@ static const Op aOp[] = {
   { "external-failure", TABLE CLAIM_K2,
       "UPDATE calls SET status='failed', note='timeout after 30 s'"
       " WHERE key=:k2 AND member=0", 0, 0 },
-  { "local-release", TABLE CLAIM_K1 MEMBERS_K1,
+  { "local-release", TABLE CLAIM_K1 MEMBERS_K1 LOCAL_K1,
       "UPDATE calls SET status='failed' WHERE key=:k1 AND member=0", 0, 0 },
   { "reconcile", TABLE CLAIM_K2 UNKNOWN_K2,
       "UPDATE calls SET reconcile='arrived', id=9 WHERE key=:k2 AND member=0", 0, 0 },
@@ -350,10 +355,11 @@ static const Op aOp[] = {
   { "scan", TABLE CLAIM_K1 MEMBERS_K1 CLAIM_K2,
       "SELECT key, member, who, status FROM calls ORDER BY rowid", 0, 0 },
   { "purge", TABLE CLAIM_K1 MEMBERS_K1 DONE_K1 CLAIM_K2
-      "INSERT INTO calls(who,conv,tool,args) VALUES('carol','c3','send','[]');",
+      "INSERT INTO calls(who,conv,tool,args,kind) VALUES('carol','c3','send','[]','external');",
       "DELETE FROM calls WHERE created < '9999-12-31'", 0, 0 },
   { "purge-unixepoch", TABLE CLAIM_K1 DONE_K1 CLAIM_K2,
-      "DELETE FROM calls WHERE created < unixepoch('now','+1 day')", 0, 0 },
+      "DELETE FROM calls WHERE created < strftime('%Y-%m-%d %H:%M:%f',"
+      " unixepoch('now','+1 day'), 'unixepoch')", 0, 0 },
   { "rename", TABLE CLAIM_K1 MEMBERS_K1 DONE_K1,
       "ALTER TABLE calls RENAME TO calls2", 0, 0 },
   { "drop", TABLE CLAIM_K1 MEMBERS_K1, "DROP TABLE calls", 0, 0 },

@@ -17,7 +17,8 @@
 # no UNIQUE), the arrivals table of a second database standing in for the
 # target system (external; no UNIQUE), and the workers' own logs (one line
 # per step, written with O_APPEND, so a kill never loses a written line).
-# Each claim's note names the process that made it.
+# Each call's note names the process that made it (recorded in the claim's
+# own transaction: a claim sets no note).
 #
 # --check-then-act runs only the negative control: the naive recipe (look
 # in a log table, act, then insert the log row under a UNIQUE constraint),
@@ -149,16 +150,16 @@ def worker(d, cfg, idx, life, seed, recipe, ready):
             # Claim, act and record in one transaction.
             def local_step():
                 c.execute('BEGIN IMMEDIATE')
-                c.execute('INSERT OR IGNORE INTO calls(who, conv, tool, args, note)'
-                          ' VALUES(?,?,?,?,?)', (who, conv, tool, args, life))
+                c.execute('INSERT OR IGNORE INTO calls(who, conv, tool, args)'
+                          ' VALUES(?,?,?,?)', (who, conv, tool, args))
                 if one('SELECT changes()') == 1:
                     log('won', i)
                     work()
                     eid = c.execute('INSERT INTO effects(key, idx, life) VALUES(?,?,?)',
                                     (key, i, life)).lastrowid
-                    c.execute("UPDATE calls SET status='done', id=?, result=?"
+                    c.execute("UPDATE calls SET status='done', id=?, result=?, note=?"
                               " WHERE key=? AND member=0",
-                              (eid, json.dumps({'effect': eid}), key))
+                              (eid, json.dumps({'effect': eid}), life, key))
                     c.execute('COMMIT')
                     log('committed', i, eid)
                 else:
@@ -169,11 +170,17 @@ def worker(d, cfg, idx, life, seed, recipe, ready):
             retry(c, 'local', i, local_step)
             continue
 
-        # External: the claim commits alone, before anything is sent.
+        # External: the claim commits before anything is sent, with its
+        # note (a claim sets none: an UPDATE in the same transaction does).
         def claim():
-            c.execute('INSERT OR IGNORE INTO calls(who, conv, tool, args, kind, note)'
-                      " VALUES(?,?,?,?,'external',?)", (who, conv, tool, args, life))
-            return one('SELECT changes()')
+            c.execute('BEGIN IMMEDIATE')
+            c.execute('INSERT OR IGNORE INTO calls(who, conv, tool, args, kind)'
+                      " VALUES(?,?,?,?,'external')", (who, conv, tool, args))
+            won = one('SELECT changes()')
+            if won == 1:
+                c.execute('UPDATE calls SET note=? WHERE key=? AND member=0', (life, key))
+            c.execute('COMMIT')
+            return won
         if retry(c, 'claim', i, claim) == 0:
             reply = json.loads(retry(c, 'replay', i, lambda: one(
                 'SELECT reply FROM calls WHERE key=? AND member=0', (key,))))
