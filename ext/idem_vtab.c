@@ -59,15 +59,15 @@ IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL] = {
 #define IDEM_PLAN_KEY         1
 #define IDEM_PLAN_KEYMEMBER   2
 #define IDEM_PLAN_CREATED     3
-/* Added to a key plan when the query reads none of who, conv, tool, args
-** (a replay of status, id, result or reply): the inner query then selects
+/* Added to a key plan when the query reads none of who, conv, tool, args,
+** keyargs, owner (a replay of status, id, result or reply): the inner query then selects
 ** NULL in their place instead of copying the call's identity out of every
 ** row it visits. */
 #define IDEM_PLAN_LIGHT      64
 #define IDEM_IDENTITY_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
    | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS \
-   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS)
+   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS | (sqlite3_uint64)1<<IDEM_COL_OWNER)
 
 typedef struct IdemCursor IdemCursor;
 struct IdemCursor {
@@ -90,10 +90,11 @@ struct IdemCursor {
 #define IDEM_QCOLS \
   "rid, key, member, who, conv, tool, args, kind, status, id, result, " \
   "note, created, updated, keyargs, owner, expires"
-/* The same, with NULL for who, conv, tool, args, keyargs (IDEM_PLAN_LIGHT) */
+/* The same, with NULL for who, conv, tool, args, keyargs, owner
+** (IDEM_PLAN_LIGHT) */
 #define IDEM_QCOLS_LIGHT \
   "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, created, updated, NULL, owner, expires"
+  "note, created, updated, NULL, NULL, expires"
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
@@ -187,20 +188,30 @@ static int idemPrepare(IdemVtab *p, const char *zSql, unsigned int flags,
 }
 
 /*
-** The SQL of statement i for p's format.  A format-1 table (before
-** keyargs, owner and expires) is read as it is: those columns read as
-** NULL.  Writes upgrade it first (idemUpgrade()), so only queries are
-** prepared against format 1.
+** The SQL of statement i for p's format and options.  A format-1 table
+** (before keyargs, owner and expires) is read as it is: those columns read
+** as NULL.  Writes upgrade it first (idemUpgrade()), so only queries are
+** prepared against format 1.  A table without retain never sets expires:
+** its queries read NULL instead of the column, which a replay then does
+** not pay for.  The rewrite is made on the template, before the table's
+** name is in it.
 */
 static char *idemStmtSql(IdemVtab *p, int i){
+  static const char *const azNew[] = { "expires", "keyargs", "owner" };
   const char *zTemplate = azIdemSql[i];
   char *zOld = 0, *zSql;
+  int nNull = 0;
   if( p->iFormat<2 ){
-    static const char *const azNew[] = { "keyargs", "owner", "expires" };
+    nNull = 3;
+  }else if( p->opt.iRetainMs==0 && i!=IDEM_STMT_EXPIRED
+         && strncmp(zTemplate, "SELECT", 6)==0 ){
+    nNull = 1;
+  }
+  if( nNull ){
     int j;
     zOld = sqlite3_mprintf("%s", zTemplate);
     if( zOld==0 ) return 0;
-    for(j=0; j<3; j++){
+    for(j=0; j<nNull; j++){
       char *z;
       int n = (int)strlen(azNew[j]);
       while( (z = strstr(zOld, azNew[j]))!=0 ){
