@@ -179,7 +179,8 @@ IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
 #define IDEM_STMT_EXPIRED      21   /* the oldest expired calls (retain) */
 #define IDEM_STMT_EXPIRY_ADD   22   /* a decided call's expiry (retain) */
 #define IDEM_STMT_EXPIRY_DEL   23   /* ... and its removal */
-#define IDEM_NSTMT             24
+#define IDEM_STMT_EXPIRY_NEXT  24   /* the earliest expiry (retain) */
+#define IDEM_NSTMT             25
 
 /* At most this many expired calls (each with its members) are deleted by
 ** one claim (doc/contract.md §10), oldest expiry first. */
@@ -249,6 +250,8 @@ struct IdemVtab {
   IdemJson *pJsonKey;         /* Canonicalizer for keyargs */
   int iFormat;                /* Format of the shadow tables (IDEM_FORMAT) */
   unsigned char aStale[IDEM_NSTMT]; /* Finalize aStmt[i] when given back */
+  char zNextSweep[IDEM_TIME_LEN];   /* retain: no call expires before this
+                                    ** ("": look at the next claim) */
   char *zDamaged;             /* Why claims are refused, or NULL */
 };
 

@@ -574,12 +574,20 @@ static int idemRelease(IdemVtab*, const unsigned char[IDEM_KEY_BYTES]);
 ** changes nothing any reader sees: it may run before the claim's INSERT,
 ** which stays the one write that decides (a claim that then fails as a
 ** duplicate leaves this harmless cleanup behind).
+**
+** When a sweep has deleted every expired call, it notes when the next
+** one can expire (p->zNextSweep): the earliest expiry left, or now +
+** retain, as a call decided from now on expires no sooner.  Claims before
+** that time skip the sweep.  The note is only ever too early or too late
+** to clean up sooner (another clock, a rolled-back sweep): what readers
+** see never depends on it.
 */
-static int idemSweep(IdemVtab *p, const char *zNow){
+static int idemSweep(IdemVtab *p, sqlite3_int64 iNow, const char *zNow){
   unsigned char aKeys[IDEM_SWEEP_LIMIT][IDEM_KEY_BYTES];
   char aExp[IDEM_SWEEP_LIMIT][IDEM_TIME_LEN];
   sqlite3_stmt *pExp, *pMain, *pDel;
   int i, n = 0, rc;
+  if( p->zNextSweep[0] && strcmp(zNow, p->zNextSweep)<0 ) return SQLITE_OK;
   if( (rc = idemStmt(p, IDEM_STMT_EXPIRED, &pExp))!=SQLITE_OK
    || (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK
    || (rc = idemStmt(p, IDEM_STMT_EXPIRY_DEL, &pDel))!=SQLITE_OK ){
@@ -613,6 +621,26 @@ static int idemSweep(IdemVtab *p, const char *zNow){
     sqlite3_bind_text(pDel, 1, aExp[i], -1, SQLITE_STATIC);
     sqlite3_bind_blob(pDel, 2, aKeys[i], IDEM_KEY_BYTES, SQLITE_STATIC);
     rc = idemStepReset(pDel);
+    if( rc!=SQLITE_DONE ) return idemVtabDbError(p, rc);
+  }
+  p->zNextSweep[0] = 0;
+  if( n<IDEM_SWEEP_LIMIT ){
+    sqlite3_stmt *pNext;
+    char zLater[IDEM_TIME_LEN];
+    const char *zFirst;
+    rc = idemStmt(p, IDEM_STMT_EXPIRY_NEXT, &pNext);
+    if( rc ) return rc;
+    idemFormatTime(iNow + p->opt.iRetainMs, zLater);
+    rc = sqlite3_step(pNext);
+    if( rc==SQLITE_ROW ){
+      zFirst = (const char*)sqlite3_column_text(pNext, 0);
+      if( zFirst==0 || strlen(zFirst)>=IDEM_TIME_LEN || strcmp(zFirst, zLater)>0 ){
+        zFirst = zLater;
+      }
+      memcpy(p->zNextSweep, zFirst, strlen(zFirst)+1);
+      rc = SQLITE_DONE;
+    }
+    sqlite3_reset(pNext);
     if( rc!=SQLITE_DONE ) return idemVtabDbError(p, rc);
   }
   return SQLITE_OK;
@@ -715,6 +743,7 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   IdemJson *pJson = 0, *pJsonKey = 0;
   sqlite3_stmt *pIns, *pMain;
   int i, rc, nArgs, nTry, bExpired;
+  sqlite3_int64 iNow;
   int bKeyargs = sqlite3_value_type(aCol[IDEM_COL_KEYARGS])!=SQLITE_NULL;
   const char *zArgs;
 
@@ -753,10 +782,11 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
    || (rc = idemStmt(p, IDEM_STMT_INSERT, &pIns))!=SQLITE_OK ){
     goto done;
   }
-  idemNow(p->pVfs, zNow);
+  iNow = idemNowMs(p->pVfs);
+  idemFormatTime(iNow, zNow);
 
   /* Retention: delete a few expired calls, invisible already. */
-  if( p->opt.iRetainMs>0 && (rc = idemSweep(p, zNow))!=SQLITE_OK ) goto done;
+  if( p->opt.iRetainMs>0 && (rc = idemSweep(p, iNow, zNow))!=SQLITE_OK ) goto done;
 
   /* 2. The claim: the one write, arbitrated by UNIQUE(key, member).  A
   ** second try only after deleting the expired call that held the key. */

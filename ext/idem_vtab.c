@@ -174,6 +174,7 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* EXPIRY_ADD */ "INSERT OR IGNORE INTO \"%w\".\"%w_expiry\"(expires, key)"
                    " VALUES(?1, ?2)",
   /* EXPIRY_DEL */ "DELETE FROM \"%w\".\"%w_expiry\" WHERE expires=?1 AND key=?2",
+  /* EXPIRY_NEXT */"SELECT min(expires) FROM \"%w\".\"%w_expiry\"",
 };
 
 /*
