@@ -88,7 +88,7 @@ demo: $(LIB)  ## the sqlite3 shell runs test/demo.sql: the protocol at work
 	@rm -f $(BUILD)/demo.db
 	@sqlite3 $(BUILD)/demo.db < test/demo.sql 2>&1 | tee $(BUILD)/demo.out
 
-test: all  ## the whole Tcl suite (test/*.test): "N passed, N failed"
+test: all $(BUILD)/powerloss  ## the whole Tcl suite (test/*.test): "N passed, N failed"
 	tclsh tcl/run.tcl
 
 # The number printer's own unit test (test/idem_number_test.c): every line
@@ -99,6 +99,11 @@ $(BUILD)/idem_number_test: test/idem_number_test.c $(SOURCES) | $(BUILD)/.deps
 test-number: $(BUILD)/idem_number_test  ## the number printer's unit test (C)
 	$(BUILD)/idem_number_test test/data/numbers.txt
 	$(BUILD)/idem_number_test --random 50000
+
+# The file system that loses unsynced writes at a simulated power loss
+# (doc/contract.md §12); test/durable.test runs it.
+$(BUILD)/powerloss: test/powerloss/powerloss.c $(SOURCES) include/idem.h | $(BUILD)/.deps
+	$(CC) -O1 -g $(WARN) -DSQLITE_CORE -o $@ test/powerloss/powerloss.c -lsqlite3
 
 # ---- install ---------------------------------------------------------------
 #   make install [PREFIX=/usr/local] [DESTDIR=/staging]    make uninstall

@@ -14,6 +14,8 @@
 **   idem_key.c        the key: XXH3-128 over a framed (who, conv, tool,
 **                     canonical args); SQL functions idem_key(), idem_header()
 **   idem_time.c       the clock, and the time text the claim table stores
+**   idem_durable.c    an external claim needs a durable commit (§12):
+**                     the check, and the option durability=full|relaxed
 **   idem_vtab.c       the claim table's plumbing: CREATE VIRTUAL TABLE calls
 **                     USING idem(...), its shadow table, statement cache,
 **                     query plans and cursor
@@ -41,6 +43,7 @@ SQLITE_EXTENSION_INIT1
 #include "idem_canonical.c"
 #include "idem_key.c"
 #include "idem_time.c"
+#include "idem_durable.c"
 #include "idem_vtab.c"
 #include "idem_claim.c"
 #include "idem_versioned.c"

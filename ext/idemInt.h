@@ -75,6 +75,10 @@ IDEM_PRIVATE int idemNumberFormat(double v, char *zOut);
 /* A canonicalizer: keeps its buffers from one call to the next. */
 typedef struct IdemJson IdemJson;
 
+/* The JSON text of an SQL integer or real, into IDEM_JSON_NUMBUF bytes:
+** its length, or -1 for a real that is not finite. */
+#define IDEM_JSON_NUMBUF 48
+IDEM_PRIVATE int idemJsonNumberText(sqlite3_value *pVal, char *zOut);
 IDEM_PRIVATE IdemJson *idemJsonNew(void);
 IDEM_PRIVATE void idemJsonFree(IdemJson *p);
 IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn);
@@ -101,6 +105,7 @@ typedef struct IdemPart IdemPart;
 struct IdemPart {
   const void *p;            /* The part's bytes */
   sqlite3_int64 n;          /* Their number */
+  char aNum[IDEM_JSON_NUMBUF];  /* The text of a number part (p points here) */
 };
 
 IDEM_PRIVATE void idemKeyHash(const IdemPart aPart[4],
@@ -111,7 +116,12 @@ IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n,
                                 unsigned char aKey[IDEM_KEY_BYTES]);
 IDEM_PRIVATE int idemKeyFromValue(sqlite3_value *pVal,
                                   unsigned char aKey[IDEM_KEY_BYTES]);
-IDEM_PRIVATE int idemKeyPart(sqlite3_value *pVal, IdemPart *pPart);
+/* One part from a non-NULL SQL value (doc/contract.md §2): SQLITE_OK,
+** SQLITE_NOMEM, or SQLITE_MISMATCH for a real that is not finite
+** (IDEM_KEY_NONFINITE says why, after the part's name). */
+IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart);
+#define IDEM_KEY_NONFINITE "is a real that is not finite (Inf or -Inf);" \
+  " a key part must be a finite number, text or blob"
 IDEM_PRIVATE int idemKeyRegister(sqlite3 *db);
 
 /* The SQL functions' error: "idem: " and the printf-style text, rc as the
@@ -129,6 +139,23 @@ IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]);
 IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
 /* The current time, from the VFS's clock, as Unix time in milliseconds. */
 IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
+
+/**************************************************************************
+** Interface to code in idem_durable.c (doc/contract.md §12: an external
+** claim needs a durable commit):
+*/
+typedef struct IdemDurable IdemDurable;
+struct IdemDurable {
+  int bDurable;               /* Checked durable in this transaction */
+  sqlite3_stmt *pSync;        /* PRAGMA "<schema>".synchronous */
+  sqlite3_stmt *pJournal;     /* PRAGMA "<schema>".journal_mode */
+};
+/* SQLITE_OK, or SQLITE_ERROR with *pzErr (sqlite3_malloc'd) naming the
+** setting that makes a COMMIT in schema zDb not durable. */
+IDEM_PRIVATE int idemDurableCheck(IdemDurable *pD, sqlite3 *db,
+                                  const char *zDb, char **pzErr);
+IDEM_PRIVATE void idemDurableBegin(IdemDurable *pD);  /* xBegin: read again */
+IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 
 /**************************************************************************
 ** Interface to code in idem_vtab.c (the claim table's plumbing):
@@ -222,6 +249,7 @@ IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
 typedef struct IdemOptions IdemOptions;
 struct IdemOptions {
   int bKeepLocalFailure;      /* local_failure=keep */
+  int bRelaxedDurability;     /* durability=relaxed (doc/contract.md §12) */
   int bArgsMismatchReplay;    /* args_mismatch=replay (default: error) */
   sqlite3_int64 iRetainMs;    /* retain=<duration>; 0: decided calls stay */
   sqlite3_int64 iStaleAfterMs;/* stale_after=<duration>; 0: never stale */
@@ -253,6 +281,7 @@ struct IdemVtab {
   char zNextSweep[IDEM_TIME_LEN];   /* retain: no call expires before this
                                     ** ("": look at the next claim) */
   char *zDamaged;             /* Why claims are refused, or NULL */
+  IdemDurable durable;        /* The durability verdict (idem_durable.c) */
 };
 
 IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL];

@@ -16,8 +16,10 @@
 ** escaping of RFC 8785 (only '"', '\' and control characters are escaped,
 ** the latter as \b \t \n \f \r or lowercase \u00xx); numbers as ECMAScript
 ** prints a double, except that an integer literal beyond 2^53 keeps its
-** digits (idem_number.c).  An integer or real argument is taken as SQLite's
-** text of it (1.0 -> '1.0' -> 1).  It is deterministic and innocuous.
+** digits (idem_number.c).  An integer or real argument is that JSON number:
+** an integer's digits, a real as ECMAScript prints that double (1.0 -> 1,
+** 0.1+0.2 -> 0.30000000000000004; never SQLite's 15-digit text of a real;
+** Inf is an error).  It is deterministic and innocuous.
 **
 ** The input must be strict RFC 8259 JSON, whatever SQLite's own json()
 ** accepts: exactly one value, whitespace only ' ' \t \n \r, no comments,
@@ -1270,6 +1272,31 @@ IDEM_PRIVATE const char *idemJsonError(IdemJson *p){
   return p->zErr;
 }
 
+/*
+** The JSON text of an SQL integer or real (doc/contract.md §2, §3): an
+** integer as its decimal digits, a real as ECMAScript prints that double
+** (the printer of canonical JSON: 42.0 gives "42", 0.30000000000000004
+** keeps every digit), never SQLite's 15-digit text of a real.  pVal must
+** be SQLITE_INTEGER or SQLITE_FLOAT.  Writes zOut (IDEM_JSON_NUMBUF bytes,
+** zero-terminated) and returns its length, or -1 for a real that is not
+** finite (Inf, -Inf), which has no JSON form.
+*/
+IDEM_PRIVATE int idemJsonNumberText(sqlite3_value *pVal, char *zOut){
+  if( sqlite3_value_type(pVal)==SQLITE_INTEGER ){
+    sqlite3_snprintf(IDEM_JSON_NUMBUF, zOut, "%lld", sqlite3_value_int64(pVal));
+    return (int)strlen(zOut);
+  }else{
+    double v = sqlite3_value_double(pVal);
+    sqlite3_uint64 bits;
+    int n;
+    memcpy(&bits, &v, sizeof(bits));
+    if( ((bits>>52) & 0x7ff)==0x7ff ) return -1;
+    n = idemNumberFormat(v, zOut);
+    zOut[n] = 0;
+    return n;
+  }
+}
+
 /* idem_canonical(J): see the header comment. */
 static void idemCanonicalFunc(
   sqlite3_context *ctx,
@@ -1280,6 +1307,7 @@ static void idemCanonicalFunc(
   IdemJson *p;
   const char *z;
   int n, rc;
+  char zNum[IDEM_JSON_NUMBUF];
   (void)argc;
 
   switch( sqlite3_value_type(argv[0]) ){
@@ -1290,6 +1318,16 @@ static void idemCanonicalFunc(
     case SQLITE_BLOB:
       sqlite3_result_error(ctx, "idem: idem_canonical(): argument is a blob; "
                                 "expected JSON text", -1);
+      return;
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:           /* that JSON number, not SQLite's text */
+      n = idemJsonNumberText(argv[0], zNum);
+      if( n<0 ){
+        sqlite3_result_error(ctx, "idem: idem_canonical(): argument is a real"
+                             " that is not finite (Inf or -Inf)", -1);
+        return;
+      }
+      sqlite3_result_text(ctx, zNum, n, SQLITE_TRANSIENT);
       return;
   }
   z = (const char*)sqlite3_value_text(argv[0]);

@@ -57,8 +57,9 @@
 
 /* Every option, for the message that rejects an unknown one. */
 #define IDEM_OPTIONS_HELP \
-  "local_failure=release|keep, args_mismatch=error|replay," \
-  " retain=<duration> and stale_after=<duration>"
+  "local_failure=release|keep, durability=full|relaxed," \
+  " args_mismatch=error|replay, retain=<duration> and" \
+  " stale_after=<duration>"
 
 /* The longest duration accepted: 100 years, in milliseconds. */
 #define IDEM_DURATION_MAX ((sqlite3_int64)36525*86400000)
@@ -167,6 +168,21 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
     }
     if( nName==6 ) pOpt->iRetainMs = iMs; else pOpt->iStaleAfterMs = iMs;
     return SQLITE_OK;
+  }
+  if( nName==10 && sqlite3_strnicmp(zArg, "durability", 10)==0 ){
+    if( nValue==4 && sqlite3_strnicmp(zValue, "full", 4)==0 ){
+      pOpt->bRelaxedDurability = 0;
+      return SQLITE_OK;
+    }
+    if( nValue==7 && sqlite3_strnicmp(zValue, "relaxed", 7)==0 ){
+      pOpt->bRelaxedDurability = 1;
+      return SQLITE_OK;
+    }
+    *pzErr = sqlite3_mprintf("idem: unknown value '%.*s' for durability; use"
+        " durability=full (the default: an external claim needs a durable"
+        " commit) or durability=relaxed (accept that a power loss may take"
+        " back an external claim)", nValue, zValue);
+    return SQLITE_ERROR;
   }
  bad:
   *pzErr = sqlite3_mprintf("idem: unknown option '%s'; the options are "
@@ -484,7 +500,7 @@ static void idemDuplicateError(IdemVtab *p, const char *zStatus,
 static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
                           IdemPart aPart[4], const char **pzKind){
   static const int aPartCol[4] = { IDEM_COL_WHO, IDEM_COL_CONV, IDEM_COL_TOOL, IDEM_COL_ARGS };
-  int i;
+  int i, rc;
   for(i=0; i<4; i++){
     int eType = sqlite3_value_type(aCol[aPartCol[i]]);
     if( eType==SQLITE_NULL ){
@@ -496,7 +512,11 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
       idemVtabError(p, "idem: args is a blob; expected JSON text");
       return SQLITE_MISMATCH;
     }
-    if( !idemKeyPart(aCol[aPartCol[i]], &aPart[i]) ) return SQLITE_NOMEM;
+    rc = idemKeyPartFrom(aCol[aPartCol[i]], &aPart[i]);
+    if( rc==SQLITE_MISMATCH ){
+      idemVtabError(p, "idem: %s " IDEM_KEY_NONFINITE, azIdemCol[aPartCol[i]]);
+    }
+    if( rc!=SQLITE_OK ) return rc;
   }
   *pzKind = "local";
   if( sqlite3_value_type(aCol[IDEM_COL_KIND])!=SQLITE_NULL ){
@@ -506,6 +526,15 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
       idemVtabError(p, "idem: kind must be 'local' (a write into this"
                     " database, the default) or 'external', not '%s'", zKind);
       return SQLITE_CONSTRAINT_CHECK;
+    }
+    if( zKind[0]=='e' && !p->opt.bRelaxedDurability ){   /* §12 */
+      char *zErr = 0;
+      rc = idemDurableCheck(&p->durable, p->db, p->zDb, &zErr);
+      if( rc!=SQLITE_OK ){
+        sqlite3_free(p->base.zErrMsg);
+        p->base.zErrMsg = zErr;
+        return rc;
+      }
     }
     *pzKind = zKind;
   }
@@ -766,7 +795,11 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
     IdemPart k;
     int nKey;
     if( (pJsonKey = idemJsonAcquire(&p->pJsonKey))==0 ){ rc = SQLITE_NOMEM; goto done; }
-    if( !idemKeyPart(aCol[IDEM_COL_KEYARGS], &k) ){ rc = SQLITE_NOMEM; goto done; }
+    rc = idemKeyPartFrom(aCol[IDEM_COL_KEYARGS], &k);
+    if( rc==SQLITE_MISMATCH ){
+      idemVtabError(p, "idem: keyargs " IDEM_KEY_NONFINITE);
+    }
+    if( rc ) goto done;
     rc = idemJsonCanonical(pJsonKey, (const char*)k.p, (int)k.n);
     if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
       idemVtabError(p, "idem: keyargs must be JSON text: %s",

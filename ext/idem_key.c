@@ -12,9 +12,17 @@
 **
 ** printed as xxHash's canonical (big-endian) form: high 64 bits first.
 ** The length prefixes make the parts unambiguous.  The format is frozen:
-** keys live in databases and travel to other systems.  Text, integer and
-** real parts are taken as SQLite's text of them, a blob who/conv/tool as
-** its bytes; a NULL part is an error, and args must be JSON text.
+** keys live in databases and travel to other systems (doc/contract.md §2).
+**
+** A part is: text, its UTF-8 bytes; a blob who/conv/tool, its bytes; an
+** integer, its decimal digits; a real, the ECMAScript form of that double,
+** the printer of canonical JSON (42.0 gives "42", 0.30000000000000004
+** keeps every digit), never SQLite's 15-digit text of a real.  So the same
+** call bound from Python (42) and from Node (42.0: better-sqlite3 binds
+** every JS number as a double) has one key, and two different doubles
+** never share one.  args is JSON text, or an SQL integer or real taken as
+** that JSON number.  A NULL part, a blob args and a real that is not
+** finite (no JSON form) are errors.
 **
 ** Interface for the other parts: "Interface to code in idem_key.c" in
 ** idemInt.h (IdemPart, idemKeyHash(), idemKeyHex(), idemKeyFromHex(), ...).
@@ -113,23 +121,33 @@ IDEM_PRIVATE int idemKeyFromValue(sqlite3_value *pVal,
 }
 
 /*
-** One part from an SQL value: a blob as its bytes, anything else as its
-** text.  Returns 0 for NULL, and for an out-of-memory text conversion
-** (check sqlite3_errcode or treat as NOMEM when the value was not NULL).
+** One part from a non-NULL SQL value (doc/contract.md §2): a blob as its
+** bytes, text as its UTF-8 bytes, an integer or a real as its JSON number
+** text, written into pPart->aNum.  Returns SQLITE_OK, SQLITE_NOMEM (a text
+** conversion failed), or SQLITE_MISMATCH for a real that is not finite.
+** The part points into pPart or into pVal: it must not be copied, and
+** lives as long as both.
 */
-IDEM_PRIVATE int idemKeyPart(sqlite3_value *pVal, IdemPart *pPart){
+IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart){
+  int n;
   switch( sqlite3_value_type(pVal) ){
-    case SQLITE_NULL:
-      return 0;
     case SQLITE_BLOB:
       pPart->p = sqlite3_value_blob(pVal);
       pPart->n = sqlite3_value_bytes(pVal);
       if( pPart->p==0 ) pPart->p = "";
-      return 1;
+      return SQLITE_OK;
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:
+      n = idemJsonNumberText(pVal, pPart->aNum);
+      if( n<0 ) return SQLITE_MISMATCH;
+      pPart->p = pPart->aNum;
+      pPart->n = n;
+      return SQLITE_OK;
     default:
+      assert( sqlite3_value_type(pVal)==SQLITE_TEXT );
       pPart->p = sqlite3_value_text(pVal);
       pPart->n = sqlite3_value_bytes(pVal);
-      return pPart->p!=0;
+      return pPart->p ? SQLITE_OK : SQLITE_NOMEM;
   }
 }
 
@@ -193,7 +211,13 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
           i==3 ? "expected JSON text" : "every part of a key must be given");
       return;
     }
-    if( !idemKeyPart(argv[i], &aPart[i]) ){
+    rc = idemKeyPartFrom(argv[i], &aPart[i]);
+    if( rc==SQLITE_MISMATCH ){
+      idemResultError(ctx, SQLITE_ERROR, "idem: idem_key(): %s "
+                      IDEM_KEY_NONFINITE, azIdemKeyPart[i]);
+      return;
+    }
+    if( rc!=SQLITE_OK ){
       sqlite3_result_error_nomem(ctx);
       return;
     }

@@ -30,8 +30,12 @@
 **      conflict is never ignored, replaced or half-applied).  This includes
 **      SET ver = ver + 1: the version is not the writer's to choose.
 **   2. Every UPDATE that succeeds advances ver by exactly one, whether it
-**      named ver or not (an UPSERT's DO UPDATE too).  A NULL version counts
-**      as 0 here: its first update makes it 1.
+**      named ver or not (an UPSERT's DO UPDATE too), also when the
+**      application's own triggers update the same row again.  A NULL
+**      version counts as 0 here: its first update makes it 1.  A row at
+**      the largest integer (9223372036854775807) cannot advance: an UPDATE
+**      of it fails with SQLITE_ERROR ("version overflow") and changes
+**      nothing; the version never becomes a REAL.
 **   3. INSERT keeps the version it is given: declare the column
 **      "ver INTEGER NOT NULL DEFAULT 0" and new rows start at 0.  A
 **      version that is not an integer or NULL is refused, at INSERT and,
@@ -52,9 +56,12 @@
 **       error.  RAISE() cannot build a message from values in SQLite 3.40,
 **       hence the C function.
 **   idem_versioned_<t>_<c>_advance  AFTER UPDATE ON t WHEN NEW.c IS OLD.c
-**       notes the step in idem_versioned_advancing, runs
+**       fails (idem_versioned_conflict() with OLD.c twice: an overflow)
+**       when OLD.c is the largest integer or not an integer; notes the
+**       step in idem_versioned_advancing, runs
 **         UPDATE t SET c = coalesce(OLD.c,0)+1 WHERE <this row> AND c IS OLD.c
-**       and deletes the note.
+**       and deletes the note.  It is kept the last trigger on t to fire
+**       (idemvAdvanceLast()).
 **   idem_versioned_<t>_<c>_insert   BEFORE INSERT ON t
 **       RAISE(ABORT, ...) when NEW.c is neither an integer nor NULL.
 **   idem_versioned_advancing(tbl, col, k, v)
@@ -80,10 +87,16 @@
 ** _advance is always the step.  The step's "AND c IS OLD.c" makes it a
 ** no-op when the row's version has already moved on within the statement
 ** (an application trigger updated the row first, and that update stepped
-** it), instead of a second step.
+** it), instead of a second step.  That needs the application's triggers
+** to fire before _advance: one that fired after the step and updated the
+** row would be an UPDATE of the stepped row, stepped again.  SQLite fires
+** a table's triggers newest first, so idem_versioned() makes _advance
+** older than every other trigger on the table by creating those again,
+** unchanged, after it (idemvAdvanceLast()); triggers made later are newer.
 **
 ** Application triggers on the table see the step as an UPDATE that
-** changes only c (use UPDATE OF <columns> or a WHEN to ignore it).
+** changes only c (use UPDATE OF <columns> or a WHEN to ignore it), after
+** they have seen the UPDATE that caused it.
 ** RETURNING shows the row as the statement wrote it, before the step
 ** (RETURNING ver + 1 is the stored version).  sqlite3_changes() does not
 ** count the step; sqlite3_total_changes() does.
@@ -273,7 +286,7 @@ static void idemvConflictFunc(
   const char *azName[32];
   sqlite3_value *apVal[32];
   sqlite3_value *pCur, *pGiven;
-  int nKey, i, bStep, rc = SQLITE_OK;
+  int nKey, i, bStep, bOverflow, rc = SQLITE_OK;
   char *zMsg;
 
   if( (argc!=5 && (argc<6 || (argc&1))) || argc>4+2*32
@@ -302,6 +315,14 @@ static void idemvConflictFunc(
     }
   }
 
+  /* The same value as current and given: called by _advance, the version
+  ** cannot step (it is the largest integer, or not an integer at all). */
+  bOverflow = sqlite3_value_type(pCur)==sqlite3_value_type(pGiven)
+      && ((sqlite3_value_type(pCur)==SQLITE_INTEGER
+           && sqlite3_value_int64(pCur)==sqlite3_value_int64(pGiven))
+       || (sqlite3_value_type(pCur)==SQLITE_FLOAT
+           && sqlite3_value_double(pCur)==sqlite3_value_double(pGiven)));
+
   /* Was the given version the current one plus one?  Then the writer is
   ** stepping the version itself, which the guard does. */
   bStep = 0;
@@ -316,16 +337,26 @@ static void idemvConflictFunc(
   }
 
   s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
-  sqlite3_str_appendall(s, "idem: version conflict on ");
+  sqlite3_str_appendall(s, bOverflow ? "idem: version overflow on "
+                                     : "idem: version conflict on ");
   idemvAppendName(s, zTable);
   idemvAppendRow(s, nKey, argc==5 ? 0 : azName, apVal);
   sqlite3_str_appendall(s, ": ");
   idemvAppendName(s, zColumn);
   sqlite3_str_appendall(s, " is ");
   idemvAppendValue(s, pCur);
-  sqlite3_str_appendall(s, ", the update gave ");
-  idemvAppendValue(s, pGiven);
-  if( bStep ){
+  if( bOverflow ){
+    sqlite3_str_appendall(s, sqlite3_value_type(pCur)==SQLITE_INTEGER
+        ? ", the largest integer, and cannot advance"
+        : ", not an integer, and cannot advance");
+    sqlite3_str_appendall(s, "; the update is refused and changes nothing");
+  }else{
+    sqlite3_str_appendall(s, ", the update gave ");
+    idemvAppendValue(s, pGiven);
+  }
+  if( bOverflow ){
+    /* said above */
+  }else if( bStep ){
     sqlite3_str_appendall(s, "; ");
     idemvAppendName(s, zColumn);
     sqlite3_str_appendall(s, " advances by itself: give the version that "
@@ -342,7 +373,9 @@ static void idemvConflictFunc(
     return;
   }
   sqlite3_result_error(ctx, zMsg, -1);
-  sqlite3_result_error_code(ctx, SQLITE_CONSTRAINT_TRIGGER);
+  /* An overflow is not a conflict: no re-read and retry can succeed. */
+  sqlite3_result_error_code(ctx,
+      bOverflow ? SQLITE_ERROR : SQLITE_CONSTRAINT_TRIGGER);
   sqlite3_free(zMsg);
 }
 
@@ -638,6 +671,20 @@ static void idemvAppendKeyExpr(sqlite3_str *s, IdemvTarget *p, const char *zRef)
   }
 }
 
+/* Append the row's key as idem_versioned_conflict() takes it: OLD's
+** rowid, or 'name',OLD."name" for each PRIMARY KEY column. */
+static void idemvAppendKeyArgs(sqlite3_str *s, IdemvTarget *p){
+  int i;
+  if( p->zRowid ){
+    sqlite3_str_appendf(s, "OLD.\"%w\"", p->zRowid);
+  }else{
+    for(i=0; i<p->nPk; i++){
+      sqlite3_str_appendf(s, "%s%Q,OLD.\"%w\"", i ? "," : "",
+          p->azPk[i], p->azPk[i]);
+    }
+  }
+}
+
 /*
 ** The text of trigger iRole (0: check, 1: advance, 2: insert) after
 ** "CREATE TRIGGER <name> ", as SQLite stores it.
@@ -660,14 +707,7 @@ static char *idemvTriggerBody(IdemvTarget *p, int iRole, int *pRc){
           "BEGIN\n"
           "  SELECT idem_versioned_conflict(%Q,%Q,OLD.\"%w\",NEW.\"%w\",",
           C, C, C, T, C, C, C);
-      if( p->zRowid ){
-        sqlite3_str_appendf(s, "OLD.\"%w\"", p->zRowid);
-      }else{
-        for(i=0; i<p->nPk; i++){
-          sqlite3_str_appendf(s, "%s%Q,OLD.\"%w\"", i ? "," : "",
-              p->azPk[i], p->azPk[i]);
-        }
-      }
+      idemvAppendKeyArgs(s, p);
       sqlite3_str_appendall(s, ");\nEND");
       break;
 
@@ -676,8 +716,14 @@ static char *idemvTriggerBody(IdemvTarget *p, int iRole, int *pRc){
           "AFTER UPDATE ON \"%w\"\n"
           "WHEN NEW.\"%w\" IS OLD.\"%w\"\n"
           "BEGIN\n"
+          "  SELECT idem_versioned_conflict(%Q,%Q,OLD.\"%w\",OLD.\"%w\",",
+          T, C, C, T, C, C, C);
+      idemvAppendKeyArgs(s, p);
+      sqlite3_str_appendf(s, ")\n"
+          "   WHERE typeof(OLD.\"%w\") NOT IN ('integer','null')"
+          " OR OLD.\"%w\">=%lld;\n"
           "  INSERT INTO \"" IDEMV_ADVANCING "\"(tbl,col,k,v)"
-          " VALUES(%Q,%Q,", T, C, C, T, C);
+          " VALUES(%Q,%Q,", C, C, IDEMV_INT64_MAX, T, C);
       idemvAppendKeyExpr(s, p, "NEW");
       sqlite3_str_appendf(s, ",OLD.\"%w\");\n"
           "  UPDATE \"%w\" SET \"%w\"=coalesce(OLD.\"%w\",0)+1\n"
@@ -847,6 +893,78 @@ static int idemvCheckData(sqlite3 *db, IdemvTarget *p, char **pzErr){
 }
 
 /*
+** Make _advance (named zAdvance) the last AFTER trigger on the table to
+** fire, so that one UPDATE steps a row once.  SQLite fires a table's
+** triggers newest first (in the reverse order of their rows in
+** sqlite_schema, also after a reopen).  An application trigger that fires
+** after _advance and updates the same row would make a second UPDATE of
+** it after the step, and so a second step; one that fires before it has
+** its UPDATE stepped once, and _advance then finds the row moved on (its
+** "AND c IS OLD.c") and steps nothing.  So every other trigger on the
+** table that is older than _advance is dropped and created again, from
+** its own text, in its order: the application's triggers stay exactly as
+** they were, newer than _advance.  (Triggers made later are newer anyway;
+** TEMP triggers on the table fire before the schema's own.)  SQLite
+** stores a trigger's text as "CREATE TRIGGER " followed by its name
+** unqualified, so the schema is put back in front of the name.
+*/
+static int idemvAdvanceLast(
+  sqlite3 *db,
+  IdemvTarget *p,
+  char **azName,
+  char **pzErr
+){
+  sqlite3_stmt *pStmt = 0;
+  char **azRedo = 0;          /* name, sql, name, sql, ... */
+  int nRedo = 0;
+  int rc, i;
+  rc = idemvPrepare(db, sqlite3_mprintf(
+      "SELECT name, sql FROM \"%w\".sqlite_schema"
+      " WHERE type='trigger' AND tbl_name=?1 COLLATE NOCASE"
+      "   AND name COLLATE NOCASE NOT IN (?2,?3,?4)"
+      "   AND rowid<(SELECT rowid FROM \"%w\".sqlite_schema"
+      "              WHERE type='trigger' AND name=?3 COLLATE NOCASE)"
+      " ORDER BY rowid", p->zSchema, p->zSchema
+  ), &pStmt, pzErr);
+  if( rc ) return rc;
+  sqlite3_bind_text(pStmt, 1, p->zTable, -1, SQLITE_STATIC);
+  sqlite3_bind_text(pStmt, 2, azName[0], -1, SQLITE_STATIC);
+  sqlite3_bind_text(pStmt, 3, azName[1], -1, SQLITE_STATIC);
+  sqlite3_bind_text(pStmt, 4, azName[2], -1, SQLITE_STATIC);
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    char **azNew = sqlite3_realloc64(azRedo, sizeof(char*)*(nRedo+2));
+    if( azNew==0 ){ rc = SQLITE_NOMEM; break; }
+    azRedo = azNew;
+    rc = SQLITE_OK;
+    azRedo[nRedo] = idemvStrdup((const char*)sqlite3_column_text(pStmt, 0), &rc);
+    azRedo[nRedo+1] = idemvStrdup((const char*)sqlite3_column_text(pStmt, 1), &rc);
+    nRedo += 2;
+    if( rc ) break;
+  }
+  if( rc!=SQLITE_NOMEM ) rc = idemvStepError(db, rc, pzErr);
+  sqlite3_finalize(pStmt);
+  for(i=0; rc==SQLITE_OK && i<nRedo; i+=2){
+    const char *zSql = azRedo[i+1];
+    if( sqlite3_strnicmp(zSql, "CREATE TRIGGER ", 15)!=0 ){
+      rc = idemvError(SQLITE_ERROR, pzErr, "idem: trigger %s on %s must fire"
+          " before the version guard, and its text cannot be read to create"
+          " it again; drop it, call idem_versioned(), then create it again",
+          azRedo[i], p->zTable);
+      break;
+    }
+    rc = idemvExec(db, sqlite3_mprintf("DROP TRIGGER \"%w\".\"%w\"",
+          p->zSchema, azRedo[i]), pzErr);
+    if( rc==SQLITE_OK ){
+      rc = idemvExec(db, sqlite3_mprintf("CREATE TRIGGER \"%w\".%s",
+            p->zSchema, zSql+15), pzErr);
+    }
+  }
+  for(i=0; i<nRedo; i++) sqlite3_free(azRedo[i]);
+  sqlite3_free(azRedo);
+  return rc;
+}
+
+/*
 ** Equip (bOn) or remove the guard of *p.  Runs inside the caller's
 ** savepoint.
 */
@@ -904,6 +1022,7 @@ static int idemvApply(sqlite3 *db, IdemvTarget *p, int bOn, char **pzErr){
     sqlite3_free(zTbl);   zTbl = 0;
     sqlite3_free(zSql);   zSql = 0;
   }
+  if( bOn ) rc = idemvAdvanceLast(db, p, azName, pzErr);
 
 apply_done:
   for(i=0; i<IDEMV_NTRIGGER; i++) sqlite3_free(azName[i]);

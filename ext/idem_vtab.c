@@ -254,6 +254,7 @@ static void idemFinalizeAll(IdemVtab *p){
 static void idemVtabFree(IdemVtab *p){
   if( p ){
     idemFinalizeAll(p);
+    idemDurableClear(&p->durable);
     idemJsonFree(p->pJson);
     idemJsonFree(p->pJsonKey);
     sqlite3_free(p->base.zErrMsg);    /* one SQLite never took (xDestroy) */
@@ -1100,6 +1101,16 @@ static int idemIntegrity(sqlite3_vtab *pVtab, const char *zSchema,
 }
 #endif
 
+/*
+** xBegin.  The shadow table is a real table, in the caller's transaction;
+** only the durability check (idem_durable.c) keeps its verdict for the
+** length of a transaction.
+*/
+static int idemBegin(sqlite3_vtab *pVtab){
+  idemDurableBegin(&((IdemVtab*)pVtab)->durable);
+  return SQLITE_OK;
+}
+
 static sqlite3_module idemModule = {
 #if SQLITE_VERSION_NUMBER>=3044000
   4,                    /* iVersion: xIntegrity */
@@ -1119,7 +1130,7 @@ static sqlite3_module idemModule = {
   idemColumn,           /* xColumn */
   idemRowid,            /* xRowid: the shadow table's rid */
   idemUpdate,           /* xUpdate: claim, member, record, purge */
-  0,                    /* xBegin: the shadow table is a real table */
+  idemBegin,            /* xBegin: durability settings read again */
   0,                    /* xSync */
   0,                    /* xCommit */
   0,                    /* xRollback */

@@ -274,7 +274,10 @@ static int dumpDb(sqlite3 *db, Buf *pOut){
   " WHERE key=:k1 AND member=0;"
 #define UNKNOWN_K2 \
   "UPDATE calls SET status='failed', note='timeout' WHERE key=:k2 AND member=0;"
-#define TABLE "CREATE VIRTUAL TABLE calls USING idem;"
+/* durability=relaxed: the driver runs with synchronous=OFF and in
+** :memory:, where external claims are refused otherwise (doc/contract.md
+** §12); "claim-external-checked" runs the durability check itself. */
+#define TABLE "CREATE VIRTUAL TABLE calls USING idem(durability=relaxed);"
 #define INV \
   "CREATE TABLE inv(sku TEXT PRIMARY KEY, qty INTEGER," \
   " ver INTEGER NOT NULL DEFAULT 0);" \
@@ -306,6 +309,10 @@ static const Op aOp[] = {
   { "claim-external", TABLE,
       "INSERT OR IGNORE INTO calls(who,conv,tool,args,kind)"
       " VALUES('alice','c1','charge','{\"cur\":\"EUR\",\"amount\":5.0}','external')", 0, 0 },
+  { "claim-external-checked",
+      "PRAGMA synchronous=FULL; CREATE VIRTUAL TABLE calls USING idem;",
+      "INSERT INTO calls(who,conv,tool,args,kind)"
+      " VALUES('alice','c1','charge','{\"amount\":5}','external')", 0, 0 },
   { "claim-doc", TABLE,
       "INSERT INTO calls(who,conv,tool,args) VALUES('bob','c2','bulk',:doc)", 0, 0 },
   { "duplicate-ignore", TABLE CLAIM_K1,
