@@ -352,7 +352,13 @@ static int idemReadFormat(IdemVtab *p, char **pzErr){
     rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
     sqlite3_free(zSql);
     if( rc!=SQLITE_OK ) goto error;
-    if( sqlite3_step(pStmt)==SQLITE_ROW
+    rc = sqlite3_step(pStmt);
+    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
+      rc = sqlite3_finalize(pStmt);
+      goto error;
+    }
+    rc = SQLITE_OK;
+    if( sqlite3_data_count(pStmt)>0
      && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER ){
       sqlite3_int64 iFormat = sqlite3_column_int64(pStmt, 0);
       p->iFormat = iFormat<1 ? 0 : iFormat>IDEM_FORMAT ? IDEM_FORMAT+1 : (int)iFormat;
