@@ -8,10 +8,20 @@
 ** one write, the INSERT into <name>_claim, whose UNIQUE(key, member) is
 ** the arbiter.  A single-row INSERT has no statement journal, so nothing
 ** may be written before a write that can fail.  On a duplicate the stored
-** identity (who, conv, tool, args) is compared: the same call is a
-** SQLITE_CONSTRAINT (which OR IGNORE turns into "0 rows changed"); another
-** call under the same key is SQLITE_ERROR, never ignorable, and tells
-** nothing of the call that holds the key.
+** identity (who, conv, tool, and keyargs if the call has them, else args)
+** is compared: the same call is a SQLITE_CONSTRAINT (which OR IGNORE
+** turns into "0 rows changed"); another call under the same key is
+** SQLITE_ERROR, never ignorable, and tells nothing of the call that holds
+** the key; the same keyargs with other args is what args_mismatch decides
+** (doc/contract.md §9).
+**
+** RETENTION (doc/contract.md §10).  With retain, deciding a call sets its
+** expires and adds it to <name>_expiry.  Expired calls are invisible (the
+** cursor skips them).  Before its INSERT a claim deletes at most
+** IDEM_SWEEP_LIMIT expired calls (idemSweep()): invisible rows, so the
+** INSERT stays the one write that decides.  An expired call that still
+** holds the claimed key is deleted when the INSERT meets it, and the
+** INSERT is made again.
 **
 ** THE OUTCOME.  An UPDATE of a call's main row goes in three steps:
 **
@@ -25,9 +35,8 @@
 **
 ** The rules live in idemTransition(), one line or one case each.  The
 ** table's options are one struct (IdemOptions, idemInt.h) parsed in one
-** place, idemOptionParse().  A new rule (doc/contract.md §9-12: keyargs
-** and args_mismatch, retention, owner and stale claims, durability) adds
-** its option to IdemOptions and idemOptionParse(), its status or verdict
+** place, idemOptionParse().  A new rule adds its option to IdemOptions
+** and idemOptionParse(), its status or verdict
 ** to the enums below, its case to idemTransition(), its message to
 ** idemRefuse() and, if it writes something new, its step to idemApply().
 **
