@@ -5,7 +5,9 @@
 ** rules (what an INSERT, UPDATE or DELETE may do) are in idem_claim.c.
 **
 **   CREATE VIRTUAL TABLE calls USING idem;                 -- or
-**   CREATE VIRTUAL TABLE calls USING idem(local_failure=keep);
+**   CREATE VIRTUAL TABLE calls USING idem(local_failure=keep,
+**       durability=full, args_mismatch=error, retain='24 hours',
+**       stale_after='10 minutes');
 **
 **   INSERT INTO calls(who, conv, tool, args, kind) VALUES(...);  -- claim
 **   SELECT changes();                          -- 1: this caller owns it
@@ -17,24 +19,33 @@
 **                                                      --  "idempotent":true}
 **
 ** Columns: key, member, who, conv, tool, args, kind, status, id, result,
-** note, created, updated, and the hidden reply and reconcile.
+** note, created, updated, and the hidden reply, reconcile, keyargs, owner,
+** expires and stale.
 **
-** STORAGE.  One real shadow table, <name>_claim, in the same schema, so
-** that a claim commits and rolls back with the caller's own transaction and
-** the database's write lock arbitrates between connections and processes:
+** STORAGE.  Real shadow tables in the same schema, so that a claim
+** commits and rolls back with the caller's own transaction and the
+** database's write lock arbitrates between connections and processes.
+** <name>_claim holds the calls:
 **
 **   rid      INTEGER PRIMARY KEY     the virtual table's rowid
 **   key      BLOB                    16 bytes (the 32 hex digits, packed)
 **   member   INTEGER                 0: the call itself; 1, 2, ...: members
 **   who conv tool args kind status note updated   -- main rows only
 **   id result created                             -- every row
+**   keyargs owner expires                         -- main rows only
 **   UNIQUE(key, member)              the arbiter, and the replay's seek
 **   UNIQUE(created, rid)             purge by age (an ordinary index; the
 **                                    UNIQUE form keeps its name tied to
 **                                    the table, so RENAME carries it)
 **
 ** Member rows keep only their own id, result and created: they show their
-** call's who, conv, tool, args, kind, status, note and updated.
+** call's who, conv, tool, args, kind, status, note, updated, keyargs,
+** owner and expires.
+**
+** <name>_expiry(expires, key), WITHOUT ROWID, is the order in which the
+** decided calls of a table with retain expire: the seek of the sweep,
+** written only when such a call is decided.  <name>_config(k, v) records
+** the format of the shadow tables (IDEM_FORMAT, idemReadFormat()).
 **
 ** TRUST.  The module is SQLITE_VTAB_DIRECTONLY: it writes claims and
 ** releases them, so it must not be reachable from triggers or views that
