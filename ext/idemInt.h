@@ -152,6 +152,8 @@ IDEM_PRIVATE void idemResultError(sqlite3_context *ctx, int rc,
 
 IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]);
 IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
+/* The current time, from the VFS's clock, as Unix time in milliseconds. */
+IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
 
 /**************************************************************************
 ** Interface to code in idem_durable.c (doc/contract.md §12: an external
@@ -190,7 +192,11 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 #define IDEM_COL_UPDATED   12
 #define IDEM_COL_REPLY     13
 #define IDEM_COL_RECONCILE 14
-#define IDEM_NCOL          15
+#define IDEM_COL_KEYARGS   15   /* hidden: the arguments the key is made of */
+#define IDEM_COL_OWNER     16   /* hidden: who holds the call */
+#define IDEM_COL_EXPIRES   17   /* hidden, computed: when a decided call goes */
+#define IDEM_COL_STALE     18   /* hidden, computed: a pending call gone quiet */
+#define IDEM_NCOL          19
 
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
@@ -214,14 +220,27 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 #define IDEM_STMT_CALLOF       20   /* a row's key and its call's status */
 #define IDEM_STMT_COOKIE       21   /* the schema's schema_version */
 #define IDEM_STMT_TEMPCOOKIE   22   /* temp's schema_version */
-#define IDEM_NSTMT             23
+#define IDEM_STMT_EXPIRED      23   /* the oldest expired calls (retain) */
+#define IDEM_STMT_EXPIRY_ADD   24   /* a decided call's expiry (retain) */
+#define IDEM_STMT_EXPIRY_DEL   25   /* ... and its removal */
+#define IDEM_STMT_EXPIRY_NEXT  26   /* the earliest expiry (retain) */
+#define IDEM_NSTMT             27
+
+/* At most this many expired calls (each with its members) are deleted by
+** one claim (doc/contract.md §10), oldest expiry first. */
+#define IDEM_SWEEP_LIMIT        2
+#define IDEM_SWEEP_LIMIT_TEXT  "2"
 
 /* Columns of the query statements (IDEM_STMT_Q_*) and of IDEM_STMT_BYRID:
-** rid, key, member, then virtual columns 2..12 in order. */
+** rid, key, member, then virtual columns 2..12 in order, then keyargs,
+** owner and expires. */
 #define IDEM_Q_RID      0
 #define IDEM_Q_KEY      1
 #define IDEM_Q_MEMBER   2
 #define IDEM_QCOL(iCol) ((iCol)+1)     /* virtual column iCol, 1..12 */
+#define IDEM_Q_KEYARGS 14
+#define IDEM_Q_OWNER   15
+#define IDEM_Q_EXPIRES 16
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: the call as its members
 ** show it. */
@@ -234,6 +253,9 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 #define IDEM_M_NOTE     6
 #define IDEM_M_UPDATED  7
 #define IDEM_M_KEY      8
+#define IDEM_M_KEYARGS  9
+#define IDEM_M_OWNER   10
+#define IDEM_M_EXPIRES 11
 
 /* Columns of IDEM_STMT_CALLOF. */
 #define IDEM_C_KEY      0
@@ -245,6 +267,9 @@ typedef struct IdemOptions IdemOptions;
 struct IdemOptions {
   int bKeepLocalFailure;      /* local_failure=keep */
   int bRelaxedDurability;     /* durability=relaxed (doc/contract.md §12) */
+  int bArgsMismatchReplay;    /* args_mismatch=replay (default: error) */
+  sqlite3_int64 iRetainMs;    /* retain=<duration>; 0: decided calls stay */
+  sqlite3_int64 iStaleAfterMs;/* stale_after=<duration>; 0: never stale */
 };
 
 /* A local claim made in the open transaction, and the savepoint level it
@@ -254,6 +279,15 @@ struct IdemTxnClaim {
   unsigned char aKey[IDEM_KEY_BYTES];
   int iLevel;
 };
+
+/*
+** The format of a table's shadow tables, recorded in <name>_config
+** (k = 'format').  Format 1 (idem 1.0.0) had no <name>_config and no
+** keyargs, owner or expires columns; it is upgraded in place by the first
+** write of a build that knows format 2.  A format above IDEM_FORMAT is
+** refused with an error naming both (doc/choices.md).
+*/
+#define IDEM_FORMAT 2
 
 typedef struct IdemVtab IdemVtab;
 struct IdemVtab {
@@ -266,6 +300,11 @@ struct IdemVtab {
   sqlite3_stmt *aStmt[IDEM_NSTMT];  /* Prepared on first use */
   unsigned char aLent[IDEM_NSTMT];  /* True while a cursor uses aStmt[i] */
   IdemJson *pJson;            /* Canonicalizer for args and reply */
+  IdemJson *pJsonKey;         /* Canonicalizer for keyargs */
+  int iFormat;                /* Format of the shadow tables (IDEM_FORMAT) */
+  unsigned char aStale[IDEM_NSTMT]; /* Finalize aStmt[i] when given back */
+  char zNextSweep[IDEM_TIME_LEN];   /* retain: no call expires before this
+                                    ** ("": look at the next claim) */
   char *zDamaged;             /* Why claims are refused, or NULL */
   IdemDurable durable;        /* The durability verdict (idem_durable.c) */
   sqlite3_int64 aCookie[2];   /* Schema cookies (zDb, temp) at that check */

@@ -8,10 +8,20 @@
 ** one write, the INSERT into <name>_claim, whose UNIQUE(key, member) is
 ** the arbiter.  A single-row INSERT has no statement journal, so nothing
 ** may be written before a write that can fail.  On a duplicate the stored
-** identity (who, conv, tool, args) is compared: the same call is a
-** SQLITE_CONSTRAINT (which OR IGNORE turns into "0 rows changed"); another
-** call under the same key is SQLITE_ERROR, never ignorable, and tells
-** nothing of the call that holds the key.
+** identity (who, conv, tool, and keyargs if the call has them, else args)
+** is compared: the same call is a SQLITE_CONSTRAINT (which OR IGNORE
+** turns into "0 rows changed"); another call under the same key is
+** SQLITE_ERROR, never ignorable, and tells nothing of the call that holds
+** the key; the same keyargs with other args is what args_mismatch decides
+** (doc/contract.md §9).
+**
+** RETENTION (doc/contract.md §10).  With retain, deciding a call sets its
+** expires and adds it to <name>_expiry.  Expired calls are invisible (the
+** cursor skips them).  Before its INSERT a claim deletes at most
+** IDEM_SWEEP_LIMIT expired calls (idemSweep()): invisible rows, so the
+** INSERT stays the one write that decides.  An expired call that still
+** holds the claimed key is deleted when the INSERT meets it, and the
+** INSERT is made again.
 **
 ** ERRORS.  That duplicate is the only SQLITE_CONSTRAINT that xUpdate ever
 ** returns: OR IGNORE silences every constraint error, and "0 rows changed"
@@ -32,9 +42,8 @@
 **
 ** The rules live in idemTransition(), one line or one case each.  The
 ** table's options are one struct (IdemOptions, idemInt.h) parsed in one
-** place, idemOptionParse().  A new rule (doc/contract.md §9-12: keyargs
-** and args_mismatch, retention, owner and stale claims, durability) adds
-** its option to IdemOptions and idemOptionParse(), its status or verdict
+** place, idemOptionParse().  A new rule adds its option to IdemOptions
+** and idemOptionParse(), its status or verdict
 ** to the enums below, its case to idemTransition(), its message to
 ** idemRefuse() and, if it writes something new, its step to idemApply().
 **
@@ -62,9 +71,60 @@
 
 /* ------------------------------------------------------------- options */
 
+/* Every option, for the message that rejects an unknown one. */
+#define IDEM_OPTIONS_HELP \
+  "local_failure=release|keep, durability=full|relaxed," \
+  " args_mismatch=error|replay, retain=<duration> and" \
+  " stale_after=<duration>"
+
+/* The longest duration accepted: 100 years, in milliseconds. */
+#define IDEM_DURATION_MAX ((sqlite3_int64)36525*86400000)
+
+/*
+** Parse a duration z[0..n): a number (digits, an optional fraction) and a
+** unit, second(s), minute(s), hour(s) or day(s), with or without blanks
+** between ("90 seconds", "24 hours", "1.5days").  Returns the duration in
+** milliseconds (at least 1), or 0 if the text is not a duration.
+*/
+static sqlite3_int64 idemDurationParse(const char *z, int n){
+  static const struct { const char *zUnit; sqlite3_int64 iMs; } aUnit[] = {
+    { "second", 1000 }, { "minute", 60000 }, { "hour", 3600000 },
+    { "day", 86400000 },
+  };
+  double r = 0.0, rScale = 1.0;
+  int i = 0, nDigit = 0, j, nUnit;
+  while( i<n && z[i]>='0' && z[i]<='9' ){
+    if( nDigit<15 ) r = r*10.0 + (z[i]-'0');
+    else return 0;
+    nDigit++; i++;
+  }
+  if( i<n && z[i]=='.' ){
+    i++;
+    while( i<n && z[i]>='0' && z[i]<='9' ){
+      rScale /= 10.0;
+      r += (z[i]-'0')*rScale;
+      nDigit++; i++;
+    }
+  }
+  if( nDigit==0 ) return 0;
+  while( i<n && (z[i]==' ' || z[i]=='\t') ) i++;
+  nUnit = n - i;
+  if( nUnit>0 && (z[n-1]=='s' || z[n-1]=='S') ) nUnit--;
+  for(j=0; j<(int)(sizeof(aUnit)/sizeof(aUnit[0])); j++){
+    if( nUnit==(int)strlen(aUnit[j].zUnit)
+     && sqlite3_strnicmp(z+i, aUnit[j].zUnit, nUnit)==0 ){
+      double ms = r*(double)aUnit[j].iMs + 0.5;
+      if( ms<1.0 || ms>(double)IDEM_DURATION_MAX ) return 0;
+      return (sqlite3_int64)ms;
+    }
+  }
+  return 0;
+}
+
 /*
 ** Parse one module argument "name=value" into *pOpt.  Returns SQLITE_OK
-** or an error with *pzErr set.
+** or an error with *pzErr set.  A value may be quoted ('24 hours') or not
+** (24 hours): SQLite hands the argument over as it was written.
 */
 IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
                                  char **pzErr){
@@ -98,6 +158,33 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
         nValue, zValue);
     return SQLITE_ERROR;
   }
+  if( nName==13 && sqlite3_strnicmp(zArg, "args_mismatch", 13)==0 ){
+    if( nValue==5 && sqlite3_strnicmp(zValue, "error", 5)==0 ){
+      pOpt->bArgsMismatchReplay = 0;
+      return SQLITE_OK;
+    }
+    if( nValue==6 && sqlite3_strnicmp(zValue, "replay", 6)==0 ){
+      pOpt->bArgsMismatchReplay = 1;
+      return SQLITE_OK;
+    }
+    *pzErr = sqlite3_mprintf("idem: unknown value '%.*s' for args_mismatch;"
+        " use args_mismatch=error (the default) or args_mismatch=replay",
+        nValue, zValue);
+    return SQLITE_ERROR;
+  }
+  if( (nName==6 && sqlite3_strnicmp(zArg, "retain", 6)==0)
+   || (nName==11 && sqlite3_strnicmp(zArg, "stale_after", 11)==0) ){
+    sqlite3_int64 iMs = idemDurationParse(zValue, nValue);
+    if( iMs==0 ){
+      *pzErr = sqlite3_mprintf("idem: bad duration '%.*s' for %.*s; use a"
+          " positive number and a unit of seconds, minutes, hours or days"
+          " (at most 36525 days), e.g. %.*s='24 hours'",
+          nValue, zValue, nName, zArg, nName, zArg);
+      return SQLITE_ERROR;
+    }
+    if( nName==6 ) pOpt->iRetainMs = iMs; else pOpt->iStaleAfterMs = iMs;
+    return SQLITE_OK;
+  }
   if( nName==10 && sqlite3_strnicmp(zArg, "durability", 10)==0 ){
     if( nValue==4 && sqlite3_strnicmp(zValue, "full", 4)==0 ){
       pOpt->bRelaxedDurability = 0;
@@ -115,8 +202,7 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
   }
  bad:
   *pzErr = sqlite3_mprintf("idem: unknown option '%s'; the options are "
-      "local_failure=release (the default) or keep, and durability=full "
-      "(the default) or relaxed", zArg);
+      IDEM_OPTIONS_HELP, zArg);
   return SQLITE_ERROR;
 }
 
@@ -554,6 +640,22 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
   for(i=0; i<(int)(sizeof(aNot)/sizeof(aNot[0])); i++){
     if( idemMustBeNull(p, aCol, aNot[i].iCol, aNot[i].zWhy) ) return SQLITE_ERROR;
   }
+  /* The columns of doc/contract.md §9-11.  Their errors are never
+  ** constraints: OR IGNORE must not turn them into "a duplicate". */
+  if( idemMustBeNull(p, aCol, IDEM_COL_EXPIRES, "is computed by idem (retain); leave it out of the INSERT")
+   || idemMustBeNull(p, aCol, IDEM_COL_STALE, "is computed by idem (stale_after); leave it out of the INSERT") ){
+    return SQLITE_ERROR;
+  }
+  if( sqlite3_value_type(aCol[IDEM_COL_KEYARGS])==SQLITE_BLOB ){
+    idemVtabError(p, "idem: keyargs is a blob; expected JSON text (or NULL:"
+                  " the key is made of all the args)");
+    return SQLITE_MISMATCH;
+  }
+  if( sqlite3_value_type(aCol[IDEM_COL_OWNER])==SQLITE_BLOB ){
+    idemVtabError(p, "idem: owner is a blob; expected text (a host and"
+                  " process, a worker id) or NULL");
+    return SQLITE_MISMATCH;
+  }
   return SQLITE_OK;
 }
 
@@ -574,32 +676,167 @@ static int idemClaimKey(IdemVtab *p, sqlite3_value **aCol,
   return SQLITE_OK;
 }
 
+static int idemRelease(IdemVtab*, const unsigned char[IDEM_KEY_BYTES]);
+
+/*
+** Delete the calls that have expired by zNow (retain, doc/contract.md §10):
+** at most IDEM_SWEEP_LIMIT of them, oldest expiry first, each with its
+** members, found by a seek on <name>_expiry.  Only decided calls have an
+** expiry, and a call is deleted only if its main row still shows that
+** expiry (not a later claim of the same key), so no pending or unknown
+** call is ever deleted here.  The rows are already invisible, so this
+** changes nothing any reader sees: it may run before the claim's INSERT,
+** which stays the one write that decides (a claim that then fails as a
+** duplicate leaves this harmless cleanup behind).
+**
+** When a sweep has deleted every expired call, it notes when the next
+** one can expire (p->zNextSweep): the earliest expiry left, or now +
+** retain, as a call decided from now on expires no sooner.  Claims before
+** that time skip the sweep.  The note is only ever too early or too late
+** to clean up sooner (another clock, a rolled-back sweep): what readers
+** see never depends on it.
+*/
+static int idemSweep(IdemVtab *p, sqlite3_int64 iNow, const char *zNow){
+  unsigned char aKeys[IDEM_SWEEP_LIMIT][IDEM_KEY_BYTES];
+  char aExp[IDEM_SWEEP_LIMIT][IDEM_TIME_LEN];
+  sqlite3_stmt *pExp, *pMain, *pDel;
+  int i, n = 0, rc;
+  if( p->zNextSweep[0] && strcmp(zNow, p->zNextSweep)<0 ) return SQLITE_OK;
+  if( (rc = idemStmt(p, IDEM_STMT_EXPIRED, &pExp))!=SQLITE_OK
+   || (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK
+   || (rc = idemStmt(p, IDEM_STMT_EXPIRY_DEL, &pDel))!=SQLITE_OK ){
+    return rc;
+  }
+  sqlite3_bind_text(pExp, 1, zNow, -1, SQLITE_STATIC);
+  while( n<IDEM_SWEEP_LIMIT && (rc = sqlite3_step(pExp))==SQLITE_ROW ){
+    const char *z = (const char*)sqlite3_column_text(pExp, 0);
+    if( z && strlen(z)<IDEM_TIME_LEN
+     && sqlite3_column_type(pExp, 1)==SQLITE_BLOB
+     && sqlite3_column_bytes(pExp, 1)==IDEM_KEY_BYTES ){
+      memcpy(aExp[n], z, strlen(z)+1);
+      memcpy(aKeys[n++], sqlite3_column_blob(pExp, 1), IDEM_KEY_BYTES);
+    }
+  }
+  sqlite3_reset(pExp);
+  if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return idemVtabDbError(p, rc);
+  for(i=0; i<n; i++){
+    int bThis = 0;
+    sqlite3_bind_blob(pMain, 1, aKeys[i], IDEM_KEY_BYTES, SQLITE_STATIC);
+    rc = sqlite3_step(pMain);
+    if( rc==SQLITE_ROW ){
+      const char *z = (const char*)sqlite3_column_text(pMain, IDEM_M_EXPIRES);
+      bThis = z && strcmp(z, aExp[i])==0
+           && idemIsDecided(idemStatusParse(idemText(pMain, IDEM_M_STATUS)));
+      rc = SQLITE_DONE;
+    }
+    sqlite3_reset(pMain);
+    if( rc!=SQLITE_DONE ) return idemVtabDbError(p, rc);
+    if( bThis && (rc = idemRelease(p, aKeys[i]))!=SQLITE_OK ) return rc;
+    sqlite3_bind_text(pDel, 1, aExp[i], -1, SQLITE_STATIC);
+    sqlite3_bind_blob(pDel, 2, aKeys[i], IDEM_KEY_BYTES, SQLITE_STATIC);
+    rc = idemStepReset(pDel);
+    if( rc!=SQLITE_DONE ) return idemVtabDbError(p, rc);
+  }
+  p->zNextSweep[0] = 0;
+  if( n<IDEM_SWEEP_LIMIT ){
+    sqlite3_stmt *pNext;
+    char zLater[IDEM_TIME_LEN];
+    const char *zFirst;
+    rc = idemStmt(p, IDEM_STMT_EXPIRY_NEXT, &pNext);
+    if( rc ) return rc;
+    idemFormatTime(iNow + p->opt.iRetainMs, zLater);
+    rc = sqlite3_step(pNext);
+    if( rc==SQLITE_ROW ){
+      zFirst = (const char*)sqlite3_column_text(pNext, 0);
+      if( zFirst==0 || strlen(zFirst)>=IDEM_TIME_LEN || strcmp(zFirst, zLater)>0 ){
+        zFirst = zLater;
+      }
+      memcpy(p->zNextSweep, zFirst, strlen(zFirst)+1);
+      rc = SQLITE_DONE;
+    }
+    sqlite3_reset(pNext);
+    if( rc!=SQLITE_DONE ) return idemVtabDbError(p, rc);
+  }
+  return SQLITE_OK;
+}
+
+/* What the main row of the call that holds a claim's key says. */
+typedef enum IdemHeld {
+  IDEM_HELD_DUPLICATE,        /* the same call: SQLITE_CONSTRAINT */
+  IDEM_HELD_OTHER_CALL,       /* another who, conv, tool or keyargs/args */
+  IDEM_HELD_OTHER_ARGS,       /* the same keyargs, other args (§9) */
+  IDEM_HELD_EXPIRED           /* a decided call past its retain: gone */
+} IdemHeld;
+
 /*
 ** The key of a claim is held: by this call (a duplicate, SQLITE_CONSTRAINT)
 ** or by another (SQLITE_ERROR, never ignorable, never a "duplicate")?
+** aPart[3] is what names the call: its keyargs if it has them, else its
+** args; pArgs its args, bKeyargs whether keyargs were given.  A call
+** that has expired is no holder: *pbExpired is set, and the caller
+** deletes it and claims again.
 */
 static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
                          const unsigned char aKey[IDEM_KEY_BYTES],
-                         const IdemPart aPart[4]){
+                         const IdemPart aPart[4], const IdemPart *pArgs,
+                         int bKeyargs, const char *zNow, int *pbExpired){
   char zHex[IDEM_KEY_HEX+1];
   int i, rc;
+  *pbExpired = 0;
   idemKeyHex(aKey, zHex);
   rc = sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
   if( rc!=SQLITE_OK ) return idemBindError(p, pMain, rc);
   rc = sqlite3_step(pMain);
   if( rc==SQLITE_ROW ){
-    int bSame = 1;
-    for(i=0; i<4 && bSame; i++) bSame = idemSameBytes(pMain, IDEM_M_WHO+i, &aPart[i]);
-    if( !bSame ){
-      idemVtabError(p, "idem: %s: key '%s' is already held by a different call"
-          " (another who, conv, tool or args); a key belongs to one call:"
-          " compute keys with idem_key() or give each call a fresh key",
-          p->zName, zHex);
-      rc = SQLITE_ERROR;
+    IdemHeld eHeld = IDEM_HELD_DUPLICATE;
+    const char *zExp = (const char*)sqlite3_column_text(pMain, IDEM_M_EXPIRES);
+    int bStoredKeyargs = sqlite3_column_type(pMain, IDEM_M_KEYARGS)!=SQLITE_NULL;
+    if( p->opt.iRetainMs>0 && zExp && strcmp(zExp, zNow)<=0 ){
+      eHeld = IDEM_HELD_EXPIRED;
     }else{
-      idemDuplicateError(p, idemText(pMain, IDEM_M_STATUS), zHex,
-                         sqlite3_vtab_on_conflict(p->db)==SQLITE_REPLACE);
-      rc = SQLITE_CONSTRAINT_UNIQUE;
+      for(i=0; i<3 && eHeld==IDEM_HELD_DUPLICATE; i++){
+        if( !idemSameBytes(pMain, IDEM_M_WHO+i, &aPart[i]) ){
+          eHeld = IDEM_HELD_OTHER_CALL;
+        }
+      }
+      if( eHeld==IDEM_HELD_DUPLICATE
+       && !idemSameBytes(pMain, bStoredKeyargs ? IDEM_M_KEYARGS : IDEM_M_ARGS,
+                         &aPart[3]) ){
+        eHeld = IDEM_HELD_OTHER_CALL;
+      }
+      if( eHeld==IDEM_HELD_DUPLICATE && (bKeyargs || bStoredKeyargs)
+       && !idemSameBytes(pMain, IDEM_M_ARGS, pArgs) ){
+        eHeld = IDEM_HELD_OTHER_ARGS;
+      }
+    }
+    switch( eHeld ){
+      case IDEM_HELD_EXPIRED:
+        *pbExpired = 1;
+        rc = SQLITE_OK;
+        break;
+      case IDEM_HELD_OTHER_CALL:
+        idemVtabError(p, "idem: %s: key '%s' is already held by a different"
+            " call (another who, conv, tool or %s); a key belongs to one call:"
+            " compute keys with idem_key() or give each call a fresh key",
+            p->zName, zHex, (bKeyargs || bStoredKeyargs) ? "keyargs" : "args");
+        rc = SQLITE_ERROR;
+        break;
+      case IDEM_HELD_OTHER_ARGS:
+        if( !p->opt.bArgsMismatchReplay ){
+          idemVtabError(p, "idem: %s: key '%s' was already used with other"
+              " arguments: the same who, conv, tool and keyargs, but other"
+              " args; a retry must send the arguments of its first call"
+              " (args_mismatch=error)", p->zName, zHex);
+          rc = SQLITE_ERROR;
+          break;
+        }
+        /* args_mismatch=replay: an ordinary duplicate. */
+        /* fall through */
+      default:
+        idemDuplicateError(p, idemText(pMain, IDEM_M_STATUS), zHex,
+                           sqlite3_vtab_on_conflict(p->db)==SQLITE_REPLACE);
+        rc = SQLITE_CONSTRAINT_UNIQUE;
+        break;
     }
   }else{
     idemVtabDbError(p, rc);
@@ -614,13 +851,15 @@ static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
 ** holds the new values by virtual-table column.
 */
 static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRowid){
-  IdemPart aPart[4];
+  IdemPart aPart[4], args;
   unsigned char aKey[IDEM_KEY_BYTES];
   char zNow[IDEM_TIME_LEN];
   const char *zKind = 0;
-  IdemJson *pJson = 0;
+  IdemJson *pJson = 0, *pJsonKey = 0;
   sqlite3_stmt *pIns, *pMain;
-  int i, rc, nArgs;
+  int i, rc, nArgs, nTry, bExpired;
+  sqlite3_int64 iNow;
+  int bKeyargs = sqlite3_value_type(aCol[IDEM_COL_KEYARGS])!=SQLITE_NULL;
   const char *zArgs;
 
   /* 1. Validate everything; nothing is written before the claim. */
@@ -646,6 +885,27 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   }
   aPart[3].p = zArgs;
   aPart[3].n = nArgs;
+  args = aPart[3];
+  if( bKeyargs ){
+    /* doc/contract.md §9: the key and the identity are made of keyargs;
+    ** args are stored whole. */
+    IdemPart k;
+    int nKey;
+    if( (pJsonKey = idemJsonAcquire(&p->pJsonKey))==0 ){ rc = SQLITE_NOMEM; goto done; }
+    rc = idemKeyPartFrom(aCol[IDEM_COL_KEYARGS], &k);
+    if( rc==SQLITE_MISMATCH ){
+      idemVtabError(p, "idem: %s: keyargs " IDEM_KEY_NONFINITE, p->zName);
+    }
+    if( rc ) goto done;
+    rc = idemJsonCanonical(pJsonKey, (const char*)k.p, (int)k.n);
+    if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
+      idemVtabError(p, "idem: %s: keyargs must be JSON text: %s", p->zName,
+                    idemJsonError(pJsonKey));
+    }
+    if( rc ) goto done;
+    aPart[3].p = idemJsonText(pJsonKey, &nKey);
+    aPart[3].n = nKey;
+  }
   rc = idemClaimKey(p, aCol, aPart, aKey);
   if( rc ) goto done;
   if( (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK
@@ -653,40 +913,68 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
    || (rc = idemTxnReserve(p))!=SQLITE_OK ){
     goto done;
   }
-  idemNow(p->pVfs, zNow);
+  iNow = idemNowMs(p->pVfs);
+  idemFormatTime(iNow, zNow);
 
-  /* 2. The claim: the one write, arbitrated by UNIQUE(key, member). */
-  rc = sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
-  for(i=0; i<3 && rc==SQLITE_OK; i++){
-    if( sqlite3_value_type(aCol[IDEM_COL_WHO+i])==SQLITE_BLOB ){
-      rc = sqlite3_bind_blob(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
-    }else{
-      rc = sqlite3_bind_text(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
+  /* Retention: delete a few expired calls, invisible already. */
+  if( p->opt.iRetainMs>0 && (rc = idemSweep(p, iNow, zNow))!=SQLITE_OK ) goto done;
+
+  /* 2. The claim: the one write, arbitrated by UNIQUE(key, member).  A
+  ** second try only after deleting the expired call that held the key. */
+  for(nTry=0; nTry<2; nTry++){
+    rc = sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+    if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
+    for(i=0; i<3 && rc==SQLITE_OK; i++){
+      if( sqlite3_value_type(aCol[IDEM_COL_WHO+i])==SQLITE_BLOB ){
+        rc = sqlite3_bind_blob(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
+      }else{
+        rc = sqlite3_bind_text(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
+      }
     }
-  }
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 6, zArgs, nArgs, SQLITE_STATIC);
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 7, zKind, -1, SQLITE_STATIC);
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
-  if( rc!=SQLITE_OK ){
-    idemBindError(p, pIns, rc);
-    goto done;
-  }
-  rc = idemStepReset(pIns);
-  if( rc==SQLITE_DONE ){
-    rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
-    if( rc!=SQLITE_OK ) goto done;
-    *pRowid = sqlite3_last_insert_rowid(p->db);
-    /* A local claim must not commit pending: xSync checks it. */
-    if( zKind[0]=='l' ) idemTxnAdd(p, aKey);
-  }else if( idemIsUniqueError(p, rc) ){
-    /* 3. The key is held.  By this call (a duplicate) or by another? */
-    rc = idemClaimHeld(p, pMain, aKey, aPart);
-  }else{
-    rc = idemInnerError(p, rc);
+    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 6, zArgs, nArgs, SQLITE_STATIC);
+    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 7, zKind, -1, SQLITE_STATIC);
+    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
+    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
+    if( rc==SQLITE_OK && bKeyargs ){
+      rc = sqlite3_bind_text(pIns, 13, aPart[3].p, (int)aPart[3].n, SQLITE_STATIC);
+    }
+    if( rc==SQLITE_OK && sqlite3_value_type(aCol[IDEM_COL_OWNER])!=SQLITE_NULL ){
+      const char *zOwner = (const char*)sqlite3_value_text(aCol[IDEM_COL_OWNER]);
+      rc = zOwner==0 ? SQLITE_NOMEM
+         : sqlite3_bind_text(pIns, 14, zOwner,
+                             sqlite3_value_bytes(aCol[IDEM_COL_OWNER]),
+                             SQLITE_STATIC);
+    }
+    if( rc!=SQLITE_OK ){
+      idemBindError(p, pIns, rc);
+      goto done;
+    }
+    rc = idemStepReset(pIns);
+    if( rc==SQLITE_DONE ){
+      rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
+      if( rc!=SQLITE_OK ) goto done;
+      *pRowid = sqlite3_last_insert_rowid(p->db);
+      /* A local claim must not commit pending: xSync checks it. */
+      if( zKind[0]=='l' ) idemTxnAdd(p, aKey);
+    }else if( idemIsUniqueError(p, rc) ){
+      /* 3. The key is held.  By this call (a duplicate) or by another? */
+      rc = idemClaimHeld(p, pMain, aKey, aPart, &args, bKeyargs, zNow,
+                         &bExpired);
+      if( rc==SQLITE_OK && bExpired && nTry==0 ){
+        /* An expired call held it: gone, its rows are deleted, the
+        ** claim is made again and wins. */
+        rc = idemRelease(p, aKey);
+        if( rc==SQLITE_OK ) continue;
+      }else if( rc==SQLITE_OK ){
+        rc = idemVtabDbError(p, SQLITE_CORRUPT_VTAB);
+      }
+    }else{
+      rc = idemInnerError(p, rc);
+    }
+    break;
   }
  done:
+  idemJsonRelease(&p->pJsonKey, pJsonKey);
   idemJsonRelease(&p->pJson, pJson);
   return rc;
 }
@@ -698,7 +986,8 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
                             sqlite3_int64 iMember, sqlite3_int64 *pRowid){
   static const int aNull[] = { IDEM_COL_WHO, IDEM_COL_CONV, IDEM_COL_TOOL,
     IDEM_COL_ARGS, IDEM_COL_KIND, IDEM_COL_STATUS, IDEM_COL_NOTE,
-    IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY, IDEM_COL_RECONCILE };
+    IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY, IDEM_COL_RECONCILE,
+    IDEM_COL_KEYARGS, IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE };
   unsigned char aKey[IDEM_KEY_BYTES];
   char zHex[IDEM_KEY_HEX+1];
   char zNow[IDEM_TIME_LEN];
@@ -815,7 +1104,7 @@ static int idemRelease(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]){
 static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
   sqlite3_value *pNew = aCol[iCol];
   const void *a, *b;
-  int na, nb;
+  int na, nb, iQ;
   if( sqlite3_value_nochange(pNew) ) return 0;
   if( iCol==IDEM_COL_KEY ){
     unsigned char aKey[IDEM_KEY_BYTES];
@@ -823,10 +1112,19 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
     return sqlite3_column_bytes(pOld, IDEM_Q_KEY)!=IDEM_KEY_BYTES
         || memcmp(aKey, sqlite3_column_blob(pOld, IDEM_Q_KEY), IDEM_KEY_BYTES)!=0;
   }
-  if( sqlite3_value_type(pNew)==SQLITE_NULL ){
-    return sqlite3_column_type(pOld, IDEM_QCOL(iCol))!=SQLITE_NULL;
+  switch( iCol ){
+    case IDEM_COL_REPLY: case IDEM_COL_STALE:
+      /* Computed, not stored: any value given is a change. */
+      return sqlite3_value_type(pNew)!=SQLITE_NULL;
+    case IDEM_COL_KEYARGS: iQ = IDEM_Q_KEYARGS; break;
+    case IDEM_COL_OWNER:   iQ = IDEM_Q_OWNER;   break;
+    case IDEM_COL_EXPIRES: iQ = IDEM_Q_EXPIRES; break;
+    default:               iQ = IDEM_QCOL(iCol); break;
   }
-  if( sqlite3_column_type(pOld, IDEM_QCOL(iCol))==SQLITE_NULL ) return 1;
+  if( sqlite3_value_type(pNew)==SQLITE_NULL ){
+    return sqlite3_column_type(pOld, iQ)!=SQLITE_NULL;
+  }
+  if( sqlite3_column_type(pOld, iQ)==SQLITE_NULL ) return 1;
   if( iCol==IDEM_COL_MEMBER ){
     sqlite3_int64 iNew;
     return idemValueInt64(pNew, &iNew)!=1
@@ -834,8 +1132,8 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
   }
   a = sqlite3_value_text(pNew);
   na = sqlite3_value_bytes(pNew);
-  b = sqlite3_column_text(pOld, IDEM_QCOL(iCol));
-  nb = sqlite3_column_bytes(pOld, IDEM_QCOL(iCol));
+  b = sqlite3_column_text(pOld, iQ);
+  nb = sqlite3_column_bytes(pOld, iQ);
   return na!=nb || (na>0 && memcmp(a, b, na)!=0);
 }
 
@@ -858,7 +1156,8 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
                            sqlite3_value **aCol, const char *zHex){
   static const int aFixed[] = { IDEM_COL_KEY, IDEM_COL_MEMBER, IDEM_COL_WHO,
     IDEM_COL_CONV, IDEM_COL_TOOL, IDEM_COL_ARGS, IDEM_COL_KIND,
-    IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY };
+    IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY, IDEM_COL_KEYARGS,
+    IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE };
   int i;
   if( sqlite3_column_int64(pOld, IDEM_Q_MEMBER)!=0 ){
     idemVtabError(p, "idem: member rows are not updated; record the call's"
@@ -868,6 +1167,11 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
   }
   for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
     if( idemChanges(aCol, aFixed[i], pOld) ){
+      if( aFixed[i]==IDEM_COL_EXPIRES || aFixed[i]==IDEM_COL_STALE ){
+        idemVtabError(p, "idem: %s: %s is computed by idem; leave it out of"
+                      " the UPDATE", p->zName, azIdemCol[aFixed[i]]);
+        return SQLITE_ERROR;
+      }
       idemVtabError(p, "idem: %s: %s cannot be changed; it is fixed when the"
                     " call is claimed", p->zName, azIdemCol[aFixed[i]]);
       return SQLITE_ERROR;
@@ -930,7 +1234,8 @@ static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
 static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
                      sqlite3_stmt *pOld, sqlite3_stmt *pRec,
                      sqlite3_value **aCol){
-  char zNow[IDEM_TIME_LEN];
+  char zNow[IDEM_TIME_LEN], zExpires[IDEM_TIME_LEN];
+  sqlite3_int64 iNow;
   char *zNote = 0;
   int rc;
 
@@ -953,7 +1258,8 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   }
   if( pAct->eNote!=IDEM_NOTE_GIVEN && zNote==0 ) return SQLITE_NOMEM;
 
-  idemNow(p->pVfs, zNow);
+  iNow = idemNowMs(p->pVfs);
+  idemFormatTime(iNow, zNow);
   rc = sqlite3_bind_int64(pRec, 1, iRid);
   if( rc==SQLITE_OK ){
     rc = sqlite3_bind_text(pRec, 2, azIdemStatus[pAct->eStatus], -1, SQLITE_STATIC);
@@ -968,6 +1274,29 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     }
   }
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pRec, 6, zNow, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK && p->opt.iRetainMs>0 && idemIsDecided(pAct->eStatus) ){
+    /* doc/contract.md §10: a decided call's lifetime runs from now.  Its
+    ** place in <name>_expiry is written first: alone (if the record
+    ** fails) it is harmless, as idemSweep() checks the call. */
+    sqlite3_stmt *pAdd;
+    unsigned char aKey[IDEM_KEY_BYTES];
+    idemFormatTime(iNow + p->opt.iRetainMs, zExpires);
+    rc = idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
+    if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_EXPIRY_ADD, &pAdd);
+    if( rc==SQLITE_OK ){
+      rc = sqlite3_bind_text(pAdd, 1, zExpires, -1, SQLITE_STATIC);
+      if( rc==SQLITE_OK ){
+        rc = sqlite3_bind_blob(pAdd, 2, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+      }
+      if( rc!=SQLITE_OK ){
+        idemBindError(p, pAdd, rc);
+      }else{
+        rc = idemStepReset(pAdd);
+        rc = rc==SQLITE_DONE ? SQLITE_OK : idemInnerError(p, rc);
+      }
+    }
+    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pRec, 7, zExpires, -1, SQLITE_STATIC);
+  }
   sqlite3_reset(pOld);
   if( rc!=SQLITE_OK ){
     sqlite3_free(zNote);

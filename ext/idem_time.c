@@ -3,6 +3,7 @@
 ** idem_time.c -- the clock, and the time text the claim table stores.
 **
 **   idemNow(pVfs, zOut)        the current time, UTC, from the VFS's clock
+**   idemNowMs(pVfs)            the same, as Unix time in milliseconds
 **   idemFormatTime(ms, zOut)   Unix time in milliseconds as text
 **
 ** Both write 'YYYY-MM-DD HH:MM:SS.SSS', the form of SQLite's
@@ -59,9 +60,10 @@ IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]){
 }
 
 /*
-** The current time, from the VFS's clock (the clock SQLite's 'now' reads).
+** The current time, from the VFS's clock (the clock SQLite's 'now' reads),
+** as Unix time in milliseconds.
 */
-IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]){
+IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs){
   sqlite3_int64 iJdMs = 0;
   if( pVfs->iVersion>=2 && pVfs->xCurrentTimeInt64 ){
     pVfs->xCurrentTimeInt64(pVfs, &iJdMs);
@@ -70,5 +72,10 @@ IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]){
     pVfs->xCurrentTime(pVfs, &r);
     iJdMs = (sqlite3_int64)(r*86400000.0);
   }
-  idemFormatTime(iJdMs - (sqlite3_int64)210866760000000, zOut);
+  return iJdMs - (sqlite3_int64)210866760000000;
+}
+
+/* The same, as the stored time text. */
+IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]){
+  idemFormatTime(idemNowMs(pVfs), zOut);
 }

@@ -5,7 +5,9 @@
 ** rules (what an INSERT, UPDATE or DELETE may do) are in idem_claim.c.
 **
 **   CREATE VIRTUAL TABLE calls USING idem;                 -- or
-**   CREATE VIRTUAL TABLE calls USING idem(local_failure=keep);
+**   CREATE VIRTUAL TABLE calls USING idem(local_failure=keep,
+**       durability=full, args_mismatch=error, retain='24 hours',
+**       stale_after='10 minutes');
 **
 **   INSERT INTO calls(who, conv, tool, args, kind) VALUES(...);  -- claim
 **   SELECT changes();                          -- 1: this caller owns it
@@ -17,24 +19,33 @@
 **                                                      --  "idempotent":true}
 **
 ** Columns: key, member, who, conv, tool, args, kind, status, id, result,
-** note, created, updated, and the hidden reply and reconcile.
+** note, created, updated, and the hidden reply, reconcile, keyargs, owner,
+** expires and stale.
 **
-** STORAGE.  One real shadow table, <name>_claim, in the same schema, so
-** that a claim commits and rolls back with the caller's own transaction and
-** the database's write lock arbitrates between connections and processes:
+** STORAGE.  Real shadow tables in the same schema, so that a claim
+** commits and rolls back with the caller's own transaction and the
+** database's write lock arbitrates between connections and processes.
+** <name>_claim holds the calls:
 **
 **   rid      INTEGER PRIMARY KEY     the virtual table's rowid
 **   key      BLOB                    16 bytes (the 32 hex digits, packed)
 **   member   INTEGER                 0: the call itself; 1, 2, ...: members
 **   who conv tool args kind status note updated   -- main rows only
 **   id result created                             -- every row
+**   keyargs owner expires                         -- main rows only
 **   UNIQUE(key, member)              the arbiter, and the replay's seek
 **   UNIQUE(created, rid)             purge by age (an ordinary index; the
 **                                    UNIQUE form keeps its name tied to
 **                                    the table, so RENAME carries it)
 **
 ** Member rows keep only their own id, result and created: they show their
-** call's who, conv, tool, args, kind, status, note and updated.
+** call's who, conv, tool, args, kind, status, note, updated, keyargs,
+** owner and expires.
+**
+** <name>_expiry(expires, key), WITHOUT ROWID, is the order in which the
+** decided calls of a table with retain expire: the seek of the sweep,
+** written only when such a call is decided.  <name>_config(k, v) records
+** the format of the shadow tables (IDEM_FORMAT, idemReadFormat()).
 **
 ** TRANSACTIONS.  The slots xBegin ... xRollbackTo track the local claims
 ** made in the open transaction; xSync, which runs before it commits,
@@ -58,7 +69,8 @@
 
 IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL] = {
   "key", "member", "who", "conv", "tool", "args", "kind", "status", "id",
-  "result", "note", "created", "updated", "reply", "reconcile"
+  "result", "note", "created", "updated", "reply", "reconcile", "keyargs",
+  "owner", "expires", "stale"
 };
 
 /* Query plans (idxNum).  A created range adds 3*lower+upper, where lower
@@ -68,14 +80,15 @@ IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL] = {
 #define IDEM_PLAN_KEY         1
 #define IDEM_PLAN_KEYMEMBER   2
 #define IDEM_PLAN_CREATED     3
-/* Added to a key plan when the query reads none of who, conv, tool, args
-** (a replay of status, id, result or reply): the inner query then selects
+/* Added to a key plan when the query reads none of who, conv, tool, args,
+** keyargs, owner (a replay of status, id, result or reply): the inner query then selects
 ** NULL in their place instead of copying the call's identity out of every
 ** row it visits. */
 #define IDEM_PLAN_LIGHT      64
 #define IDEM_IDENTITY_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
-   | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS)
+   | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS \
+   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS | (sqlite3_uint64)1<<IDEM_COL_OWNER)
 
 typedef struct IdemCursor IdemCursor;
 struct IdemCursor {
@@ -87,20 +100,27 @@ struct IdemCursor {
   int bMainLent;              /* pMain is aStmt[IDEM_STMT_Q_MAIN] */
   char *zReply;               /* Cached reply of the current row */
   unsigned char aKey[IDEM_KEY_BYTES];  /* The key pStmt is bound to */
+  int bRetain;                /* Skip the rows of expired calls (retain) */
+  char zNow[IDEM_TIME_LEN];   /* The time of xFilter: expired before it */
+  char zStaleBefore[IDEM_TIME_LEN];   /* stale_after: pending calls quiet
+                                      ** since before this are stale */
 };
 
 /* Columns of the query statements (IDEM_STMT_Q_*) and of IDEM_STMT_BYRID:
 ** IDEM_Q_* and IDEM_QCOL() in idemInt.h. */
 #define IDEM_QCOLS \
   "rid, key, member, who, conv, tool, args, kind, status, id, result, " \
-  "note, created, updated"
-/* The same, with NULL for who, conv, tool, args (IDEM_PLAN_LIGHT) */
+  "note, created, updated, keyargs, owner, expires"
+/* The same, with NULL for who, conv, tool, args, keyargs, owner
+** (IDEM_PLAN_LIGHT) */
 #define IDEM_QCOLS_LIGHT \
   "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, created, updated"
+  "note, created, updated, NULL, NULL, expires"
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
-#define IDEM_MCOLS "who, conv, tool, args, kind, status, note, updated, key"
+#define IDEM_MCOLS \
+  "who, conv, tool, args, kind, status, note, updated, key, keyargs, owner," \
+  " expires"
 
 /*
 ** Set the error message of the virtual table (printf-style).
@@ -142,12 +162,13 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 #define IDEM_LE " AND created<=?2"
 static const char *const azIdemSql[IDEM_NSTMT] = {
   /* INSERT */     "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
-                   " args, kind, status, id, result, note, created, updated)"
-                   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?12)",
+                   " args, kind, status, id, result, note, created, updated,"
+                   " keyargs, owner)"
+                   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?12,?13,?14)",
   /* MAIN */       "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
   /* BYRID */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE rid=?1",
   /* RECORD */     "UPDATE \"%w\".\"%w_claim\" SET status=?2, id=?3, result=?4,"
-                   " note=?5, updated=?6 WHERE rid=?1",
+                   " note=?5, updated=?6, expires=?7 WHERE rid=?1",
   /* RELEASE */    "DELETE" IDEM_FROM " WHERE key=?1",
   /* Q_SCAN */     "SELECT " IDEM_QCOLS IDEM_FROM " ORDER BY rid",
   /* Q_KEY */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE key=?1 ORDER BY member",
@@ -171,6 +192,12 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
                    " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",
   /* COOKIE */     "PRAGMA \"%w\".schema_version",
   /* TEMPCOOKIE */ "PRAGMA temp.schema_version",
+  /* EXPIRED */    "SELECT expires, key FROM \"%w\".\"%w_expiry\" WHERE expires<=?1"
+                   " ORDER BY expires LIMIT " IDEM_SWEEP_LIMIT_TEXT,
+  /* EXPIRY_ADD */ "INSERT OR IGNORE INTO \"%w\".\"%w_expiry\"(expires, key)"
+                   " VALUES(?1, ?2)",
+  /* EXPIRY_DEL */ "DELETE FROM \"%w\".\"%w_expiry\" WHERE expires=?1 AND key=?2",
+  /* EXPIRY_NEXT */"SELECT min(expires) FROM \"%w\".\"%w_expiry\"",
 };
 
 /*
@@ -185,13 +212,51 @@ static int idemPrepare(IdemVtab *p, const char *zSql, unsigned int flags,
 }
 
 /*
+** The SQL of statement i for p's format and options.  A format-1 table
+** (before keyargs, owner and expires) is read as it is: those columns read
+** as NULL.  Writes upgrade it first (idemUpgrade()), so only queries are
+** prepared against format 1.  A table without retain never sets expires:
+** its queries read NULL instead of the column, which a replay then does
+** not pay for.  The rewrite is made on the template, before the table's
+** name is in it.
+*/
+static char *idemStmtSql(IdemVtab *p, int i){
+  static const char *const azNew[] = { "expires", "keyargs", "owner" };
+  const char *zTemplate = azIdemSql[i];
+  char *zOld = 0, *zSql;
+  int nNull = 0;
+  if( p->iFormat<2 ){
+    nNull = 3;
+  }else if( p->opt.iRetainMs==0 && i!=IDEM_STMT_EXPIRED
+         && strncmp(zTemplate, "SELECT", 6)==0 ){
+    nNull = 1;
+  }
+  if( nNull ){
+    int j;
+    zOld = sqlite3_mprintf("%s", zTemplate);
+    if( zOld==0 ) return 0;
+    for(j=0; j<nNull; j++){
+      char *z;
+      int n = (int)strlen(azNew[j]);
+      while( (z = strstr(zOld, azNew[j]))!=0 ){
+        memcpy(z, "NULL", 4);
+        memmove(z+4, z+n, strlen(z+n)+1);
+      }
+    }
+    zTemplate = zOld;
+  }
+  zSql = sqlite3_mprintf(zTemplate, p->zDb, p->zName, p->zDb, p->zName);
+  sqlite3_free(zOld);
+  return zSql;
+}
+
+/*
 ** Statement i in *ppStmt, prepared on first use and kept.
 */
 IDEM_PRIVATE int idemStmt(IdemVtab *p, int i, sqlite3_stmt **ppStmt){
   int rc = SQLITE_OK;
   if( p->aStmt[i]==0 ){
-    char *zSql = sqlite3_mprintf(azIdemSql[i], p->zDb, p->zName, p->zDb,
-                                 p->zName);
+    char *zSql = idemStmtSql(p, i);
     if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
     rc = idemPrepare(p, zSql, SQLITE_PREPARE_PERSISTENT, &p->aStmt[i]);
     sqlite3_free(zSql);
@@ -214,6 +279,7 @@ static void idemVtabFree(IdemVtab *p){
     idemFinalizeAll(p);
     idemDurableClear(&p->durable);
     idemJsonFree(p->pJson);
+    idemJsonFree(p->pJsonKey);
     sqlite3_free(p->base.zErrMsg);    /* one SQLite never took (xDestroy) */
     sqlite3_free(p->zDamaged);
     sqlite3_free(p->zUnusable);
@@ -420,6 +486,141 @@ IDEM_PRIVATE int idemVtabRecheck(IdemVtab *p){
 }
 
 /*
+** What format 2 adds to format 1's <name>_claim (besides its three new
+** columns): <name>_expiry, the decided calls of a table with retain in
+** the order they expire (written only when such a call is decided, so
+** that a claim pays nothing for it), and <name>_config, which records the
+** format.  Its %w are schema and name, three times; then the format.
+*/
+#define IDEM_FORMAT2_SQL \
+  "CREATE TABLE IF NOT EXISTS \"%w\".\"%w_expiry\"(expires TEXT NOT NULL," \
+  " key BLOB NOT NULL, PRIMARY KEY(expires, key)) WITHOUT ROWID;" \
+  "CREATE TABLE IF NOT EXISTS \"%w\".\"%w_config\"(k TEXT PRIMARY KEY, v)" \
+  " WITHOUT ROWID;" \
+  "INSERT OR REPLACE INTO \"%w\".\"%w_config\"(k, v) VALUES('format', %d)"
+
+/*
+** The format of the table's shadow tables into p->iFormat: the 'format'
+** row of <name>_config, or 1 if there is no <name>_config (a table made by
+** idem 1.0.0).  A format newer than this build knows is an error that
+** names both, never a silent misreading.
+*/
+static int idemReadFormat(IdemVtab *p, char **pzErr){
+  sqlite3_stmt *pStmt = 0;
+  char *zSql = sqlite3_mprintf(
+      "SELECT EXISTS(SELECT 1 FROM \"%w\".sqlite_schema"
+      " WHERE type='table' AND name='%q_config')", p->zDb, p->zName);
+  int rc, bConfig = 0;
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    bConfig = sqlite3_column_int(pStmt, 0);
+  }
+  rc = sqlite3_finalize(pStmt);
+  pStmt = 0;
+  if( rc!=SQLITE_OK ) goto error;
+  p->iFormat = 1;
+  if( bConfig ){
+    zSql = sqlite3_mprintf("SELECT v FROM \"%w\".\"%w_config\" WHERE k='format'",
+                           p->zDb, p->zName);
+    if( zSql==0 ) return SQLITE_NOMEM;
+    rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
+    sqlite3_free(zSql);
+    if( rc!=SQLITE_OK ) goto error;
+    rc = sqlite3_step(pStmt);
+    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
+      rc = sqlite3_finalize(pStmt);
+      goto error;
+    }
+    rc = SQLITE_OK;
+    if( sqlite3_data_count(pStmt)>0
+     && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER ){
+      sqlite3_int64 iFormat = sqlite3_column_int64(pStmt, 0);
+      p->iFormat = iFormat<1 ? 0 : iFormat>IDEM_FORMAT ? IDEM_FORMAT+1 : (int)iFormat;
+      if( iFormat>IDEM_FORMAT || iFormat<1 ){
+        *pzErr = sqlite3_mprintf("idem: %s: the table has format %lld, and"
+            " this build of idem (%s) reads formats 1 to %d: open it with"
+            " the build of idem that made it, or a newer one",
+            p->zName, iFormat, IDEM_VERSION, IDEM_FORMAT);
+        rc = SQLITE_ERROR;
+      }
+    }else{
+      *pzErr = sqlite3_mprintf("idem: %s: %s_config does not record the"
+          " table's format; the database was changed outside idem",
+          p->zName, p->zName);
+      rc = SQLITE_CORRUPT_VTAB;
+    }
+    sqlite3_finalize(pStmt);
+    if( rc!=SQLITE_OK && *pzErr==0 ) rc = SQLITE_NOMEM;
+  }
+  return rc;
+ error:
+  if( rc!=SQLITE_NOMEM ){
+    *pzErr = sqlite3_mprintf("idem: %s: cannot read the table's format: %s",
+                             p->zName, sqlite3_errmsg(p->db));
+  }
+  return rc;
+}
+
+/*
+** Upgrade a format-1 table to format 2 in place, on the first write of a
+** build that knows format 2: add keyargs, owner and expires to
+** <name>_claim (each a NULL for the rows that are there), the expiry index
+** <name>_expiry and <name>_config.  Every step is idempotent, and the format row comes
+** last, so that an interrupted upgrade is finished by the next write.
+** The cached statements read the old columns as NULL: those not in use are
+** finalized now, the others when their cursor gives them back.
+*/
+static int idemUpgrade(IdemVtab *p){
+  static const char *const azCol[] = { "keyargs", "owner", "expires" };
+  sqlite3_str *s = sqlite3_str_new(p->db);
+  char *zSql;
+  int i, rc;
+  for(i=0; i<3; i++){
+    sqlite3_stmt *pStmt = 0;
+    int bHave = 0;
+    zSql = sqlite3_mprintf("SELECT 1 FROM pragma_table_info('%q_claim', %Q)"
+                           " WHERE name='%s'", p->zName, p->zDb, azCol[i]);
+    if( zSql==0 ){ sqlite3_free(sqlite3_str_finish(s)); return SQLITE_NOMEM; }
+    rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
+    sqlite3_free(zSql);
+    if( rc==SQLITE_OK ) bHave = sqlite3_step(pStmt)==SQLITE_ROW;
+    rc = sqlite3_finalize(pStmt);
+    if( rc!=SQLITE_OK ){
+      sqlite3_free(sqlite3_str_finish(s));
+      return idemVtabDbError(p, rc);
+    }
+    if( !bHave ){
+      sqlite3_str_appendf(s, "ALTER TABLE \"%w\".\"%w_claim\" ADD COLUMN %s TEXT;",
+                          p->zDb, p->zName, azCol[i]);
+    }
+  }
+  sqlite3_str_appendf(s, IDEM_FORMAT2_SQL, p->zDb, p->zName, p->zDb, p->zName,
+                      p->zDb, p->zName, IDEM_FORMAT);
+  zSql = sqlite3_str_finish(s);
+  if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
+  rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
+  sqlite3_free(zSql);
+  if( rc!=SQLITE_OK ){
+    idemVtabError(p, "idem: %s: cannot upgrade the table from format %d to"
+                  " %d: %s", p->zName, p->iFormat, IDEM_FORMAT,
+                  sqlite3_errmsg(p->db));
+    return rc;
+  }
+  p->iFormat = IDEM_FORMAT;
+  for(i=0; i<IDEM_NSTMT; i++){
+    if( p->aLent[i] ){
+      p->aStale[i] = 1;
+    }else{
+      sqlite3_finalize(p->aStmt[i]);
+      p->aStmt[i] = 0;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/*
 ** xCreate and xConnect.  argv[0] is the module name, argv[1] the schema,
 ** argv[2] the table name, argv[3...] the options.
 */
@@ -468,8 +669,12 @@ static int idemInit(
         "rid INTEGER PRIMARY KEY, key BLOB NOT NULL, member INTEGER NOT NULL,"
         " who, conv, tool, args TEXT, kind TEXT, status TEXT, id, result,"
         " note TEXT, created TEXT NOT NULL, updated TEXT,"
-        " UNIQUE(key, member), UNIQUE(created, rid))",
-      p->zDb, p->zName);
+        " keyargs TEXT, owner TEXT, expires TEXT,"
+        " UNIQUE(key, member), UNIQUE(created, rid));"
+      IDEM_FORMAT2_SQL,
+      p->zDb, p->zName, p->zDb, p->zName, p->zDb, p->zName,
+      p->zDb, p->zName, IDEM_FORMAT);
+    p->iFormat = IDEM_FORMAT;
     if( zSql==0 ){ rc = SQLITE_NOMEM; goto fail; }
     rc = sqlite3_exec(db, zSql, 0, 0, 0);
     sqlite3_free(zSql);
@@ -483,7 +688,9 @@ static int idemInit(
   rc = sqlite3_declare_vtab(db,
       "CREATE TABLE x(key TEXT, member INTEGER, who, conv, tool, args TEXT,"
       " kind TEXT, status TEXT, id, result, note TEXT, created TEXT,"
-      " updated TEXT, reply TEXT HIDDEN, reconcile TEXT HIDDEN)");
+      " updated TEXT, reply TEXT HIDDEN, reconcile TEXT HIDDEN,"
+      " keyargs TEXT HIDDEN, owner TEXT HIDDEN, expires TEXT HIDDEN,"
+      " stale INTEGER HIDDEN)");
   if( rc!=SQLITE_OK ){
     *pzErr = sqlite3_mprintf("idem: %s", sqlite3_errmsg(db));
     goto fail;
@@ -491,6 +698,7 @@ static int idemInit(
   sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   if( !bCreate && (rc = idemCheckShadow(p))!=SQLITE_OK ) goto fail;
+  if( !bCreate && (rc = idemReadFormat(p, pzErr))!=SQLITE_OK ) goto fail;
   *ppVtab = &p->base;
   return SQLITE_OK;
 
@@ -534,12 +742,19 @@ static int idemDestroy(sqlite3_vtab *pVtab){
                       " WHERE name=%Q||'_claim' AND type IN ('table','view')",
                       p->zDb, p->zName);
   if( rc!=SQLITE_OK ) return rc;
-  if( zType==0 ){
-    zSql = sqlite3_mprintf("SELECT 1");
-  }else{
-    zSql = sqlite3_mprintf("DROP %s \"%w\".\"%w_claim\"",
-                           strcmp(zType, "view")==0 ? "VIEW" : "TABLE",
-                           p->zDb, p->zName);
+  {
+    /* The claim table, or the view that replaced it (a damaged database),
+    ** then the tables of format 2, if they are there. */
+    sqlite3_str *pSql = sqlite3_str_new(p->db);
+    if( zType ){
+      sqlite3_str_appendf(pSql, "DROP %s \"%w\".\"%w_claim\";",
+                          strcmp(zType, "view")==0 ? "VIEW" : "TABLE",
+                          p->zDb, p->zName);
+    }
+    sqlite3_str_appendf(pSql, "DROP TABLE IF EXISTS \"%w\".\"%w_expiry\";"
+                        "DROP TABLE IF EXISTS \"%w\".\"%w_config\"",
+                        p->zDb, p->zName, p->zDb, p->zName);
+    zSql = sqlite3_str_finish(pSql);
   }
   sqlite3_free(zType);
   if( zSql==0 ) return SQLITE_NOMEM;
@@ -560,8 +775,16 @@ static int idemRename(sqlite3_vtab *pVtab, const char *zNew){
   int rc;
   idemFinalizeAll(p);
   zName = sqlite3_mprintf("%s", zNew);
-  zSql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_claim\" RENAME TO \"%w_claim\"",
-                         p->zDb, p->zName, zNew);
+  if( p->iFormat>=2 ){
+    zSql = sqlite3_mprintf(
+        "ALTER TABLE \"%w\".\"%w_claim\" RENAME TO \"%w_claim\";"
+        "ALTER TABLE \"%w\".\"%w_expiry\" RENAME TO \"%w_expiry\";"
+        "ALTER TABLE \"%w\".\"%w_config\" RENAME TO \"%w_config\"",
+        p->zDb, p->zName, zNew, p->zDb, p->zName, zNew, p->zDb, p->zName, zNew);
+  }else{
+    zSql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_claim\" RENAME TO \"%w_claim\"",
+                           p->zDb, p->zName, zNew);
+  }
   if( zSql==0 || zName==0 ){
     sqlite3_free(zSql);
     sqlite3_free(zName);
@@ -666,9 +889,11 @@ static int idemRollbackToSp(sqlite3_vtab *pVtab, int iSavepoint){
   return SQLITE_OK;
 }
 
-/* The shadow table's suffix. */
+/* The shadow tables' suffixes. */
 static int idemShadowName(const char *zName){
-  return sqlite3_stricmp(zName, "claim")==0;
+  return sqlite3_stricmp(zName, "claim")==0
+      || sqlite3_stricmp(zName, "expiry")==0
+      || sqlite3_stricmp(zName, "config")==0;
 }
 
 /* ------------------------------------------------------------- queries */
@@ -826,6 +1051,11 @@ static void idemCursorReset(IdemCursor *pCur){
       sqlite3_reset(pCur->pStmt);
       sqlite3_clear_bindings(pCur->pStmt);
       p->aLent[pCur->iLent] = 0;
+      if( p->aStale[pCur->iLent] ){     /* prepared before an upgrade */
+        sqlite3_finalize(pCur->pStmt);
+        p->aStmt[pCur->iLent] = 0;
+        p->aStale[pCur->iLent] = 0;
+      }
     }else{
       sqlite3_finalize(pCur->pStmt);
     }
@@ -837,6 +1067,11 @@ static void idemCursorReset(IdemCursor *pCur){
       sqlite3_reset(pCur->pMain);
       p->aLent[IDEM_STMT_Q_MAIN] = 0;
       pCur->bMainLent = 0;
+      if( p->aStale[IDEM_STMT_Q_MAIN] ){
+        sqlite3_finalize(pCur->pMain);
+        p->aStmt[IDEM_STMT_Q_MAIN] = 0;
+        p->aStale[IDEM_STMT_Q_MAIN] = 0;
+      }
     }else{
       sqlite3_finalize(pCur->pMain);
     }
@@ -894,18 +1129,37 @@ static int idemCursorLoadMain(IdemCursor *pCur){
   return idemVtabDbError(p, sqlite3_reset(pCur->pMain));
 }
 
+/*
+** True if the current row belongs to a call that has expired (retain,
+** doc/contract.md §10): its expires, or its main row's, is at or before
+** the time of the query.  Such rows are not shown; claims delete them.
+*/
+static int idemCursorExpired(IdemCursor *pCur){
+  const char *zExp;
+  if( sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0 ){
+    if( pCur->pMain==0 || !sqlite3_stmt_busy(pCur->pMain)
+     || sqlite3_data_count(pCur->pMain)==0 ){
+      return 0;
+    }
+    zExp = (const char*)sqlite3_column_text(pCur->pMain, IDEM_M_EXPIRES);
+  }else{
+    zExp = (const char*)sqlite3_column_text(pCur->pStmt, IDEM_Q_EXPIRES);
+  }
+  return zExp!=0 && strcmp(zExp, pCur->zNow)<=0;
+}
+
 static int idemNext(sqlite3_vtab_cursor *pCursor){
   IdemCursor *pCur = (IdemCursor*)pCursor;
-  int rc = sqlite3_step(pCur->pStmt);
+  int rc;
   sqlite3_free(pCur->zReply);
   pCur->zReply = 0;
-  if( rc==SQLITE_ROW ){
+  while( (rc = sqlite3_step(pCur->pStmt))==SQLITE_ROW ){
     pCur->bEof = 0;
     if( sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0 ){
       rc = idemCursorLoadMain(pCur);
       if( rc!=SQLITE_OK ) return rc;    /* with its message */
     }
-    return SQLITE_OK;
+    if( !pCur->bRetain || !idemCursorExpired(pCur) ) return SQLITE_OK;
   }
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
@@ -932,6 +1186,12 @@ static int idemFilter(
 
   idxNum &= ~IDEM_PLAN_LIGHT;
   idemCursorReset(pCur);
+  pCur->bRetain = p->opt.iRetainMs>0;
+  if( pCur->bRetain || p->opt.iStaleAfterMs>0 ){
+    sqlite3_int64 iNow = idemNowMs(p->pVfs);
+    idemFormatTime(iNow, pCur->zNow);
+    idemFormatTime(iNow - p->opt.iStaleAfterMs, pCur->zStaleBefore);
+  }
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     /* A key that is not 32 lowercase hex digits matches nothing. */
     if( !idemKeyFromValue(argv[0], aKey) ){
@@ -1018,6 +1278,9 @@ static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
       case IDEM_COL_STATUS:  iM = IDEM_M_STATUS;  break;
       case IDEM_COL_NOTE:    iM = IDEM_M_NOTE;    break;
       case IDEM_COL_UPDATED: iM = IDEM_M_UPDATED; break;
+      case IDEM_COL_KEYARGS: iM = IDEM_M_KEYARGS; break;
+      case IDEM_COL_OWNER:   iM = IDEM_M_OWNER;   break;
+      case IDEM_COL_EXPIRES: iM = IDEM_M_EXPIRES; break;
     }
     if( iM>=0 ){
       if( pCur->pMain==0 || !sqlite3_stmt_busy(pCur->pMain)
@@ -1026,6 +1289,11 @@ static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
       }
       return sqlite3_column_value(pCur->pMain, iM);
     }
+  }
+  switch( iCol ){
+    case IDEM_COL_KEYARGS: return sqlite3_column_value(pCur->pStmt, IDEM_Q_KEYARGS);
+    case IDEM_COL_OWNER:   return sqlite3_column_value(pCur->pStmt, IDEM_Q_OWNER);
+    case IDEM_COL_EXPIRES: return sqlite3_column_value(pCur->pStmt, IDEM_Q_EXPIRES);
   }
   return sqlite3_column_value(pCur->pStmt, IDEM_QCOL(iCol));
 }
@@ -1069,6 +1337,21 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
     }
     case IDEM_COL_RECONCILE:
       return SQLITE_OK;        /* a command column: reads as NULL */
+    case IDEM_COL_STALE: {
+      /* stale_after (doc/contract.md §11): a pending call not updated
+      ** since before the query's time minus stale_after. */
+      int bStale = 0;
+      if( p->opt.iStaleAfterMs>0 ){
+        sqlite3_value *pStatus = idemCursorValue(pCur, IDEM_COL_STATUS);
+        sqlite3_value *pUpd = idemCursorValue(pCur, IDEM_COL_UPDATED);
+        const char *zStatus = pStatus ? (const char*)sqlite3_value_text(pStatus) : 0;
+        const char *zUpd = pUpd ? (const char*)sqlite3_value_text(pUpd) : 0;
+        bStale = zStatus && zUpd && strcmp(zStatus, "pending")==0
+              && strcmp(zUpd, pCur->zStaleBefore)<0;
+      }
+      sqlite3_result_int(ctx, bStale);
+      return SQLITE_OK;
+    }
   }
   pVal = idemCursorValue(pCur, iCol);
   if( pVal ) sqlite3_result_value(ctx, pVal);
@@ -1087,6 +1370,10 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   if( p->zUnusable ){
     idemVtabError(p, "%s", p->zUnusable);
     return SQLITE_ERROR;
+  }
+  if( p->iFormat<IDEM_FORMAT ){
+    int rc = idemUpgrade(p);
+    if( rc!=SQLITE_OK ) return rc;
   }
   if( argc==1 ){
     return idemClaimDelete(p, sqlite3_value_int64(argv[0]));

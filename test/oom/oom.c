@@ -212,7 +212,8 @@ static int runSql(sqlite3 *db, const char *zSql, Buf *pOut){
 
 /*
 ** Everything the database holds that an operation may change: the schema,
-** and every row of every ordinary table, but created and updated (times).
+** and every row of every ordinary table, but created, updated and expires
+** (times).
 ** Run disarmed.
 */
 static int dumpDb(sqlite3 *db, Buf *pOut){
@@ -231,7 +232,10 @@ static int dumpDb(sqlite3 *db, Buf *pOut){
     if( strcmp(zType, "table")==0 && !sqlite3_column_int(pTab, 4)
      && strncmp(zName, "sqlite_", 7)!=0 ){
       sqlite3_stmt *pRow = 0;
-      char *zSql = sqlite3_mprintf("SELECT * FROM \"%w\" ORDER BY rowid", zName);
+      /* <name>_config and <name>_expiry have no rowid: their key orders */
+      const char *zTabSql = (const char*)sqlite3_column_text(pTab, 3);
+      char *zSql = sqlite3_mprintf("SELECT * FROM \"%w\" ORDER BY %s", zName,
+          zTabSql && strstr(zTabSql, "WITHOUT ROWID") ? "1, 2" : "rowid");
       rc = sqlite3_prepare_v2(db, zSql, -1, &pRow, 0);
       sqlite3_free(zSql);
       if( rc ) break;
@@ -240,7 +244,8 @@ static int dumpDb(sqlite3 *db, Buf *pOut){
         bufAppend(pOut, "  ", 2);
         for(i=0; i<sqlite3_column_count(pRow); i++){
           const char *zCol = sqlite3_column_name(pRow, i);
-          if( strcmp(zCol, "created")==0 || strcmp(zCol, "updated")==0 ) continue;
+          if( strcmp(zCol, "created")==0 || strcmp(zCol, "updated")==0
+           || strcmp(zCol, "expires")==0 ) continue;
           if( sqlite3_column_type(pRow, i)==SQLITE_BLOB ){
             const unsigned char *a = sqlite3_column_blob(pRow, i);
             int j, n = sqlite3_column_bytes(pRow, i);
@@ -283,6 +288,17 @@ static int dumpDb(sqlite3 *db, Buf *pOut){
 ** :memory:, where external claims are refused otherwise (doc/contract.md
 ** §12); "claim-external-checked" runs the durability check itself. */
 #define TABLE "CREATE VIRTUAL TABLE calls USING idem(durability=relaxed);"
+/* A table with the options of doc/contract.md §9-11, and K1 decided and
+** already expired (its expiry written into the past). */
+#define TABLE_RETAIN \
+  "CREATE VIRTUAL TABLE calls USING idem(durability=relaxed," \
+  " retain='1 hour', stale_after='1 minute', args_mismatch=error);"
+#define EXPIRED_K1 \
+  "UPDATE calls_claim SET expires='2000-01-01 00:00:00.000' WHERE member=0;" \
+  "UPDATE calls_expiry SET expires='2000-01-01 00:00:00.000';"
+#define CLAIM_K3 \
+  "INSERT INTO calls(who,conv,tool,args,keyargs,owner,kind)" \
+  " VALUES('bob','c3','send','{\"to\":\"x\",\"text\":\"hi\"}','{\"to\":\"x\"}','w1','external');"
 #define INV \
   "CREATE TABLE inv(sku TEXT PRIMARY KEY, qty INTEGER," \
   " ver INTEGER NOT NULL DEFAULT 0);" \
@@ -363,6 +379,17 @@ static const Op aOp[] = {
   { "rename", TABLE CLAIM_K1 MEMBERS_K1 DONE_K1,
       "ALTER TABLE calls RENAME TO calls2", 0, 0 },
   { "drop", TABLE CLAIM_K1 MEMBERS_K1, "DROP TABLE calls", 0, 0 },
+  { "claim-keyargs", TABLE_RETAIN, CLAIM_K3, 0, 0 },
+  { "args-mismatch", TABLE_RETAIN CLAIM_K3,
+      "INSERT OR IGNORE INTO calls(who,conv,tool,args,keyargs)"
+      " VALUES('bob','c3','send','{\"to\":\"x\",\"text\":\"hello\"}','{\"to\":\"x\"}')", 0, 0 },
+  { "retain-decide", TABLE_RETAIN CLAIM_K1 MEMBERS_K1, DONE_K1, 0, 0 },
+  { "retain-sweep", TABLE_RETAIN CLAIM_K1 MEMBERS_K1 DONE_K1 EXPIRED_K1, CLAIM_K3, 0, 0 },
+  { "retain-reclaim", TABLE_RETAIN CLAIM_K1 MEMBERS_K1 DONE_K1 EXPIRED_K1,
+      "INSERT INTO calls(who,conv,tool,args,kind)"
+      " VALUES('alice','c1','send','{\"a\":1,\"b\":2}','external')", 0, 0 },
+  { "retain-read", TABLE_RETAIN CLAIM_K1 MEMBERS_K1 DONE_K1 CLAIM_K3,
+      "SELECT key, member, keyargs, owner, expires, stale FROM calls ORDER BY rowid", 0, 0 },
   { "versioned-equip", INV, "SELECT idem_versioned('inv','ver')", 0, 1 },
   { "versioned-update", INV "SELECT idem_versioned('inv','ver');",
       "UPDATE inv SET qty=8, ver=0 WHERE sku='A'", 0, 0 },
