@@ -334,8 +334,11 @@ class Calls:
             try:
                 value = fn(conn, **args)
             except Exception as e:
-                self._fail_local(key, e)
-                end(True)
+                try:
+                    self._fail_local(key, e)
+                    end(True)
+                except sqlite3.Error:
+                    pass        # the finally below rolls all of it back
                 raise
             conn.execute("RELEASE idem_tool")
             result = self._record(key, "done", value)
