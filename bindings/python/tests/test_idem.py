@@ -341,8 +341,9 @@ class ExternalTest(Base):
         other = idem.Calls(self.connect())
         other_charge = self.charge_tool(other, target)
         key = charge.key("carol", "c", cents=7)
-        while other.reply(key) is None:
-            time.sleep(0.01)
+        deadline = time.monotonic() + 5
+        while other.reply(key) is None and time.monotonic() < deadline:
+            time.sleep(0.01)            # until the claim has committed
         with self.assertRaises(idem.InProgress) as cm:
             other_charge("carol", "c", cents=7)
         self.assertEqual((cm.exception.key, cm.exception.reply["status"]), (key, "pending"))
