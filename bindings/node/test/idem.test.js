@@ -6,7 +6,8 @@
 //                                          e.g. NODE_PATH=<prefix>/node_modules)
 //
 // Every database lives in a temporary directory.  The tests named
-// "keyargs ..." need the claim column keyargs (doc/contract.md section 9).
+// "keyargs ..." need the claim column keyargs and the table option
+// args_mismatch (doc/contract.md section 9).
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -327,8 +328,8 @@ main();
   assert.equal(r.status, 0);
 });
 
-test('keyargs (array): other arguments, one call', async (t) => {
-  const { db, calls } = setup(t);
+test('keyargs (array): other arguments, one call (args_mismatch=replay)', async (t) => {
+  const { db, calls } = setup(t, 'calls', { args_mismatch: 'replay' });
   const runs = [];
   const placeOrder = calls.tool({ name: 'place_order', keyargs: ['sku', 'qty'] }, (db, { trace }) => {
     runs.push(trace);
@@ -343,12 +344,26 @@ test('keyargs (array): other arguments, one call', async (t) => {
     { key, args: '{"qty":1,"sku":"S","trace":"t1"}' });
 });
 
-test('keyargs (function): external', async (t) => {
-  const { calls } = setup(t);
+test('keyargs (function): external (args_mismatch=replay)', async (t) => {
+  const { calls } = setup(t, 'calls', { args_mismatch: 'replay' });
   const runs = [];
   const send = calls.tool({ kind: 'external', name: 'send', keyargs: (a) => ({ to: a.to.toLowerCase() }) },
     async ({ text }) => { runs.push(text); return runs.length; });
   assert.equal(await send('a', 'c', { to: 'Bob', text: 'hi' }), 1);
   assert.equal(await send('a', 'c', { to: 'BOB', text: 'hi there' }), 1);
   assert.deepEqual(runs, ['hi']);
+});
+
+test('keyargs: a duplicate with other arguments is an error by default', async (t) => {
+  const { db, calls } = setup(t, 'strict');
+  const runs = [];
+  const placeOrder = calls.tool({ name: 'place_order', keyargs: ['sku'] }, (db, { note }) => {
+    runs.push(note);
+    return 1;
+  });
+  assert.equal(await placeOrder('a', 'c', { sku: 'S', note: 'first' }), 1);
+  assert.equal(await placeOrder('a', 'c', { sku: 'S', note: 'first' }), 1);
+  await assert.rejects(placeOrder('a', 'c', { sku: 'S', note: 'other' }), /argument/);
+  assert.equal(db.inTransaction, false);
+  assert.deepEqual(runs, ['first']);
 });

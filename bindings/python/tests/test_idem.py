@@ -378,12 +378,28 @@ class ExternalDefaultModeTest(ExternalTest):
 
 
 class KeyargsTest(Base):
-    """needs keyargs (doc/contract.md section 9)."""
+    """needs keyargs (doc/contract.md section 9): the key from some of the
+    arguments; a duplicate with other arguments replays under
+    args_mismatch=replay, and is an error by default."""
 
     def setUp(self):
         super().setUp()
-        self.calls = idem.Calls(self.conn)
+        self.calls = idem.Calls(self.conn, "calls", args_mismatch="replay")
         self.runs = []
+
+    def test_mismatch_is_an_error_by_default(self):
+        calls = idem.Calls(self.conn, "strict")
+
+        @calls.tool(keyargs=["sku"])
+        def place_order(db, sku, note):
+            self.runs.append(note)
+            return 1
+        self.assertEqual(place_order("a", "c", sku="S", note="first"), 1)
+        self.assertEqual(place_order("a", "c", sku="S", note="first"), 1)
+        with self.assertRaisesRegex(sqlite3.Error, "argument"):
+            place_order("a", "c", sku="S", note="other")
+        self.assertFalse(self.conn.in_transaction)
+        self.assertEqual(self.runs, ["first"])
 
     def test_names(self):
         @self.calls.tool(keyargs=["sku", "qty"])
