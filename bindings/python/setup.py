@@ -56,10 +56,14 @@ class BuildLoadable(build_ext):
         check_headers(dirs)
         # Absolute sources: the object files then go under build_temp
         # (a relative ../../ext would climb out of it).
-        ext.sources = [os.path.normpath(os.path.join(HERE, s)) for s in ext.sources]
+        given = ext.sources
+        ext.sources = [os.path.normpath(os.path.join(HERE, s)) for s in given]
         print("sqlite-idem: compiling the SQLite extension from %s (a few seconds)"
               % ext.sources[0], flush=True)
-        super().build_extension(ext)
+        try:
+            super().build_extension(ext)
+        finally:
+            ext.sources = given      # later steps want them relative
 
 
 ROOT = find_root()
@@ -72,6 +76,8 @@ if os.path.abspath(ROOT) == os.path.abspath(os.path.join(HERE, "..", "..")):
     os.makedirs(os.path.join(HERE, out), exist_ok=True)
 
 setup(
+    packages=["idem"],
+    package_data={"idem": ["py.typed"]},
     ext_modules=[Extension(
         "idem.idem",
         sources=[SOURCE],

@@ -15,7 +15,7 @@ count it prints is checked; the exit status is 1 if any is off.
        the retry gets the recorded reply, and nothing is sent twice.
     2. A timeout: the call is recorded as 'unknown' and never retried; the
        target's records decide what happened.
-    3. The boundary (SPEC section 6): two tool runners with two databases
+    3. The boundary (doc/contract.md §6): two tool runners with two databases
        do not share claims, so both send.  Only a target that honours the
        Idempotency-Key header turns that into one charge.
 """
