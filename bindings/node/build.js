@@ -23,7 +23,10 @@ function sourceRoot() {
     if (root && fs.existsSync(path.join(root, 'ext', 'idem.c'))) return root;
   }
   console.error('sqlite-idem: the C sources were not found (ext/idem.c in ' +
-    'IDEM_SOURCE, in src/, or two directories up in a clone of idem)');
+    'IDEM_SOURCE, two directories up in a clone of idem, or in src/ of a ' +
+    'packed copy).  Install the folder bindings/node of a clone as npm does ' +
+    'by default (a link; not with --install-links), or install the tarball ' +
+    'that `npm pack` makes there (it carries the sources)');
   process.exit(1);
 }
 
