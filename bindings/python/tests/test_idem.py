@@ -333,7 +333,7 @@ class ExternalTest(Base):
         self.assertEqual(self.count("SELECT status FROM calls"), "unknown")
 
     def test_pending_duplicate_and_wait(self):
-        target = self.target(delay=0.8)
+        target = self.target(delay=1.5)
         charge = self.charge_tool(self.calls, target)
         done = []
         t = threading.Thread(target=lambda: done.append(charge("carol", "c", cents=7)))
