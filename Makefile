@@ -33,7 +33,8 @@ loadable = $(CC) $(1) $(WARN) -fPIC -shared -fvisibility=hidden -o $@ ext/idem.c
 .PHONY: all help deps demo test test-new test-old test-cross test-number \
         test-diff test-portable test-race test-crash test-oom test-asan \
         test-valgrind fuzz fuzz-long fuzz-corpus bench bench-long cluster \
-        test-cluster install uninstall clean
+        test-cluster install uninstall clean test-bindings node-env \
+        dist-bindings
 
 all: $(LIB) $(BUILD)/libidem.a  ## build/idem.so (loadable) and build/libidem.a (static)
 
@@ -104,6 +105,41 @@ test-number: $(BUILD)/idem_number_test  ## the number printer's unit test (C)
 # (doc/contract.md §12); test/durable.test runs it.
 $(BUILD)/powerloss: test/powerloss/powerloss.c $(SOURCES) include/idem.h | $(BUILD)/.deps
 	$(CC) -O1 -g $(WARN) -DSQLITE_CORE -o $@ test/powerloss/powerloss.c -lsqlite3
+
+# ---- the packages: bindings/python and bindings/node -----------------------
+# `pip install ./bindings/python` (import idem) and `npm install
+# ./bindings/node` each build the extension from ext/ when installed
+# (bindings/python/setup.py, bindings/node/build.js); their intermediate
+# files go to build/python and build/node.  test/bindings.test (part of make
+# test) installs both as a user does and runs their unittest and node:test
+# tests and the MCP server example's test:
+#   make test-bindings   that file alone
+#   make node-env        build/node-env: better-sqlite3@12, the MCP SDK,
+#                        TypeScript and bindings/node (npm; once, a few
+#                        minutes; again when its package list changes)
+#   make dist-bindings   build/dist: the Python wheel and the npm tarball
+# The Debian packages that a venv with --no-build-isolation needs are
+# installed like the others.
+BINDINGS_PKGS := python3-venv python3-pip python3-setuptools python3-wheel
+
+$(BUILD)/.deps-bindings: | $(BUILD)/.deps
+	$(call need_pkgs,$(BINDINGS_PKGS))
+
+test: $(BUILD)/.deps-bindings node-env
+
+node-env: | $(BUILD)/.deps  ## build/node-env: better-sqlite3@12, the MCP SDK, bindings/node (npm)
+	@tclsh test/bindings.tcl node-env
+
+test-bindings: all $(BUILD)/.deps-bindings node-env  ## the Python and Node packages' tests (test/bindings.test)
+	tclsh tcl/run.tcl test/bindings.test
+
+dist-bindings: $(BUILD)/.deps-bindings  ## build/dist: the Python wheel and the npm tarball
+	@mkdir -p $(BUILD)/dist
+	@echo "building the wheel of bindings/python (pip wheel, no network) ..."
+	PIP_DISABLE_PIP_VERSION_CHECK=1 $(PYTHON3) -m pip wheel --no-build-isolation \
+	  --no-index --no-deps -w $(BUILD)/dist ./bindings/python
+	@echo "packing bindings/node (npm pack; its prepack copies ext/ into bindings/node/src) ..."
+	cd bindings/node && npm pack --silent --pack-destination $(abspath $(BUILD)/dist)
 
 # ---- install ---------------------------------------------------------------
 #   make install [PREFIX=/usr/local] [DESTDIR=/staging]    make uninstall

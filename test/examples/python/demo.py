@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: MIT
 """demo.py -- idem in an assistant's tool runner, end to end.
 
-Run it from anywhere, after `make` has built build/idem.so:
+The tools are written with the package sqlite-idem (bindings/python):
+@calls.tool keeps the protocol.  Install it, then run the demo from anywhere:
 
-    /usr/bin/python3 test/examples/python/demo.py
+    /usr/bin/python3 -m venv --system-site-packages .venv
+    .venv/bin/pip install ./bindings/python
+    .venv/bin/python test/examples/python/demo.py
 
 It starts its own HTTP targets (target_server.py) on 127.0.0.1, keeps its
 databases in a temporary directory, and removes both when it ends.  Every
@@ -19,23 +22,20 @@ count it prints is checked; the exit status is 1 if any is off.
 """
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
 
+import idem                               # pip install ./bindings/python
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True            # no __pycache__ in the work tree
-from idem_runner import ToolRunner        # noqa: E402
 from target_server import Target          # noqa: E402
 
-ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
-# The extension, without its suffix (load_extension adds .so); IDEM_LIB
-# points at another build, as in the Tcl suite.
-EXT = os.path.splitext(os.environ.get("IDEM_LIB") or
-                       os.path.join(ROOT, "build", "idem.so"))[0]
 TIMEOUT = 5.0            # seconds a client waits for the target's answer
 SLOW_TIMEOUT = 0.5       # ... and in story 2, where the target is slow
 
@@ -61,15 +61,15 @@ def post_charge(url, idempotency_key, cents, timeout):
         url + "/charges", method="POST",
         data=json.dumps({"cents": cents}).encode(),
         headers={"Content-Type": "application/json",
-                 "Idempotency-Key": idempotency_key})
+                 idem.HEADER: idempotency_key})
     with urllib.request.urlopen(request, timeout=timeout) as response:
         body = json.load(response)
-    return body["charge"], body                      # (id, result)
+    return idem.Result(body, id=body["charge"])       # the result, and its id
 
 
-def card_tool(runner, target, timeout=TIMEOUT):
-    """The tool charge_card(cents), on runner, writing to target."""
-    @runner.external
+def card_tool(calls, target, timeout=TIMEOUT):
+    """The tool charge_card(cents), on calls, writing to target."""
+    @calls.tool(kind="external")
     def charge_card(idempotency_key, cents):
         return post_charge(target.url, idempotency_key, cents, timeout)
     return charge_card
@@ -85,36 +85,47 @@ def target_record(target, key):
         return json.load(e)
 
 
-def part1(runner):
-    print("\n== 1. The model retries a tool call: replayed, never run twice ==")
-    runner.db.execute("CREATE TABLE orders(id INTEGER PRIMARY KEY, sku, qty)")
-    runner.db.execute("CREATE TABLE invoices(id INTEGER PRIMARY KEY, order_id)")
+def open_calls(path):
+    # isolation_level=None: the sqlite3 module opens and commits no
+    # transaction of its own; idem writes BEGIN IMMEDIATE and COMMIT.
+    conn = sqlite3.connect(path, isolation_level=None, timeout=5.0)
+    return idem.Calls(conn)          # loads the extension, creates "calls"
 
-    @runner.local
+
+def part1(calls):
+    db = calls.conn
+    print("\n== 1. The model retries a tool call: replayed, never run twice ==")
+    db.execute("CREATE TABLE orders(id INTEGER PRIMARY KEY, sku, qty)")
+    db.execute("CREATE TABLE invoices(id INTEGER PRIMARY KEY, order_id)")
+
+    ran = []
+
+    @calls.tool(kind="local")
     def place_order(db, sku, qty):
+        ran.append(sku)
         cur = db.execute("INSERT INTO orders(sku, qty) VALUES(?, ?)", (sku, qty))
-        return cur.lastrowid, {"order": cur.lastrowid}
+        return idem.Result({"order": cur.lastrowid}, id=cur.lastrowid)
 
     print("-- a local tool: claim, write and outcome in one transaction")
     show("first:", place_order("alice", "conv-7", sku="A0001", qty=2))
     # The retry spells the same arguments differently: one key all the same.
     retry = place_order("alice", "conv-7", qty=2.0, sku="A0001")
     show("retry:", retry)
-    check("the retry was replayed", retry["idempotent"], True)
-    check("orders written", runner.db.execute(
-        "SELECT count(*) FROM orders").fetchone()[0], 1)
+    show("its reply:", calls.reply(place_order.key("alice", "conv-7", sku="A0001", qty=2)))
+    check("times the tool ran", len(ran), 1)
+    check("orders written", db.execute("SELECT count(*) FROM orders").fetchone()[0], 1)
 
     print("-- a local tool that fails once: its writes are undone, the claim")
     print("   is released, and the retry really runs")
     attempts = []
 
-    @runner.local
+    @calls.tool(kind="local")
     def send_invoice(db, order):
         db.execute("INSERT INTO invoices(order_id) VALUES(?)", (order,))
         attempts.append(order)
         if len(attempts) == 1:
             raise RuntimeError("invoice template missing")
-        return order, {"invoiced": order}
+        return {"invoiced": order}
 
     try:
         send_invoice("alice", "conv-7", order=1)
@@ -122,37 +133,40 @@ def part1(runner):
         print(f"   first:         raised {type(e).__name__}: {e}")
     show("retry:", send_invoice("alice", "conv-7", order=1))
     check("attempts", len(attempts), 2)
-    check("invoices written", runner.db.execute(
-        "SELECT count(*) FROM invoices").fetchone()[0], 1)
+    check("invoices written", db.execute("SELECT count(*) FROM invoices").fetchone()[0], 1)
 
     print("-- an external tool: the claim commits, then the request leaves")
     print("   with the header Idempotency-Key: \"<key>\"")
     with Target() as target:
-        charge_card = card_tool(runner, target)
+        charge_card = card_tool(calls, target)
         show("first:", charge_card("alice", "conv-7", cents=4200))
         retry = charge_card("alice", "conv-7", cents=4200)
         show("retry:", retry)
-        check("the retry was replayed", retry["idempotent"], True)
+        show("its reply:", calls.reply(charge_card.key("alice", "conv-7", cents=4200)))
         check("requests that reached the target", sum(target.arrivals.values()), 1)
         check("charges made", len(target.charges), 1)
 
 
-def part2(runner):
+def part2(calls):
     print("\n== 2. A timeout: 'unknown', never retried; the target's records decide ==")
     # This target charges at once, but answers only after the client has
     # given up waiting.
     with Target(slow=True) as target:
-        charge_card = card_tool(runner, target, timeout=SLOW_TIMEOUT)
+        charge_card = card_tool(calls, target, timeout=SLOW_TIMEOUT)
         try:
             charge_card("bob", "conv-2", cents=990)
             print("   first:         answered in time (WRONG)")
-        except (TimeoutError, urllib.error.URLError) as e:
-            print(f"   first:         no answer within {SLOW_TIMEOUT} s ({e})")
+        except idem.Unknown as e:
+            print(f"   first:         no answer within {SLOW_TIMEOUT} s "
+                  f"({type(e.__cause__).__name__}): idem.Unknown")
         target.answer.set()            # the held answer goes to nobody now
-        key = runner.key("bob", "conv-2", "charge_card", {"cents": 990})
-        retry = charge_card("bob", "conv-2", cents=990)   # the model retries
-        show("retry:", retry)
-        check("status of the call", retry["status"], "unknown")
+        key = charge_card.key("bob", "conv-2", cents=990)
+        try:
+            charge_card("bob", "conv-2", cents=990)   # the model retries
+            print("   retry:         ran again (WRONG)")
+        except idem.Unknown as e:
+            show("retry:", e.reply)
+            check("status of the call", e.status, "unknown")
         check("requests that reached the target", sum(target.arrivals.values()), 1)
         # The request did arrive: the slow target charged before answering.
         # We cannot know that from here; the target's records can.
@@ -161,13 +175,13 @@ def part2(runner):
         check("charges made", len(target.charges), 1)
         print("-- the operator reconciles from the target's records:")
         print("   UPDATE calls SET reconcile = 'arrived', id = ?, result = ? ...")
-        runner.db.execute(
+        calls.conn.execute(
             "UPDATE calls SET reconcile = 'arrived', id = ?, result = ?"
             " WHERE key = ? AND member = 0",
             (record["charge"], json.dumps(record), key))
         retry = charge_card("bob", "conv-2", cents=990)
         show("next retry:", retry)
-        check("status of the call", retry["status"], "done")
+        check("status of the call", calls.reply(key)["status"], "done")
         check("requests that reached the target", sum(target.arrivals.values()), 1)
 
 
@@ -179,32 +193,31 @@ def part3(tmp):
         print("-- a target that %s the Idempotency-Key header"
               % ("honours" if honour else "does NOT honour"))
         with Target(honour_key=honour) as target:
-            runners = [ToolRunner(os.path.join(tmp, f"runner-{n}-{honour}.db"), EXT)
+            runners = [open_calls(os.path.join(tmp, f"runner-{n}-{honour}.db"))
                        for n in "ab"]
             try:
-                for n, runner in zip("ab", runners):
-                    reply = card_tool(runner, target)("carol", "conv-9", cents=1500)
-                    show(f"runner {n}:", reply)
-                keys = {r.key("carol", "conv-9", "charge_card", {"cents": 1500})
-                        for r in runners}
+                tools = [card_tool(calls, target) for calls in runners]
+                for n, tool in zip("ab", tools):
+                    show(f"runner {n}:", tool("carol", "conv-9", cents=1500))
+                keys = {tool.key("carol", "conv-9", cents=1500) for tool in tools}
                 check("distinct keys sent", len(keys), 1)
                 check("requests that reached the target", sum(target.arrivals.values()), 2)
                 check("charges made", len(target.charges), 1 if honour else 2)
             finally:
-                for r in runners:
-                    r.close()
+                for calls in runners:
+                    calls.conn.close()
 
 
 def main():
     with tempfile.TemporaryDirectory(prefix="idem-demo-") as tmp:
-        runner = ToolRunner(os.path.join(tmp, "assistant.db"), EXT)
+        calls = open_calls(os.path.join(tmp, "assistant.db"))
         try:
-            version = runner.db.execute("SELECT idem_version()").fetchone()[0]
-            print(f"idem {version}, the tool runner test/examples/python/idem_runner.py")
-            part1(runner)
-            part2(runner)
+            version = calls.conn.execute("SELECT idem_version()").fetchone()[0]
+            print(f"idem {version}, the Python package sqlite-idem {idem.__version__}")
+            part1(calls)
+            part2(calls)
         finally:
-            runner.close()
+            calls.conn.close()
         part3(tmp)
     print()
     if wrong:

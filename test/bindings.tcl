@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: MIT
+# bindings.tcl -- install the packages of bindings/ the way a user does, for
+# test/bindings.test and test/examples.test.
+#
+#   source test/bindings.tcl             the procs below
+#   tclsh test/bindings.tcl node-env     (make node-env) install the Node
+#                                        environment if it is missing or stale
+#
+#   python_env DIR   a venv in DIR (Debian's /usr/bin/python3,
+#                    --system-site-packages) with `pip install
+#                    --no-build-isolation --no-index bindings/python`, which
+#                    builds the extension; returns {exit-status output python}
+#   node_env         build/node-env: `npm install` of better-sqlite3@12, the
+#                    MCP SDK, zod, TypeScript 5 and bindings/node (whose
+#                    install script builds the extension), again only when
+#                    its package.json changes; returns {"" dir} or {why-not ""}
+#
+# Nothing is written into the repository but under build/ (setup.py and
+# build.js put their outputs in build/python and build/node).
+
+set ::bindings_root [file normalize [file join [file dirname [info script]] ..]]
+
+# Run a command; return {exit-status output}, stderr merged into output.
+proc bindings_run {args} {
+  set rc [catch {exec {*}$args 2>@1} out opts]
+  if {$rc} {
+    set ec [dict get $opts -errorcode]
+    set rc [expr {[lindex $ec 0] eq "CHILDSTATUS" ? [lindex $ec 2] : "ERROR"}]
+    regsub {\n?child process exited abnormally$} $out {} out
+  }
+  return [list $rc $out]
+}
+
+proc python_env {dir} {
+  set py [file join $dir bin python]
+  set r [bindings_run /usr/bin/python3 -m venv --system-site-packages $dir]
+  if {[lindex $r 0] == 0} {
+    set r [bindings_run env PIP_DISABLE_PIP_VERSION_CHECK=1 \
+             [file join $dir bin pip] install --no-build-isolation --no-index \
+             [file join $::bindings_root bindings python]]
+  }
+  return [list {*}$r $py]
+}
+
+# The Node environment's package.json: what the tests need beside the
+# package, as a user installs it.
+proc node_env_manifest {} {
+  set idem [file join $::bindings_root bindings node]
+  return "{
+  \"name\": \"idem-node-env\",
+  \"private\": true,
+  \"description\": \"made by test/bindings.tcl: the Node tests' packages\",
+  \"dependencies\": {
+    \"@modelcontextprotocol/sdk\": \"^1.32.0\",
+    \"@types/better-sqlite3\": \"*\",
+    \"@types/node\": \"^20.0.0\",
+    \"better-sqlite3\": \"^12.0.0\",
+    \"sqlite-idem\": \"file:$idem\",
+    \"typescript\": \"^5.0.0\",
+    \"zod\": \"^3.25.0 || ^4.0.0\"
+  },
+  \"allowScripts\": { \"better-sqlite3\": true, \"sqlite-idem\": true }
+}
+"
+}
+
+proc node_env {} {
+  if {[info exists ::env(IDEM_SKIP_NODE)] && $::env(IDEM_SKIP_NODE) ne ""} {
+    return [list "IDEM_SKIP_NODE is set" ""]
+  }
+  if {[auto_execok node] eq "" || [auto_execok npm] eq ""} {
+    return [list "node or npm is not installed" ""]
+  }
+  set dir [file join $::bindings_root build node-env]
+  set manifest [node_env_manifest]
+  set pj [file join $dir package.json]
+  set old ""
+  if {[file exists $pj]} { set fd [open $pj]; set old [read $fd]; close $fd }
+  if {$old ne $manifest || ![file isdirectory [file join $dir node_modules better-sqlite3]]} {
+    puts "-- installing better-sqlite3@12, the MCP SDK, TypeScript and bindings/node"
+    puts "   into build/node-env with npm (once; a few minutes where better-sqlite3"
+    puts "   is compiled from source) ..."
+    flush stdout
+    file mkdir $dir
+    file delete -force [file join $dir package-lock.json]
+    set fd [open $pj w]; puts -nonewline $fd $manifest; close $fd
+    set here [pwd]
+    cd $dir
+    set r [bindings_run timeout 900 npm install --no-audit --no-fund]
+    cd $here
+    if {[lindex $r 0] != 0} {
+      file delete -force $pj           ;# try again next time
+      set why [lrange [lsearch -all -inline [split [lindex $r 1] \n] {npm error*}] 0 2]
+      return [list "`npm install` in build/node-env failed (exit [lindex $r 0]):\n[join $why \n]" ""]
+    }
+    puts "   done"
+  }
+  return [list "" $dir]
+}
+
+if {[info exists argv0] && [file tail $argv0] eq "bindings.tcl" && [lindex $argv 0] eq "node-env"} {
+  lassign [node_env] why dir
+  if {$why ne ""} { puts "node-env: not installed: $why" } else { puts "node-env: $dir" }
+}
