@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* The version this header describes; idem_version() returns the same. */
-#define IDEM_VERSION "1.0.0"
+#define IDEM_VERSION "2.0.0"
 
 /* The key's text form: 32 lowercase hex digits. */
 #define IDEM_KEY_HEX_LEN 32

@@ -10,6 +10,7 @@ compiler and the headers of libsqlite3-dev and libxxhash-dev.
 Inside a clone of the repository the intermediate files go to the clone's
 build/python/ (not beside this file).
 """
+import glob
 import os
 import sys
 
@@ -82,9 +83,9 @@ setup(
     ext_modules=[Extension(
         "idem.idem",
         sources=[SOURCE],
-        depends=[os.path.relpath(os.path.join(ROOT, p), HERE) for p in (
-            "ext/idem_number.c", "ext/idem_canonical.c", "ext/idem_key.c",
-            "ext/idem_vtab.c", "ext/idem_versioned.c", "include/idem.h")],
+        depends=[os.path.relpath(p, HERE) for p in
+                 sorted(glob.glob(os.path.join(ROOT, "ext", "*.[ch]")))
+                 + [os.path.join(ROOT, "include", "idem.h")]],
         extra_compile_args=["-fvisibility=hidden", "-Wall", "-Wextra"],
     )],
     cmdclass={"build_ext": BuildLoadable},

@@ -40,7 +40,7 @@ from typing import (Any, Callable, Dict, Mapping, NamedTuple, Optional,
 __all__ = ["load", "loadable_path", "Calls", "Result", "CallError",
            "InProgress", "Unknown", "Failed", "HEADER", "__version__"]
 
-__version__ = "1.0.0"
+__version__ = "2.0.0"
 
 HEADER = "Idempotency-Key"
 """The name of the header that an external tool sends its key in."""
