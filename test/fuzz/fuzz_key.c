@@ -174,7 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *aData, size_t nData){
       for(i=0; i<16; i++) sprintf(zWant+2*i, "%02x", c.digest[i]);
       free(zFrame);
     }else if( rc==SQLITE_ERROR ){
-      snprintf(zWant, sizeof(zWant), "!idem: idem_key(): args: %s",
+      snprintf(zWant, sizeof(zWant), "!idem: idem_key(): args must be JSON text: %s",
                idemJsonError(pJson));
     }else{
       abort();
