@@ -898,31 +898,87 @@ static int idemShadowName(const char *zName){
 
 /* ------------------------------------------------------------- queries */
 
-IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut){
-  sqlite3_value *pCopy = 0;
-  int eType = sqlite3_value_type(pVal);
-  int bInt = 0;
-  if( eType==SQLITE_TEXT ){
-    /* The conversion SQLite itself applies to text compared with a
-    ** column of numeric affinity. */
-    pCopy = sqlite3_value_dup(pVal);
-    if( pCopy==0 ) return -1;
-    eType = sqlite3_value_numeric_type(pCopy);
-    pVal = pCopy;
-  }
-  if( eType==SQLITE_INTEGER ){
-    *piOut = sqlite3_value_int64(pVal);
-    bInt = 1;
-  }else if( eType==SQLITE_FLOAT ){
-    double r = sqlite3_value_double(pVal);
-    if( r>=-9223372036854775808.0 && r<9223372036854775808.0
-     && (double)(sqlite3_int64)r==r ){
-      *piOut = (sqlite3_int64)r;
-      bInt = 1;
+/*
+** Text under numeric affinity, the conversion SQLite applies to text
+** compared with an INTEGER column: 1 and *piOut for an integer literal in
+** range (spaces around it and a sign allowed: ' 2 ', '-0', '+3'), 2 for
+** any other decimal literal ('2.0', '20e-1', an integer out of range),
+** which SQLite makes a REAL, 0 for text that is no number ('0x2', '2a').
+** (sqlite3_value_numeric_type() on a copy of the value would say it, but
+** a copy has no connection, which SQLite 3.53 dereferences there.)
+*/
+static int idemTextNumeric(const unsigned char *z, int n, sqlite3_int64 *piOut){
+  const unsigned char *zEnd = z + n;
+  int bNeg = 0, bDot = 0, bAny = 0, bReal = 0;
+  sqlite3_uint64 v = 0;
+  while( z<zEnd && (*z==' ' || (*z>='\t' && *z<='\r')) ) z++;
+  while( zEnd>z && (zEnd[-1]==' ' || (zEnd[-1]>='\t' && zEnd[-1]<='\r')) ) zEnd--;
+  if( z<zEnd && (*z=='+' || *z=='-') ){ bNeg = *z=='-'; z++; }
+  for(; z<zEnd; z++){
+    if( *z=='.' ){
+      if( bDot ) return 0;
+      bDot = bReal = 1;
+      continue;
+    }
+    if( *z<'0' || *z>'9' ) break;
+    bAny = 1;
+    if( !bReal ){
+      if( v>(UINT64_MAX-(sqlite3_uint64)(*z-'0'))/10 ){
+        bReal = 1;                     /* beyond 64 bits: a REAL */
+      }else{
+        v = v*10 + (sqlite3_uint64)(*z-'0');
+      }
     }
   }
-  sqlite3_value_free(pCopy);
-  return bInt;
+  if( !bAny ) return 0;
+  if( z<zEnd && (*z=='e' || *z=='E') ){
+    int bExp = 0;
+    bReal = 1;
+    z++;
+    if( z<zEnd && (*z=='+' || *z=='-') ) z++;
+    for(; z<zEnd && *z>='0' && *z<='9'; z++) bExp = 1;
+    if( !bExp ) return 0;
+  }
+  if( z!=zEnd ) return 0;
+  if( bReal ) return 2;
+  if( bNeg ){
+    if( v>(sqlite3_uint64)1<<63 ) return 2;
+    *piOut = (sqlite3_int64)(0 - v);    /* two's complement: -2^63 too */
+  }else{
+    if( v>((sqlite3_uint64)1<<63)-1 ) return 2;
+    *piOut = (sqlite3_int64)v;
+  }
+  return 1;
+}
+
+/* A double that is a whole number in int64's range: 1 and *piOut, or 0. */
+static int idemDoubleInt64(double r, sqlite3_int64 *piOut){
+  if( r>=-9223372036854775808.0 && r<9223372036854775808.0
+   && (double)(sqlite3_int64)r==r ){
+    *piOut = (sqlite3_int64)r;
+    return 1;
+  }
+  return 0;
+}
+
+IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut){
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_INTEGER:
+      *piOut = sqlite3_value_int64(pVal);
+      return 1;
+    case SQLITE_FLOAT:
+      return idemDoubleInt64(sqlite3_value_double(pVal), piOut);
+    case SQLITE_TEXT: {
+      const unsigned char *z = sqlite3_value_text(pVal);
+      int e;
+      if( z==0 ) return -1;
+      e = idemTextNumeric(z, sqlite3_value_bytes(pVal), piOut);
+      /* A REAL literal: SQLite's own text-to-double (which leaves the
+      ** value as it is), as the comparison would convert it. */
+      return e==2 ? idemDoubleInt64(sqlite3_value_double(pVal), piOut) : e;
+    }
+  }
+  return 0;
 }
 
 /*
