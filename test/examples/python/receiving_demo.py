@@ -19,9 +19,11 @@ second), sends it requests as clients would, and prints one line per case
 """
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -46,7 +48,7 @@ def main():
     db, ext = sys.argv[1], sys.argv[2]
     server = subprocess.Popen(
         [sys.executable, "-B", os.path.join(HERE, "receiving_server.py"),
-         "--db", db, "--ext", ext, "--work", "0.5"],
+         "--db", db, "--ext", ext, "--work", "2"],
         stdout=subprocess.PIPE, text=True)
     try:
         line = server.stdout.readline().strip()
@@ -56,14 +58,30 @@ def main():
         print("no key: %d" % post(url, order)[0])
         print("bad body: %d" % post(url, b"{not json", key="k-bad")[0])
 
-        # Two requests with one key at the same moment: one places the
-        # order, the other finds it in flight.
+        # Two requests with one key at once: one places the order, the other
+        # finds it in flight.  The second is sent once the first's claim is
+        # committed (seen in the shadow table), so that the case does not
+        # hang on how fast threads start on a busy machine; the work takes
+        # 2 s, ample time for the second to arrive while the first runs.
         results = []
         def send():
             results.append(post(url, order, key="k-1"))
         threads = [threading.Thread(target=send) for _ in range(2)]
-        for t in threads:
-            t.start()
+        threads[0].start()
+        watch = sqlite3.connect(db, timeout=10)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                n = watch.execute("SELECT count(*) FROM requests_claim"
+                                  " WHERE conv = 'k-1' AND status = 'pending'"
+                                  ).fetchone()[0]
+            except sqlite3.OperationalError:
+                n = 0                             # not created yet
+            if n:
+                break
+            time.sleep(0.01)
+        watch.close()
+        threads[1].start()
         for t in threads:
             t.join()
         codes = sorted(r[0] for r in results)
@@ -83,7 +101,6 @@ def main():
     finally:
         server.terminate()
         server.wait()
-    import sqlite3
     con = sqlite3.connect(db)
     print("orders: %d" % con.execute("SELECT count(*) FROM orders").fetchone()[0])
     con.close()
