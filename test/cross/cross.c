@@ -857,21 +857,33 @@ static void testSmoke(const char *zDb){
     "~idem: call already claimed (status: done)",
     "SELECT key, args FROM calls WHERE tool = 'checkout'",
     "53a4ad833a7b5ecd0625efc02e8e7f89|{\"qty\":2,\"sku\":\"A0001\"}",
-    /* a local failure releases the claim; the retry owns it */
+    /* a local failure releases the claim; the retry owns it (a local claim
+    ** never commits pending: each is decided in its transaction) */
+    "BEGIN IMMEDIATE", "",
     "INSERT INTO calls(who, conv, tool, args)"
     " VALUES('bob', 'conv-1', 'restock', '{\"sku\":\"A0001\"}')", "",
     "UPDATE calls SET status = 'failed', note = 'supplier offline'"
     " WHERE key = idem_key('bob','conv-1','restock','{\"sku\":\"A0001\"}')"
     " AND member = 0", "",
+    "COMMIT", "",
     0, 0,
+    "BEGIN IMMEDIATE", "",
     "INSERT OR IGNORE INTO calls(who, conv, tool, args)"
     " VALUES('bob', 'conv-1', 'restock', '{\"sku\":\"A0001\"}')", "",
     "SELECT changes()", "1",
     "SELECT status FROM calls WHERE tool = 'restock'", "pending",
+    "UPDATE calls SET status = 'done', id = 7"
+    " WHERE key = idem_key('bob','conv-1','restock','{\"sku\":\"A0001\"}')"
+    " AND member = 0", "",
+    "COMMIT", "",
+    /* a local claim left pending cannot commit: the COMMIT fails */
+    "INSERT INTO calls(who, conv, tool, args)"
+    " VALUES('dave', 'conv-2', 'restock', '{}')",
+    "~is still pending at COMMIT",
     /* bad input: a clear error under OR IGNORE too, nothing written */
     "INSERT OR IGNORE INTO calls(who, conv, tool, args)"
     " VALUES('bob', 'conv-1', 'restock', '{\"sku\":')",
-    "~idem: args: expected a value at end of input",
+    "~idem: calls: args must be JSON text: expected a value at end of input",
     "SELECT count(*) FROM calls", "2",
     /* an external call: unknown after a failure, kept, never retried */
     "INSERT INTO calls(who, conv, tool, args, kind)"
