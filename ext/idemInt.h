@@ -39,6 +39,7 @@ SQLITE_EXTENSION_INIT3
 # error "idem needs SQLite 3.40.0 or later: the sqlite3.h and sqlite3ext.h found are older"
 #endif
 #include <assert.h>
+#include <stddef.h>
 #include <string.h>
 #include <stdint.h>
 #include <stdarg.h>

@@ -122,6 +122,31 @@ static sqlite3_int64 idemDurationParse(const char *z, int n){
 }
 
 /*
+** The options that take one of two words: the first word (the default)
+** stores 0 in the IdemOptions field at iOffset, the second 1.
+*/
+typedef struct IdemSwitch IdemSwitch;
+struct IdemSwitch {
+  const char *zName;          /* The option */
+  const char *azWord[2];      /* Its values: the default, the other */
+  size_t iOffset;             /* offsetof() its int field in IdemOptions */
+  const char *zHelp;          /* What the error for another value says */
+};
+static const IdemSwitch aIdemSwitch[] = {
+  { "local_failure", { "release", "keep" },
+    offsetof(IdemOptions, bKeepLocalFailure),
+    "local_failure=release (the default) or local_failure=keep" },
+  { "args_mismatch", { "error", "replay" },
+    offsetof(IdemOptions, bArgsMismatchReplay),
+    "args_mismatch=error (the default) or args_mismatch=replay" },
+  { "durability", { "full", "relaxed" },
+    offsetof(IdemOptions, bRelaxedDurability),
+    "durability=full (the default: an external claim needs a durable"
+    " commit) or durability=relaxed (accept that a power loss may take"
+    " back an external claim)" },
+};
+
+/*
 ** Parse one module argument "name=value" into *pOpt.  Returns SQLITE_OK
 ** or an error with *pzErr set.  A value may be quoted ('24 hours') or not
 ** (24 hours): SQLite hands the argument over as it was written.
@@ -129,7 +154,7 @@ static sqlite3_int64 idemDurationParse(const char *z, int n){
 IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
                                  char **pzErr){
   const char *zEq = strchr(zArg, '=');
-  int nName, nValue;
+  int nName, nValue, i;
   const char *zValue;
   while( *zArg==' ' || *zArg=='\t' || *zArg=='\n' ) zArg++;
   if( zEq==0 ) goto bad;
@@ -144,32 +169,20 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
    && zValue[nValue-1]==zValue[0] ){
     zValue++; nValue -= 2;
   }
-  if( nName==13 && sqlite3_strnicmp(zArg, "local_failure", 13)==0 ){
-    if( nValue==7 && sqlite3_strnicmp(zValue, "release", 7)==0 ){
-      pOpt->bKeepLocalFailure = 0;
-      return SQLITE_OK;
+  for(i=0; i<(int)(sizeof(aIdemSwitch)/sizeof(aIdemSwitch[0])); i++){
+    const IdemSwitch *pSw = &aIdemSwitch[i];
+    int j;
+    if( nName!=(int)strlen(pSw->zName)
+     || sqlite3_strnicmp(zArg, pSw->zName, nName)!=0 ) continue;
+    for(j=0; j<2; j++){
+      if( nValue==(int)strlen(pSw->azWord[j])
+       && sqlite3_strnicmp(zValue, pSw->azWord[j], nValue)==0 ){
+        *(int*)((char*)pOpt + pSw->iOffset) = j;
+        return SQLITE_OK;
+      }
     }
-    if( nValue==4 && sqlite3_strnicmp(zValue, "keep", 4)==0 ){
-      pOpt->bKeepLocalFailure = 1;
-      return SQLITE_OK;
-    }
-    *pzErr = sqlite3_mprintf("idem: unknown value '%.*s' for local_failure;"
-        " use local_failure=release (the default) or local_failure=keep",
-        nValue, zValue);
-    return SQLITE_ERROR;
-  }
-  if( nName==13 && sqlite3_strnicmp(zArg, "args_mismatch", 13)==0 ){
-    if( nValue==5 && sqlite3_strnicmp(zValue, "error", 5)==0 ){
-      pOpt->bArgsMismatchReplay = 0;
-      return SQLITE_OK;
-    }
-    if( nValue==6 && sqlite3_strnicmp(zValue, "replay", 6)==0 ){
-      pOpt->bArgsMismatchReplay = 1;
-      return SQLITE_OK;
-    }
-    *pzErr = sqlite3_mprintf("idem: unknown value '%.*s' for args_mismatch;"
-        " use args_mismatch=error (the default) or args_mismatch=replay",
-        nValue, zValue);
+    *pzErr = sqlite3_mprintf("idem: unknown value '%.*s' for %s; use %s",
+                             nValue, zValue, pSw->zName, pSw->zHelp);
     return SQLITE_ERROR;
   }
   if( (nName==6 && sqlite3_strnicmp(zArg, "retain", 6)==0)
@@ -184,21 +197,6 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
     }
     if( nName==6 ) pOpt->iRetainMs = iMs; else pOpt->iStaleAfterMs = iMs;
     return SQLITE_OK;
-  }
-  if( nName==10 && sqlite3_strnicmp(zArg, "durability", 10)==0 ){
-    if( nValue==4 && sqlite3_strnicmp(zValue, "full", 4)==0 ){
-      pOpt->bRelaxedDurability = 0;
-      return SQLITE_OK;
-    }
-    if( nValue==7 && sqlite3_strnicmp(zValue, "relaxed", 7)==0 ){
-      pOpt->bRelaxedDurability = 1;
-      return SQLITE_OK;
-    }
-    *pzErr = sqlite3_mprintf("idem: unknown value '%.*s' for durability; use"
-        " durability=full (the default: an external claim needs a durable"
-        " commit) or durability=relaxed (accept that a power loss may take"
-        " back an external claim)", nValue, zValue);
-    return SQLITE_ERROR;
   }
  bad:
   *pzErr = sqlite3_mprintf("idem: unknown option '%s'; the options are "
