@@ -808,6 +808,25 @@ static int idemvTriggerLookup(
 }
 
 /*
+** Bind the table (?1) and the names of its guard's three triggers (?2, ?3,
+** ?4) to a query of its triggers.  SQLITE_OK, or the error with *pzErr.
+*/
+static int idemvBindGuard(
+  sqlite3 *db,
+  sqlite3_stmt *pStmt,
+  IdemvTarget *p,
+  char **azName,
+  char **pzErr
+){
+  int rc = sqlite3_bind_text(pStmt, 1, p->zTable, -1, SQLITE_STATIC);
+  int i;
+  for(i=0; i<3 && rc==SQLITE_OK; i++){
+    rc = sqlite3_bind_text(pStmt, 2+i, azName[i], -1, SQLITE_STATIC);
+  }
+  return rc==SQLITE_OK ? rc : idemvDbError(db, rc, pzErr, "read the schema");
+}
+
+/*
 ** Refuse to equip when the table already has a guard on another column
 ** (a trigger on it named idem_versioned_... that is not one of ours).
 */
@@ -825,11 +844,8 @@ static int idemvCheckOtherGuard(
       "   AND name LIKE 'idem\\_versioned\\_%%' ESCAPE '\\'"
       "   AND name COLLATE NOCASE NOT IN (?2,?3,?4)", p->zSchema
   ), &pStmt, pzErr);
-  if( rc ) return rc;
-  sqlite3_bind_text(pStmt, 1, p->zTable, -1, SQLITE_STATIC);
-  sqlite3_bind_text(pStmt, 2, azName[0], -1, SQLITE_STATIC);
-  sqlite3_bind_text(pStmt, 3, azName[1], -1, SQLITE_STATIC);
-  sqlite3_bind_text(pStmt, 4, azName[2], -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = idemvBindGuard(db, pStmt, p, azName, pzErr);
+  if( rc ){ sqlite3_finalize(pStmt); return rc; }
   rc = sqlite3_step(pStmt);
   if( rc==SQLITE_ROW ){
     rc = idemvError(SQLITE_ERROR, pzErr, "idem: %s already has a version "
@@ -926,11 +942,8 @@ static int idemvAdvanceLast(
       "              WHERE type='trigger' AND name=?3 COLLATE NOCASE)"
       " ORDER BY rowid", p->zSchema, p->zSchema
   ), &pStmt, pzErr);
-  if( rc ) return rc;
-  sqlite3_bind_text(pStmt, 1, p->zTable, -1, SQLITE_STATIC);
-  sqlite3_bind_text(pStmt, 2, azName[0], -1, SQLITE_STATIC);
-  sqlite3_bind_text(pStmt, 3, azName[1], -1, SQLITE_STATIC);
-  sqlite3_bind_text(pStmt, 4, azName[2], -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = idemvBindGuard(db, pStmt, p, azName, pzErr);
+  if( rc ){ sqlite3_finalize(pStmt); return rc; }
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
     char **azNew = sqlite3_realloc64(azRedo, sizeof(char*)*(nRedo+2));
     if( azNew==0 ){ rc = SQLITE_NOMEM; break; }
