@@ -1063,9 +1063,7 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
                                  sqlite3_int64 *pRowid){
   sqlite3_value *pMember = aCol[IDEM_COL_MEMBER];
   sqlite3_int64 iMember = 0;
-  int rc = idemVtabRecheck(p);
-  if( rc!=SQLITE_OK ) return rc;
-  if( p->zDamaged ){
+  if( p->zDamaged ){    /* checked again at each transaction's start */
     idemVtabError(p, "%s", p->zDamaged);
     return SQLITE_CORRUPT_VTAB;
   }

@@ -471,9 +471,15 @@ static int idemCheckShadow(IdemVtab *p){
 }
 
 /*
-** Before a write: if the schema changed since the last check (a trigger
-** created on this connection does not reconnect the table), check the
-** shadow table again.  SQLITE_OK or an error with its message.
+** At the start of each write transaction (xBegin): if the schema changed
+** since the last check (a trigger created on this connection does not
+** reconnect the table), check the shadow table again.  Once the
+** transaction writes, it holds the write lock: no other connection can
+** change the schema until it ends, so once per transaction is enough (a
+** claim is not charged two PRAGMA queries; DDL that this connection runs
+** inside its own write transaction is the application's, and a trigger
+** that voids a write is still caught by the changed-rows check).  SQLITE_OK
+** or an error with its message.
 */
 IDEM_PRIVATE int idemVtabRecheck(IdemVtab *p){
   sqlite3_int64 aCookie[2];
@@ -840,11 +846,12 @@ static void idemTxnClear(IdemVtab *p){
 }
 
 static int idemBegin(sqlite3_vtab *pVtab){
-  idemTxnClear((IdemVtab*)pVtab);
+  IdemVtab *p = (IdemVtab*)pVtab;
+  idemTxnClear(p);
   /* The durability check (idem_durable.c) keeps its verdict for the
   ** length of a transaction: read the settings again. */
-  idemDurableBegin(&((IdemVtab*)pVtab)->durable);
-  return SQLITE_OK;
+  idemDurableBegin(&p->durable);
+  return idemVtabRecheck(p);
 }
 
 static int idemSync(sqlite3_vtab *pVtab){
