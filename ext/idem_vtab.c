@@ -53,9 +53,9 @@
 ** §4).
 **
 ** DAMAGE.  idemCheckShadow() looks at the shadow table when the table is
-** connected and whenever the schema changes: if it no longer arbitrates
-** (no UNIQUE(key, member), a conflict clause, a trigger, ...), claims are
-** refused; DROP TABLE always works.
+** connected and, after a schema change, when the next write transaction
+** starts: if it no longer arbitrates (no UNIQUE(key, member), a conflict
+** clause, a trigger, ...), claims are refused; DROP TABLE always works.
 **
 ** TRUST.  The module is SQLITE_VTAB_DIRECTONLY: it writes claims and
 ** releases them, so it must not be reachable from triggers or views that
@@ -380,7 +380,8 @@ static int idemHasConflictClause(const char *z){
 ** can void every claim (BEFORE INSERT ... RAISE(IGNORE)) or every record.
 ** Then claims are refused, with p->zDamaged saying why; reads, releases and
 ** DROP TABLE still work, and PRAGMA integrity_check reports it.  The check
-** runs at connect and again whenever the schema changes (idemVtabRecheck()).
+** runs at connect and again, after a schema change, when a write
+** transaction starts (idemVtabRecheck()).
 ** Returns SQLITE_OK or SQLITE_NOMEM.
 */
 static int idemCheckShadow(IdemVtab *p){
