@@ -177,7 +177,7 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
     for(j=0; j<2; j++){
       if( nValue==(int)strlen(pSw->azWord[j])
        && sqlite3_strnicmp(zValue, pSw->azWord[j], nValue)==0 ){
-        *(int*)((char*)pOpt + pSw->iOffset) = j;
+        memcpy((char*)pOpt + pSw->iOffset, &j, sizeof(j));
         return SQLITE_OK;
       }
     }
