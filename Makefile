@@ -89,13 +89,18 @@ demo: $(LIB)  ## the sqlite3 shell runs test/demo.sql: the protocol at work
 	@rm -f $(BUILD)/demo.db
 	@sqlite3 $(BUILD)/demo.db < test/demo.sql 2>&1 | tee $(BUILD)/demo.out
 
-test: all $(BUILD)/powerloss  ## the whole Tcl suite (test/*.test): "N passed, N failed"
+test: all $(BUILD)/powerloss $(BUILD)/idem_utf8_test  ## the whole Tcl suite (test/*.test): "N passed, N failed"
 	tclsh tcl/run.tcl
 
 # The number printer's own unit test (test/idem_number_test.c): every line
 # of test/data/numbers.txt, then random doubles against a brute-force search.
 $(BUILD)/idem_number_test: test/idem_number_test.c $(SOURCES) | $(BUILD)/.deps
 	$(CC) $(CFLAGS) $(WARN) -Iinclude -Iext -o $@ test/idem_number_test.c -lm
+
+# The whole-input UTF-8 check's unit test (test/idem_utf8_test.c; run by
+# test/utf8.test): every short byte sequence against a plain decoder.
+$(BUILD)/idem_utf8_test: test/idem_utf8_test.c $(SOURCES) | $(BUILD)/.deps
+	$(CC) $(CFLAGS) $(WARN) -Iinclude -Iext -o $@ test/idem_utf8_test.c -lsqlite3 -lm
 
 test-number: $(BUILD)/idem_number_test  ## the number printer's unit test (C)
 	$(BUILD)/idem_number_test test/data/numbers.txt
@@ -354,18 +359,25 @@ test-diff: $(LIB)  ## idem_canonical against npm's canonicalize, N random docume
 
 # ---- portable: the canonicalizer without its word-at-a-time and SSE2 scans
 # (what a big-endian or non-GNU build runs), on the JSON tests and 20 000
-# differential documents.
+# differential documents; then the SSE2 build without the AVX2 UTF-8 check
+# (an x86-64 without AVX2), on the JSON tests.
 PORTABLE := $(BUILD)/portable
+NOAVX2   := $(BUILD)/noavx2
 $(PORTABLE)/idem.$(SO): $(SOURCES) | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(call loadable,$(CFLAGS) -DIDEM_JSON_PORTABLE)
+$(NOAVX2)/idem.$(SO): $(SOURCES) | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(call loadable,$(CFLAGS) -DIDEM_NO_AVX2)
 
-test-portable: $(PORTABLE)/idem.$(SO)  ## the canonicalizer without its word and SSE2 scans
+test-portable: $(PORTABLE)/idem.$(SO) $(NOAVX2)/idem.$(SO)  ## the canonicalizer without its word, SSE2 and AVX2 scans
 	IDEM_LIB=$(abspath $(PORTABLE))/idem.$(SO) tclsh tcl/run.tcl \
 	  test/canonical.test test/key.test test/numbers.test test/hostile.test
 	npm install --silent --prefix test/diff --no-package-lock --no-audit --no-fund
 	node test/diff/gen.js 20000 - | IDEM_LIB=$(abspath $(PORTABLE))/idem.$(SO) \
 	  tclsh test/diff/check.tcl -
+	IDEM_LIB=$(abspath $(NOAVX2))/idem.$(SO) tclsh tcl/run.tcl \
+	  test/canonical.test test/key.test test/hostile.test test/utf8.test
 
 # ---- reliability: processes killed at random moments, and at fixed crash
 # points (test/reliability/), with $(PYTHON3).

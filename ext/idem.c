@@ -9,6 +9,8 @@
 ** part under "Interface to code in idem_X.c"):
 **
 **   idem_number.c     RFC 8785 / ECMAScript number text, exact and fast
+**   idem_utf8.c       UTF-8 validation of a whole input, 32 bytes at a time
+**                     (AVX2, chosen at run time)
 **   idem_canonical.c  canonical JSON (RFC 8785), a strict parser and sorter:
 **                     SQL function idem_canonical(json)
 **   idem_key.c        the key: XXH3-128 over a framed (who, conv, tool,
@@ -40,6 +42,7 @@
 SQLITE_EXTENSION_INIT1
 
 #include "idem_number.c"
+#include "idem_utf8.c"
 #include "idem_canonical.c"
 #include "idem_key.c"
 #include "idem_time.c"

@@ -82,6 +82,14 @@ IDEM_PRIVATE int idemNumberCanonical(const char *z, int n, int iInt, int iFrac,
 IDEM_PRIVATE int idemNumberFormat(double v, char *zOut);
 
 /**************************************************************************
+** Interface to code in idem_utf8.c:
+*/
+
+/* 1 if z[0..n) is known to be valid UTF-8; 0 if it is not, or if this
+** machine has no fast check (then the caller validates as it reads). */
+IDEM_PRIVATE int idemUtf8Valid(const unsigned char *z, size_t n);
+
+/**************************************************************************
 ** Interface to code in idem_canonical.c:
 */
 

@@ -86,7 +86,11 @@
 ** and 8 elsewhere (a block with no quote, backslash, control or non-ASCII
 ** byte is copied whole); UTF-8 is validated as it is copied, a run of
 ** 2-byte, 3-byte or 4-byte characters a block at a time on x86-64; a run of
-** escapes is decoded in one loop.  Buffers larger than IDEM_JSON_KEEP are
+** escapes is decoded in one loop.  Where the whole input is known valid
+** UTF-8 first (idemUtf8Valid(), AVX2 at run time), bytes above 0x7f are
+** plain to the block scan, and mixed scripts are copied 16 bytes at a time
+** with no stop at each change of script; an input that fails that check
+** is read the first way, which finds and reports its first bad byte.  Buffers larger than IDEM_JSON_KEEP are
 ** released rather than kept for the next call.
 */
 #include "idemInt.h"
@@ -173,9 +177,17 @@ struct IdemJson {
   sqlite3_int64 nMoved;
   sqlite3_int64 nMovedAlloc;
   int isBusy;                /* Lent by idemJsonAcquire() */
+  int isUtf8;                /* This input is known valid UTF-8 */
   IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH];
   char zErr[200];            /* Error message of the last call */
 };
+
+/* Functions on the path of every value, forced inline. */
+#if defined(__GNUC__)
+# define IDEM_JSON_INLINE __attribute__((always_inline)) inline
+#else
+# define IDEM_JSON_INLINE
+#endif
 
 /* Byte classes inside a string. */
 #define IJ_PLAIN  0   /* copied as is */
@@ -289,6 +301,21 @@ static unsigned int idemJsonSpecial16(__m128i v){
   __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
   __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
   __m128i c = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+  return (unsigned int)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c));
+}
+
+/* The same, but with the bytes above 0x7f plain or not as the two vectors
+** say, for the string scan of an input known to be valid UTF-8
+** (idemUtf8Valid()): "is below 0x20 or above 0x7f" is the signed v < 0x20,
+** and "is below 0x20" alone is the signed (v ^ 0x80) < (0x20 ^ 0x80). */
+static IDEM_JSON_INLINE unsigned int idemJsonSpecial16x(
+  __m128i v,
+  __m128i flip,               /* 0, or 0x80 in every byte */
+  __m128i lim                 /* 0x20, or 0xa0 in every byte */
+){
+  __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+  __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+  __m128i c = _mm_cmplt_epi8(_mm_xor_si128(v, flip), lim);
   return (unsigned int)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c));
 }
 
@@ -440,11 +467,6 @@ static int idemJsonPlainDecimal(
 
 /* Value of the 4 hex digits at z, or -1.  (Inlined: it is on the path
 ** of every \u escape.) */
-#if defined(__GNUC__)
-# define IDEM_JSON_INLINE __attribute__((always_inline)) inline
-#else
-# define IDEM_JSON_INLINE
-#endif
 static IDEM_JSON_INLINE int idemJsonHex4(const unsigned char *z){
   unsigned int a = idemJsonHexVal[z[0]], b = idemJsonHexVal[z[1]];
   unsigned int c = idemJsonHexVal[z[2]], d = idemJsonHexVal[z[3]];
@@ -1072,6 +1094,12 @@ static int idemJsonString(
   const unsigned char *s = zStart + 1;
   unsigned char *o = *po;
 
+#ifdef IDEM_JSON_SSE2
+  /* Bytes above 0x7f are plain if the input is known valid UTF-8. */
+  const __m128i flip = _mm_set1_epi8(p->isUtf8 ? (char)0x80 : 0);
+  const __m128i lim = _mm_set1_epi8(p->isUtf8 ? (char)0xa0 : 0x20);
+#endif
+
   *o++ = '"';
   for(;;){
     /* Plain bytes 16, then 8 at a time.  The block is stored whole (the
@@ -1080,7 +1108,7 @@ static int idemJsonString(
 #ifdef IDEM_JSON_SSE2
     while( zEnd-s>=16 ){
       __m128i v = _mm_loadu_si128((const __m128i*)s);
-      unsigned int m = idemJsonSpecial16(v);
+      unsigned int m = idemJsonSpecial16x(v, flip, lim);
       _mm_storeu_si128((__m128i*)o, v);
       if( m ){
         int k = __builtin_ctz(m);
@@ -1123,7 +1151,11 @@ static int idemJsonString(
     }
     if( *s>=0x80 ){
       /* A run of non-ASCII characters, each validated and copied whole:
-      ** a lead byte, a second byte in its range, and continuation bytes. */
+      ** a lead byte, a second byte in its range, and continuation bytes.
+      ** (In an input known valid, the block scan above copies such bytes
+      ** as plain, and may stop in the middle of a character near the end
+      ** of the input: go back to its lead byte, which is in this string.) */
+      while( (*s & 0xc0)==0x80 && p->isUtf8 ){ s--; o--; }
       do{
 #ifdef IDEM_JSON_SSE2
         if( zEnd-s>=16 ){
@@ -1460,6 +1492,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   rc = idemJsonBegin(p, zEnd - z);
   if( rc ) return rc;
   o = p->zOut;
+  p->isUtf8 = idemUtf8Valid(z, zEnd - z);
 
   /* Invariant: the room left at o is at least the input left at s plus 8.
   ** Everything but a number writes no more bytes than it reads. */
