@@ -1486,6 +1486,9 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   int nDepth = 0;              /* Open containers in p->aFrame */
   int isObject = 0;            /* The innermost open container is an object */
   int rc, n;
+#ifdef IDEM_JSON_SSE2
+  __m128i flip, lim;           /* idemJsonSpecial16x() for this input */
+#endif
 
   zEnd = z + (nIn<0 ? strlen(zIn) : (size_t)nIn);
 
@@ -1493,6 +1496,10 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   if( rc ) return rc;
   o = p->zOut;
   p->isUtf8 = idemUtf8Valid(z, zEnd - z);
+#ifdef IDEM_JSON_SSE2
+  flip = _mm_set1_epi8(p->isUtf8 ? (char)0x80 : 0);
+  lim = _mm_set1_epi8(p->isUtf8 ? (char)0xa0 : 0x20);
+#endif
 
   /* Invariant: the room left at o is at least the input left at s plus 8.
   ** Everything but a number writes no more bytes than it reads. */
@@ -1571,6 +1578,24 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         continue;
       }
       case '"':
+#ifdef IDEM_JSON_SSE2
+        /* A string of at most 15 plain bytes (most values): copied here. */
+        if( zEnd-s>=17 ){
+          __m128i v = _mm_loadu_si128((const __m128i*)(s+1));
+          unsigned int m = idemJsonSpecial16x(v, flip, lim);
+          if( m ){
+            n = __builtin_ctz(m);
+            if( s[1+n]=='"' ){
+              o[0] = '"';
+              _mm_storeu_si128((__m128i*)(o+1), v);
+              o[1+n] = '"';
+              o += n+2;
+              s += n+2;
+              break;
+            }
+          }
+        }
+#endif
         rc = idemJsonString(p, z, &s, zEnd, &o);
         if( rc ) goto done;
         break;

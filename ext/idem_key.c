@@ -28,8 +28,40 @@
 ** idemInt.h (IdemPart, idemKeyHash(), idemKeyHex(), idemKeyFromHex(), ...).
 */
 #include "idemInt.h"
+
+/* On x86-64 a frame longer than 240 bytes is hashed by xxHash's own AVX2
+** kernels where the CPU has AVX2 (chosen at run time, as xxHash's
+** xxh_x86dispatch.c does), else by its SSE2 ones: the same hash, with half
+** the instructions.  The kernels are xxHash's internal functions, whose
+** names change between releases: the choice is made only for the release
+** it was written against (0.8.1, Debian 12's); any other uses the default. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(IDEM_NO_AVX2) \
+ && !defined(IDEM_JSON_PORTABLE)
+# include <immintrin.h>
+# define XXH_DISPATCH_AVX2 1
+# define XXH_TARGET_AVX2 __attribute__((target("avx2")))
+#endif
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+
+#if defined(XXH_DISPATCH_AVX2) && XXH_VERSION_NUMBER==801
+XXH_NO_INLINE XXH_TARGET_AVX2 XXH128_hash_t idemXxhLongAvx2(
+  const void *p,
+  size_t n
+){
+  return XXH3_hashLong_128b_internal(p, n, XXH3_kSecret, sizeof(XXH3_kSecret),
+                                     XXH3_accumulate_512_avx2,
+                                     XXH3_scrambleAcc_avx2);
+}
+static XXH128_hash_t idemXxh128(const void *p, size_t n){
+  if( n>XXH3_MIDSIZE_MAX && __builtin_cpu_supports("avx2") ){
+    return idemXxhLongAvx2(p, n);
+  }
+  return XXH3_128bits(p, n);
+}
+#else
+# define idemXxh128 XXH3_128bits
+#endif
 
 #define IDEM_KEY_MAGIC      "idem:v1"      /* with its NUL: 8 bytes */
 #define IDEM_KEY_MAGIC_LEN  8
@@ -63,7 +95,7 @@ IDEM_PRIVATE void idemKeyHash(const IdemPart aPart[4], unsigned char aKey[16]){
       if( aPart[i].n ) memcpy(z, aPart[i].p, (size_t)aPart[i].n);
       z += aPart[i].n;
     }
-    h = XXH3_128bits(aBuf, (size_t)nFrame);
+    h = idemXxh128(aBuf, (size_t)nFrame);
   }else{
     XXH3_state_t st;
     XXH3_128bits_reset(&st);
