@@ -89,7 +89,7 @@ demo: $(LIB)  ## the sqlite3 shell runs test/demo.sql: the protocol at work
 	@rm -f $(BUILD)/demo.db
 	@sqlite3 $(BUILD)/demo.db < test/demo.sql 2>&1 | tee $(BUILD)/demo.out
 
-test: all $(BUILD)/powerloss $(BUILD)/idem_utf8_test  ## the whole Tcl suite (test/*.test): "N passed, N failed"
+test: all $(BUILD)/powerloss $(BUILD)/idem_utf8_test $(BUILD)/bench  ## the whole Tcl suite (test/*.test): "N passed, N failed"
 	tclsh tcl/run.tcl
 
 # The number printer's own unit test (test/idem_number_test.c): every line
