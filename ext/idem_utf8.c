@@ -11,7 +11,8 @@
 **
 **     1 if z[0..n) is known to be valid UTF-8 (RFC 3629: no overlong
 **     form, no surrogate, nothing above U+10FFFF, no character cut off at
-**     the end); 0 if it is not, or if this machine has no fast check.
+**     the end); 0 if it is not, if it is shorter than 64 bytes, or if
+**     this machine has no fast check.
 **
 ** The canonicalizer (idem_canonical.c) asks once per input.  When the
 ** answer is 1 its string scan treats every byte above 0x7f as a plain byte
@@ -63,6 +64,10 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(IDEM_JSON_PORTABLE) \
  && !defined(IDEM_NO_AVX2)
 #include <immintrin.h>
+
+/* Shorter inputs are not checked: the check would cost more than it
+** saves, and the last block is read as the 32 bytes before the last 32. */
+#define IDEM_UTF8_MIN  64
 
 #define IU_TOO_SHORT   0x01
 #define IU_TOO_LONG    0x02
@@ -140,19 +145,22 @@ static int idemUtf8ValidAvx2(const unsigned char *z, size_t n){
   __m256i lead4 = _mm256_set1_epi8((char)(0xf0-0x80));
   __m256i prev = _mm256_setzero_si256();     /* the block before */
   __m256i err = _mm256_setzero_si256();
-  unsigned char aTail[32];
+  __m256i v = prev;
   size_t i = 0;
+  assert( n>=IDEM_UTF8_MIN );
   /* Keep the constants in registers: GCC would rebuild each one from a
   ** general register (3 instructions) in every block otherwise. */
   __asm__("" : "+x"(nib), "+x"(x80), "+x"(lead3), "+x"(lead4));
   for(;;){
-    __m256i v, s, p1, p2, p3, sc, must;
-    if( n-i>=32 ){
+    __m256i s, p1, p2, p3, sc, must;
+    if( i+32<=n ){
       v = _mm256_loadu_si256((const __m256i*)(const void*)(z+i));
     }else if( i<n ){
-      memset(aTail, 0, sizeof(aTail));       /* zeros: ASCII */
-      memcpy(aTail, z+i, n-i);
-      v = _mm256_loadu_si256((const __m256i*)(const void*)aTail);
+      /* The last bytes: the 32 that end the input, after the 32 before
+      ** them (n >= 64).  Bytes looked at twice, with the bytes before
+      ** them as context both times, give the same answer twice. */
+      prev = _mm256_loadu_si256((const __m256i*)(const void*)(z+n-64));
+      v = _mm256_loadu_si256((const __m256i*)(const void*)(z+n-32));
     }else{
       break;
     }
@@ -180,18 +188,14 @@ static int idemUtf8ValidAvx2(const unsigned char *z, size_t n){
     }
     prev = v;
     i += 32;
-    if( i>=n ){
-      /* The input may end in the middle of a character.  (A tail block
-      ** ends in zeros, which the pairs saw already.) */
-      err = _mm256_or_si256(err, _mm256_subs_epu8(prev, last));
-      break;
-    }
   }
+  /* The input may end in the middle of a character. */
+  err = _mm256_or_si256(err, _mm256_subs_epu8(v, last));
   return _mm256_testz_si256(err, err);
 }
 
 IDEM_PRIVATE int idemUtf8Valid(const unsigned char *z, size_t n){
-  if( !__builtin_cpu_supports("avx2") ) return 0;
+  if( n<IDEM_UTF8_MIN || !__builtin_cpu_supports("avx2") ) return 0;
   return idemUtf8ValidAvx2(z, n);
 }
 

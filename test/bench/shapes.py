@@ -16,11 +16,24 @@ table says which shapes cost more than json() and (in doc/performance.md) why.
 The shapes of large documents (900 levels deep with every level out of
 order; 1 000 member names sharing a 200-byte prefix) get fewer documents
 (DIVIDE), for a like total size.
+
+    /usr/bin/python3 test/bench/shapes.py --instructions [--docs 400]
+
+counts instructions instead (valgrind's callgrind, which a busy machine
+does not disturb): for each shape, the sqlite3 shell runs each query once
+under callgrind on a file of the shape's documents, and the same scan with
+no function (`count(coalesce(a, 0))`) is subtracted from each, so that what
+is compared is the functions' own cost per document, SQLite's per-row and
+per-call cost left out.
 """
 import argparse
 import json
+import os
 import random
+import re
 import sqlite3
+import subprocess
+import tempfile
 import time
 
 WORDS = ["alpha", "beta", "Zürich", "naïve", "東京", "данные", "emoji😀",
@@ -108,12 +121,72 @@ SHAPES = ["long ASCII string", "array of objects", "integers",
 DIVIDE = {"900 deep, out of order": 20, "names with a 200-byte prefix": 200}
 
 
+def callgrind(db, lib, query, tmp):
+    """Instructions of one run of the sqlite3 shell on db under callgrind."""
+    out = os.path.join(tmp, "cg.out")
+    subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
+                    "sqlite3", "-init", "/dev/null", "-batch", db,
+                    ".load " + lib, query],
+                   check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    with open(out) as f:
+        for line in f:
+            m = re.match(r"(summary|totals): (\d+)", line)
+            if m:
+                return int(m.group(2))
+    raise SystemExit("shapes.py: no totals in " + out)
+
+
+def instructions(a):
+    queries = [("base", "SELECT count(coalesce(a, 0)) FROM d"),
+               ("json", "SELECT count(json(a)) FROM d"),
+               ("canonical", "SELECT count(idem_canonical(a)) FROM d"),
+               ("key", "SELECT count(idem_key('w','c','t',a)) FROM d")]
+    lib = os.path.abspath(a.lib)
+    print("By shape, in instructions (callgrind): %d documents each; the scan"
+          " with no function subtracted; ratio to json()" % a.docs)
+    print()
+    print("| shape | bytes/doc | `json()` per doc | `idem_canonical` | `idem_key` |")
+    print("|---|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in SHAPES:
+            r = random.Random(7)
+            path = os.path.join(tmp, "shape.db")
+            if os.path.exists(path):
+                os.unlink(path)
+            db = sqlite3.connect(path)
+            db.execute("CREATE TABLE d(a TEXT)")
+            n = max(1, a.docs // DIVIDE.get(name, 1))
+            db.executemany("INSERT INTO d VALUES(?)",
+                           [(shape(name, r),) for _ in range(n)])
+            db.commit()
+            size = db.execute("SELECT avg(length(CAST(a AS BLOB))) FROM d")
+            size = size.fetchone()[0]
+            db.close()
+            ir = {k: callgrind(path, lib, q, tmp) for k, q in queries}
+            j = (ir["json"] - ir["base"]) / n
+            c = (ir["canonical"] - ir["base"]) / n
+            k = (ir["key"] - ir["base"]) / n
+            print("| %s | %.0f | %.0f | %.2fx | %.2fx |"
+                  % (name, size, j, c / j, k / j))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", default="build/idem")
-    ap.add_argument("--docs", type=int, default=4000)
+    ap.add_argument("--docs", type=int, default=None)
     ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions with callgrind instead of timing")
+    ap.add_argument("--only", help="these shapes (comma-separated) only")
     a = ap.parse_args()
+    if a.only:
+        SHAPES[:] = [s for s in SHAPES if s in a.only.split(",")]
+    if a.instructions:
+        a.docs = a.docs or 400
+        instructions(a)
+        return
+    a.docs = a.docs or 4000
     db = sqlite3.connect(":memory:")
     db.enable_load_extension(True)
     db.load_extension(a.lib)
