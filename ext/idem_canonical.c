@@ -245,6 +245,11 @@ static const char idemJsonHex[] = IDEM_HEX_DIGITS;
 ** write A-F or a-f); 16 for a byte that is not one.  The key's text has a
 ** decoder of its own, idemKeyFromHex(), which takes lowercase only: a key
 ** has exactly one text form. */
+/* The escapes that are their own canonical form, by their second byte. */
+static const unsigned char idemJsonKeepEscape[256] = {
+  ['"'] = 1, ['\\'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1, ['r'] = 1, ['t'] = 1
+};
+
 static const unsigned char idemJsonHexVal[256] = {
   16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x00 */
   16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x10 */
@@ -1199,15 +1204,14 @@ static int idemJsonString(
         if( zEnd-s<2 ){
           return idemJsonFail(p, "unterminated string", z, zStart, zEnd);
         }
+        if( idemJsonKeepEscape[s[1]] ){
+          /* \" \\ \b \f \n \r \t: its own canonical form. */
+          memcpy(o, s, 2);
+          o += 2;
+          s += 2;
+          continue;
+        }
         switch( s[1] ){
-          case '"':  case '\\':  case 'b':  case 'f':
-          case 'n':  case 'r':  case 't':
-            /* Its own canonical form. */
-            o[0] = '\\';
-            o[1] = s[1];
-            o += 2;
-            s += 2;
-            continue;
           case '/':  c = '/';   s += 2;  break;
           case 'u':
             if( zEnd-s<6 || (c = idemJsonHex4(s+2))<0 ){
