@@ -32,7 +32,7 @@ loadable = $(CC) $(1) $(WARN) -fPIC -shared -fvisibility=hidden -o $@ ext/idem.c
 
 .PHONY: all help deps demo test test-new test-old test-cross test-number \
         test-diff test-portable test-race test-crash test-oom test-asan \
-        test-valgrind fuzz fuzz-long fuzz-corpus bench bench-long cluster \
+        test-valgrind fuzz fuzz-long fuzz-corpus bench bench-instructions bench-long cluster \
         test-cluster install uninstall clean test-bindings node-env \
         dist-bindings
 
@@ -510,6 +510,22 @@ bench: $(LIB) $(BUILD)/bench  ## the performance tables of doc/performance.md (m
 	$(PYTHON3) test/bench/bench_py.py --docs $(BUILD)/bench-docs.db --lib $(BUILD)/idem
 	@rm -f $(BUILD)/bench-docs.db
 	$(PYTHON3) test/bench/shapes.py --lib $(BUILD)/idem
+
+# make bench-instructions: the same in instructions (valgrind's callgrind,
+# steady on a busy machine; a few minutes): test/bench/callgrind.sh's
+# figures, then shapes.py --instructions.  Where simdjson is installed
+# (Debian's libsimdjson-dev; optional, never a dependency) the canonicalizer
+# called from C is also set against simdjson's parse (test/bench/anchor.cpp).
+$(BUILD)/anchor: test/bench/anchor.cpp test/bench/anchor_idem.c $(SOURCES) | $(BUILD)/.deps
+	$(CC) $(CFLAGS) $(WARN) -Iinclude -Iext -c -o $(BUILD)/anchor_idem.o test/bench/anchor_idem.c
+	$(CXX) -O2 -g $(WARN) -o $@ test/bench/anchor.cpp $(BUILD)/anchor_idem.o \
+	  -lsimdjson -lsqlite3 -lm
+
+bench-instructions: $(LIB) $(BUILD)/bench $(BUILD)/.deps-valgrind  ## make bench's figures in instructions (callgrind), per figure and per shape
+	@if [ -f /usr/include/simdjson.h ]; then $(MAKE) --no-print-directory $(BUILD)/anchor; \
+	else echo "(no simdjson: apt-get install libsimdjson-dev to add it as an anchor)"; fi
+	test/bench/callgrind.sh $(BUILD)/bench $(BUILD)/idem
+	$(PYTHON3) test/bench/shapes.py --instructions --lib $(BUILD)/idem
 
 bench-long: $(LIB) $(BUILD)/bench  ## a claim at 10M claims against 10K (~16 GB, long)
 	$(BUILD)/bench --lib $(BUILD)/idem --only scale --scale 10000000

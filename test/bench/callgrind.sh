@@ -13,6 +13,11 @@
 #
 #   callgrind_annotate --inclusive=yes OUTDIR/calls-idem.out | head -60
 #
+# Where BENCH's directory also holds the simdjson anchor (build/anchor, made
+# by `make bench-instructions` where simdjson is installed), the
+# canonicalizer called straight from C is set against simdjson's DOM parse
+# of the same documents.
+#
 # Time is not instructions: a mispredicted branch or a cache miss costs
 # many, and system calls (file locks, reads, writes) are not counted at
 # all, so the I/O-bound figures (claims, replay) say more in the table of
@@ -28,7 +33,7 @@ C=2000        # claims and lookups
 # Inclusive instructions of function $2 in profile $1.
 ir() {
   callgrind_annotate --inclusive=yes "$1" 2>/dev/null \
-    | awk -v f="$2" '$0 ~ ("[:]" f "( |\\.|$)") { gsub(",", "", $1); print $1; exit }'
+    | awk -v f="$2" '$0 ~ ("[:]" f "( |\\.|\\(|$)") { gsub(",", "", $1); print $1; exit }'
 }
 
 run() {       # run NAME ARGS...: one profile
@@ -57,3 +62,15 @@ row "claims in one transaction / hand-made table" claim \
   "$(ir "$OUT/calls-idem.out" timeClaims)" "$(ir "$OUT/calls-hand.out" timeClaims)" $C
 row "replay lookups, one prepared statement / hand-made table" lookup \
   "$(ir "$OUT/calls-idem.out" timeReplay)" "$(ir "$OUT/calls-hand.out" timeReplay)" $C
+ANCHOR=$(dirname "$BENCH")/anchor
+if [ -x "$ANCHOR" ]; then
+  "$BENCH" --write-docs "$OUT/docs.db" >/dev/null 2>&1
+  for w in idem simdjson; do
+    valgrind --tool=callgrind --callgrind-out-file="$OUT/anchor-$w.out" \
+      "$ANCHOR" "$OUT/docs.db" $w $N >/dev/null 2>&1
+  done
+  row "canonical text called from C / simdjson DOM parse (the anchor)" doc \
+    "$(ir "$OUT/anchor-idem.out" measureIdem)" \
+    "$(ir "$OUT/anchor-simdjson.out" measureSimdjson)" $N
+  rm -f "$OUT/docs.db"
+fi
