@@ -400,7 +400,7 @@ static int idemJsonIsDigit(const unsigned char *s, const unsigned char *zEnd){
 ** possible: a byte is a digit if its high nibble is 3 both before and
 ** after adding 6; a carry out of a non-digit byte only reaches the bytes
 ** after it, so the first non-digit is found exactly). */
-static const unsigned char *idemJsonDigits(
+static IDEM_JSON_INLINE const unsigned char *idemJsonDigits(
   const unsigned char *s,
   const unsigned char *zEnd
 ){
