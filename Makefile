@@ -525,7 +525,10 @@ bench-instructions: $(LIB) $(BUILD)/bench $(BUILD)/.deps-valgrind  ## make bench
 	@if [ -f /usr/include/simdjson.h ]; then $(MAKE) --no-print-directory $(BUILD)/anchor; \
 	else echo "(no simdjson: apt-get install libsimdjson-dev to add it as an anchor)"; fi
 	test/bench/callgrind.sh $(BUILD)/bench $(BUILD)/idem
-	$(PYTHON3) test/bench/shapes.py --instructions --lib $(BUILD)/idem
+	$(BUILD)/bench --write-docs $(BUILD)/bench-docs.db
+	$(PYTHON3) test/bench/shapes.py --instructions --lib $(BUILD)/idem \
+	  --corpus $(BUILD)/bench-docs.db
+	@rm -f $(BUILD)/bench-docs.db
 
 bench-long: $(LIB) $(BUILD)/bench  ## a claim at 10M claims against 10K (~16 GB, long)
 	$(BUILD)/bench --lib $(BUILD)/idem --only scale --scale 10000000

@@ -18,13 +18,15 @@ order; 1 000 member names sharing a 200-byte prefix) get fewer documents
 (DIVIDE), for a like total size.
 
     /usr/bin/python3 test/bench/shapes.py --instructions [--docs 400]
+        [--corpus DOCS.db]
 
 counts instructions instead (valgrind's callgrind, which a busy machine
 does not disturb): for each shape, the sqlite3 shell runs each query once
 under callgrind on a file of the shape's documents, and the same scan with
 no function (`count(coalesce(a, 0))`) is subtracted from each, so that what
 is compared is the functions' own cost per document, SQLite's per-row and
-per-call cost left out.
+per-call cost left out.  --corpus adds a first row: the bench's own
+documents (tool-call arguments), from a file `bench --write-docs` wrote.
 """
 import argparse
 import json
@@ -148,8 +150,11 @@ def instructions(a):
     print()
     print("| shape | bytes/doc | `json()` per doc | `idem_canonical` | `idem_key` |")
     print("|---|---:|---:|---:|---:|")
+    names = SHAPES
+    if a.corpus:
+        names = ["the bench corpus (tool calls)"] + SHAPES
     with tempfile.TemporaryDirectory() as tmp:
-        for name in SHAPES:
+        for name in names:
             r = random.Random(7)
             path = os.path.join(tmp, "shape.db")
             if os.path.exists(path):
@@ -157,8 +162,15 @@ def instructions(a):
             db = sqlite3.connect(path)
             db.execute("CREATE TABLE d(a TEXT)")
             n = max(1, a.docs // DIVIDE.get(name, 1))
-            db.executemany("INSERT INTO d VALUES(?)",
-                           [(shape(name, r),) for _ in range(n)])
+            if name in SHAPES:
+                docs = [shape(name, r) for _ in range(n)]
+            else:
+                src = sqlite3.connect(a.corpus)
+                docs = [x for (x,) in src.execute(
+                    "SELECT args FROM docs ORDER BY i LIMIT ?", (n,))]
+                src.close()
+                n = len(docs)
+            db.executemany("INSERT INTO d VALUES(?)", [(d,) for d in docs])
             db.commit()
             size = db.execute("SELECT avg(length(CAST(a AS BLOB))) FROM d")
             size = size.fetchone()[0]
@@ -179,6 +191,8 @@ def main():
     ap.add_argument("--instructions", action="store_true",
                     help="count instructions with callgrind instead of timing")
     ap.add_argument("--only", help="these shapes (comma-separated) only")
+    ap.add_argument("--corpus", help="with --instructions: first the documents"
+                    " of this file (written by bench --write-docs)")
     a = ap.parse_args()
     if a.only:
         SHAPES[:] = [s for s in SHAPES if s in a.only.split(",")]
