@@ -807,7 +807,12 @@ static IDEM_JSON_INLINE int idemJsonRankLess(
 ** bottom-up without a branch on the order.  Returns non-zero if two names
 ** compared equal (a correct sort compares every pair of neighbours, so a
 ** duplicate name is never missed).  *piSkip is set to the number of
-** leading bytes that the comparisons passed over (idemJsonNameCmpText()). */
+** leading bytes that the comparisons passed over (idemJsonNameCmpText()).
+** Kept out of line: the common case, idemJsonSortKeys() in
+** idemJsonFinishObject(), should not pay for its registers. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static int idemJsonSortMembers(
   const unsigned char *zOut,
   IdemJsonMember *a,
@@ -852,8 +857,14 @@ static int idemJsonSortMembers(
     }
   }
 
-  /* Merge runs of w into runs of 2w, aSrc[] to aDst[].  Each inner loop
-  ** runs as many steps as neither run can be used up in. */
+  /* Merge runs of w into runs of 2w, aSrc[] to aDst[].  The side that
+  ** comes next is taken by arithmetic, not by a branch that random orders
+  ** would mispredict half of the time.  Two runs of the same length are
+  ** merged from both ends at once (the smallest at the front, the largest
+  ** at the back, w steps each: neither end can overrun a run), two chains
+  ** of work that do not wait for each other.  The last, shorter pair is
+  ** merged from the front, in as many steps at a time as neither run can
+  ** be used up in. */
   for(w=IDEM_JSON_NET; w<n; w*=2){
     for(i=0; i<n; i+=2*w){
       const IdemJsonRank *pL = aSrc+i;
@@ -861,13 +872,29 @@ static int idemJsonSortMembers(
       const IdemJsonRank *pR = pLEnd;
       const IdemJsonRank *pREnd = aSrc + (i+2*w<n ? i+2*w : n);
       IdemJsonRank *pD = aDst+i;
+      sqlite3_int64 b;
+      if( pREnd-pR==w ){
+        const IdemJsonRank *pLTail = pLEnd-1, *pRTail = pREnd-1;
+        IdemJsonRank *pDTail = aDst + i + 2*w - 1;
+        for(j=0; j<w; j++){
+          b = idemJsonRankLess(zOut, a, pR, pL, iSkip, &bEqual);
+          *pD++ = pL[(pR-pL) & -b];
+          pR += b;
+          pL += 1-b;
+          b = idemJsonRankLess(zOut, a, pRTail, pLTail, iSkip, &bEqual);
+          *pDTail-- = pRTail[(pLTail-pRTail) & -b];
+          pLTail -= b;
+          pRTail -= 1-b;
+        }
+        continue;
+      }
       while( pL<pLEnd && pR<pREnd ){
         sqlite3_int64 nStep = pLEnd-pL < pREnd-pR ? pLEnd-pL : pREnd-pR;
         while( nStep-- > 0 ){
-          int bRight = idemJsonRankLess(zOut, a, pR, pL, iSkip, &bEqual);
-          *pD++ = *(bRight ? pR : pL);
-          pR += bRight;
-          pL += !bRight;
+          b = idemJsonRankLess(zOut, a, pR, pL, iSkip, &bEqual);
+          *pD++ = pL[(pR-pL) & -b];
+          pR += b;
+          pL += 1-b;
         }
       }
       while( pL<pLEnd ) *pD++ = *pL++;
