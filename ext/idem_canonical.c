@@ -690,6 +690,10 @@ struct IdemJsonRank {
 ** many sorted so, then merged (idemJsonSortMembers()). */
 #define IDEM_JSON_NET 8
 
+/* Objects of up to this many members are sorted by their keys alone by
+** insertion (idemJsonInsertKeys()). */
+#define IDEM_JSON_SMALL 16
+
 /* One comparator of a sorting network: keys kX and kY, with their member
 ** indexes oX and oY, put in order without a branch. */
 #define IJ_CE(x,y) do{                                            \
@@ -777,6 +781,28 @@ static IDEM_JSON_INLINE int idemJsonSortKeys(
       bTie = (k0==k1) | (k1==k2) | (k2==k3) | (k3==k4) | (k4==k5) | (k5==k6)
            | (k6==k7);
       break;
+  }
+  return !bTie;
+}
+
+/* The same for up to IDEM_JSON_SMALL members, by insertion: fewer
+** instructions than a merge of two networks' blocks, at the price of a
+** mispredicted branch or so per member.  Returns 0 if two keys are equal
+** (a key equal to one already placed stops just after it). */
+static int idemJsonInsertKeys(
+  const IdemJsonMember *a,
+  int n,
+  IdemJsonRank *aOut
+){
+  int i, m, bTie = 0;
+  aOut[0].iKey = a[0].iKey;
+  aOut[0].iMem = 0;
+  for(i=1; i<n; i++){
+    uint64_t k = a[i].iKey;
+    for(m=i; m>0 && aOut[m-1].iKey>k; m--) aOut[m] = aOut[m-1];
+    aOut[m].iKey = k;
+    aOut[m].iMem = (uint32_t)i;
+    bTie |= m>0 && aOut[m-1].iKey==k;
   }
   return !bTie;
 }
@@ -1081,13 +1107,14 @@ static int idemJsonFinishObject(
   sqlite3_int64 iFirst = a[0].iName;
   sqlite3_int64 nText = iEnd - iFirst;
   sqlite3_int64 nDone = 0;
-  IdemJsonRank aSmall[IDEM_JSON_NET], *aOrd;
+  IdemJsonRank aSmall[IDEM_JSON_SMALL], *aOrd;
   unsigned char *zTo;
   int i, iLo, iHi, rc, iSkip, bDefer;
   uint32_t iFrom, nMove;
 
   aOrd = aSmall;
-  if( n>IDEM_JSON_NET || !idemJsonSortKeys(a, n, 0, aSmall) ){
+  if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
+      : n>IDEM_JSON_SMALL || !idemJsonInsertKeys(a, n, aSmall) ){
     /* Scratch after a[0..n): 2n rank pairs (4n/3 records). */
     if( n*(sqlite3_int64)3 > p->nMemberAlloc - (a - p->aMember) ){
       sqlite3_int64 iA = a - p->aMember;
