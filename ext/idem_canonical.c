@@ -56,17 +56,23 @@
 ** member stack (output offsets of each member's name and end, and a sort
 ** key).  While the object is read each name is compared with the previous
 ** one; if they all ascend, the output is already canonical.  Otherwise, at
-** the '}', the object's member records are sorted (ranks counted when
-** small, a bottom-up merge sort otherwise); if the sort saw two names
-** equal, the duplicate is reported; else the object's bytes are copied to
-** a scratch buffer and written back in sorted order.  Nested objects are
-** finished before their parent, so a parent only moves finished texts.
-** Moving them at every level would cost the depth times the size, so an
-** object whose text is mostly (over 7/8) objects already moved, or that
-** holds an object that waits, waits too: its sorted member spans are kept
-** and it is written once when the value is complete, with the waiting
-** objects inside it (idemJsonEmit()).  Each byte is then moved at most
-** twice, and the cost is linear in the input plus the sorts.
+** the '}', the object's members are sorted by their sort keys (below): up
+** to 8 by a sorting network, one per size, with no branch on the keys; up
+** to 16 by insertion; larger objects, and any whose keys tie, as (key,
+** index) pairs in blocks of 8 merged bottom-up, runs of equal length from
+** both ends at once, the side taken by arithmetic rather than a branch
+** (random orders mispredict half of the branches), names compared in full
+** where keys tie.  If two names compare equal, the duplicate is reported;
+** else the members that change place (those that keep it at either end
+** stay) are written in sorted order to a scratch buffer, and copied back
+** in one piece.  Nested objects are finished before their parent, so a
+** parent only moves finished texts.  Moving them at every level would
+** cost the depth times the size, so an object whose text is mostly (over
+** 7/8) objects already moved, or that holds an object that waits, waits
+** too: its sorted member spans are kept and it is written once when the
+** value is complete, with the waiting objects inside it (idemJsonEmit()).
+** Each byte is then moved at most twice, and the cost is linear in the
+** input plus the sorts.
 **
 ** Names are compared on their canonical text, which is unique for a given
 ** unescaped name.  Raw UTF-8 bytes compare in code point order, and the
@@ -685,13 +691,11 @@ struct IdemJsonRank {
   uint32_t iUnused;
 };
 
-/* Objects of up to this many members are sorted by their keys with a
-** sorting network (idemJsonSortKeys()); larger ones in blocks of this
-** many sorted so, then merged (idemJsonSortMembers()). */
-#define IDEM_JSON_NET 8
-
-/* Objects of up to this many members are sorted by their keys alone by
-** insertion (idemJsonInsertKeys()). */
+/* Objects of up to IDEM_JSON_NET members are sorted by their keys with a
+** sorting network (idemJsonSortKeys()), up to IDEM_JSON_SMALL by insertion
+** (idemJsonInsertKeys()); larger ones, and those whose keys tie, in blocks
+** of IDEM_JSON_NET sorted so, then merged (idemJsonSortMembers()). */
+#define IDEM_JSON_NET    8
 #define IDEM_JSON_SMALL 16
 
 /* One comparator of a sorting network: keys kX and kY, with their member
@@ -785,10 +789,11 @@ static IDEM_JSON_INLINE int idemJsonSortKeys(
   return !bTie;
 }
 
-/* The same for up to IDEM_JSON_SMALL members, by insertion: fewer
-** instructions than a merge of two networks' blocks, at the price of a
-** mispredicted branch or so per member.  Returns 0 if two keys are equal
-** (a key equal to one already placed stops just after it). */
+/* The same as idemJsonSortKeys() (iBase 0) for up to IDEM_JSON_SMALL
+** members, by insertion: fewer instructions than a merge of two networks'
+** blocks, at the price of a mispredicted branch or so per member.  Returns
+** 0 if two keys are equal (a key equal to one already placed stops just
+** after it). */
 static int idemJsonInsertKeys(
   const IdemJsonMember *a,
   int n,
@@ -826,7 +831,7 @@ static IDEM_JSON_INLINE int idemJsonRankLess(
 }
 
 /* Sort the n members a[0..n) of an object by name, when their sort keys
-** alone did not (more than IDEM_JSON_NET members, or two keys equal), into
+** alone did not (more than IDEM_JSON_SMALL members, or two keys equal), into
 ** aR[0..n) or aR[n..2n), scratch both: *paOut is set to the sorted (key,
 ** index in a[]) pairs.  Blocks of IDEM_JSON_NET are sorted by their keys
 ** (idemJsonSortKeys()), or by insertion when keys repeat, then merged
