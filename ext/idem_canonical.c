@@ -1048,28 +1048,11 @@ static IDEM_JSON_INLINE void idemJsonMove(
     if( n>64 ){
       memcpy(zTo, zFrom, n);
     }else{
-      /* 16 bytes at a time, the last 16 ending at the end. */
+      /* 16 bytes at a time, the last 16 ending at the end (a memcpy()
+      ** of a constant 16 bytes is one load and one store). */
       uint32_t i;
-#ifdef IDEM_JSON_SSE2
-      for(i=0; i<n-16; i+=16){
-        _mm_storeu_si128((__m128i*)(zTo+i),
-                         _mm_loadu_si128((const __m128i*)(zFrom+i)));
-      }
-      _mm_storeu_si128((__m128i*)(zTo+n-16),
-                       _mm_loadu_si128((const __m128i*)(zFrom+n-16)));
-#else
-      uint64_t a, b;
-      for(i=0; i<n-16; i+=16){
-        memcpy(&a, zFrom+i, 8);
-        memcpy(&b, zFrom+i+8, 8);
-        memcpy(zTo+i, &a, 8);
-        memcpy(zTo+i+8, &b, 8);
-      }
-      memcpy(&a, zFrom+n-16, 8);
-      memcpy(&b, zFrom+n-8, 8);
-      memcpy(zTo+n-16, &a, 8);
-      memcpy(zTo+n-8, &b, 8);
-#endif
+      for(i=0; i<n-16; i+=16) memcpy(zTo+i, zFrom+i, 16);
+      memcpy(zTo+n-16, zFrom+n-16, 16);
     }
   }else if( n>=8 ){
     uint64_t a, b;
