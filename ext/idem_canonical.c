@@ -56,17 +56,23 @@
 ** member stack (output offsets of each member's name and end, and a sort
 ** key).  While the object is read each name is compared with the previous
 ** one; if they all ascend, the output is already canonical.  Otherwise, at
-** the '}', the object's member records are sorted (ranks counted when
-** small, a bottom-up merge sort otherwise); if the sort saw two names
-** equal, the duplicate is reported; else the object's bytes are copied to
-** a scratch buffer and written back in sorted order.  Nested objects are
-** finished before their parent, so a parent only moves finished texts.
-** Moving them at every level would cost the depth times the size, so an
-** object whose text is mostly (over 7/8) objects already moved, or that
-** holds an object that waits, waits too: its sorted member spans are kept
-** and it is written once when the value is complete, with the waiting
-** objects inside it (idemJsonEmit()).  Each byte is then moved at most
-** twice, and the cost is linear in the input plus the sorts.
+** the '}', the object's members are sorted by their sort keys (below): up
+** to 8 by a sorting network, one per size, with no branch on the keys; up
+** to 16 by insertion; larger objects, and any whose keys tie, as (key,
+** index) pairs in blocks of 8 merged bottom-up, runs of equal length from
+** both ends at once, the side taken by arithmetic rather than a branch
+** (random orders mispredict half of the branches), names compared in full
+** where keys tie.  If two names compare equal, the duplicate is reported;
+** else the members that change place (those that keep it at either end
+** stay) are written in sorted order to a scratch buffer, and copied back
+** in one piece.  Nested objects are finished before their parent, so a
+** parent only moves finished texts.  Moving them at every level would
+** cost the depth times the size, so an object whose text is mostly (over
+** 7/8) objects already moved, or that holds an object that waits, waits
+** too: its sorted member spans are kept and it is written once when the
+** value is complete, with the waiting objects inside it (idemJsonEmit()).
+** Each byte is then moved at most twice, and the cost is linear in the
+** input plus the sorts.
 **
 ** Names are compared on their canonical text, which is unique for a given
 ** unescaped name.  Raw UTF-8 bytes compare in code point order, and the
@@ -703,47 +709,178 @@ static int idemJsonCommonPrefix(
   return (int)j;
 }
 
-/* Objects of up to this many members are sorted by counting ranks. */
-#define IDEM_JSON_RANK_SORT 16
+/* A member in the sort of its object: its sort key and its index in the
+** object's member records. */
+typedef struct IdemJsonRank IdemJsonRank;
+struct IdemJsonRank {
+  uint64_t iKey;
+  uint32_t iMem;
+  uint32_t iUnused;
+};
 
-/* Sort the n members a[0..n) of an object by name, using aTmp[0..n) as
-** scratch.  Small objects by insertion sort, larger by bottom-up merge sort
-** over runs of 8 that are first insertion-sorted.  Returns non-zero if two
-** names compared equal (a correct sort compares every pair of neighbours,
-** so a duplicate name is never missed).  *piSkip is set to the number of
-** leading bytes that the comparisons passed over (idemJsonNameCmp()), and
-** *paOut to the sorted records: a or aTmp. */
+/* Objects of up to IDEM_JSON_NET members are sorted by their keys with a
+** sorting network (idemJsonSortKeys()), up to IDEM_JSON_SMALL by insertion
+** (idemJsonInsertKeys()); larger ones, and those whose keys tie, in blocks
+** of IDEM_JSON_NET sorted so, then merged (idemJsonSortMembers()). */
+#define IDEM_JSON_NET    8
+#define IDEM_JSON_SMALL 16
+
+/* One comparator of a sorting network: keys kX and kY, with their member
+** indexes oX and oY, put in order without a branch. */
+#define IJ_CE(x,y) do{                                            \
+  uint64_t kx_ = k##x, ky_ = k##y;                                \
+  uint32_t ox_ = o##x, oy_ = o##y;                                \
+  int bSwap_ = ky_<kx_;                                           \
+  k##x = bSwap_ ? ky_ : kx_;  k##y = bSwap_ ? kx_ : ky_;          \
+  o##x = bSwap_ ? oy_ : ox_;  o##y = bSwap_ ? ox_ : oy_;          \
+}while(0)
+#define IJ_IN(i)  k##i = a[i].iKey
+#define IJ_OUT(i) aOut[i].iKey = k##i, aOut[i].iMem = o##i + iBase
+
+/* Sort the n members a[0..n) (1 <= n <= IDEM_JSON_NET) by their sort keys
+** alone: aOut[r] is set to the key and the index in a[] (plus iBase) of
+** the member of rank r.  Size-optimal sorting networks (Knuth, TAOCP 3,
+** 5.3.4), so no branch depends on the keys.  Returns 0 if two keys are
+** equal (the names must then be compared, by idemJsonSortMembers()):
+** equal keys end next to each other, and each neighbour is looked at. */
+static IDEM_JSON_INLINE int idemJsonSortKeys(
+  const IdemJsonMember *a,
+  int n,
+  uint32_t iBase,
+  IdemJsonRank *aOut
+){
+  uint64_t k0, k1, k2, k3, k4, k5, k6, k7;
+  uint32_t o0 = 0, o1 = 1, o2 = 2, o3 = 3, o4 = 4, o5 = 5, o6 = 6, o7 = 7;
+  int bTie = 0;
+  switch( n ){
+    default:
+      IJ_IN(0);
+      IJ_OUT(0);
+      break;
+    case 2:
+      IJ_IN(0); IJ_IN(1);
+      IJ_CE(0,1);
+      IJ_OUT(0); IJ_OUT(1);
+      bTie = (k0==k1);
+      break;
+    case 3:
+      IJ_IN(0); IJ_IN(1); IJ_IN(2);
+      IJ_CE(0,2); IJ_CE(0,1); IJ_CE(1,2);
+      IJ_OUT(0); IJ_OUT(1); IJ_OUT(2);
+      bTie = (k0==k1) | (k1==k2);
+      break;
+    case 4:
+      IJ_IN(0); IJ_IN(1); IJ_IN(2); IJ_IN(3);
+      IJ_CE(0,1); IJ_CE(2,3); IJ_CE(0,2); IJ_CE(1,3); IJ_CE(1,2);
+      IJ_OUT(0); IJ_OUT(1); IJ_OUT(2); IJ_OUT(3);
+      bTie = (k0==k1) | (k1==k2) | (k2==k3);
+      break;
+    case 5:
+      IJ_IN(0); IJ_IN(1); IJ_IN(2); IJ_IN(3); IJ_IN(4);
+      IJ_CE(0,1); IJ_CE(3,4); IJ_CE(2,4); IJ_CE(2,3); IJ_CE(1,4);
+      IJ_CE(0,3); IJ_CE(0,2); IJ_CE(1,3); IJ_CE(1,2);
+      IJ_OUT(0); IJ_OUT(1); IJ_OUT(2); IJ_OUT(3); IJ_OUT(4);
+      bTie = (k0==k1) | (k1==k2) | (k2==k3) | (k3==k4);
+      break;
+    case 6:
+      IJ_IN(0); IJ_IN(1); IJ_IN(2); IJ_IN(3); IJ_IN(4); IJ_IN(5);
+      IJ_CE(1,2); IJ_CE(4,5); IJ_CE(0,2); IJ_CE(3,5); IJ_CE(0,1);
+      IJ_CE(3,4); IJ_CE(2,5); IJ_CE(0,3); IJ_CE(1,4); IJ_CE(2,4);
+      IJ_CE(1,3); IJ_CE(2,3);
+      IJ_OUT(0); IJ_OUT(1); IJ_OUT(2); IJ_OUT(3); IJ_OUT(4); IJ_OUT(5);
+      bTie = (k0==k1) | (k1==k2) | (k2==k3) | (k3==k4) | (k4==k5);
+      break;
+    case 7:
+      IJ_IN(0); IJ_IN(1); IJ_IN(2); IJ_IN(3); IJ_IN(4); IJ_IN(5); IJ_IN(6);
+      IJ_CE(1,2); IJ_CE(3,4); IJ_CE(5,6); IJ_CE(0,2); IJ_CE(3,5);
+      IJ_CE(4,6); IJ_CE(0,1); IJ_CE(4,5); IJ_CE(2,6); IJ_CE(0,4);
+      IJ_CE(1,5); IJ_CE(0,3); IJ_CE(2,5); IJ_CE(1,3); IJ_CE(2,4);
+      IJ_CE(2,3);
+      IJ_OUT(0); IJ_OUT(1); IJ_OUT(2); IJ_OUT(3); IJ_OUT(4); IJ_OUT(5);
+      IJ_OUT(6);
+      bTie = (k0==k1) | (k1==k2) | (k2==k3) | (k3==k4) | (k4==k5) | (k5==k6);
+      break;
+    case 8:
+      IJ_IN(0); IJ_IN(1); IJ_IN(2); IJ_IN(3); IJ_IN(4); IJ_IN(5); IJ_IN(6);
+      IJ_IN(7);
+      IJ_CE(0,2); IJ_CE(1,3); IJ_CE(4,6); IJ_CE(5,7); IJ_CE(0,4);
+      IJ_CE(1,5); IJ_CE(2,6); IJ_CE(3,7); IJ_CE(0,1); IJ_CE(2,3);
+      IJ_CE(4,5); IJ_CE(6,7); IJ_CE(2,4); IJ_CE(3,5); IJ_CE(1,4);
+      IJ_CE(3,6); IJ_CE(1,2); IJ_CE(3,4); IJ_CE(5,6);
+      IJ_OUT(0); IJ_OUT(1); IJ_OUT(2); IJ_OUT(3); IJ_OUT(4); IJ_OUT(5);
+      IJ_OUT(6); IJ_OUT(7);
+      bTie = (k0==k1) | (k1==k2) | (k2==k3) | (k3==k4) | (k4==k5) | (k5==k6)
+           | (k6==k7);
+      break;
+  }
+  return !bTie;
+}
+
+/* The same as idemJsonSortKeys() (iBase 0) for up to IDEM_JSON_SMALL
+** members, by insertion: fewer instructions than a merge of two networks'
+** blocks, at the price of a mispredicted branch or so per member.  Returns
+** 0 if two keys are equal (a key equal to one already placed stops just
+** after it). */
+static int idemJsonInsertKeys(
+  const IdemJsonMember *a,
+  int n,
+  IdemJsonRank *aOut
+){
+  int i, m, bTie = 0;
+  aOut[0].iKey = a[0].iKey;
+  aOut[0].iMem = 0;
+  for(i=1; i<n; i++){
+    uint64_t k = a[i].iKey;
+    for(m=i; m>0 && aOut[m-1].iKey>k; m--) aOut[m] = aOut[m-1];
+    aOut[m].iKey = k;
+    aOut[m].iMem = (uint32_t)i;
+    bTie |= m>0 && aOut[m-1].iKey==k;
+  }
+  return !bTie;
+}
+
+/* True if the member of pA sorts before that of pB, both of a[] (their
+** keys taken from byte iSkip of the names on).  *pbEqual is set if their
+** names are equal. */
+static IDEM_JSON_INLINE int idemJsonRankLess(
+  const unsigned char *zOut,
+  const IdemJsonMember *a,
+  const IdemJsonRank *pA,
+  const IdemJsonRank *pB,
+  int iSkip,
+  int *pbEqual
+){
+  int c;
+  if( pA->iKey!=pB->iKey ) return pA->iKey<pB->iKey;
+  c = idemJsonNameCmpText(zOut, &a[pA->iMem], &a[pB->iMem], iSkip);
+  *pbEqual |= c==0;
+  return c<0;
+}
+
+/* Sort the n members a[0..n) of an object by name, when their sort keys
+** alone did not (more than IDEM_JSON_SMALL members, or two keys equal), into
+** aR[0..n) or aR[n..2n), scratch both: *paOut is set to the sorted (key,
+** index in a[]) pairs.  Blocks of IDEM_JSON_NET are sorted by their keys
+** (idemJsonSortKeys()), or by insertion when keys repeat, then merged
+** bottom-up without a branch on the order.  Returns non-zero if two names
+** compared equal (a correct sort compares every pair of neighbours, so a
+** duplicate name is never missed).  *piSkip is set to the number of
+** leading bytes that the comparisons passed over (idemJsonNameCmpText()).
+** Kept out of line: the common case, idemJsonSortKeys() in
+** idemJsonFinishObject(), should not pay for its registers. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static int idemJsonSortMembers(
   const unsigned char *zOut,
   IdemJsonMember *a,
-  IdemJsonMember *aTmp,
   int n,
-  int *piSkip,
-  IdemJsonMember **paOut
+  IdemJsonRank *aR,
+  IdemJsonRank **paOut,
+  int *piSkip
 ){
-  int i, j, w, c, bEqual = 0, iSkip = 0;
-  IdemJsonMember *aSrc = a, *aDst = aTmp;
-  if( n<=IDEM_JSON_RANK_SORT ){
-    /* Few members whose sort keys all differ (the usual case): the place
-    ** of each is the number of keys below its own, counted without a
-    ** branch that depends on the data.  The places are then all different
-    ** exactly if the keys are; ties go to the sort below. */
-    int aRank[IDEM_JSON_RANK_SORT];
-    uint32_t mSeen = 0;
-    for(i=0; i<n; i++){
-      uint64_t k = a[i].iKey;
-      int r = 0;
-      for(j=0; j<n; j++) r += a[j].iKey<k;
-      aRank[i] = r;
-      mSeen |= (uint32_t)1 << r;
-    }
-    if( mSeen==((uint32_t)1<<n)-1 ){
-      for(i=0; i<n; i++) aTmp[aRank[i]] = a[i];
-      *piSkip = 0;
-      *paOut = aTmp;
-      return 0;
-    }
-  }
+  IdemJsonRank *aSrc = aR, *aDst = aR+n;
+  int i, j, w, bEqual = 0, iSkip = 0;
 
   /* Names that all share their first 8 bytes may share many more (ids
   ** after a long common path): compare them, and take their sort keys,
@@ -759,36 +896,69 @@ static int idemJsonSortMembers(
     }
   }
   *piSkip = iSkip;
-  for(i=0; i<n; i+=8){
-    int iEnd = i+8<n ? i+8 : n;
-    for(j=i+1; j<iEnd; j++){
-      IdemJsonMember x = a[j];
-      int k = j;
-      while( k>i && (c = idemJsonNameCmp(zOut, &a[k-1], &x, iSkip))>=0 ){
-        if( c==0 ){ bEqual = 1; break; }
-        a[k] = a[k-1];
-        k--;
+
+  for(i=0; i<n; i+=IDEM_JSON_NET){
+    int m = n-i<IDEM_JSON_NET ? n-i : IDEM_JSON_NET;
+    if( !idemJsonSortKeys(a+i, m, (uint32_t)i, aSrc+i) ){
+      for(j=0; j<m; j++){
+        IdemJsonRank x;
+        int k = i+j;
+        x.iKey = a[i+j].iKey;
+        x.iMem = (uint32_t)(i+j);
+        while( k>i && !idemJsonRankLess(zOut, a, &aSrc[k-1], &x, iSkip,
+                                        &bEqual) ){
+          aSrc[k] = aSrc[k-1];
+          k--;
+        }
+        aSrc[k] = x;
       }
-      a[k] = x;
     }
   }
-  for(w=8; w<n; w*=2){
+
+  /* Merge runs of w into runs of 2w, aSrc[] to aDst[].  The side that
+  ** comes next is taken by arithmetic, not by a branch that random orders
+  ** would mispredict half of the time.  Two runs of the same length are
+  ** merged from both ends at once (the smallest at the front, the largest
+  ** at the back, w steps each: neither end can overrun a run), two chains
+  ** of work that do not wait for each other.  The last, shorter pair is
+  ** merged from the front, in as many steps at a time as neither run can
+  ** be used up in. */
+  for(w=IDEM_JSON_NET; w<n; w*=2){
     for(i=0; i<n; i+=2*w){
-      int iL = i, iMid = i+w<n ? i+w : n, iR = iMid;
-      int iEnd = i+2*w<n ? i+2*w : n, k = i;
-      while( iL<iMid && iR<iEnd ){
-        c = idemJsonNameCmp(zOut, &aSrc[iR], &aSrc[iL], iSkip);
-        if( c<0 ){
-          aDst[k++] = aSrc[iR++];
-        }else{
-          bEqual |= c==0;
-          aDst[k++] = aSrc[iL++];
+      const IdemJsonRank *pL = aSrc+i;
+      const IdemJsonRank *pLEnd = aSrc + (i+w<n ? i+w : n);
+      const IdemJsonRank *pR = pLEnd;
+      const IdemJsonRank *pREnd = aSrc + (i+2*w<n ? i+2*w : n);
+      IdemJsonRank *pD = aDst+i;
+      sqlite3_int64 b;
+      if( pREnd-pR==w ){
+        const IdemJsonRank *pLTail = pLEnd-1, *pRTail = pREnd-1;
+        IdemJsonRank *pDTail = aDst + i + 2*w - 1;
+        for(j=0; j<w; j++){
+          b = idemJsonRankLess(zOut, a, pR, pL, iSkip, &bEqual);
+          *pD++ = pL[(pR-pL) & -b];
+          pR += b;
+          pL += 1-b;
+          b = idemJsonRankLess(zOut, a, pRTail, pLTail, iSkip, &bEqual);
+          *pDTail-- = pRTail[(pLTail-pRTail) & -b];
+          pLTail -= b;
+          pRTail -= 1-b;
+        }
+        continue;
+      }
+      while( pL<pLEnd && pR<pREnd ){
+        sqlite3_int64 nStep = pLEnd-pL < pREnd-pR ? pLEnd-pL : pREnd-pR;
+        while( nStep-- > 0 ){
+          b = idemJsonRankLess(zOut, a, pR, pL, iSkip, &bEqual);
+          *pD++ = pL[(pR-pL) & -b];
+          pR += b;
+          pL += 1-b;
         }
       }
-      while( iL<iMid ) aDst[k++] = aSrc[iL++];
-      while( iR<iEnd ) aDst[k++] = aSrc[iR++];
+      while( pL<pLEnd ) *pD++ = *pL++;
+      while( pR<pREnd ) *pD++ = *pR++;
     }
-    { IdemJsonMember *aSwap = aSrc; aSrc = aDst; aDst = aSwap; }
+    { IdemJsonRank *aSwap = aSrc; aSrc = aDst; aDst = aSwap; }
   }
   *paOut = aSrc;
   return bEqual;
@@ -852,11 +1022,12 @@ static IDEM_JSON_INLINE sqlite3_int64 idemJsonSortedFrom(
   return iLo;
 }
 
-/* Report the duplicate name among the sorted members a[0..n) that comes
-** first in the input. */
+/* Report the duplicate name among the members a[0..n), sorted in the order
+** of aOrd[], that comes first in the input. */
 static int idemJsonDuplicate(
   IdemJson *p,
   const IdemJsonMember *a,
+  const IdemJsonRank *aOrd,
   int n,
   int iSkip
 ){
@@ -864,8 +1035,9 @@ static int idemJsonDuplicate(
   const char *zName, *zMore = "";
   int i, nName;
   for(i=1; i<n; i++){
-    if( idemJsonNameCmp(p->zOut, &a[i-1], &a[i], iSkip)==0 ){
-      const IdemJsonMember *pLater = a[i-1].iIn > a[i].iIn ? &a[i-1] : &a[i];
+    const IdemJsonMember *pA = &a[aOrd[i-1].iMem], *pB = &a[aOrd[i].iMem];
+    if( idemJsonNameCmp(p->zOut, pA, pB, iSkip)==0 ){
+      const IdemJsonMember *pLater = pA->iIn > pB->iIn ? pA : pB;
       if( pDup==0 || pLater->iIn < pDup->iIn ) pDup = pLater;
     }
   }
@@ -891,6 +1063,42 @@ static int idemJsonDuplicate(
   return SQLITE_ERROR;
 }
 
+/* memcpy() of n bytes between buffers that do not overlap, without a call
+** for the short texts of most members and of the bytes between and around
+** nested records.  Reads and writes nothing outside the n bytes. */
+static IDEM_JSON_INLINE void idemJsonMove(
+  unsigned char *zTo,
+  const unsigned char *zFrom,
+  uint32_t n
+){
+  if( n>=16 ){
+    if( n>64 ){
+      memcpy(zTo, zFrom, n);
+    }else{
+      /* 16 bytes at a time, the last 16 ending at the end (a memcpy()
+      ** of a constant 16 bytes is one load and one store). */
+      uint32_t i;
+      for(i=0; i<n-16; i+=16) memcpy(zTo+i, zFrom+i, 16);
+      memcpy(zTo+n-16, zFrom+n-16, 16);
+    }
+  }else if( n>=8 ){
+    uint64_t a, b;
+    memcpy(&a, zFrom, 8);
+    memcpy(&b, zFrom+n-8, 8);
+    memcpy(zTo, &a, 8);
+    memcpy(zTo+n-8, &b, 8);
+  }else if( n>=4 ){
+    uint32_t a, b;
+    memcpy(&a, zFrom, 4);
+    memcpy(&b, zFrom+n-4, 4);
+    memcpy(zTo, &a, 4);
+    memcpy(zTo+n-4, &b, 4);
+  }else{
+    uint32_t i;
+    for(i=0; i<n; i++) zTo[i] = zFrom[i];
+  }
+}
+
 /* The object whose n members are a[0..n) has just been read and its names
 ** do not ascend; its text ends at zOut[iEnd].  Sort its members and report
 ** a duplicate name.  Then rewrite its text in sorted order now, unless
@@ -899,7 +1107,9 @@ static int idemJsonDuplicate(
 ** the sorts of objects inside it, the object waits too: it is recorded,
 ** to be written once at the end with the objects inside it
 ** (idemJsonEmit()).  So each byte is moved by at most one sort that
-** found 1/8 of its text unmoved, and once at the end. */
+** found 1/8 of its text unmoved, and once at the end.  A rewrite leaves
+** the members that keep their place at either end where they are, writes
+** the others in sorted order to zTmp, and copies that back in one piece. */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
@@ -912,18 +1122,25 @@ static int idemJsonFinishObject(
   sqlite3_int64 iFirst = a[0].iName;
   sqlite3_int64 nText = iEnd - iFirst;
   sqlite3_int64 nDone = 0;
+  IdemJsonRank aSmall[IDEM_JSON_SMALL], *aOrd;
   unsigned char *zTo;
-  int i, rc, iSkip, bDefer;
+  int i, iLo, iHi, rc, iSkip, bDefer;
+  uint32_t iFrom, nMove;
 
-  if( n*(sqlite3_int64)2 > p->nMemberAlloc - (a - p->aMember) ){
-    sqlite3_int64 iA = a - p->aMember;
-    rc = idemJsonGrowMembers(p, iA + n*(sqlite3_int64)2);
-    if( rc ) return rc;
-    a = p->aMember + iA;
-  }
-
-  if( idemJsonSortMembers(p->zOut, a, a+n, n, &iSkip, &a) ){
-    return idemJsonDuplicate(p, a, n, iSkip);
+  aOrd = aSmall;
+  if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
+      : n>IDEM_JSON_SMALL || !idemJsonInsertKeys(a, n, aSmall) ){
+    /* Scratch after a[0..n): 2n rank pairs (4n/3 records). */
+    if( n*(sqlite3_int64)3 > p->nMemberAlloc - (a - p->aMember) ){
+      sqlite3_int64 iA = a - p->aMember;
+      rc = idemJsonGrowMembers(p, iA + n*(sqlite3_int64)3);
+      if( rc ) return rc;
+      a = p->aMember + iA;
+    }
+    if( idemJsonSortMembers(p->zOut, a, n, (IdemJsonRank*)(a+n), &aOrd,
+                            &iSkip) ){
+      return idemJsonDuplicate(p, a, aOrd, n, iSkip);
+    }
   }
 
   /* The objects moved inside this one are the last on aMoved[]. */
@@ -948,15 +1165,13 @@ static int idemJsonFinishObject(
     pRec->nSpan = (uint32_t)n;
     p->nSorted++;
     for(i=0; i<n; i++){
-      p->aSpan[p->nSpan].iName = a[i].iName;
-      p->aSpan[p->nSpan].iEnd = a[i].iEnd;
+      p->aSpan[p->nSpan].iName = a[aOrd[i].iMem].iName;
+      p->aSpan[p->nSpan].iEnd = a[aOrd[i].iMem].iEnd;
       p->nSpan++;
     }
     return SQLITE_OK;
   }
 
-  rc = idemJsonGrowTmp(p, nText);
-  if( rc ) return rc;
   if( p->nMoved>=p->nMovedAlloc ){
     sqlite3_int64 nNew = p->nMovedAlloc ? p->nMovedAlloc*2 : 16;
     IdemJsonSpan *aNew = sqlite3_realloc64(p->aMoved, nNew*sizeof(IdemJsonSpan));
@@ -970,15 +1185,24 @@ static int idemJsonFinishObject(
   p->aMoved[p->nMoved].iName = (uint32_t)iFirst;
   p->aMoved[p->nMoved].iEnd = (uint32_t)iEnd;
   p->nMoved++;
-  memcpy(p->zTmp, p->zOut + iFirst, nText);
-  zTo = p->zOut + iFirst;
-  for(i=0; i<n; i++){
-    const unsigned char *zFrom = p->zTmp + (a[i].iName - iFirst);
-    sqlite3_int64 nMember = a[i].iEnd - a[i].iName;
-    if( i ) *zTo++ = ',';
-    memcpy(zTo, zFrom, nMember);
-    zTo += nMember;
+
+  /* Names that do not ascend are out of order (a duplicate was reported
+  ** above), so some member moves: iLo<=iHi. */
+  for(iLo=0; iLo<n-1 && aOrd[iLo].iMem==(uint32_t)iLo; iLo++){}
+  for(iHi=n-1; iHi>iLo && aOrd[iHi].iMem==(uint32_t)iHi; iHi--){}
+  iFrom = a[iLo].iName;
+  nMove = a[iHi].iEnd - iFrom;
+  rc = idemJsonGrowTmp(p, nMove);
+  if( rc ) return rc;
+  zTo = p->zTmp;
+  for(i=iLo; i<=iHi; i++){
+    const IdemJsonMember *pM = &a[aOrd[i].iMem];
+    uint32_t nMember = pM->iEnd - pM->iName;
+    idemJsonMove(zTo, p->zOut + pM->iName, nMember);
+    zTo[nMember] = ',';
+    zTo += nMember+1;
   }
+  memcpy(p->zOut + iFrom, p->zTmp, nMove);
   return SQLITE_OK;
 }
 
@@ -998,27 +1222,6 @@ static void idemJsonEmitMember(
   pF->iTo = pS->iEnd;
   pF->iNext = idemJsonSortedFrom(p->aSorted, pR->iFirst, pF->iRec,
                                  pS->iEnd) - 1;
-}
-
-/* memcpy(), without a call for the few bytes (up to 16) between and
-** around nested records. */
-static IDEM_JSON_INLINE void idemJsonMove(
-  unsigned char *zTo,
-  const unsigned char *zFrom,
-  uint32_t n
-){
-  if( n>16 ){
-    memcpy(zTo, zFrom, n);
-  }else if( n>=8 ){
-    uint64_t a, b;
-    memcpy(&a, zFrom, 8);
-    memcpy(&b, zFrom+n-8, 8);
-    memcpy(zTo, &a, 8);
-    memcpy(zTo+n-8, &b, 8);
-  }else{
-    uint32_t i;
-    for(i=0; i<n; i++) zTo[i] = zFrom[i];
-  }
 }
 
 /* Write the recorded objects (IdemJsonSorted) in sorted order.  The text
