@@ -370,7 +370,7 @@ $(NOAVX2)/idem.$(SO): $(SOURCES) | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(call loadable,$(CFLAGS) -DIDEM_NO_AVX2)
 
-test-portable: $(PORTABLE)/idem.$(SO) $(NOAVX2)/idem.$(SO)  ## the canonicalizer without its word, SSE2 and AVX2 scans
+test-portable: $(PORTABLE)/idem.$(SO) $(NOAVX2)/idem.$(SO) $(BUILD)/idem_utf8_test  ## the canonicalizer without its word, SSE2 and AVX2 scans
 	IDEM_LIB=$(abspath $(PORTABLE))/idem.$(SO) tclsh tcl/run.tcl \
 	  test/canonical.test test/key.test test/numbers.test test/hostile.test
 	npm install --silent --prefix test/diff --no-package-lock --no-audit --no-fund
