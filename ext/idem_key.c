@@ -269,7 +269,14 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
           i==3 ? "expected JSON text" : "every part of a key must be given");
       return;
     }
-    rc = idemKeyPartFrom(argv[i], &aPart[i]);
+    if( eType==SQLITE_TEXT ){       /* the usual part: its bytes as they are */
+      int n;
+      aPart[i].p = idemValueUtf8(argv[i], &n);
+      aPart[i].n = n;
+      rc = aPart[i].p ? SQLITE_OK : SQLITE_NOMEM;
+    }else{
+      rc = idemKeyPartFrom(argv[i], &aPart[i]);
+    }
     if( rc==SQLITE_MISMATCH ){
       idemResultError(ctx, SQLITE_ERROR, "idem: idem_key(): %s "
                       IDEM_KEY_NONFINITE, azIdemKeyPart[i]);
