@@ -118,6 +118,14 @@
 #include "idemInt.h"
 #include <assert.h>
 
+/* For the small helpers of the hot path (step 3b): a call would cost more
+** than their bodies. */
+#if defined(__GNUC__)
+# define IDEMNUM_INLINE __attribute__((always_inline)) inline
+#else
+# define IDEMNUM_INLINE
+#endif
+
 #define IDEMNUM_POW10_MIN (-342)
 #define IDEMNUM_POW10_MAX 324
 static const uint64_t idemNumPow10[IDEMNUM_POW10_MAX-IDEMNUM_POW10_MIN+1][2] = {
@@ -980,19 +988,23 @@ static int idemNumLayout(
   return (int)(z - zOut);
 }
 
-/* The 8 digits of v < 10^8, leading zeros included, into z[0..8). */
-static void idemNumPut8(char *z, uint32_t v){
-  static const char aPair[] =
-    "0001020304050607080910111213141516171819"
-    "2021222324252627282930313233343536373839"
-    "4041424344454647484950515253545556575859"
-    "6061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-  uint32_t hi = v/10000, lo = v%10000;
-  memcpy(z,   &aPair[hi/100*2], 2);
-  memcpy(z+2, &aPair[hi%100*2], 2);
-  memcpy(z+4, &aPair[lo/100*2], 2);
-  memcpy(z+6, &aPair[lo%100*2], 2);
+/* The 8 digits of v < 10^8, leading zeros included, into z[0..8), all
+** at once: the halves of 4 digits in two 32-bit lanes of a word, split
+** into pairs in 16-bit lanes, then into digits in bytes, the first digit
+** in the lowest byte.  The quotients are exact: floor(x*10486 / 2^20) is
+** floor(x/100) for x < 10^4, and floor(x*103 / 2^10) is floor(x/10) for
+** x < 100; no lane's product reaches the next lane, and what a shift
+** brings down from the lane above is masked off. */
+static IDEMNUM_INLINE void idemNumPut8(char *z, uint32_t v){
+  uint64_t x = (uint64_t)(v/10000) | (uint64_t)(v%10000)<<32;
+  uint64_t y = ((x*10486)>>20) & 0x0000007f0000007fULL;
+  x = y | (x - y*100)<<16;
+  y = ((x*103)>>10) & 0x000f000f000f000fULL;
+  x = (y | (x - y*10)<<8) + 0x3030303030303030ULL;
+  z[0] = (char)x;        z[1] = (char)(x>>8);
+  z[2] = (char)(x>>16);  z[3] = (char)(x>>24);
+  z[4] = (char)(x>>32);  z[5] = (char)(x>>40);
+  z[6] = (char)(x>>48);  z[7] = (char)(x>>56);
 }
 
 /* The value of the 8 digits z[0..8).  (Four short chains rather than one
@@ -1017,6 +1029,46 @@ static uint64_t idemNumDigitsValue(const char *z, int n){
   }
   for(; i<n; i++) w = w*10 + (uint64_t)(z[i]-'0');
   return w;
+}
+
+/* The 8 bytes at z as a little-endian word, z[0] in the lowest byte, on
+** every machine (compilers make this one load, and a byte swap on a
+** big-endian machine). */
+static IDEMNUM_INLINE uint64_t idemNumLoad8(const char *z){
+  const unsigned char *u = (const unsigned char*)z;
+  return (uint64_t)u[0]       | (uint64_t)u[1]<<8  | (uint64_t)u[2]<<16
+       | (uint64_t)u[3]<<24   | (uint64_t)u[4]<<32 | (uint64_t)u[5]<<40
+       | (uint64_t)u[6]<<48   | (uint64_t)u[7]<<56;
+}
+
+/* The value of the 8 digits in c (as idemNumLoad8() reads them: the first
+** digit in the lowest byte; a byte that is 0 counts as a digit 0), 8 at a
+** time: the low nibbles of the bytes, joined into pairs of digits in 16-bit
+** lanes, then pairs of pairs in 32-bit lanes, then the two halves.  No lane
+** overflows into the next: 10*9+9, 100*99+99 and 10^4*9999+9999 fit. */
+static IDEMNUM_INLINE uint32_t idemNumSwar8(uint64_t c){
+  c = ((c & 0x0f0f0f0f0f0f0f0fULL) * (10*256 + 1)) >> 8;
+  c = ((c & 0x00ff00ff00ff00ffULL) * (100*65536 + 1)) >> 16;
+  return (uint32_t)(((c & 0x0000ffff0000ffffULL)
+                     * (10000*4294967296ULL + 1)) >> 32);
+}
+
+static const uint64_t idemNumPow10Int[20] = {
+  1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+  10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+  100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+  100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+  100000000000000000ULL, 1000000000000000000ULL,
+  10000000000000000000ULL
+};
+
+/* The 17 digits of s < 10^17, leading zeros included, into z[0..17). */
+static void idemNumPut17(char *z, uint64_t s){
+  assert( s<100000000000000000ULL );
+  z[0] = (char)('0' + s/10000000000000000ULL);
+  s %= 10000000000000000ULL;
+  idemNumPut8(z+1, (uint32_t)(s/100000000));
+  idemNumPut8(z+9, (uint32_t)(s%100000000));
 }
 
 /*
@@ -1046,11 +1098,8 @@ IDEM_PRIVATE int idemNumberFormat(double v, char *zOut){
 
   /* The 17 digits of s (s < 10 * 2^53 < 10^17), leading zeros included,
   ** then without the zeros at either end. */
-  assert( s>0 && s<100000000000000000ULL );
-  aBuf[0] = (char)('0' + s/10000000000000000ULL);
-  s %= 10000000000000000ULL;
-  idemNumPut8(aBuf+1, (uint32_t)(s/100000000));
-  idemNumPut8(aBuf+9, (uint32_t)(s%100000000));
+  assert( s>0 );
+  idemNumPut17(aBuf, s);
   nDig = 17;
   while( zDig[0]=='0' ){
     zDig++;
@@ -1287,12 +1336,13 @@ static int idemNumDecimalToDouble(
 #define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
 
 /*
-** The RFC 8785 text of the validated number literal z[0..n), whose
-** integer digits end at z[iInt] and whose fraction digits, if any, end at
-** z[iFrac] (iFrac==iInt without a fraction): the caller has just scanned
-** the literal, and passes what it found instead of its being scanned again.
+** idemNumberCanonical() of every literal that step 3b does not take: the
+** scan of step 1, then steps 2 to 5.
 */
-IDEM_PRIVATE int idemNumberCanonical(
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemNumCanonicalSlow(
   const char *z, int n,
   int iInt, int iFrac,
   char *zOut
@@ -1432,4 +1482,172 @@ format:
   bits |= (uint64_t)neg << 63;
   memcpy(&v, &bits, sizeof(v));
   return idemNumberFormat(v, zOut);
+}
+
+/*
+** The RFC 8785 text of the validated number literal z[0..n), whose
+** integer digits end at z[iInt] and whose fraction digits, if any, end at
+** z[iFrac] (iFrac==iInt without a fraction): the caller has just scanned
+** the literal, and passes what it found instead of its being scanned again.
+**
+** Here: integer literals, the short literals of step 2 and the common long
+** ones of step 3b, in one pass, for a literal whose last digit is not 0,
+** with an exponent of at most 4 digits, at most 16 digits before a '.' and
+** 10^-307 <= |x| < 10^308.  Everything else goes to idemNumCanonicalSlow().
+*/
+IDEM_PRIVATE int idemNumberCanonical(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  /* aMask[8+i]: the low i bytes of a word, for 0 <= i <= 8; aMask[i] is 0
+  ** below 8 and aMask[8+i] all ones above 16. */
+  static const uint64_t aMask[25] = {
+    0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0xff, 0xffff, 0xffffff, 0xffffffffULL, 0xffffffffffULL,
+    0xffffffffffffULL, 0xffffffffffffffULL,
+    ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL
+  };
+  const uint64_t one = (uint64_t)1<<60;
+  int neg = z[0]=='-';
+  const char *zM = z + neg;         /* The first digit */
+  const char *zD;                   /* The first significant digit */
+  int iEnd = iInt;                  /* End of the digits (and of the '.') */
+  int p;                            /* zD[p] is the '.'; 16 if none */
+  int nD;                           /* Significant digits */
+  int L;                            /* 10^L <= |x| < 10^(L+1) */
+  int x10 = 0;                      /* The exponent */
+  int q, lz, sh, d, e, j;
+  uint64_t w, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m, bits;
+  double v;
+
+  if( iInt==n ){
+    /* An integer literal: as written, but "-0" is "0". */
+    if( zM[0]=='0' ){
+      zOut[0] = '0';
+      return 1;
+    }
+    memcpy(zOut, z, (size_t)n);
+    return n;
+  }
+  if( z[iInt]=='.' ) iEnd = iFrac;
+  if( z[iEnd-1]=='0' ) goto slow;     /* (so there is a nonzero digit) */
+  if( iEnd<n ){
+    int eNeg;
+    j = iEnd + 1;
+    eNeg = z[j]=='-';
+    j += eNeg || z[j]=='+';
+    if( n-j>4 ) goto slow;
+    for(; j<n; j++) x10 = x10*10 + (z[j]-'0');
+    if( eNeg ) x10 = -x10;
+  }
+
+  /* Step 1 */
+  if( zM[0]!='0' ){
+    zD = zM;
+    nD = iEnd - neg;
+    p = 16;
+    if( iEnd>iInt ){
+      p = iInt - neg;
+      nD--;
+      if( p>16 ) goto slow;
+    }
+    L = x10 + iInt - neg - 1;
+  }else{
+    for(zD=zM+2; zD[0]=='0'; zD++){}
+    nD = (int)(z + iEnd - zD);
+    p = 16;
+    L = x10 + 1 - (int)(zD - zM);
+  }
+  if( L<-307 || L>307 ) goto slow;
+
+  /* Step 2 */
+  if( nD<=15 ){
+    char aBuf[48];
+    for(j=0; j<nD; j++) aBuf[j] = zD[j + (j>=p)];
+    return idemNumLayout(zOut, neg, aBuf, nD, L+1);
+  }
+  if( nD>19 ) goto slow;
+
+  /* Step 3b.  w: the first 16 digits in two words of 8, the '.' taken out
+  ** (the bytes after it moved down by one), then the others.  The loads
+  ** stay in the literal: zD[0..nD) holds 16 digits or more, and one more
+  ** byte if zD[p] is the '.'. */
+  {
+    const char *zB = zD + (p<16);
+    uint64_t m0 = aMask[p+8], m1 = aMask[p];
+    c0 = (idemNumLoad8(zD) & m0) | (idemNumLoad8(zB) & ~m0);
+    c1 = (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1);
+  }
+  w = (uint64_t)idemNumSwar8(c0)*100000000 + idemNumSwar8(c1);
+  for(j=iEnd-(nD-16); j<iEnd; j++) w = w*10 + (uint64_t)(z[j]-'0');
+
+  /* Step 3, for x = w*10^q: U = uHi:uLo, m and the fraction f below it. */
+  q = L - nD + 1;
+  tHi = idemNumPow10[q - IDEMNUM_POW10_MIN][0];
+  tLo = idemNumPow10[q - IDEMNUM_POW10_MIN][1];
+  lz = idemNumClz64(w);
+  uHi = idemNumMul128(w<<lz, tHi, &uLo);
+  f = idemNumMul128(w<<lz, tLo, &t);
+  uLo += f;
+  uHi += (uLo<f);
+  sh = 10 + (int)(uHi>>63);
+  f = uHi<<(64-sh) | uLo>>sh;
+  g = f + ((uint64_t)1<<63);
+  if( g+1<=1 ) goto slow;           /* near the halfway point */
+  m = (uHi>>sh) + (f>>63);
+  e = sh + 1 + idemNumFloorLog2Pow10(q) - lz;
+  assert( sh+4-lz>=0 );
+  t = tHi >> (sh + 4 - lz);
+  d = z[iEnd-1] - '0';
+  g >>= 4;
+  if( m!=IDEMNUM_HIDDEN && m!=(IDEMNUM_HIDDEN<<1) && nD<=17
+   && (t>=one || (g+2<=(uint64_t)d*t
+               && (uint64_t)(10-d)*t + g > one
+               && 2*g+4<=one+t
+               && 2*g+t>one))
+  ){
+    char aBuf[48];
+    if( iEnd==n && L>=-6 ){
+      /* ddd.ddd or 0.000ddd: ECMAScript writes it as it is written.  It
+      ** has 17 to 25 bytes. */
+      memcpy(zOut, z, 16);
+      memcpy(zOut+n-16, z+n-16, 16);
+      return n;
+    }
+    if( p==1 && iEnd<n && (L>=21 || L<=-7) ){
+      /* d.ddde-NN: as written up to the 'e' (17 to 19 bytes), then the
+      ** exponent as ECMAScript writes it: a sign, no leading zeros. */
+      char *o = zOut + iEnd;
+      int a = L<0 ? -L : L;
+      memcpy(zOut, z, 16);
+      memcpy(zOut+iEnd-16, z+iEnd-16, 16);
+      *(o++) = 'e';
+      *(o++) = L<0 ? '-' : '+';
+      if( a>=100 ){
+        *(o++) = (char)('0' + a/100);
+        a %= 100;
+        *(o++) = (char)('0' + a/10);
+      }else if( a>=10 ){
+        *(o++) = (char)('0' + a/10);
+      }
+      *(o++) = (char)('0' + a%10);
+      return (int)(o - zOut);
+    }
+    idemNumPut17(aBuf, w);
+    return idemNumLayout(zOut, neg, aBuf+17-nD, nD, L+1);
+  }
+
+  /* Not known to be the shortest: step 5. */
+  if( m==(IDEMNUM_HIDDEN<<1) ){
+    m = IDEMNUM_HIDDEN;
+    e++;
+  }
+  bits = ((uint64_t)(e+1075)<<52) | (m & (IDEMNUM_HIDDEN-1));
+  bits |= (uint64_t)neg << 63;
+  memcpy(&v, &bits, sizeof(v));
+  return idemNumberFormat(v, zOut);
+
+slow:
+  return idemNumCanonicalSlow(z, n, iInt, iFrac, zOut);
 }
