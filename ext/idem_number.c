@@ -1001,10 +1001,18 @@ static IDEMNUM_INLINE void idemNumPut8(char *z, uint32_t v){
   x = y | (x - y*100)<<16;
   y = ((x*103)>>10) & 0x000f000f000f000fULL;
   x = (y | (x - y*10)<<8) + 0x3030303030303030ULL;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__==__ORDER_LITTLE_ENDIAN__
+  memcpy(z, &x, 8);
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__==__ORDER_BIG_ENDIAN__ \
+   && defined(__GNUC__)
+  x = __builtin_bswap64(x);
+  memcpy(z, &x, 8);
+#else
   z[0] = (char)x;        z[1] = (char)(x>>8);
   z[2] = (char)(x>>16);  z[3] = (char)(x>>24);
   z[4] = (char)(x>>32);  z[5] = (char)(x>>40);
   z[6] = (char)(x>>48);  z[7] = (char)(x>>56);
+#endif
 }
 
 /* The value of the 8 digits z[0..8).  (Four short chains rather than one
@@ -1564,7 +1572,8 @@ IDEM_PRIVATE int idemNumberCanonical(
   /* Step 2 */
   if( nD<=15 ){
     char aBuf[48];
-    for(j=0; j<nD; j++) aBuf[j] = zD[j + (j>=p)];
+    for(j=0; j<nD && j<p; j++) aBuf[j] = zD[j];
+    for(; j<nD; j++) aBuf[j] = zD[j+1];
     return idemNumLayout(zOut, neg, aBuf, nD, L+1);
   }
   if( nD>19 ) goto slow;
@@ -1615,24 +1624,46 @@ IDEM_PRIVATE int idemNumberCanonical(
       memcpy(zOut+n-16, z+n-16, 16);
       return n;
     }
-    if( p==1 && iEnd<n && (L>=21 || L<=-7) ){
-      /* d.ddde-NN: as written up to the 'e' (17 to 19 bytes), then the
-      ** exponent as ECMAScript writes it: a sign, no leading zeros. */
-      char *o = zOut + iEnd;
-      int a = L<0 ? -L : L;
-      memcpy(zOut, z, 16);
-      memcpy(zOut+iEnd-16, z+iEnd-16, 16);
-      *(o++) = 'e';
-      *(o++) = L<0 ? '-' : '+';
-      if( a>=100 ){
-        *(o++) = (char)('0' + a/100);
-        a %= 100;
-        *(o++) = (char)('0' + a/10);
-      }else if( a>=10 ){
-        *(o++) = (char)('0' + a/10);
+    if( p==1 && iEnd<n ){
+      /* d.ddde-NN, as JSON.stringify() and Python write long numbers: the
+      ** digits are z[iInt-1] and the nD-1 (15 or 16) after the '.', and
+      ** 16 bytes from there stay in the literal (the exponent follows). */
+      char *o = zOut;
+      if( L>=21 || L<=-7 ){
+        /* As written up to the 'e' (17 to 19 bytes), then the exponent as
+        ** ECMAScript writes it: a sign, no leading zeros. */
+        int a = L<0 ? -L : L;
+        memcpy(o, z, 16);
+        memcpy(o+iEnd-16, z+iEnd-16, 16);
+        o += iEnd;
+        *(o++) = 'e';
+        *(o++) = L<0 ? '-' : '+';
+        if( a>=100 ){
+          *(o++) = (char)('0' + a/100);
+          a %= 100;
+          *(o++) = (char)('0' + a/10);
+        }else if( a>=10 ){
+          *(o++) = (char)('0' + a/10);
+        }
+        *(o++) = (char)('0' + a%10);
+        return (int)(o - zOut);
       }
-      *(o++) = (char)('0' + a%10);
-      return (int)(o - zOut);
+      if( L<0 ){
+        /* 0.000ddd */
+        if( neg ) *(o++) = '-';
+        memcpy(o, "0.000000", 8);
+        o[1-L] = z[iInt-1];
+        memcpy(o+2-L, z+iInt+1, 16);
+        return (int)(o - zOut) + 1 - L + nD;
+      }
+      if( L>=nD-1 ){
+        /* All the digits, then zeros: an integer below 10^21 */
+        if( neg ) *(o++) = '-';
+        o[0] = z[iInt-1];
+        memcpy(o+1, z+iInt+1, 16);
+        memcpy(o+nD, "00000000", 8);
+        return (int)(o - zOut) + 1 + L;
+      }
     }
     idemNumPut17(aBuf, w);
     return idemNumLayout(zOut, neg, aBuf+17-nD, nD, L+1);
