@@ -1061,6 +1061,24 @@ static IDEMNUM_INLINE uint32_t idemNumSwar8(uint64_t c){
                      * (10000*4294967296ULL + 1)) >> 32);
 }
 
+/* idemNumLoad8() and idemNumSwar8() for 4 bytes and up to 4 digits, and
+** the 4 bytes of a word into z[0..4), the lowest byte first. */
+static IDEMNUM_INLINE uint32_t idemNumLoad4(const char *z){
+  const unsigned char *u = (const unsigned char*)z;
+  return (uint32_t)u[0] | (uint32_t)u[1]<<8 | (uint32_t)u[2]<<16
+       | (uint32_t)u[3]<<24;
+}
+static IDEMNUM_INLINE uint32_t idemNumSwar4(uint32_t c){
+  c = ((c & 0x0f0f0f0f) * (10*256 + 1)) >> 8;
+  return ((c & 0x00ff00ff) * (100*65536 + 1)) >> 16;
+}
+static IDEMNUM_INLINE void idemNumStore4(char *z, uint32_t x){
+  z[0] = (char)x;
+  z[1] = (char)(x>>8);
+  z[2] = (char)(x>>16);
+  z[3] = (char)(x>>24);
+}
+
 static const uint64_t idemNumPow10Int[20] = {
   1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
   10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
@@ -1540,17 +1558,8 @@ IDEM_PRIVATE int idemNumberCanonical(
   }
   if( z[iInt]=='.' ) iEnd = iFrac;
   if( z[iEnd-1]=='0' ) goto slow;     /* (so there is a nonzero digit) */
-  if( iEnd<n ){
-    int eNeg;
-    j = iEnd + 1;
-    eNeg = z[j]=='-';
-    j += eNeg || z[j]=='+';
-    if( n-j>4 ) goto slow;
-    for(; j<n; j++) x10 = x10*10 + (z[j]-'0');
-    if( eNeg ) x10 = -x10;
-  }
 
-  /* Step 1 */
+  /* Step 1, less the exponent: x = 0.D * 10^(L+1-x10) */
   if( zM[0]!='0' ){
     zD = zM;
     nD = iEnd - neg;
@@ -1560,12 +1569,30 @@ IDEM_PRIVATE int idemNumberCanonical(
       nD--;
       if( p>16 ) goto slow;
     }
-    L = x10 + iInt - neg - 1;
+    L = iInt - neg - 1;
   }else{
     for(zD=zM+2; zD[0]=='0'; zD++){}
     nD = (int)(z + iEnd - zD);
     p = 16;
-    L = x10 + 1 - (int)(zD - zM);
+    L = 1 - (int)(zD - zM);
+  }
+
+  /* The exponent: a sign, then up to 4 digits.  With 16 digits or more
+  ** the literal has 16 bytes or more, and the exponent's k digits are the
+  ** last k of its last 4 bytes. */
+  if( iEnd<n ){
+    int eNeg = z[iEnd+1]=='-';
+    int k;
+    j = iEnd + 1 + (eNeg || z[iEnd+1]=='+');
+    k = n - j;
+    if( k>4 ) goto slow;
+    if( nD>=16 ){
+      x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
+                              & (uint32_t)(0xffffffffULL << (8*(4-k))));
+    }else{
+      for(; j<n; j++) x10 = x10*10 + (z[j]-'0');
+    }
+    L += eNeg ? -x10 : x10;
   }
   if( L<-307 || L>307 ) goto slow;
 
@@ -1589,7 +1616,9 @@ IDEM_PRIVATE int idemNumberCanonical(
     c1 = (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1);
   }
   w = (uint64_t)idemNumSwar8(c0)*100000000 + idemNumSwar8(c1);
-  for(j=iEnd-(nD-16); j<iEnd; j++) w = w*10 + (uint64_t)(z[j]-'0');
+  w = w*idemNumPow10Int[nD-16]
+    + idemNumSwar4(idemNumLoad4(z+iEnd-4)
+                   & (uint32_t)(0xffffffff00000000ULL >> (8*(nD-16))));
 
   /* Step 3, for x = w*10^q: U = uHi:uLo, m and the fraction f below it. */
   q = L - nD + 1;
@@ -1616,53 +1645,49 @@ IDEM_PRIVATE int idemNumberCanonical(
                && 2*g+4<=one+t
                && 2*g+t>one))
   ){
+    /* The digits of the literal are the answer. */
     char aBuf[48];
-    if( iEnd==n && L>=-6 ){
-      /* ddd.ddd or 0.000ddd: ECMAScript writes it as it is written.  It
-      ** has 17 to 25 bytes. */
-      memcpy(zOut, z, 16);
-      memcpy(zOut+n-16, z+n-16, 16);
-      return n;
-    }
-    if( p==1 && iEnd<n ){
+    if( iEnd==n ){
+      if( L>=-6 ){
+        /* ddd.ddd or 0.000ddd (17 to 25 bytes): as written. */
+        memcpy(zOut, z, 16);
+        memcpy(zOut+n-16, z+n-16, 16);
+        return n;
+      }
+    }else if( p==1 ){
       /* d.ddde-NN, as JSON.stringify() and Python write long numbers: the
       ** digits are z[iInt-1] and the nD-1 (15 or 16) after the '.', and
       ** 16 bytes from there stay in the literal (the exponent follows). */
-      char *o = zOut;
+      char *o = zOut + neg;
       if( L>=21 || L<=-7 ){
         /* As written up to the 'e' (17 to 19 bytes), then the exponent as
         ** ECMAScript writes it: a sign, no leading zeros. */
-        int a = L<0 ? -L : L;
-        memcpy(o, z, 16);
-        memcpy(o+iEnd-16, z+iEnd-16, 16);
-        o += iEnd;
-        *(o++) = 'e';
-        *(o++) = L<0 ? '-' : '+';
-        if( a>=100 ){
-          *(o++) = (char)('0' + a/100);
-          a %= 100;
-          *(o++) = (char)('0' + a/10);
-        }else if( a>=10 ){
-          *(o++) = (char)('0' + a/10);
-        }
-        *(o++) = (char)('0' + a%10);
-        return (int)(o - zOut);
+        int a = L<0 ? -L : L;         /* 7 to 307 */
+        int a2 = a/100, a1 = a/10 - a2*10, a0 = a%10;
+        int nE = 1 + (a>=10) + (a>=100);
+        memcpy(zOut, z, 16);
+        memcpy(zOut+iEnd-16, z+iEnd-16, 16);
+        zOut[iEnd] = 'e';
+        zOut[iEnd+1] = (char)('+' + 2*(L<0));         /* '+' or '-' */
+        idemNumStore4(zOut+iEnd+2,
+                      (uint32_t)(0x303030 + a2 + (a1<<8) + (a0<<16))
+                        >> (8*(3-nE)));
+        return iEnd + 2 + nE;
       }
+      zOut[0] = '-';
       if( L<0 ){
         /* 0.000ddd */
-        if( neg ) *(o++) = '-';
         memcpy(o, "0.000000", 8);
         o[1-L] = z[iInt-1];
         memcpy(o+2-L, z+iInt+1, 16);
-        return (int)(o - zOut) + 1 - L + nD;
+        return neg + 1 - L + nD;
       }
       if( L>=nD-1 ){
         /* All the digits, then zeros: an integer below 10^21 */
-        if( neg ) *(o++) = '-';
         o[0] = z[iInt-1];
         memcpy(o+1, z+iInt+1, 16);
         memcpy(o+nD, "00000000", 8);
-        return (int)(o - zOut) + 1 + L;
+        return neg + 1 + L;
       }
     }
     idemNumPut17(aBuf, w);
