@@ -1633,13 +1633,12 @@ IDEM_PRIVATE int idemNumberCanonical(
   f = uHi<<(64-sh) | uLo>>sh;
   g = f + ((uint64_t)1<<63);
   if( g+1<=1 ) goto slow;           /* near the halfway point */
-  m = (uHi>>sh) + (f>>63);
-  e = sh + 1 + idemNumFloorLog2Pow10(q) - lz;
+  m = (uHi>>sh) + (f>>63);          /* 2^52 <= m <= 2^53 */
   assert( sh+4-lz>=0 );
   t = tHi >> (sh + 4 - lz);
   d = z[iEnd-1] - '0';
   g >>= 4;
-  if( m!=IDEMNUM_HIDDEN && m!=(IDEMNUM_HIDDEN<<1) && nD<=17
+  if( (m & (IDEMNUM_HIDDEN-1))!=0 && nD<=17
    && (t>=one || (g+2<=(uint64_t)d*t
                && (uint64_t)(10-d)*t + g > one
                && 2*g+4<=one+t
@@ -1694,11 +1693,9 @@ IDEM_PRIVATE int idemNumberCanonical(
     return idemNumLayout(zOut, neg, aBuf+17-nD, nD, L+1);
   }
 
-  /* Not known to be the shortest: step 5. */
-  if( m==(IDEMNUM_HIDDEN<<1) ){
-    m = IDEMNUM_HIDDEN;
-    e++;
-  }
+  /* Not known to be the shortest: step 5, from the double that step 3
+  ** finds (it does: the rounding was decided above). */
+  if( !idemNumEiselLemire(w, q, &m, &e) ) goto slow;
   bits = ((uint64_t)(e+1075)<<52) | (m & (IDEMNUM_HIDDEN-1));
   bits |= (uint64_t)neg << 63;
   memcpy(&v, &bits, sizeof(v));
