@@ -1597,6 +1597,7 @@ IDEM_PRIVATE int idemNumberCanonical(
   int nD;                           /* Significant digits */
   int L;                            /* 10^L <= |x| < 10^(L+1) */
   int x10 = 0;                      /* The exponent */
+  int isJsExp = 0;                  /* It is written as ECMAScript does */
   int q, lz, sh, d, e, j;
   uint64_t w, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m, bits;
   double v;
@@ -1640,6 +1641,8 @@ IDEM_PRIVATE int idemNumberCanonical(
     j = iEnd + 1 + (eNeg || z[iEnd+1]=='+');
     k = n - j;
     if( k>4 ) goto slow;
+    /* ECMAScript's way: "e", a sign and no leading zero */
+    isJsExp = z[iEnd]=='e' && j==iEnd+2 && z[j]!='0';
     if( nD>=16 ){
       x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
                               & (uint32_t)(0xffffffffULL << (8*(4-k))));
@@ -1700,21 +1703,20 @@ IDEM_PRIVATE int idemNumberCanonical(
   ){
     /* The digits of the literal are the answer. */
     char aBuf[48];
-    if( iEnd==n ){
-      if( L>=-6 ){
-        /* ddd.ddd or 0.000ddd (17 to 25 bytes): as written. */
-        memcpy(zOut, z, 16);
-        memcpy(zOut+n-16, z+n-16, 16);
-        return n;
-      }
-    }else if( p==1 ){
+    if( iEnd==n ? L>=-6 : (isJsExp && p==1 && (L>=21 || L<=-7)) ){
+      /* ddd.ddd, 0.000ddd or d.ddde-NN (17 to 25 bytes): as written. */
+      memcpy(zOut, z, 16);
+      memcpy(zOut+n-16, z+n-16, 16);
+      return n;
+    }
+    if( p==1 && iEnd<n ){
       /* d.ddde-NN, as JSON.stringify() and Python write long numbers: the
       ** digits are z[iInt-1] and the nD-1 (15 or 16) after the '.', and
       ** 16 bytes from there stay in the literal (the exponent follows). */
       char *o = zOut + neg;
       if( L>=21 || L<=-7 ){
         /* As written up to the 'e' (17 to 19 bytes), then the exponent as
-        ** ECMAScript writes it: a sign, no leading zeros. */
+        ** ECMAScript writes it (Python writes "e-07"). */
         int a = L<0 ? -L : L;         /* 7 to 307 */
         int a2 = a/100, a1 = a/10 - a2*10, a0 = a%10;
         int nE = 1 + (a>=10) + (a>=100);
