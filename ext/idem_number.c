@@ -71,8 +71,8 @@
 **    (ddd.ddd, or 0.000ddd with at most 5 zeros, is ECMAScript's own
 **    layout: JSON has no leading zeros, and the last digit is not 0), or
 **    its digits are laid out anew (d.ddde-NN gets its exponent written
-**    ECMAScript's way).  This takes literals of 16 to 19 significant
-**    digits D (only 16 or 17 can pass), x = D*10^q exactly, the last
+**    ECMAScript's way).  This takes literals of 16 or 17 significant
+**    digits D (a shortest form has at most 17), x = D*10^q, the last
 **    digit d not 0.  Let v = m*2^e be the double nearest x (step 3),
 **    u = 2^e and delta = x - v, so that |delta| <= u/2.
 **    Unless m = 2^52 (below a power of two the interval is
@@ -1565,6 +1565,66 @@ format:
 }
 
 /*
+** The ways out of idemNumberCanonical() other than its common one, each
+** a function of its own that it calls last (so that the common path has
+** no call to save registers for).
+*/
+#if defined(__GNUC__)
+# define IDEMNUM_NOINLINE __attribute__((noinline))
+#else
+# define IDEMNUM_NOINLINE
+#endif
+
+/* An integer literal z[0..n): as written, but "-0" is "0". */
+static IDEMNUM_NOINLINE int idemNumAsWritten(
+  const char *z, int n, char *zOut
+){
+  if( z[z[0]=='-']=='0' ){
+    zOut[0] = '0';
+    return 1;
+  }
+  memcpy(zOut, z, (size_t)n);
+  return n;
+}
+
+/* Step 2: the nD <= 15 digits zD[0..nD) (zD[p] being a '.' that is not
+** one of them, if p < nD) are the answer, 0.D * 10^(L+1). */
+static IDEMNUM_NOINLINE int idemNumShortLiteral(
+  char *zOut, int neg, const char *zD, int nD, int p, int L
+){
+  char aBuf[48];
+  int j;
+  for(j=0; j<nD && j<p; j++) aBuf[j] = zD[j];
+  for(; j<nD; j++) aBuf[j] = zD[j+1];
+  return idemNumLayout(zOut, neg, aBuf, nD, L+1);
+}
+
+/* The nD <= 17 digits of w are the answer, 0.w * 10^(L+1). */
+static IDEMNUM_NOINLINE int idemNumLayoutValue(
+  char *zOut, int neg, uint64_t w, int nD, int L
+){
+  char aBuf[48];
+  idemNumPut17(aBuf, w);
+  return idemNumLayout(zOut, neg, aBuf+17-nD, nD, L+1);
+}
+
+/* Step 5 for the double nearest w*10^q, which step 3 finds. */
+static IDEMNUM_NOINLINE int idemNumFromDecimal(
+  char *zOut, int neg, uint64_t w, int q
+){
+  uint64_t m, bits;
+  int e, ok;
+  double v;
+  ok = idemNumEiselLemire(w, q, &m, &e);
+  assert( ok );
+  (void)ok;
+  bits = ((uint64_t)(e+1075)<<52) | (m & (IDEMNUM_HIDDEN-1));
+  bits |= (uint64_t)neg << 63;
+  memcpy(&v, &bits, sizeof(v));
+  return idemNumberFormat(v, zOut);
+}
+
+/*
 ** The RFC 8785 text of the validated number literal z[0..n), whose
 ** integer digits end at z[iInt] and whose fraction digits, if any, end at
 ** z[iFrac] (iFrac==iInt without a fraction): the caller has just scanned
@@ -1598,19 +1658,10 @@ IDEM_PRIVATE int idemNumberCanonical(
   int L;                            /* 10^L <= |x| < 10^(L+1) */
   int x10 = 0;                      /* The exponent */
   int isJsExp = 0;                  /* It is written as ECMAScript does */
-  int q, lz, sh, d, e, j;
-  uint64_t w, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m, bits;
-  double v;
+  int q, lz, sh, d, j;
+  uint64_t w, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m;
 
-  if( iInt==n ){
-    /* An integer literal: as written, but "-0" is "0". */
-    if( zM[0]=='0' ){
-      zOut[0] = '0';
-      return 1;
-    }
-    memcpy(zOut, z, (size_t)n);
-    return n;
-  }
+  if( iInt==n ) return idemNumAsWritten(z, n, zOut);
   if( z[iInt]=='.' ) iEnd = iFrac;
   if( z[iEnd-1]=='0' ) goto slow;     /* (so there is a nonzero digit) */
 
@@ -1654,16 +1705,11 @@ IDEM_PRIVATE int idemNumberCanonical(
   if( L<-307 || L>307 ) goto slow;
 
   /* Step 2 */
-  if( nD<=15 ){
-    char aBuf[48];
-    for(j=0; j<nD && j<p; j++) aBuf[j] = zD[j];
-    for(; j<nD; j++) aBuf[j] = zD[j+1];
-    return idemNumLayout(zOut, neg, aBuf, nD, L+1);
-  }
-  if( nD>19 ) goto slow;
+  if( nD<=15 ) return idemNumShortLiteral(zOut, neg, zD, nD, p, L);
+  if( nD>17 ) goto slow;            /* (never the shortest) */
 
   /* Step 3b.  w: the first 16 digits in two words of 8, the '.' taken out
-  ** (the bytes after it moved down by one), then the others.  The loads
+  ** (the bytes after it moved down by one), then the 17th.  The loads
   ** stay in the literal: zD[0..nD) holds 16 digits or more, and one more
   ** byte if zD[p] is the '.'. */
   {
@@ -1672,10 +1718,9 @@ IDEM_PRIVATE int idemNumberCanonical(
     c0 = (idemNumLoad8(zD) & m0) | (idemNumLoad8(zB) & ~m0);
     c1 = (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1);
   }
+  d = z[iEnd-1] - '0';
   w = (uint64_t)idemNumSwar8(c0)*100000000 + idemNumSwar8(c1);
-  w = w*idemNumPow10Int[nD-16]
-    + idemNumSwar4(idemNumLoad4(z+iEnd-4)
-                   & (uint32_t)(0xffffffff00000000ULL >> (8*(nD-16))));
+  if( nD==17 ) w = w*10 + (uint64_t)d;
 
   /* Step 3, for x = w*10^q: U = uHi:uLo, m and the fraction f below it. */
   q = L - nD + 1;
@@ -1693,16 +1738,14 @@ IDEM_PRIVATE int idemNumberCanonical(
   m = (uHi>>sh) + (f>>63);          /* 2^52 <= m <= 2^53 */
   assert( sh+4-lz>=0 );
   t = tHi >> (sh + 4 - lz);
-  d = z[iEnd-1] - '0';
   g >>= 4;
-  if( (m & (IDEMNUM_HIDDEN-1))!=0 && nD<=17
+  if( (m & (IDEMNUM_HIDDEN-1))!=0
    && (t>=one || (g+2<=(uint64_t)d*t
                && (uint64_t)(10-d)*t + g > one
                && 2*g+4<=one+t
                && 2*g+t>one))
   ){
     /* The digits of the literal are the answer. */
-    char aBuf[48];
     if( iEnd==n ? L>=-6 : (isJsExp && p==1 && (L>=21 || L<=-7)) ){
       /* ddd.ddd, 0.000ddd or d.ddde-NN (17 to 25 bytes): as written. */
       memcpy(zOut, z, 16);
@@ -1745,17 +1788,12 @@ IDEM_PRIVATE int idemNumberCanonical(
         return neg + 1 + L;
       }
     }
-    idemNumPut17(aBuf, w);
-    return idemNumLayout(zOut, neg, aBuf+17-nD, nD, L+1);
+    return idemNumLayoutValue(zOut, neg, w, nD, L);
   }
 
   /* Not known to be the shortest: step 5, from the double that step 3
   ** finds (it does: the rounding was decided above). */
-  if( !idemNumEiselLemire(w, q, &m, &e) ) goto slow;
-  bits = ((uint64_t)(e+1075)<<52) | (m & (IDEMNUM_HIDDEN-1));
-  bits |= (uint64_t)neg << 63;
-  memcpy(&v, &bits, sizeof(v));
-  return idemNumberFormat(v, zOut);
+  return idemNumFromDecimal(zOut, neg, w, q);
 
 slow:
   return idemNumCanonicalSlow(z, n, iInt, iFrac, zOut);
