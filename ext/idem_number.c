@@ -1422,11 +1422,7 @@ static int idemNumDecimalToDouble(
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
-static int idemNumCanonicalSlow(
-  const char *z, int n,
-  int iInt, int iFrac,
-  char *zOut
-){
+static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
   char aDig[IDEMNUM_MAX_DIGITS+1];  /* Significant digits, +1 for a '1' */
   const char *zDig;                 /* The significant digits */
   const char *zInt, *zFrac;         /* Digits before and after the '.' */
@@ -1436,11 +1432,19 @@ static int idemNumCanonicalSlow(
   int nLead = 0;                    /* Zeros before the first nonzero digit */
   int isShort;                      /* Already its own shortest form */
   int neg = n>0 && z[0]=='-';
-  int i;
+  int i, iInt, iFrac;
   int64_t e10 = 0, L;
   uint64_t bits;
   double v;
 
+  /* Where the integer digits and the fraction digits end (a validated
+  ** literal: no checks needed). */
+  for(i=neg; i<n && z[i]>='0' && z[i]<='9'; i++){}
+  iInt = i;
+  if( i<n && z[i]=='.' ){
+    for(i++; i<n && z[i]>='0' && z[i]<='9'; i++){}
+  }
+  iFrac = i;
   zInt = z + neg;
   i = iInt;
   nInt = nIntAll = i - neg;
@@ -1796,5 +1800,5 @@ IDEM_PRIVATE int idemNumberCanonical(
   return idemNumFromDecimal(zOut, neg, w, q);
 
 slow:
-  return idemNumCanonicalSlow(z, n, iInt, iFrac, zOut);
+  return idemNumCanonicalSlow(z, n, zOut);
 }
