@@ -1657,6 +1657,7 @@ IDEM_PRIVATE int idemNumberCanonical(
   const char *zM = z + neg;         /* The first digit */
   const char *zD;                   /* The first significant digit */
   int iEnd = iInt;                  /* End of the digits (and of the '.') */
+  int nLit = n;                     /* End of the literal, or of "ddd" */
   int p;                            /* zD[p] is the '.'; 16 if none */
   int nD;                           /* Significant digits */
   int L;                            /* 10^L <= |x| < 10^(L+1) */
@@ -1667,7 +1668,15 @@ IDEM_PRIVATE int idemNumberCanonical(
 
   if( iInt==n ) return idemNumAsWritten(z, n, zOut);
   if( z[iInt]=='.' ) iEnd = iFrac;
-  if( z[iEnd-1]=='0' ) goto slow;     /* (so there is a nonzero digit) */
+  if( z[iEnd-1]=='0' ){
+    /* "ddd.0" (Python's integral floats) is taken as "ddd", with nLit,
+    ** the end of what may be copied, before the ".0".  Other trailing
+    ** zeros go the long way. */
+    if( iEnd!=n || iFrac!=iInt+2 || z[iInt+1]!='0' || z[iInt-1]=='0' ){
+      goto slow;
+    }
+    iEnd = nLit = iInt;
+  }
 
   /* Step 1, less the exponent: x = 0.D * 10^(L+1-x10) */
   if( zM[0]!='0' ){
@@ -1690,7 +1699,7 @@ IDEM_PRIVATE int idemNumberCanonical(
   /* The exponent: a sign, then up to 4 digits.  With 16 digits or more
   ** the literal has 16 bytes or more, and the exponent's k digits are the
   ** last k of its last 4 bytes. */
-  if( iEnd<n ){
+  if( iEnd<nLit ){
     int eNeg = z[iEnd+1]=='-';
     int k;
     j = iEnd + 1 + (eNeg || z[iEnd+1]=='+');
@@ -1750,13 +1759,14 @@ IDEM_PRIVATE int idemNumberCanonical(
                && 2*g+t>one))
   ){
     /* The digits of the literal are the answer. */
-    if( iEnd==n ? L>=-6 : (isJsExp && p==1 && (L>=21 || L<=-7)) ){
-      /* ddd.ddd, 0.000ddd or d.ddde-NN (17 to 25 bytes): as written. */
+    if( iEnd==nLit ? L>=-6 : (isJsExp && p==1 && (L>=21 || L<=-7)) ){
+      /* ddd.ddd, ddd, 0.000ddd or d.ddde-NN (16 to 25 bytes): as
+      ** written. */
       memcpy(zOut, z, 16);
-      memcpy(zOut+n-16, z+n-16, 16);
-      return n;
+      memcpy(zOut+nLit-16, z+nLit-16, 16);
+      return nLit;
     }
-    if( p==1 && iEnd<n ){
+    if( p==1 && iEnd<nLit ){
       /* d.ddde-NN, as JSON.stringify() and Python write long numbers: the
       ** digits are z[iInt-1] and the nD-1 (15 or 16) after the '.', and
       ** 16 bytes from there stay in the literal (the exponent follows). */

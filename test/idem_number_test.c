@@ -241,6 +241,10 @@ static int checkLiterals(double v){
   {
     double a = v<0 ? -v : v;
     if( a<1.0 && a>=1e-6 ) snprintf(azLit[nLit++], 64, "%.*f", 24, v);
+    /* Python's repr() of an integral value below 1e16: "ddd.0" */
+    if( a<1e17 && a==(double)(int64_t)a ){
+      snprintf(azLit[nLit++], 64, "%.1f", v);
+    }
   }
   for(i=0; i<nLit; i++){
     const char *z = azLit[i];
@@ -321,6 +325,12 @@ static int checkRandom(long nTest){
     bits = x;
     if( (i&3)==0 ){
       bits = (bits & ~((uint64_t)0x7ff<<52)) | ((uint64_t)(i%2047)<<52);
+    }
+    if( (i&31)==3 ){
+      /* an integral value near 1e16 */
+      memcpy(&v, &bits, 8);
+      v = (double)(int64_t)(1e15 + (double)(x % 100000000000000000ULL));
+      memcpy(&bits, &v, 8);
     }
     if( (i&31)==1 ){
       /* a power of two, or next to one (the interval is narrower below) */
