@@ -74,10 +74,10 @@
 **    ECMAScript's way).  This takes literals of 16 or 17 significant
 **    digits D (a shortest form has at most 17), x = D*10^q, the last
 **    digit d not 0.  Let v = m*2^e be the double nearest x (step 3),
-**    u = 2^e and delta = x - v, so that |delta| <= u/2.
-**    Unless m = 2^52 (below a power of two the interval is
-**    narrower: not taken), every decimal in [v-u/2, v+u/2] reads back as v
-**    (the ends only if m is even), and none outside.  D is the answer if
+**    u = 2^e and delta = x - v, so that |delta| <= u/2.  Unless m = 2^52
+**    (below a power of two the interval is narrower: not taken), every
+**    decimal in [v-u/2, v+u/2] reads back as v (the ends only if m is
+**    even), and none outside.  D is the answer if
 **      (a) no multiple of 10^(q+1) is in the interval.  Then no decimal
 **          with fewer digits is: one in [10^L, 10^(L+1)) would be such a
 **          multiple, and an interval leaving that decade holds 10^L or
@@ -90,14 +90,14 @@
 **    (b) are
 **      g < d*t,   (10-d)*t > 1 - g,   2g - 1 < t,   2g - 1 > -t.
 **    All hold if t >= 1, as 0 < g < 1 (x is not on a halfway point: see
-**    below).  Step 3's product has both.  The 64 bits of U below m's,
-**    plus 2^63 (modulo 2^64), are G with G <= g*2^64 < G + 2 (U is less
-**    than 2 units short, the truncation to 64 bits less than 1 more).
-**    The test takes only G other than 0 and 2^64-1, that is with those
-**    top 64 bits at least 2^63+1 or at most 2^63-2: then the exact bits
+**    below).  Step 3's product has both.  The 64 bits of U just below
+**    m's, plus 2^63 (modulo 2^64), are G with G <= g*2^64 < G + 2 (U is
+**    less than 2 units short, the truncation to 64 bits less than 1
+**    more).  The test takes only G other than 0 and 2^64-1, that is with
+**    those 64 bits at least 2^63+1 or at most 2^63-2: then the exact bits
 **    are above half or below it (no tie), the rounding is up if and only
-**    if the top bit is set, and step 3 agrees.  And 10^q is
-**    the table entry's T + a fraction, times
+**    if the top one is set, and step 3 agrees.  And 10^q is the table
+**    entry's tHi:tLo plus less than one unit, times
 **    2^(floor(log2(10^q))-127), so that t*2^64 = (tHi + a fraction) *
 **    2^(lz-sh), in the terms of idemNumEiselLemire(); here lz <= sh+4.
 **    In units of 2^-60, with gi = G>>4 and ti = tHi>>(sh+4-lz),
@@ -144,13 +144,14 @@
 **    when c is even (round half to even reads them back as v).
 **
 ** THE COMMON PATH.  idemNumberCanonical() does steps 1, 2 and 3b in one
-** pass for the literals that most JSON holds: the last digit not 0, at
-** most 16 digits before a '.', an exponent of at most 4 digits and
-** -307 <= L <= 307.  The digits are read 8 at a time (two loads one byte
-** apart merged under a mask take the '.' out), the exponent and the last
-** digits 4 at a time, and step 3 is written out for the test of step 3b.
-** Everything else, and every literal that step 3b does not take, goes the
-** long way (idemNumCanonicalSlow(), or step 5 from the double).
+** pass for the literals that most JSON holds: the last digit not 0 (or
+** "ddd.0", Python's integral floats, taken as "ddd"), at most 16 digits
+** before a '.', an exponent of at most 4 digits and -307 <= L <= 307.
+** The first 16 digits are read 8 at a time (two loads one byte apart,
+** merged under a mask, take the '.' out), the exponent's digits 4 at a
+** time, and step 3 is written out for the test of step 3b.  Everything
+** else, and every literal that step 3b does not take, goes the long way
+** (idemNumCanonicalSlow(), or step 5 from the double).
 **
 ** The table idemNumPow10[] holds, for -342 <= e <= 324, the 128 bits
 ** floor(10^e * 2^(127 - floor(log2(10^e)))), most significant word first.
