@@ -1657,8 +1657,8 @@ IDEM_PRIVATE int idemNumberCanonical(
   int neg = z[0]=='-';
   const char *zM = z + neg;         /* The first digit */
   const char *zD;                   /* The first significant digit */
-  int iEnd = iInt;                  /* End of the digits (and of the '.') */
-  int nLit = n;                     /* End of the literal, or of "ddd" */
+  int iExp;                        /* End of the mantissa: 'e' or n */
+  int iEnd;                         /* End of the significant digits */
   int p;                            /* zD[p] is the '.'; 16 if none */
   int nD;                           /* Significant digits */
   int L;                            /* 10^L <= |x| < 10^(L+1) */
@@ -1668,15 +1668,16 @@ IDEM_PRIVATE int idemNumberCanonical(
   uint64_t w, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m;
 
   if( iInt==n ) return idemNumAsWritten(z, n, zOut);
-  if( z[iInt]=='.' ) iEnd = iFrac;
+  iExp = iEnd = z[iInt]=='.' ? iFrac : iInt;
   if( z[iEnd-1]=='0' ){
-    /* "ddd.0" (Python's integral floats) is taken as "ddd", with nLit,
-    ** the end of what may be copied, before the ".0".  Other trailing
-    ** zeros go the long way. */
-    if( iEnd!=n || iFrac!=iInt+2 || z[iInt+1]!='0' || z[iInt-1]=='0' ){
-      goto slow;
+    /* Trailing zeros after the '.' ("2.50", "1.0", Python's integral
+    ** floats "ddd.0") are dropped, and the '.' if nothing is left after
+    ** it.  Zeros before the '.' (and a zero) go the long way. */
+    if( iEnd>iInt ){
+      while( z[iEnd-1]=='0' ) iEnd--;
+      if( iEnd==iInt+1 ) iEnd = iInt;
     }
-    iEnd = nLit = iInt;
+    if( z[iEnd-1]=='0' ) goto slow;
   }
 
   /* Step 1, less the exponent: x = 0.D * 10^(L+1-x10) */
@@ -1684,7 +1685,7 @@ IDEM_PRIVATE int idemNumberCanonical(
     zD = zM;
     nD = iEnd - neg;
     p = 16;
-    if( iEnd>iInt ){
+    if( iEnd>iInt ){                /* a '.' among the digits */
       p = iInt - neg;
       nD--;
       if( p>16 ) goto slow;
@@ -1700,14 +1701,15 @@ IDEM_PRIVATE int idemNumberCanonical(
   /* The exponent: a sign, then up to 4 digits.  With 16 digits or more
   ** the literal has 16 bytes or more, and the exponent's k digits are the
   ** last k of its last 4 bytes. */
-  if( iEnd<nLit ){
-    int eNeg = z[iEnd+1]=='-';
+  if( iExp<n ){
+    int eNeg = z[iExp+1]=='-';
     int k;
-    j = iEnd + 1 + (eNeg || z[iEnd+1]=='+');
+    j = iExp + 1 + (eNeg || z[iExp+1]=='+');
     k = n - j;
     if( k>4 ) goto slow;
-    /* ECMAScript's way: "e", a sign and no leading zero */
-    isJsExp = z[iEnd]=='e' && j==iEnd+2 && z[j]!='0';
+    /* All as ECMAScript writes it: no zeros dropped, "e", a sign and no
+    ** leading zero */
+    isJsExp = iEnd==iExp && z[iExp]=='e' && j==iExp+2 && z[j]!='0';
     if( nD>=16 ){
       x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
                               & (uint32_t)(0xffffffffULL << (8*(4-k))));
@@ -1760,14 +1762,15 @@ IDEM_PRIVATE int idemNumberCanonical(
                && 2*g+t>one))
   ){
     /* The digits of the literal are the answer. */
-    if( iEnd==nLit ? L>=-6 : (isJsExp && p==1 && (L>=21 || L<=-7)) ){
+    if( iExp==n ? L>=-6 : (isJsExp && p==1 && (L>=21 || L<=-7)) ){
       /* ddd.ddd, ddd, 0.000ddd or d.ddde-NN (16 to 25 bytes): as
-      ** written. */
+      ** written, less any zeros dropped. */
+      int nOut = iExp==n ? iEnd : n;
       memcpy(zOut, z, 16);
-      memcpy(zOut+nLit-16, z+nLit-16, 16);
-      return nLit;
+      memcpy(zOut+nOut-16, z+nOut-16, 16);
+      return nOut;
     }
-    if( p==1 && iEnd<nLit ){
+    if( p==1 && iExp<n ){
       /* d.ddde-NN, as JSON.stringify() and Python write long numbers: the
       ** digits are z[iInt-1] and the nD-1 (15 or 16) after the '.', and
       ** 16 bytes from there stay in the literal (the exponent follows). */

@@ -241,6 +241,18 @@ static int checkLiterals(double v){
   {
     double a = v<0 ? -v : v;
     if( a<1.0 && a>=1e-6 ) snprintf(azLit[nLit++], 64, "%.*f", 24, v);
+    /* trailing zeros: "d.ddd00e-N", "ddd.ddd000" */
+    {
+      char zT[64];
+      char *zE;
+      snprintf(zT, sizeof(zT), "%.16e", v);
+      zE = strchr(zT, 'e');
+      snprintf(azLit[nLit++], 64, "%.*s00%s", (int)(zE-zT), zT, zE);
+      snprintf(zT, sizeof(zT), "%.17g", v);
+      if( strchr(zT, '.') && !strchr(zT, 'e') ){
+        snprintf(azLit[nLit++], 64, "%.40s000", zT);
+      }
+    }
     /* Python's repr() of an integral value below 1e16: "ddd.0" */
     if( a<1e17 && a==(double)(int64_t)a ){
       snprintf(azLit[nLit++], 64, "%.1f", v);
