@@ -106,9 +106,19 @@
 **      gi+2 <= d*ti,  (10-d)*ti + gi > 2^60,
 **      2*gi+4 <= 2^60 + ti,  2*gi + ti > 2^60
 **    proves the inequality it stands for (the first, t >= 1, all four);
-**    with ti < 2^60 none of them overflows 64 bits.  Failing them proves
-**    nothing: the double goes to step 5.  Nearly every shortest literal
-**    passes: its margins are far larger than 2^-60 except on a tie.
+**    with ti < 2^60 none of them overflows 64 bits.  Nearly every
+**    shortest literal passes: its margins are far larger than 2^-60
+**    except on a tie.
+**    A literal of 17 digits that fails (as "%.17g" prints most doubles)
+**    may still show the answer: if 10t > 1, the interval (of width u)
+**    holds at most one multiple of 10^(q+1), and if it holds one, A =
+**    x - d*10^q or B = x + (10-d)*10^q, that one is the only decimal of
+**    16 digits or fewer in it (a shorter one would be such a multiple),
+**    so the answer.  A is strictly inside if g > d*t, surely outside if
+**    g < d*t; B strictly inside if (10-d)*t + g < 1, surely outside if it
+**    is > 1; and 10*ti > 2^60, gi >= d*(ti+1), gi+2 <= d*ti,
+**    (10-d)*(ti+1) + gi+2 <= 2^60 and (10-d)*ti + gi > 2^60 prove them.
+**    Everything else goes to step 5 with the double.
 **
 ** 4. Exact fallback.  Starting from the nearly right candidate of step 3,
 **    compare x with the halfway points to the neighbouring doubles in exact
@@ -1153,28 +1163,15 @@ static void idemNumPut17(char *z, uint64_t s){
 }
 
 /*
-** ECMAScript Number::toString of the finite double v.
+** Step 5 and the layout for the positive double c*2^q (c and q as stored:
+** see idemNumShortest()), with a '-' in front if neg.
 */
-IDEM_PRIVATE int idemNumberFormat(double v, char *zOut){
-  uint64_t bits, c, s;
-  int be, q, k, nDig;
+static int idemNumFormatParts(int neg, uint64_t c, int q, char *zOut){
+  uint64_t s;
+  int k, nDig;
   char aBuf[48];                       /* 17 digits, and readable slack */
   char *zDig = aBuf;
 
-  memcpy(&bits, &v, sizeof(bits));
-  be = (int)(bits>>52) & 0x7ff;
-  c = bits & (IDEMNUM_HIDDEN-1);
-  assert( be!=0x7ff );                 /* v is finite */
-  if( be==0 ){
-    if( c==0 ){                        /* +0 and -0 */
-      zOut[0] = '0';
-      return 1;
-    }
-    q = IDEMNUM_EMIN;
-  }else{
-    c |= IDEMNUM_HIDDEN;
-    q = be - 1075;
-  }
   s = idemNumShortest(c, q, &k);
 
   /* The 17 digits of s (s < 10 * 2^53 < 10^17), leading zeros included,
@@ -1190,7 +1187,31 @@ IDEM_PRIVATE int idemNumberFormat(double v, char *zOut){
     nDig--;
     k++;
   }
-  return idemNumLayout(zOut, (int)(bits>>63), zDig, nDig, k+nDig);
+  return idemNumLayout(zOut, neg, zDig, nDig, k+nDig);
+}
+
+/*
+** ECMAScript Number::toString of the finite double v.
+*/
+IDEM_PRIVATE int idemNumberFormat(double v, char *zOut){
+  uint64_t bits, c;
+  int be, q;
+
+  memcpy(&bits, &v, sizeof(bits));
+  be = (int)(bits>>52) & 0x7ff;
+  c = bits & (IDEMNUM_HIDDEN-1);
+  assert( be!=0x7ff );                 /* v is finite */
+  if( be==0 ){
+    if( c==0 ){                        /* +0 and -0 */
+      zOut[0] = '0';
+      return 1;
+    }
+    q = IDEMNUM_EMIN;
+  }else{
+    c |= IDEMNUM_HIDDEN;
+    q = be - 1075;
+  }
+  return idemNumFormatParts((int)(bits>>63), c, q, zOut);
 }
 
 /*
@@ -1613,20 +1634,15 @@ static IDEMNUM_NOINLINE int idemNumLayoutValue(
   return idemNumLayout(zOut, neg, aBuf+17-nD, nD, L+1);
 }
 
-/* Step 5 for the double nearest w*10^q, which step 3 finds. */
-static IDEMNUM_NOINLINE int idemNumFromDecimal(
-  char *zOut, int neg, uint64_t w, int q
+/* Step 5 for the double m*2^e, 2^52 <= m <= 2^53 (then 2^52*2^(e+1)). */
+static IDEMNUM_NOINLINE int idemNumFromDouble(
+  char *zOut, int neg, uint64_t m, int e
 ){
-  uint64_t m, bits;
-  int e, ok;
-  double v;
-  ok = idemNumEiselLemire(w, q, &m, &e);
-  assert( ok );
-  (void)ok;
-  bits = ((uint64_t)(e+1075)<<52) | (m & (IDEMNUM_HIDDEN-1));
-  bits |= (uint64_t)neg << 63;
-  memcpy(&v, &bits, sizeof(v));
-  return idemNumberFormat(v, zOut);
+  if( m==(IDEMNUM_HIDDEN<<1) ){
+    m = IDEMNUM_HIDDEN;
+    e++;
+  }
+  return idemNumFormatParts(neg, m, e, zOut);
 }
 
 /*
@@ -1809,9 +1825,30 @@ IDEM_PRIVATE int idemNumberCanonical(
     return idemNumLayoutValue(zOut, neg, w, nD, L);
   }
 
-  /* Not known to be the shortest: step 5, from the double that step 3
-  ** finds (it does: the rounding was decided above). */
-  return idemNumFromDecimal(zOut, neg, w, q);
+  /* 17 digits that are not the answer (as "%.17g" prints most doubles):
+  ** the multiple of 10^(q+1) next to x below it (A) or above it (B), if
+  ** it is the only one in the interval (step 3b, at the end). */
+  if( nD==17 && (m & (IDEMNUM_HIDDEN-1))!=0 && 10*t>one ){
+    int inA = g>=(uint64_t)d*(t+1);
+    int outA = g+2<=(uint64_t)d*t;
+    int inB = (uint64_t)(10-d)*(t+1) + g + 2<=one;
+    int outB = (uint64_t)(10-d)*t + g > one;
+    uint64_t w2 = w/10 + (uint64_t)inB;
+    /* (B is never 10^(L+1): near a power of ten u > 10^q * 11) */
+    if( ((inA & outB) | (inB & outA)) && w2<10000000000000000ULL ){
+      int n2 = 16;
+      while( w2%10==0 ){
+        w2 /= 10;
+        n2--;
+      }
+      return idemNumLayoutValue(zOut, neg, w2, n2, L);
+    }
+  }
+
+  /* Not known: step 5, from the double m*2^e of step 3 (decided above,
+  ** and normal: the range of L). */
+  return idemNumFromDouble(zOut, neg, m,
+                           sh + 1 + idemNumFloorLog2Pow10(q) - lz);
 
 slow:
   return idemNumCanonicalSlow(z, n, zOut);

@@ -284,7 +284,8 @@ static int checkLiterals(double v){
 ** digit above and below, with 16 or 17 digits: above 2^53 the halfway
 ** points are integers, written here as "d.ddde+N" (an integer literal is
 ** printed as written).  The double is the even one on a tie (strtod()
-** knows).  Returns the number of failures.
+** knows).  And 17 digits just below a power of ten.  Returns the number
+** of failures.
 */
 static int checkTies(void){
   int b, k, j, nFail = 0;
@@ -314,6 +315,27 @@ static int checkTies(void){
         }
         free(zIn);
       }
+    }
+  }
+  /* 17 digits just below a power of ten ("9.9999999999999999e+22", and
+  ** 9...98, 9...97), whose answer may be that power: one digit. */
+  for(k=-300; k<=300; k++){
+    for(j=7; j<=9; j++){
+      char zLit[40], zOut[128], zRef[40];
+      int nLit = snprintf(zLit, sizeof(zLit), "9.999999999999999%de%d", j, k);
+      int nOut, nRef;
+      char *zIn = malloc(nLit);
+      memcpy(zIn, zLit, nLit);
+      nOut = canonical(zIn, nLit, zOut);
+      nRef = idemNumberFormat(strtod(zLit, 0), zRef);
+      if( nOut!=nRef || memcmp(zOut, zRef, nRef)!=0 ){
+        if( nFail<5 ){
+          printf("FAIL nines %s\n  got      %.*s\n  expected %.*s\n",
+                 zLit, nOut<0 ? 0 : nOut, zOut, nRef, zRef);
+        }
+        nFail++;
+      }
+      free(zIn);
     }
   }
   return nFail;
@@ -378,7 +400,7 @@ static int checkRandom(long nTest){
   }
   i = checkTies();
   nFail += i;
-  nPass += 4*1999*3 - i;
+  nPass += 4*1999*3 + 601*3 - i;
   printf("%ld passed, %ld failed\n", nPass, nFail);
   return nFail!=0;
 }
