@@ -1651,10 +1651,9 @@ static IDEMNUM_NOINLINE int idemNumFromDouble(
 ** z[iFrac] (iFrac==iInt without a fraction): the caller has just scanned
 ** the literal, and passes what it found instead of its being scanned again.
 **
-** Here: integer literals, the short literals of step 2 and the common long
-** ones of step 3b, in one pass, for a literal whose last digit is not 0,
-** with an exponent of at most 4 digits, at most 16 digits before a '.' and
-** 10^-307 <= |x| < 10^308.  Everything else goes to idemNumCanonicalSlow().
+** Here: integer literals, the short literals of step 2 and the long ones
+** of step 3b, in one pass (THE COMMON PATH in the header comment).
+** Everything else goes to idemNumCanonicalSlow().
 */
 IDEM_PRIVATE int idemNumberCanonical(
   const char *z, int n,
@@ -1673,7 +1672,7 @@ IDEM_PRIVATE int idemNumberCanonical(
   int neg = z[0]=='-';
   const char *zM = z + neg;         /* The first digit */
   const char *zD;                   /* The first significant digit */
-  int iExp;                        /* End of the mantissa: 'e' or n */
+  int iExp;                         /* End of the mantissa: 'e' or n */
   int iEnd;                         /* End of the significant digits */
   int p;                            /* zD[p] is the '.'; 16 if none */
   int nD;                           /* Significant digits */
