@@ -1653,9 +1653,11 @@ static IDEMNUM_NOINLINE int idemNumFromDouble(
 **
 ** Here: integer literals, the short literals of step 2 and the long ones
 ** of step 3b, in one pass (THE COMMON PATH in the header comment).
-** Everything else goes to idemNumCanonicalSlow().
+** Everything else goes to idemNumCanonicalSlow().  Not inlined into the
+** canonicalizer: there it costs its main loop more than the call costs
+** (callgrind, the bench's documents).
 */
-IDEM_PRIVATE int idemNumberCanonical(
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   const char *z, int n,
   int iInt, int iFrac,
   char *zOut
