@@ -65,6 +65,61 @@
 **    round to the same double.  A result in the subnormal range, a result
 **    that may overflow and every undecided case go to step 4.
 **
+** 3b. Already the shortest.  Most long literals were written by a shortest
+**    printer (JSON.stringify(), Python's repr()), so that their digits are
+**    the answer of step 5: when that is certain, the literal is the output
+**    (ddd.ddd, or 0.000ddd with at most 5 zeros, is ECMAScript's own
+**    layout: JSON has no leading zeros, and the last digit is not 0), or
+**    its digits are laid out anew (d.ddde-NN gets its exponent written
+**    ECMAScript's way).  This takes literals of 16 or 17 significant
+**    digits D (a shortest form has at most 17), x = D*10^q, the last
+**    digit d not 0.  Let v = m*2^e be the double nearest x (step 3),
+**    u = 2^e and delta = x - v, so that |delta| <= u/2.  Unless m = 2^52
+**    (below a power of two the interval is narrower: not taken), every
+**    decimal in [v-u/2, v+u/2] reads back as v (the ends only if m is
+**    even), and none outside.  D is the answer if
+**      (a) no multiple of 10^(q+1) is in the interval.  Then no decimal
+**          with fewer digits is: one in [10^L, 10^(L+1)) would be such a
+**          multiple, and an interval leaving that decade holds 10^L or
+**          10^(L+1), multiples too.  The shortest have as many digits as D
+**          and are x + j*10^q for integers j;
+**      (b) |delta| < 10^q/2.  Then x is strictly the closest of those to
+**          v: any other is at least 10^q - |delta| > |delta| away.
+**    The multiples of 10^(q+1) next to x are x - d*10^q and
+**    x + (10-d)*10^q, so with g = delta/u + 1/2 and t = 10^q/u, (a) and
+**    (b) are
+**      g < d*t,   (10-d)*t > 1 - g,   2g - 1 < t,   2g - 1 > -t.
+**    All hold if t >= 1, as 0 < g < 1 (x is not on a halfway point: see
+**    below).  Step 3's product has both.  The 64 bits of U just below
+**    m's, plus 2^63 (modulo 2^64), are G with G <= g*2^64 < G + 2 (U is
+**    less than 2 units short, the truncation to 64 bits less than 1
+**    more).  The test takes only G other than 0 and 2^64-1, that is with
+**    those 64 bits at least 2^63+1 or at most 2^63-2: then the exact bits
+**    are above half or below it (no tie), the rounding is up if and only
+**    if the top one is set, and step 3 agrees.  And 10^q is the table
+**    entry's tHi:tLo plus less than one unit, times
+**    2^(floor(log2(10^q))-127), so that t*2^64 = (tHi + a fraction) *
+**    2^(lz-sh), in the terms of idemNumEiselLemire(); here lz <= sh+4.
+**    In units of 2^-60, with gi = G>>4 and ti = tHi>>(sh+4-lz),
+**    gi <= g*2^60 < gi+2 and ti <= t*2^60 < ti+1, so that each of
+**      ti >= 2^60
+**      gi+2 <= d*ti,  (10-d)*ti + gi > 2^60,
+**      2*gi+4 <= 2^60 + ti,  2*gi + ti > 2^60
+**    proves the inequality it stands for (the first, t >= 1, all four);
+**    with ti < 2^60 none of them overflows 64 bits.  Nearly every
+**    shortest literal passes: its margins are far larger than 2^-60
+**    except on a tie.
+**    A literal of 17 digits that fails (as "%.17g" prints most doubles)
+**    may still show the answer: if 10t > 1, the interval (of width u)
+**    holds at most one multiple of 10^(q+1), and if it holds one, A =
+**    x - d*10^q or B = x + (10-d)*10^q, that one is the only decimal of
+**    16 digits or fewer in it (a shorter one would be such a multiple),
+**    so the answer.  A is strictly inside if g > d*t, surely outside if
+**    g < d*t; B strictly inside if (10-d)*t + g < 1, surely outside if it
+**    is > 1; and 10*ti > 2^60, gi >= d*(ti+1), gi+2 <= d*ti,
+**    (10-d)*(ti+1) + gi+2 <= 2^60 and (10-d)*ti + gi > 2^60 prove them.
+**    Everything else goes to step 5 with the double.
+**
 ** 4. Exact fallback.  Starting from the nearly right candidate of step 3,
 **    compare x with the halfway points to the neighbouring doubles in exact
 **    big-integer arithmetic (Clinger's "AlgorithmR" idea): x = D*10^E and
@@ -98,6 +153,16 @@
 **    exactly the digits ECMA-262 asks for.  Interval ends are included
 **    when c is even (round half to even reads them back as v).
 **
+** THE COMMON PATH.  idemNumberCanonical() does steps 1, 2 and 3b in one
+** pass for the literals that most JSON holds: the last digit not 0 (or
+** "ddd.0", Python's integral floats, taken as "ddd"), at most 16 digits
+** before a '.', an exponent of at most 4 digits and -307 <= L <= 307.
+** The first 16 digits are read 8 at a time (two loads one byte apart,
+** merged under a mask, take the '.' out), the exponent's digits 4 at a
+** time, and step 3 is written out for the test of step 3b.  Everything
+** else, and every literal that step 3b does not take, goes the long way
+** (idemNumCanonicalSlow(), or step 5 from the double).
+**
 ** The table idemNumPow10[] holds, for -342 <= e <= 324, the 128 bits
 ** floor(10^e * 2^(127 - floor(log2(10^e)))), most significant word first.
 ** It was generated with exact integers (Python; each line then got a
@@ -117,6 +182,14 @@
 */
 #include "idemInt.h"
 #include <assert.h>
+
+/* For the small helpers of the hot path (step 3b): a call would cost more
+** than their bodies. */
+#if defined(__GNUC__)
+# define IDEMNUM_INLINE __attribute__((always_inline)) inline
+#else
+# define IDEMNUM_INLINE
+#endif
 
 #define IDEMNUM_POW10_MIN (-342)
 #define IDEMNUM_POW10_MAX 324
@@ -980,19 +1053,31 @@ static int idemNumLayout(
   return (int)(z - zOut);
 }
 
-/* The 8 digits of v < 10^8, leading zeros included, into z[0..8). */
-static void idemNumPut8(char *z, uint32_t v){
-  static const char aPair[] =
-    "0001020304050607080910111213141516171819"
-    "2021222324252627282930313233343536373839"
-    "4041424344454647484950515253545556575859"
-    "6061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-  uint32_t hi = v/10000, lo = v%10000;
-  memcpy(z,   &aPair[hi/100*2], 2);
-  memcpy(z+2, &aPair[hi%100*2], 2);
-  memcpy(z+4, &aPair[lo/100*2], 2);
-  memcpy(z+6, &aPair[lo%100*2], 2);
+/* The 8 digits of v < 10^8, leading zeros included, into z[0..8), all
+** at once: the halves of 4 digits in two 32-bit lanes of a word, split
+** into pairs in 16-bit lanes, then into digits in bytes, the first digit
+** in the lowest byte.  The quotients are exact: floor(x*10486 / 2^20) is
+** floor(x/100) for x < 10^4, and floor(x*103 / 2^10) is floor(x/10) for
+** x < 100; no lane's product reaches the next lane, and what a shift
+** brings down from the lane above is masked off. */
+static IDEMNUM_INLINE void idemNumPut8(char *z, uint32_t v){
+  uint64_t x = (uint64_t)(v/10000) | (uint64_t)(v%10000)<<32;
+  uint64_t y = ((x*10486)>>20) & 0x0000007f0000007fULL;
+  x = y | (x - y*100)<<16;
+  y = ((x*103)>>10) & 0x000f000f000f000fULL;
+  x = (y | (x - y*10)<<8) + 0x3030303030303030ULL;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__==__ORDER_LITTLE_ENDIAN__
+  memcpy(z, &x, 8);
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__==__ORDER_BIG_ENDIAN__ \
+   && defined(__GNUC__)
+  x = __builtin_bswap64(x);
+  memcpy(z, &x, 8);
+#else
+  z[0] = (char)x;        z[1] = (char)(x>>8);
+  z[2] = (char)(x>>16);  z[3] = (char)(x>>24);
+  z[4] = (char)(x>>32);  z[5] = (char)(x>>40);
+  z[6] = (char)(x>>48);  z[7] = (char)(x>>56);
+#endif
 }
 
 /* The value of the 8 digits z[0..8).  (Four short chains rather than one
@@ -1019,14 +1104,98 @@ static uint64_t idemNumDigitsValue(const char *z, int n){
   return w;
 }
 
+/* The 8 bytes at z as a little-endian word, z[0] in the lowest byte, on
+** every machine (compilers make this one load, and a byte swap on a
+** big-endian machine). */
+static IDEMNUM_INLINE uint64_t idemNumLoad8(const char *z){
+  const unsigned char *u = (const unsigned char*)z;
+  return (uint64_t)u[0]       | (uint64_t)u[1]<<8  | (uint64_t)u[2]<<16
+       | (uint64_t)u[3]<<24   | (uint64_t)u[4]<<32 | (uint64_t)u[5]<<40
+       | (uint64_t)u[6]<<48   | (uint64_t)u[7]<<56;
+}
+
+/* The value of the 8 digits in c (as idemNumLoad8() reads them: the first
+** digit in the lowest byte; a byte that is 0 counts as a digit 0), 8 at a
+** time: the low nibbles of the bytes, joined into pairs of digits in 16-bit
+** lanes, then pairs of pairs in 32-bit lanes, then the two halves.  No lane
+** overflows into the next: 10*9+9, 100*99+99 and 10^4*9999+9999 fit. */
+static IDEMNUM_INLINE uint32_t idemNumSwar8(uint64_t c){
+  c = ((c & 0x0f0f0f0f0f0f0f0fULL) * (10*256 + 1)) >> 8;
+  c = ((c & 0x00ff00ff00ff00ffULL) * (100*65536 + 1)) >> 16;
+  return (uint32_t)(((c & 0x0000ffff0000ffffULL)
+                     * (10000*4294967296ULL + 1)) >> 32);
+}
+
+/* idemNumLoad8() and idemNumSwar8() for 4 bytes and up to 4 digits, and
+** the 4 bytes of a word into z[0..4), the lowest byte first. */
+static IDEMNUM_INLINE uint32_t idemNumLoad4(const char *z){
+  const unsigned char *u = (const unsigned char*)z;
+  return (uint32_t)u[0] | (uint32_t)u[1]<<8 | (uint32_t)u[2]<<16
+       | (uint32_t)u[3]<<24;
+}
+static IDEMNUM_INLINE uint32_t idemNumSwar4(uint32_t c){
+  c = ((c & 0x0f0f0f0f) * (10*256 + 1)) >> 8;
+  return ((c & 0x00ff00ff) * (100*65536 + 1)) >> 16;
+}
+static IDEMNUM_INLINE void idemNumStore4(char *z, uint32_t x){
+  z[0] = (char)x;
+  z[1] = (char)(x>>8);
+  z[2] = (char)(x>>16);
+  z[3] = (char)(x>>24);
+}
+
+static const uint64_t idemNumPow10Int[20] = {
+  1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+  10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+  100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+  100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+  100000000000000000ULL, 1000000000000000000ULL,
+  10000000000000000000ULL
+};
+
+/* The 17 digits of s < 10^17, leading zeros included, into z[0..17). */
+static void idemNumPut17(char *z, uint64_t s){
+  assert( s<100000000000000000ULL );
+  z[0] = (char)('0' + s/10000000000000000ULL);
+  s %= 10000000000000000ULL;
+  idemNumPut8(z+1, (uint32_t)(s/100000000));
+  idemNumPut8(z+9, (uint32_t)(s%100000000));
+}
+
+/*
+** Step 5 and the layout for the positive double c*2^q (c and q as stored:
+** see idemNumShortest()), with a '-' in front if neg.
+*/
+static int idemNumFormatParts(int neg, uint64_t c, int q, char *zOut){
+  uint64_t s;
+  int k, nDig;
+  char aBuf[48];                       /* 17 digits, and readable slack */
+  char *zDig = aBuf;
+
+  s = idemNumShortest(c, q, &k);
+
+  /* The 17 digits of s (s < 10 * 2^53 < 10^17), leading zeros included,
+  ** then without the zeros at either end. */
+  assert( s>0 );
+  idemNumPut17(aBuf, s);
+  nDig = 17;
+  while( zDig[0]=='0' ){
+    zDig++;
+    nDig--;
+  }
+  while( zDig[nDig-1]=='0' ){
+    nDig--;
+    k++;
+  }
+  return idemNumLayout(zOut, neg, zDig, nDig, k+nDig);
+}
+
 /*
 ** ECMAScript Number::toString of the finite double v.
 */
 IDEM_PRIVATE int idemNumberFormat(double v, char *zOut){
-  uint64_t bits, c, s;
-  int be, q, k, nDig;
-  char aBuf[48];                       /* 17 digits, and readable slack */
-  char *zDig = aBuf;
+  uint64_t bits, c;
+  int be, q;
 
   memcpy(&bits, &v, sizeof(bits));
   be = (int)(bits>>52) & 0x7ff;
@@ -1042,25 +1211,7 @@ IDEM_PRIVATE int idemNumberFormat(double v, char *zOut){
     c |= IDEMNUM_HIDDEN;
     q = be - 1075;
   }
-  s = idemNumShortest(c, q, &k);
-
-  /* The 17 digits of s (s < 10 * 2^53 < 10^17), leading zeros included,
-  ** then without the zeros at either end. */
-  assert( s>0 && s<100000000000000000ULL );
-  aBuf[0] = (char)('0' + s/10000000000000000ULL);
-  s %= 10000000000000000ULL;
-  idemNumPut8(aBuf+1, (uint32_t)(s/100000000));
-  idemNumPut8(aBuf+9, (uint32_t)(s%100000000));
-  nDig = 17;
-  while( zDig[0]=='0' ){
-    zDig++;
-    nDig--;
-  }
-  while( zDig[nDig-1]=='0' ){
-    nDig--;
-    k++;
-  }
-  return idemNumLayout(zOut, (int)(bits>>63), zDig, nDig, k+nDig);
+  return idemNumFormatParts((int)(bits>>63), c, q, zOut);
 }
 
 /*
@@ -1287,16 +1438,13 @@ static int idemNumDecimalToDouble(
 #define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
 
 /*
-** The RFC 8785 text of the validated number literal z[0..n), whose
-** integer digits end at z[iInt] and whose fraction digits, if any, end at
-** z[iFrac] (iFrac==iInt without a fraction): the caller has just scanned
-** the literal, and passes what it found instead of its being scanned again.
+** idemNumberCanonical() of every literal that step 3b does not take: the
+** scan of step 1, then steps 2 to 5.
 */
-IDEM_PRIVATE int idemNumberCanonical(
-  const char *z, int n,
-  int iInt, int iFrac,
-  char *zOut
-){
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
   char aDig[IDEMNUM_MAX_DIGITS+1];  /* Significant digits, +1 for a '1' */
   const char *zDig;                 /* The significant digits */
   const char *zInt, *zFrac;         /* Digits before and after the '.' */
@@ -1306,11 +1454,19 @@ IDEM_PRIVATE int idemNumberCanonical(
   int nLead = 0;                    /* Zeros before the first nonzero digit */
   int isShort;                      /* Already its own shortest form */
   int neg = n>0 && z[0]=='-';
-  int i;
+  int i, iInt, iFrac;
   int64_t e10 = 0, L;
   uint64_t bits;
   double v;
 
+  /* Where the integer digits and the fraction digits end (a validated
+  ** literal: no checks needed). */
+  for(i=neg; i<n && z[i]>='0' && z[i]<='9'; i++){}
+  iInt = i;
+  if( i<n && z[i]=='.' ){
+    for(i++; i<n && z[i]>='0' && z[i]<='9'; i++){}
+  }
+  iFrac = i;
   zInt = z + neg;
   i = iInt;
   nInt = nIntAll = i - neg;
@@ -1432,4 +1588,269 @@ format:
   bits |= (uint64_t)neg << 63;
   memcpy(&v, &bits, sizeof(v));
   return idemNumberFormat(v, zOut);
+}
+
+/*
+** The ways out of idemNumberCanonical() other than its common one, each
+** a function of its own that it calls last (so that the common path has
+** no call to save registers for).
+*/
+#if defined(__GNUC__)
+# define IDEMNUM_NOINLINE __attribute__((noinline))
+#else
+# define IDEMNUM_NOINLINE
+#endif
+
+/* An integer literal z[0..n): as written, but "-0" is "0". */
+static IDEMNUM_NOINLINE int idemNumAsWritten(
+  const char *z, int n, char *zOut
+){
+  if( z[z[0]=='-']=='0' ){
+    zOut[0] = '0';
+    return 1;
+  }
+  memcpy(zOut, z, (size_t)n);
+  return n;
+}
+
+/* Step 2: the nD <= 15 digits zD[0..nD) (zD[p] being a '.' that is not
+** one of them, if p < nD) are the answer, 0.D * 10^(L+1). */
+static IDEMNUM_NOINLINE int idemNumShortLiteral(
+  char *zOut, int neg, const char *zD, int nD, int p, int L
+){
+  char aBuf[48];
+  int j;
+  for(j=0; j<nD && j<p; j++) aBuf[j] = zD[j];
+  for(; j<nD; j++) aBuf[j] = zD[j+1];
+  return idemNumLayout(zOut, neg, aBuf, nD, L+1);
+}
+
+/* The nD <= 17 digits of w are the answer, 0.w * 10^(L+1). */
+static IDEMNUM_NOINLINE int idemNumLayoutValue(
+  char *zOut, int neg, uint64_t w, int nD, int L
+){
+  char aBuf[48];
+  idemNumPut17(aBuf, w);
+  return idemNumLayout(zOut, neg, aBuf+17-nD, nD, L+1);
+}
+
+/* Step 5 for the double m*2^e, 2^52 <= m <= 2^53 (then 2^52*2^(e+1)). */
+static IDEMNUM_NOINLINE int idemNumFromDouble(
+  char *zOut, int neg, uint64_t m, int e
+){
+  if( m==(IDEMNUM_HIDDEN<<1) ){
+    m = IDEMNUM_HIDDEN;
+    e++;
+  }
+  return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/*
+** The RFC 8785 text of the validated number literal z[0..n), whose
+** integer digits end at z[iInt] and whose fraction digits, if any, end at
+** z[iFrac] (iFrac==iInt without a fraction): the caller has just scanned
+** the literal, and passes what it found instead of its being scanned again.
+**
+** Here: integer literals, the short literals of step 2 and the long ones
+** of step 3b, in one pass (THE COMMON PATH in the header comment).
+** Everything else goes to idemNumCanonicalSlow().  Not inlined into the
+** canonicalizer: there it costs its main loop more than the call costs
+** (callgrind, the bench's documents).
+*/
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  /* aMask[8+i]: the low i bytes of a word, for 0 <= i <= 8; aMask[i] is 0
+  ** below 8 and aMask[8+i] all ones above 16. */
+  static const uint64_t aMask[25] = {
+    0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0xff, 0xffff, 0xffffff, 0xffffffffULL, 0xffffffffffULL,
+    0xffffffffffffULL, 0xffffffffffffffULL,
+    ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL
+  };
+  const uint64_t one = (uint64_t)1<<60;
+  int neg = z[0]=='-';
+  const char *zM = z + neg;         /* The first digit */
+  const char *zD;                   /* The first significant digit */
+  int iExp;                         /* End of the mantissa: 'e' or n */
+  int iEnd;                         /* End of the significant digits */
+  int p;                            /* zD[p] is the '.'; 16 if none */
+  int nD;                           /* Significant digits */
+  int L;                            /* 10^L <= |x| < 10^(L+1) */
+  int x10 = 0;                      /* The exponent */
+  int isJsExp = 0;                  /* It is written as ECMAScript does */
+  int q, lz, sh, d, j;
+  uint64_t w, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m;
+
+  if( iInt==n ) return idemNumAsWritten(z, n, zOut);
+  iExp = iEnd = z[iInt]=='.' ? iFrac : iInt;
+  if( z[iEnd-1]=='0' ){
+    /* Trailing zeros after the '.' ("2.50", "1.0", Python's integral
+    ** floats "ddd.0") are dropped, and the '.' if nothing is left after
+    ** it.  Zeros before the '.' (and a zero) go the long way. */
+    if( iEnd>iInt ){
+      while( z[iEnd-1]=='0' ) iEnd--;
+      if( iEnd==iInt+1 ) iEnd = iInt;
+    }
+    if( z[iEnd-1]=='0' ) goto slow;
+  }
+
+  /* Step 1, less the exponent: x = 0.D * 10^(L+1-x10) */
+  if( zM[0]!='0' ){
+    zD = zM;
+    nD = iEnd - neg;
+    p = 16;
+    if( iEnd>iInt ){                /* a '.' among the digits */
+      p = iInt - neg;
+      nD--;
+      if( p>16 ) goto slow;
+    }
+    L = iInt - neg - 1;
+  }else{
+    for(zD=zM+2; zD[0]=='0'; zD++){}
+    nD = (int)(z + iEnd - zD);
+    p = 16;
+    L = 1 - (int)(zD - zM);
+  }
+
+  /* The exponent: a sign, then up to 4 digits.  With 16 digits or more
+  ** the literal has 16 bytes or more, and the exponent's k digits are the
+  ** last k of its last 4 bytes. */
+  if( iExp<n ){
+    int eNeg = z[iExp+1]=='-';
+    int k;
+    j = iExp + 1 + (eNeg || z[iExp+1]=='+');
+    k = n - j;
+    if( k>4 ) goto slow;
+    /* All as ECMAScript writes it: no zeros dropped, "e", a sign and no
+    ** leading zero */
+    isJsExp = iEnd==iExp && z[iExp]=='e' && j==iExp+2 && z[j]!='0';
+    if( nD>=16 ){
+      x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
+                              & (uint32_t)(0xffffffffULL << (8*(4-k))));
+    }else{
+      for(; j<n; j++) x10 = x10*10 + (z[j]-'0');
+    }
+    L += eNeg ? -x10 : x10;
+  }
+  if( L<-307 || L>307 ) goto slow;
+
+  /* Step 2 */
+  if( nD<=15 ) return idemNumShortLiteral(zOut, neg, zD, nD, p, L);
+  if( nD>17 ) goto slow;            /* (never the shortest) */
+
+  /* Step 3b.  w: the first 16 digits in two words of 8, the '.' taken out
+  ** (the bytes after it moved down by one), then the 17th.  The loads
+  ** stay in the literal: zD[0..nD) holds 16 digits or more, and one more
+  ** byte if zD[p] is the '.'. */
+  {
+    const char *zB = zD + (p<16);
+    uint64_t m0 = aMask[p+8], m1 = aMask[p];
+    c0 = (idemNumLoad8(zD) & m0) | (idemNumLoad8(zB) & ~m0);
+    c1 = (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1);
+  }
+  d = z[iEnd-1] - '0';
+  w = (uint64_t)idemNumSwar8(c0)*100000000 + idemNumSwar8(c1);
+  if( nD==17 ) w = w*10 + (uint64_t)d;
+
+  /* Step 3, for x = w*10^q: U = uHi:uLo, m and the fraction f below it. */
+  q = L - nD + 1;
+  tHi = idemNumPow10[q - IDEMNUM_POW10_MIN][0];
+  tLo = idemNumPow10[q - IDEMNUM_POW10_MIN][1];
+  lz = idemNumClz64(w);
+  uHi = idemNumMul128(w<<lz, tHi, &uLo);
+  f = idemNumMul128(w<<lz, tLo, &t);
+  uLo += f;
+  uHi += (uLo<f);
+  sh = 10 + (int)(uHi>>63);
+  f = uHi<<(64-sh) | uLo>>sh;
+  g = f + ((uint64_t)1<<63);
+  if( g+1<=1 ) goto slow;           /* near the halfway point */
+  m = (uHi>>sh) + (f>>63);          /* 2^52 <= m <= 2^53 */
+  assert( sh+4-lz>=0 );
+  t = tHi >> (sh + 4 - lz);
+  g >>= 4;
+  if( (m & (IDEMNUM_HIDDEN-1))!=0
+   && (t>=one || (g+2<=(uint64_t)d*t
+               && (uint64_t)(10-d)*t + g > one
+               && 2*g+4<=one+t
+               && 2*g+t>one))
+  ){
+    /* The digits of the literal are the answer. */
+    if( iExp==n ? L>=-6 : (isJsExp && p==1 && (L>=21 || L<=-7)) ){
+      /* ddd.ddd, ddd, 0.000ddd or d.ddde-NN (16 to 25 bytes): as
+      ** written, less any zeros dropped. */
+      int nOut = iExp==n ? iEnd : n;
+      memcpy(zOut, z, 16);
+      memcpy(zOut+nOut-16, z+nOut-16, 16);
+      return nOut;
+    }
+    if( p==1 && iExp<n ){
+      /* d.ddde-NN, as JSON.stringify() and Python write long numbers: the
+      ** digits are z[iInt-1] and the nD-1 (15 or 16) after the '.', and
+      ** 16 bytes from there stay in the literal (the exponent follows). */
+      char *o = zOut + neg;
+      if( L>=21 || L<=-7 ){
+        /* As written up to the 'e' (17 to 19 bytes), then the exponent as
+        ** ECMAScript writes it (Python writes "e-07"). */
+        int a = L<0 ? -L : L;         /* 7 to 307 */
+        int a2 = a/100, a1 = a/10 - a2*10, a0 = a%10;
+        int nE = 1 + (a>=10) + (a>=100);
+        memcpy(zOut, z, 16);
+        memcpy(zOut+iEnd-16, z+iEnd-16, 16);
+        zOut[iEnd] = 'e';
+        zOut[iEnd+1] = (char)('+' + 2*(L<0));         /* '+' or '-' */
+        idemNumStore4(zOut+iEnd+2,
+                      (uint32_t)(0x303030 + a2 + (a1<<8) + (a0<<16))
+                        >> (8*(3-nE)));
+        return iEnd + 2 + nE;
+      }
+      zOut[0] = '-';
+      if( L<0 ){
+        /* 0.000ddd */
+        memcpy(o, "0.000000", 8);
+        o[1-L] = z[iInt-1];
+        memcpy(o+2-L, z+iInt+1, 16);
+        return neg + 1 - L + nD;
+      }
+      if( L>=nD-1 ){
+        /* All the digits, then zeros: an integer below 10^21 */
+        o[0] = z[iInt-1];
+        memcpy(o+1, z+iInt+1, 16);
+        memcpy(o+nD, "00000000", 8);
+        return neg + 1 + L;
+      }
+    }
+    return idemNumLayoutValue(zOut, neg, w, nD, L);
+  }
+
+  /* 17 digits that are not the answer (as "%.17g" prints most doubles):
+  ** the multiple of 10^(q+1) next to x below it (A) or above it (B), if
+  ** it is the only one in the interval (step 3b, at the end). */
+  if( nD==17 && (m & (IDEMNUM_HIDDEN-1))!=0 && 10*t>one ){
+    int inA = g>=(uint64_t)d*(t+1);
+    int outA = g+2<=(uint64_t)d*t;
+    int inB = (uint64_t)(10-d)*(t+1) + g + 2<=one;
+    int outB = (uint64_t)(10-d)*t + g > one;
+    uint64_t w2 = w/10 + (uint64_t)inB;
+    /* (B is never 10^(L+1): near a power of ten u > 10^q * 11) */
+    if( ((inA & outB) | (inB & outA)) && w2<10000000000000000ULL ){
+      int n2 = 16;
+      while( w2%10==0 ){
+        w2 /= 10;
+        n2--;
+      }
+      return idemNumLayoutValue(zOut, neg, w2, n2, L);
+    }
+  }
+
+  /* Not known: step 5, from the double m*2^e of step 3 (decided above,
+  ** and normal: the range of L). */
+  return idemNumFromDouble(zOut, neg, m,
+                           sh + 1 + idemNumFloorLog2Pow10(q) - lz);
+
+slow:
+  return idemNumCanonicalSlow(z, n, zOut);
 }

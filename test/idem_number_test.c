@@ -5,7 +5,9 @@
 **   gcc -O2 -Wall -Wextra -o idem_number_test test/idem_number_test.c
 **   ./idem_number_test [FILE]              check every line of FILE
 **   ./idem_number_test --random N          check N random doubles against
-**                                          a brute-force search
+**                                          a brute-force search, and their
+**                                          literals as JSON writers print
+**                                          them
 **   ./idem_number_test --bench [FILE]      time it
 **
 ** FILE (default test/data/numbers.txt, written by test/data/gen_numbers.js)
@@ -189,8 +191,161 @@ static int refShortest(double v, char *zDig){
 }
 
 /*
+** Literals of the value v in the forms that JSON writers produce, each
+** through idemNumberCanonical(), which must print what idemNumberFormat()
+** prints for the double that strtod() reads (correctly rounded in glibc):
+** the shortest form as ECMAScript and as Python write it (exponent
+** "e-07", "e+25"), "%.17g", "%.16e" and "%.15e" with every last digit
+** (mostly not the shortest, some not the closest), and 0.000ddd.  Returns
+** the number of failures.
+*/
+static int checkLiterals(double v){
+  char zLit[64], zOut[128], zRef[40];
+  char azLit[40][64];
+  int nLit = 0, i, j, nFail = 0;
+  int n = idemNumberFormat(v, zLit);
+  zLit[n] = 0;
+  snprintf(azLit[nLit++], 64, "%s", zLit);
+  snprintf(azLit[nLit++], 64, "%.17g", v);
+  snprintf(azLit[nLit++], 64, "%.16g", v);
+  {
+    /* The shortest digits as C's "%.*e" writes them, which is Python's
+    ** repr() below 1e-4 and from 1e16 up ("1.5e-05", "1e+16") */
+    int nDig = 0, nZero = 0, lead = 1;
+    for(j=0; j<n && zLit[j]!='e'; j++){
+      if( zLit[j]<'0' || zLit[j]>'9' ) continue;
+      if( lead && zLit[j]=='0' ) continue;
+      lead = 0;
+      if( zLit[j]=='0' ){ nZero++; }else{ nDig += nZero + 1; nZero = 0; }
+    }
+    if( nDig>0 ){
+      int x;
+      snprintf(azLit[nLit], 64, "%.*e", nDig-1, v);
+      x = atoi(strchr(azLit[nLit++], 'e')+1);
+      /* and as 0.000ddd, down to 1e-8 (ECMAScript's plain form ends at
+      ** 1e-6) */
+      if( x<0 && x>=-8 ) snprintf(azLit[nLit++], 64, "%.*f", nDig-1-x, v);
+    }
+  }
+  for(j=0; j<10; j++){
+    char *zE;
+    snprintf(azLit[nLit], 64, "%.16e", v);
+    zE = strchr(azLit[nLit], 'e');
+    zE[-1] = (char)('0' + j);
+    nLit++;
+    snprintf(azLit[nLit], 64, "%.15e", v);
+    zE = strchr(azLit[nLit], 'e');
+    zE[-1] = (char)('0' + j);
+    nLit++;
+  }
+  {
+    double a = v<0 ? -v : v;
+    if( a<1.0 && a>=1e-6 ) snprintf(azLit[nLit++], 64, "%.*f", 24, v);
+    /* trailing zeros: "d.ddd00e-N", "ddd.ddd000" */
+    {
+      char zT[64];
+      char *zE;
+      snprintf(zT, sizeof(zT), "%.16e", v);
+      zE = strchr(zT, 'e');
+      snprintf(azLit[nLit++], 64, "%.*s00%s", (int)(zE-zT), zT, zE);
+      snprintf(zT, sizeof(zT), "%.17g", v);
+      if( strchr(zT, '.') && !strchr(zT, 'e') ){
+        snprintf(azLit[nLit++], 64, "%.40s000", zT);
+      }
+    }
+    /* Python's repr() of an integral value below 1e16: "ddd.0" */
+    if( a<1e17 && a==(double)(int64_t)a ){
+      snprintf(azLit[nLit++], 64, "%.1f", v);
+    }
+  }
+  for(i=0; i<nLit; i++){
+    const char *z = azLit[i];
+    int nZ = (int)strlen(z), nOut, nRef;
+    char *zIn;
+    if( strchr(z, '.')==0 && strchr(z, 'e')==0 ) continue;  /* integers */
+    zIn = malloc(nZ);                /* exactly: asan sees any overread */
+    memcpy(zIn, z, nZ);
+    nOut = canonical(zIn, nZ, zOut);
+    nRef = idemNumberFormat(strtod(z, 0), zRef);
+    if( nOut!=nRef || memcmp(zOut, zRef, nRef)!=0 ){
+      if( nFail<5 ){
+        printf("FAIL literal %s\n  got      %.*s\n  expected %.*s\n",
+               z, nOut<0 ? 0 : nOut, zOut, nRef, zRef);
+      }
+      nFail++;
+    }
+    free(zIn);
+  }
+  return nFail;
+}
+
+/*
+** Literals exactly halfway between two doubles, and one unit in their last
+** digit above and below, with 16 or 17 digits: above 2^53 the halfway
+** points are integers, written here as "d.ddde+N" (an integer literal is
+** printed as written).  The double is the even one on a tie (strtod()
+** knows).  And 17 digits just below a power of ten.  Returns the number
+** of failures.
+*/
+static int checkTies(void){
+  int b, k, j, nFail = 0;
+  for(b=53; b<=56; b++){
+    uint64_t u = (uint64_t)1 << (b-52);            /* the gap there */
+    for(k=1; k<2000; k++){
+      uint64_t h = ((uint64_t)1<<b) + u*(uint64_t)(k*7919%4096) + u/2;
+      for(j=-1; j<=1; j++){
+        char zDig[32], zLit[40], zOut[128], zRef[40];
+        int nDig = snprintf(zDig, sizeof(zDig), "%llu",
+                            (unsigned long long)(h + (uint64_t)j));
+        int nLit, nOut, nRef;
+        char *zIn;
+        while( nDig>1 && zDig[nDig-1]=='0' ) nDig--;
+        nLit = snprintf(zLit, sizeof(zLit), "%c.%.*se+%d", zDig[0],
+                        nDig-1, zDig+1, (int)strlen(zDig)-1);
+        zIn = malloc(nLit);
+        memcpy(zIn, zLit, nLit);
+        nOut = canonical(zIn, nLit, zOut);
+        nRef = idemNumberFormat(strtod(zLit, 0), zRef);
+        if( nOut!=nRef || memcmp(zOut, zRef, nRef)!=0 ){
+          if( nFail<5 ){
+            printf("FAIL tie %s\n  got      %.*s\n  expected %.*s\n",
+                   zLit, nOut<0 ? 0 : nOut, zOut, nRef, zRef);
+          }
+          nFail++;
+        }
+        free(zIn);
+      }
+    }
+  }
+  /* 17 digits just below a power of ten ("9.9999999999999999e+22", and
+  ** 9...98, 9...97), whose answer may be that power: one digit. */
+  for(k=-300; k<=300; k++){
+    for(j=7; j<=9; j++){
+      char zLit[40], zOut[128], zRef[40];
+      int nLit = snprintf(zLit, sizeof(zLit), "9.999999999999999%de%d", j, k);
+      int nOut, nRef;
+      char *zIn = malloc(nLit);
+      memcpy(zIn, zLit, nLit);
+      nOut = canonical(zIn, nLit, zOut);
+      nRef = idemNumberFormat(strtod(zLit, 0), zRef);
+      if( nOut!=nRef || memcmp(zOut, zRef, nRef)!=0 ){
+        if( nFail<5 ){
+          printf("FAIL nines %s\n  got      %.*s\n  expected %.*s\n",
+                 zLit, nOut<0 ? 0 : nOut, zOut, nRef, zRef);
+        }
+        nFail++;
+      }
+      free(zIn);
+    }
+  }
+  return nFail;
+}
+
+/*
 ** N random bit patterns (a quarter of them with a uniformly chosen
-** exponent) through idemNumberFormat(), against refShortest().
+** exponent) through idemNumberFormat(), against refShortest(), and the
+** literals of each through idemNumberCanonical() (checkLiterals()); and
+** checkTies().
 */
 static int checkRandom(long nTest){
   uint64_t x = 0x2545f4914f6cdd1dULL;
@@ -204,6 +359,16 @@ static int checkRandom(long nTest){
     bits = x;
     if( (i&3)==0 ){
       bits = (bits & ~((uint64_t)0x7ff<<52)) | ((uint64_t)(i%2047)<<52);
+    }
+    if( (i&31)==3 ){
+      /* an integral value near 1e16 */
+      memcpy(&v, &bits, 8);
+      v = (double)(int64_t)(1e15 + (double)(x % 100000000000000000ULL));
+      memcpy(&bits, &v, 8);
+    }
+    if( (i&31)==1 ){
+      /* a power of two, or next to one (the interval is narrower below) */
+      bits = (bits & ~(((uint64_t)1<<52)-1)) + (i&64 ? 0 : (i&32 ? 1 : -1));
     }
     if( ((bits>>52)&0x7ff)==0x7ff ) continue;
     memcpy(&v, &bits, 8);
@@ -222,7 +387,8 @@ static int checkRandom(long nTest){
       }
       while( nMine>1 && zMine[nMine-1]=='0' ) nMine--;
     }
-    if( strtod(zOut, 0)!=v || nMine!=nDig || memcmp(zMine, zDig, nDig)!=0 ){
+    if( strtod(zOut, 0)!=v || nMine!=nDig || memcmp(zMine, zDig, nDig)!=0
+     || checkLiterals(v) ){
       if( nFail<20 ){
         printf("FAIL random %016llx: %s, expected digits %.*s\n",
                (unsigned long long)bits, zOut, nDig, zDig);
@@ -232,6 +398,9 @@ static int checkRandom(long nTest){
       nPass++;
     }
   }
+  i = checkTies();
+  nFail += i;
+  nPass += 4*1999*3 + 601*3 - i;
   printf("%ld passed, %ld failed\n", nPass, nFail);
   return nFail!=0;
 }
