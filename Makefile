@@ -95,12 +95,12 @@ test: all $(BUILD)/powerloss $(BUILD)/idem_utf8_test $(BUILD)/bench  ## the whol
 # The number printer's own unit test (test/idem_number_test.c): every line
 # of test/data/numbers.txt, then random doubles against a brute-force search.
 $(BUILD)/idem_number_test: test/idem_number_test.c $(SOURCES) | $(BUILD)/.deps
-	$(CC) $(CFLAGS) $(WARN) -Iinclude -Iext -o $@ test/idem_number_test.c -lm
+	$(CC) $(CFLAGS) $(WARN) -DIDEM_DEBUG -Iinclude -Iext -o $@ test/idem_number_test.c -lm
 
 # The whole-input UTF-8 check's unit test (test/idem_utf8_test.c; run by
 # test/utf8.test): every short byte sequence against a plain decoder.
 $(BUILD)/idem_utf8_test: test/idem_utf8_test.c $(SOURCES) | $(BUILD)/.deps
-	$(CC) $(CFLAGS) $(WARN) -Iinclude -Iext -o $@ test/idem_utf8_test.c -lsqlite3 -lm
+	$(CC) $(CFLAGS) $(WARN) -DIDEM_DEBUG -Iinclude -Iext -o $@ test/idem_utf8_test.c -lsqlite3 -lm
 
 test-number: $(BUILD)/idem_number_test  ## the number printer's unit test (C)
 	$(BUILD)/idem_number_test test/data/numbers.txt
@@ -421,7 +421,7 @@ test-oom: $(BUILD)/oom  ## every allocation failing in turn (about 2 minutes)
 # ours; see test/oom/tclsh.c).
 ASAN       := $(BUILD)/asan
 ASAN_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-              -fno-omit-frame-pointer
+              -fno-omit-frame-pointer -DIDEM_DEBUG
 ASAN_RT     = $(shell $(CC) -print-file-name=libasan.so)
 
 $(ASAN)/idem.$(SO): $(SOURCES) | $(BUILD)/.deps
@@ -460,7 +460,7 @@ test-valgrind: all $(BUILD)/oom | $(BUILD)/.deps-valgrind  ## the suite under va
 # finding to build/fuzz/crash-* (add it to test/fuzz/seeds/).
 FUZZ_CC           ?= clang
 FUZZ_FLAGS        := -g -O2 -fsanitize=fuzzer,address,undefined \
-                     -fno-sanitize-recover=all
+                     -fno-sanitize-recover=all -DIDEM_DEBUG
 FUZZ_TARGETS      := canonical key
 FUZZ_SECONDS      ?= 60
 FUZZ_RUNS         ?= 200000
