@@ -1693,6 +1693,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   int nDepth = 0;              /* Open containers in p->aFrame */
   int isObject = 0;            /* The innermost open container is an object */
   int rc, n;
+  unsigned char c;             /* First byte of a value */
 #ifdef IDEM_JSON_SSE2
   __m128i flip, lim;           /* idemJsonSpecial16x() for this input */
 #endif
@@ -1719,8 +1720,10 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   for(;;){
     /* s is at the start of a value, or of a member if in an object. */
     if( isObject ){
-      IdemJsonFrame *pF = &p->aFrame[nDepth-1];
+      IdemJsonFrame *pF;
       IdemJsonMember *pM;
+    member:
+      pF = &p->aFrame[nDepth-1];
       if( nMember>=p->nMemberAlloc ){
         rc = idemJsonGrowMembers(p, nMember+1);
         if( rc ) goto done;
@@ -1753,7 +1756,33 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       s = idemJsonSkipWs(s+1, zEnd);
     }
 
-    switch( s<zEnd ? *s : 0 ){
+    /* The value.  Strings and numbers (most values) are tested first. */
+    c = s<zEnd ? *s : 0;
+    if( c=='"' ){
+#ifdef IDEM_JSON_SSE2
+      /* A string of at most 15 plain bytes (most values): copied here. */
+      __m128i v;
+      unsigned int m = 0;
+      if( zEnd-s>=17 ){
+        v = _mm_loadu_si128((const __m128i*)(s+1));
+        m = idemJsonSpecial16x(v, flip, lim);
+      }
+      if( m && s[1+(n = __builtin_ctz(m))]=='"' ){
+        o[0] = '"';
+        _mm_storeu_si128((__m128i*)(o+1), v);
+        o[1+n] = '"';
+        o += n+2;
+        s += n+2;
+      }else
+#endif
+      {
+        rc = idemJsonString(p, z, &s, zEnd, &o);
+        if( rc ) goto done;
+      }
+    }else if( (unsigned int)(c-'0')<10 || c=='-' ){
+      rc = idemJsonNumber(p, z, &s, zEnd, &o);
+      if( rc ) goto done;
+    }else switch( c ){
       case '{':
       case '[': {
         IdemJsonFrame *pF;
@@ -1784,28 +1813,6 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         }
         continue;
       }
-      case '"':
-#ifdef IDEM_JSON_SSE2
-        /* A string of at most 15 plain bytes (most values): copied here. */
-        if( zEnd-s>=17 ){
-          __m128i v = _mm_loadu_si128((const __m128i*)(s+1));
-          unsigned int m = idemJsonSpecial16x(v, flip, lim);
-          if( m ){
-            n = __builtin_ctz(m);
-            if( s[1+n]=='"' ){
-              o[0] = '"';
-              _mm_storeu_si128((__m128i*)(o+1), v);
-              o[1+n] = '"';
-              o += n+2;
-              s += n+2;
-              break;
-            }
-          }
-        }
-#endif
-        rc = idemJsonString(p, z, &s, zEnd, &o);
-        if( rc ) goto done;
-        break;
       case 't':
         if( zEnd-s<4 || memcmp(s, "true", 4)!=0 ) goto expected_value;
         memcpy(o, s, 4); o += 4; s += 4;
@@ -1818,11 +1825,6 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         if( zEnd-s<4 || memcmp(s, "null", 4)!=0 ) goto expected_value;
         memcpy(o, s, 4); o += 4; s += 4;
         break;
-      case '-': case '0': case '1': case '2': case '3': case '4':
-      case '5': case '6': case '7': case '8': case '9':
-        rc = idemJsonNumber(p, z, &s, zEnd, &o);
-        if( rc ) goto done;
-        break;
       default:
       expected_value:
         rc = idemJsonFail(p, "expected a value", z, s, zEnd);
@@ -1831,42 +1833,40 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
 
     /* A value is complete.  Close containers, or find the next item. */
     for(;;){
-      IdemJsonFrame *pF;
       s = idemJsonSkipWs(s, zEnd);
-      if( nDepth==0 ){
-        if( s<zEnd ){
-          rc = idemJsonFail(p, "unexpected text after the value", z, s, zEnd);
-          goto done;
-        }
-        rc = SQLITE_OK;
-        goto done;
-      }
-      pF = &p->aFrame[nDepth-1];
       if( isObject ){
+        IdemJsonFrame *pF = &p->aFrame[nDepth-1];
         p->aMember[nMember-1].iEnd = (uint32_t)(o - p->zOut);
-        if( s<zEnd && *s=='}' ){
-          if( pF->needSort ){
-            rc = idemJsonFinishObject(p, p->aMember + pF->iMember,
-                                      (int)(nMember - pF->iMember),
-                                      o - p->zOut);
-            if( rc ) goto done;
-          }
-          nMember = pF->iMember;
-        }else if( s<zEnd && *s==',' ){
+        if( s<zEnd && *s==',' ){
           const unsigned char *zComma = s;
           *o++ = ',';
           s = idemJsonSkipWs(s+1, zEnd);
-          if( s<zEnd && *s=='"' ) break;
+          if( s<zEnd && *s=='"' ) goto member;
           if( s<zEnd && *s=='}' ){
             rc = idemJsonFail(p, "trailing comma", z, zComma, zEnd);
           }else{
             rc = idemJsonFail(p, "expected a member name", z, s, zEnd);
           }
           goto done;
-        }else{
+        }
+        if( s>=zEnd || *s!='}' ){
           rc = idemJsonFail(p, "expected ',' or '}'", z, s, zEnd);
           goto done;
         }
+        if( pF->needSort ){
+          rc = idemJsonFinishObject(p, p->aMember + pF->iMember,
+                                    (int)(nMember - pF->iMember),
+                                    o - p->zOut);
+          if( rc ) goto done;
+        }
+        nMember = pF->iMember;
+      }else if( nDepth==0 ){
+        if( s<zEnd ){
+          rc = idemJsonFail(p, "unexpected text after the value", z, s, zEnd);
+          goto done;
+        }
+        rc = SQLITE_OK;
+        goto done;
       }else{
         if( s<zEnd && *s==',' ){
           const unsigned char *zComma = s;
