@@ -1753,10 +1753,14 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         goto done;
       }
       *o++ = ':';
-      s = idemJsonSkipWs(s+1, zEnd);
+      /* One space (Python's ": ") is skipped here, other whitespace by the
+      ** dispatch below. */
+      s++;
+      if( s<zEnd && *s==' ' ) s++;
     }
 
     /* The value.  Strings and numbers (most values) are tested first. */
+  value:
     c = s<zEnd ? *s : 0;
     if( c=='"' ){
 #ifdef IDEM_JSON_SSE2
@@ -1811,7 +1815,8 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
           rc = idemJsonFail(p, "expected a member name or '}'", z, s, zEnd);
           goto done;
         }
-        continue;
+        if( isObject ) goto member;
+        goto value;
       }
       case 't':
         if( zEnd-s<4 || memcmp(s, "true", 4)!=0 ) goto expected_value;
@@ -1825,6 +1830,9 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         if( zEnd-s<4 || memcmp(s, "null", 4)!=0 ) goto expected_value;
         memcpy(o, s, 4); o += 4; s += 4;
         break;
+      case ' ': case '\t': case '\n': case '\r':
+        s = idemJsonSkipWsRun(s, zEnd);
+        goto value;
       default:
       expected_value:
         rc = idemJsonFail(p, "expected a value", z, s, zEnd);
@@ -1876,7 +1884,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
             rc = idemJsonFail(p, "trailing comma", z, zComma, zEnd);
             goto done;
           }
-          break;
+          goto value;
         }
         if( s>=zEnd || *s!=']' ){
           rc = idemJsonFail(p, "expected ',' or ']'", z, s, zEnd);
