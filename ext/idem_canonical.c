@@ -1867,7 +1867,10 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         if( s<zEnd && *s==',' ){
           const unsigned char *zComma = s;
           *o++ = ',';
-          s = idemJsonSkipWs(s+1, zEnd);
+          s++;
+          if( s<zEnd && *s==' ' ) s++;     /* Python's ", " */
+          if( s<zEnd && *s=='"' ) goto member;
+          s = idemJsonSkipWs(s, zEnd);
           if( s<zEnd && *s=='"' ) goto member;
           if( s<zEnd && *s=='}' ){
             rc = idemJsonFail(p, "trailing comma", z, zComma, zEnd);
