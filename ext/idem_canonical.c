@@ -114,7 +114,9 @@
 
 /* A member of an object being read: a sort key; offsets into the output
 ** buffer of the name's opening quote, just past its closing quote, and just
-** past the member's value; and the input offset of the name for messages. */
+** past the member's value (set only when the object is sorted: it is the
+** next member's start less one, for the ','); and the input offset of the
+** name for messages. */
 typedef struct IdemJsonMember IdemJsonMember;
 struct IdemJsonMember {
   uint64_t iKey;             /* Sort key of the name: idemJsonNameKey() */
@@ -1863,7 +1865,6 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       s = idemJsonSkipWs(s, zEnd);
       if( isObject ){
         IdemJsonFrame *pF = &p->aFrame[nDepth-1];
-        p->aMember[nMember-1].iEnd = (uint32_t)(o - p->zOut);
         if( s<zEnd && *s==',' ){
           const unsigned char *zComma = s;
           *o++ = ',';
@@ -1884,9 +1885,13 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
           goto done;
         }
         if( pF->needSort ){
-          rc = idemJsonFinishObject(p, p->aMember + pF->iMember,
-                                    (int)(nMember - pF->iMember),
-                                    o - p->zOut);
+          /* A member ends at the ',' before the next name, the last at
+          ** the '}': the ends are only needed here, and set only here. */
+          IdemJsonMember *a = p->aMember + pF->iMember;
+          int i, nObj = (int)(nMember - pF->iMember);
+          for(i=0; i<nObj-1; i++) a[i].iEnd = a[i+1].iName - 1;
+          a[nObj-1].iEnd = (uint32_t)(o - p->zOut);
+          rc = idemJsonFinishObject(p, a, nObj, o - p->zOut);
           if( rc ) goto done;
         }
         nMember = pF->iMember;
