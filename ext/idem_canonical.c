@@ -1493,7 +1493,7 @@ bad_utf8:
 ** room for 18 bytes) and set *piKey; return its length with the quotes.
 ** Return 0 for any other name (idemJsonString() reads it), and always in
 ** the portable build. */
-static IDEM_JSON_INLINE int idemJsonShortName(
+static IDEM_JSON_INLINE size_t idemJsonShortName(
   const unsigned char *s,
   const unsigned char *zEnd,
   unsigned char *o,
@@ -1503,7 +1503,7 @@ static IDEM_JSON_INLINE int idemJsonShortName(
   if( zEnd-s>=17 ){
     __m128i v = _mm_loadu_si128((const __m128i*)(s+1));
     unsigned int m = idemJsonSpecial16(v);
-    int n = __builtin_ctz(m | 0x10000);
+    size_t n = (size_t)__builtin_ctz(m | 0x10000);
     if( n<16 && s[1+n]=='"' ){
       uint64_t w;
       o[0] = '"';
@@ -1743,6 +1743,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
     if( isObject ){
       IdemJsonFrame *pF;
       IdemJsonMember *pM;
+      size_t nName;
     member:
       pF = &p->aFrame[nDepth-1];
       if( nMember>=p->nMemberAlloc ){
@@ -1752,10 +1753,10 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       pM = &p->aMember[nMember++];
       pM->iName = (uint32_t)(o - p->zOut);
       pM->iIn = (uint32_t)(s - z);
-      n = idemJsonShortName(s, zEnd, o, &pM->iKey);
-      if( n ){
-        o += n;
-        s += n;
+      nName = idemJsonShortName(s, zEnd, o, &pM->iKey);
+      if( nName ){
+        o += nName;
+        s += nName;
         pM->iNameEnd = (uint32_t)(o - p->zOut);
       }else{
         rc = idemJsonStringCopy(p, z, &s, zEnd, &o);
