@@ -1713,7 +1713,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   sqlite3_int64 nMember = 0;   /* Records in use in p->aMember */
   int nDepth = 0;              /* Open containers in p->aFrame */
   int isObject = 0;            /* The innermost open container is an object */
-  int rc, n;
+  int rc;
   unsigned char c;             /* First byte of a value */
 #ifdef IDEM_JSON_SSE2
   __m128i flip, lim;           /* idemJsonSpecial16x() for this input */
@@ -1789,6 +1789,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       /* A string of at most 15 plain bytes (most values): copied here. */
       __m128i v;
       unsigned int m = 0;
+      int n;
       if( zEnd-s>=17 ){
         v = _mm_loadu_si128((const __m128i*)(s+1));
         m = idemJsonSpecial16x(v, flip, lim);
