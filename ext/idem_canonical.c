@@ -1781,7 +1781,8 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       if( s<zEnd && *s==' ' ) s++;
     }
 
-    /* The value.  Strings and numbers (most values) are tested first. */
+    /* The value: a string (the most common) tested first, the rest by the
+    ** switch (one jump table from whitespace to the braces). */
   value:
     c = s<zEnd ? *s : 0;
     if( c=='"' ){
@@ -1806,10 +1807,12 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         rc = idemJsonStringCopy(p, z, &s, zEnd, &o);
         if( rc ) goto done;
       }
-    }else if( (unsigned int)(c-'0')<10 || c=='-' ){
-      rc = idemJsonNumber(p, z, &s, zEnd, &o);
-      if( rc ) goto done;
     }else switch( c ){
+      case '-': case '0': case '1': case '2': case '3': case '4':
+      case '5': case '6': case '7': case '8': case '9':
+        rc = idemJsonNumber(p, z, &s, zEnd, &o);
+        if( rc ) goto done;
+        break;
       case '{':
       case '[': {
         IdemJsonFrame *pF;
