@@ -186,7 +186,7 @@ struct IdemJson {
   sqlite3_int64 nMovedAlloc;
   int isBusy;                /* Lent by idemJsonAcquire() */
   int isUtf8;                /* This input is known valid UTF-8 */
-  IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH];
+  IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH+1];  /* [0]: outside any */
   char zErr[200];            /* Error message of the last call */
 };
 
@@ -1711,8 +1711,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   const unsigned char *s;
   unsigned char *o;
   sqlite3_int64 nMember = 0;   /* Records in use in p->aMember */
-  int nDepth = 0;              /* Open containers in p->aFrame */
-  int isObject = 0;            /* The innermost open container is an object */
+  IdemJsonFrame *pTop;         /* Innermost open container, or aFrame[0] */
   int rc;
   unsigned char c;             /* First byte of a value */
 #ifdef IDEM_JSON_SSE2
@@ -1738,14 +1737,19 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
     rc = SQLITE_ERROR;
     goto done;
   }
+  /* The frame of the innermost open container is a pointer, not a depth
+  ** and a flag: fewer registers in the loop.  aFrame[0] stands for "no
+  ** container", an array that the value is not in. */
+  pTop = p->aFrame;
+  pTop->isObject = 0;
   for(;;){
     /* s is at the start of a value, or of a member if in an object. */
-    if( isObject ){
+    if( pTop->isObject ){
       IdemJsonFrame *pF;
       IdemJsonMember *pM;
       size_t nName;
     member:
-      pF = &p->aFrame[nDepth-1];
+      pF = pTop;
       if( nMember>=p->nMemberAlloc ){
         rc = idemJsonGrowMembers(p, nMember+1);
         if( rc ) goto done;
@@ -1817,31 +1821,29 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       case '[': {
         IdemJsonFrame *pF;
         unsigned char cOpen = *s;
-        if( nDepth>=IDEM_JSON_MAX_DEPTH ){
+        if( pTop>=&p->aFrame[IDEM_JSON_MAX_DEPTH] ){
           char zWhat[40];
           sqlite3_snprintf(sizeof(zWhat), zWhat, "nesting deeper than %d",
                            IDEM_JSON_MAX_DEPTH);
           rc = idemJsonFail(p, zWhat, z, s, zEnd);
           goto done;
         }
-        pF = &p->aFrame[nDepth++];
-        isObject = cOpen=='{';
-        pF->isObject = (unsigned char)isObject;
+        pF = ++pTop;
+        pF->isObject = cOpen=='{';
         pF->needSort = 0;
         pF->iMember = (uint32_t)nMember;
         *o++ = cOpen;
         s = idemJsonSkipWs(s+1, zEnd);
         if( s<zEnd && *s==cOpen+2 ){          /* "{}" or "[]" */
           *o++ = *s++;
-          nDepth--;
-          isObject = nDepth>0 && p->aFrame[nDepth-1].isObject;
+          pTop--;
           break;
         }
-        if( isObject && (s>=zEnd || *s!='"') ){
+        if( cOpen=='{' && (s>=zEnd || *s!='"') ){
           rc = idemJsonFail(p, "expected a member name or '}'", z, s, zEnd);
           goto done;
         }
-        if( isObject ) goto member;
+        if( cOpen=='{' ) goto member;
         goto value;
       }
       case 't':
@@ -1868,8 +1870,8 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
     /* A value is complete.  Close containers, or find the next item. */
     for(;;){
       s = idemJsonSkipWs(s, zEnd);
-      if( isObject ){
-        IdemJsonFrame *pF = &p->aFrame[nDepth-1];
+      if( pTop->isObject ){
+        IdemJsonFrame *pF = pTop;
         if( s<zEnd && *s==',' ){
           const unsigned char *zComma = s;
           *o++ = ',';
@@ -1900,7 +1902,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
           if( rc ) goto done;
         }
         nMember = pF->iMember;
-      }else if( nDepth==0 ){
+      }else if( pTop==p->aFrame ){
         if( s<zEnd ){
           rc = idemJsonFail(p, "unexpected text after the value", z, s, zEnd);
           goto done;
@@ -1924,8 +1926,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         }
       }
       *o++ = *s++;          /* the '}' or ']' */
-      nDepth--;
-      isObject = nDepth>0 && p->aFrame[nDepth-1].isObject;
+      pTop--;
     }
   }
 
