@@ -317,6 +317,13 @@ static unsigned int idemJsonSpecial16(__m128i v){
   return (unsigned int)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c));
 }
 
+/* 16 bytes from idemJsonKeyMask+16-n keep the first n bytes (0<=n<=16) of
+** a vector and clear the rest. */
+static const unsigned char idemJsonKeyMask[32] = {
+  0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,
+  0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0
+};
+
 /* The same, but with the bytes above 0x7f plain or not as the two vectors
 ** say, for the string scan of an input known to be valid UTF-8
 ** (idemUtf8Valid()): "is below 0x20 or above 0x7f" is the signed v < 0x20,
@@ -1506,10 +1513,13 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
     size_t n = (size_t)__builtin_ctz(m | 0x10000);
     if( n<16 && s[1+n]=='"' ){
       uint64_t w;
+      __m128i k;
       o[0] = '"';
       _mm_storeu_si128((__m128i*)(o+1), v);
-      memcpy(&w, s+1, 8);
-      if( n<8 ) w &= ((uint64_t)1 << (8*n)) - 1;
+      /* The name's bytes, zeros after it: no branch on its length. */
+      k = _mm_and_si128(v, _mm_loadu_si128(
+                               (const __m128i*)(idemJsonKeyMask + 16 - n)));
+      memcpy(&w, &k, 8);
       o[1+n] = '"';
       *piKey = __builtin_bswap64(w);
       return n+2;
