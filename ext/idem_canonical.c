@@ -1794,10 +1794,12 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
        && idemJsonNameCmp(p->zOut, pM-1, pM, 0)>=0 ){
         pF->needSort = 1;
       }
-      s = idemJsonSkipWs(s, zEnd);
-      if( s>=zEnd || *s!=':' ){
-        rc = idemJsonFail(p, "expected ':'", z, s, zEnd);
-        goto done;
+      if( s>=zEnd || *s!=':' ){      /* whitespace before ':' is rare */
+        s = idemJsonSkipWs(s, zEnd);
+        if( s>=zEnd || *s!=':' ){
+          rc = idemJsonFail(p, "expected ':'", z, s, zEnd);
+          goto done;
+        }
       }
       *o++ = ':';
       /* One space (Python's ": ") is skipped here, other whitespace by the
