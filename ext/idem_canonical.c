@@ -114,9 +114,9 @@
 
 /* A member of an object being read: a sort key; offsets into the output
 ** buffer of the name's opening quote, just past its closing quote, and just
-** past the member's value (set only when the object is sorted: it is the
-** next member's start less one, for the ','); and the input offset of the
-** name for messages. */
+** past the member's value (set at its ',', and for the last member only
+** if the object is sorted); and the input offset of the name for
+** messages. */
 typedef struct IdemJsonMember IdemJsonMember;
 struct IdemJsonMember {
   uint64_t iKey;             /* Sort key of the name: idemJsonNameKey() */
@@ -1897,6 +1897,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         IdemJsonFrame *pF = pTop;
         if( s<zEnd && *s==',' ){
           const unsigned char *zComma = s;
+          p->aMember[nMember-1].iEnd = (uint32_t)(o - p->zOut);
           *o++ = ',';
           s++;
           if( s<zEnd && *s==' ' ) s++;     /* Python's ", " */
@@ -1915,11 +1916,9 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
           goto done;
         }
         if( pF->needSort ){
-          /* A member ends at the ',' before the next name, the last at
-          ** the '}': the ends are only needed here, and set only here. */
+          /* The last member's end, needed only here, is set only here. */
           IdemJsonMember *a = p->aMember + pF->iMember;
-          int i, nObj = (int)(nMember - pF->iMember);
-          for(i=0; i<nObj-1; i++) a[i].iEnd = a[i+1].iName - 1;
+          int nObj = (int)(nMember - pF->iMember);
           a[nObj-1].iEnd = (uint32_t)(o - p->zOut);
           rc = idemJsonFinishObject(p, a, nObj, o - p->zOut);
           if( rc ) goto done;
