@@ -1841,9 +1841,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         if( rc ) goto done;
         break;
       case '{':
-      case '[': {
-        IdemJsonFrame *pF;
-        unsigned char cOpen = *s;
+      case '[':
         if( pTop>=&p->aFrame[IDEM_JSON_MAX_DEPTH] ){
           char zWhat[40];
           sqlite3_snprintf(sizeof(zWhat), zWhat, "nesting deeper than %d",
@@ -1851,24 +1849,25 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
           rc = idemJsonFail(p, zWhat, z, s, zEnd);
           goto done;
         }
-        pF = ++pTop;
-        pF->isObject = cOpen=='{';
-        pF->needSort = 0;
-        pF->iMember = (uint32_t)nMember;
-        *o++ = cOpen;
+        pTop++;
+        pTop->needSort = 0;
+        pTop->iMember = (uint32_t)nMember;
+        *o++ = c;
         s = idemJsonSkipWs(s+1, zEnd);
-        if( s<zEnd && *s==cOpen+2 ){          /* "{}" or "[]" */
-          *o++ = *s++;
-          pTop--;
-          break;
+        if( c=='{' ){
+          pTop->isObject = 1;
+          if( s<zEnd && *s=='"' ) goto member;
+          if( s>=zEnd || *s!='}' ){
+            rc = idemJsonFail(p, "expected a member name or '}'", z, s, zEnd);
+            goto done;
+          }
+        }else{
+          pTop->isObject = 0;
+          if( s>=zEnd || *s!=']' ) goto value;
         }
-        if( cOpen=='{' && (s>=zEnd || *s!='"') ){
-          rc = idemJsonFail(p, "expected a member name or '}'", z, s, zEnd);
-          goto done;
-        }
-        if( cOpen=='{' ) goto member;
-        goto value;
-      }
+        *o++ = *s++;                          /* "{}" or "[]" */
+        pTop--;
+        break;
       case 't':
         if( zEnd-s<4 || memcmp(s, "true", 4)!=0 ) goto expected_value;
         memcpy(o, s, 4); o += 4; s += 4;
