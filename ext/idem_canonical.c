@@ -52,10 +52,16 @@
 ** One pass, no recursion, no allocation per value.  The parser is a loop
 ** over an explicit stack of open containers (at most IDEM_JSON_MAX_DEPTH
 ** frames, inside the IdemJson), and it writes canonical text straight into
-** one output buffer as it reads.  An object's members are recorded on a
-** member stack (output offsets of each member's name and end, and a sort
-** key).  While the object is read each name is compared with the previous
-** one; if they all ascend, the output is already canonical.  Otherwise, at
+** one output buffer as it reads.  The innermost frame is a pointer (so the
+** loop needs no depth and no "in an object" flag in registers); after a
+** ',' the loop jumps straight to the next name or value; a string value is
+** tested for first and every other first byte, whitespace included, is
+** dispatched by one jump table; a single space (Python's ", " and ": ") is
+** skipped inline and only longer whitespace costs a call.  An object's
+** members are recorded on a member stack (output offsets of each member's
+** name and end, and a sort key).  While the object is read each name is
+** compared with the previous one; if they all ascend, the output is
+** already canonical.  Otherwise, at
 ** the '}', the object's members are sorted by their sort keys (below): up
 ** to 8 by a sorting network, one per size, with no branch on the keys; up
 ** to 16 by insertion; larger objects, and any whose keys tie, as (key,
