@@ -52,10 +52,16 @@
 ** One pass, no recursion, no allocation per value.  The parser is a loop
 ** over an explicit stack of open containers (at most IDEM_JSON_MAX_DEPTH
 ** frames, inside the IdemJson), and it writes canonical text straight into
-** one output buffer as it reads.  An object's members are recorded on a
-** member stack (output offsets of each member's name and end, and a sort
-** key).  While the object is read each name is compared with the previous
-** one; if they all ascend, the output is already canonical.  Otherwise, at
+** one output buffer as it reads.  The innermost frame is a pointer (so the
+** loop needs no depth and no "in an object" flag in registers); after a
+** ',' the loop jumps straight to the next name or value; a string value is
+** tested for first and every other first byte, whitespace included, is
+** dispatched by one jump table; a single space (Python's ", " and ": ") is
+** skipped inline and only longer whitespace costs a call.  An object's
+** members are recorded on a member stack (output offsets of each member's
+** name and end, and a sort key).  While the object is read each name is
+** compared with the previous one; if they all ascend, the output is
+** already canonical.  Otherwise, at
 ** the '}', the object's members are sorted by their sort keys (below): up
 ** to 8 by a sorting network, one per size, with no branch on the keys; up
 ** to 16 by insertion; larger objects, and any whose keys tie, as (key,
@@ -114,7 +120,9 @@
 
 /* A member of an object being read: a sort key; offsets into the output
 ** buffer of the name's opening quote, just past its closing quote, and just
-** past the member's value; and the input offset of the name for messages. */
+** past the member's value (set at its ',', and for the last member only
+** if the object is sorted); and the input offset of the name for
+** messages. */
 typedef struct IdemJsonMember IdemJsonMember;
 struct IdemJsonMember {
   uint64_t iKey;             /* Sort key of the name: idemJsonNameKey() */
@@ -184,7 +192,7 @@ struct IdemJson {
   sqlite3_int64 nMovedAlloc;
   int isBusy;                /* Lent by idemJsonAcquire() */
   int isUtf8;                /* This input is known valid UTF-8 */
-  IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH];
+  IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH+1];  /* [0]: outside any */
   char zErr[200];            /* Error message of the last call */
 };
 
@@ -315,6 +323,13 @@ static unsigned int idemJsonSpecial16(__m128i v){
   return (unsigned int)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c));
 }
 
+/* 16 bytes from idemJsonKeyMask+16-n keep the first n bytes (0<=n<=16) of
+** a vector and clear the rest. */
+static const unsigned char idemJsonKeyMask[32] = {
+  0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff,
+  0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0
+};
+
 /* The same, but with the bytes above 0x7f plain or not as the two vectors
 ** say, for the string scan of an input known to be valid UTF-8
 ** (idemUtf8Valid()): "is below 0x20 or above 0x7f" is the signed v < 0x20,
@@ -425,7 +440,8 @@ static IDEM_JSON_INLINE const unsigned char *idemJsonDigits(
 }
 
 /* Skip JSON whitespace: ' ', \t, \n, \r (bits 32, 9, 10, 13 of the mask).
-** Indentation after a newline is skipped a word at a time where possible.
+** Indentation after a newline is skipped 16 bytes at a time on x86-64
+** (SSE2), a word at a time elsewhere where possible.
 ** Most calls find no whitespace at all (compact input) or one space (as
 ** in Python's ", " and ": "), so those tests are made inline, by the macro
 ** idemJsonSkipWs(), and only other whitespace costs a call.  The byte after
@@ -441,7 +457,17 @@ static const unsigned char *idemJsonSkipWsRun(
 ){
   while( s<zEnd && *s<=' ' && ((IJ_WS_BITS>>*s) & 1) ){
     s++;
-#ifdef IDEM_JSON_LE_WORDS
+#if defined(IDEM_JSON_SSE2)
+    while( zEnd-s>=16 && *s==' ' ){
+      unsigned int m = (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(
+          _mm_loadu_si128((const __m128i*)s), _mm_set1_epi8(' '))) ^ 0xffff;
+      if( m ){
+        s += __builtin_ctz(m);
+        break;
+      }
+      s += 16;
+    }
+#elif defined(IDEM_JSON_LE_WORDS)
     while( zEnd-s>=8 && *s==' ' ){
       uint64_t w, m;
       memcpy(&w, s, 8);
@@ -1491,7 +1517,7 @@ bad_utf8:
 ** room for 18 bytes) and set *piKey; return its length with the quotes.
 ** Return 0 for any other name (idemJsonString() reads it), and always in
 ** the portable build. */
-static IDEM_JSON_INLINE int idemJsonShortName(
+static IDEM_JSON_INLINE size_t idemJsonShortName(
   const unsigned char *s,
   const unsigned char *zEnd,
   unsigned char *o,
@@ -1501,13 +1527,16 @@ static IDEM_JSON_INLINE int idemJsonShortName(
   if( zEnd-s>=17 ){
     __m128i v = _mm_loadu_si128((const __m128i*)(s+1));
     unsigned int m = idemJsonSpecial16(v);
-    int n = __builtin_ctz(m | 0x10000);
+    size_t n = (size_t)__builtin_ctz(m | 0x10000);
     if( n<16 && s[1+n]=='"' ){
       uint64_t w;
+      __m128i k;
       o[0] = '"';
       _mm_storeu_si128((__m128i*)(o+1), v);
-      memcpy(&w, s+1, 8);
-      if( n<8 ) w &= ((uint64_t)1 << (8*n)) - 1;
+      /* The name's bytes, zeros after it: no branch on its length. */
+      k = _mm_and_si128(v, _mm_loadu_si128(
+                               (const __m128i*)(idemJsonKeyMask + 16 - n)));
+      memcpy(&w, &k, 8);
       o[1+n] = '"';
       *piKey = __builtin_bswap64(w);
       return n+2;
@@ -1671,6 +1700,25 @@ bad_number:
   return idemJsonFail(p, "invalid number", z, zNum, zEnd);
 }
 
+/* idemJsonString() on copies of *ps and *po, so that the s and o of
+** idemJsonCanonical() are not address-taken: GCC then keeps them in
+** registers instead of storing them at every step (230 instructions per
+** bench document). */
+static IDEM_JSON_INLINE int idemJsonStringCopy(
+  IdemJson *p,
+  const unsigned char *z,
+  const unsigned char **ps,
+  const unsigned char *zEnd,
+  unsigned char **po
+){
+  const unsigned char *s = *ps;
+  unsigned char *o = *po;
+  int rc = idemJsonString(p, z, &s, zEnd, &o);
+  *ps = s;
+  *po = o;
+  return rc;
+}
+
 /* Start a call: no output, no records, no error, and an output buffer
 ** with room for nIn bytes of input plus slack (see the invariant in
 ** idemJsonCanonical()).  A buffer that a big input left behind goes when a
@@ -1742,9 +1790,9 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   const unsigned char *s;
   unsigned char *o;
   sqlite3_int64 nMember = 0;   /* Records in use in p->aMember */
-  int nDepth = 0;              /* Open containers in p->aFrame */
-  int isObject = 0;            /* The innermost open container is an object */
-  int rc, n;
+  IdemJsonFrame *pTop;         /* Innermost open container, or aFrame[0] */
+  int rc;
+  unsigned char c;             /* First byte of a value */
 #ifdef IDEM_JSON_SSE2
   __m128i flip, lim;           /* idemJsonSpecial16x() for this input */
 #endif
@@ -1768,11 +1816,19 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
     rc = SQLITE_ERROR;
     goto done;
   }
+  /* The frame of the innermost open container is a pointer, not a depth
+  ** and a flag: fewer registers in the loop.  aFrame[0] stands for "no
+  ** container", an array that the value is not in. */
+  pTop = p->aFrame;
+  pTop->isObject = 0;
   for(;;){
     /* s is at the start of a value, or of a member if in an object. */
-    if( isObject ){
-      IdemJsonFrame *pF = &p->aFrame[nDepth-1];
+    if( pTop->isObject ){
+      IdemJsonFrame *pF;
       IdemJsonMember *pM;
+      size_t nName;
+    member:
+      pF = pTop;
       if( nMember>=p->nMemberAlloc ){
         rc = idemJsonGrowMembers(p, nMember+1);
         if( rc ) goto done;
@@ -1780,13 +1836,13 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       pM = &p->aMember[nMember++];
       pM->iName = (uint32_t)(o - p->zOut);
       pM->iIn = (uint32_t)(s - z);
-      n = idemJsonShortName(s, zEnd, o, &pM->iKey);
-      if( n ){
-        o += n;
-        s += n;
+      nName = idemJsonShortName(s, zEnd, o, &pM->iKey);
+      if( nName ){
+        o += nName;
+        s += nName;
         pM->iNameEnd = (uint32_t)(o - p->zOut);
       }else{
-        rc = idemJsonString(p, z, &s, zEnd, &o);
+        rc = idemJsonStringCopy(p, z, &s, zEnd, &o);
         if( rc ) goto done;
         pM->iNameEnd = (uint32_t)(o - p->zOut);
         pM->iKey = idemJsonNameKey(p->zOut + pM->iName + 1,
@@ -1796,67 +1852,79 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
        && idemJsonNameCmp(p->zOut, pM-1, pM, 0)>=0 ){
         pF->needSort = 1;
       }
-      s = idemJsonSkipWs(s, zEnd);
-      if( s>=zEnd || *s!=':' ){
-        rc = idemJsonFail(p, "expected ':'", z, s, zEnd);
-        goto done;
+      if( s>=zEnd || *s!=':' ){      /* whitespace before ':' is rare */
+        s = idemJsonSkipWs(s, zEnd);
+        if( s>=zEnd || *s!=':' ){
+          rc = idemJsonFail(p, "expected ':'", z, s, zEnd);
+          goto done;
+        }
       }
       *o++ = ':';
-      s = idemJsonSkipWs(s+1, zEnd);
+      /* One space (Python's ": ") is skipped here, other whitespace by the
+      ** dispatch below. */
+      s++;
+      if( s<zEnd && *s==' ' ) s++;
     }
 
-    switch( s<zEnd ? *s : 0 ){
+    /* The value: a string (the most common) tested first, the rest by the
+    ** switch (one jump table from whitespace to the braces). */
+  value:
+    c = s<zEnd ? *s : 0;
+    if( c=='"' ){
+#ifdef IDEM_JSON_SSE2
+      /* A string of at most 15 plain bytes (most values): copied here. */
+      __m128i v;
+      unsigned int m = 0;
+      int n;
+      if( zEnd-s>=17 ){
+        v = _mm_loadu_si128((const __m128i*)(s+1));
+        m = idemJsonSpecial16x(v, flip, lim);
+      }
+      if( m && s[1+(n = __builtin_ctz(m))]=='"' ){
+        o[0] = '"';
+        _mm_storeu_si128((__m128i*)(o+1), v);
+        o[1+n] = '"';
+        o += n+2;
+        s += n+2;
+      }else
+#endif
+      {
+        rc = idemJsonStringCopy(p, z, &s, zEnd, &o);
+        if( rc ) goto done;
+      }
+    }else switch( c ){
+      case '-': case '0': case '1': case '2': case '3': case '4':
+      case '5': case '6': case '7': case '8': case '9':
+        rc = idemJsonNumber(p, z, &s, zEnd, &o);
+        if( rc ) goto done;
+        break;
       case '{':
-      case '[': {
-        IdemJsonFrame *pF;
-        unsigned char cOpen = *s;
-        if( nDepth>=IDEM_JSON_MAX_DEPTH ){
+      case '[':
+        if( pTop>=&p->aFrame[IDEM_JSON_MAX_DEPTH] ){
           char zWhat[40];
           sqlite3_snprintf(sizeof(zWhat), zWhat, "nesting deeper than %d",
                            IDEM_JSON_MAX_DEPTH);
           rc = idemJsonFail(p, zWhat, z, s, zEnd);
           goto done;
         }
-        pF = &p->aFrame[nDepth++];
-        isObject = cOpen=='{';
-        pF->isObject = (unsigned char)isObject;
-        pF->needSort = 0;
-        pF->iMember = (uint32_t)nMember;
-        *o++ = cOpen;
+        pTop++;
+        pTop->needSort = 0;
+        pTop->iMember = (uint32_t)nMember;
+        *o++ = c;
         s = idemJsonSkipWs(s+1, zEnd);
-        if( s<zEnd && *s==cOpen+2 ){          /* "{}" or "[]" */
-          *o++ = *s++;
-          nDepth--;
-          isObject = nDepth>0 && p->aFrame[nDepth-1].isObject;
-          break;
-        }
-        if( isObject && (s>=zEnd || *s!='"') ){
-          rc = idemJsonFail(p, "expected a member name or '}'", z, s, zEnd);
-          goto done;
-        }
-        continue;
-      }
-      case '"':
-#ifdef IDEM_JSON_SSE2
-        /* A string of at most 15 plain bytes (most values): copied here. */
-        if( zEnd-s>=17 ){
-          __m128i v = _mm_loadu_si128((const __m128i*)(s+1));
-          unsigned int m = idemJsonSpecial16x(v, flip, lim);
-          if( m ){
-            n = __builtin_ctz(m);
-            if( s[1+n]=='"' ){
-              o[0] = '"';
-              _mm_storeu_si128((__m128i*)(o+1), v);
-              o[1+n] = '"';
-              o += n+2;
-              s += n+2;
-              break;
-            }
+        if( c=='{' ){
+          pTop->isObject = 1;
+          if( s<zEnd && *s=='"' ) goto member;
+          if( s>=zEnd || *s!='}' ){
+            rc = idemJsonFail(p, "expected a member name or '}'", z, s, zEnd);
+            goto done;
           }
+        }else{
+          pTop->isObject = 0;
+          if( s>=zEnd || *s!=']' ) goto value;
         }
-#endif
-        rc = idemJsonString(p, z, &s, zEnd, &o);
-        if( rc ) goto done;
+        *o++ = *s++;                          /* "{}" or "[]" */
+        pTop--;
         break;
       case 't':
         if( zEnd-s<4 || memcmp(s, "true", 4)!=0 ) goto expected_value;
@@ -1870,11 +1938,9 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         if( zEnd-s<4 || memcmp(s, "null", 4)!=0 ) goto expected_value;
         memcpy(o, s, 4); o += 4; s += 4;
         break;
-      case '-': case '0': case '1': case '2': case '3': case '4':
-      case '5': case '6': case '7': case '8': case '9':
-        rc = idemJsonNumber(p, z, &s, zEnd, &o);
-        if( rc ) goto done;
-        break;
+      case ' ': case '\t': case '\n': case '\r':
+        s = idemJsonSkipWsRun(s, zEnd);
+        goto value;
       default:
       expected_value:
         rc = idemJsonFail(p, "expected a value", z, s, zEnd);
@@ -1883,42 +1949,45 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
 
     /* A value is complete.  Close containers, or find the next item. */
     for(;;){
-      IdemJsonFrame *pF;
       s = idemJsonSkipWs(s, zEnd);
-      if( nDepth==0 ){
-        if( s<zEnd ){
-          rc = idemJsonFail(p, "unexpected text after the value", z, s, zEnd);
-          goto done;
-        }
-        rc = SQLITE_OK;
-        goto done;
-      }
-      pF = &p->aFrame[nDepth-1];
-      if( isObject ){
-        p->aMember[nMember-1].iEnd = (uint32_t)(o - p->zOut);
-        if( s<zEnd && *s=='}' ){
-          if( pF->needSort ){
-            rc = idemJsonFinishObject(p, p->aMember + pF->iMember,
-                                      (int)(nMember - pF->iMember),
-                                      o - p->zOut);
-            if( rc ) goto done;
-          }
-          nMember = pF->iMember;
-        }else if( s<zEnd && *s==',' ){
+      if( pTop->isObject ){
+        IdemJsonFrame *pF = pTop;
+        if( s<zEnd && *s==',' ){
           const unsigned char *zComma = s;
+          p->aMember[nMember-1].iEnd = (uint32_t)(o - p->zOut);
           *o++ = ',';
-          s = idemJsonSkipWs(s+1, zEnd);
-          if( s<zEnd && *s=='"' ) break;
+          s++;
+          if( s<zEnd && *s==' ' ) s++;     /* Python's ", " */
+          if( s<zEnd && *s=='"' ) goto member;
+          s = idemJsonSkipWs(s, zEnd);
+          if( s<zEnd && *s=='"' ) goto member;
           if( s<zEnd && *s=='}' ){
             rc = idemJsonFail(p, "trailing comma", z, zComma, zEnd);
           }else{
             rc = idemJsonFail(p, "expected a member name", z, s, zEnd);
           }
           goto done;
-        }else{
+        }
+        if( s>=zEnd || *s!='}' ){
           rc = idemJsonFail(p, "expected ',' or '}'", z, s, zEnd);
           goto done;
         }
+        if( pF->needSort ){
+          /* The last member's end, needed only here, is set only here. */
+          IdemJsonMember *a = p->aMember + pF->iMember;
+          int nObj = (int)(nMember - pF->iMember);
+          a[nObj-1].iEnd = (uint32_t)(o - p->zOut);
+          rc = idemJsonFinishObject(p, a, nObj, o - p->zOut);
+          if( rc ) goto done;
+        }
+        nMember = pF->iMember;
+      }else if( pTop==p->aFrame ){
+        if( s<zEnd ){
+          rc = idemJsonFail(p, "unexpected text after the value", z, s, zEnd);
+          goto done;
+        }
+        rc = SQLITE_OK;
+        goto done;
       }else{
         if( s<zEnd && *s==',' ){
           const unsigned char *zComma = s;
@@ -1928,7 +1997,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
             rc = idemJsonFail(p, "trailing comma", z, zComma, zEnd);
             goto done;
           }
-          break;
+          goto value;
         }
         if( s>=zEnd || *s!=']' ){
           rc = idemJsonFail(p, "expected ',' or ']'", z, s, zEnd);
@@ -1936,8 +2005,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         }
       }
       *o++ = *s++;          /* the '}' or ']' */
-      nDepth--;
-      isObject = nDepth>0 && p->aFrame[nDepth-1].isObject;
+      pTop--;
     }
   }
 
