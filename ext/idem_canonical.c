@@ -1608,7 +1608,7 @@ static IDEM_JSON_INLINE int idemJsonNumber(
     uint32_t i = *s=='-';         /* i: where the part being read starts */
     uint32_t j;                   /* j: where it ends */
     if( ((m>>i) & 1)==0 ) goto slow;
-    j = i + (uint32_t)__builtin_ctz(~(m>>i));   /* m>>i shifts in zeros */
+    j = i + (uint32_t)__builtin_ctzll(~(uint64_t)(m>>i));  /* at most 32: never ctz(0) */
     if( s[i]=='0' ){
       if( j!=i+1 ) goto slow;                   /* leading zero */
     }else if( j>=32 ){
@@ -1619,7 +1619,7 @@ static IDEM_JSON_INLINE int idemJsonNumber(
     if( s[j]=='.' ){
       i = j+1;
       if( i>=32 || ((m>>i) & 1)==0 ) goto slow;
-      j = i + (uint32_t)__builtin_ctz(~(m>>i));
+      j = i + (uint32_t)__builtin_ctzll(~(uint64_t)(m>>i));
       if( j>=32 ) goto slow;
       isInt = 0;
       zDot = s+i-1;
@@ -1628,7 +1628,7 @@ static IDEM_JSON_INLINE int idemJsonNumber(
     if( (s[j] | 0x20)=='e' ){
       i = j+1 + (s[j+1]=='+' || s[j+1]=='-');
       if( i>=32 || ((m>>i) & 1)==0 ) goto slow;
-      j = i + (uint32_t)__builtin_ctz(~(m>>i));
+      j = i + (uint32_t)__builtin_ctzll(~(uint64_t)(m>>i));
       if( j>=32 ) goto slow;
       isInt = 0;
       hasExp = 1;
