@@ -1357,10 +1357,6 @@ static int idemNumBigCorrect(
   uint64_t m, int e,
   uint64_t *pBits
 ){
-  static const uint32_t aPow10[10] = {
-    1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
-    1000000000
-  };
   IdemNumBig x;
   int i, j, c;
 
@@ -1368,7 +1364,7 @@ static int idemNumBigCorrect(
   for(i=0; i<nDig; i=j){
     uint32_t chunk = 0;
     for(j=i; j<nDig && j<i+9; j++) chunk = chunk*10 + (uint32_t)(zDig[j]-'0');
-    idemNumBigMulAdd(&x, aPow10[j-i], chunk);
+    idemNumBigMulAdd(&x, (uint32_t)idemNumPow10Int[j-i], chunk);
   }
   if( E>0 ) idemNumBigMulPow5(&x, E);
 
@@ -1535,15 +1531,7 @@ static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
   ** value w is read where they are, and w*10^q goes straight to step 3. */
   isShort = nDig<=15 && L>=-307 && L<=307;    /* step 2 */
   if( nDig<=19 && !isShort ){
-    static const uint64_t aPow10[20] = {
-      1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
-      10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
-      100000000000ULL, 1000000000000ULL, 10000000000000ULL,
-      100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
-      100000000000000000ULL, 1000000000000000000ULL,
-      10000000000000000000ULL
-    };
-    uint64_t w = idemNumDigitsValue(zInt, nInt)*aPow10[nFrac]
+    uint64_t w = idemNumDigitsValue(zInt, nInt)*idemNumPow10Int[nFrac]
                + idemNumDigitsValue(zFrac, nFrac);
     uint64_t m;
     int e;
