@@ -51,6 +51,23 @@ SQLITE_EXTENSION_INIT3
 #include <stdint.h>
 #include <stdarg.h>
 
+/*
+** The vector paths a build may take (doc/choices.md, "Build options"):
+** IDEM_SSE2 where GNU C targets SSE2 (every x86-64); IDEM_AVX2 where AVX2
+** code may be compiled too (x86-64), to run only where idemHasAvx2() says
+** the CPU has it.  -DIDEM_JSON_PORTABLE turns both off, -DIDEM_NO_AVX2 the
+** second.
+*/
+#if defined(__GNUC__) && defined(__SSE2__) && !defined(IDEM_JSON_PORTABLE)
+# define IDEM_SSE2 1
+# include <emmintrin.h>
+# if defined(__x86_64__) && !defined(IDEM_NO_AVX2)
+#  define IDEM_AVX2 1
+#  include <immintrin.h>
+#  define idemHasAvx2() __builtin_cpu_supports("avx2")
+# endif
+#endif
+
 #include "../include/idem.h"    /* IDEM_VERSION, IDEM_KEY_HEX_LEN */
 
 /*

@@ -313,8 +313,7 @@ static uint64_t idemJsonZeroBytes(uint64_t w){
 /* On x86-64 (where SSE2 is always there) strings are scanned 16 bytes at
 ** a time: one bit per byte that is a '"', a '\\', below 0x20 or above 0x7f
 ** (the last two in one signed comparison: bytes 0x80..0xff are negative). */
-# if defined(__SSE2__)
-#  include <emmintrin.h>
+# ifdef IDEM_SSE2
 #  define IDEM_JSON_SSE2 1
 static unsigned int idemJsonSpecial16(__m128i v){
   __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));

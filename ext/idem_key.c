@@ -35,17 +35,12 @@
 ** the instructions.  The kernels are xxHash's internal functions, whose
 ** names change between releases: the choice is made only for the release
 ** it was written against (0.8.1, Debian 12's); any other uses the default. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(IDEM_NO_AVX2) \
- && !defined(IDEM_JSON_PORTABLE)
-# include <immintrin.h>
+#ifdef IDEM_AVX2
 # define XXH_DISPATCH_AVX2 1
 # define XXH_TARGET_AVX2 __attribute__((target("avx2")))
 #endif
 #define XXH_INLINE_ALL
 #include <xxhash.h>
-#if defined(__SSE2__) && !defined(IDEM_JSON_PORTABLE)
-# include <emmintrin.h>
-#endif
 
 #if defined(XXH_DISPATCH_AVX2) && XXH_VERSION_NUMBER==801
 XXH_NO_INLINE XXH_TARGET_AVX2 XXH128_hash_t idemXxhLongAvx2(
@@ -57,7 +52,7 @@ XXH_NO_INLINE XXH_TARGET_AVX2 XXH128_hash_t idemXxhLongAvx2(
                                      XXH3_scrambleAcc_avx2);
 }
 static XXH128_hash_t idemXxh128(const void *p, size_t n){
-  if( n>XXH3_MIDSIZE_MAX && __builtin_cpu_supports("avx2") ){
+  if( n>XXH3_MIDSIZE_MAX && idemHasAvx2() ){
     return idemXxhLongAvx2(p, n);
   }
   return XXH3_128bits(p, n);
@@ -116,7 +111,7 @@ IDEM_PRIVATE void idemKeyHash(const IdemPart aPart[4], unsigned char aKey[16]){
 }
 
 IDEM_PRIVATE void idemKeyHex(const unsigned char aKey[16], char zHex[33]){
-#if defined(__SSE2__) && !defined(IDEM_JSON_PORTABLE)
+#ifdef IDEM_SSE2
   /* The 32 nibbles at once: each becomes '0' + n, plus 'a'-'0'-10 where
   ** n > 9; the high nibble of each byte goes first. */
   __m128i v = _mm_loadu_si128((const __m128i*)(const void*)aKey);

@@ -61,9 +61,7 @@
 */
 #include "idemInt.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(IDEM_JSON_PORTABLE) \
- && !defined(IDEM_NO_AVX2)
-#include <immintrin.h>
+#ifdef IDEM_AVX2
 
 /* Shorter inputs are not checked: the check would cost more than it
 ** saves, and the last block is read as the 32 bytes before the last 32. */
@@ -195,7 +193,7 @@ static int idemUtf8ValidAvx2(const unsigned char *z, size_t n){
 }
 
 IDEM_PRIVATE int idemUtf8Valid(const unsigned char *z, size_t n){
-  if( n<IDEM_UTF8_MIN || !__builtin_cpu_supports("avx2") ) return 0;
+  if( n<IDEM_UTF8_MIN || !idemHasAvx2() ) return 0;
   return idemUtf8ValidAvx2(z, n);
 }
 
