@@ -315,13 +315,6 @@ static uint64_t idemJsonZeroBytes(uint64_t w){
 ** (the last two in one signed comparison: bytes 0x80..0xff are negative). */
 # ifdef IDEM_SSE2
 #  define IDEM_JSON_SSE2 1
-static unsigned int idemJsonSpecial16(__m128i v){
-  __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
-  __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
-  __m128i c = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
-  return (unsigned int)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c));
-}
-
 /* 16 bytes from idemJsonKeyMask+16-n keep the first n bytes (0<=n<=16) of
 ** a vector and clear the rest. */
 static const unsigned char idemJsonKeyMask[32] = {
@@ -329,10 +322,12 @@ static const unsigned char idemJsonKeyMask[32] = {
   0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0
 };
 
-/* The same, but with the bytes above 0x7f plain or not as the two vectors
-** say, for the string scan of an input known to be valid UTF-8
-** (idemUtf8Valid()): "is below 0x20 or above 0x7f" is the signed v < 0x20,
-** and "is below 0x20" alone is the signed (v ^ 0x80) < (0x20 ^ 0x80). */
+/* The special bytes of v, as the two vectors say: with flip 0 and lim
+** 0x20, "is below 0x20 or above 0x7f" is the signed v < 0x20; for the
+** string scan of an input known to be valid UTF-8 (idemUtf8Valid()) bytes
+** above 0x7f are plain, and "is below 0x20" alone is the signed
+** (v ^ 0x80) < (0x20 ^ 0x80).  idemJsonScanFlip() and idemJsonScanLim()
+** give the two vectors for the input being read. */
 static IDEM_JSON_INLINE unsigned int idemJsonSpecial16x(
   __m128i v,
   __m128i flip,               /* 0, or 0x80 in every byte */
@@ -342,6 +337,13 @@ static IDEM_JSON_INLINE unsigned int idemJsonSpecial16x(
   __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
   __m128i c = _mm_cmplt_epi8(_mm_xor_si128(v, flip), lim);
   return (unsigned int)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c));
+}
+#define idemJsonScanFlip(p) _mm_set1_epi8((p)->isUtf8 ? (char)0x80 : 0)
+#define idemJsonScanLim(p)  _mm_set1_epi8((p)->isUtf8 ? (char)0xa0 : 0x20)
+
+/* Every byte above 0x7f special (member names, whose sort key needs them). */
+static IDEM_JSON_INLINE unsigned int idemJsonSpecial16(__m128i v){
+  return idemJsonSpecial16x(v, _mm_setzero_si128(), _mm_set1_epi8(0x20));
 }
 
 /* How many of the 16 bytes v, which start with a non-ASCII byte, are
@@ -1329,8 +1331,8 @@ static int idemJsonString(
 
 #ifdef IDEM_JSON_SSE2
   /* Bytes above 0x7f are plain if the input is known valid UTF-8. */
-  const __m128i flip = _mm_set1_epi8(p->isUtf8 ? (char)0x80 : 0);
-  const __m128i lim = _mm_set1_epi8(p->isUtf8 ? (char)0xa0 : 0x20);
+  const __m128i flip = idemJsonScanFlip(p);
+  const __m128i lim = idemJsonScanLim(p);
 #endif
 
   *o++ = '"';
@@ -1812,8 +1814,8 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   o = p->zOut;
   p->isUtf8 = idemUtf8Valid(z, zEnd - z);
 #ifdef IDEM_JSON_SSE2
-  flip = _mm_set1_epi8(p->isUtf8 ? (char)0x80 : 0);
-  lim = _mm_set1_epi8(p->isUtf8 ? (char)0xa0 : 0x20);
+  flip = idemJsonScanFlip(p);
+  lim = idemJsonScanLim(p);
 #endif
 
   /* Invariant: the room left at o is at least the input left at s plus 8.
