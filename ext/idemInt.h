@@ -164,12 +164,10 @@ IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n,
                                 unsigned char aKey[IDEM_KEY_BYTES]);
 IDEM_PRIVATE int idemKeyFromValue(sqlite3_value *pVal,
                                   unsigned char aKey[IDEM_KEY_BYTES]);
-/* One part from a non-NULL SQL value of type eType (the caller's
-** sqlite3_value_type(), doc/contract.md §2): SQLITE_OK, SQLITE_NOMEM, or
-** SQLITE_MISMATCH for a real that is not finite (IDEM_KEY_NONFINITE says
-** why, after the part's name). */
-IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, int eType,
-                                 IdemPart *pPart);
+/* One part from a non-NULL SQL value (doc/contract.md §2): SQLITE_OK,
+** SQLITE_NOMEM, or SQLITE_MISMATCH for a real that is not finite
+** (IDEM_KEY_NONFINITE says why, after the part's name). */
+IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart);
 #define IDEM_KEY_NONFINITE "is a real that is not finite (Inf or -Inf);" \
   " a key part must be a finite number, text or blob"
 IDEM_PRIVATE int idemKeyRegister(sqlite3 *db);

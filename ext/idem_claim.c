@@ -601,7 +601,7 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
                     p->zName);
       return SQLITE_MISMATCH;
     }
-    rc = idemKeyPartFrom(aCol[aPartCol[i]], eType, &aPart[i]);
+    rc = idemKeyPartFrom(aCol[aPartCol[i]], &aPart[i]);
     if( rc==SQLITE_MISMATCH ){
       idemVtabError(p, "idem: %s: %s " IDEM_KEY_NONFINITE, p->zName,
                     azIdemCol[aPartCol[i]]);
@@ -890,8 +890,7 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
     IdemPart k;
     int nKey;
     if( (pJsonKey = idemJsonAcquire(&p->pJsonKey))==0 ){ rc = SQLITE_NOMEM; goto done; }
-    rc = idemKeyPartFrom(aCol[IDEM_COL_KEYARGS],
-                         sqlite3_value_type(aCol[IDEM_COL_KEYARGS]), &k);
+    rc = idemKeyPartFrom(aCol[IDEM_COL_KEYARGS], &k);
     if( rc==SQLITE_MISMATCH ){
       idemVtabError(p, "idem: %s: keyargs " IDEM_KEY_NONFINITE, p->zName);
     }

@@ -177,26 +177,31 @@ IDEM_PRIVATE int idemKeyFromValue(sqlite3_value *pVal,
 ** The part points into pPart or into pVal: it must not be copied, and
 ** lives as long as both.
 */
-IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, int eType,
-                                 IdemPart *pPart){
+IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart){
   int n;
-  assert( eType==sqlite3_value_type(pVal) && eType!=SQLITE_NULL );
-  if( eType==SQLITE_TEXT ){       /* the usual part: its bytes as they are */
-    pPart->p = idemValueUtf8(pVal, &n);
-    pPart->n = n;
-    return pPart->p ? SQLITE_OK : SQLITE_NOMEM;
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_BLOB:
+      pPart->p = sqlite3_value_blob(pVal);
+      pPart->n = sqlite3_value_bytes(pVal);
+      if( pPart->p==0 ) pPart->p = "";
+      return SQLITE_OK;
+    case SQLITE_TEXT:
+      pPart->p = idemValueUtf8(pVal, &n);
+      pPart->n = n;
+      return pPart->p ? SQLITE_OK : SQLITE_NOMEM;
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:
+      n = idemJsonNumberText(pVal, pPart->aNum);
+      if( n<0 ) return SQLITE_MISMATCH;
+      pPart->p = pPart->aNum;
+      pPart->n = n;
+      return SQLITE_OK;
+    default:
+      assert( sqlite3_value_type(pVal)==SQLITE_TEXT );
+      pPart->p = sqlite3_value_text(pVal);
+      pPart->n = sqlite3_value_bytes(pVal);
+      return pPart->p ? SQLITE_OK : SQLITE_NOMEM;
   }
-  if( eType==SQLITE_BLOB ){
-    pPart->p = sqlite3_value_blob(pVal);
-    pPart->n = sqlite3_value_bytes(pVal);
-    if( pPart->p==0 ) pPart->p = "";
-    return SQLITE_OK;
-  }
-  n = idemJsonNumberText(pVal, pPart->aNum);   /* an integer or a real */
-  if( n<0 ) return SQLITE_MISMATCH;
-  pPart->p = pPart->aNum;
-  pPart->n = n;
-  return SQLITE_OK;
 }
 
 /*
@@ -259,7 +264,14 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
           i==3 ? "expected JSON text" : "every part of a key must be given");
       return;
     }
-    rc = idemKeyPartFrom(argv[i], eType, &aPart[i]);
+    if( eType==SQLITE_TEXT ){       /* the usual part: its bytes as they are */
+      int n;
+      aPart[i].p = idemValueUtf8(argv[i], &n);
+      aPart[i].n = n;
+      rc = aPart[i].p ? SQLITE_OK : SQLITE_NOMEM;
+    }else{
+      rc = idemKeyPartFrom(argv[i], &aPart[i]);
+    }
     if( rc==SQLITE_MISMATCH ){
       idemResultError(ctx, SQLITE_ERROR, "idem: idem_key(): %s "
                       IDEM_KEY_NONFINITE, azIdemKeyPart[i]);
