@@ -123,6 +123,34 @@ SHAPES = ["long ASCII string", "array of objects", "integers",
 DIVIDE = {"900 deep, out of order": 20, "names with a 200-byte prefix": 200}
 
 
+# The functions compared, each in the same scan.
+QUERIES = [("json", "SELECT count(json(a)) FROM d"),
+           ("canonical", "SELECT count(idem_canonical(a)) FROM d"),
+           ("key", "SELECT count(idem_key('w','c','t',a)) FROM d")]
+CORPUS = "the bench corpus (tool calls)"
+
+
+def fill(db, name, docs, corpus=None):
+    """Table d of db: docs documents of the shape called name (fewer for
+    the large shapes), or the first of the corpus file's.  Returns their
+    number and mean size in bytes."""
+    r = random.Random(7)
+    n = max(1, docs // DIVIDE.get(name, 1))
+    if name == CORPUS:
+        src = sqlite3.connect(corpus)
+        rows = [x for (x,) in src.execute(
+            "SELECT args FROM docs ORDER BY i LIMIT ?", (n,))]
+        src.close()
+    else:
+        rows = [shape(name, r) for _ in range(n)]
+    db.execute("DROP TABLE IF EXISTS d")
+    db.execute("CREATE TABLE d(a TEXT)")
+    db.executemany("INSERT INTO d VALUES(?)", [(d,) for d in rows])
+    db.commit()
+    size = db.execute("SELECT avg(length(CAST(a AS BLOB))) FROM d")
+    return len(rows), size.fetchone()[0]
+
+
 def callgrind(db, lib, query, tmp):
     """Instructions of one run of the sqlite3 shell on db under callgrind."""
     out = os.path.join(tmp, "cg.out")
@@ -140,40 +168,19 @@ def callgrind(db, lib, query, tmp):
 
 
 def instructions(a):
-    queries = [("base", "SELECT count(coalesce(a, 0)) FROM d"),
-               ("json", "SELECT count(json(a)) FROM d"),
-               ("canonical", "SELECT count(idem_canonical(a)) FROM d"),
-               ("key", "SELECT count(idem_key('w','c','t',a)) FROM d")]
+    queries = [("base", "SELECT count(coalesce(a, 0)) FROM d")] + QUERIES
     lib = os.path.abspath(a.lib)
     print("By shape, in instructions (callgrind): %d documents each; the scan"
           " with no function subtracted; ratio to json()" % a.docs)
     print()
     print("| shape | bytes/doc | `json()` per doc | `idem_canonical` | `idem_key` |")
     print("|---|---:|---:|---:|---:|")
-    names = SHAPES
-    if a.corpus:
-        names = ["the bench corpus (tool calls)"] + SHAPES
+    names = ([CORPUS] if a.corpus else []) + SHAPES
     with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "shape.db")
         for name in names:
-            r = random.Random(7)
-            path = os.path.join(tmp, "shape.db")
-            if os.path.exists(path):
-                os.unlink(path)
             db = sqlite3.connect(path)
-            db.execute("CREATE TABLE d(a TEXT)")
-            n = max(1, a.docs // DIVIDE.get(name, 1))
-            if name in SHAPES:
-                docs = [shape(name, r) for _ in range(n)]
-            else:
-                src = sqlite3.connect(a.corpus)
-                docs = [x for (x,) in src.execute(
-                    "SELECT args FROM docs ORDER BY i LIMIT ?", (n,))]
-                src.close()
-                n = len(docs)
-            db.executemany("INSERT INTO d VALUES(?)", [(d,) for d in docs])
-            db.commit()
-            size = db.execute("SELECT avg(length(CAST(a AS BLOB))) FROM d")
-            size = size.fetchone()[0]
+            n, size = fill(db, name, a.docs, a.corpus)
             db.close()
             ir = {k: callgrind(path, lib, q, tmp) for k, q in queries}
             j = (ir["json"] - ir["base"]) / n
@@ -204,26 +211,16 @@ def main():
     db = sqlite3.connect(":memory:")
     db.enable_load_extension(True)
     db.load_extension(a.lib)
-    queries = [("json", "SELECT count(json(a)) FROM d"),
-               ("canonical", "SELECT count(idem_canonical(a)) FROM d"),
-               ("key", "SELECT count(idem_key('w','c','t',a)) FROM d")]
     print("By shape: %d documents each, best of %d; ratio to json()"
           % (a.docs, a.runs))
     print()
     print("| shape | bytes/doc | `json()` | `idem_canonical` | `idem_key` |")
     print("|---|---:|---:|---:|---:|")
     for name in SHAPES:
-        r = random.Random(7)
-        db.execute("DROP TABLE IF EXISTS d")
-        db.execute("CREATE TABLE d(a TEXT)")
-        db.executemany("INSERT INTO d VALUES(?)",
-                       [(shape(name, r),)
-                        for _ in range(max(1, a.docs // DIVIDE.get(name, 1)))])
-        size = db.execute("SELECT avg(length(CAST(a AS BLOB))) FROM d")
-        size = size.fetchone()[0]
-        best = {k: float("inf") for k, _ in queries}
+        n, size = fill(db, name, a.docs)
+        best = {k: float("inf") for k, _ in QUERIES}
         for _ in range(a.runs):
-            for k, q in queries:
+            for k, q in QUERIES:
                 t = time.perf_counter()
                 db.execute(q).fetchall()
                 best[k] = min(best[k], time.perf_counter() - t)
