@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: MIT
+# Included by the Makefile (make help lists every target).
+
+.PHONY: test-diff test-portable test-race test-crash
+
+# ---- differential: idem_canonical against the npm package canonicalize ------
+# (an RFC 8785 implementation) on N random documents; test/diff/gen.js skips
+# integer literals beyond 2^53, where doc/contract.md §3 deliberately differs.
+N ?= 100000
+test-diff: $(LIB)  ## idem_canonical against npm's canonicalize, N random documents
+	npm install --silent --prefix test/diff --no-package-lock --no-audit --no-fund
+	node test/diff/gen.js $(N) - | tclsh test/diff/check.tcl -
+
+# ---- portable: the canonicalizer without its word-at-a-time and SSE2 scans
+# (what a big-endian or non-GNU build runs), on the JSON tests and 20 000
+# differential documents; then the SSE2 build without the AVX2 UTF-8 check
+# (an x86-64 without AVX2), on the JSON tests.
+PORTABLE := $(BUILD)/portable
+NOAVX2   := $(BUILD)/noavx2
+$(PORTABLE)/idem.$(SO): $(SOURCES) | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(call loadable,$(CFLAGS) -DIDEM_JSON_PORTABLE)
+$(NOAVX2)/idem.$(SO): $(SOURCES) | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(call loadable,$(CFLAGS) -DIDEM_NO_AVX2)
+
+test-portable: $(PORTABLE)/idem.$(SO) $(NOAVX2)/idem.$(SO) $(BUILD)/idem_utf8_test  ## the canonicalizer without its word, SSE2 and AVX2 scans
+	IDEM_LIB=$(abspath $(PORTABLE))/idem.$(SO) tclsh tcl/run.tcl \
+	  test/canonical.test test/key.test test/numbers.test test/hostile.test
+	npm install --silent --prefix test/diff --no-package-lock --no-audit --no-fund
+	node test/diff/gen.js 20000 - | IDEM_LIB=$(abspath $(PORTABLE))/idem.$(SO) \
+	  tclsh test/diff/check.tcl -
+	IDEM_LIB=$(abspath $(NOAVX2))/idem.$(SO) tclsh tcl/run.tcl \
+	  test/canonical.test test/key.test test/hostile.test test/utf8.test
+
+# ---- reliability: processes killed at random moments, and at fixed crash
+# points (test/reliability/), with $(PYTHON3).
+test-race: $(LIB)  ## 8 processes SIGKILLed at random moments
+	$(PYTHON3) test/reliability/race.py
+
+test-crash: $(LIB)  ## processes killed at every step of both recipes
+	CC="$(CC)" $(PYTHON3) test/reliability/crash.py
