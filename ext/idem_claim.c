@@ -262,6 +262,7 @@ typedef enum IdemReconcile {
   IDEM_RECONCILE_NONE,        /* not given */
   IDEM_RECONCILE_ARRIVED,     /* the target's records show the request */
   IDEM_RECONCILE_NOT_ARRIVED, /* they show it never came */
+  IDEM_RECONCILE_NOT_SENT,    /* the request never left (the owner's word) */
   IDEM_RECONCILE_OTHER        /* anything else */
 } IdemReconcile;
 
@@ -297,6 +298,8 @@ typedef enum IdemRefusal {
   IDEM_REFUSE_BAD_RECONCILE,
   IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE,
   IDEM_REFUSE_LOCAL_UNKNOWN,
+  IDEM_REFUSE_PENDING_NOT_STALE,
+  IDEM_REFUSE_NOT_SENT_UNKNOWN,
   IDEM_REFUSE_BAD_STATUS
 } IdemRefusal;
 
@@ -335,12 +338,18 @@ static IdemAction idemAction(IdemActionType eType, IdemStatus eStatus,
 **                        local_failure=keep, kept as failed;
 **                        external: kept as 'unknown' with the note
 **   unknown, pending + reconcile = 'arrived'      -> done
-**   unknown, pending + reconcile = 'not_arrived'  -> released
+**   unknown + reconcile = 'not_arrived'           -> released
+**   pending + reconcile = 'not_arrived'           -> released if stale now,
+**                        else refused: its owner may still be sending it
+**   pending + reconcile = 'not_sent'              -> released (the explicit
+**                        word that the request never left)
+**   unknown + reconcile = 'not_sent'              -> refused: it may have left
 **   done, failed         final: every change is an error
 */
 static IdemAction idemTransition(
   IdemStatus eOld,                  /* The stored status */
   IdemKind eKind,                   /* The stored kind */
+  int bStale,                       /* A pending call gone quiet (§11) */
   const IdemChange *pChg,           /* What the UPDATE asks for */
   const IdemOptions *pOpt           /* The table's options */
 ){
@@ -359,6 +368,17 @@ static IdemAction idemTransition(
         return idemRecord(IDEM_STATUS_DONE,
                           pChg->bNote ? IDEM_NOTE_GIVEN : IDEM_NOTE_RECONCILED);
       case IDEM_RECONCILE_NOT_ARRIVED:
+        /* A pending call's owner may still be working: only a call that
+        ** is stale at this very UPDATE (not at a sweeper's earlier
+        ** SELECT) is released on the target's word alone. */
+        if( eOld==IDEM_STATUS_PENDING && !bStale ){
+          return idemRefusal(IDEM_REFUSE_PENDING_NOT_STALE);
+        }
+        return idemReleaseAction();
+      case IDEM_RECONCILE_NOT_SENT:
+        if( eOld==IDEM_STATUS_UNKNOWN ){
+          return idemRefusal(IDEM_REFUSE_NOT_SENT_UNKNOWN);
+        }
         return idemReleaseAction();
       default:
         return idemRefusal(IDEM_REFUSE_BAD_RECONCILE);
@@ -407,15 +427,16 @@ static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
           " WHERE key = '%s'", zHex, zOld, p->zName, zHex);
       break;
     case IDEM_REFUSE_RECONCILE_WITH_STATUS:
-      idemVtabError(p, "idem: %s: reconcile = 'arrived' makes the call done and"
-          " 'not_arrived' releases it; do not set another status with it",
-          p->zName);
+      idemVtabError(p, "idem: %s: reconcile = 'arrived' makes the call done,"
+          " 'not_arrived' and 'not_sent' release it; do not set another"
+          " status with it", p->zName);
       break;
     case IDEM_REFUSE_BAD_RECONCILE:
       idemVtabError(p, "idem: %s: reconcile must be 'arrived' (the target's"
-          " records show the request: the call becomes done) or"
-          " 'not_arrived' (they show it never came: the claim is released)",
-          p->zName);
+          " records show the request: the call becomes done),"
+          " 'not_arrived' (they show it never came: the claim is released)"
+          " or 'not_sent' (a pending call whose request never left: the"
+          " claim is released)", p->zName);
       break;
     case IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE:
       idemVtabError(p, "idem: call '%s' has an unknown outcome and is never"
@@ -427,6 +448,21 @@ static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
     case IDEM_REFUSE_LOCAL_UNKNOWN:
       idemVtabError(p, "idem: %s: call '%s' is local: its outcome is known;"
                     " set status to 'done' or 'failed'", p->zName, zHex);
+      break;
+    case IDEM_REFUSE_PENDING_NOT_STALE:
+      idemVtabError(p, "idem: %s: call '%s' is pending and not stale: its"
+          " owner may still be sending it, so reconcile = 'not_arrived' does"
+          " not release it (a pending call is released on the target's"
+          " records only once it is stale: the table option stale_after);"
+          " if you know that the request never left, say so: UPDATE \"%w\""
+          " SET reconcile = 'not_sent' WHERE key = '%s' AND member = 0",
+          p->zName, zHex, p->zName, zHex);
+      break;
+    case IDEM_REFUSE_NOT_SENT_UNKNOWN:
+      idemVtabError(p, "idem: %s: call '%s' has an unknown outcome: its"
+          " request may have left, so reconcile = 'not_sent' cannot release"
+          " it; after checking the target's records, set reconcile ="
+          " 'arrived' or 'not_arrived'", p->zName, zHex);
       break;
     case IDEM_REFUSE_BAD_STATUS:
       idemVtabError(p, "idem: %s: status must be 'pending', 'done' or"
@@ -1215,6 +1251,8 @@ static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
       pChg->eReconcile = IDEM_RECONCILE_ARRIVED;
     }else if( strcmp(z, "not_arrived")==0 ){
       pChg->eReconcile = IDEM_RECONCILE_NOT_ARRIVED;
+    }else if( strcmp(z, "not_sent")==0 ){
+      pChg->eReconcile = IDEM_RECONCILE_NOT_SENT;
     }else{
       pChg->eReconcile = IDEM_RECONCILE_OTHER;
     }
@@ -1316,7 +1354,9 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
   IdemChange chg;
   IdemAction act;
   IdemKind eKind;
+  IdemStatus eOld;
   const char *zOld, *zNew;
+  int bStale = 0;
   int rc;
 
   /* 1. Read. */
@@ -1345,7 +1385,15 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
         ? IDEM_KIND_EXTERNAL : IDEM_KIND_LOCAL;
 
   /* 2. Decide. */
-  act = idemTransition(idemStatusParse(zOld), eKind, &chg, &p->opt);
+  eOld = idemStatusParse(zOld);
+  if( eOld==IDEM_STATUS_PENDING && chg.eReconcile!=IDEM_RECONCILE_NONE
+   && p->opt.iStaleAfterMs>0 ){
+    /* Stale now (doc/contract.md §11), as the hidden column shows it. */
+    char zBefore[IDEM_TIME_LEN];
+    idemFormatTime(idemNowMs(p->pVfs) - p->opt.iStaleAfterMs, zBefore);
+    bStale = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED)), zBefore)<0;
+  }
+  act = idemTransition(eOld, eKind, bStale, &chg, &p->opt);
   if( act.eType==IDEM_ACT_REFUSE ){
     rc = idemRefuse(p, act.eRefusal, zHex, zOld, zNew);
     goto done;
