@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** clock.c -- retention at its exact boundary (doc/contract.md §10): a
+** decided call whose `expires` is the current millisecond is expired (gone
+** from SELECT, claimed anew, swept), one millisecond earlier it is not.
+** idem reads the time from the database's VFS; this program wraps the
+** default VFS in one whose clock it sets (Tcl cannot).
+**
+**   cc -Iinclude test/capi/clock.c build/libidem.a -lsqlite3 -o x && ./x
+**
+** Prints a line per failed check and "N passed, N failed"; exits 1 on
+** failure.
+*/
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sqlite3.h>
+#include "idem.h"
+#include "check.h"
+
+static sqlite3_vfs clockVfs;
+static sqlite3_int64 iClockMs;        /* Unix time in ms that the VFS shows */
+
+static int clockCurrentTimeInt64(sqlite3_vfs *pVfs, sqlite3_int64 *piNow){
+  (void)pVfs;
+  *piNow = iClockMs + (sqlite3_int64)210866760000000;   /* Julian day, ms */
+  return SQLITE_OK;
+}
+static int clockCurrentTime(sqlite3_vfs *pVfs, double *prNow){
+  (void)pVfs;
+  *prNow = (iClockMs + (sqlite3_int64)210866760000000)/86400000.0;
+  return SQLITE_OK;
+}
+
+/* Run zFmt with every %s the table name. */
+static void run(sqlite3 *db, const char *zName, const char *zTab,
+                const char *zFmt, int rcWant){
+  char zSql[600];
+  snprintf(zSql, sizeof(zSql), zFmt, zTab, zTab, zTab, zTab);
+  check(db, zName, zSql, rcWant, 0);
+}
+static void runInt(sqlite3 *db, const char *zName, const char *zTab,
+                   const char *zFmt, int iWant){
+  char zSql[600];
+  snprintf(zSql, sizeof(zSql), zFmt, zTab, zTab, zTab, zTab);
+  checkInt(db, zName, zSql, iWant);
+}
+
+/* A local call, claimed and done in one transaction at the clock's time. */
+static void done(sqlite3 *db, const char *zTab, const char *zArgs){
+  char zSql[600];
+  snprintf(zSql, sizeof(zSql), "BEGIN;"
+      " INSERT INTO %s(who, conv, tool, args) VALUES('u', 'c', 't', '%s');"
+      " UPDATE %s SET status = 'done' WHERE key = idem_key('u', 'c', 't', '%s')"
+      " AND member = 0; COMMIT", zTab, zArgs, zTab, zArgs);
+  check(db, zArgs, zSql, SQLITE_OK, 0);
+}
+
+#define CLAIM(ARGS) "INSERT OR IGNORE INTO %s(who, conv, tool, args, kind)" \
+                    " VALUES('u', 'c', 't', '" ARGS "', 'external')"
+
+int main(void){
+  const sqlite3_int64 T0 = 1767225600000;   /* 2026-01-01 00:00:00.000 UTC */
+  const char *zFile = "clock-test.db";
+  sqlite3 *db;
+  clockVfs = *sqlite3_vfs_find(0);
+  clockVfs.zName = "clock";
+  clockVfs.xCurrentTimeInt64 = clockCurrentTimeInt64;
+  clockVfs.xCurrentTime = clockCurrentTime;
+  sqlite3_vfs_register(&clockVfs, 0);
+  sqlite3_auto_extension((void(*)(void))sqlite3_idem_init);
+  unlink(zFile);
+  if( sqlite3_open_v2(zFile, &db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE,
+                      "clock") ) return 1;
+  check(db, "create a", "CREATE VIRTUAL TABLE a USING idem(retain='1 second',"
+        " durability=relaxed)", SQLITE_OK, 0);
+  check(db, "create b", "CREATE VIRTUAL TABLE b USING idem(retain='1 second',"
+        " durability=relaxed)", SQLITE_OK, 0);
+
+  /* '2' and '3' done at T0, '1' a millisecond later, in both tables. */
+  iClockMs = T0;
+  done(db, "a", "2"); done(db, "a", "3");
+  done(db, "b", "2"); done(db, "b", "3");
+  iClockMs = T0 + 1;
+  done(db, "a", "1"); done(db, "b", "1");
+  runInt(db, "expires", "a", "SELECT expires = '2026-01-01 00:00:01.000' FROM %s"
+         " WHERE args = '2'", 1);
+
+  /* a: one millisecond before '2' and '3' expire they are there, and a
+  ** claim's sweep leaves them (it notes when the first one expires). */
+  iClockMs = T0 + 999;
+  runInt(db, "a visible", "a", "SELECT count(*) FROM %s", 3);
+  run(db, "a dup", "a", CLAIM("1"), SQLITE_OK);
+  runInt(db, "a dup changes", "a", "SELECT changes()", 0);
+  runInt(db, "a not swept", "a", "SELECT count(*) FROM %s_claim", 3);
+
+  /* a: at the very millisecond they expire, SELECT no longer shows them
+  ** and the next claim sweeps them. */
+  iClockMs = T0 + 1000;
+  runInt(db, "a hidden", "a", "SELECT group_concat(args) FROM %s", 1);
+  run(db, "a new", "a", CLAIM("9"), SQLITE_OK);
+  runInt(db, "a new changes", "a", "SELECT changes()", 1);
+  runInt(db, "a swept", "a", "SELECT count(*) FROM %s_claim WHERE args IN ('2','3')", 0);
+
+  /* b: at the millisecond '1' expires, the sweep takes the two older calls
+  ** and the claim of '1' meets its expired call: claimed anew. */
+  iClockMs = T0 + 1001;
+  run(db, "b reclaim", "b", CLAIM("1"), SQLITE_OK);
+  runInt(db, "b reclaim changes", "b", "SELECT changes()", 1);
+  runInt(db, "b swept", "b", "SELECT count(*) FROM %s_claim WHERE args IN ('2','3')", 0);
+  runInt(db, "b pending", "b", "SELECT count(*) FROM %s WHERE args = '1'"
+         " AND status = 'pending'", 1);
+
+  sqlite3_close(db);
+  unlink(zFile);
+  printf("%d passed, %d failed\n", nPass, nFail);
+  return nFail!=0;
+}
