@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""test/mutation/run.py -- every rule's test can fail (doc/contract.md).
+
+Applies each mutant of test/mutation/mutants.txt, one at a time, to a copy
+of the tracked tree, builds it, and runs the test files the mutant names:
+a mutant that every one of them passes is a SURVIVOR, and the run fails.
+A mutant marked `equivalent:` (with the reason why no test can tell it
+from the original) is listed but not run.  A mutant whose `find` text is
+not in its file exactly once fails the run too: the list has fallen
+behind the code.
+
+    test/mutation/run.py                 every mutant
+    test/mutation/run.py --sample 12     a fixed sample of 12 (CI)
+    test/mutation/run.py ID ...          the mutants named
+
+The list's format, one block per mutant, blank lines between:
+
+    id:      claim-reconcile-stale
+    file:    ext/idem_claim.c
+    find:    if( eOld==IDEM_STATUS_PENDING && !bStale ){
+    replace: if( 0 ){
+    rule:    contract §5: a pending call is released on 'not_arrived' only when stale
+    tests:   test/failure.test test/stale.test
+
+`find` and `replace` are one line each (leading and trailing white space is
+not part of them; `\\n` in either stands for a line break).  Instead of
+`tests:`, `equivalent: <reason>`.
+"""
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+LIST = os.path.join(ROOT, "test", "mutation", "mutants.txt")
+FIELDS = ("id", "file", "find", "replace", "rule", "tests", "equivalent")
+
+
+def parse(path):
+    mutants, cur = [], {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if line.startswith("#"):
+                continue
+            if not line.strip():
+                if cur:
+                    mutants.append(cur)
+                    cur = {}
+                continue
+            name, sep, value = line.partition(":")
+            name = name.strip()
+            if not sep or name not in FIELDS:
+                sys.exit("%s:%d: expected one of %s, then ':'" % (path, n, ", ".join(FIELDS)))
+            if name in cur:
+                sys.exit("%s:%d: %s given twice in one mutant" % (path, n, name))
+            cur[name] = value.strip().replace("\\n", "\n")
+            cur.setdefault("line", n)
+    if cur:
+        mutants.append(cur)
+    seen = set()
+    for m in mutants:
+        where = "%s:%d" % (path, m["line"])
+        for k in ("id", "file", "find", "replace", "rule"):
+            if k not in m:
+                sys.exit("%s: mutant without %s" % (where, k))
+        if ("tests" in m) == ("equivalent" in m):
+            sys.exit("%s: mutant %s needs tests: or equivalent: (one of them)" % (where, m["id"]))
+        if m["id"] in seen:
+            sys.exit("%s: mutant id %s used twice" % (where, m["id"]))
+        seen.add(m["id"])
+    return mutants
+
+
+# Unoptimized: a mutant's build is most of its time, and no rule depends
+# on the optimizer.
+CFLAGS = "-O0 -g"
+
+
+def targets(m):
+    """The make command that builds what the mutant's tests load: the
+    loadable always, the static library for the C API programs."""
+    want = ["build/idem.so"]
+    if "test/capi.test" in m["tests"].split():
+        want.append("build/libidem.a")
+    return ["make", "-s"] + want + ["CFLAGS=" + CFLAGS]
+
+
+def sh(cmd, cwd, env=None, timeout=900):
+    return subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=timeout)
+
+
+def main(argv):
+    mutants = parse(LIST)
+    sample = None
+    names = []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--sample":
+            sample = int(argv[i + 1])
+            i += 2
+        else:
+            names.append(argv[i])
+            i += 1
+    if names:
+        unknown = set(names) - {m["id"] for m in mutants}
+        if unknown:
+            sys.exit("no such mutant: " + " ".join(sorted(unknown)))
+        mutants = [m for m in mutants if m["id"] in names]
+    runnable = [m for m in mutants if "tests" in m]
+    if sample is not None and sample < len(runnable):
+        # A fixed sample (the same every run), spread over the files.
+        runnable = sorted(random.Random(8785).sample(runnable, sample), key=mutants.index)
+
+    # Every mutant must still apply to today's code, sampled or not.
+    stale = []
+    for m in mutants:
+        with open(os.path.join(ROOT, m["file"]), encoding="utf-8") as f:
+            n = f.read().count(m["find"])
+        if n != 1:
+            stale.append("%s: its find text is in %s %d times, not once" % (m["id"], m["file"], n))
+    if stale:
+        print("the mutant list has fallen behind the code:\n  " + "\n  ".join(stale))
+        return 1
+
+    work = tempfile.mkdtemp(prefix="idem-mutation-")
+    try:
+        files = sh(["git", "ls-files", "-z"], ROOT).stdout.split("\0")
+        for rel in filter(None, files):
+            src = os.path.join(ROOT, rel)
+            if not os.path.isfile(src):
+                continue
+            dst = os.path.join(work, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy2(src, dst)
+        env = dict(os.environ)
+        for v in ("IDEM_LIB", "MAKEFLAGS", "MAKELEVEL", "MFLAGS"):
+            env.pop(v, None)
+        build = sh(["make", "-s", "all", "CFLAGS=" + CFLAGS], work, env)
+        if build.returncode:
+            print(build.stdout)
+            print("the unmutated tree does not build")
+            return 1
+        # The named tests must pass on the tree as it is, or a failure
+        # would prove nothing about a mutant.
+        named = sorted({t for m in runnable for t in m["tests"].split()})
+        if named:
+            base = sh(["tclsh", "tcl/run.tcl"] + named, work, env)
+            if base.returncode:
+                print(base.stdout[-3000:])
+                print("the named tests fail without any mutant: fix them first")
+                return 1
+        killed, survived = 0, []
+        for m in mutants:
+            if "equivalent" in m:
+                print("%-34s equivalent: %s" % (m["id"], m["equivalent"]))
+        for m in runnable:
+            path = os.path.join(work, m["file"])
+            with open(path, encoding="utf-8") as f:
+                orig = f.read()
+            t0 = time.time()
+            try:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(orig.replace(m["find"], m["replace"], 1))
+                b = sh(targets(m), work, env)
+                if b.returncode:
+                    verdict = "killed (does not compile)"
+                    killed += 1
+                else:
+                    tests = m["tests"].split()
+                    r = sh(["tclsh", "tcl/run.tcl"] + tests, work, env)
+                    failed = [l.split()[2] for l in r.stdout.splitlines()
+                              if l.startswith("! ") and l.rstrip().endswith(" failed")]
+                    if r.returncode:
+                        verdict = "killed by " + (" ".join(failed[:3]) or "a file that died")
+                        killed += 1
+                    else:
+                        verdict = "SURVIVED " + " ".join(tests)
+                        survived.append(m)
+            finally:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(orig)
+            print("%-34s %s (%.0f s)" % (m["id"], verdict, time.time() - t0), flush=True)
+        n_eq = sum(1 for m in mutants if "equivalent" in m)
+        print("%d mutants run: %d killed, %d survived; %d equivalent, not run"
+              % (len(runnable), killed, len(survived), n_eq))
+        for m in survived:
+            print("survivor %s (%s): %s -- rule: %s" % (m["id"], m["file"], m["find"], m["rule"]))
+        return 1 if survived else 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
