@@ -189,7 +189,7 @@ test('local: inside the caller\'s transaction it is a savepoint of it', async (t
 test('bad input: a clear error and no transaction left', async (t) => {
   const { db, calls } = setup(t);
   const placeOrder = orderTool(calls, []);
-  await assert.rejects(placeOrder(null, 'c', { sku: 'S' }), /NULL/);
+  await assert.rejects(placeOrder(null, 'c', { sku: 'S' }), /who must be a string, not null/);
   assert.equal(db.inTransaction, false);
   await assert.rejects(placeOrder('a', 'c', { n: 1n }), TypeError);      // not JSON
   assert.throws(() => calls.tool({ kind: 'remote', name: 'x' }, () => 1), /kind/);
@@ -332,7 +332,7 @@ main();
 test('keyargs (array): other arguments, one call (args_mismatch=replay)', async (t) => {
   const { db, calls } = setup(t, 'calls', { args_mismatch: 'replay' });
   const runs = [];
-  const placeOrder = calls.tool({ name: 'place_order', keyargs: ['sku', 'qty'] }, (db, { trace }) => {
+  const placeOrder = calls.tool({ name: 'place_order', keyargs: ['sku', 'qty'] }, (db, { sku, qty, trace }) => {
     runs.push(trace);
     return { trace };
   });
@@ -358,7 +358,7 @@ test('keyargs (function): external (args_mismatch=replay)', async (t) => {
 test('keyargs: a duplicate with other arguments is an error by default', async (t) => {
   const { db, calls } = setup(t, 'strict');
   const runs = [];
-  const placeOrder = calls.tool({ name: 'place_order', keyargs: ['sku'] }, (db, { note }) => {
+  const placeOrder = calls.tool({ name: 'place_order', keyargs: ['sku'] }, (db, { sku, note }) => {
     runs.push(note);
     return 1;
   });
