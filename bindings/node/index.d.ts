@@ -54,11 +54,14 @@ export interface Reply {
   [more: string]: unknown;
 }
 
-/** A duplicate arrival of a call that did not end in `done`. */
+/** A call that did not end in `done`. */
 export class CallError extends Error {
   readonly key: string;
   readonly reply: Reply;
   readonly status: Reply['status'];
+  /** true: told to a duplicate arrival (the status an earlier arrival left);
+   *  false: an Unknown thrown to the arrival that ran the tool. */
+  readonly replayed: boolean;
 }
 /** Pending: the first arrival is still running, or its process died. */
 export class InProgress extends CallError {}

@@ -70,7 +70,11 @@ class Outcome {
 
 // ---- errors -----------------------------------------------------------------
 
-/** A duplicate arrival of a call that did not end in `done`. */
+/**
+ * A call that did not end in `done`: told to a duplicate arrival (replayed:
+ * true), or, as Unknown, to the arrival whose external tool ran and failed
+ * (replayed: false, the reason as cause).
+ */
 class CallError extends Error {
   constructor(key, reply, options) {
     reply = reply || {};
@@ -79,6 +83,7 @@ class CallError extends Error {
     this.key = key;
     this.reply = reply;
     this.status = reply.status;
+    this.replayed = !(options && options.replayed === false);
   }
 }
 /** Pending: its first arrival is still running, or its process died. */
@@ -901,7 +906,7 @@ class Calls {
     }
     let reply = null;
     try { reply = this.reply(key); } catch (e) { /* the Unknown goes on */ }
-    throw new Unknown(key, reply || { status: 'unknown', message: note }, { cause });
+    throw new Unknown(key, reply || { status: 'unknown', message: note }, { cause, replayed: false });
   }
 }
 

@@ -273,7 +273,7 @@ test('external: a pending duplicate is InProgress; wait() gets the result', asyn
   const key = charge.key('carol', 'c', { cents: 7 });
   const e = await charge('carol', 'c', { cents: 7 }).catch((x) => x);
   assert.ok(e instanceof idem.InProgress, String(e));
-  assert.deepEqual([e.key, e.reply.status], [key, 'pending']);
+  assert.deepEqual([e.key, e.reply.status, e.replayed], [key, 'pending', true]);
   await assert.rejects(calls.wait(key, 20), idem.InProgress);
   assert.deepEqual(await calls.wait(key, 10000), { charge: 'ch_1', cents: 7 });
   assert.deepEqual(await first, { charge: 'ch_1', cents: 7 });

@@ -61,8 +61,11 @@ test('external: an unstorable result is recorded unknown with a note, never left
     assert.match(row.note, /reconcile = 'arrived'/);
     assert.equal(e.key, key);
     assert.equal(e.reply.status, 'unknown');
+    assert.equal(e.replayed, false);
     // A retry is told the same, and does not run the tool again.
-    assert.ok(await caught(send('a', 'c', { n: 1 })) instanceof idem.Unknown, what);
+    const again = await caught(send('a', 'c', { n: 1 }));
+    assert.ok(again instanceof idem.Unknown, what);
+    assert.deepEqual([again.replayed, again.cause], [true, undefined]);
     assert.equal(runs, 1, what);
   }
   assert.equal(db.inTransaction, false);
