@@ -42,15 +42,15 @@ console.log(JSON.stringify([a.replayed, b.replayed, b.result, b instanceof Outco
 test('ESM: import idem from and import { calls } from sqlite-idem', (t) => {
   const dir = project(t, {
     'app.mjs': `import Database from 'better-sqlite3';
-import idem, { calls, Outcome, NotSent, Lost, NotRecorded, HEADER } from 'sqlite-idem';
+import idem, { calls, Outcome, NotSent, Lost, NotRecorded, Unstorable, HEADER } from 'sqlite-idem';
 import { createRequire } from 'node:module';
 const cjs = createRequire(import.meta.url)('sqlite-idem');
 console.log(JSON.stringify([idem === cjs, calls === cjs.calls, Outcome === idem.Outcome,
-  new NotSent() instanceof cjs.NotSent, typeof Lost, typeof NotRecorded, HEADER]));
+  new NotSent() instanceof cjs.NotSent, typeof Lost, typeof NotRecorded, Unstorable === cjs.Unstorable, HEADER]));
 ${BODY}`,
   });
   assert.deepEqual(node(dir, ['app.mjs']), [0,
-    '[true,true,true,true,"function","function","Idempotency-Key"]\n[false,true,{"order":1},true]']);
+    '[true,true,true,true,"function","function",true,"Idempotency-Key"]\n[false,true,{"order":1},true]']);
 });
 
 test('CommonJS: require(sqlite-idem), and its package.json', (t) => {
@@ -92,7 +92,7 @@ async function main(): Promise<number> {
   calls.reconcile(k, 'not_sent');
   calls.recordTimeoutMs = 1000;
   try { await charge('a', 'c', { cents: 1 }); } catch (e) {
-    if (e instanceof idem.Lost || e instanceof idem.NotRecorded) return e.outcome === 'done' ? e.key.length : 0;
+    if (e instanceof idem.Lost || e instanceof idem.NotRecorded) return e.status === 'done' ? e.key.length : 0;
     if (e instanceof idem.NotSent) return e.key ? 1 : 0;
   }
   const t: 'local' | 'external' = charge.kind;

@@ -117,9 +117,12 @@ test('local: an unstorable result rolls back its writes and is recorded failed',
         return value;
       });
       const e = await caught(place('a', 'c', {}));
-      assert.ok(e instanceof TypeError, `${what}: ${e}`);
-      assert.ok(e.message.includes(`${where} is`), `${what}: ${e.message}`);
+      assert.ok(e instanceof idem.Unstorable && e instanceof TypeError, `${what}: ${e}`);
+      assert.ok(e.message.includes(`the result of place ${what} cannot be stored (${where} is`), `${what}: ${e.message}`);
       assert.match(e.message, kind);
+      assert.deepEqual([e.key, e.status], [place.key('a', 'c', {}), c === kept ? 'failed' : 'released']);
+      assert.match(e.message, c === kept ? /kept as failed/ : /released: a retry runs again/);
+      assert.ok(e.cause instanceof TypeError && e.cause.message.includes(`${where} is`));
       assert.equal(db.inTransaction, false);
     }
     assert.equal(db.prepare('SELECT count(*) AS n FROM orders').get().n, 0, what);
@@ -145,7 +148,7 @@ test('external: a busy database is retried, then NotRecorded names the pending c
   assert.ok(e instanceof idem.NotRecorded, String(e));
   assert.ok(Date.now() - started >= 300);
   assert.equal(e.key, send.key('a', 'c', {}));
-  assert.deepEqual([e.outcome, e.result], ['done', { sent: 1 }]);
+  assert.deepEqual([e.status, e.result], ['done', { sent: 1 }]);
   assert.match(e.cause.code, /SQLITE_BUSY/);
   assert.match(e.message, new RegExp(`call ${e.key} stays pending.*calls.reconcile\\('${e.key}', 'arrived'`));
   other.exec('ROLLBACK');
@@ -202,11 +205,27 @@ test('NotSent: the call is released, NotSent goes on with its key, a retry runs'
   assert.equal(new idem.NotSent().message, 'the request was not sent');
 });
 
-test('NotSent from a local tool is a local failure like any other', async (t) => {
+test('NotSent from a local tool: all of it rolled back, released even with local_failure=keep', async (t) => {
   const { db, calls } = setup(t, { local_failure: 'keep' });
-  const place = calls.tool({ name: 'place' }, () => { throw new idem.NotSent(); });
-  assert.ok(await caught(place('a', 'c', {})) instanceof idem.NotSent);
-  assert.equal(rows(db)[0].status, 'failed');
+  let runs = 0;
+  const place = calls.tool({ name: 'place' }, (db) => {
+    db.exec("INSERT INTO orders(sku) VALUES ('x')");
+    runs += 1;
+    if (runs === 1) throw new idem.NotSent();
+    return runs;
+  });
+  const e = await caught(place('a', 'c', {}));
+  assert.ok(e instanceof idem.NotSent);
+  assert.equal(e.key, place.key('a', 'c', {}));
+  assert.deepEqual(rows(db), []);
+  assert.equal(db.prepare('SELECT count(*) AS n FROM orders').get().n, 0);
+  assert.equal(await place('a', 'c', {}), 2);
+  // Inside a transaction of the caller's: its savepoint alone.
+  db.exec("BEGIN; INSERT INTO orders(sku) VALUES ('mine')");
+  runs = 0;
+  assert.ok(await caught(place('a', 'c2', {})) instanceof idem.NotSent);
+  db.exec('COMMIT');
+  assert.deepEqual(db.prepare('SELECT sku FROM orders ORDER BY id').all().map((r) => r.sku), ['x', 'mine']);
 });
 
 test('owner: every claim has a token of its own, the records are guarded by it', async (t) => {
@@ -232,7 +251,7 @@ test('Lost: a call released while its tool ran is not reported as done', async (
   const other = calls.tool({ kind: 'external', name: 'send' }, async ({ n }) => ({ n, by: 'second' }));
   const e = await caught(send('a', 'c', { n: 1 }));
   assert.ok(e instanceof idem.Lost, String(e));
-  assert.deepEqual([e.key, e.outcome, e.result], [send.key('a', 'c', { n: 1 }), 'done', { n: 1, by: 'first' }]);
+  assert.deepEqual([e.key, e.status, e.result], [send.key('a', 'c', { n: 1 }), 'done', { n: 1, by: 'first' }]);
   assert.match(e.message, /no longer this arrival's.*look for a second effect/);
   assert.equal(db.prepare('SELECT count(*) AS n FROM calls').get().n, 0);
   // Released and claimed again by another arrival, which recorded its own.
@@ -252,7 +271,7 @@ test('Lost: also when the tool threw, or said NotSent, after the release', async
     });
     const e = await caught(send('a', 'c', {}));
     assert.ok(e instanceof idem.Lost, String(e));
-    assert.equal(e.outcome, outcome);
+    assert.equal(e.status, outcome);
     assert.equal(e.cause, thrown);
   }
 });
