@@ -69,6 +69,11 @@ async function client(env = {}) {
 
 // An answer: isError and the JSON of its text, which its structuredContent
 // repeats.
+// One server process with the default environment, shared by the tests
+// that need nothing else (each process costs a second or more to start).
+let plain;
+const plainClient = async () => plain || (plain = await client());
+
 async function call(c, name, args) {
   const r = await c.callTool({ name, arguments: args });
   const body = JSON.parse(r.content[0].text);
@@ -89,13 +94,13 @@ function count(sql) {
 const arrivals = () => Object.values(target.arrivals).reduce((a, b) => a + b, 0);
 
 test('the server lists its two tools', async () => {
-  const c = await client();
+  const c = await plainClient();
   const { tools } = await c.listTools();
   assert.deepEqual(tools.map((t) => t.name).sort(), ['charge_card', 'place_order']);
 });
 
 test('the same place_order twice: one order, the same result', async () => {
-  const c = await client();
+  const c = await plainClient();
   const args = { conversation: 'conv-1', sku: 'A0001', qty: 2 };
   const first = await call(c, 'place_order', args);
   const again = await call(c, 'place_order', { qty: 2, sku: 'A0001', conversation: 'conv-1' });
@@ -116,7 +121,7 @@ test('place_order from two clients at once: one order, both the same result', as
 });
 
 test('the same charge_card twice: sent once, the same result', async () => {
-  const c = await client();
+  const c = await plainClient();
   const before = arrivals();
   const first = await call(c, 'charge_card', { conversation: 'conv-3', cents: 500 });
   const again = await call(c, 'charge_card', { conversation: 'conv-3', cents: 500 });
@@ -157,7 +162,7 @@ test('a charge whose target times out is unknown, and is not retried', async () 
   assert.match(first.body.message, /may already have reached the target.*\(reported: TimeoutError/);
   const again = await call(c, 'charge_card', { conversation: 'conv-5', cents: 990 });
   assert.deepEqual(again, { isError: true, body: { ...first.body, idempotent: true } });
-  const other = await client();                     // another client: the same
+  const other = await plainClient();                // another client: the same
   assert.deepEqual((await call(other, 'charge_card', { conversation: 'conv-5', cents: 990 })).body, again.body);
   assert.equal(arrivals() - before, 1);
   assert.equal(count(`SELECT status FROM calls WHERE key = '${first.body.key}'`), 'unknown');
@@ -176,7 +181,7 @@ test('a charge the target refused is not_sent: released, and sent again it runs'
   assert.equal(first.body.status, 'not_sent');
   assert.match(first.body.message, /refused the connection: nothing was sent; the call was released/);
   assert.equal(count(`SELECT count(*) FROM calls WHERE key = '${first.body.key}'`), 0);
-  const up = await client();
+  const up = await plainClient();
   const second = await call(up, 'charge_card', args);
   assert.deepEqual([second.isError, second.body.status, second.body.idempotent], [false, 'done', undefined]);
   assert.equal(arrivals() - before, 1);
