@@ -207,6 +207,13 @@ function checkString(v, what, where) {
   }
 }
 
+function checkMs(ms, what) {
+  if (typeof ms !== 'number' || !(ms >= 0) || ms === Infinity) {
+    throw new TypeError(`sqlite-idem: ${what} must be a number of milliseconds (0 or more), not ${describe(ms)}`);
+  }
+  return ms;
+}
+
 // A path inside a value, as JavaScript spells it: result.items[2]["a b"].
 function pathTo(base, name) {
   if (typeof name === 'number') return `${base}[${name}]`;
@@ -526,8 +533,7 @@ class Calls {
     }
     this.db = db;
     this.table = table;
-    /** How long recording an outcome retries a busy database (ms). */
-    this.recordTimeoutMs = 30000;
+    this._recordTimeoutMs = 30000;
     const t = quote(table);
     try {
       db.prepare('SELECT idem_version()').get();
@@ -572,6 +578,16 @@ class Calls {
     this._t = t;
   }
 
+  /** How long recording an external call's outcome retries a busy database
+   *  before NotRecorded, in ms (default 30000). */
+  get recordTimeoutMs() {
+    return this._recordTimeoutMs;
+  }
+
+  set recordTimeoutMs(ms) {
+    this._recordTimeoutMs = checkMs(ms, 'calls.recordTimeoutMs');
+  }
+
   /** The key of a call: idem_key(who, conv, tool, args); args JSON text or a value. */
   key(who, conv, tool, args) {
     const where = 'calls.key(who, conv, tool, args)';
@@ -601,7 +617,9 @@ class Calls {
 
   /** wait(), resolving to the call's Outcome (replayed: true). */
   async waitOutcome(key, timeoutMs = 30000, intervalMs = 50) {
-    checkString(key, 'key', 'calls.wait(key, timeoutMs)');
+    checkString(key, 'key', 'calls.wait(key, timeoutMs, intervalMs)');
+    checkMs(timeoutMs, 'calls.wait(key, timeoutMs, intervalMs): timeoutMs');
+    checkMs(intervalMs, 'calls.wait(key, timeoutMs, intervalMs): intervalMs');
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const row = this._row.get(key);

@@ -135,3 +135,17 @@ test('who, conv and args are checked', async (t) => {
   assert.throws(() => calls.key('a', 'c', 't', undefined), /args is undefined/);
   assert.equal(calls.key('a', 'c', 't', '{"b":1,"a":2}'), calls.key('a', 'c', 't', { a: 2, b: 1 }));
 });
+
+test('times are checked: a wait or a record can never loop for ever', async (t) => {
+  const { calls } = setup(t);
+  assert.throws(() => { calls.recordTimeoutMs = '100'; }, /calls.recordTimeoutMs must be a number of milliseconds \(0 or more\), not the string "100"/);
+  assert.throws(() => { calls.recordTimeoutMs = NaN; }, /not NaN/);
+  assert.throws(() => { calls.recordTimeoutMs = Infinity; }, /not Infinity/);
+  assert.equal(calls.recordTimeoutMs, 30000);
+  calls.recordTimeoutMs = 0;
+  assert.equal(calls.recordTimeoutMs, 0);
+  const key = '0'.repeat(32);
+  await assert.rejects(calls.wait(key, '20'), /timeoutMs must be a number of milliseconds/);
+  await assert.rejects(calls.waitOutcome(key, 20, -1), /intervalMs must be a number of milliseconds \(0 or more\), not -1/);
+  await assert.rejects(calls.wait(key, 20), /no call 0{32} is claimed/);
+});
