@@ -1,4 +1,5 @@
-// Type declarations for sqlite-idem.
+// Type declarations for sqlite-idem (CommonJS: require('sqlite-idem');
+// index.d.mts re-exports them for import).
 
 /** The part of a better-sqlite3 Database that sqlite-idem uses. */
 export interface Database {
@@ -11,6 +12,9 @@ export interface Database {
 /** JSON, as a tool's arguments and results are stored. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
+/** A call's `id` column, as a replay reads it (a bigint only beyond 2^53). */
+export type Id = string | number | bigint | null;
+
 /** The name of the header an external tool sends its key in. */
 export const HEADER: 'Idempotency-Key';
 
@@ -22,9 +26,22 @@ export function load(db: Database): void;
 
 /** What a tool may return to set the call's `id` column too. */
 export class Result<R = unknown> {
-  constructor(result: R, id?: string | number | bigint | null);
+  constructor(result: R, id?: string | number | bigint | Json | null);
   readonly result: R;
-  readonly id: string | number | bigint | null;
+  readonly id: string | number | bigint | Json | null;
+}
+
+/**
+ * What `tool.run()` resolves to: the result and id as recorded, the call's
+ * key, and `replayed`: true when this arrival got an earlier arrival's
+ * result (the tool did not run), false when it ran the tool.
+ */
+export class Outcome<R = unknown> {
+  constructor(result: R, id: Id, key: string, replayed: boolean);
+  readonly result: R;
+  readonly id: Id;
+  readonly key: string;
+  readonly replayed: boolean;
 }
 
 /** The JSON object that idem hands a duplicate arrival. */
@@ -37,18 +54,82 @@ export interface Reply {
   [more: string]: unknown;
 }
 
-/** A duplicate arrival of a call that did not end in `done`. */
+/** A call that did not end in `done`. */
 export class CallError extends Error {
   readonly key: string;
   readonly reply: Reply;
   readonly status: Reply['status'];
+  /** true: told to a duplicate arrival (the status an earlier arrival left);
+   *  false: an Unknown thrown to the arrival that ran the tool. */
+  readonly replayed: boolean;
 }
 /** Pending: the first arrival is still running, or its process died. */
 export class InProgress extends CallError {}
-/** External, outcome unknown: never retried; the target's records decide. */
+/**
+ * External, outcome unknown: never retried; the target's records decide.
+ * Thrown to the first arrival too (its tool threw, or returned a result
+ * that cannot be stored), with the reason as `cause`.
+ */
 export class Unknown extends CallError {}
 /** Local, failed and kept (local_failure=keep). */
 export class Failed extends CallError {}
+
+/**
+ * Thrown by an external tool whose request did not leave: the call is
+ * released (reconcile = 'not_sent') and the error goes on, with `key` set.
+ * Thrown by a local tool: all of it is rolled back, the call released.
+ */
+export class NotSent extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+  /** The call's key, once the wrapper has released it. */
+  key: string | undefined;
+}
+
+/**
+ * A local tool returned what JSON cannot hold: its writes were rolled back,
+ * the call recorded failed ('released': a retry runs; 'failed': kept), the
+ * TypeError naming the value's path as `cause`.
+ */
+export class Unstorable extends TypeError {
+  readonly key: string;
+  readonly status: 'released' | 'failed';
+}
+
+/** What an arrival meant to record when Lost or NotRecorded was thrown. */
+export type Recording = 'done' | 'unknown' | 'not_sent';
+
+/**
+ * The call was released while this arrival ran it (a reconcile), and may
+ * have been claimed again: this arrival's outcome was not recorded.
+ */
+export class Lost extends Error {
+  readonly key: string;
+  readonly status: Recording;
+  /** The tool's result, when it returned one. */
+  readonly result: unknown;
+}
+
+/**
+ * The database refused the record for longer than `calls.recordTimeoutMs`:
+ * the call stays pending; reconcile it (`calls.reconcile`).
+ */
+export class NotRecorded extends Error {
+  readonly key: string;
+  readonly status: Recording;
+  /** The tool's result, when it returned one. */
+  readonly result: unknown;
+}
+
+/** The options of an idem table (doc/contract.md §5, §9 to §12). */
+export interface TableOptions {
+  local_failure?: 'release' | 'keep';
+  args_mismatch?: 'error' | 'replay';
+  durability?: 'full' | 'relaxed';
+  /** A duration: '30 days', '24 hours', '90 seconds'. */
+  retain?: string;
+  /** A duration: '5 minutes'. */
+  stale_after?: string;
+}
 
 export interface ToolOptions<A> {
   /** 'local' (default): a write into this database; 'external': to another system. */
@@ -57,13 +138,21 @@ export interface ToolOptions<A> {
   name?: string;
   /** The arguments that name the call: their names, or a function of args. */
   keyargs?: ReadonlyArray<keyof A & string> | ((args: A) => unknown);
+  /** The names of the arguments the tool takes, to check keyargs against
+   *  when its body does not destructure them. */
+  params?: ReadonlyArray<keyof A & string>;
 }
 
-/** The wrapped tool: resolves to the recorded result. */
+/** The wrapped tool. */
 export interface Tool<A, R> {
+  /** Resolves to the recorded result (the first arrival's, on a replay). */
   (who: string, conv: string, args?: A): Promise<R>;
+  /** Resolves to the Outcome: the result, and whether it was replayed. */
+  run(who: string, conv: string, args?: A): Promise<Outcome<R>>;
   /** The key this call would have. */
   key(who: string, conv: string, args?: A): string;
+  readonly kind: 'local' | 'external';
+  readonly name: string;
 }
 
 export interface ExternalContext {
@@ -73,20 +162,37 @@ export interface ExternalContext {
   key: string;
 }
 
-export class Calls {
-  constructor(db: Database, table?: string, options?: Record<string, string | number>);
-  readonly db: Database;
+/** An operator's verdict on an open call. */
+export type Verdict = 'arrived' | 'not_arrived' | 'not_sent';
+
+export interface ReconcileOptions {
+  id?: string | number | bigint | Json | null;
+  result?: unknown;
+  note?: string;
+}
+
+export class Calls<D extends Database = Database> {
+  constructor(db: D, table?: string, options?: TableOptions);
+  readonly db: D;
   readonly table: string;
-  /** idem_key(who, conv, tool, args). */
+  /** How long recording an external call's outcome retries a busy
+   *  database before NotRecorded, in ms (default 30000). */
+  recordTimeoutMs: number;
+  /** idem_key(who, conv, tool, args); args as JSON text or a value. */
   key(who: string, conv: string, tool: string, args: unknown): string;
   /** The reply a duplicate of this call gets, or null if it is not claimed. */
   reply(key: string): Reply | null;
   /** Wait for a pending call; resolves to its result once it is done. */
   wait(key: string, timeoutMs?: number, intervalMs?: number): Promise<unknown>;
+  /** wait(), resolving to the call's Outcome (replayed: true). */
+  waitOutcome(key: string, timeoutMs?: number, intervalMs?: number): Promise<Outcome>;
+  /** Settle an open call: 'arrived' makes it done; the others release it. */
+  reconcile(key: string, verdict: 'arrived', options?: ReconcileOptions): void;
+  reconcile(key: string, verdict: 'not_arrived' | 'not_sent'): void;
   /** A local tool: fn runs synchronously inside the claim's transaction. */
   tool<A extends object, R>(
     options: ToolOptions<A> & { kind?: 'local' },
-    fn: (db: Database, args: A) => R | Result<R>,
+    fn: (db: D, args: A) => R | Result<R>,
   ): Tool<A, R>;
   /** An external tool: fn runs after the claim has committed. */
   tool<A extends object, R>(
@@ -95,6 +201,6 @@ export class Calls {
   ): Tool<A, R>;
 }
 
-/** An idem claim table on db (created when missing; options verbatim). */
-export function calls(db: Database, table?: string,
-                      options?: Record<string, string | number>): Calls;
+/** An idem claim table on db (created when missing with the options given;
+ *  options given for a table that exists must be its options). */
+export function calls<D extends Database>(db: D, table?: string, options?: TableOptions): Calls<D>;
