@@ -702,14 +702,16 @@ class Calls:
                 conn.execute("SELECT idem_version()").fetchone()
             except sqlite3.OperationalError:
                 load(conn)
-            row = conn.execute(
-                "SELECT sql FROM sqlite_master WHERE type = 'table'"
-                " AND lower(name) = lower(?)", (table,)).fetchone()
+            find = ("SELECT sql FROM sqlite_master WHERE type = 'table'"
+                    " AND lower(name) = lower(?)")
+            row = conn.execute(find, (table,)).fetchone()
             if row is None:
                 opts = ", ".join("%s=%s" % (k, v) for k, v in options.items())
                 conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS %s USING idem%s"
                              % (self._t, "(%s)" % opts if opts else ""))
-            else:
+                # Another connection may have created it first, otherwise.
+                row = conn.execute(find, (table,)).fetchone()
+            if row is not None:
                 have = _existing_options(row[0], table)
                 for k, v in given.items():
                     if have.get(k) != v:

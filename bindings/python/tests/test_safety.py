@@ -593,6 +593,12 @@ class MistakesTest(Base):
             idem.Calls(self.conn, "t", stale_after="5 minutes")
         with self.assertRaisesRegex(ValueError, "'orders' exists and is not an idem table"):
             idem.Calls(self.conn, "orders")
+        # Made in SQL, as doc/operations.md shows: quoted, with blanks.
+        self.conn.execute("CREATE VIRTUAL TABLE jobs USING idem(stale_after = '10 minutes',"
+                          " durability = RELAXED)")
+        idem.Calls(self.conn, "jobs", stale_after="600 seconds", durability="relaxed")
+        with self.assertRaisesRegex(ValueError, "exists with stale_after='10 minutes'"):
+            idem.Calls(self.conn, "jobs", stale_after="5 minutes")
 
 
 class OutcomeTest(Base):
