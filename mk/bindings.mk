@@ -15,11 +15,11 @@
 #                        TypeScript and bindings/node (npm; once, a few
 #                        minutes; again when its package list changes)
 #   make dist-bindings   build/dist: the Python wheel and the npm tarball
-# The Debian packages that a venv with --no-build-isolation needs are
-# installed like the others.
-BINDINGS_PKGS := python3-venv python3-pip python3-setuptools python3-wheel
+# The Debian packages that a venv with --no-build-isolation needs, and mypy
+# (the Python package's typing check), are installed like the others.
+BINDINGS_PKGS := python3-venv python3-pip python3-setuptools python3-wheel python3-mypy
 
-$(BUILD)/.deps-bindings: | $(BUILD)/.deps
+$(BUILD)/.deps-bindings: mk/bindings.mk | $(BUILD)/.deps
 	$(call need_pkgs,$(BINDINGS_PKGS))
 
 test: $(BUILD)/.deps-bindings node-env

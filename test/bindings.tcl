@@ -7,8 +7,8 @@
 #                                        environment if it is missing or stale
 #
 #   python_env DIR   a venv in DIR (Debian's /usr/bin/python3,
-#                    --system-site-packages) with `pip install
-#                    --no-build-isolation --no-index bindings/python`, which
+#                    --system-site-packages --without-pip) with `python -m pip
+#                    install --no-build-isolation --no-index bindings/python`, which
 #                    builds the extension; returns {exit-status output python}
 #   node_env         build/node-env: `npm install` of better-sqlite3@12, the
 #                    MCP SDK, zod, TypeScript 5 and bindings/node (whose
@@ -33,10 +33,12 @@ proc bindings_run {args} {
 
 proc python_env {dir} {
   set py [file join $dir bin python]
-  set r [bindings_run /usr/bin/python3 -m venv --system-site-packages $dir]
+  # The README's two lines: Debian's pip (python3-pip) installs into the
+  # venv, which then needs no pip of its own (ensurepip is the slow part).
+  set r [bindings_run /usr/bin/python3 -m venv --system-site-packages --without-pip $dir]
   if {[lindex $r 0] == 0} {
     set r [bindings_run env PIP_DISABLE_PIP_VERSION_CHECK=1 \
-             [file join $dir bin pip] install --no-build-isolation --no-index \
+             $py -m pip install --no-build-isolation --no-index \
              [file join $::bindings_root bindings python]]
   }
   return [list {*}$r $py]

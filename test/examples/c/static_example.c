@@ -8,9 +8,10 @@
 **      -o build/static_example
 **   build/static_example [database]       (default: a fresh in-memory one)
 **
-** or against an installed idem (make install):
+** or against an installed idem (make install; idem.pc names SQLite in
+** Requires.private, so a static link asks pkg-config with --static):
 **
-**   cc static_example.c $(pkg-config --cflags --libs idem) -o static_example
+**   cc static_example.c $(pkg-config --cflags --static --libs idem) -o static_example
 **
 ** It registers idem for every connection with sqlite3_auto_extension(),
 ** opens a database, claims a local tool call, acts and records it as done

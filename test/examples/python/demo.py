@@ -4,8 +4,8 @@
 The tools are written with the package sqlite-idem (bindings/python):
 @calls.tool keeps the protocol.  Install it, then run the demo from anywhere:
 
-    /usr/bin/python3 -m venv --system-site-packages .venv
-    .venv/bin/pip install ./bindings/python
+    /usr/bin/python3 -m venv --system-site-packages --without-pip .venv
+    .venv/bin/python -m pip install --no-build-isolation --no-index ./bindings/python
     .venv/bin/python test/examples/python/demo.py
 
 It starts its own HTTP targets (target_server.py) on 127.0.0.1, keeps its

@@ -23,7 +23,8 @@ It counts arrivals per key (target.arrivals) and keeps every charge made
     with Target() as target:
         urllib.request.urlopen(target.url + "/charges", ...)
 
-Or run it by itself to try it with curl:  python3 target_server.py [--ignore-key]
+Or run it by itself to try it with curl (or the README's examples, whose
+default PAY_URL is port 8000):  python3 target_server.py [--port 8000] [--ignore-key]
 """
 import collections
 import json
@@ -67,7 +68,7 @@ class Target:
         with self.lock:
             return [c for c in self.charges if c["key"] == key]
 
-    def start(self):
+    def start(self, port=0):
         target = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -112,7 +113,7 @@ class Target:
                         target.inflight -= 1
                         target.idle.notify_all()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         threading.Thread(target=self.server.serve_forever,
                          kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
@@ -133,8 +134,13 @@ class Target:
 
 
 if __name__ == "__main__":
-    import sys
-    t = Target(honour_key="--ignore-key" not in sys.argv).start()
+    import argparse
+    ap = argparse.ArgumentParser(description="a toy card processor on 127.0.0.1")
+    ap.add_argument("--port", type=int, default=0, help="default: a free one")
+    ap.add_argument("--ignore-key", action="store_true",
+                    help="charge every arrival (ignore Idempotency-Key)")
+    opts = ap.parse_args()
+    t = Target(honour_key=not opts.ignore_key).start(opts.port)
     print("listening on", t.url, "(Ctrl-C stops)")
     try:
         threading.Event().wait()

@@ -1,0 +1,772 @@
+# SPDX-License-Identifier: MIT
+"""The wrappers at their edges (issue 24): no call left pending whatever a
+tool returns or raises; NotSent; owners and Lost; reconcile; mistakes as
+errors; replays marked; threads and asyncio.
+
+Run with the package installed:  python -m unittest discover -s bindings/python/tests -v
+"""
+import asyncio
+import datetime
+import decimal
+import inspect
+import json
+import os
+import random
+import sqlite3
+import sys
+import threading
+import time
+import unittest
+
+import idem
+from test_idem import Base
+
+
+class Thing:
+    """A custom object: not JSON."""
+
+
+def circular_dict():
+    d = {"a": 1}
+    d["self"] = d
+    return d
+
+
+def circular_list():
+    a = [1]
+    a.append([a])
+    return a
+
+
+def deep(n):
+    v = []
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+# Every kind of value a tool may return that cannot be stored, with a
+# word of the message that says why.
+UNSTORABLE = [
+    ("datetime", lambda: {"at": datetime.datetime(2026, 1, 2, 3, 4, 5)},
+     "result['at'] is a datetime.datetime"),
+    ("date", lambda: datetime.date(2026, 1, 2), "result is a datetime.date"),
+    ("decimal", lambda: {"amount": decimal.Decimal("9.99")},
+     "result['amount'] is a decimal.Decimal"),
+    ("set", lambda: {"tags": {"a", "b"}}, "result['tags'] is a set"),
+    ("bytes", lambda: b"\x00\x01", "result is a bytes"),
+    ("nan", lambda: {"x": float("nan")}, "result['x'] is NaN"),
+    ("infinity", lambda: [1.0, float("inf")], "result[1] is Infinity"),
+    ("object", lambda: {"o": Thing()}, "result['o'] is a test_safety.Thing"),
+    ("circular dict", circular_dict, "result['self'] contains itself"),
+    ("circular list", circular_list, "result[1][0] contains itself"),
+    ("surrogate", lambda: {"s": "a\ud800b"}, "result['s'] holds a lone surrogate"),
+    ("key", lambda: {(1, 2): "tuple key"}, "result has a key of type tuple"),
+    ("deep", lambda: deep(5000), "result is nested too deeply"),
+    ("id object", lambda: idem.Result({"ok": 1}, id={"a": 1}),
+     "must be None, an int"),
+    ("id too big", lambda: idem.Result(1, id=2**64), "does not fit"),
+    ("id nan", lambda: idem.Result(1, id=float("nan")), "is NaN"),
+]
+
+
+class UnstorableExternalTest(Base):
+    """An external tool that returned (so its request was made) but whose
+    result cannot be stored: unknown with a note, never pending; Unknown
+    raised; reconciled with the target's result."""
+
+    def test_each_kind(self):
+        calls = idem.Calls(self.conn)
+        for label, make, why in UNSTORABLE:
+            with self.subTest(label):
+                runs = []
+
+                @calls.tool(kind="external", name="send_" + label.replace(" ", "_"))
+                def send(idempotency_key, n):
+                    runs.append(n)
+                    return make()
+                with self.assertRaises(idem.Unknown) as cm:
+                    send("a", "c", n=1)
+                e = cm.exception
+                self.assertIsInstance(e.__cause__, (TypeError, ValueError, OverflowError))
+                self.assertEqual(e.status, "unknown")
+                self.assertRegex(e.reply["message"], "could not be stored")
+                self.assertIn(why, e.reply["message"])
+                self.assertRegex(str(e), "reconcile")
+                self.assertFalse(self.conn.in_transaction)
+                row = self.conn.execute("SELECT status, note FROM calls WHERE key = ?",
+                                        (e.key,)).fetchone()
+                self.assertEqual(row[0], "unknown")
+                self.assertIn("could not be stored", row[1])
+                # Never pending, never run again: a retry is told unknown.
+                with self.assertRaises(idem.Unknown):
+                    send("a", "c", n=1)
+                self.assertEqual(runs, [1])
+                # The operator reconciles with the target's result.
+                calls.reconcile(e.key, "arrived", id=7, result={"charge": "ch_1"})
+                out = send.run("a", "c", n=1)
+                self.assertEqual(out, idem.Outcome({"charge": "ch_1"}, 7, e.key, True))
+                self.assertEqual(runs, [1])
+
+    def test_too_big_for_the_database(self):
+        calls = idem.Calls(self.conn)
+        self.conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 5000)
+
+        @calls.tool(kind="external")
+        def fetch(idempotency_key):
+            return "x" * 10000
+        with self.assertRaises(idem.Unknown) as cm:
+            fetch("a", "c")
+        self.assertIn("too big", cm.exception.reply["message"])
+        self.assertEqual(self.count("SELECT status FROM calls"), "unknown")
+
+    def test_async_too(self):
+        calls = idem.Calls(self.conn)
+
+        @calls.tool(kind="external")
+        async def send(idempotency_key):
+            return {"at": datetime.datetime(2026, 1, 1)}
+        with self.assertRaises(idem.Unknown) as cm:
+            asyncio.run(send("a", "c"))
+        self.assertIn("datetime", cm.exception.reply["message"])
+        self.assertEqual(self.count("SELECT status FROM calls"), "unknown")
+
+
+class UnstorableLocalTest(Base):
+    """A local tool whose result cannot be stored: its writes rolled back,
+    the call released (or kept failed), Unstorable raised."""
+
+    def test_each_kind_released(self):
+        calls = idem.Calls(self.conn)
+        for label, make, why in UNSTORABLE:
+            with self.subTest(label):
+                runs = []
+
+                @calls.tool(name="order_" + label.replace(" ", "_"))
+                def order(db, n):
+                    runs.append(n)
+                    db.execute("INSERT INTO orders(sku) VALUES('x')")
+                    return make() if len(runs) == 1 else {"order": n}
+                with self.assertRaises(idem.Unstorable) as cm:
+                    order("a", "c", n=1)
+                self.assertIn(why, str(cm.exception))
+                self.assertEqual(cm.exception.status, "released")
+                self.assertRegex(str(cm.exception), "rolled back and the call released")
+                self.assertFalse(self.conn.in_transaction)
+                self.assertEqual(self.count("SELECT count(*) FROM orders")
+                                 + self.count("SELECT count(*) FROM calls"), 0)
+                self.assertEqual(order("a", "c", n=1), {"order": 1})   # runs again
+                self.assertEqual(runs, [1, 1])
+                self.conn.execute("DELETE FROM orders")
+                self.conn.execute("DELETE FROM calls")
+                if self.conn.in_transaction:
+                    self.conn.commit()
+
+    def test_kept(self):
+        calls = idem.Calls(self.conn, "kept", local_failure="keep")
+
+        @calls.tool
+        def order(db):
+            db.execute("INSERT INTO orders(sku) VALUES('x')")
+            return decimal.Decimal("1.5")
+        with self.assertRaises(idem.Unstorable) as cm:
+            order("a", "c")
+        self.assertEqual(cm.exception.status, "failed")
+        self.assertIsInstance(cm.exception.__cause__, TypeError)
+        with self.assertRaisesRegex(idem.Failed, "could not be stored"):
+            order("a", "c")
+        self.assertEqual(self.count("SELECT count(*) FROM orders"), 0)
+
+    def test_inside_callers_transaction(self):
+        calls = idem.Calls(self.conn)
+
+        @calls.tool
+        def order(db):
+            db.execute("INSERT INTO orders(sku) VALUES('in')")
+            return {1, 2}
+        self.conn.execute("BEGIN")
+        self.conn.execute("INSERT INTO orders(sku) VALUES('mine')")
+        with self.assertRaises(idem.Unstorable):
+            order("a", "c")
+        self.assertTrue(self.conn.in_transaction)
+        self.conn.execute("COMMIT")
+        self.assertEqual(self.conn.execute("SELECT sku FROM orders").fetchall(), [("mine",)])
+        self.assertEqual(self.count("SELECT count(*) FROM calls"), 0)
+
+
+class RaisesTest(Base):
+    """Whatever an external tool raises, the call ends recorded."""
+
+    def setUp(self):
+        super().setUp()
+        self.calls = idem.Calls(self.conn)
+
+    def status(self):
+        return self.conn.execute("SELECT status, note FROM calls").fetchall()
+
+    def test_base_exceptions_raised_as_they_are(self):
+        for exc in (KeyboardInterrupt(), SystemExit(3), asyncio.CancelledError(),
+                    GeneratorExit()):
+            with self.subTest(type(exc).__name__):
+                self.conn.execute("DELETE FROM calls WHERE status = 'done'")
+
+                @self.calls.tool(kind="external", name="t_" + type(exc).__name__)
+                def send(idempotency_key):
+                    raise exc
+                with self.assertRaises(type(exc)) as cm:
+                    send("a", "c")
+                key = send.key("a", "c")
+                self.assertEqual(self.calls.reply(key)["status"], "unknown")
+                self.assertIn("interrupted while the request was out: %s"
+                              % type(exc).__name__, self.calls.reply(key)["message"])
+                if sys.version_info >= (3, 11):
+                    self.assertIn("recorded as unknown", cm.exception.__notes__[0])
+                with self.assertRaises(idem.Unknown):
+                    send("a", "c")
+
+    def test_exception_is_unknown(self):
+        @self.calls.tool(kind="external")
+        def send(idempotency_key):
+            raise ConnectionResetError("peer went away")
+        with self.assertRaises(idem.Unknown) as cm:
+            send("a", "c")
+        self.assertIsInstance(cm.exception.__cause__, ConnectionResetError)
+        self.assertIn("ConnectionResetError: peer went away", cm.exception.reply["message"])
+
+    def test_not_sent_releases(self):
+        runs = []
+
+        @self.calls.tool(kind="external")
+        def send(idempotency_key, to):
+            runs.append(to)
+            if len(runs) == 1:
+                try:
+                    undefined_url        # noqa: F821 -- a typo before the request
+                except NameError as e:
+                    raise idem.NotSent("the request was never made") from e
+            return {"sent": to}
+        with self.assertRaises(idem.NotSent) as cm:
+            send("a", "c", to="bob")
+        self.assertEqual(cm.exception.key, send.key("a", "c", to="bob"))
+        self.assertIsInstance(cm.exception.__cause__, NameError)
+        self.assertEqual(self.count("SELECT count(*) FROM calls"), 0)
+        self.assertFalse(self.conn.in_transaction)
+        self.assertEqual(send("a", "c", to="bob"), {"sent": "bob"})     # a retry runs
+        self.assertEqual(send.run("a", "c", to="bob").replayed, True)
+        self.assertEqual(runs, ["bob", "bob"])
+
+    def test_not_sent_cause_argument(self):
+        err = OSError("no route")
+        self.assertIs(idem.NotSent("x", cause=err).__cause__, err)
+        self.assertEqual(str(idem.NotSent()), "the request was not sent")
+
+    def test_not_sent_in_a_local_tool_releases(self):
+        calls = idem.Calls(self.conn, "kept", local_failure="keep")
+
+        @calls.tool
+        def order(db):
+            db.execute("INSERT INTO orders(sku) VALUES('x')")
+            raise idem.NotSent("nothing done")
+        with self.assertRaises(idem.NotSent):
+            order("a", "c")
+        self.assertEqual(self.count("SELECT count(*) FROM kept")
+                         + self.count("SELECT count(*) FROM orders"), 0)
+
+    def test_async_not_sent(self):
+        @self.calls.tool(kind="external")
+        async def send(idempotency_key):
+            raise idem.NotSent()
+        with self.assertRaises(idem.NotSent):
+            asyncio.run(send("a", "c"))
+        self.assertEqual(self.count("SELECT count(*) FROM calls"), 0)
+
+    def test_sync_tool_returning_a_coroutine(self):
+        async def later():
+            return 1
+
+        @self.calls.tool(kind="external")
+        def send(idempotency_key):
+            return later()
+        with self.assertRaisesRegex(TypeError, "returned an awaitable"):
+            send("a", "c")
+        self.assertEqual(self.count("SELECT count(*) FROM calls"), 0)
+
+    def test_local_tool_that_commits(self):
+        @self.calls.tool
+        def order(db):
+            db.execute("INSERT INTO orders(sku) VALUES('x')")
+            db.execute("ROLLBACK")
+            return 1
+        with self.assertRaisesRegex(RuntimeError, "ended the claim's transaction"):
+            order("a", "c")
+        self.assertFalse(self.conn.in_transaction)
+        self.assertEqual(self.count("SELECT count(*) FROM calls"), 0)
+
+
+class OwnerTest(Base):
+    """Every claim has its own owner token; a record that finds the call
+    no longer its own raises Lost."""
+
+    def setUp(self):
+        super().setUp()
+        self.calls = idem.Calls(self.conn)
+        self.other = idem.Calls(self.connect())
+
+    def test_tokens(self):
+        @self.calls.tool(kind="external")
+        def send(idempotency_key, n):
+            return n
+        send("a", "c", n=1)
+        send("a", "c", n=2)
+        owners = [r[0] for r in self.conn.execute("SELECT owner FROM calls")]
+        self.assertEqual(len(set(owners)), 2)
+        for o in owners:
+            self.assertRegex(o, r"^.+:%d:[0-9a-f]{16}$" % os.getpid())
+
+    def test_released_and_claimed_again_while_out(self):
+        second = []
+
+        @self.other.tool(kind="external", name="send")
+        def send2(idempotency_key):
+            second.append(1)
+            return "second"
+
+        @self.calls.tool(kind="external")
+        def send(idempotency_key):
+            # Meanwhile an operator says it never left, and a retry runs.
+            self.other.reconcile(send.key("a", "c"), "not_sent")
+            self.assertEqual(send2("a", "c"), "second")
+            return "first"
+        with self.assertRaises(idem.Lost) as cm:
+            send("a", "c")
+        e = cm.exception
+        self.assertEqual((e.key, e.status, e.result), (send.key("a", "c"), "done", "first"))
+        self.assertIn("was not recorded", str(e))
+        self.assertEqual(self.conn.execute("SELECT status, result FROM calls").fetchall(),
+                         [("done", '"second"')])
+        self.assertEqual(send.run("a", "c"), idem.Outcome("second", None, e.key, True))
+
+    def test_lost_while_failing(self):
+        @self.calls.tool(kind="external")
+        def send(idempotency_key):
+            self.other.reconcile(send.key("a", "c"), "not_sent")
+            raise TimeoutError("slow")
+        with self.assertRaises(idem.Lost) as cm:
+            send("a", "c")
+        self.assertIsInstance(cm.exception.__cause__, TimeoutError)
+        self.assertEqual(self.count("SELECT count(*) FROM calls"), 0)
+
+    def test_lost_when_releasing(self):
+        @self.calls.tool(kind="external")
+        def send(idempotency_key):
+            self.other.reconcile(send.key("a", "c"), "not_sent")
+            raise idem.NotSent()
+        with self.assertRaises(idem.Lost) as cm:
+            send("a", "c")
+        self.assertEqual(cm.exception.status, "released")
+
+
+class NotRecordedTest(Base):
+    """The database stays busy while the outcome is to be recorded."""
+
+    def setUp(self):
+        super().setUp()
+        self.conn.close()
+        self.conn = self.connect(timeout=0.05)
+        self.calls = idem.Calls(self.conn)
+        self.blocker = self.connect()
+
+    def test_busy_past_the_timeout(self):
+        self.calls.record_timeout = 0.3
+
+        @self.calls.tool(kind="external")
+        def send(idempotency_key):
+            self.blocker.execute("BEGIN IMMEDIATE")     # another writer
+            return {"ok": 1}
+        t0 = time.monotonic()
+        with self.assertRaises(idem.NotRecorded) as cm:
+            send("a", "c")
+        self.assertLess(time.monotonic() - t0, 5)
+        e = cm.exception
+        self.assertEqual((e.key, e.status, e.result), (send.key("a", "c"), "done", {"ok": 1}))
+        self.assertRegex(str(e), "database is locked.*stays pending.*reconcile")
+        self.blocker.execute("ROLLBACK")
+        self.assertFalse(self.conn.in_transaction)
+        with self.assertRaises(idem.InProgress):
+            send("a", "c")
+        self.calls.reconcile(e.key, "not_sent")           # or 'arrived':
+        self.assertIsNone(self.calls.reply(e.key))
+
+    def test_reconcile_with_the_result_kept(self):
+        self.calls.record_timeout = 0.2
+
+        @self.calls.tool(kind="external")
+        def send(idempotency_key):
+            self.blocker.execute("BEGIN IMMEDIATE")
+            raise OSError("reset")
+        with self.assertRaises(idem.NotRecorded) as cm:
+            send("a", "c")
+        self.assertEqual(cm.exception.status, "unknown")
+        self.assertIsInstance(cm.exception.__cause__, OSError)
+        self.blocker.execute("ROLLBACK")
+        self.calls.reconcile(cm.exception.key, "arrived", result={"ok": 2})
+        self.assertEqual(send("a", "c"), {"ok": 2})
+
+    def test_busy_for_a_while_is_waited_for(self):
+        self.calls.record_timeout = 10
+
+        @self.calls.tool(kind="external")
+        def send(idempotency_key):
+            self.blocker.execute("BEGIN IMMEDIATE")
+            threading.Timer(0.3, lambda: self.blocker.execute("ROLLBACK")).start()
+            return 5
+        self.assertEqual(send.run("a", "c"), idem.Outcome(5, None, send.key("a", "c"), False))
+        self.assertEqual(self.count("SELECT status FROM calls"), "done")
+
+
+class ReconcileTest(Base):
+    def setUp(self):
+        super().setUp()
+        self.calls = idem.Calls(self.conn, stale_after="1 hour")
+
+        @self.calls.tool(kind="external")
+        def send(idempotency_key, n):
+            raise TimeoutError("no answer")
+        self.send = send
+        with self.assertRaises(idem.Unknown):
+            send("a", "c", n=1)
+        self.key = send.key("a", "c", n=1)
+
+    def pending(self, n):
+        self.conn.execute("INSERT INTO calls(who, conv, tool, args, kind) VALUES"
+                          " ('a', 'c', 'send', ?, 'external')", (json.dumps({"n": n}),))
+        return self.send.key("a", "c", n=n)
+
+    def test_arrived(self):
+        self.calls.reconcile(self.key, "arrived", id="ch_9", result={"charge": "ch_9"},
+                             note="checked the provider's dashboard")
+        self.assertEqual(self.send.run("a", "c", n=1),
+                         idem.Outcome({"charge": "ch_9"}, "ch_9", self.key, True))
+        self.assertEqual(self.count("SELECT note FROM calls"), "checked the provider's dashboard")
+
+    def test_not_arrived(self):
+        self.calls.reconcile(self.key, "not_arrived")
+        self.assertIsNone(self.calls.reply(self.key))
+
+    def test_not_sent_refused_on_unknown(self):
+        with self.assertRaisesRegex(sqlite3.OperationalError, "may have left"):
+            self.calls.reconcile(self.key, "not_sent")
+        self.assertFalse(self.conn.in_transaction)
+
+    def test_pending(self):
+        key = self.pending(2)
+        with self.assertRaisesRegex(sqlite3.OperationalError, "not stale"):
+            self.calls.reconcile(key, "not_arrived")
+        self.calls.reconcile(key, "not_sent")
+        self.assertIsNone(self.calls.reply(key))
+        key = self.pending(3)
+        self.calls.reconcile(key, "arrived")
+        self.assertEqual(self.calls.reply(key)["status"], "done")
+
+    def test_mistakes(self):
+        with self.assertRaisesRegex(ValueError, "'arrived', 'not_arrived' or 'not_sent'"):
+            self.calls.reconcile(self.key, "maybe")
+        with self.assertRaisesRegex(ValueError, "takes no id, result or note"):
+            self.calls.reconcile(self.key, "not_arrived", result={"a": 1})
+        with self.assertRaisesRegex(KeyError, "no call 0{32}"):
+            self.calls.reconcile("0" * 32, "arrived")
+        with self.assertRaisesRegex(ValueError, "result is NaN"):
+            self.calls.reconcile(self.key, "arrived", result=float("nan"))
+        with self.assertRaisesRegex(TypeError, "a key is a str"):
+            self.calls.reconcile(None, "arrived")
+        self.assertEqual(self.calls.reply(self.key)["status"], "unknown")
+
+    def test_inside_callers_transaction(self):
+        self.conn.execute("BEGIN")
+        self.calls.reconcile(self.key, "arrived", result=1)
+        self.conn.execute("ROLLBACK")
+        self.assertEqual(self.calls.reply(self.key)["status"], "unknown")
+
+
+class MistakesTest(Base):
+    """Mistakes are errors, when the tool is defined or before the claim."""
+
+    def setUp(self):
+        super().setUp()
+        self.calls = idem.Calls(self.conn)
+
+    def test_keyargs_names_checked(self):
+        with self.assertRaisesRegex(ValueError, r"keyargs names 'skus', which is not an"
+                                    r" argument of the tool place_order \(its"
+                                    r" arguments: qty, sku\)"):
+            @self.calls.tool(keyargs=["skus"])
+            def place_order(db, sku, qty):
+                pass
+        with self.assertRaisesRegex(ValueError, "'idempotency_key', which is not"):
+            @self.calls.tool(kind="external", keyargs=["idempotency_key"])
+            def send(idempotency_key, to):
+                pass
+        with self.assertRaisesRegex(TypeError, "not str"):
+            @self.calls.tool(keyargs="sku")
+            def order1(db, sku):
+                pass
+        with self.assertRaisesRegex(TypeError, "keyargs names are str, not int"):
+            @self.calls.tool(keyargs=[1])
+            def order2(db, sku):
+                pass
+
+        @self.calls.tool(keyargs=["anything"])       # **kwargs takes any name
+        def loose(db, **kw):
+            return kw
+        self.assertEqual(loose("a", "c", anything=1, other=2), {"anything": 1, "other": 2})
+
+    def test_definition_mistakes(self):
+        with self.assertRaisesRegex(ValueError, "kind must be 'local' or 'external', not 'extrenal'"):
+            self.calls.tool(kind="extrenal")
+        with self.assertRaisesRegex(TypeError, "name is a non-empty str"):
+            self.calls.tool(name=3)
+        with self.assertRaisesRegex(TypeError, "a tool is a function"):
+            self.calls.tool("place_order")
+        with self.assertRaisesRegex(TypeError, "parameter idempotency_key"):
+            @self.calls.tool(kind="external")
+            def send(key, to):
+                pass
+        with self.assertRaisesRegex(TypeError, "the connection as its first parameter"):
+            @self.calls.tool
+            def nothing():
+                pass
+        with self.assertRaisesRegex(TypeError, "named who"):
+            @self.calls.tool
+            def greet(db, who):
+                pass
+        with self.assertRaisesRegex(TypeError, "async function"):
+            @self.calls.tool
+            async def order(db):
+                pass
+
+    def test_call_mistakes_before_the_claim(self):
+        runs = []
+
+        @self.calls.tool(kind="external")
+        def send(idempotency_key, to, text=""):
+            runs.append(to)
+        for args, why in (({"to": "bob", "txt": "hi"}, "unexpected keyword argument 'txt'"),
+                          ({"text": "hi"}, "missing a required argument: 'to'")):
+            with self.assertRaisesRegex(TypeError, "send: .*" + why):
+                send("a", "c", **args)
+        with self.assertRaisesRegex(TypeError, "conv must be a str"):
+            send("a", None, to="bob")
+        with self.assertRaisesRegex(TypeError, r"the arguments of send are not JSON: to is a"
+                                    r" datetime.date"):
+            send("a", "c", to=datetime.date(2026, 1, 1))
+        self.assertEqual((runs, self.count("SELECT count(*) FROM calls")), ([], 0))
+
+    def test_calls_arguments(self):
+        with self.assertRaisesRegex(TypeError, "needs a sqlite3.Connection, not str"):
+            idem.Calls("app.db")
+        with self.assertRaisesRegex(TypeError, "table name must be a non-empty str"):
+            idem.Calls(self.conn, {"local_failure": "keep"})
+        with self.assertRaisesRegex(TypeError, "local_failure must be a str"):
+            idem.Calls(self.conn, "t1", local_failure=True)
+        with self.assertRaisesRegex(ValueError, "local_failure must be 'release' or 'keep', not 'kept'"):
+            idem.Calls(self.conn, "t1", local_failure="kept")
+        with self.assertRaisesRegex(ValueError, "retain must be a duration"):
+            idem.Calls(self.conn, "t1", retain="forever")
+        with self.assertRaisesRegex(ValueError, "holds a character"):
+            idem.Calls(self.conn, "t1", retain="1 day), x(y=1")
+        with self.assertRaisesRegex(ValueError, "unknown table option 'locl_failure'"):
+            idem.Calls(self.conn, "t1", locl_failure="keep")
+        self.assertEqual(self.count("SELECT count(*) FROM sqlite_master WHERE name = 't1'"), 0)
+
+    def test_options_of_an_existing_table(self):
+        idem.Calls(self.conn, "t", local_failure="keep", retain="24 hours")
+        idem.Calls(self.conn, "t")                                   # as it is
+        idem.Calls(self.conn, "T", local_failure="KEEP", retain="1 day")   # the same
+        idem.Calls(self.conn, "t", args_mismatch="error")            # the default
+        with self.assertRaisesRegex(ValueError, r"the table 't' exists with local_failure=keep,"
+                                    r" and this Calls asks for local_failure=release"):
+            idem.Calls(self.conn, "t", local_failure="release")
+        with self.assertRaisesRegex(ValueError, r"exists with retain='1 day'.* asks for"
+                                    r" retain='2 days'"):
+            idem.Calls(self.conn, "t", retain="2 days")
+        with self.assertRaisesRegex(ValueError, "exists with no stale_after"):
+            idem.Calls(self.conn, "t", stale_after="5 minutes")
+        with self.assertRaisesRegex(ValueError, "'orders' exists and is not an idem table"):
+            idem.Calls(self.conn, "orders")
+        # Made in SQL, as doc/operations.md shows: quoted, with blanks.
+        self.conn.execute("CREATE VIRTUAL TABLE jobs USING idem(stale_after = '10 minutes',"
+                          " durability = RELAXED)")
+        idem.Calls(self.conn, "jobs", stale_after="600 seconds", durability="relaxed")
+        with self.assertRaisesRegex(ValueError, "exists with stale_after='10 minutes'"):
+            idem.Calls(self.conn, "jobs", stale_after="5 minutes")
+
+
+class OutcomeTest(Base):
+    def test_run_marks_replays(self):
+        calls = idem.Calls(self.conn)
+
+        @calls.tool
+        def place_order(db, sku):
+            cur = db.execute("INSERT INTO orders(sku) VALUES(?)", (sku,))
+            return idem.Result({"order": cur.lastrowid, "t": (1, 2)}, id=cur.lastrowid)
+        first = place_order.run("a", "c", sku="S")
+        key = place_order.key("a", "c", sku="S")
+        self.assertEqual(first, idem.Outcome({"order": 1, "t": [1, 2]}, 1, key, False))
+        self.assertEqual(place_order.run("a", "c", sku="S"),
+                         idem.Outcome({"order": 1, "t": [1, 2]}, 1, key, True))
+        self.assertEqual(place_order("a", "c", sku="S"), {"order": 1, "t": [1, 2]})
+        self.assertEqual(first.result, calls.reply(key)["result"])
+
+    def test_signatures(self):
+        calls = idem.Calls(self.conn)
+
+        @calls.tool
+        def place_order(db, sku: str, qty: int = 1) -> dict:
+            return {}
+
+        @calls.tool(kind="external")
+        async def send(idempotency_key, to, **more):
+            return 1
+        self.assertEqual(str(inspect.signature(place_order)),
+                         "(who: str, conv: str, *, sku: str, qty: int = 1) -> dict")
+        self.assertEqual(str(inspect.signature(send)),
+                         "(who: str, conv: str, *, to, **args: Any)")
+        self.assertTrue(inspect.iscoroutinefunction(send))
+        self.assertTrue(inspect.iscoroutinefunction(send.run))
+        self.assertEqual((place_order.name, place_order.kind, send.kind),
+                         ("place_order", "local", "external"))
+        self.assertEqual(place_order.__name__, "place_order")
+
+
+class ThreadsTest(Base):
+    """One connection shared by threads (check_same_thread=False): claims
+    and records are serialized per connection; nothing lost, nothing
+    twice."""
+
+    def test_one_lock_per_connection(self):
+        a, b = idem.Calls(self.conn), idem.Calls(self.conn, "other")
+        self.assertIs(a.lock, b.lock)
+        self.assertIsNot(a.lock, idem.Calls(self.connect()).lock)
+
+    def test_stress(self):
+        threads_n, calls_n = 8, 30
+        a = idem.Calls(self.conn)
+        b = idem.Calls(self.conn)            # a second Calls on the connection
+        ran_local, ran_external, lock = [], [], threading.Lock()
+
+        def make(calls):
+            @calls.tool
+            def place_order(db, n):
+                with lock:
+                    ran_local.append(n)
+                db.execute("INSERT INTO orders(sku, qty) VALUES('s', ?)", (n,))
+                return {"order": n}
+
+            @calls.tool(kind="external")
+            def charge(idempotency_key, n):
+                with lock:
+                    ran_external.append(n)
+                time.sleep(0.001)            # the request, outside the lock
+                return {"charge": n}
+            return place_order, charge
+        tools = [make(a), make(b)]
+        errors, results = [], []
+        barrier = threading.Barrier(threads_n)
+
+        def worker(i):
+            rnd = random.Random(i)
+            place_order, charge = tools[i % 2]
+            order = list(range(calls_n))
+            rnd.shuffle(order)
+            barrier.wait()
+            for n in order:
+                try:
+                    results.append(("l", n, place_order("u", "c", n=n)))
+                    try:
+                        out = charge("u", "c", n=n)
+                    except idem.InProgress as e:     # another thread's request is out
+                        out = a.wait(e.key, timeout=10)
+                    results.append(("e", n, out))
+                except Exception as e:           # pragma: no cover
+                    errors.append(repr(e))
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(threads_n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(sorted(ran_local), list(range(calls_n)))       # once each
+        self.assertEqual(sorted(ran_external), list(range(calls_n)))
+        self.assertEqual(self.count("SELECT count(*) FROM orders"), calls_n)
+        self.assertEqual(self.conn.execute(
+            "SELECT status, count(*) FROM calls GROUP BY status").fetchall(),
+            [("done", 2 * calls_n)])
+        self.assertEqual(len(results), 2 * threads_n * calls_n)
+        for kind, n, out in results:
+            self.assertEqual(out, {"order": n} if kind == "l" else {"charge": n})
+        self.assertFalse(self.conn.in_transaction)
+
+
+class AsyncTest(Base):
+    def setUp(self):
+        super().setUp()
+        self.calls = idem.Calls(self.conn)
+        self.runs = []
+
+        @self.calls.tool(kind="external")
+        async def charge(idempotency_key, cents):
+            self.runs.append(cents)
+            await asyncio.sleep(0.05)
+            return {"charge": "ch_%d" % len(self.runs), "cents": cents}
+        self.charge = charge
+
+    def test_gather_of_duplicates(self):
+        async def main():
+            first = await asyncio.gather(*[self.charge.run("a", "c", cents=5) for _ in range(5)],
+                                         return_exceptions=True)
+            again = await self.charge.run("a", "c", cents=5)
+            return first, again
+        first, again = asyncio.run(main())
+        done = [o for o in first if isinstance(o, idem.Outcome)]
+        busy = [o for o in first if isinstance(o, idem.InProgress)]
+        self.assertEqual((len(done), len(busy)), (1, 4))
+        self.assertEqual(done[0].replayed, False)
+        self.assertEqual(again, done[0]._replace(replayed=True))
+        self.assertEqual(self.runs, [5])
+
+    def test_gather_of_many(self):
+        async def main():
+            return await asyncio.gather(*[self.charge("a", "c", cents=n) for n in range(20)])
+        out = asyncio.run(main())
+        self.assertEqual([o["cents"] for o in out], list(range(20)))
+        self.assertEqual(self.count("SELECT count(*) FROM calls WHERE status = 'done'"), 20)
+
+    def test_cancelled_is_unknown(self):
+        @self.calls.tool(kind="external")
+        async def slow(idempotency_key):
+            await asyncio.sleep(10)
+
+        async def main():
+            task = asyncio.ensure_future(slow("a", "c"))
+            await asyncio.sleep(0.05)
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                return "cancelled"
+        self.assertEqual(asyncio.run(main()), "cancelled")
+        reply = self.calls.reply(slow.key("a", "c"))
+        self.assertEqual(reply["status"], "unknown")
+        self.assertIn("CancelledError", reply["message"])
+
+    def test_error_is_unknown(self):
+        @self.calls.tool(kind="external")
+        async def fail(idempotency_key):
+            raise TimeoutError("late")
+        with self.assertRaises(idem.Unknown) as cm:
+            asyncio.run(fail("a", "c"))
+        self.assertIsInstance(cm.exception.__cause__, TimeoutError)
+
+
+if __name__ == "__main__":
+    unittest.main()
