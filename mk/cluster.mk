@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Included by the Makefile (make help lists every target).
 
-.PHONY: go test-go cluster test-cluster test-cluster-long
+.PHONY: go test-go test-cluster test-cluster-long
 
 # ---- idem in Go, and the cluster (doc/cluster.md) ---------------------------
 # bindings/go is a cgo package (import path idem.example/idem) that
@@ -41,8 +41,6 @@ go: $(CLUSTER)/idem-example  ## the Go package (bindings/go) and the example ser
 
 test-go: go  ## go test of bindings/go: mattn/go-sqlite3 and a go-dqlite node have idem
 	cd $(GOROOT_SRC)/idem && $(GO_OFFLINE) timeout 300 go test -count=1 -v . ./example
-
-cluster: go
 
 # The example service on three nodes, and the faults (test/cluster/run.sh).
 # Short (CI): every fault once, about 2.5 min; long: several rounds each.

@@ -272,8 +272,10 @@ for r in $(seq 1 $PART_ROUNDS); do
   healed=$(now)
   wait $m; rm_=$?
   wait $n; rn=$?
-  # the majority side's first answer after the cut
-  first=$(/usr/bin/python3 -c "import json,sys; s=[x for x in json.load(open('$T/maj$r.json'))['successes'] if x > $cut]; print('%.1f' % (s[0]-$cut) if s else 'none')" 2>/dev/null || echo none)
+  # the majority side's first done answer to an attempt that began after the cut
+  first=$(awk -v cut="$cut" '{ while (match($0, /\[[0-9.]+,[0-9.]+\]/)) { split(substr($0, RSTART+1, RLENGTH-2), a, ",");
+            if (a[1] > cut && (best == "" || a[2] < best)) best = a[2]; $0 = substr($0, RSTART+RLENGTH) } }
+          END { if (best == "") print "none"; else printf "%.1f\n", best - cut }' "$T/maj$r.json" 2>/dev/null || echo none)
   if [ "$first" != none ] && awk -v f="$first" -v b="$PROGRESS_BOUND" 'BEGIN { exit !(f <= b) }'; then
     ok "4: round $r: the majority side answered $first s after the cut (bound $PROGRESS_BOUND s); $(cat "$T/maj$r.out")"
     worst=$(awk -v a="$worst" -v b="$first" 'BEGIN { print (b > a) ? b : a }')

@@ -144,10 +144,8 @@ func cmdCheck(args []string) error {
 		return err
 	}
 	var problems []string
-	c := map[string]int{}
-	seen := map[string]bool{}
+	c := map[string]int{"double first arrivals": 0, "pending": 0, "unknown": 0}
 	for _, x := range rows {
-		seen[x.key] = true
 		c["calls"]++
 		c[x.kind+" "+x.status]++
 		t := stats[`"`+x.key+`"`]
@@ -163,7 +161,7 @@ func cmdCheck(args []string) error {
 		default:
 			c["external effects"] += t.Arrivals
 			if t.Firsts > 1 {
-				c["double first arrivals"]++
+				c["double first arrivals"]++ // keys that idem sent twice as a first send
 			}
 			if t.Arrivals > 1 {
 				problems = append(problems, fmt.Sprintf("%s: %d arrivals at the target (%d sent as first; owners %s)", x.conv, t.Arrivals, t.Firsts, t.Owners))
@@ -173,6 +171,7 @@ func cmdCheck(args []string) error {
 			}
 		}
 		if x.status == "pending" || x.status == "unknown" {
+			c[x.status]++
 			problems = append(problems, fmt.Sprintf("%s: still %s (owner %s) after %v", x.conv, x.status, x.owner, *wait))
 		}
 	}

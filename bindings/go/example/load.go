@@ -40,7 +40,7 @@ type Summary struct {
 	Stalls      int            `json:"stalls"`
 	OwnReplays  int            `json:"own_replays"`
 	MaxAttemptS float64        `json:"max_attempt_s"`
-	Successes   []float64      `json:"successes"` // unix seconds of each done answer
+	Successes   [][2]float64   `json:"successes"` // [start, end] unix seconds of each done attempt
 	NotDone     []string       `json:"not_done,omitempty"`
 }
 
@@ -132,7 +132,7 @@ func cmdLoad(args []string) error {
 					ok := status == "won" || status == "replayed"
 					if ok {
 						done[i] = true
-						sum.Successes = append(sum.Successes, float64(time.Now().UnixNano())/1e9)
+						sum.Successes = append(sum.Successes, [2]float64{float64(t0.UnixNano()) / 1e9, float64(time.Now().UnixNano()) / 1e9})
 					}
 					mu.Unlock()
 					if ok {
@@ -153,7 +153,7 @@ func cmdLoad(args []string) error {
 			sum.NotDone = append(sum.NotDone, callFor(*prefix, i).Conv)
 		}
 	}
-	sort.Float64s(sum.Successes)
+	sort.Slice(sum.Successes, func(i, j int) bool { return sum.Successes[i][1] < sum.Successes[j][1] })
 	b, _ := json.Marshal(sum)
 	if *out != "" {
 		if err := os.WriteFile(*out, b, 0o644); err != nil {
