@@ -41,7 +41,7 @@ MODE=${IDEM_CLUSTER_MODE:-short}
 PORT=${IDEM_CLUSTER_PORT:-29101}
 PROGRESS_BOUND=${IDEM_PROGRESS_BOUND:-20}   # seconds, majority side after a cut
 case $MODE in
-  short) KILL_ROUNDS=1 PART_ROUNDS=2 PART_HOLD=12 KEYS=24 LOST_N=16 PACE=600 ;;
+  short) KILL_ROUNDS=1 PART_ROUNDS=2 PART_HOLD=10 KEYS=20 LOST_N=10 PACE=600 ;;
   long)  KILL_ROUNDS=3 PART_ROUNDS=4 PART_HOLD=25 KEYS=60 LOST_N=60 PACE=700 ;;
   *) echo "IDEM_CLUSTER_MODE is short or long"; exit 2 ;;
 esac
@@ -68,6 +68,7 @@ trap cleanup EXIT
 trap 'echo "interrupted"; exit 1' INT TERM HUP
 
 ok() { pass=$((pass+1)); echo "ok: $*"; }
+phase() { echo "== $* (at +$(( $(date +%s) - START )) s)"; }
 not_ok() { fail=$((fail+1)); echo "FAILED: $*"; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -163,6 +164,7 @@ else
 fi
 
 # 1. duplicates through every node
+phase "1: duplicates"
 if out=$(load dup "" "$(urls 1 2 3)" dup -keys $KEYS -workers 4 -budget 60s); then
   ok "1: $out"
 else
@@ -171,6 +173,7 @@ fi
 check "1: duplicates" dup
 
 # 2. the leader SIGKILLed at each point of both recipes
+phase "2: the leader SIGKILLed at each point"
 POINTS="local-before-commit local-after-commit ext-before-claim-commit ext-after-claim-commit ext-during-request ext-before-record"
 for r in $(seq 1 $KILL_ROUNDS); do
   for pt in $(printf '%s\n' $POINTS | shuf); do
@@ -201,6 +204,7 @@ done
 echo "   unknown calls reconciled by their nodes from the target's records: $(grep -h 'reconciled ' "$T"/lo-n*.log | awk '{c[$5]++} END {for (k in c) printf "%s %d ", k, c[k]}')"
 
 # 3. lost COMMIT answers, through a proxy in front of the leader
+phase "3: lost COMMIT answers"
 L=$(leader_node) || { not_ok "3: no leader"; finish; }
 for how in close hang; do
   pp=$((PORT+21))
@@ -220,6 +224,7 @@ for how in close hang; do
 done
 
 # ---- cluster 2: network namespaces, the leader cut off ---------------------
+phase "4: a partition"
 for i in 1 2 3; do kill_node $i; done
 if [ "$(id -u)" != 0 ] || ! ip netns add "$NS-hub" 2>/dev/null; then
   echo "SKIPPED: 4 (partition): no CAP_NET_ADMIN here (network namespaces need root)"

@@ -61,8 +61,10 @@ func cmdCall(args []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	s.drain(ctx)
-	fmt.Printf("call: %d calls %v; %d of them our own lost COMMIT replayed; %d wrong; %d still owed\n",
-		*n, fmtCounts(counts), own, bad, s.Pending())
+	fmt.Printf("call: %d calls %v; lost COMMIT answers recovered: %d local calls replayed their own result,"+
+		" %d external claims found pending under their own token, %d records found already written by themselves;"+
+		" %d wrong; %d still owed\n",
+		*n, fmtCounts(counts), own, s.OwnClaims, s.OwnRecords, bad, s.Pending())
 	if bad > 0 || s.Pending() > 0 {
 		return fmt.Errorf("%d calls not won or replayed as our own", bad)
 	}

@@ -165,6 +165,9 @@ func cmdLoad(args []string) error {
 	if sum.Done != sum.Keys {
 		return fmt.Errorf("%d keys not done: %s", len(sum.NotDone), strings.Join(sum.NotDone, " "))
 	}
+	if sum.Stalls > 0 {
+		return fmt.Errorf("%d attempts stalled: no answer within their deadline", sum.Stalls)
+	}
 	return nil
 }
 

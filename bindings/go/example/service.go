@@ -29,6 +29,7 @@ import (
 	"math/rand"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,6 +73,10 @@ type Service struct {
 	Log            func(format string, a ...interface{})
 
 	seq     int64
+	// Lost COMMIT answers this process recovered from, by what the
+	// retry found: its own pending claim, its own record already there.
+	OwnClaims, OwnRecords int64
+
 	mu      sync.Mutex
 	settles []settle // calls this process still owns (see settleLoop)
 }
@@ -288,7 +293,7 @@ func (s *Service) External(ctx context.Context, call Call, crashAt string) Outco
 	for {
 		n++
 		var out Outcome
-		var mine bool
+		var mine, recovered bool
 		err := s.attempt(ctx, func(ctx context.Context, c *sql.Conn) error {
 			if err := c.QueryRowContext(ctx, "SELECT idem_key(?, ?, ?, ?)", call.params()...).Scan(&key); err != nil {
 				return err
@@ -309,6 +314,7 @@ func (s *Service) External(ctx context.Context, call Call, crashAt string) Outco
 				}
 				var err error
 				out, mine, err = s.replay(ctx, c, call, token)
+				recovered = mine // pending under our token: our claim's answer was lost
 				return err
 			}
 			mine = err == nil
@@ -319,6 +325,9 @@ func (s *Service) External(ctx context.Context, call Call, crashAt string) Outco
 			return out
 		}
 		if err == nil {
+			if recovered {
+				atomic.AddInt64(&s.OwnClaims, 1)
+			}
 			break
 		}
 		if (sqliteCode(err) == 19 && !isClaimed(err)) || !backoff(ctx, err) {
@@ -368,7 +377,10 @@ func (s *Service) send(ctx context.Context, key, token string, call Call, crashA
 	req.Header.Set("X-Idem-Send", "first")
 	req.Header.Set("X-Idem-Owner", token)
 	if crashAt == "ext-during-request" {
-		go func() { time.Sleep(20 * time.Millisecond); s.crash(crashAt, crashAt) }()
+		// The kill point: the request is written, its answer not read.
+		req = req.WithContext(httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{
+			WroteRequest: func(httptrace.WroteRequestInfo) { s.crash(crashAt, crashAt) },
+		}))
 	}
 	resp, err := sendClient.Do(req)
 	if err != nil {
@@ -477,9 +489,11 @@ func (s *Service) settleOnce(ctx context.Context) bool {
 			// Not (or no longer) ours: nothing was claimed under this
 			// token, or a lost COMMIT answer hid our own earlier write.
 			// Either way nothing is left to do.
-			st2 := s.check(ctx, st)
-			if !st2 {
+			settled, own := s.check(ctx, st)
+			if !settled {
 				left[st.token] = true
+			} else if own {
+				atomic.AddInt64(&s.OwnRecords, 1)
 			}
 		default:
 			left[st.token] = true
@@ -508,19 +522,20 @@ func errString(err error) string {
 }
 
 // check: after a record or release that found no row of ours, is the call
-// settled (true), or must we try again (false)?  It is settled when the
-// call is absent, decided, unknown or owned by someone else.
-func (s *Service) check(ctx context.Context, st settle) bool {
-	ok := false
+// settled, or must we try again?  It is settled when the call is absent,
+// decided, unknown or owned by someone else.  own: it is done with our
+// own record (the record's COMMIT took effect, its answer was lost).
+func (s *Service) check(ctx context.Context, st settle) (settled, own bool) {
 	s.attempt(ctx, func(ctx context.Context, c *sql.Conn) error {
-		status, owner, _, err := state(ctx, c, st.call)
+		status, owner, reply, err := state(ctx, c, st.call)
 		if err != nil {
 			return err
 		}
-		ok = status != "pending" || owner != st.token
+		settled = status != "pending" || owner != st.token
+		own = status == "done" && st.status == "done" && byOf(reply) == st.token
 		return nil
 	})
-	return ok
+	return settled, own
 }
 
 func contains(l []settle, token string) bool {
