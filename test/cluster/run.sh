@@ -180,6 +180,7 @@ for r in $(seq 1 $KILL_ROUNDS); do
     L=$(leader_node) || { not_ok "2: no leader"; finish; }
     others=""; for i in 1 2 3; do [ $i != $L ] && others="$others $i"; done
     pfx=kill$r-$pt
+    grep -h 'reconciled ' "$T"/lo-n*.log 2>/dev/null | sort >"$T/rec.before"
     t=$(now)
     load "$pfx" "" "$(urls $L $others)" "$pfx" -keys 6 -workers 2 -budget 60s -crash-at "$pt" >"$T/$pfx.out" 2>&1 &
     lp=$!; PIDS+=($lp)
@@ -199,6 +200,19 @@ for r in $(seq 1 $KILL_ROUNDS); do
       not_ok "2: at $pt: $(cat "$T/$pfx.out")"
     fi
     check "2: $pt" "$pfx"
+    # The call the leader died holding: after its claim's COMMIT it never
+    # left (reconciled: not arrived); from the request on it had (arrived).
+    got=$(grep -h 'reconciled ' "$T"/lo-n*.log | sort | comm -13 "$T/rec.before" - | awk '{print $5}' | sort | uniq -c | awk '{printf "%s %s ", $2, $1}')
+    case $pt in
+      ext-after-claim-commit) want=not_arrived ;;
+      ext-during-request|ext-before-record) want=arrived ;;
+      *) want="" ;;
+    esac
+    if [ -z "$want" ] || [[ " $got" == *" $want "* ]]; then
+      ok "2: $pt: calls reconciled from the target's records by the restarted node: ${got:-none}"
+    else
+      not_ok "2: $pt: expected a call reconciled as $want, got: ${got:-none}"
+    fi
   done
 done
 echo "   unknown calls reconciled by their nodes from the target's records: $(grep -h 'reconciled ' "$T"/lo-n*.log | awk '{c[$5]++} END {for (k in c) printf "%s %d ", k, c[k]}')"

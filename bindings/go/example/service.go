@@ -29,7 +29,6 @@ import (
 	"math/rand"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -376,13 +375,21 @@ func (s *Service) send(ctx context.Context, key, token string, call Call, crashA
 	req.Header.Set("Idempotency-Key", `"`+key+`"`)
 	req.Header.Set("X-Idem-Send", "first")
 	req.Header.Set("X-Idem-Owner", token)
-	if crashAt == "ext-during-request" {
-		// The kill point: the request is written, its answer not read.
-		req = req.WithContext(httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{
-			WroteRequest: func(httptrace.WroteRequestInfo) { s.crash(crashAt, crashAt) },
-		}))
+	client := sendClient
+	if s.Faults && crashAt == "ext-during-request" {
+		// The kill point: the request's bytes are in the kernel (they
+		// leave even as the process dies), its answer is not read.
+		client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true,
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				var d net.Dialer
+				c, err := d.DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return killAfterWrite{c, func() { s.crash(crashAt, crashAt) }}, nil
+			}}}
 	}
-	resp, err := sendClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		var op *net.OpError
 		if errors.As(err, &op) && op.Op == "dial" {
@@ -405,6 +412,18 @@ func (s *Service) send(ctx context.Context, key, token string, call Call, crashA
 		return nil, true, fmt.Errorf("target: %v", err)
 	}
 	return json.RawMessage(fmt.Sprintf(`{"shipment":%d,"by":%q}`, r.Shipment, token)), true, nil
+}
+
+// killAfterWrite: a connection that runs kill once a write has returned.
+type killAfterWrite struct {
+	net.Conn
+	kill func()
+}
+
+func (k killAfterWrite) Write(b []byte) (int, error) {
+	n, err := k.Conn.Write(b)
+	k.kill()
+	return n, err
 }
 
 // One HTTP client, no connection reuse: a kept-alive connection to a
