@@ -240,26 +240,33 @@ done
 # ---- cluster 2: network namespaces, the leader cut off ---------------------
 phase "4: a partition"
 for i in 1 2 3; do kill_node $i; done
-if [ "$(id -u)" != 0 ] || ! ip netns add "$NS-hub" 2>/dev/null; then
-  echo "SKIPPED: 4 (partition): no CAP_NET_ADMIN here (network namespaces need root)"
+NET=10.231.$(( $$ % 200 + 20 ))
+# make_net: the namespaces, a bridge in the hub, a veth pair to each node;
+# any step that fails (no CAP_NET_ADMIN, no veth or bridge support) fails it.
+make_net() {
+  local i
+  ip netns add "$NS-hub" && ip netns add "$NS-n1" && ip netns add "$NS-n2" && ip netns add "$NS-n3" &&
+  ip -n "$NS-hub" link add br0 type bridge &&
+  ip -n "$NS-hub" addr add "$NET.254/24" dev br0 &&
+  ip -n "$NS-hub" link set br0 up &&
+  ip -n "$NS-hub" link set lo up || return 1
+  for i in 1 2 3; do
+    ip link add "idv$$-$i" netns "$NS-n$i" type veth peer name "v$i" netns "$NS-hub" &&
+    ip -n "$NS-n$i" link set "idv$$-$i" name eth0 &&
+    ip -n "$NS-n$i" addr add "$NET.$i/24" dev eth0 &&
+    ip -n "$NS-n$i" link set eth0 up &&
+    ip -n "$NS-n$i" link set lo up &&
+    ip -n "$NS-hub" link set "v$i" master br0 &&
+    ip -n "$NS-hub" link set "v$i" up || return 1
+  done
+}
+if ! command -v ip >/dev/null || ! err=$(make_net 2>&1); then
+  for n in hub n1 n2 n3; do ip netns del "$NS-$n" 2>/dev/null; done
+  echo "SKIPPED: 4 (partition): cannot make network namespaces and veth pairs here" \
+       "(they need root, CAP_NET_ADMIN and CAP_SYS_ADMIN): ${err:-no ip command}" | head -c 400; echo
   finish
 fi
 TAG=ns
-NET=10.231.$(( $$ % 200 + 20 ))
-for i in 1 2 3; do ip netns add "$NS-n$i"; done
-ip -n "$NS-hub" link add br0 type bridge
-ip -n "$NS-hub" addr add "$NET.254/24" dev br0
-ip -n "$NS-hub" link set br0 up
-ip -n "$NS-hub" link set lo up
-for i in 1 2 3; do
-  ip link add "idv$$-$i" netns "$NS-n$i" type veth peer name "v$i" netns "$NS-hub"
-  ip -n "$NS-n$i" link set "idv$$-$i" name eth0
-  ip -n "$NS-n$i" addr add "$NET.$i/24" dev eth0
-  ip -n "$NS-n$i" link set eth0 up
-  ip -n "$NS-n$i" link set lo up
-  ip -n "$NS-hub" link set "v$i" master br0
-  ip -n "$NS-hub" link set "v$i" up
-done
 DB=("" $NET.1:9001 $NET.2:9001 $NET.3:9001)
 HTTP=("" $NET.1:8000 $NET.2:8000 $NET.3:8000)
 NSOF=("" "$NS-n1" "$NS-n2" "$NS-n3")
