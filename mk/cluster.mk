@@ -1,34 +1,51 @@
 # SPDX-License-Identifier: MIT
 # Included by the Makefile (make help lists every target).
 
-.PHONY: cluster test-cluster
+.PHONY: go test-go test-cluster test-cluster-long
 
-# ---- the cluster (doc/cluster.md) -----------------------------------------
-# idem unchanged on 3 dqlite nodes (Debian's dqlite 1.11).  go-dqlite ships
-# the dqlite shell and the dqlite-demo node; golang-go and go-dqlite's Debian
-# sources build the test client offline (GOPATH mode, /usr/share/gocode).
+# ---- idem in Go, and the cluster (doc/cluster.md) ---------------------------
+# bindings/go is a cgo package (import path idem.example/idem) that
+# compiles idem into itself; idem.Register() puts it into every SQLite
+# connection of the process: a go-dqlite node's and mattn/go-sqlite3's.
+# It builds offline in GOPATH mode over Debian's Go sources
+# (/usr/share/gocode): build/go/src/idem.example/idem is a link to
+# bindings/go.  go-dqlite's cgo flags carry -Wl,-z,now, which go refuses
+# unless allowed.
 CLUSTER      := $(BUILD)/cluster
-CLUSTER_PKGS := go-dqlite libdqlite-dev libraft-dev golang-go \
-                golang-github-canonical-go-dqlite-dev
-GO_OFFLINE   := GO111MODULE=off GOFLAGS= GOPATH=/usr/share/gocode \
-                GOCACHE=$(abspath $(CLUSTER))/go-cache
-
-cluster: $(CLUSTER)/idem_preload.so $(CLUSTER)/idemcl  ## idem for dqlite nodes, and the test client
+GOROOT_SRC   := $(BUILD)/go/src/idem.example
+CLUSTER_PKGS := golang-go libdqlite-dev libraft-dev libsqlite3-dev \
+                golang-github-canonical-go-dqlite-dev \
+                golang-github-mattn-go-sqlite3-dev iproute2
+GO_OFFLINE   := GO111MODULE=off GOFLAGS= CGO_LDFLAGS_ALLOW='-Wl,-z,now' \
+                GOPATH=$(abspath $(BUILD)/go):/usr/share/gocode \
+                GOCACHE=$(abspath $(BUILD)/go/cache)
+GO_SOURCES   := $(wildcard bindings/go/*.go bindings/go/*.c bindings/go/example/*.go)
 
 $(CLUSTER)/.deps: | $(BUILD)/.deps
 	@mkdir -p $(CLUSTER)
 	$(call need_pkgs,$(CLUSTER_PKGS))
 
-# idem for the nodes: the same sources, built in (-DSQLITE_CORE) and
-# registered by a constructor before the node starts; -DIDEM_REPLICATED
-# makes idem_versioned() refuse to run in autocommit.
-$(CLUSTER)/idem_preload.so: test/cluster/preload.c $(SOURCES) | $(CLUSTER)/.deps
-	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -DSQLITE_CORE -DIDEM_REPLICATED \
-	  -o $@ test/cluster/preload.c ext/idem.c -lsqlite3
+# The package's C: ext/idem.c with its parts inlined, in the package's own
+# directory (go generate does the same).
+bindings/go/idem_amalgamation.h: bindings/go/amalgamate.sh $(SOURCES)
+	sh bindings/go/amalgamate.sh
 
-$(CLUSTER)/idemcl: test/cluster/idemcl.go | $(CLUSTER)/.deps
-	$(GO_OFFLINE) go build -o $@ test/cluster/idemcl.go
+$(GOROOT_SRC)/idem:
+	@mkdir -p $(GOROOT_SRC)
+	ln -sfn ../../../../bindings/go $@
 
-# Three nodes on 127.0.0.1, killed by PID at the end; about 70 s.
-test-cluster: cluster  ## three dqlite nodes: replication, races, leader kills
-	timeout 600 bash test/cluster/run.sh
+$(CLUSTER)/idem-example: $(GO_SOURCES) bindings/go/idem_amalgamation.h | $(CLUSTER)/.deps $(GOROOT_SRC)/idem
+	cd $(GOROOT_SRC)/idem/example && $(GO_OFFLINE) go build -o $(abspath $@) .
+
+go: $(CLUSTER)/idem-example  ## the Go package (bindings/go) and the example service
+
+test-go: go  ## go test of bindings/go: mattn/go-sqlite3 and a go-dqlite node have idem
+	cd $(GOROOT_SRC)/idem && $(GO_OFFLINE) timeout 300 go test -count=1 -v . ./example
+
+# The example service on three nodes, and the faults (test/cluster/run.sh).
+# Short (CI): every fault once, about 2.5 min; long: several rounds each.
+test-cluster: test-go  ## three go-dqlite nodes: duplicates, leader kills, lost COMMIT answers, a partition
+	IDEM_CLUSTER_MODE=short timeout 600 bash test/cluster/run.sh
+
+test-cluster-long: test-go  ## the same faults, more rounds and longer partitions (~10 min)
+	IDEM_CLUSTER_MODE=long timeout 1800 bash test/cluster/run.sh

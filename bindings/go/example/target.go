@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+
+package main
+
+// The outside target: an HTTP service that honours Idempotency-Key (the
+// receiving side of doc/contract.md §13) and counts what arrives, per key:
+// every arrival, the arrivals that the sender marked as its first send
+// (X-Idem-Send: first), and the effects (one shipment per key).
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+type keyStats struct {
+	Arrivals int    `json:"arrivals"`
+	Firsts   int    `json:"firsts"`
+	Shipment int64  `json:"shipment"`
+	Owners   string `json:"owners,omitempty"`
+}
+
+func cmdTarget(args []string) error {
+	fs := flag.NewFlagSet("target", flag.ExitOnError)
+	addr := fs.String("http", "", "listen address")
+	delay := fs.Int("delay", 0, "answer after a random delay of up to MS milliseconds")
+	fs.Parse(args)
+	var mu sync.Mutex
+	keys := map[string]*keyStats{}
+	var shipments int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ship", func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Idempotency-Key")
+		io.Copy(io.Discard, r.Body)
+		if key == "" {
+			http.Error(w, "Idempotency-Key is required", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		k := keys[key]
+		if k == nil {
+			k = &keyStats{}
+			keys[key] = k
+		}
+		k.Arrivals++
+		if r.Header.Get("X-Idem-Send") == "first" {
+			k.Firsts++
+		}
+		k.Owners += r.Header.Get("X-Idem-Owner") + " "
+		replayed := k.Shipment != 0
+		if !replayed {
+			shipments++
+			k.Shipment = shipments // the effect: once per key
+		}
+		id := k.Shipment
+		mu.Unlock()
+		if *delay > 0 {
+			time.Sleep(time.Duration(rand.Intn(*delay+1)) * time.Millisecond)
+		}
+		if replayed {
+			w.Header().Set("Idempotent-Replayed", "true")
+		}
+		fmt.Fprintf(w, "{\"shipment\":%d}\n", id)
+	})
+	mux.HandleFunc("/arrivals", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		k := keys[`"`+r.URL.Query().Get("key")+`"`]
+		if k == nil {
+			k = &keyStats{}
+		}
+		json.NewEncoder(w).Encode(k)
+	})
+	mux.HandleFunc("/stats", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		json.NewEncoder(w).Encode(keys)
+	})
+	return http.ListenAndServe(*addr, mux)
+}
+
+var getClient = &http.Client{Timeout: 3 * time.Second}
+
+// arrivals asks the target what arrived under key.
+func arrivals(ctx context.Context, target, key string) (keyStats, error) {
+	var k keyStats
+	req, err := http.NewRequestWithContext(ctx, "GET", target+"/arrivals?key="+url.QueryEscape(key), nil)
+	if err != nil {
+		return k, err
+	}
+	resp, err := getClient.Do(req)
+	if err != nil {
+		return k, err
+	}
+	defer resp.Body.Close()
+	err = json.NewDecoder(resp.Body).Decode(&k)
+	return k, err
+}
+
+func targetStats(target string) (map[string]*keyStats, error) {
+	resp, err := getClient.Get(target + "/stats")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	m := map[string]*keyStats{}
+	err = json.NewDecoder(resp.Body).Decode(&m)
+	return m, err
+}

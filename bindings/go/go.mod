@@ -1,0 +1,3 @@
+module idem.example/idem
+
+go 1.19
