@@ -29,7 +29,9 @@
 **
 ** This file is the entry point and builds the whole extension as one
 ** translation unit, so that every other symbol is static (IDEM_PRIVATE).
-** Each part also compiles alone: cc -fsyntax-only -Iinclude -Iext ext/X.c
+** Each part also compiles alone (cc -c -Iinclude -Iext ext/X.c), and the
+** objects link with this file built with -DIDEM_PARTS into a loadable
+** extension that works as the single build does (test/parts.test).
 **
 ** Load it into the sqlite3 shell:       .load build/idem
 ** or from SQL:                          SELECT load_extension('build/idem');
@@ -37,10 +39,17 @@
 **     sqlite3_auto_extension((void(*)(void))sqlite3_idem_init);
 ** (include/idem.h declares it).  See README.md for the protocol.
 */
-#define IDEM_PRIVATE static      /* one translation unit: see idemInt.h */
+#ifndef IDEM_PARTS
+# define IDEM_PRIVATE static      /* one translation unit: see idemInt.h */
+# define IDEM_PRIVATE_DATA static
+#endif
 #include "idemInt.h"
 SQLITE_EXTENSION_INIT1
 
+/* -DIDEM_PARTS compiles this file as the entry point alone, to be linked
+** with the parts compiled each on its own (test/parts.test does it, to
+** keep the parts honest: each needs nothing but what idemInt.h declares). */
+#ifndef IDEM_PARTS
 #include "idem_number.c"
 #include "idem_utf8.c"
 #include "idem_canonical.c"
@@ -50,6 +59,7 @@ SQLITE_EXTENSION_INIT1
 #include "idem_vtab.c"
 #include "idem_claim.c"
 #include "idem_versioned.c"
+#endif
 
 /* idem_version(): the extension's version string. */
 static void idemVersionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){

@@ -80,6 +80,17 @@ SQLITE_EXTENSION_INIT3
 # define IDEM_PRIVATE
 #endif
 
+/*
+** Data a part shares is declared below with IDEM_PRIVATE_DATA and defined
+** once, in its own part, with IDEM_PRIVATE and an initializer.  In the
+** single build both are "static" (the declaration is then a tentative
+** definition of the same object); a part compiled alone sees "extern", so
+** that the parts compiled as separate objects link (test/parts.test).
+*/
+#ifndef IDEM_PRIVATE_DATA
+# define IDEM_PRIVATE_DATA extern
+#endif
+
 #ifndef SQLITE_PREPARE_NO_VTAB
 # define SQLITE_PREPARE_NO_VTAB 0       /* headers older than 3.27: no such check */
 #endif
@@ -349,7 +360,8 @@ struct IdemVtab {
   int iTxnLevel;              /* The current savepoint level */
 };
 
-IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL];
+/* The names of the columns, by IDEM_COL_* number. */
+IDEM_PRIVATE_DATA const char *const azIdemCol[IDEM_NCOL];
 
 /* Statement i of the table in *ppStmt, prepared if need be.  SQLITE_OK,
 ** or an error code with the message in the table. */
