@@ -179,6 +179,7 @@ IDEM_PRIVATE int idemKeyFromValue(sqlite3_value *pVal,
 */
 IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart){
   int n;
+  assert( sqlite3_value_type(pVal)!=SQLITE_NULL );  /* callers refuse NULL */
   switch( sqlite3_value_type(pVal) ){
     case SQLITE_BLOB:
       pPart->p = sqlite3_value_blob(pVal);
@@ -196,8 +197,7 @@ IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart){
       pPart->p = pPart->aNum;
       pPart->n = n;
       return SQLITE_OK;
-    default:
-      assert( sqlite3_value_type(pVal)==SQLITE_TEXT );
+    default:                  /* SQLITE_NULL: never, as asserted above */
       pPart->p = sqlite3_value_text(pVal);
       pPart->n = sqlite3_value_bytes(pVal);
       return pPart->p ? SQLITE_OK : SQLITE_NOMEM;
