@@ -11,6 +11,9 @@
 **   idem_number.c     RFC 8785 / ECMAScript number text, exact and fast
 **   idem_utf8.c       UTF-8 validation of a whole input, 32 bytes at a time
 **                     (AVX2, chosen at run time)
+**   idem_sql.c        what every part that speaks to SQLite shares: the
+**                     conversions of SQL values, and idemResultError(),
+**                     the one way an SQL function reports an error
 **   idem_canonical.c  canonical JSON (RFC 8785), a strict parser and sorter:
 **                     SQL function idem_canonical(json)
 **   idem_key.c        the key: XXH3-128 over a framed (who, conv, tool,
@@ -52,6 +55,7 @@ SQLITE_EXTENSION_INIT1
 #ifndef IDEM_PARTS
 #include "idem_number.c"
 #include "idem_utf8.c"
+#include "idem_sql.c"
 #include "idem_canonical.c"
 #include "idem_key.c"
 #include "idem_time.c"

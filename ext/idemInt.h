@@ -11,9 +11,9 @@
 ** of the file that defines them.
 **
 **   idem_number.c     RFC 8785 / ECMAScript number text
+**   idem_sql.c        conversions of SQL values; the SQL functions' error
 **   idem_canonical.c  canonical JSON (RFC 8785) and idem_canonical()
-**   idem_key.c        the key of a call, idem_key(), idem_header(), and
-**                     the error helper of the SQL functions
+**   idem_key.c        the key of a call, idem_key(), idem_header()
 **   idem_time.c       the clock and the stored time text
 **   idem_vtab.c       the claim table's plumbing: the idem module's
 **                     slots, statement cache and cursor
@@ -125,19 +125,37 @@ IDEM_PRIVATE int idemNumberFormat(double v, char *zOut);
 IDEM_PRIVATE int idemUtf8Valid(const unsigned char *z, size_t n);
 
 /**************************************************************************
+** Interface to code in idem_sql.c (what every part that speaks to SQLite
+** shares):
+*/
+
+/* The UTF-8 bytes of a TEXT value and their number, without the copy that
+** sqlite3_value_text() makes to add a terminator.  NULL: out of memory. */
+IDEM_PRIVATE const char *idemValueUtf8(sqlite3_value *pVal, int *pn);
+
+/* The JSON text of an SQL integer or real, into IDEM_JSON_NUMBUF bytes:
+** its length, or -1 for a real that is not finite. */
+#define IDEM_JSON_NUMBUF 48
+IDEM_PRIVATE int idemJsonNumberText(sqlite3_value *pVal, char *zOut);
+
+/* The integer that pVal equals as SQL compares it with an INTEGER column
+** (numeric affinity: 0.0, -0.0 and '0' equal 0; 0.5, 'a', x'00' and NULL
+** equal none): 1 and *piOut, 0 if it equals no integer, -1 out of memory. */
+IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
+
+/* The error of an SQL function: "idem: " and the printf-style text, rc as
+** the error code (SQLITE_NOMEM: out of memory, no text).  The one way an
+** SQL function of idem reports an error. */
+IDEM_PRIVATE void idemResultError(sqlite3_context *ctx, int rc,
+                                  const char *zFmt, ...);
+
+/**************************************************************************
 ** Interface to code in idem_canonical.c:
 */
 
 /* A canonicalizer: keeps its buffers from one call to the next. */
 typedef struct IdemJson IdemJson;
 
-/* The JSON text of an SQL integer or real, into IDEM_JSON_NUMBUF bytes:
-** its length, or -1 for a real that is not finite. */
-#define IDEM_JSON_NUMBUF 48
-IDEM_PRIVATE int idemJsonNumberText(sqlite3_value *pVal, char *zOut);
-/* The UTF-8 bytes of a TEXT value and their number, without the copy that
-** sqlite3_value_text() makes to add a terminator.  NULL: out of memory. */
-IDEM_PRIVATE const char *idemValueUtf8(sqlite3_value *pVal, int *pn);
 IDEM_PRIVATE IdemJson *idemJsonNew(void);
 IDEM_PRIVATE void idemJsonFree(IdemJson *p);
 IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn);
@@ -182,11 +200,6 @@ IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart);
 #define IDEM_KEY_NONFINITE "is a real that is not finite (Inf or -Inf);" \
   " a key part must be a finite number, text or blob"
 IDEM_PRIVATE int idemKeyRegister(sqlite3 *db);
-
-/* The SQL functions' error: "idem: " and the printf-style text, rc as the
-** error code (SQLITE_NOMEM: out of memory, no text). */
-IDEM_PRIVATE void idemResultError(sqlite3_context *ctx, int rc,
-                                  const char *zFmt, ...);
 
 /**************************************************************************
 ** Interface to code in idem_time.c:
@@ -372,11 +385,6 @@ IDEM_PRIVATE int idemStmt(IdemVtab *p, int i, sqlite3_stmt **ppStmt);
 ** returns rc. */
 IDEM_PRIVATE void idemVtabError(IdemVtab *p, const char *zFmt, ...);
 IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc);
-
-/* The integer that pVal equals as SQL compares it with an INTEGER column
-** (numeric affinity: 0.0, -0.0 and '0' equal 0; 0.5, 'a', x'00' and NULL
-** equal none): 1 and *piOut, 0 if it equals no integer, -1 out of memory. */
-IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
 
 /* The local claims of the open transaction (doc/contract.md §4: none may
 ** commit pending).  Reserve room for one more before the claim's write,
