@@ -12,8 +12,9 @@
 **   idem_utf8.c       UTF-8 validation of a whole input, 32 bytes at a time
 **                     (AVX2, chosen at run time)
 **   idem_sql.c        what every part that speaks to SQLite shares: the
-**                     conversions of SQL values, and idemResultError(),
-**                     the one way an SQL function reports an error
+**                     conversions of SQL values, the one-row query, and
+**                     idemResultError(), the one way an SQL function
+**                     reports an error
 **   idem_canonical.c  canonical JSON (RFC 8785), a strict parser and sorter:
 **                     SQL function idem_canonical(json)
 **   idem_key.c        the key: XXH3-128 over a framed (who, conv, tool,

@@ -143,6 +143,13 @@ IDEM_PRIVATE int idemJsonNumberText(sqlite3_value *pVal, char *zOut);
 ** equal none): 1 and *piOut, 0 if it equals no integer, -1 out of memory. */
 IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
 
+/* Prepare the query zFmt (printf-style) on db and step it once:
+** SQLITE_ROW with *ppStmt on the row (the caller finalizes it),
+** SQLITE_DONE for no row, or the error (sqlite3_errmsg(db)).  The one
+** way idem runs a query of one row that it does not keep prepared. */
+IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
+                              const char *zFmt, ...);
+
 /* The error of an SQL function: "idem: " and the printf-style text, rc as
 ** the error code (SQLITE_NOMEM: out of memory, no text).  The one way an
 ** SQL function of idem reports an error. */

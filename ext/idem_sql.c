@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** idem_sql.c -- what every part that speaks to SQLite shares, below them
-** all: the conversions of SQL values, and the one way an SQL function
-** reports an error.
+** all: the conversions of SQL values, the one-row query, and the one way
+** an SQL function reports an error.
 **
 **   idemValueUtf8(pVal, &n)          the bytes of a TEXT value, no copy
 **   idemJsonNumberText(pVal, zOut)   an INTEGER or REAL as its JSON text
 **   idemValueInt64(pVal, &i)         the integer a value equals, as SQL
 **                                    compares it with an INTEGER column
+**   idemQueryRow(db, &pStmt, zFmt, ...)
+**                                    prepare a query and step to its row
 **   idemResultError(ctx, rc, zFmt, ...)
 **                                    an SQL function's error: "idem: ..."
 **
@@ -145,6 +147,48 @@ IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut){
     }
   }
   return 0;
+}
+
+/* ------------------------------------------------------ one-row query */
+
+/*
+** Prepare the query zFmt (printf-style: %w, %q and %Q quote names and
+** values) on db and step it once.  Returns SQLITE_ROW with *ppStmt on the
+** first row, for the caller to read and sqlite3_finalize(); SQLITE_DONE
+** when there is no row; or the error (sqlite3_errmsg(db) says it; no
+** text for SQLITE_NOMEM of the SQL's own allocation).  *ppStmt is NULL
+** unless SQLITE_ROW is returned.
+**
+** Not SQLITE_PREPARE_NO_VTAB: the callers read pragma_table_info() and
+** its kin, which are (eponymous, built-in) virtual tables.  The claim
+** table's own statements are cached instead (idemStmt()).
+*/
+IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
+                              const char *zFmt, ...){
+  sqlite3_stmt *pStmt = 0;
+  va_list ap;
+  char *zSql;
+  int rc;
+  *ppStmt = 0;
+  va_start(ap, zFmt);
+  zSql = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_step(pStmt);
+    if( rc==SQLITE_ROW ){
+      *ppStmt = pStmt;
+      return rc;
+    }
+    if( rc!=SQLITE_DONE ){
+      rc = sqlite3_reset(pStmt);      /* the error, for sqlite3_errmsg() */
+      if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
 }
 
 /* ------------------------------------------------------------- errors */

@@ -783,16 +783,11 @@ static int idemvTriggerLookup(
   char **pzSql,
   char **pzErr
 ){
-  sqlite3_stmt *pStmt = 0;
+  sqlite3_stmt *pStmt;
   int rc;
   *pzTbl = *pzSql = 0;
-  rc = idemvPrepare(db, sqlite3_mprintf(
-      "SELECT tbl_name, sql FROM \"%w\".sqlite_schema"
-      " WHERE type='trigger' AND name=?1 COLLATE NOCASE", p->zSchema
-  ), &pStmt, pzErr);
-  if( rc ) return rc;
-  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
-  rc = sqlite3_step(pStmt);
+  rc = idemQueryRow(db, &pStmt, "SELECT tbl_name, sql FROM \"%w\".sqlite_schema"
+      " WHERE type='trigger' AND name=%Q COLLATE NOCASE", p->zSchema, zName);
   if( rc==SQLITE_ROW ){
     rc = SQLITE_OK;
     *pzTbl = idemvStrdup((const char*)sqlite3_column_text(pStmt, 0), &rc);
@@ -833,17 +828,13 @@ static int idemvCheckOtherGuard(
   char **azName,
   char **pzErr
 ){
-  sqlite3_stmt *pStmt = 0;
+  sqlite3_stmt *pStmt;
   int rc;
-  rc = idemvPrepare(db, sqlite3_mprintf(
-      "SELECT name FROM \"%w\".sqlite_schema"
-      " WHERE type='trigger' AND tbl_name=?1 COLLATE NOCASE"
+  rc = idemQueryRow(db, &pStmt, "SELECT name FROM \"%w\".sqlite_schema"
+      " WHERE type='trigger' AND tbl_name=%Q COLLATE NOCASE"
       "   AND name LIKE 'idem\\_versioned\\_%%' ESCAPE '\\'"
-      "   AND name COLLATE NOCASE NOT IN (?2,?3,?4)", p->zSchema
-  ), &pStmt, pzErr);
-  if( rc==SQLITE_OK ) rc = idemvBindGuard(db, pStmt, p, azName, pzErr);
-  if( rc ){ sqlite3_finalize(pStmt); return rc; }
-  rc = sqlite3_step(pStmt);
+      "   AND name COLLATE NOCASE NOT IN (%Q,%Q,%Q)",
+      p->zSchema, p->zTable, azName[0], azName[1], azName[2]);
   if( rc==SQLITE_ROW ){
     rc = idemvError(SQLITE_ERROR, pzErr, "%s already has a version "
         "column guarded by trigger %s; a table has one version column: turn "
@@ -876,9 +867,8 @@ static int idemvCheckData(sqlite3 *db, IdemvTarget *p, char **pzErr){
       p->zSchema, p->zTable, p->zColumn);
   zSql = idemvFinish(s, &rc);
   if( rc ) return rc;
-  rc = idemvPrepare(db, zSql, &pStmt, pzErr);
-  if( rc ) return rc;
-  rc = sqlite3_step(pStmt);
+  rc = idemQueryRow(db, &pStmt, "%s", zSql);
+  sqlite3_free(zSql);
   if( rc==SQLITE_ROW ){
     sqlite3_value *apVal[64];
     int n = sqlite3_column_count(pStmt) - 1;

@@ -292,35 +292,6 @@ static void idemVtabFree(IdemVtab *p){
 
 /* ------------------------------------------------------- create/connect */
 
-/* The first row's first column of zSql (printf-style) as an integer, or
-** as text into *pzText (sqlite3_malloc'd; NULL for no row or NULL) when
-** pzText is not NULL.  SQLITE_OK, or the error of the query. */
-static int idemQueryValue(IdemVtab *p, sqlite3_int64 *piOut, char **pzText,
-                          const char *zFmt, ...){
-  sqlite3_stmt *pStmt = 0;
-  va_list ap;
-  char *zSql;
-  int rc;
-  va_start(ap, zFmt);
-  zSql = sqlite3_vmprintf(zFmt, ap);
-  va_end(ap);
-  if( piOut ) *piOut = 0;
-  if( pzText ) *pzText = 0;
-  if( zSql==0 ) return SQLITE_NOMEM;
-  /* Not SQLITE_PREPARE_NO_VTAB: the checks read pragma_index_list() and
-  ** its kin, which are (eponymous, built-in) virtual tables. */
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
-  sqlite3_free(zSql);
-  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
-    if( piOut ) *piOut = sqlite3_column_int64(pStmt, 0);
-    if( pzText && sqlite3_column_type(pStmt, 0)!=SQLITE_NULL ){
-      *pzText = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
-      if( *pzText==0 ) rc = SQLITE_NOMEM;
-    }
-  }
-  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
-  return rc;
-}
 
 /* The schema cookies of the table's schema and of temp (where a TEMP
 ** trigger on the shadow table lives): a change means the damage check
@@ -388,83 +359,88 @@ static int idemCheckShadow(IdemVtab *p){
   static const char zTail[] = "; the database was changed outside idem:"
                               " claims are refused";
   char *zShadow = sqlite3_mprintf("%s_claim", p->zName);
-  char *zType = 0, *zSql = 0, *zTrigger = 0;
+  sqlite3_stmt *pStmt = 0;
+  const char *z;
   char *zWhy = 0;
-  sqlite3_int64 n = 0;
   int rc;
 
   sqlite3_free(p->zDamaged);
   p->zDamaged = 0;
   if( zShadow==0 ) return SQLITE_NOMEM;
   rc = idemSchemaCookies(p, p->aCookie);
-  if( rc==SQLITE_OK ){
-    rc = idemQueryValue(p, 0, &zType, "SELECT type FROM \"%w\".sqlite_schema"
-                        " WHERE name=%Q", p->zDb, zShadow);
-  }
-  if( rc!=SQLITE_OK || zType==0 ) goto done;
-  if( strcmp(zType, "table")!=0 ){
-    zWhy = sqlite3_mprintf("%s_claim is a %s, not a table", p->zName, zType);
+  if( rc!=SQLITE_OK ) goto done;
+  rc = idemQueryRow(p->db, &pStmt, "SELECT type FROM \"%w\".sqlite_schema"
+                    " WHERE name=%Q", p->zDb, zShadow);
+  if( rc!=SQLITE_ROW ) goto done;
+  z = (const char*)sqlite3_column_text(pStmt, 0);
+  if( z && strcmp(z, "table")!=0 ){
+    zWhy = sqlite3_mprintf("%s_claim is a %s, not a table", p->zName, z);
     goto done;
   }
-  /* n: 2 with a whole UNIQUE(key, member), 1 with only a partial one. */
-  rc = idemQueryValue(p, &n, 0,
+  sqlite3_finalize(pStmt);
+  /* 2 with a whole UNIQUE(key, member), 1 with only a partial one. */
+  rc = idemQueryRow(p->db, &pStmt,
       "SELECT max(2 - il.partial) FROM pragma_index_list(%Q, %Q) AS il"
       " WHERE il.\"unique\" AND (SELECT group_concat(name, ',')"
       " FROM (SELECT name FROM pragma_index_info(il.name, %Q) ORDER BY seqno))"
       " = 'key,member'", zShadow, p->zDb, p->zDb);
-  if( rc!=SQLITE_OK ) goto done;
-  if( n==0 ){
-    zWhy = sqlite3_mprintf("%s_claim has lost its UNIQUE(key, member), which"
-        " decides who owns a call", p->zName);
-    goto done;
+  if( rc!=SQLITE_ROW ) goto done;
+  switch( sqlite3_column_int(pStmt, 0) ){
+    case 0:
+      zWhy = sqlite3_mprintf("%s_claim has lost its UNIQUE(key, member),"
+          " which decides who owns a call", p->zName);
+      goto done;
+    case 1:
+      zWhy = sqlite3_mprintf("%s_claim's UNIQUE(key, member) is only a"
+          " partial index, which decides nothing for the rows it leaves out",
+          p->zName);
+      goto done;
   }
-  if( n==1 ){
-    zWhy = sqlite3_mprintf("%s_claim's UNIQUE(key, member) is only a partial"
-        " index, which decides nothing for the rows it leaves out", p->zName);
-    goto done;
-  }
-  rc = idemQueryValue(p, 0, &zSql, "SELECT group_concat(sql, ';') FROM"
+  sqlite3_finalize(pStmt);
+  rc = idemQueryRow(p->db, &pStmt, "SELECT group_concat(sql, ';') FROM"
       " \"%w\".sqlite_schema WHERE tbl_name=%Q AND type IN ('table','index')",
       p->zDb, zShadow);
-  if( rc!=SQLITE_OK ) goto done;
-  if( zSql && idemHasConflictClause(zSql) ){
+  if( rc!=SQLITE_ROW ) goto done;
+  z = (const char*)sqlite3_column_text(pStmt, 0);
+  if( z && idemHasConflictClause(z) ){
     zWhy = sqlite3_mprintf("%s_claim carries a conflict clause (ON CONFLICT),"
         " which would replace or ignore a claim instead of refusing the"
         " duplicate", p->zName);
     goto done;
   }
-  rc = idemQueryValue(p, &n, 0,
+  sqlite3_finalize(pStmt);
+  rc = idemQueryRow(p->db, &pStmt,
       "SELECT (SELECT count(*) FROM pragma_table_info(%Q, %Q) WHERE pk>0)=1"
       " AND (SELECT pk=1 AND upper(type)='INTEGER' FROM pragma_table_info(%Q, %Q)"
       " WHERE name='rid')"
       " AND NOT EXISTS(SELECT 1 FROM pragma_index_list(%Q, %Q) WHERE origin='pk')",
       zShadow, p->zDb, zShadow, p->zDb, zShadow, p->zDb);
-  if( rc!=SQLITE_OK ) goto done;
-  if( n==0 ){
+  if( rc!=SQLITE_ROW ) goto done;
+  if( sqlite3_column_int(pStmt, 0)==0 ){
     zWhy = sqlite3_mprintf("%s_claim's rid is not its INTEGER PRIMARY KEY"
         " (the rowid)", p->zName);
     goto done;
   }
-  rc = idemQueryValue(p, 0, &zTrigger,
+  sqlite3_finalize(pStmt);
+  rc = idemQueryRow(p->db, &pStmt,
       "SELECT name FROM (SELECT name, tbl_name, type FROM \"%w\".sqlite_schema"
       " UNION ALL SELECT name, tbl_name, type FROM temp.sqlite_schema)"
       " WHERE type='trigger' AND tbl_name=%Q COLLATE NOCASE ORDER BY name",
       p->zDb, zShadow);
-  if( rc!=SQLITE_OK ) goto done;
-  if( zTrigger ){
+  if( rc==SQLITE_ROW ){
     zWhy = sqlite3_mprintf("%s_claim has a trigger (%s), which can void or"
-        " change what idem writes", p->zName, zTrigger);
+        " change what idem writes", p->zName, sqlite3_column_text(pStmt, 0));
   }
 
  done:
+  sqlite3_finalize(pStmt);
   if( zWhy ){
     p->zDamaged = sqlite3_mprintf("idem: %s: %s%s", p->zName, zWhy, zTail);
     if( p->zDamaged==0 ) rc = SQLITE_NOMEM;
+  }else if( rc==SQLITE_ROW ){
+    rc = SQLITE_NOMEM;        /* a message that could not be made */
   }
   sqlite3_free(zWhy);
-  sqlite3_free(zType);
-  sqlite3_free(zSql);
-  sqlite3_free(zTrigger);
   sqlite3_free(zShadow);
   /* Any other failure of the check (a truncated file) shows again, with
   ** its own message, when the table is used. */
@@ -514,56 +490,35 @@ IDEM_PRIVATE int idemVtabRecheck(IdemVtab *p){
 */
 static int idemReadFormat(IdemVtab *p, char **pzErr){
   sqlite3_stmt *pStmt = 0;
-  char *zSql = sqlite3_mprintf(
-      "SELECT EXISTS(SELECT 1 FROM \"%w\".sqlite_schema"
-      " WHERE type='table' AND name='%q_config')", p->zDb, p->zName);
-  int rc, bConfig = 0;
-  if( zSql==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
-  sqlite3_free(zSql);
-  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
-    bConfig = sqlite3_column_int(pStmt, 0);
-  }
-  rc = sqlite3_finalize(pStmt);
-  pStmt = 0;
-  if( rc!=SQLITE_OK ) goto error;
+  int rc;
   p->iFormat = 1;
-  if( bConfig ){
-    zSql = sqlite3_mprintf("SELECT v FROM \"%w\".\"%w_config\" WHERE k='format'",
-                           p->zDb, p->zName);
-    if( zSql==0 ) return SQLITE_NOMEM;
-    rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
-    sqlite3_free(zSql);
-    if( rc!=SQLITE_OK ) goto error;
-    rc = sqlite3_step(pStmt);
-    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
-      rc = sqlite3_finalize(pStmt);
-      goto error;
-    }
-    rc = SQLITE_OK;
-    if( sqlite3_data_count(pStmt)>0
-     && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER ){
+  rc = idemQueryRow(p->db, &pStmt, "SELECT 1 FROM \"%w\".sqlite_schema"
+                    " WHERE type='table' AND name='%q_config'", p->zDb, p->zName);
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_ROW ){
+    rc = idemQueryRow(p->db, &pStmt, "SELECT v FROM \"%w\".\"%w_config\""
+                      " WHERE k='format'", p->zDb, p->zName);
+    if( rc==SQLITE_ROW && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER ){
       sqlite3_int64 iFormat = sqlite3_column_int64(pStmt, 0);
       p->iFormat = iFormat<1 ? 0 : iFormat>IDEM_FORMAT ? IDEM_FORMAT+1 : (int)iFormat;
+      rc = SQLITE_OK;
       if( iFormat>IDEM_FORMAT || iFormat<1 ){
         *pzErr = sqlite3_mprintf("idem: %s: the table has format %lld, and"
             " this build of idem (%s) reads formats 1 to %d: open it with"
             " the build of idem that made it, or a newer one",
             p->zName, iFormat, IDEM_VERSION, IDEM_FORMAT);
-        rc = SQLITE_ERROR;
+        rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
       }
-    }else{
+    }else if( rc==SQLITE_ROW || rc==SQLITE_DONE ){
       *pzErr = sqlite3_mprintf("idem: %s: %s_config does not record the"
           " table's format; the database was changed outside idem",
           p->zName, p->zName);
-      rc = SQLITE_CORRUPT_VTAB;
+      rc = *pzErr ? SQLITE_CORRUPT_VTAB : SQLITE_NOMEM;
     }
     sqlite3_finalize(pStmt);
-    if( rc!=SQLITE_OK && *pzErr==0 ) rc = SQLITE_NOMEM;
   }
-  return rc;
- error:
-  if( rc!=SQLITE_NOMEM ){
+  if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && *pzErr==0 ){
     *pzErr = sqlite3_mprintf("idem: %s: cannot read the table's format: %s",
                              p->zName, sqlite3_errmsg(p->db));
   }
@@ -585,20 +540,16 @@ static int idemUpgrade(IdemVtab *p){
   char *zSql;
   int i, rc;
   for(i=0; i<3; i++){
-    sqlite3_stmt *pStmt = 0;
-    int bHave = 0;
-    zSql = sqlite3_mprintf("SELECT 1 FROM pragma_table_info('%q_claim', %Q)"
-                           " WHERE name='%s'", p->zName, p->zDb, azCol[i]);
-    if( zSql==0 ){ sqlite3_free(sqlite3_str_finish(s)); return SQLITE_NOMEM; }
-    rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
-    sqlite3_free(zSql);
-    if( rc==SQLITE_OK ) bHave = sqlite3_step(pStmt)==SQLITE_ROW;
-    rc = sqlite3_finalize(pStmt);
-    if( rc!=SQLITE_OK ){
+    sqlite3_stmt *pStmt;
+    rc = idemQueryRow(p->db, &pStmt, "SELECT 1 FROM"
+                      " pragma_table_info('%q_claim', %Q) WHERE name='%s'",
+                      p->zName, p->zDb, azCol[i]);
+    sqlite3_finalize(pStmt);
+    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
       sqlite3_free(sqlite3_str_finish(s));
-      return idemVtabDbError(p, rc);
+      return rc==SQLITE_NOMEM ? rc : idemVtabDbError(p, rc);
     }
-    if( !bHave ){
+    if( rc==SQLITE_DONE ){
       sqlite3_str_appendf(s, "ALTER TABLE \"%w\".\"%w_claim\" ADD COLUMN %s TEXT;",
                           p->zDb, p->zName, azCol[i]);
     }
@@ -742,28 +693,29 @@ static int idemDisconnect(sqlite3_vtab *pVtab){
 */
 static int idemDestroy(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
-  int rc;
-  char *zSql, *zType = 0;
+  sqlite3_stmt *pStmt;
+  int rc, bView = 0;
+  char *zSql;
   idemFinalizeAll(p);
-  rc = idemQueryValue(p, 0, &zType, "SELECT type FROM \"%w\".sqlite_schema"
-                      " WHERE name=%Q||'_claim' AND type IN ('table','view')",
-                      p->zDb, p->zName);
-  if( rc!=SQLITE_OK ) return rc;
+  rc = idemQueryRow(p->db, &pStmt, "SELECT type='view' FROM"
+                    " \"%w\".sqlite_schema WHERE name=%Q||'_claim'"
+                    " AND type IN ('table','view')", p->zDb, p->zName);
+  if( rc==SQLITE_ROW ) bView = sqlite3_column_int(pStmt, 0);
+  sqlite3_finalize(pStmt);
+  if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return rc;
   {
     /* The claim table, or the view that replaced it (a damaged database),
     ** then the tables of format 2, if they are there. */
     sqlite3_str *pSql = sqlite3_str_new(p->db);
-    if( zType ){
+    if( rc==SQLITE_ROW ){
       sqlite3_str_appendf(pSql, "DROP %s \"%w\".\"%w_claim\";",
-                          strcmp(zType, "view")==0 ? "VIEW" : "TABLE",
-                          p->zDb, p->zName);
+                          bView ? "VIEW" : "TABLE", p->zDb, p->zName);
     }
     sqlite3_str_appendf(pSql, "DROP TABLE IF EXISTS \"%w\".\"%w_expiry\";"
                         "DROP TABLE IF EXISTS \"%w\".\"%w_config\"",
                         p->zDb, p->zName, p->zDb, p->zName);
     zSql = sqlite3_str_finish(pSql);
   }
-  sqlite3_free(zType);
   if( zSql==0 ) return SQLITE_NOMEM;
   rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
   sqlite3_free(zSql);
@@ -1395,35 +1347,29 @@ static int idemIntegrity(sqlite3_vtab *pVtab, const char *zSchema,
       " WHERE c.key=x.key AND c.member=0)", "members without their call" },
   };
   IdemVtab *p = (IdemVtab*)pVtab;
-  int i, rc = SQLITE_OK;
+  int i, rc;
   (void)isQuick; (void)zTabName;
   if( p->zUnusable || p->zDamaged ){
     *pzErr = sqlite3_mprintf("%s", p->zUnusable ? p->zUnusable : p->zDamaged);
     return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
   }
-  for(i=0; i<(int)(sizeof(aCheck)/sizeof(aCheck[0])) && rc==SQLITE_OK; i++){
-    sqlite3_stmt *pStmt = 0;
+  for(i=0; i<(int)(sizeof(aCheck)/sizeof(aCheck[0])); i++){
+    sqlite3_stmt *pStmt;
     char *zWhere = sqlite3_mprintf(aCheck[i].zWhere, zSchema, p->zName);
-    char *zSql = zWhere ? sqlite3_mprintf(
-        "SELECT count(*) FROM \"%w\".\"%w_claim\" x WHERE %s",
-        zSchema, p->zName, zWhere) : 0;
+    if( zWhere==0 ) return SQLITE_NOMEM;
+    rc = idemQueryRow(p->db, &pStmt, "SELECT count(*) FROM \"%w\".\"%w_claim\""
+                      " x WHERE %s", zSchema, p->zName, zWhere);
     sqlite3_free(zWhere);
-    if( zSql==0 ) return SQLITE_NOMEM;
-    rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
-    sqlite3_free(zSql);
-    if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
-      sqlite3_int64 n = sqlite3_column_int64(pStmt, 0);
-      if( n>0 ){
-        *pzErr = sqlite3_mprintf("idem: %s: %lld %s in %s_claim",
-                                 p->zName, n, aCheck[i].zWhat, p->zName);
-        if( *pzErr==0 ) rc = SQLITE_NOMEM;
-        sqlite3_finalize(pStmt);
-        return rc;
-      }
+    if( rc==SQLITE_ROW && sqlite3_column_int64(pStmt, 0)>0 ){
+      *pzErr = sqlite3_mprintf("idem: %s: %lld %s in %s_claim", p->zName,
+                               sqlite3_column_int64(pStmt, 0),
+                               aCheck[i].zWhat, p->zName);
+      sqlite3_finalize(pStmt);
+      return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
     }
-    if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
+    sqlite3_finalize(pStmt);
     if( rc==SQLITE_NOMEM ) return rc;
-    if( rc!=SQLITE_OK ){
+    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
       /* The check itself failed (no shadow table, a missing column): that
       ** is the finding.  An error returned from xIntegrity would fail the
       ** whole PRAGMA with a bare "SQL logic error". */
@@ -1431,7 +1377,7 @@ static int idemIntegrity(sqlite3_vtab *pVtab, const char *zSchema,
       return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
     }
   }
-  return rc;
+  return SQLITE_OK;
 }
 #endif
 
