@@ -168,6 +168,9 @@ IDEM_PRIVATE void idemJsonFree(IdemJson *p);
 IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn);
 IDEM_PRIVATE const char *idemJsonText(IdemJson *p, int *pnText);
 IDEM_PRIVATE const char *idemJsonError(IdemJson *p);
+/* Append z[0..n) to s as a JSON string, escaped as canonical text is. */
+IDEM_PRIVATE void idemJsonAppendString(sqlite3_str *s, const char *z,
+                                       sqlite3_int64 n);
 
 /*
 ** A canonicalizer shared by the calls of one owner (a SQL function, a

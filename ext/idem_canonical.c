@@ -2081,6 +2081,46 @@ IDEM_PRIVATE const char *idemJsonError(IdemJson *p){
   return p->zErr;
 }
 
+/*
+** Append z[0..n) to s as a JSON string, escaped as canonical text escapes
+** it (RFC 8785): '"' and '\' with a backslash, the control characters as
+** \b \t \n \f \r or \u00xx in lowercase hex, every other byte as it is
+** (z is not checked to be UTF-8).  The writer of every JSON string idem
+** makes from SQL text (the reply of a duplicate, idem_claim.c).
+*/
+IDEM_PRIVATE void idemJsonAppendString(sqlite3_str *s, const char *z,
+                                       sqlite3_int64 n){
+  sqlite3_int64 i, iStart = 0;
+  sqlite3_str_appendchar(s, 1, '"');
+  for(i=0; i<n; i++){
+    unsigned char c = (unsigned char)z[i];
+    if( c<0x20 || c=='"' || c=='\\' ){
+      char zEsc[6] = { '\\', 0, '0', '0', 0, 0 };
+      int nEsc = 2;
+      sqlite3_str_append(s, z+iStart, (int)(i-iStart));
+      switch( c ){
+        case '"':  zEsc[1] = '"'; break;
+        case '\\': zEsc[1] = '\\'; break;
+        case '\b': zEsc[1] = 'b'; break;
+        case '\t': zEsc[1] = 't'; break;
+        case '\n': zEsc[1] = 'n'; break;
+        case '\f': zEsc[1] = 'f'; break;
+        case '\r': zEsc[1] = 'r'; break;
+        default:
+          zEsc[1] = 'u';
+          zEsc[4] = idemJsonHex[c>>4];
+          zEsc[5] = idemJsonHex[c&0xf];
+          nEsc = 6;
+          break;
+      }
+      sqlite3_str_append(s, zEsc, nEsc);
+      iStart = i+1;
+    }
+  }
+  sqlite3_str_append(s, z+iStart, (int)(n-iStart));
+  sqlite3_str_appendchar(s, 1, '"');
+}
+
 /* idem_canonical(J): see the header comment. */
 static void idemCanonicalFunc(
   sqlite3_context *ctx,

@@ -1438,40 +1438,6 @@ IDEM_PRIVATE int idemClaimDelete(IdemVtab *p, sqlite3_int64 iRid){
 
 /* ---------------------------------------------------------------- reply */
 
-/* Append z[0..n) as a JSON string with RFC 8785 escaping. */
-static void idemAppendJsonString(sqlite3_str *s, const char *z, sqlite3_int64 n){
-  static const char aHex[] = IDEM_HEX_DIGITS;
-  sqlite3_int64 i, iStart = 0;
-  sqlite3_str_appendchar(s, 1, '"');
-  for(i=0; i<n; i++){
-    unsigned char c = (unsigned char)z[i];
-    if( c<0x20 || c=='"' || c=='\\' ){
-      char zEsc[6] = { '\\', 0, '0', '0', 0, 0 };
-      int nEsc = 2;
-      sqlite3_str_append(s, z+iStart, (int)(i-iStart));
-      switch( c ){
-        case '"':  zEsc[1] = '"'; break;
-        case '\\': zEsc[1] = '\\'; break;
-        case '\b': zEsc[1] = 'b'; break;
-        case '\t': zEsc[1] = 't'; break;
-        case '\n': zEsc[1] = 'n'; break;
-        case '\f': zEsc[1] = 'f'; break;
-        case '\r': zEsc[1] = 'r'; break;
-        default:
-          zEsc[1] = 'u';
-          zEsc[4] = aHex[c>>4];
-          zEsc[5] = aHex[c&0xf];
-          nEsc = 6;
-          break;
-      }
-      sqlite3_str_append(s, zEsc, nEsc);
-      iStart = i+1;
-    }
-  }
-  sqlite3_str_append(s, z+iStart, (int)(n-iStart));
-  sqlite3_str_appendchar(s, 1, '"');
-}
-
 /* Append an SQL value as JSON: numbers as numbers, text as a string (or as
 ** itself, canonical, if bJson and it is valid JSON), blobs as hex strings,
 ** NULL as null. */
@@ -1480,15 +1446,13 @@ static int idemAppendValue(IdemVtab *p, sqlite3_str *s, sqlite3_value *pVal,
   static const char aHex[] = IDEM_HEX_DIGITS;
   switch( sqlite3_value_type(pVal) ){
     case SQLITE_INTEGER:
-      sqlite3_str_appendf(s, "%lld", sqlite3_value_int64(pVal));
-      break;
     case SQLITE_FLOAT: {
-      double r = sqlite3_value_double(pVal);
-      char zNum[40];
-      if( r!=r || r-r!=0.0 ){
-        sqlite3_str_append(s, "null", 4);       /* NaN and infinities */
+      char zNum[IDEM_JSON_NUMBUF];
+      int n = idemJsonNumberText(pVal, zNum);
+      if( n<0 ){
+        sqlite3_str_append(s, "null", 4);       /* infinities */
       }else{
-        sqlite3_str_append(s, zNum, idemNumberFormat(r, zNum));
+        sqlite3_str_append(s, zNum, n);
       }
       break;
     }
@@ -1509,7 +1473,7 @@ static int idemAppendValue(IdemVtab *p, sqlite3_str *s, sqlite3_value *pVal,
         if( rc==SQLITE_NOMEM ) return rc;
         if( rc==SQLITE_OK ) break;
       }
-      idemAppendJsonString(s, z, n);
+      idemJsonAppendString(s, z, n);
       break;
     }
     case SQLITE_BLOB: {
@@ -1553,7 +1517,7 @@ IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
     if( eStatus==IDEM_STATUS_PENDING ) zMsg = IDEM_PENDING_NOTE;
     if( zMsg==0 ) zMsg = "";
     sqlite3_str_append(s, ",\"message\":", 11);
-    idemAppendJsonString(s, zMsg, (sqlite3_int64)strlen(zMsg));
+    idemJsonAppendString(s, zMsg, (sqlite3_int64)strlen(zMsg));
   }
   if( sqlite3_value_type(pResult)!=SQLITE_NULL ){
     sqlite3_str_append(s, ",\"result\":", 10);
@@ -1561,7 +1525,7 @@ IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
     if( rc ) goto done;
   }
   sqlite3_str_append(s, ",\"status\":", 10);
-  idemAppendJsonString(s, zStatus ? zStatus : "",
+  idemJsonAppendString(s, zStatus ? zStatus : "",
                        zStatus ? (sqlite3_int64)strlen(zStatus) : 0);
   sqlite3_str_appendchar(s, 1, '}');
   rc = sqlite3_str_errcode(s);
