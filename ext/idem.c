@@ -56,13 +56,14 @@ SQLITE_EXTENSION_INIT1
 #ifndef IDEM_PARTS
 #include "idem_number.c"
 #include "idem_utf8.c"
+#include "idem_time.c"
 #include "idem_sql.c"
 #include "idem_canonical.c"
 #include "idem_key.c"
-#include "idem_time.c"
 #include "idem_durable.c"
-#include "idem_vtab.c"
+#include "idem_store.c"
 #include "idem_claim.c"
+#include "idem_vtab.c"
 #include "idem_versioned.c"
 #endif
 

@@ -125,6 +125,17 @@ IDEM_PRIVATE int idemNumberFormat(double v, char *zOut);
 IDEM_PRIVATE int idemUtf8Valid(const unsigned char *z, size_t n);
 
 /**************************************************************************
+** Interface to code in idem_time.c:
+*/
+
+#define IDEM_TIME_LEN 24    /* 'YYYY-MM-DD HH:MM:SS.SSS' and its NUL */
+
+IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]);
+IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
+/* The current time, from the VFS's clock, as Unix time in milliseconds. */
+IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
+
+/**************************************************************************
 ** Interface to code in idem_sql.c (what every part that speaks to SQLite
 ** shares):
 */
@@ -212,17 +223,6 @@ IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart);
 IDEM_PRIVATE int idemKeyRegister(sqlite3 *db);
 
 /**************************************************************************
-** Interface to code in idem_time.c:
-*/
-
-#define IDEM_TIME_LEN 24    /* 'YYYY-MM-DD HH:MM:SS.SSS' and its NUL */
-
-IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]);
-IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
-/* The current time, from the VFS's clock, as Unix time in milliseconds. */
-IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
-
-/**************************************************************************
 ** Interface to code in idem_durable.c (doc/contract.md §12: an external
 ** claim needs a durable commit):
 */
@@ -240,7 +240,9 @@ IDEM_PRIVATE void idemDurableBegin(IdemDurable *pD);  /* xBegin: read again */
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 
 /**************************************************************************
-** Interface to code in idem_vtab.c (the claim table's plumbing):
+** Interface to code in idem_store.c (where a claim table keeps its calls:
+** the shadow tables, the statements, the transaction's local claims, the
+** table's error):
 */
 
 /* Column numbers of the virtual table. */
@@ -268,8 +270,9 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
 ** (SQLITE_PREPARE_PERSISTENT) until the table is disconnected, dropped or
-** renamed.  The query statements are lent to one cursor at a time; a
-** second cursor prepares its own.
+** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMEMBER_L) are
+** lent to one cursor at a time (idemStmtLend()); a second cursor gets a
+** private copy.
 */
 #define IDEM_STMT_INSERT        0   /* claim or member row */
 #define IDEM_STMT_MAIN          1   /* identity and status of a call by key */
@@ -292,6 +295,8 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 #define IDEM_STMT_EXPIRY_DEL   25   /* ... and its removal */
 #define IDEM_STMT_EXPIRY_NEXT  26   /* the earliest expiry (retain) */
 #define IDEM_NSTMT             27
+#define IDEM_STMT_LENDABLE(i) \
+  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_L)
 
 /* At most this many expired calls (each with its members) are deleted by
 ** one claim (doc/contract.md §10), oldest expiry first. */
@@ -329,7 +334,8 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 #define IDEM_C_STATUS   1
 
 /* The table's options (CREATE VIRTUAL TABLE ... USING idem(name=value)),
-** parsed in one place: idemOptionParse() in idem_claim.c. */
+** parsed in one place: idemOptionParse() in idem_claim.c; the store reads
+** retain to leave expires out of its queries. */
 typedef struct IdemOptions IdemOptions;
 struct IdemOptions {
   int bKeepLocalFailure;      /* local_failure=keep */
@@ -386,27 +392,56 @@ struct IdemVtab {
 /* The names of the columns, by IDEM_COL_* number. */
 IDEM_PRIVATE_DATA const char *const azIdemCol[IDEM_NCOL];
 
-/* Statement i of the table in *ppStmt, prepared if need be.  SQLITE_OK,
-** or an error code with the message in the table. */
-IDEM_PRIVATE int idemStmt(IdemVtab *p, int i, sqlite3_stmt **ppStmt);
-
-/* The table's error message (printf-style), and the table's error for a
-** failed statement: "idem: <table>: <sqlite3_errmsg>".  idemVtabDbError()
-** returns rc. */
+/* The table's error message: "idem: <table>: " and the printf-style
+** text; and the table's error for a failed statement, "idem: <table>:
+** <sqlite3_errmsg>", which returns rc. */
 IDEM_PRIVATE void idemVtabError(IdemVtab *p, const char *zFmt, ...);
 IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc);
 
-/* The local claims of the open transaction (doc/contract.md §4: none may
-** commit pending).  Reserve room for one more before the claim's write,
-** so that recording it after cannot fail: SQLITE_OK or SQLITE_NOMEM. */
-IDEM_PRIVATE int idemTxnReserve(IdemVtab *p);
-IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]);
+/* Statement i of the table in *ppStmt, prepared if need be, for the
+** caller to bind, step and reset before it returns.  SQLITE_OK, or an
+** error code with the message in the table. */
+IDEM_PRIVATE int idemStmt(IdemVtab *p, int i, sqlite3_stmt **ppStmt);
+
+/* Lend query i to a cursor (*pbLent), or give it a private copy while
+** another cursor has it; give it back with idemStmtGiveBack(). */
+IDEM_PRIVATE int idemStmtLend(IdemVtab *p, int i, sqlite3_stmt **ppStmt,
+                              int *pbLent);
+IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
+                                   int bLent);
+
+/* The shadow tables.  Create (xCreate) or check them and read their
+** format (xConnect): SQLITE_OK, or the error with *pzErr.  Upgrade a
+** format-1 table before its first write; drop and rename them with the
+** table (the error with the table's message); the suffixes of their names
+** (xShadowName); release what the store holds of p (disconnect). */
+IDEM_PRIVATE int idemStoreCreate(IdemVtab *p, char **pzErr);
+IDEM_PRIVATE int idemStoreConnect(IdemVtab *p, char **pzErr);
+IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p);
+IDEM_PRIVATE int idemStoreDrop(IdemVtab *p);
+IDEM_PRIVATE int idemStoreRename(IdemVtab *p, const char *zNew);
+IDEM_PRIVATE int idemStoreShadowName(const char *zName);
+IDEM_PRIVATE void idemStoreClose(IdemVtab *p);
+#if SQLITE_VERSION_NUMBER>=3044000
+/* PRAGMA integrity_check: a finding in *pzErr, with SQLITE_OK. */
+IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
+                                    char **pzErr);
+#endif
 
 /* Check the shadow table again if the schema changed since the last
 ** check (p->zDamaged then says why claims are refused). */
-IDEM_PRIVATE int idemVtabRecheck(IdemVtab *p);
+IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p);
 
-IDEM_PRIVATE int idemVtabRegister(sqlite3 *db);
+/* The local claims of the open transaction (doc/contract.md §4: none may
+** commit pending).  Reserve room for one more before the claim's write,
+** so that recording it after cannot fail: SQLITE_OK or SQLITE_NOMEM.
+** The rest follow the module's transaction slots. */
+IDEM_PRIVATE int idemTxnReserve(IdemVtab *p);
+IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]);
+IDEM_PRIVATE void idemTxnClear(IdemVtab *p);
+IDEM_PRIVATE void idemTxnSavepoint(IdemVtab *p, int iSavepoint);
+IDEM_PRIVATE void idemTxnRelease(IdemVtab *p, int iSavepoint);
+IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint);
 
 /**************************************************************************
 ** Interface to code in idem_claim.c (the claim's rules):
@@ -430,6 +465,11 @@ IDEM_PRIVATE int idemClaimSync(IdemVtab *p);
 IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
                            sqlite3_value *pResult, const char *zStatus,
                            const char *zNote, char **pzOut);
+
+/**************************************************************************
+** Interface to code in idem_vtab.c (the idem module: slots, plans, cursor):
+*/
+IDEM_PRIVATE int idemVtabRegister(sqlite3 *db);
 
 /**************************************************************************
 ** Interface to code in idem_versioned.c:
