@@ -303,15 +303,23 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 }
 
 /*
-** Finalize every statement of the cache (before DROP, RENAME and
-** disconnect).
+** Finalize every statement of the cache (before an upgrade, DROP, RENAME
+** and disconnect): those lent to a cursor when it gives them back (they
+** are stale: the cursor steps on with them, and they are never lent
+** again), the others now.  A RENAME or DROP runs even while a cursor on
+** the table is open (and then fails: its shadow table is in use).
 */
 static void idemStmtFinalizeAll(IdemVtab *p){
   int i;
   for(i=0; i<IDEM_NSTMT; i++){
-    sqlite3_finalize(p->aStmt[i]);
-    p->aStmt[i] = 0;
+    if( p->aLent[i] ){
+      p->aStale[i] = 1;
+    }else{
+      sqlite3_finalize(p->aStmt[i]);
+      p->aStmt[i] = 0;
+    }
   }
+  idemStmtCheck(p);
 }
 
 /* ----------------------------------------------------- shadow tables */
@@ -590,15 +598,7 @@ IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
     return rc;
   }
   p->iFormat = IDEM_FORMAT;
-  for(i=0; i<IDEM_NSTMT; i++){
-    if( p->aLent[i] ){
-      p->aStale[i] = 1;
-    }else{
-      sqlite3_finalize(p->aStmt[i]);
-      p->aStmt[i] = 0;
-    }
-  }
-  idemStmtCheck(p);
+  idemStmtFinalizeAll(p);     /* prepared for format 1 */
   return SQLITE_OK;
 }
 
