@@ -392,11 +392,18 @@ struct IdemVtab {
 /* The names of the columns, by IDEM_COL_* number. */
 IDEM_PRIVATE_DATA const char *const azIdemCol[IDEM_NCOL];
 
-/* The table's error message: "idem: <table>: " and the printf-style
-** text; and the table's error for a failed statement, "idem: <table>:
-** <sqlite3_errmsg>", which returns rc. */
+/* The table's error message: "idem: <table>: " and the printf-style text
+** (the one place the prefix is written: callers give the text alone);
+** the table's error for a failed statement, "idem: <table>:
+** <sqlite3_errmsg>", which returns rc; and the table's error handed over
+** to *pzErr, where SQLite takes it from there (xCreate, xConnect,
+** xIntegrity). */
 IDEM_PRIVATE void idemVtabError(IdemVtab *p, const char *zFmt, ...);
 IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc);
+IDEM_PRIVATE void idemVtabErrorTo(IdemVtab *p, char **pzErr);
+/* The one exception: the durability check's message, made whole by
+** idem_durable.c, taken as the table's error as it is. */
+IDEM_PRIVATE void idemVtabErrorTake(IdemVtab *p, char *zMsg);
 
 /* Statement i of the table in *ppStmt, prepared if need be, for the
 ** caller to bind, step and reset before it returns.  SQLITE_OK, or an
@@ -410,13 +417,13 @@ IDEM_PRIVATE int idemStmtLend(IdemVtab *p, int i, sqlite3_stmt **ppStmt,
 IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
                                    int bLent);
 
-/* The shadow tables.  Create (xCreate) or check them and read their
-** format (xConnect): SQLITE_OK, or the error with *pzErr.  Upgrade a
-** format-1 table before its first write; drop and rename them with the
-** table (the error with the table's message); the suffixes of their names
-** (xShadowName); release what the store holds of p (disconnect). */
-IDEM_PRIVATE int idemStoreCreate(IdemVtab *p, char **pzErr);
-IDEM_PRIVATE int idemStoreConnect(IdemVtab *p, char **pzErr);
+/* The shadow tables: create them (xCreate), or check them and read their
+** format (xConnect); upgrade a format-1 table before its first write;
+** drop and rename them with the table: SQLITE_OK, or the error with the
+** table's message.  The suffixes of their names (xShadowName); release
+** what the store holds of p (disconnect). */
+IDEM_PRIVATE int idemStoreCreate(IdemVtab *p);
+IDEM_PRIVATE int idemStoreConnect(IdemVtab *p);
 IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p);
 IDEM_PRIVATE int idemStoreDrop(IdemVtab *p);
 IDEM_PRIVATE int idemStoreRename(IdemVtab *p, const char *zNew);

@@ -148,7 +148,8 @@ static const IdemSwitch aIdemSwitch[] = {
 
 /*
 ** Parse one module argument "name=value" into *pOpt.  Returns SQLITE_OK
-** or an error with *pzErr set.  A value may be quoted ('24 hours') or not
+** or an error with *pzErr set (the text alone: the table's error puts
+** "idem: <table>: " in front).  A value may be quoted ('24 hours') or not
 ** (24 hours): SQLite hands the argument over as it was written.
 */
 IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
@@ -181,7 +182,7 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
         return SQLITE_OK;
       }
     }
-    *pzErr = sqlite3_mprintf("idem: unknown value '%.*s' for %s; use %s",
+    *pzErr = sqlite3_mprintf("unknown value '%.*s' for %s; use %s",
                              nValue, zValue, pSw->zName, pSw->zHelp);
     return SQLITE_ERROR;
   }
@@ -189,7 +190,7 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
    || (nName==11 && sqlite3_strnicmp(zArg, "stale_after", 11)==0) ){
     sqlite3_int64 iMs = idemDurationParse(zValue, nValue);
     if( iMs==0 ){
-      *pzErr = sqlite3_mprintf("idem: bad duration '%.*s' for %.*s; use a"
+      *pzErr = sqlite3_mprintf("bad duration '%.*s' for %.*s; use a"
           " positive number and a unit of seconds, minutes, hours or days"
           " (at most 36525 days), e.g. %.*s='24 hours'",
           nValue, zValue, nName, zArg, nName, zArg);
@@ -199,7 +200,7 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
     return SQLITE_OK;
   }
  bad:
-  *pzErr = sqlite3_mprintf("idem: unknown option '%s'; the options are "
+  *pzErr = sqlite3_mprintf("unknown option '%s'; the options are "
       IDEM_OPTIONS_HELP, zArg);
   return SQLITE_ERROR;
 }
@@ -399,38 +400,36 @@ static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
                       const char *zOld, const char *zNew){
   switch( eRefusal ){
     case IDEM_REFUSE_NULL_STATUS:
-      idemVtabError(p, "idem: %s: status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending", p->zName);
+      idemVtabError(p, "status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending");
       break;
     case IDEM_REFUSE_DECIDED:
-      idemVtabError(p, "idem: call '%s' is already decided (status: %s); a"
+      idemVtabError(p, "call '%s' is already decided (status: %s); a"
           " decided call is final: replay it with SELECT reply FROM \"%w\""
           " WHERE key = '%s'", zHex, zOld, p->zName, zHex);
       break;
     case IDEM_REFUSE_RECONCILE_WITH_STATUS:
-      idemVtabError(p, "idem: %s: reconcile = 'arrived' makes the call done and"
-          " 'not_arrived' releases it; do not set another status with it",
-          p->zName);
+      idemVtabError(p, "reconcile = 'arrived' makes the call done and"
+          " 'not_arrived' releases it; do not set another status with it");
       break;
     case IDEM_REFUSE_BAD_RECONCILE:
-      idemVtabError(p, "idem: %s: reconcile must be 'arrived' (the target's"
+      idemVtabError(p, "reconcile must be 'arrived' (the target's"
           " records show the request: the call becomes done) or"
-          " 'not_arrived' (they show it never came: the claim is released)",
-          p->zName);
+          " 'not_arrived' (they show it never came: the claim is released)");
       break;
     case IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE:
-      idemVtabError(p, "idem: call '%s' has an unknown outcome and is never"
+      idemVtabError(p, "call '%s' has an unknown outcome and is never"
           " released or completed by an ordinary UPDATE; after checking the"
           " target's records, reconcile it: UPDATE \"%w\" SET reconcile ="
           " 'arrived' (or 'not_arrived') WHERE key = '%s' AND member = 0",
           zHex, p->zName, zHex);
       break;
     case IDEM_REFUSE_LOCAL_UNKNOWN:
-      idemVtabError(p, "idem: %s: call '%s' is local: its outcome is known;"
-                    " set status to 'done' or 'failed'", p->zName, zHex);
+      idemVtabError(p, "call '%s' is local: its outcome is known;"
+                    " set status to 'done' or 'failed'", zHex);
       break;
     case IDEM_REFUSE_BAD_STATUS:
-      idemVtabError(p, "idem: %s: status must be 'pending', 'done' or"
-                    " 'failed', not '%s'", p->zName, zNew ? zNew : "(not text)");
+      idemVtabError(p, "status must be 'pending', 'done' or"
+                    " 'failed', not '%s'", zNew ? zNew : "(not text)");
       break;
   }
   return SQLITE_ERROR;
@@ -468,9 +467,9 @@ static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
                       unsigned char aKey[IDEM_KEY_BYTES]){
   if( sqlite3_column_type(pStmt, iCol)!=SQLITE_BLOB
    || sqlite3_column_bytes(pStmt, iCol)!=IDEM_KEY_BYTES ){
-    idemVtabError(p, "idem: %s: a row of %s_claim has a damaged key (not a"
+    idemVtabError(p, "a row of %s_claim has a damaged key (not a"
         " 16-byte blob); the database was changed outside idem: see PRAGMA"
-        " integrity_check", p->zName, p->zName);
+        " integrity_check", p->zName);
     return SQLITE_CORRUPT_VTAB;
   }
   memcpy(aKey, sqlite3_column_blob(pStmt, iCol), IDEM_KEY_BYTES);
@@ -480,7 +479,7 @@ static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
 /* A value that must not be given on INSERT: error unless NULL. */
 static int idemMustBeNull(IdemVtab *p, sqlite3_value **aCol, int iCol, const char *zWhy){
   if( sqlite3_value_type(aCol[iCol])!=SQLITE_NULL ){
-    idemVtabError(p, "idem: %s: %s %s", p->zName, azIdemCol[iCol], zWhy);
+    idemVtabError(p, "%s %s", azIdemCol[iCol], zWhy);
     return 1;
   }
   return 0;
@@ -505,10 +504,10 @@ static int idemCheckChanges(IdemVtab *p, const char *zWhat, int bAtLeast,
                             int nWant){
   int n = sqlite3_changes(p->db);
   if( bAtLeast ? n>=nWant : n==nWant ) return SQLITE_OK;
-  idemVtabError(p, "idem: %s: %s changed %d rows of %s_claim, not %s%d; the"
+  idemVtabError(p, "%s changed %d rows of %s_claim, not %s%d; the"
       " shadow table was changed outside idem (a trigger or a conflict"
       " clause?): nothing is recorded; see PRAGMA integrity_check",
-      p->zName, zWhat, n, p->zName, bAtLeast ? "at least " : "", nWant);
+      zWhat, n, p->zName, bAtLeast ? "at least " : "", nWant);
   return SQLITE_CORRUPT_VTAB;
 }
 
@@ -557,7 +556,7 @@ static void idemDuplicateError(IdemVtab *p, const char *zStatus,
       zWhat = "";
       break;
   }
-  idemVtabError(p, "idem: %s (status: %s)%s; replay it with"
+  idemVtabError(p, "%s (status: %s)%s; replay it with"
       " SELECT * FROM \"%w\" WHERE key = '%s'",
       bReplace ? "INSERT OR REPLACE never takes over a claim: call already claimed"
                : "call already claimed",
@@ -592,19 +591,17 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
   for(i=0; i<4; i++){
     int eType = sqlite3_value_type(aCol[aPartCol[i]]);
     if( eType==SQLITE_NULL ){
-      idemVtabError(p, "idem: %s: %s is NULL; a claim needs who, conv, tool"
-                    " and args", p->zName, azIdemCol[aPartCol[i]]);
+      idemVtabError(p, "%s is NULL; a claim needs who, conv, tool"
+                    " and args", azIdemCol[aPartCol[i]]);
       return SQLITE_ERROR;
     }
     if( i==3 && eType==SQLITE_BLOB ){
-      idemVtabError(p, "idem: %s: args is a blob; expected JSON text",
-                    p->zName);
+      idemVtabError(p, "args is a blob; expected JSON text");
       return SQLITE_MISMATCH;
     }
     rc = idemKeyPartFrom(aCol[aPartCol[i]], &aPart[i]);
     if( rc==SQLITE_MISMATCH ){
-      idemVtabError(p, "idem: %s: %s " IDEM_KEY_NONFINITE, p->zName,
-                    azIdemCol[aPartCol[i]]);
+      idemVtabError(p, "%s " IDEM_KEY_NONFINITE, azIdemCol[aPartCol[i]]);
     }
     if( rc!=SQLITE_OK ) return rc;
   }
@@ -614,10 +611,9 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
     const char *zKind = idemWordValue(aCol[IDEM_COL_KIND], &bNoMem);
     if( bNoMem ) return SQLITE_NOMEM;
     if( zKind==0 || (strcmp(zKind, "local")!=0 && strcmp(zKind, "external")!=0) ){
-      idemVtabError(p, "idem: %s: kind must be 'local' (a write into this"
+      idemVtabError(p, "kind must be 'local' (a write into this"
           " database, the default) or 'external' (a request to another"
-          " system), in lower case, not %s%s%s", p->zName,
-          zKind ? "'" : "", zKind ? zKind
+          " system), in lower case, not %s%s%s", zKind ? "'" : "", zKind ? zKind
             : sqlite3_value_type(aCol[IDEM_COL_KIND])==SQLITE_TEXT
               ? "text with an embedded NUL" : "a value that is not text",
           zKind ? "'" : "");
@@ -628,8 +624,7 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
       char *zErr = 0;
       rc = idemDurableCheck(&p->durable, p->db, p->zDb, &zErr);
       if( rc!=SQLITE_OK ){
-        sqlite3_free(p->base.zErrMsg);
-        p->base.zErrMsg = zErr;
+        idemVtabErrorTake(p, zErr);
         return rc;
       }
     }
@@ -645,12 +640,12 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
     return SQLITE_ERROR;
   }
   if( sqlite3_value_type(aCol[IDEM_COL_KEYARGS])==SQLITE_BLOB ){
-    idemVtabError(p, "idem: keyargs is a blob; expected JSON text (or NULL:"
+    idemVtabError(p, "keyargs is a blob; expected JSON text (or NULL:"
                   " the key is made of all the args)");
     return SQLITE_MISMATCH;
   }
   if( sqlite3_value_type(aCol[IDEM_COL_OWNER])==SQLITE_BLOB ){
-    idemVtabError(p, "idem: owner is a blob; expected text (a host and"
+    idemVtabError(p, "owner is a blob; expected text (a host and"
                   " process, a worker id) or NULL");
     return SQLITE_MISMATCH;
   }
@@ -667,8 +662,8 @@ static int idemClaimKey(IdemVtab *p, sqlite3_value **aCol,
   if( sqlite3_value_type(aCol[IDEM_COL_KEY])==SQLITE_NULL ){
     idemKeyHash(aPart, aKey);
   }else if( !idemKeyFromValue(aCol[IDEM_COL_KEY], aKey) ){
-    idemVtabError(p, "idem: %s: key must be 32 lowercase hex digits (as"
-                  " idem_key() returns), or NULL to compute it", p->zName);
+    idemVtabError(p, "key must be 32 lowercase hex digits (as"
+                  " idem_key() returns), or NULL to compute it");
     return SQLITE_MISMATCH;
   }
   return SQLITE_OK;
@@ -813,18 +808,18 @@ static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
         rc = SQLITE_OK;
         break;
       case IDEM_HELD_OTHER_CALL:
-        idemVtabError(p, "idem: %s: key '%s' is already held by a different"
+        idemVtabError(p, "key '%s' is already held by a different"
             " call (another who, conv, tool or %s); a key belongs to one call:"
             " compute keys with idem_key() or give each call a fresh key",
-            p->zName, zHex, (bKeyargs || bStoredKeyargs) ? "keyargs" : "args");
+            zHex, (bKeyargs || bStoredKeyargs) ? "keyargs" : "args");
         rc = SQLITE_ERROR;
         break;
       case IDEM_HELD_OTHER_ARGS:
         if( !p->opt.bArgsMismatchReplay ){
-          idemVtabError(p, "idem: %s: key '%s' was already used with other"
+          idemVtabError(p, "key '%s' was already used with other"
               " arguments: the same who, conv, tool and keyargs, but other"
               " args; a retry must send the arguments of its first call"
-              " (args_mismatch=error)", p->zName, zHex);
+              " (args_mismatch=error)", zHex);
           rc = SQLITE_ERROR;
           break;
         }
@@ -866,17 +861,17 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   if( (pJson = idemJsonAcquire(&p->pJson))==0 ) return SQLITE_NOMEM;
   rc = idemJsonCanonical(pJson, (const char*)aPart[3].p, (int)aPart[3].n);
   if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
-    idemVtabError(p, rc==SQLITE_ERROR ? "idem: %s: args must be JSON text: %s"
-                  : "idem: %s: args: %s", p->zName, idemJsonError(pJson));
+    idemVtabError(p, rc==SQLITE_ERROR ? "args must be JSON text: %s"
+                  : "args: %s", idemJsonError(pJson));
   }
   if( rc ) goto done;
   zArgs = idemJsonText(pJson, &nArgs);
   if( nArgs>sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1) ){
     /* The canonical text can be longer than the text given (1e20 prints
     ** 21 digits): it could not be stored, so nothing is claimed. */
-    idemVtabError(p, "idem: %s: args: the canonical text is %d bytes, more"
+    idemVtabError(p, "args: the canonical text is %d bytes, more"
         " than SQLite's length limit (SQLITE_LIMIT_LENGTH, %d); nothing was"
-        " claimed", p->zName, nArgs,
+        " claimed", nArgs,
         sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1));
     rc = SQLITE_TOOBIG;
     goto done;
@@ -892,13 +887,12 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
     if( (pJsonKey = idemJsonAcquire(&p->pJsonKey))==0 ){ rc = SQLITE_NOMEM; goto done; }
     rc = idemKeyPartFrom(aCol[IDEM_COL_KEYARGS], &k);
     if( rc==SQLITE_MISMATCH ){
-      idemVtabError(p, "idem: %s: keyargs " IDEM_KEY_NONFINITE, p->zName);
+      idemVtabError(p, "keyargs " IDEM_KEY_NONFINITE);
     }
     if( rc ) goto done;
     rc = idemJsonCanonical(pJsonKey, (const char*)k.p, (int)k.n);
     if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
-      idemVtabError(p, "idem: %s: keyargs must be JSON text: %s", p->zName,
-                    idemJsonError(pJsonKey));
+      idemVtabError(p, "keyargs must be JSON text: %s", idemJsonError(pJsonKey));
     }
     if( rc ) goto done;
     aPart[3].p = idemJsonText(pJsonKey, &nKey);
@@ -994,8 +988,8 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   int i, rc;
 
   if( !idemKeyFromValue(aCol[IDEM_COL_KEY], aKey) ){
-    idemVtabError(p, "idem: %s: member %lld needs the key of its call"
-                  " (32 lowercase hex digits)", p->zName, iMember);
+    idemVtabError(p, "member %lld needs the key of its call"
+                  " (32 lowercase hex digits)", iMember);
     return SQLITE_MISMATCH;
   }
   for(i=0; i<(int)(sizeof(aNull)/sizeof(aNull[0])); i++){
@@ -1015,8 +1009,8 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   rc = sqlite3_step(pMain);
   if( rc!=SQLITE_ROW ){
     if( rc==SQLITE_DONE ){
-      idemVtabError(p, "idem: %s: no call with key '%s'; claim the call"
-                    " before adding members", p->zName, zHex);
+      idemVtabError(p, "no call with key '%s'; claim the call"
+                    " before adding members", zHex);
       rc = SQLITE_ERROR;
     }else{
       idemVtabDbError(p, rc);
@@ -1026,8 +1020,8 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   }
   zStatus = idemText(pMain, IDEM_M_STATUS);
   if( idemStatusParse(zStatus)!=IDEM_STATUS_PENDING ){
-    idemVtabError(p, "idem: %s: members are added only while the call is"
-        " pending; call '%s' is %s", p->zName, zHex, zStatus);
+    idemVtabError(p, "members are added only while the call is"
+        " pending; call '%s' is %s", zHex, zStatus);
     sqlite3_reset(pMain);
     return SQLITE_ERROR;
   }
@@ -1048,9 +1042,9 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   }
   if( idemIsUniqueError(p, rc) ){
     /* Not a duplicate call: an error under OR IGNORE too. */
-    idemVtabError(p, "idem: %s: member %lld of call '%s' already exists;"
+    idemVtabError(p, "member %lld of call '%s' already exists;"
                   " members are written once: give this row another member"
-                  " number", p->zName, iMember, zHex);
+                  " number", iMember, zHex);
     return SQLITE_ERROR;
   }
   return idemInnerError(p, rc);
@@ -1071,8 +1065,8 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
     int bInt = idemValueInt64(pMember, &iMember);
     if( bInt<0 ) return SQLITE_NOMEM;
     if( !bInt || iMember<0 ){
-      idemVtabError(p, "idem: %s: member must be 0 (the call) or a positive"
-                    " integer (its members 1, 2, ...)", p->zName);
+      idemVtabError(p, "member must be 0 (the call) or a positive"
+                    " integer (its members 1, 2, ...)");
       return SQLITE_MISMATCH;
     }
   }
@@ -1156,7 +1150,7 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
     IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE };
   int i;
   if( sqlite3_column_int64(pOld, IDEM_Q_MEMBER)!=0 ){
-    idemVtabError(p, "idem: member rows are not updated; record the call's"
+    idemVtabError(p, "member rows are not updated; record the call's"
         " outcome on its main row: UPDATE \"%w\" SET status = ... WHERE"
         " key = '%s' AND member = 0", p->zName, zHex);
     return SQLITE_ERROR;
@@ -1164,12 +1158,12 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
   for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
     if( idemChanges(aCol, aFixed[i], pOld) ){
       if( aFixed[i]==IDEM_COL_EXPIRES || aFixed[i]==IDEM_COL_STALE ){
-        idemVtabError(p, "idem: %s: %s is computed by idem; leave it out of"
-                      " the UPDATE", p->zName, azIdemCol[aFixed[i]]);
+        idemVtabError(p, "%s is computed by idem; leave it out of"
+                      " the UPDATE", azIdemCol[aFixed[i]]);
         return SQLITE_ERROR;
       }
-      idemVtabError(p, "idem: %s: %s cannot be changed; it is fixed when the"
-                    " call is claimed", p->zName, azIdemCol[aFixed[i]]);
+      idemVtabError(p, "%s cannot be changed; it is fixed when the"
+                    " call is claimed", azIdemCol[aFixed[i]]);
       return SQLITE_ERROR;
     }
   }
@@ -1385,12 +1379,12 @@ IDEM_PRIVATE int idemClaimSync(IdemVtab *p){
        && strcmp(idemText(pMain, IDEM_M_KIND), "external")!=0 ){
         char zHex[IDEM_KEY_HEX+1];
         idemKeyHex(p->aTxn[i].aKey, zHex);
-        idemVtabError(p, "idem: %s: local call '%s' is still pending at"
+        idemVtabError(p, "local call '%s' is still pending at"
             " COMMIT; a local claim never commits pending: record its"
             " outcome in the same transaction (UPDATE \"%w\" SET status ="
             " 'done' ... WHERE key = '%s' AND member = 0, or status ="
             " 'failed'), or roll back; the transaction was rolled back",
-            p->zName, zHex, p->zName, zHex);
+            zHex, p->zName, zHex);
         rc = SQLITE_ERROR;
       }else{
         rc = SQLITE_OK;

@@ -59,29 +59,47 @@ IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL] = {
 /* ------------------------------------------------------------ errors */
 
 /*
-** Set the error message of the virtual table (printf-style).
+** The table's error message: "idem: <table>: " and the printf-style text.
+** Every error about a table is made here, the one place that writes the
+** prefix (the callers give the text alone), and reaches the user through
+** p->base.zErrMsg; where SQLite takes it from elsewhere (xCreate,
+** xConnect and xIntegrity's *pzErr), the message made here is handed over.
+** Kept reasons (p->zDamaged, p->zUnusable) are stored without the prefix
+** and reported through here.
 */
 IDEM_PRIVATE void idemVtabError(IdemVtab *p, const char *zFmt, ...){
+  sqlite3_str *s = sqlite3_str_new(0);
   va_list ap;
-  sqlite3_free(p->base.zErrMsg);
+  sqlite3_str_appendf(s, "idem: %s: ", p->zName);
   va_start(ap, zFmt);
-  p->base.zErrMsg = sqlite3_vmprintf(zFmt, ap);
+  sqlite3_str_vappendf(s, zFmt, ap);
   va_end(ap);
+  sqlite3_free(p->base.zErrMsg);
+  p->base.zErrMsg = sqlite3_str_finish(s);
 }
 
 /*
-** The message for a statement on the shadow table that failed with rc:
-** "idem: <table>: <SQLite's message>" (from sqlite3_malloc(), or NULL).
+** A message that a part below made whole, as the table's error: the
+** durability check's (idem_durable.c), which begins "idem: " and names no
+** table (its texts are pinned by test/durable.test).  Takes zMsg, from
+** sqlite3_malloc() (NULL: out of memory).
 */
-static char *idemVtabDbMessage(IdemVtab *p, int rc){
-  return sqlite3_mprintf("idem: %s: %s", p->zName,
-                rc==SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(p->db));
+IDEM_PRIVATE void idemVtabErrorTake(IdemVtab *p, char *zMsg){
+  sqlite3_free(p->base.zErrMsg);
+  p->base.zErrMsg = zMsg;
 }
 
-/* The same, as the table's error message.  Returns rc. */
+/* The table's error, handed over to *pzErr (NULL when out of memory). */
+IDEM_PRIVATE void idemVtabErrorTo(IdemVtab *p, char **pzErr){
+  *pzErr = p->base.zErrMsg;
+  p->base.zErrMsg = 0;
+}
+
+/* The table's error for a statement that failed with rc: SQLite's
+** message.  Returns rc. */
 IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
-  sqlite3_free(p->base.zErrMsg);
-  p->base.zErrMsg = idemVtabDbMessage(p, rc);
+  idemVtabError(p, "%s",
+                rc==SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(p->db));
   return rc;
 }
 
@@ -466,7 +484,7 @@ static int idemCheckShadow(IdemVtab *p){
  done:
   sqlite3_finalize(pStmt);
   if( zWhy ){
-    p->zDamaged = sqlite3_mprintf("idem: %s: %s%s", p->zName, zWhy, zTail);
+    p->zDamaged = sqlite3_mprintf("%s%s", zWhy, zTail);
     if( p->zDamaged==0 ) rc = SQLITE_NOMEM;
   }else if( rc==SQLITE_ROW ){
     rc = SQLITE_NOMEM;        /* a message that could not be made */
@@ -519,7 +537,7 @@ IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){
 ** idem 1.0.0).  A format newer than this build knows is an error that
 ** names both, never a silent misreading.
 */
-static int idemReadFormat(IdemVtab *p, char **pzErr){
+static int idemReadFormat(IdemVtab *p){
   sqlite3_stmt *pStmt = 0;
   int rc;
   p->iFormat = 1;
@@ -531,27 +549,28 @@ static int idemReadFormat(IdemVtab *p, char **pzErr){
                       " WHERE k='format'", p->zDb, p->zName);
     if( rc==SQLITE_ROW && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER ){
       sqlite3_int64 iFormat = sqlite3_column_int64(pStmt, 0);
+      sqlite3_finalize(pStmt);
       p->iFormat = iFormat<1 ? 0 : iFormat>IDEM_FORMAT ? IDEM_FORMAT+1 : (int)iFormat;
-      rc = SQLITE_OK;
       if( iFormat>IDEM_FORMAT || iFormat<1 ){
-        *pzErr = sqlite3_mprintf("idem: %s: the table has format %lld, and"
-            " this build of idem (%s) reads formats 1 to %d: open it with"
-            " the build of idem that made it, or a newer one",
-            p->zName, iFormat, IDEM_VERSION, IDEM_FORMAT);
-        rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+        idemVtabError(p, "the table has format %lld, and this build of idem"
+            " (%s) reads formats 1 to %d: open it with the build of idem"
+            " that made it, or a newer one", iFormat, IDEM_VERSION,
+            IDEM_FORMAT);
+        return SQLITE_ERROR;
       }
-    }else if( rc==SQLITE_ROW || rc==SQLITE_DONE ){
-      *pzErr = sqlite3_mprintf("idem: %s: %s_config does not record the"
-          " table's format; the database was changed outside idem",
-          p->zName, p->zName);
-      rc = *pzErr ? SQLITE_CORRUPT_VTAB : SQLITE_NOMEM;
+      return SQLITE_OK;
     }
     sqlite3_finalize(pStmt);
+    if( rc==SQLITE_ROW || rc==SQLITE_DONE ){
+      idemVtabError(p, "%s_config does not record the table's format; the"
+          " database was changed outside idem", p->zName);
+      return SQLITE_CORRUPT_VTAB;
+    }
   }
-  if( rc==SQLITE_DONE ) rc = SQLITE_OK;
-  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && *pzErr==0 ){
-    *pzErr = sqlite3_mprintf("idem: %s: cannot read the table's format: %s",
-                             p->zName, sqlite3_errmsg(p->db));
+  if( rc==SQLITE_ROW || rc==SQLITE_DONE ) return SQLITE_OK;
+  if( rc!=SQLITE_NOMEM ){
+    idemVtabError(p, "cannot read the table's format: %s",
+                  sqlite3_errmsg(p->db));
   }
   return rc;
 }
@@ -592,9 +611,8 @@ IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
   rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
   sqlite3_free(zSql);
   if( rc!=SQLITE_OK ){
-    idemVtabError(p, "idem: %s: cannot upgrade the table from format %d to"
-                  " %d: %s", p->zName, p->iFormat, IDEM_FORMAT,
-                  sqlite3_errmsg(p->db));
+    idemVtabError(p, "cannot upgrade the table from format %d to %d: %s",
+                  p->iFormat, IDEM_FORMAT, sqlite3_errmsg(p->db));
     return rc;
   }
   p->iFormat = IDEM_FORMAT;
@@ -604,9 +622,9 @@ IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
 
 /*
 ** Make the shadow tables of a new table (xCreate), in format IDEM_FORMAT.
-** SQLITE_OK, or the error with *pzErr.
+** SQLITE_OK, or the error with the table's message.
 */
-IDEM_PRIVATE int idemStoreCreate(IdemVtab *p, char **pzErr){
+IDEM_PRIVATE int idemStoreCreate(IdemVtab *p){
   int rc;
   char *zSql = sqlite3_mprintf(
     "CREATE TABLE \"%w\".\"%w_claim\"("
@@ -623,19 +641,19 @@ IDEM_PRIVATE int idemStoreCreate(IdemVtab *p, char **pzErr){
   rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
   sqlite3_free(zSql);
   if( rc!=SQLITE_OK ){
-    *pzErr = sqlite3_mprintf("idem: cannot create %s_claim: %s",
-                             p->zName, sqlite3_errmsg(p->db));
+    idemVtabError(p, "cannot create %s_claim: %s", p->zName,
+                  sqlite3_errmsg(p->db));
   }
   return rc;
 }
 
 /*
 ** The shadow tables of an existing table (xConnect): the damage check,
-** and their format.  SQLITE_OK, or the error with *pzErr.
+** and their format.  SQLITE_OK, or the error with the table's message.
 */
-IDEM_PRIVATE int idemStoreConnect(IdemVtab *p, char **pzErr){
+IDEM_PRIVATE int idemStoreConnect(IdemVtab *p){
   int rc = idemCheckShadow(p);
-  if( rc==SQLITE_OK ) rc = idemReadFormat(p, pzErr);
+  if( rc==SQLITE_OK ) rc = idemReadFormat(p);
   return rc;
 }
 
@@ -674,7 +692,7 @@ IDEM_PRIVATE int idemStoreDrop(IdemVtab *p){
   rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
   sqlite3_free(zSql);
   if( rc!=SQLITE_OK ){
-    idemVtabError(p, "idem: cannot drop %s_claim: %s", p->zName,
+    idemVtabError(p, "cannot drop %s_claim: %s", p->zName,
                   sqlite3_errmsg(p->db));
   }
   return rc;
@@ -708,7 +726,7 @@ IDEM_PRIVATE int idemStoreRename(IdemVtab *p, const char *zNew){
     p->zName = zName;
   }else{
     sqlite3_free(zName);
-    idemVtabError(p, "idem: cannot rename %s_claim: %s", p->zName,
+    idemVtabError(p, "cannot rename %s_claim: %s", p->zName,
                   sqlite3_errmsg(p->db));
   }
   return rc;
@@ -736,7 +754,8 @@ IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
   };
   int i, rc;
   if( p->zUnusable || p->zDamaged ){
-    *pzErr = sqlite3_mprintf("%s", p->zUnusable ? p->zUnusable : p->zDamaged);
+    idemVtabError(p, "%s", p->zUnusable ? p->zUnusable : p->zDamaged);
+    idemVtabErrorTo(p, pzErr);
     return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
   }
   for(i=0; i<(int)(sizeof(aCheck)/sizeof(aCheck[0])); i++){
@@ -747,9 +766,9 @@ IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
                       " x WHERE %s", zSchema, p->zName, zWhere);
     sqlite3_free(zWhere);
     if( rc==SQLITE_ROW && sqlite3_column_int64(pStmt, 0)>0 ){
-      *pzErr = sqlite3_mprintf("idem: %s: %lld %s in %s_claim", p->zName,
-                               sqlite3_column_int64(pStmt, 0),
-                               aCheck[i].zWhat, p->zName);
+      idemVtabError(p, "%lld %s in %s_claim", sqlite3_column_int64(pStmt, 0),
+                    aCheck[i].zWhat, p->zName);
+      idemVtabErrorTo(p, pzErr);
       sqlite3_finalize(pStmt);
       return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
     }
@@ -759,7 +778,8 @@ IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
       /* The check itself failed (no shadow table, a missing column): that
       ** is the finding.  An error returned from xIntegrity would fail the
       ** whole PRAGMA with a bare "SQL logic error". */
-      *pzErr = idemVtabDbMessage(p, rc);
+      idemVtabDbError(p, rc);
+      idemVtabErrorTo(p, pzErr);
       return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
     }
   }

@@ -110,28 +110,28 @@ static int idemInit(
   for(i=3; i<argc; i++){
     char *zErr = 0;
     rc = idemOptionParse(&p->opt, argv[i], &zErr);
-    if( rc!=SQLITE_OK && !bCreate && zErr ){
+    if( rc==SQLITE_OK ) continue;
+    if( zErr && !bCreate ){
       /* A table made by another build of idem, with an option this one
       ** does not know: connect anyway, so that DROP TABLE works, and refuse
       ** everything else (p->zUnusable). */
-      p->zUnusable = sqlite3_mprintf("idem: %s: this build of idem cannot"
-          " use the table (%s); it was made by another build: use that"
-          " build, or DROP TABLE %s", p->zName, zErr + (strncmp(zErr,
-          "idem: ", 6)==0 ? 6 : 0), p->zName);
-      sqlite3_free(zErr);
-      if( p->zUnusable==0 ){ rc = SQLITE_NOMEM; goto fail; }
-      rc = SQLITE_OK;
-      break;
+      p->zUnusable = sqlite3_mprintf("this build of idem cannot use the"
+          " table (%s); it was made by another build: use that build, or"
+          " DROP TABLE %s", zErr, p->zName);
+      rc = p->zUnusable ? SQLITE_OK : SQLITE_NOMEM;
+    }else if( zErr ){
+      idemVtabError(p, "%s", zErr);
     }
-    *pzErr = zErr;
+    sqlite3_free(zErr);
     if( rc!=SQLITE_OK ) goto fail;
+    break;
   }
   if( sqlite3_file_control(db, p->zDb, SQLITE_FCNTL_VFS_POINTER, &p->pVfs)
       !=SQLITE_OK || p->pVfs==0 ){
     p->pVfs = sqlite3_vfs_find(0);
   }
 
-  if( bCreate && (rc = idemStoreCreate(p, pzErr))!=SQLITE_OK ) goto fail;
+  if( bCreate && (rc = idemStoreCreate(p))!=SQLITE_OK ) goto fail;
 
   rc = sqlite3_declare_vtab(db,
       "CREATE TABLE x(key TEXT, member INTEGER, who, conv, tool, args TEXT,"
@@ -140,16 +140,17 @@ static int idemInit(
       " keyargs TEXT HIDDEN, owner TEXT HIDDEN, expires TEXT HIDDEN,"
       " stale INTEGER HIDDEN)");
   if( rc!=SQLITE_OK ){
-    *pzErr = sqlite3_mprintf("idem: %s", sqlite3_errmsg(db));
+    idemVtabDbError(p, rc);
     goto fail;
   }
   sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  if( !bCreate && (rc = idemStoreConnect(p, pzErr))!=SQLITE_OK ) goto fail;
+  if( !bCreate && (rc = idemStoreConnect(p))!=SQLITE_OK ) goto fail;
   *ppVtab = &p->base;
   return SQLITE_OK;
 
  fail:
+  idemVtabErrorTo(p, pzErr);
   idemVtabFree(p);
   return rc;
 }
@@ -642,15 +643,15 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   }
   if( sqlite3_value_type(argv[0])==SQLITE_NULL ){
     if( sqlite3_value_type(argv[1])!=SQLITE_NULL ){
-      idemVtabError(p, "idem: %s: the rowid is assigned by idem; leave it"
-                    " out of the INSERT", p->zName);
+      idemVtabError(p, "the rowid is assigned by idem; leave it out of the"
+                    " INSERT");
       return SQLITE_ERROR;
     }
     return idemClaimInsert(p, aCol, pRowid);
   }
   if( sqlite3_value_int64(argv[0])!=sqlite3_value_int64(argv[1]) ){
-    idemVtabError(p, "idem: %s: the rowid cannot be changed; leave it out"
-                  " of the UPDATE", p->zName);
+    idemVtabError(p, "the rowid cannot be changed; leave it out of the"
+                  " UPDATE");
     return SQLITE_ERROR;
   }
   return idemClaimUpdate(p, sqlite3_value_int64(argv[0]), aCol);

@@ -32,7 +32,7 @@
 //	 WHERE key = idem_key(?, ?, ?, ?) AND member = 0             -- record
 //	COMMIT
 //
-// The claim's error "idem: call already claimed" means: never act,
+// The claim's error "idem: <table>: call already claimed" means: never act,
 // replay (SELECT reply FROM calls WHERE key = ...).  Any other constraint
 // error ends the call.  Every other error rolls the whole transaction back,
 // so the call is simply tried again: "database is locked" (another writer
@@ -122,7 +122,7 @@ func isBusy(err error) bool {
 
 func isClaimed(err error) bool {
 	return sqliteCode(err) == 19 &&
-		strings.Contains(err.Error(), "idem: call already claimed")
+		strings.Contains(err.Error(), ": call already claimed")
 }
 
 // Outcome of one local call.

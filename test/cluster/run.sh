@@ -251,7 +251,7 @@ shell_claim() {
       echo "won $n" >"$3"; return
     fi
     case $e in
-      *"idem: call already claimed"*) echo "claimed $n" >"$3"; return ;;
+      *"idem: calls: call already claimed"*) echo "claimed $n" >"$3"; return ;;
       *"database is locked"*) sleep "0.0$((RANDOM % 9 + 1))" ;;
       *) echo "error $n $e" | head -1 >"$3"; return ;;
     esac
@@ -276,7 +276,7 @@ for r in $(seq 1 $SHELL_ROUNDS); do
 done
 check "2: dqlite shell, $SHELL_ROUNDS rounds through nodes 2 and 3 in $(since $t) s:\
  $wins2 won through node 2, $wins3 through node 3, the other got\
- 'idem: call already claimed'; $busy 'database is locked' retried" \
+ 'idem: calls: call already claimed'; $busy 'database is locked' retried" \
   $SHELL_ROUNDS $good
 got=$(sqlc "$ALL" "SELECT count(*) FROM calls_claim WHERE conv LIKE 'shell-%'")
 check "2: dqlite shell race: one claim per round" $SHELL_ROUNDS "$got"
@@ -289,7 +289,7 @@ UPDATE calls SET status = 'done', id = 42, result = '{\"order\":42}' WHERE key =
   || not_ok "3: A's claim through node 1"
 out=$(sqlc "${ADDR[2]}" "INSERT INTO calls(who, conv, tool, args) VALUES('alice', 'three-1', 'checkout', '{\"qty\":1,\"sku\":\"B0002\"}')" 2>&1)
 case $out in
-  *"idem: call already claimed (status: done)"*) ok "3: B's claim through node 2 is refused: already claimed (status: done)" ;;
+  *"idem: calls: call already claimed (status: done)"*) ok "3: B's claim through node 2 is refused: already claimed (status: done)" ;;
   *) not_ok "3: B's claim through node 2: $out" ;;
 esac
 # A local claim alone, in the shell's own transaction, never commits
