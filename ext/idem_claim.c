@@ -1,19 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** idem_claim.c -- the claim's rules (doc/contract.md §4, §5): what an
-** INSERT, an UPDATE and a DELETE on an idem table may do.  The table's
-** plumbing (slots, statements, cursor) is in idem_vtab.c.
+** INSERT, an UPDATE and a DELETE on an idem table may do, the COMMIT of
+** its local claims, its options, and the reply of a duplicate.  It stands
+** on the store (idem_store.c: the shadow tables, the statements, the
+** transaction's list) and never calls the module (idem_vtab.c), which
+** calls it.
 **
-** THE CLAIM.  An INSERT validates everything first and then makes exactly
-** one write, the INSERT into <name>_claim, whose UNIQUE(key, member) is
-** the arbiter.  A single-row INSERT has no statement journal, so nothing
-** may be written before a write that can fail.  On a duplicate the stored
-** identity (who, conv, tool, and keyargs if the call has them, else args)
-** is compared: the same call is a SQLITE_CONSTRAINT (which OR IGNORE
-** turns into "0 rows changed"); another call under the same key is
-** SQLITE_ERROR, never ignorable, and tells nothing of the call that holds
-** the key; the same keyargs with other args is what args_mismatch decides
-** (doc/contract.md §9).
+** THE CLAIM, in three steps (idemInsertCall()), as doc/contract.md §4
+** says them:
+**
+**   1. prepare  idemClaimPrepare(): check every value, canonicalize args
+**               and keyargs, make the key; nothing is written (a
+**               single-row INSERT has no statement journal, so nothing may
+**               be written before a write that can fail);
+**   2. write    idemClaimWrite(): exactly one write, the INSERT into
+**               <name>_claim, whose UNIQUE(key, member) is the arbiter: a
+**               new key is this caller's;
+**   3. held     idemClaimHeld(): the key was held; by whom?
+**
+** In step 3 the stored identity (who, conv, tool, and keyargs if the call
+** has them, else args) is compared: the same call is a SQLITE_CONSTRAINT
+** (which OR IGNORE turns into "0 rows changed"); another call under the
+** same key is SQLITE_ERROR, never ignorable, and tells nothing of the call
+** that holds the key; the same keyargs with other args is what
+** args_mismatch decides (doc/contract.md §9).
 **
 ** RETENTION (doc/contract.md §10).  With retain, deciding a call sets its
 ** expires and adds it to <name>_expiry.  Expired calls are invisible (the
@@ -762,8 +773,9 @@ typedef enum IdemHeld {
 } IdemHeld;
 
 /*
-** The key of a claim is held: by this call (a duplicate, SQLITE_CONSTRAINT)
-** or by another (SQLITE_ERROR, never ignorable, never a "duplicate")?
+** 3. The key of a claim is held: by this call (a duplicate,
+** SQLITE_CONSTRAINT) or by another (SQLITE_ERROR, never ignorable, never
+** a "duplicate")?
 ** aPart[3] is what names the call: its keyargs if it has them, else its
 ** args; pArgs its args, bKeyargs whether keyargs were given.  A call
 ** that has expired is no holder: *pbExpired is set, and the caller
@@ -840,134 +852,182 @@ static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
 }
 
 /*
-** INSERT of a call's main row, the claim itself (member NULL or 0).  aCol[]
-** holds the new values by virtual-table column.
+** A claim, prepared: what its INSERT writes, every value checked and
+** computed before anything is written.  The canonical texts live in the
+** table's canonicalizers, held until idemClaimFinish().
 */
-static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRowid){
-  IdemPart aPart[4], args;
-  unsigned char aKey[IDEM_KEY_BYTES];
-  char zNow[IDEM_TIME_LEN];
-  const char *zKind = 0;
-  IdemJson *pJson = 0, *pJsonKey = 0;
-  sqlite3_stmt *pIns, *pMain;
-  int i, rc, nArgs, nTry, bExpired;
-  sqlite3_int64 iNow;
-  int bKeyargs = sqlite3_value_type(aCol[IDEM_COL_KEYARGS])!=SQLITE_NULL;
-  const char *zArgs;
+typedef struct IdemClaim IdemClaim;
+struct IdemClaim {
+  IdemPart aPart[4];          /* who, conv, tool, and what names the call:
+                              ** the canonical keyargs if given, else args */
+  IdemPart args;              /* The canonical args, stored whole */
+  int bKeyargs;               /* keyargs given (doc/contract.md §9) */
+  const char *zKind;          /* "local" or "external" */
+  unsigned char aKey[IDEM_KEY_BYTES];  /* The key, given or computed */
+  sqlite3_int64 iNow;         /* The time of the claim, */
+  char zNow[IDEM_TIME_LEN];   /* ... as created stores it */
+  IdemJson *pJson;            /* Holds args' canonical text */
+  IdemJson *pJsonKey;         /* Holds keyargs' canonical text */
+};
 
-  /* 1. Validate everything; nothing is written before the claim. */
-  rc = idemClaimCheck(p, aCol, aPart, &zKind);
+/*
+** 1. Prepare a claim (doc/contract.md §2, §4, §9): check every value (a
+** part that is NULL, a bad kind, a column a claim may not set),
+** canonicalize args and keyargs, and make the key.  Nothing is written:
+** a single-row INSERT has no statement journal, so nothing may be written
+** before a write that can fail.  Call idemClaimFinish() in any case.
+*/
+static int idemClaimPrepare(IdemVtab *p, sqlite3_value **aCol,
+                            IdemClaim *pC){
+  int rc, n;
+  memset(pC, 0, sizeof(*pC));
+  pC->bKeyargs = sqlite3_value_type(aCol[IDEM_COL_KEYARGS])!=SQLITE_NULL;
+  rc = idemClaimCheck(p, aCol, pC->aPart, &pC->zKind);
   if( rc ) return rc;
-  if( (pJson = idemJsonAcquire(&p->pJson))==0 ) return SQLITE_NOMEM;
-  rc = idemJsonCanonical(pJson, (const char*)aPart[3].p, (int)aPart[3].n);
+
+  /* args, canonical; stored whole, and the key's unless keyargs are
+  ** given.  The canonical text can be longer than the text given (1e20
+  ** prints 21 digits): if it could not be stored, nothing is claimed. */
+  if( (pC->pJson = idemJsonAcquire(&p->pJson))==0 ) return SQLITE_NOMEM;
+  rc = idemJsonCanonical(pC->pJson, (const char*)pC->aPart[3].p,
+                         (int)pC->aPart[3].n);
   if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
     idemVtabError(p, rc==SQLITE_ERROR ? "args must be JSON text: %s"
-                  : "args: %s", idemJsonError(pJson));
+                  : "args: %s", idemJsonError(pC->pJson));
   }
-  if( rc ) goto done;
-  zArgs = idemJsonText(pJson, &nArgs);
-  if( nArgs>sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1) ){
-    /* The canonical text can be longer than the text given (1e20 prints
-    ** 21 digits): it could not be stored, so nothing is claimed. */
-    idemVtabError(p, "args: the canonical text is %d bytes, more"
-        " than SQLite's length limit (SQLITE_LIMIT_LENGTH, %d); nothing was"
-        " claimed", nArgs,
-        sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1));
-    rc = SQLITE_TOOBIG;
-    goto done;
+  if( rc ) return rc;
+  pC->args.p = idemJsonText(pC->pJson, &n);
+  pC->args.n = n;
+  if( n>sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1) ){
+    idemVtabError(p, "args: the canonical text is %d bytes, more than"
+        " SQLite's length limit (SQLITE_LIMIT_LENGTH, %d); nothing was"
+        " claimed", n, sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1));
+    return SQLITE_TOOBIG;
   }
-  aPart[3].p = zArgs;
-  aPart[3].n = nArgs;
-  args = aPart[3];
-  if( bKeyargs ){
-    /* doc/contract.md §9: the key and the identity are made of keyargs;
-    ** args are stored whole. */
+  pC->aPart[3] = pC->args;
+
+  /* keyargs (§9): the key and the call's identity are made of them. */
+  if( pC->bKeyargs ){
     IdemPart k;
-    int nKey;
-    if( (pJsonKey = idemJsonAcquire(&p->pJsonKey))==0 ){ rc = SQLITE_NOMEM; goto done; }
+    if( (pC->pJsonKey = idemJsonAcquire(&p->pJsonKey))==0 ) return SQLITE_NOMEM;
     rc = idemKeyPartFrom(aCol[IDEM_COL_KEYARGS], &k);
     if( rc==SQLITE_MISMATCH ){
       idemVtabError(p, "keyargs " IDEM_KEY_NONFINITE);
     }
-    if( rc ) goto done;
-    rc = idemJsonCanonical(pJsonKey, (const char*)k.p, (int)k.n);
+    if( rc ) return rc;
+    rc = idemJsonCanonical(pC->pJsonKey, (const char*)k.p, (int)k.n);
     if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
-      idemVtabError(p, "keyargs must be JSON text: %s", idemJsonError(pJsonKey));
+      idemVtabError(p, "keyargs must be JSON text: %s",
+                    idemJsonError(pC->pJsonKey));
     }
-    if( rc ) goto done;
-    aPart[3].p = idemJsonText(pJsonKey, &nKey);
-    aPart[3].n = nKey;
+    if( rc ) return rc;
+    pC->aPart[3].p = idemJsonText(pC->pJsonKey, &n);
+    pC->aPart[3].n = n;
   }
-  rc = idemClaimKey(p, aCol, aPart, aKey);
-  if( rc ) goto done;
-  if( (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK
-   || (rc = idemStmt(p, IDEM_STMT_INSERT, &pIns))!=SQLITE_OK
-   || (rc = idemTxnReserve(p))!=SQLITE_OK ){
-    goto done;
-  }
-  iNow = idemNowMs(p->pVfs);
-  idemFormatTime(iNow, zNow);
+  rc = idemClaimKey(p, aCol, pC->aPart, pC->aKey);
+  if( rc ) return rc;
+  pC->iNow = idemNowMs(p->pVfs);
+  idemFormatTime(pC->iNow, pC->zNow);
+  return SQLITE_OK;
+}
 
-  /* Retention: delete a few expired calls, invisible already. */
-  if( p->opt.iRetainMs>0 && (rc = idemSweep(p, iNow, zNow))!=SQLITE_OK ) goto done;
+/* Give back the canonicalizers a prepared claim holds. */
+static void idemClaimFinish(IdemVtab *p, IdemClaim *pC){
+  idemJsonRelease(&p->pJsonKey, pC->pJsonKey);
+  idemJsonRelease(&p->pJson, pC->pJson);
+}
 
-  /* 2. The claim: the one write, arbitrated by UNIQUE(key, member).  A
-  ** second try only after deleting the expired call that held the key. */
-  for(nTry=0; nTry<2; nTry++){
-    rc = sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-    if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
-    for(i=0; i<3 && rc==SQLITE_OK; i++){
-      if( sqlite3_value_type(aCol[IDEM_COL_WHO+i])==SQLITE_BLOB ){
-        rc = sqlite3_bind_blob(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
-      }else{
-        rc = sqlite3_bind_text(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
-      }
-    }
-    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 6, zArgs, nArgs, SQLITE_STATIC);
-    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 7, zKind, -1, SQLITE_STATIC);
-    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
-    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
-    if( rc==SQLITE_OK && bKeyargs ){
-      rc = sqlite3_bind_text(pIns, 13, aPart[3].p, (int)aPart[3].n, SQLITE_STATIC);
-    }
-    if( rc==SQLITE_OK && sqlite3_value_type(aCol[IDEM_COL_OWNER])!=SQLITE_NULL ){
-      const char *zOwner = (const char*)sqlite3_value_text(aCol[IDEM_COL_OWNER]);
-      rc = zOwner==0 ? SQLITE_NOMEM
-         : sqlite3_bind_text(pIns, 14, zOwner,
-                             sqlite3_value_bytes(aCol[IDEM_COL_OWNER]),
-                             SQLITE_STATIC);
-    }
-    if( rc!=SQLITE_OK ){
-      idemBindError(p, pIns, rc);
-      goto done;
-    }
-    rc = idemStepReset(pIns);
-    if( rc==SQLITE_DONE ){
-      rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
-      if( rc!=SQLITE_OK ) goto done;
-      *pRowid = sqlite3_last_insert_rowid(p->db);
-      /* A local claim must not commit pending: xSync checks it. */
-      if( zKind[0]=='l' ) idemTxnAdd(p, aKey);
-    }else if( idemIsUniqueError(p, rc) ){
-      /* 3. The key is held.  By this call (a duplicate) or by another? */
-      rc = idemClaimHeld(p, pMain, aKey, aPart, &args, bKeyargs, zNow,
-                         &bExpired);
-      if( rc==SQLITE_OK && bExpired && nTry==0 ){
-        /* An expired call held it: gone, its rows are deleted, the
-        ** claim is made again and wins. */
-        rc = idemRelease(p, aKey);
-        if( rc==SQLITE_OK ) continue;
-      }else if( rc==SQLITE_OK ){
-        rc = idemVtabDbError(p, SQLITE_CORRUPT_VTAB);
-      }
+/*
+** 2. Write the claim with pIns (IDEM_STMT_INSERT): the one INSERT,
+** arbitrated by the shadow table's
+** UNIQUE(key, member) (doc/contract.md §4).  SQLITE_OK and *pRowid: the
+** key was free and this caller owns the call (a local claim is added to
+** the transaction's list, which xSync checks).  *pbHeld: the key is held,
+** nothing is written, no message is set.  Else the error, with its
+** message.
+*/
+static int idemClaimWrite(IdemVtab *p, sqlite3_stmt *pIns, sqlite3_value **aCol,
+                          const IdemClaim *pC, sqlite3_int64 *pRowid,
+                          int *pbHeld){
+  int i, rc;
+  *pbHeld = 0;
+  rc = sqlite3_bind_blob(pIns, 1, pC->aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
+  for(i=0; i<3 && rc==SQLITE_OK; i++){
+    const IdemPart *pPart = &pC->aPart[i];
+    if( sqlite3_value_type(aCol[IDEM_COL_WHO+i])==SQLITE_BLOB ){
+      rc = sqlite3_bind_blob(pIns, 3+i, pPart->p, (int)pPart->n, SQLITE_STATIC);
     }else{
-      rc = idemInnerError(p, rc);
+      rc = sqlite3_bind_text(pIns, 3+i, pPart->p, (int)pPart->n, SQLITE_STATIC);
     }
-    break;
   }
- done:
-  idemJsonRelease(&p->pJsonKey, pJsonKey);
-  idemJsonRelease(&p->pJson, pJson);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_bind_text(pIns, 6, pC->args.p, (int)pC->args.n, SQLITE_STATIC);
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 7, pC->zKind, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, pC->zNow, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK && pC->bKeyargs ){
+    rc = sqlite3_bind_text(pIns, 13, pC->aPart[3].p, (int)pC->aPart[3].n,
+                           SQLITE_STATIC);
+  }
+  if( rc==SQLITE_OK && sqlite3_value_type(aCol[IDEM_COL_OWNER])!=SQLITE_NULL ){
+    const char *zOwner = (const char*)sqlite3_value_text(aCol[IDEM_COL_OWNER]);
+    rc = zOwner==0 ? SQLITE_NOMEM
+       : sqlite3_bind_text(pIns, 14, zOwner,
+                           sqlite3_value_bytes(aCol[IDEM_COL_OWNER]),
+                           SQLITE_STATIC);
+  }
+  if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
+  rc = idemStepReset(pIns);
+  if( rc==SQLITE_DONE ){
+    rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
+    if( rc!=SQLITE_OK ) return rc;
+    *pRowid = sqlite3_last_insert_rowid(p->db);
+    /* A local claim must not commit pending: xSync checks it. */
+    if( pC->zKind[0]=='l' ) idemTxnAdd(p, pC->aKey);
+    return SQLITE_OK;
+  }
+  if( idemIsUniqueError(p, rc) ){
+    *pbHeld = 1;
+    return SQLITE_OK;
+  }
+  return idemInnerError(p, rc);
+}
+
+/*
+** INSERT of a call's main row, the claim itself (member NULL or 0):
+** prepare (1), write (2), and if the key is held (3), tell by whom
+** (idemClaimHeld()): the same call is a duplicate (SQLITE_CONSTRAINT,
+** which OR IGNORE turns into "0 rows changed"), another call an error.
+** With retain, a few expired calls are deleted first (idemSweep()), and an
+** expired call that still holds the key is deleted and the claim written
+** again, once.
+*/
+static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRowid){
+  IdemClaim c;
+  sqlite3_stmt *pIns, *pMain;
+  int nTry, bHeld, bExpired;
+  int rc = idemClaimPrepare(p, aCol, &c);
+  if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
+  if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_INSERT, &pIns);
+  if( rc==SQLITE_OK ) rc = idemTxnReserve(p);
+  if( rc==SQLITE_OK && p->opt.iRetainMs>0 ) rc = idemSweep(p, c.iNow, c.zNow);
+  for(nTry=0; rc==SQLITE_OK && nTry<2; nTry++){
+    rc = idemClaimWrite(p, pIns, aCol, &c, pRowid, &bHeld);
+    if( rc!=SQLITE_OK || !bHeld ) break;
+    rc = idemClaimHeld(p, pMain, c.aKey, c.aPart, &c.args, c.bKeyargs,
+                       c.zNow, &bExpired);
+    if( rc!=SQLITE_OK ) break;
+    if( !bExpired || nTry>0 ){
+      rc = idemVtabDbError(p, SQLITE_CORRUPT_VTAB);
+      break;
+    }
+    /* An expired call held it: gone, its rows are deleted, the claim is
+    ** made again and wins. */
+    rc = idemRelease(p, c.aKey);
+  }
+  idemClaimFinish(p, &c);
   return rc;
 }
 
