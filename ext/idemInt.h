@@ -4,22 +4,26 @@
 **
 ** The extension is built as one translation unit: ext/idem.c #includes
 ** every part, so IDEM_PRIVATE is "static" and sqlite3_idem_init() is the
-** only symbol the library exports.  Each part also compiles on its own
-** (cc -fsyntax-only -Iinclude -Iext ext/idem_X.c; test/parts.test does it),
+** only symbol the library exports.  Each part also compiles on its own,
+** and the parts link as separate objects (test/parts.test does both),
 ** which keeps this header the one place where parts meet: a part uses
 ** another only through the types and prototypes below, under the heading
-** of the file that defines them.
+** of the file that defines them.  The headings go lowest first; a part
+** calls only parts above its own heading:
 **
 **   idem_number.c     RFC 8785 / ECMAScript number text
-**   idem_sql.c        conversions of SQL values; the SQL functions' error
+**   idem_utf8.c       UTF-8 validation of a whole input
+**   idem_time.c       the clock and the stored time text
+**   idem_sql.c        conversions of SQL values, the one-row query, and
+**                     the SQL functions' error
 **   idem_canonical.c  canonical JSON (RFC 8785) and idem_canonical()
 **   idem_key.c        the key of a call, idem_key(), idem_header()
-**   idem_time.c       the clock and the stored time text
-**   idem_vtab.c       the claim table's plumbing: the idem module's
-**                     slots, statement cache and cursor
+**   idem_durable.c    the durability check of an external claim
+**   idem_store.c      a claim table's storage: shadow tables, statements,
+**                     the transaction's local claims, the table's error
 **   idem_claim.c      the claim's rules (doc/contract.md §4-5): options,
-**                     status and kind, the transition function, writes,
-**                     and the reply
+**                     the claim, the transition function, writes, reply
+**   idem_vtab.c       the idem module: slots, query plans, cursor
 **   idem_versioned.c  the version guard for ordinary tables
 */
 #ifndef IDEMINT_H

@@ -186,7 +186,7 @@ static int idemPrepare(IdemVtab *p, const char *zSql, unsigned int flags,
 /*
 ** The SQL of statement i for p's format and options.  A format-1 table
 ** (before keyargs, owner and expires) is read as it is: those columns read
-** as NULL.  Writes upgrade it first (idemUpgrade()), so only queries are
+** as NULL.  Writes upgrade it first (idemStoreUpgrade()), so only queries are
 ** prepared against format 1.  A table without retain never sets expires:
 ** its queries read NULL instead of the column, which a replay then does
 ** not pay for.  The rewrite is made on the template, before the table's
