@@ -621,11 +621,27 @@ IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
 }
 
 /*
+** Run zSql (freed; NULL: out of memory) to change the shadow tables; on
+** failure the table's error says "cannot <zWhat> <name>_claim: <SQLite's
+** message>".
+*/
+static int idemStoreExec(IdemVtab *p, char *zSql, const char *zWhat){
+  int rc;
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
+  sqlite3_free(zSql);
+  if( rc!=SQLITE_OK ){
+    idemVtabError(p, "cannot %s %s_claim: %s", zWhat, p->zName,
+                  sqlite3_errmsg(p->db));
+  }
+  return rc;
+}
+
+/*
 ** Make the shadow tables of a new table (xCreate), in format IDEM_FORMAT.
 ** SQLITE_OK, or the error with the table's message.
 */
 IDEM_PRIVATE int idemStoreCreate(IdemVtab *p){
-  int rc;
   char *zSql = sqlite3_mprintf(
     "CREATE TABLE \"%w\".\"%w_claim\"("
       "rid INTEGER PRIMARY KEY, key BLOB NOT NULL, member INTEGER NOT NULL,"
@@ -637,14 +653,7 @@ IDEM_PRIVATE int idemStoreCreate(IdemVtab *p){
     p->zDb, p->zName, p->zDb, p->zName, p->zDb, p->zName,
     p->zDb, p->zName, IDEM_FORMAT);
   p->iFormat = IDEM_FORMAT;
-  if( zSql==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
-  sqlite3_free(zSql);
-  if( rc!=SQLITE_OK ){
-    idemVtabError(p, "cannot create %s_claim: %s", p->zName,
-                  sqlite3_errmsg(p->db));
-  }
-  return rc;
+  return idemStoreExec(p, zSql, "create");
 }
 
 /*
@@ -688,14 +697,7 @@ IDEM_PRIVATE int idemStoreDrop(IdemVtab *p){
                         p->zDb, p->zName, p->zDb, p->zName);
     zSql = sqlite3_str_finish(pSql);
   }
-  if( zSql==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
-  sqlite3_free(zSql);
-  if( rc!=SQLITE_OK ){
-    idemVtabError(p, "cannot drop %s_claim: %s", p->zName,
-                  sqlite3_errmsg(p->db));
-  }
-  return rc;
+  return idemStoreExec(p, zSql, "drop");
 }
 
 /* Rename the shadow tables with the table (xRename). */
@@ -714,20 +716,16 @@ IDEM_PRIVATE int idemStoreRename(IdemVtab *p, const char *zNew){
     zSql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_claim\" RENAME TO \"%w_claim\"",
                            p->zDb, p->zName, zNew);
   }
-  if( zSql==0 || zName==0 ){
+  if( zName==0 ){
     sqlite3_free(zSql);
-    sqlite3_free(zName);
     return SQLITE_NOMEM;
   }
-  rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
-  sqlite3_free(zSql);
+  rc = idemStoreExec(p, zSql, "rename");
   if( rc==SQLITE_OK ){
     sqlite3_free(p->zName);
     p->zName = zName;
   }else{
     sqlite3_free(zName);
-    idemVtabError(p, "cannot rename %s_claim: %s", p->zName,
-                  sqlite3_errmsg(p->db));
   }
   return rc;
 }
