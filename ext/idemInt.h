@@ -4,22 +4,26 @@
 **
 ** The extension is built as one translation unit: ext/idem.c #includes
 ** every part, so IDEM_PRIVATE is "static" and sqlite3_idem_init() is the
-** only symbol the library exports.  Each part also compiles on its own
-** (cc -fsyntax-only -Iinclude -Iext ext/idem_X.c; test/parts.test does it),
+** only symbol the library exports.  Each part also compiles on its own,
+** and the parts link as separate objects (test/parts.test does both),
 ** which keeps this header the one place where parts meet: a part uses
 ** another only through the types and prototypes below, under the heading
-** of the file that defines them.
+** of the file that defines them.  The headings go lowest first; a part
+** calls only parts above its own heading:
 **
 **   idem_number.c     RFC 8785 / ECMAScript number text
-**   idem_canonical.c  canonical JSON (RFC 8785) and idem_canonical()
-**   idem_key.c        the key of a call, idem_key(), idem_header(), and
-**                     the error helper of the SQL functions
+**   idem_utf8.c       UTF-8 validation of a whole input
 **   idem_time.c       the clock and the stored time text
-**   idem_vtab.c       the claim table's plumbing: the idem module's
-**                     slots, statement cache and cursor
+**   idem_sql.c        conversions of SQL values, the one-row query, and
+**                     the SQL functions' error
+**   idem_canonical.c  canonical JSON (RFC 8785) and idem_canonical()
+**   idem_key.c        the key of a call, idem_key(), idem_header()
+**   idem_durable.c    the durability check of an external claim
+**   idem_store.c      a claim table's storage: shadow tables, statements,
+**                     the transaction's local claims, the table's error
 **   idem_claim.c      the claim's rules (doc/contract.md §4-5): options,
-**                     status and kind, the transition function, writes,
-**                     and the reply
+**                     the claim, the transition function, writes, reply
+**   idem_vtab.c       the idem module: slots, query plans, cursor
 **   idem_versioned.c  the version guard for ordinary tables
 */
 #ifndef IDEMINT_H
@@ -80,6 +84,17 @@ SQLITE_EXTENSION_INIT3
 # define IDEM_PRIVATE
 #endif
 
+/*
+** Data a part shares is declared below with IDEM_PRIVATE_DATA and defined
+** once, in its own part, with IDEM_PRIVATE and an initializer.  In the
+** single build both are "static" (the declaration is then a tentative
+** definition of the same object); a part compiled alone sees "extern", so
+** that the parts compiled as separate objects link (test/parts.test).
+*/
+#ifndef IDEM_PRIVATE_DATA
+# define IDEM_PRIVATE_DATA extern
+#endif
+
 #ifndef SQLITE_PREPARE_NO_VTAB
 # define SQLITE_PREPARE_NO_VTAB 0       /* headers older than 3.27: no such check */
 #endif
@@ -114,24 +129,63 @@ IDEM_PRIVATE int idemNumberFormat(double v, char *zOut);
 IDEM_PRIVATE int idemUtf8Valid(const unsigned char *z, size_t n);
 
 /**************************************************************************
+** Interface to code in idem_time.c:
+*/
+
+#define IDEM_TIME_LEN 24    /* 'YYYY-MM-DD HH:MM:SS.SSS' and its NUL */
+
+IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]);
+IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
+/* The current time, from the VFS's clock, as Unix time in milliseconds. */
+IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
+
+/**************************************************************************
+** Interface to code in idem_sql.c (what every part that speaks to SQLite
+** shares):
+*/
+
+/* The UTF-8 bytes of a TEXT value and their number, without the copy that
+** sqlite3_value_text() makes to add a terminator.  NULL: out of memory. */
+IDEM_PRIVATE const char *idemValueUtf8(sqlite3_value *pVal, int *pn);
+
+/* The JSON text of an SQL integer or real, into IDEM_JSON_NUMBUF bytes:
+** its length, or -1 for a real that is not finite. */
+#define IDEM_JSON_NUMBUF 48
+IDEM_PRIVATE int idemJsonNumberText(sqlite3_value *pVal, char *zOut);
+
+/* The integer that pVal equals as SQL compares it with an INTEGER column
+** (numeric affinity: 0.0, -0.0 and '0' equal 0; 0.5, 'a', x'00' and NULL
+** equal none): 1 and *piOut, 0 if it equals no integer, -1 out of memory. */
+IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
+
+/* Prepare the query zFmt (printf-style) on db and step it once:
+** SQLITE_ROW with *ppStmt on the row (the caller finalizes it),
+** SQLITE_DONE for no row, or the error (sqlite3_errmsg(db)).  The one
+** way idem runs a query of one row that it does not keep prepared. */
+IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
+                              const char *zFmt, ...);
+
+/* The error of an SQL function: "idem: " and the printf-style text, rc as
+** the error code (SQLITE_NOMEM: out of memory, no text).  The one way an
+** SQL function of idem reports an error. */
+IDEM_PRIVATE void idemResultError(sqlite3_context *ctx, int rc,
+                                  const char *zFmt, ...);
+
+/**************************************************************************
 ** Interface to code in idem_canonical.c:
 */
 
 /* A canonicalizer: keeps its buffers from one call to the next. */
 typedef struct IdemJson IdemJson;
 
-/* The JSON text of an SQL integer or real, into IDEM_JSON_NUMBUF bytes:
-** its length, or -1 for a real that is not finite. */
-#define IDEM_JSON_NUMBUF 48
-IDEM_PRIVATE int idemJsonNumberText(sqlite3_value *pVal, char *zOut);
-/* The UTF-8 bytes of a TEXT value and their number, without the copy that
-** sqlite3_value_text() makes to add a terminator.  NULL: out of memory. */
-IDEM_PRIVATE const char *idemValueUtf8(sqlite3_value *pVal, int *pn);
 IDEM_PRIVATE IdemJson *idemJsonNew(void);
 IDEM_PRIVATE void idemJsonFree(IdemJson *p);
 IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn);
 IDEM_PRIVATE const char *idemJsonText(IdemJson *p, int *pnText);
 IDEM_PRIVATE const char *idemJsonError(IdemJson *p);
+/* Append z[0..n) to s as a JSON string, escaped as canonical text is. */
+IDEM_PRIVATE void idemJsonAppendString(sqlite3_str *s, const char *z,
+                                       sqlite3_int64 n);
 
 /*
 ** A canonicalizer shared by the calls of one owner (a SQL function, a
@@ -172,22 +226,6 @@ IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart);
   " a key part must be a finite number, text or blob"
 IDEM_PRIVATE int idemKeyRegister(sqlite3 *db);
 
-/* The SQL functions' error: "idem: " and the printf-style text, rc as the
-** error code (SQLITE_NOMEM: out of memory, no text). */
-IDEM_PRIVATE void idemResultError(sqlite3_context *ctx, int rc,
-                                  const char *zFmt, ...);
-
-/**************************************************************************
-** Interface to code in idem_time.c:
-*/
-
-#define IDEM_TIME_LEN 24    /* 'YYYY-MM-DD HH:MM:SS.SSS' and its NUL */
-
-IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]);
-IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
-/* The current time, from the VFS's clock, as Unix time in milliseconds. */
-IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
-
 /**************************************************************************
 ** Interface to code in idem_durable.c (doc/contract.md §12: an external
 ** claim needs a durable commit):
@@ -206,7 +244,9 @@ IDEM_PRIVATE void idemDurableBegin(IdemDurable *pD);  /* xBegin: read again */
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 
 /**************************************************************************
-** Interface to code in idem_vtab.c (the claim table's plumbing):
+** Interface to code in idem_store.c (where a claim table keeps its calls:
+** the shadow tables, the statements, the transaction's local claims, the
+** table's error):
 */
 
 /* Column numbers of the virtual table. */
@@ -234,8 +274,9 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
 ** (SQLITE_PREPARE_PERSISTENT) until the table is disconnected, dropped or
-** renamed.  The query statements are lent to one cursor at a time; a
-** second cursor prepares its own.
+** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMEMBER_L) are
+** lent to one cursor at a time (idemStmtLend()); a second cursor gets a
+** private copy.
 */
 #define IDEM_STMT_INSERT        0   /* claim or member row */
 #define IDEM_STMT_MAIN          1   /* identity and status of a call by key */
@@ -258,6 +299,8 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 #define IDEM_STMT_EXPIRY_DEL   25   /* ... and its removal */
 #define IDEM_STMT_EXPIRY_NEXT  26   /* the earliest expiry (retain) */
 #define IDEM_NSTMT             27
+#define IDEM_STMT_LENDABLE(i) \
+  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_L)
 
 /* At most this many expired calls (each with its members) are deleted by
 ** one claim (doc/contract.md §10), oldest expiry first. */
@@ -295,7 +338,8 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 #define IDEM_C_STATUS   1
 
 /* The table's options (CREATE VIRTUAL TABLE ... USING idem(name=value)),
-** parsed in one place: idemOptionParse() in idem_claim.c. */
+** parsed in one place: idemOptionParse() in idem_claim.c; the store reads
+** retain to leave expires out of its queries. */
 typedef struct IdemOptions IdemOptions;
 struct IdemOptions {
   int bKeepLocalFailure;      /* local_failure=keep */
@@ -349,34 +393,66 @@ struct IdemVtab {
   int iTxnLevel;              /* The current savepoint level */
 };
 
-IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL];
+/* The names of the columns, by IDEM_COL_* number. */
+IDEM_PRIVATE_DATA const char *const azIdemCol[IDEM_NCOL];
 
-/* Statement i of the table in *ppStmt, prepared if need be.  SQLITE_OK,
-** or an error code with the message in the table. */
-IDEM_PRIVATE int idemStmt(IdemVtab *p, int i, sqlite3_stmt **ppStmt);
-
-/* The table's error message (printf-style), and the table's error for a
-** failed statement: "idem: <table>: <sqlite3_errmsg>".  idemVtabDbError()
-** returns rc. */
+/* The table's error message: "idem: <table>: " and the printf-style text
+** (the one place the prefix is written: callers give the text alone);
+** the table's error for a failed statement, "idem: <table>:
+** <sqlite3_errmsg>", which returns rc; and the table's error handed over
+** to *pzErr, where SQLite takes it from there (xCreate, xConnect,
+** xIntegrity). */
 IDEM_PRIVATE void idemVtabError(IdemVtab *p, const char *zFmt, ...);
 IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc);
+IDEM_PRIVATE void idemVtabErrorTo(IdemVtab *p, char **pzErr);
+/* The one exception: the durability check's message, made whole by
+** idem_durable.c, taken as the table's error as it is. */
+IDEM_PRIVATE void idemVtabErrorTake(IdemVtab *p, char *zMsg);
 
-/* The integer that pVal equals as SQL compares it with an INTEGER column
-** (numeric affinity: 0.0, -0.0 and '0' equal 0; 0.5, 'a', x'00' and NULL
-** equal none): 1 and *piOut, 0 if it equals no integer, -1 out of memory. */
-IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
+/* Statement i of the table in *ppStmt, prepared if need be, for the
+** caller to bind, step and reset before it returns.  SQLITE_OK, or an
+** error code with the message in the table. */
+IDEM_PRIVATE int idemStmt(IdemVtab *p, int i, sqlite3_stmt **ppStmt);
 
-/* The local claims of the open transaction (doc/contract.md §4: none may
-** commit pending).  Reserve room for one more before the claim's write,
-** so that recording it after cannot fail: SQLITE_OK or SQLITE_NOMEM. */
-IDEM_PRIVATE int idemTxnReserve(IdemVtab *p);
-IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]);
+/* Lend query i to a cursor (*pbLent), or give it a private copy while
+** another cursor has it; give it back with idemStmtGiveBack(). */
+IDEM_PRIVATE int idemStmtLend(IdemVtab *p, int i, sqlite3_stmt **ppStmt,
+                              int *pbLent);
+IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
+                                   int bLent);
+
+/* The shadow tables: create them (xCreate), or check them and read their
+** format (xConnect); upgrade a format-1 table before its first write;
+** drop and rename them with the table: SQLITE_OK, or the error with the
+** table's message.  The suffixes of their names (xShadowName); release
+** what the store holds of p (disconnect). */
+IDEM_PRIVATE int idemStoreCreate(IdemVtab *p);
+IDEM_PRIVATE int idemStoreConnect(IdemVtab *p);
+IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p);
+IDEM_PRIVATE int idemStoreDrop(IdemVtab *p);
+IDEM_PRIVATE int idemStoreRename(IdemVtab *p, const char *zNew);
+IDEM_PRIVATE int idemStoreShadowName(const char *zName);
+IDEM_PRIVATE void idemStoreClose(IdemVtab *p);
+#if SQLITE_VERSION_NUMBER>=3044000
+/* PRAGMA integrity_check: a finding in *pzErr, with SQLITE_OK. */
+IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
+                                    char **pzErr);
+#endif
 
 /* Check the shadow table again if the schema changed since the last
 ** check (p->zDamaged then says why claims are refused). */
-IDEM_PRIVATE int idemVtabRecheck(IdemVtab *p);
+IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p);
 
-IDEM_PRIVATE int idemVtabRegister(sqlite3 *db);
+/* The local claims of the open transaction (doc/contract.md §4: none may
+** commit pending).  Reserve room for one more before the claim's write,
+** so that recording it after cannot fail: SQLITE_OK or SQLITE_NOMEM.
+** The rest follow the module's transaction slots. */
+IDEM_PRIVATE int idemTxnReserve(IdemVtab *p);
+IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]);
+IDEM_PRIVATE void idemTxnClear(IdemVtab *p);
+IDEM_PRIVATE void idemTxnSavepoint(IdemVtab *p, int iSavepoint);
+IDEM_PRIVATE void idemTxnRelease(IdemVtab *p, int iSavepoint);
+IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint);
 
 /**************************************************************************
 ** Interface to code in idem_claim.c (the claim's rules):
@@ -400,6 +476,11 @@ IDEM_PRIVATE int idemClaimSync(IdemVtab *p);
 IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
                            sqlite3_value *pResult, const char *zStatus,
                            const char *zNote, char **pzOut);
+
+/**************************************************************************
+** Interface to code in idem_vtab.c (the idem module: slots, plans, cursor):
+*/
+IDEM_PRIVATE int idemVtabRegister(sqlite3 *db);
 
 /**************************************************************************
 ** Interface to code in idem_versioned.c:

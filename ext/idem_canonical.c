@@ -2082,47 +2082,43 @@ IDEM_PRIVATE const char *idemJsonError(IdemJson *p){
 }
 
 /*
-** The JSON text of an SQL integer or real (doc/contract.md §2, §3): an
-** integer as its decimal digits, a real as ECMAScript prints that double
-** (the printer of canonical JSON: 42.0 gives "42", 0.30000000000000004
-** keeps every digit), never SQLite's 15-digit text of a real.  pVal must
-** be SQLITE_INTEGER or SQLITE_FLOAT.  Writes zOut (IDEM_JSON_NUMBUF bytes,
-** zero-terminated) and returns its length, or -1 for a real that is not
-** finite (Inf, -Inf), which has no JSON form.
+** Append z[0..n) to s as a JSON string, escaped as canonical text escapes
+** it (RFC 8785): '"' and '\' with a backslash, the control characters as
+** \b \t \n \f \r or \u00xx in lowercase hex, every other byte as it is
+** (z is not checked to be UTF-8).  The writer of every JSON string idem
+** makes from SQL text (the reply of a duplicate, idem_claim.c).
 */
-IDEM_PRIVATE int idemJsonNumberText(sqlite3_value *pVal, char *zOut){
-  if( sqlite3_value_type(pVal)==SQLITE_INTEGER ){
-    sqlite3_snprintf(IDEM_JSON_NUMBUF, zOut, "%lld", sqlite3_value_int64(pVal));
-    return (int)strlen(zOut);
-  }else{
-    double v = sqlite3_value_double(pVal);
-    sqlite3_uint64 bits;
-    int n;
-    memcpy(&bits, &v, sizeof(bits));
-    if( ((bits>>52) & 0x7ff)==0x7ff ) return -1;
-    n = idemNumberFormat(v, zOut);
-    zOut[n] = 0;
-    return n;
+IDEM_PRIVATE void idemJsonAppendString(sqlite3_str *s, const char *z,
+                                       sqlite3_int64 n){
+  sqlite3_int64 i, iStart = 0;
+  sqlite3_str_appendchar(s, 1, '"');
+  for(i=0; i<n; i++){
+    unsigned char c = (unsigned char)z[i];
+    if( c<0x20 || c=='"' || c=='\\' ){
+      char zEsc[6] = { '\\', 0, '0', '0', 0, 0 };
+      int nEsc = 2;
+      sqlite3_str_append(s, z+iStart, (int)(i-iStart));
+      switch( c ){
+        case '"':  zEsc[1] = '"'; break;
+        case '\\': zEsc[1] = '\\'; break;
+        case '\b': zEsc[1] = 'b'; break;
+        case '\t': zEsc[1] = 't'; break;
+        case '\n': zEsc[1] = 'n'; break;
+        case '\f': zEsc[1] = 'f'; break;
+        case '\r': zEsc[1] = 'r'; break;
+        default:
+          zEsc[1] = 'u';
+          zEsc[4] = idemJsonHex[c>>4];
+          zEsc[5] = idemJsonHex[c&0xf];
+          nEsc = 6;
+          break;
+      }
+      sqlite3_str_append(s, zEsc, nEsc);
+      iStart = i+1;
+    }
   }
-}
-
-/* The UTF-8 bytes of the TEXT value pVal, and their number in *pn,
-** without the copy that sqlite3_value_text() makes of a bound value to
-** add a terminator: sqlite3_value_bytes() converts a UTF-16 value to
-** UTF-8 in place (a UTF-16 database), after which sqlite3_value_blob()
-** gives the bytes as they are.  The result need not be terminated.  NULL
-** means out of memory. */
-IDEM_PRIVATE const char *idemValueUtf8(sqlite3_value *pVal, int *pn){
-  int n = sqlite3_value_bytes(pVal);
-  const char *z;
-  if( n==0 ){
-    /* Empty, or a conversion that failed: value_text() tells which. */
-    *pn = 0;
-    return (const char*)sqlite3_value_text(pVal);
-  }
-  z = (const char*)sqlite3_value_blob(pVal);
-  *pn = z ? n : 0;
-  return z;
+  sqlite3_str_append(s, z+iStart, (int)(n-iStart));
+  sqlite3_str_appendchar(s, 1, '"');
 }
 
 /* idem_canonical(J): see the header comment. */
@@ -2140,19 +2136,19 @@ static void idemCanonicalFunc(
 
   switch( sqlite3_value_type(argv[0]) ){
     case SQLITE_NULL:
-      sqlite3_result_error(ctx, "idem: idem_canonical(): argument is NULL; "
-                                "expected JSON text", -1);
+      idemResultError(ctx, SQLITE_ERROR, "idem_canonical(): argument is NULL;"
+                                         " expected JSON text");
       return;
     case SQLITE_BLOB:
-      sqlite3_result_error(ctx, "idem: idem_canonical(): argument is a blob; "
-                                "expected JSON text", -1);
+      idemResultError(ctx, SQLITE_ERROR, "idem_canonical(): argument is a"
+                                         " blob; expected JSON text");
       return;
     case SQLITE_INTEGER:
     case SQLITE_FLOAT:           /* that JSON number, not SQLite's text */
       n = idemJsonNumberText(argv[0], zNum);
       if( n<0 ){
-        sqlite3_result_error(ctx, "idem: idem_canonical(): argument is a real"
-                             " that is not finite (Inf or -Inf)", -1);
+        idemResultError(ctx, SQLITE_ERROR, "idem_canonical(): argument is a"
+                        " real that is not finite (Inf or -Inf)");
         return;
       }
       sqlite3_result_text(ctx, zNum, n, SQLITE_TRANSIENT);
@@ -2165,12 +2161,12 @@ static void idemCanonicalFunc(
     n = sqlite3_value_bytes(argv[0]);
   }
   if( z==0 ){
-    sqlite3_result_error_nomem(ctx);
+    idemResultError(ctx, SQLITE_NOMEM, 0);
     return;
   }
   p = idemJsonAcquire(&pShared);
   if( p==0 ){
-    sqlite3_result_error_nomem(ctx);
+    idemResultError(ctx, SQLITE_NOMEM, 0);
     return;
   }
   rc = idemJsonCanonical(p, z, n);
@@ -2187,7 +2183,7 @@ static void idemCanonicalFunc(
                             SQLITE_TRANSIENT, SQLITE_UTF8);
       break;
     default:
-      idemResultError(ctx, rc, "idem: idem_canonical(): %s", idemJsonError(p));
+      idemResultError(ctx, rc, "idem_canonical(): %s", idemJsonError(p));
       break;
   }
   idemJsonRelease(&pShared, p);

@@ -1,19 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** idem_claim.c -- the claim's rules (doc/contract.md §4, §5): what an
-** INSERT, an UPDATE and a DELETE on an idem table may do.  The table's
-** plumbing (slots, statements, cursor) is in idem_vtab.c.
+** INSERT, an UPDATE and a DELETE on an idem table may do, the COMMIT of
+** its local claims, its options, and the reply of a duplicate.  It stands
+** on the store (idem_store.c: the shadow tables, the statements, the
+** transaction's list) and never calls the module (idem_vtab.c), which
+** calls it.
 **
-** THE CLAIM.  An INSERT validates everything first and then makes exactly
-** one write, the INSERT into <name>_claim, whose UNIQUE(key, member) is
-** the arbiter.  A single-row INSERT has no statement journal, so nothing
-** may be written before a write that can fail.  On a duplicate the stored
-** identity (who, conv, tool, and keyargs if the call has them, else args)
-** is compared: the same call is a SQLITE_CONSTRAINT (which OR IGNORE
-** turns into "0 rows changed"); another call under the same key is
-** SQLITE_ERROR, never ignorable, and tells nothing of the call that holds
-** the key; the same keyargs with other args is what args_mismatch decides
-** (doc/contract.md §9).
+** THE CLAIM, in three steps (idemInsertCall()), as doc/contract.md §4
+** says them:
+**
+**   1. prepare  idemClaimPrepare(): check every value, canonicalize args
+**               and keyargs, make the key; nothing is written (a
+**               single-row INSERT has no statement journal, so nothing may
+**               be written before a write that can fail);
+**   2. write    idemClaimWrite(): exactly one write, the INSERT into
+**               <name>_claim, whose UNIQUE(key, member) is the arbiter: a
+**               new key is this caller's;
+**   3. held     idemClaimHeld(): the key was held; by whom?
+**
+** In step 3 the stored identity (who, conv, tool, and keyargs if the call
+** has them, else args) is compared: the same call is a SQLITE_CONSTRAINT
+** (which OR IGNORE turns into "0 rows changed"); another call under the
+** same key is SQLITE_ERROR, never ignorable, and tells nothing of the call
+** that holds the key; the same keyargs with other args is what
+** args_mismatch decides (doc/contract.md §9).
 **
 ** RETENTION (doc/contract.md §10).  With retain, deciding a call sets its
 ** expires and adds it to <name>_expiry.  Expired calls are invisible (the
@@ -148,7 +159,8 @@ static const IdemSwitch aIdemSwitch[] = {
 
 /*
 ** Parse one module argument "name=value" into *pOpt.  Returns SQLITE_OK
-** or an error with *pzErr set.  A value may be quoted ('24 hours') or not
+** or an error with *pzErr set (the text alone: the table's error puts
+** "idem: <table>: " in front).  A value may be quoted ('24 hours') or not
 ** (24 hours): SQLite hands the argument over as it was written.
 */
 IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
@@ -181,7 +193,7 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
         return SQLITE_OK;
       }
     }
-    *pzErr = sqlite3_mprintf("idem: unknown value '%.*s' for %s; use %s",
+    *pzErr = sqlite3_mprintf("unknown value '%.*s' for %s; use %s",
                              nValue, zValue, pSw->zName, pSw->zHelp);
     return SQLITE_ERROR;
   }
@@ -189,7 +201,7 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
    || (nName==11 && sqlite3_strnicmp(zArg, "stale_after", 11)==0) ){
     sqlite3_int64 iMs = idemDurationParse(zValue, nValue);
     if( iMs==0 ){
-      *pzErr = sqlite3_mprintf("idem: bad duration '%.*s' for %.*s; use a"
+      *pzErr = sqlite3_mprintf("bad duration '%.*s' for %.*s; use a"
           " positive number and a unit of seconds, minutes, hours or days"
           " (at most 36525 days), e.g. %.*s='24 hours'",
           nValue, zValue, nName, zArg, nName, zArg);
@@ -199,7 +211,7 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
     return SQLITE_OK;
   }
  bad:
-  *pzErr = sqlite3_mprintf("idem: unknown option '%s'; the options are "
+  *pzErr = sqlite3_mprintf("unknown option '%s'; the options are "
       IDEM_OPTIONS_HELP, zArg);
   return SQLITE_ERROR;
 }
@@ -419,54 +431,54 @@ static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
                       const char *zOld, const char *zNew){
   switch( eRefusal ){
     case IDEM_REFUSE_NULL_STATUS:
-      idemVtabError(p, "idem: %s: status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending", p->zName);
+      idemVtabError(p, "status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending");
       break;
     case IDEM_REFUSE_DECIDED:
-      idemVtabError(p, "idem: call '%s' is already decided (status: %s); a"
+      idemVtabError(p, "call '%s' is already decided (status: %s); a"
           " decided call is final: replay it with SELECT reply FROM \"%w\""
           " WHERE key = '%s'", zHex, zOld, p->zName, zHex);
       break;
     case IDEM_REFUSE_RECONCILE_WITH_STATUS:
-      idemVtabError(p, "idem: %s: reconcile = 'arrived' makes the call done,"
+      idemVtabError(p, "reconcile = 'arrived' makes the call done,"
           " 'not_arrived' and 'not_sent' release it; do not set another"
-          " status with it", p->zName);
+          " status with it");
       break;
     case IDEM_REFUSE_BAD_RECONCILE:
-      idemVtabError(p, "idem: %s: reconcile must be 'arrived' (the target's"
+      idemVtabError(p, "reconcile must be 'arrived' (the target's"
           " records show the request: the call becomes done),"
           " 'not_arrived' (they show it never came: the claim is released)"
           " or 'not_sent' (a pending call whose request never left: the"
-          " claim is released)", p->zName);
+          " claim is released)");
       break;
     case IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE:
-      idemVtabError(p, "idem: call '%s' has an unknown outcome and is never"
+      idemVtabError(p, "call '%s' has an unknown outcome and is never"
           " released or completed by an ordinary UPDATE; after checking the"
           " target's records, reconcile it: UPDATE \"%w\" SET reconcile ="
           " 'arrived' (or 'not_arrived') WHERE key = '%s' AND member = 0",
           zHex, p->zName, zHex);
       break;
     case IDEM_REFUSE_LOCAL_UNKNOWN:
-      idemVtabError(p, "idem: %s: call '%s' is local: its outcome is known;"
-                    " set status to 'done' or 'failed'", p->zName, zHex);
+      idemVtabError(p, "call '%s' is local: its outcome is known;"
+                    " set status to 'done' or 'failed'", zHex);
       break;
     case IDEM_REFUSE_PENDING_NOT_STALE:
-      idemVtabError(p, "idem: %s: call '%s' is pending and not stale: its"
+      idemVtabError(p, "call '%s' is pending and not stale: its"
           " owner may still be sending it, so reconcile = 'not_arrived' does"
           " not release it (a pending call is released on the target's"
           " records only once it is stale: the table option stale_after);"
           " if you know that the request never left, say so: UPDATE \"%w\""
           " SET reconcile = 'not_sent' WHERE key = '%s' AND member = 0",
-          p->zName, zHex, p->zName, zHex);
+          zHex, p->zName, zHex);
       break;
     case IDEM_REFUSE_NOT_SENT_UNKNOWN:
-      idemVtabError(p, "idem: %s: call '%s' has an unknown outcome: its"
+      idemVtabError(p, "call '%s' has an unknown outcome: its"
           " request may have left, so reconcile = 'not_sent' cannot release"
           " it; after checking the target's records, set reconcile ="
-          " 'arrived' or 'not_arrived'", p->zName, zHex);
+          " 'arrived' or 'not_arrived'", zHex);
       break;
     case IDEM_REFUSE_BAD_STATUS:
-      idemVtabError(p, "idem: %s: status must be 'pending', 'done' or"
-                    " 'failed', not '%s'", p->zName, zNew ? zNew : "(not text)");
+      idemVtabError(p, "status must be 'pending', 'done' or"
+                    " 'failed', not '%s'", zNew ? zNew : "(not text)");
       break;
   }
   return SQLITE_ERROR;
@@ -504,9 +516,9 @@ static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
                       unsigned char aKey[IDEM_KEY_BYTES]){
   if( sqlite3_column_type(pStmt, iCol)!=SQLITE_BLOB
    || sqlite3_column_bytes(pStmt, iCol)!=IDEM_KEY_BYTES ){
-    idemVtabError(p, "idem: %s: a row of %s_claim has a damaged key (not a"
+    idemVtabError(p, "a row of %s_claim has a damaged key (not a"
         " 16-byte blob); the database was changed outside idem: see PRAGMA"
-        " integrity_check", p->zName, p->zName);
+        " integrity_check", p->zName);
     return SQLITE_CORRUPT_VTAB;
   }
   memcpy(aKey, sqlite3_column_blob(pStmt, iCol), IDEM_KEY_BYTES);
@@ -516,7 +528,7 @@ static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
 /* A value that must not be given on INSERT: error unless NULL. */
 static int idemMustBeNull(IdemVtab *p, sqlite3_value **aCol, int iCol, const char *zWhy){
   if( sqlite3_value_type(aCol[iCol])!=SQLITE_NULL ){
-    idemVtabError(p, "idem: %s: %s %s", p->zName, azIdemCol[iCol], zWhy);
+    idemVtabError(p, "%s %s", azIdemCol[iCol], zWhy);
     return 1;
   }
   return 0;
@@ -541,10 +553,10 @@ static int idemCheckChanges(IdemVtab *p, const char *zWhat, int bAtLeast,
                             int nWant){
   int n = sqlite3_changes(p->db);
   if( bAtLeast ? n>=nWant : n==nWant ) return SQLITE_OK;
-  idemVtabError(p, "idem: %s: %s changed %d rows of %s_claim, not %s%d; the"
+  idemVtabError(p, "%s changed %d rows of %s_claim, not %s%d; the"
       " shadow table was changed outside idem (a trigger or a conflict"
       " clause?): nothing is recorded; see PRAGMA integrity_check",
-      p->zName, zWhat, n, p->zName, bAtLeast ? "at least " : "", nWant);
+      zWhat, n, p->zName, bAtLeast ? "at least " : "", nWant);
   return SQLITE_CORRUPT_VTAB;
 }
 
@@ -593,7 +605,7 @@ static void idemDuplicateError(IdemVtab *p, const char *zStatus,
       zWhat = "";
       break;
   }
-  idemVtabError(p, "idem: %s (status: %s)%s; replay it with"
+  idemVtabError(p, "%s (status: %s)%s; replay it with"
       " SELECT * FROM \"%w\" WHERE key = '%s'",
       bReplace ? "INSERT OR REPLACE never takes over a claim: call already claimed"
                : "call already claimed",
@@ -628,19 +640,17 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
   for(i=0; i<4; i++){
     int eType = sqlite3_value_type(aCol[aPartCol[i]]);
     if( eType==SQLITE_NULL ){
-      idemVtabError(p, "idem: %s: %s is NULL; a claim needs who, conv, tool"
-                    " and args", p->zName, azIdemCol[aPartCol[i]]);
+      idemVtabError(p, "%s is NULL; a claim needs who, conv, tool"
+                    " and args", azIdemCol[aPartCol[i]]);
       return SQLITE_ERROR;
     }
     if( i==3 && eType==SQLITE_BLOB ){
-      idemVtabError(p, "idem: %s: args is a blob; expected JSON text",
-                    p->zName);
+      idemVtabError(p, "args is a blob; expected JSON text");
       return SQLITE_MISMATCH;
     }
     rc = idemKeyPartFrom(aCol[aPartCol[i]], &aPart[i]);
     if( rc==SQLITE_MISMATCH ){
-      idemVtabError(p, "idem: %s: %s " IDEM_KEY_NONFINITE, p->zName,
-                    azIdemCol[aPartCol[i]]);
+      idemVtabError(p, "%s " IDEM_KEY_NONFINITE, azIdemCol[aPartCol[i]]);
     }
     if( rc!=SQLITE_OK ) return rc;
   }
@@ -650,10 +660,9 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
     const char *zKind = idemWordValue(aCol[IDEM_COL_KIND], &bNoMem);
     if( bNoMem ) return SQLITE_NOMEM;
     if( zKind==0 || (strcmp(zKind, "local")!=0 && strcmp(zKind, "external")!=0) ){
-      idemVtabError(p, "idem: %s: kind must be 'local' (a write into this"
+      idemVtabError(p, "kind must be 'local' (a write into this"
           " database, the default) or 'external' (a request to another"
-          " system), in lower case, not %s%s%s", p->zName,
-          zKind ? "'" : "", zKind ? zKind
+          " system), in lower case, not %s%s%s", zKind ? "'" : "", zKind ? zKind
             : sqlite3_value_type(aCol[IDEM_COL_KIND])==SQLITE_TEXT
               ? "text with an embedded NUL" : "a value that is not text",
           zKind ? "'" : "");
@@ -664,8 +673,7 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
       char *zErr = 0;
       rc = idemDurableCheck(&p->durable, p->db, p->zDb, &zErr);
       if( rc!=SQLITE_OK ){
-        sqlite3_free(p->base.zErrMsg);
-        p->base.zErrMsg = zErr;
+        idemVtabErrorTake(p, zErr);
         return rc;
       }
     }
@@ -681,12 +689,12 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
     return SQLITE_ERROR;
   }
   if( sqlite3_value_type(aCol[IDEM_COL_KEYARGS])==SQLITE_BLOB ){
-    idemVtabError(p, "idem: keyargs is a blob; expected JSON text (or NULL:"
+    idemVtabError(p, "keyargs is a blob; expected JSON text (or NULL:"
                   " the key is made of all the args)");
     return SQLITE_MISMATCH;
   }
   if( sqlite3_value_type(aCol[IDEM_COL_OWNER])==SQLITE_BLOB ){
-    idemVtabError(p, "idem: owner is a blob; expected text (a host and"
+    idemVtabError(p, "owner is a blob; expected text (a host and"
                   " process, a worker id) or NULL");
     return SQLITE_MISMATCH;
   }
@@ -703,8 +711,8 @@ static int idemClaimKey(IdemVtab *p, sqlite3_value **aCol,
   if( sqlite3_value_type(aCol[IDEM_COL_KEY])==SQLITE_NULL ){
     idemKeyHash(aPart, aKey);
   }else if( !idemKeyFromValue(aCol[IDEM_COL_KEY], aKey) ){
-    idemVtabError(p, "idem: %s: key must be 32 lowercase hex digits (as"
-                  " idem_key() returns), or NULL to compute it", p->zName);
+    idemVtabError(p, "key must be 32 lowercase hex digits (as"
+                  " idem_key() returns), or NULL to compute it");
     return SQLITE_MISMATCH;
   }
   return SQLITE_OK;
@@ -803,8 +811,9 @@ typedef enum IdemHeld {
 } IdemHeld;
 
 /*
-** The key of a claim is held: by this call (a duplicate, SQLITE_CONSTRAINT)
-** or by another (SQLITE_ERROR, never ignorable, never a "duplicate")?
+** 3. The key of a claim is held: by this call (a duplicate,
+** SQLITE_CONSTRAINT) or by another (SQLITE_ERROR, never ignorable, never
+** a "duplicate")?
 ** aPart[3] is what names the call: its keyargs if it has them, else its
 ** args; pArgs its args, bKeyargs whether keyargs were given.  A call
 ** that has expired is no holder: *pbExpired is set, and the caller
@@ -849,18 +858,18 @@ static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
         rc = SQLITE_OK;
         break;
       case IDEM_HELD_OTHER_CALL:
-        idemVtabError(p, "idem: %s: key '%s' is already held by a different"
+        idemVtabError(p, "key '%s' is already held by a different"
             " call (another who, conv, tool or %s); a key belongs to one call:"
             " compute keys with idem_key() or give each call a fresh key",
-            p->zName, zHex, (bKeyargs || bStoredKeyargs) ? "keyargs" : "args");
+            zHex, (bKeyargs || bStoredKeyargs) ? "keyargs" : "args");
         rc = SQLITE_ERROR;
         break;
       case IDEM_HELD_OTHER_ARGS:
         if( !p->opt.bArgsMismatchReplay ){
-          idemVtabError(p, "idem: %s: key '%s' was already used with other"
+          idemVtabError(p, "key '%s' was already used with other"
               " arguments: the same who, conv, tool and keyargs, but other"
               " args; a retry must send the arguments of its first call"
-              " (args_mismatch=error)", p->zName, zHex);
+              " (args_mismatch=error)", zHex);
           rc = SQLITE_ERROR;
           break;
         }
@@ -881,135 +890,182 @@ static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
 }
 
 /*
-** INSERT of a call's main row, the claim itself (member NULL or 0).  aCol[]
-** holds the new values by virtual-table column.
+** A claim, prepared: what its INSERT writes, every value checked and
+** computed before anything is written.  The canonical texts live in the
+** table's canonicalizers, held until idemClaimFinish().
 */
-static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRowid){
-  IdemPart aPart[4], args;
-  unsigned char aKey[IDEM_KEY_BYTES];
-  char zNow[IDEM_TIME_LEN];
-  const char *zKind = 0;
-  IdemJson *pJson = 0, *pJsonKey = 0;
-  sqlite3_stmt *pIns, *pMain;
-  int i, rc, nArgs, nTry, bExpired;
-  sqlite3_int64 iNow;
-  int bKeyargs = sqlite3_value_type(aCol[IDEM_COL_KEYARGS])!=SQLITE_NULL;
-  const char *zArgs;
+typedef struct IdemClaim IdemClaim;
+struct IdemClaim {
+  IdemPart aPart[4];          /* who, conv, tool, and what names the call:
+                              ** the canonical keyargs if given, else args */
+  IdemPart args;              /* The canonical args, stored whole */
+  int bKeyargs;               /* keyargs given (doc/contract.md §9) */
+  const char *zKind;          /* "local" or "external" */
+  unsigned char aKey[IDEM_KEY_BYTES];  /* The key, given or computed */
+  sqlite3_int64 iNow;         /* The time of the claim, */
+  char zNow[IDEM_TIME_LEN];   /* ... as created stores it */
+  IdemJson *pJson;            /* Holds args' canonical text */
+  IdemJson *pJsonKey;         /* Holds keyargs' canonical text */
+};
 
-  /* 1. Validate everything; nothing is written before the claim. */
-  rc = idemClaimCheck(p, aCol, aPart, &zKind);
+/*
+** 1. Prepare a claim (doc/contract.md §2, §4, §9): check every value (a
+** part that is NULL, a bad kind, a column a claim may not set),
+** canonicalize args and keyargs, and make the key.  Nothing is written:
+** a single-row INSERT has no statement journal, so nothing may be written
+** before a write that can fail.  Call idemClaimFinish() in any case.
+*/
+static int idemClaimPrepare(IdemVtab *p, sqlite3_value **aCol,
+                            IdemClaim *pC){
+  int rc, n;
+  memset(pC, 0, sizeof(*pC));
+  pC->bKeyargs = sqlite3_value_type(aCol[IDEM_COL_KEYARGS])!=SQLITE_NULL;
+  rc = idemClaimCheck(p, aCol, pC->aPart, &pC->zKind);
   if( rc ) return rc;
-  if( (pJson = idemJsonAcquire(&p->pJson))==0 ) return SQLITE_NOMEM;
-  rc = idemJsonCanonical(pJson, (const char*)aPart[3].p, (int)aPart[3].n);
+
+  /* args, canonical; stored whole, and the key's unless keyargs are
+  ** given.  The canonical text can be longer than the text given (1e20
+  ** prints 21 digits): if it could not be stored, nothing is claimed. */
+  if( (pC->pJson = idemJsonAcquire(&p->pJson))==0 ) return SQLITE_NOMEM;
+  rc = idemJsonCanonical(pC->pJson, (const char*)pC->aPart[3].p,
+                         (int)pC->aPart[3].n);
   if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
-    idemVtabError(p, rc==SQLITE_ERROR ? "idem: %s: args must be JSON text: %s"
-                  : "idem: %s: args: %s", p->zName, idemJsonError(pJson));
+    idemVtabError(p, rc==SQLITE_ERROR ? "args must be JSON text: %s"
+                  : "args: %s", idemJsonError(pC->pJson));
   }
-  if( rc ) goto done;
-  zArgs = idemJsonText(pJson, &nArgs);
-  if( nArgs>sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1) ){
-    /* The canonical text can be longer than the text given (1e20 prints
-    ** 21 digits): it could not be stored, so nothing is claimed. */
-    idemVtabError(p, "idem: %s: args: the canonical text is %d bytes, more"
-        " than SQLite's length limit (SQLITE_LIMIT_LENGTH, %d); nothing was"
-        " claimed", p->zName, nArgs,
-        sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1));
-    rc = SQLITE_TOOBIG;
-    goto done;
+  if( rc ) return rc;
+  pC->args.p = idemJsonText(pC->pJson, &n);
+  pC->args.n = n;
+  if( n>sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1) ){
+    idemVtabError(p, "args: the canonical text is %d bytes, more than"
+        " SQLite's length limit (SQLITE_LIMIT_LENGTH, %d); nothing was"
+        " claimed", n, sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, -1));
+    return SQLITE_TOOBIG;
   }
-  aPart[3].p = zArgs;
-  aPart[3].n = nArgs;
-  args = aPart[3];
-  if( bKeyargs ){
-    /* doc/contract.md §9: the key and the identity are made of keyargs;
-    ** args are stored whole. */
+  pC->aPart[3] = pC->args;
+
+  /* keyargs (§9): the key and the call's identity are made of them. */
+  if( pC->bKeyargs ){
     IdemPart k;
-    int nKey;
-    if( (pJsonKey = idemJsonAcquire(&p->pJsonKey))==0 ){ rc = SQLITE_NOMEM; goto done; }
+    if( (pC->pJsonKey = idemJsonAcquire(&p->pJsonKey))==0 ) return SQLITE_NOMEM;
     rc = idemKeyPartFrom(aCol[IDEM_COL_KEYARGS], &k);
     if( rc==SQLITE_MISMATCH ){
-      idemVtabError(p, "idem: %s: keyargs " IDEM_KEY_NONFINITE, p->zName);
+      idemVtabError(p, "keyargs " IDEM_KEY_NONFINITE);
     }
-    if( rc ) goto done;
-    rc = idemJsonCanonical(pJsonKey, (const char*)k.p, (int)k.n);
+    if( rc ) return rc;
+    rc = idemJsonCanonical(pC->pJsonKey, (const char*)k.p, (int)k.n);
     if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG ){
-      idemVtabError(p, "idem: %s: keyargs must be JSON text: %s", p->zName,
-                    idemJsonError(pJsonKey));
+      idemVtabError(p, "keyargs must be JSON text: %s",
+                    idemJsonError(pC->pJsonKey));
     }
-    if( rc ) goto done;
-    aPart[3].p = idemJsonText(pJsonKey, &nKey);
-    aPart[3].n = nKey;
+    if( rc ) return rc;
+    pC->aPart[3].p = idemJsonText(pC->pJsonKey, &n);
+    pC->aPart[3].n = n;
   }
-  rc = idemClaimKey(p, aCol, aPart, aKey);
-  if( rc ) goto done;
-  if( (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK
-   || (rc = idemStmt(p, IDEM_STMT_INSERT, &pIns))!=SQLITE_OK
-   || (rc = idemTxnReserve(p))!=SQLITE_OK ){
-    goto done;
-  }
-  iNow = idemNowMs(p->pVfs);
-  idemFormatTime(iNow, zNow);
+  rc = idemClaimKey(p, aCol, pC->aPart, pC->aKey);
+  if( rc ) return rc;
+  pC->iNow = idemNowMs(p->pVfs);
+  idemFormatTime(pC->iNow, pC->zNow);
+  return SQLITE_OK;
+}
 
-  /* Retention: delete a few expired calls, invisible already. */
-  if( p->opt.iRetainMs>0 && (rc = idemSweep(p, iNow, zNow))!=SQLITE_OK ) goto done;
+/* Give back the canonicalizers a prepared claim holds. */
+static void idemClaimFinish(IdemVtab *p, IdemClaim *pC){
+  idemJsonRelease(&p->pJsonKey, pC->pJsonKey);
+  idemJsonRelease(&p->pJson, pC->pJson);
+}
 
-  /* 2. The claim: the one write, arbitrated by UNIQUE(key, member).  A
-  ** second try only after deleting the expired call that held the key. */
-  for(nTry=0; nTry<2; nTry++){
-    rc = sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-    if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
-    for(i=0; i<3 && rc==SQLITE_OK; i++){
-      if( sqlite3_value_type(aCol[IDEM_COL_WHO+i])==SQLITE_BLOB ){
-        rc = sqlite3_bind_blob(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
-      }else{
-        rc = sqlite3_bind_text(pIns, 3+i, aPart[i].p, (int)aPart[i].n, SQLITE_STATIC);
-      }
-    }
-    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 6, zArgs, nArgs, SQLITE_STATIC);
-    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 7, zKind, -1, SQLITE_STATIC);
-    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
-    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
-    if( rc==SQLITE_OK && bKeyargs ){
-      rc = sqlite3_bind_text(pIns, 13, aPart[3].p, (int)aPart[3].n, SQLITE_STATIC);
-    }
-    if( rc==SQLITE_OK && sqlite3_value_type(aCol[IDEM_COL_OWNER])!=SQLITE_NULL ){
-      const char *zOwner = (const char*)sqlite3_value_text(aCol[IDEM_COL_OWNER]);
-      rc = zOwner==0 ? SQLITE_NOMEM
-         : sqlite3_bind_text(pIns, 14, zOwner,
-                             sqlite3_value_bytes(aCol[IDEM_COL_OWNER]),
-                             SQLITE_STATIC);
-    }
-    if( rc!=SQLITE_OK ){
-      idemBindError(p, pIns, rc);
-      goto done;
-    }
-    rc = idemStepReset(pIns);
-    if( rc==SQLITE_DONE ){
-      rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
-      if( rc!=SQLITE_OK ) goto done;
-      *pRowid = sqlite3_last_insert_rowid(p->db);
-      /* A local claim must not commit pending: xSync checks it. */
-      if( zKind[0]=='l' ) idemTxnAdd(p, aKey);
-    }else if( idemIsUniqueError(p, rc) ){
-      /* 3. The key is held.  By this call (a duplicate) or by another? */
-      rc = idemClaimHeld(p, pMain, aKey, aPart, &args, bKeyargs, zNow,
-                         &bExpired);
-      if( rc==SQLITE_OK && bExpired && nTry==0 ){
-        /* An expired call held it: gone, its rows are deleted, the
-        ** claim is made again and wins. */
-        rc = idemRelease(p, aKey);
-        if( rc==SQLITE_OK ) continue;
-      }else if( rc==SQLITE_OK ){
-        rc = idemVtabDbError(p, SQLITE_CORRUPT_VTAB);
-      }
+/*
+** 2. Write the claim with pIns (IDEM_STMT_INSERT): the one INSERT,
+** arbitrated by the shadow table's
+** UNIQUE(key, member) (doc/contract.md §4).  SQLITE_OK and *pRowid: the
+** key was free and this caller owns the call (a local claim is added to
+** the transaction's list, which xSync checks).  *pbHeld: the key is held,
+** nothing is written, no message is set.  Else the error, with its
+** message.
+*/
+static int idemClaimWrite(IdemVtab *p, sqlite3_stmt *pIns, sqlite3_value **aCol,
+                          const IdemClaim *pC, sqlite3_int64 *pRowid,
+                          int *pbHeld){
+  int i, rc;
+  *pbHeld = 0;
+  rc = sqlite3_bind_blob(pIns, 1, pC->aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
+  for(i=0; i<3 && rc==SQLITE_OK; i++){
+    const IdemPart *pPart = &pC->aPart[i];
+    if( sqlite3_value_type(aCol[IDEM_COL_WHO+i])==SQLITE_BLOB ){
+      rc = sqlite3_bind_blob(pIns, 3+i, pPart->p, (int)pPart->n, SQLITE_STATIC);
     }else{
-      rc = idemInnerError(p, rc);
+      rc = sqlite3_bind_text(pIns, 3+i, pPart->p, (int)pPart->n, SQLITE_STATIC);
     }
-    break;
   }
- done:
-  idemJsonRelease(&p->pJsonKey, pJsonKey);
-  idemJsonRelease(&p->pJson, pJson);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_bind_text(pIns, 6, pC->args.p, (int)pC->args.n, SQLITE_STATIC);
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 7, pC->zKind, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, pC->zNow, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK && pC->bKeyargs ){
+    rc = sqlite3_bind_text(pIns, 13, pC->aPart[3].p, (int)pC->aPart[3].n,
+                           SQLITE_STATIC);
+  }
+  if( rc==SQLITE_OK && sqlite3_value_type(aCol[IDEM_COL_OWNER])!=SQLITE_NULL ){
+    const char *zOwner = (const char*)sqlite3_value_text(aCol[IDEM_COL_OWNER]);
+    rc = zOwner==0 ? SQLITE_NOMEM
+       : sqlite3_bind_text(pIns, 14, zOwner,
+                           sqlite3_value_bytes(aCol[IDEM_COL_OWNER]),
+                           SQLITE_STATIC);
+  }
+  if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
+  rc = idemStepReset(pIns);
+  if( rc==SQLITE_DONE ){
+    rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
+    if( rc!=SQLITE_OK ) return rc;
+    *pRowid = sqlite3_last_insert_rowid(p->db);
+    /* A local claim must not commit pending: xSync checks it. */
+    if( pC->zKind[0]=='l' ) idemTxnAdd(p, pC->aKey);
+    return SQLITE_OK;
+  }
+  if( idemIsUniqueError(p, rc) ){
+    *pbHeld = 1;
+    return SQLITE_OK;
+  }
+  return idemInnerError(p, rc);
+}
+
+/*
+** INSERT of a call's main row, the claim itself (member NULL or 0):
+** prepare (1), write (2), and if the key is held (3), tell by whom
+** (idemClaimHeld()): the same call is a duplicate (SQLITE_CONSTRAINT,
+** which OR IGNORE turns into "0 rows changed"), another call an error.
+** With retain, a few expired calls are deleted first (idemSweep()), and an
+** expired call that still holds the key is deleted and the claim written
+** again, once.
+*/
+static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRowid){
+  IdemClaim c;
+  sqlite3_stmt *pIns, *pMain;
+  int nTry, bHeld, bExpired;
+  int rc = idemClaimPrepare(p, aCol, &c);
+  if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
+  if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_INSERT, &pIns);
+  if( rc==SQLITE_OK ) rc = idemTxnReserve(p);
+  if( rc==SQLITE_OK && p->opt.iRetainMs>0 ) rc = idemSweep(p, c.iNow, c.zNow);
+  for(nTry=0; rc==SQLITE_OK && nTry<2; nTry++){
+    rc = idemClaimWrite(p, pIns, aCol, &c, pRowid, &bHeld);
+    if( rc!=SQLITE_OK || !bHeld ) break;
+    rc = idemClaimHeld(p, pMain, c.aKey, c.aPart, &c.args, c.bKeyargs,
+                       c.zNow, &bExpired);
+    if( rc!=SQLITE_OK ) break;
+    if( !bExpired || nTry>0 ){
+      rc = idemVtabDbError(p, SQLITE_CORRUPT_VTAB);
+      break;
+    }
+    /* An expired call held it: gone, its rows are deleted, the claim is
+    ** made again and wins. */
+    rc = idemRelease(p, c.aKey);
+  }
+  idemClaimFinish(p, &c);
   return rc;
 }
 
@@ -1030,8 +1086,8 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   int i, rc;
 
   if( !idemKeyFromValue(aCol[IDEM_COL_KEY], aKey) ){
-    idemVtabError(p, "idem: %s: member %lld needs the key of its call"
-                  " (32 lowercase hex digits)", p->zName, iMember);
+    idemVtabError(p, "member %lld needs the key of its call"
+                  " (32 lowercase hex digits)", iMember);
     return SQLITE_MISMATCH;
   }
   for(i=0; i<(int)(sizeof(aNull)/sizeof(aNull[0])); i++){
@@ -1051,8 +1107,8 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   rc = sqlite3_step(pMain);
   if( rc!=SQLITE_ROW ){
     if( rc==SQLITE_DONE ){
-      idemVtabError(p, "idem: %s: no call with key '%s'; claim the call"
-                    " before adding members", p->zName, zHex);
+      idemVtabError(p, "no call with key '%s'; claim the call"
+                    " before adding members", zHex);
       rc = SQLITE_ERROR;
     }else{
       idemVtabDbError(p, rc);
@@ -1062,8 +1118,8 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   }
   zStatus = idemText(pMain, IDEM_M_STATUS);
   if( idemStatusParse(zStatus)!=IDEM_STATUS_PENDING ){
-    idemVtabError(p, "idem: %s: members are added only while the call is"
-        " pending; call '%s' is %s", p->zName, zHex, zStatus);
+    idemVtabError(p, "members are added only while the call is"
+        " pending; call '%s' is %s", zHex, zStatus);
     sqlite3_reset(pMain);
     return SQLITE_ERROR;
   }
@@ -1084,9 +1140,9 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   }
   if( idemIsUniqueError(p, rc) ){
     /* Not a duplicate call: an error under OR IGNORE too. */
-    idemVtabError(p, "idem: %s: member %lld of call '%s' already exists;"
+    idemVtabError(p, "member %lld of call '%s' already exists;"
                   " members are written once: give this row another member"
-                  " number", p->zName, iMember, zHex);
+                  " number", iMember, zHex);
     return SQLITE_ERROR;
   }
   return idemInnerError(p, rc);
@@ -1107,8 +1163,8 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
     int bInt = idemValueInt64(pMember, &iMember);
     if( bInt<0 ) return SQLITE_NOMEM;
     if( !bInt || iMember<0 ){
-      idemVtabError(p, "idem: %s: member must be 0 (the call) or a positive"
-                    " integer (its members 1, 2, ...)", p->zName);
+      idemVtabError(p, "member must be 0 (the call) or a positive"
+                    " integer (its members 1, 2, ...)");
       return SQLITE_MISMATCH;
     }
   }
@@ -1192,7 +1248,7 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
     IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE };
   int i;
   if( sqlite3_column_int64(pOld, IDEM_Q_MEMBER)!=0 ){
-    idemVtabError(p, "idem: member rows are not updated; record the call's"
+    idemVtabError(p, "member rows are not updated; record the call's"
         " outcome on its main row: UPDATE \"%w\" SET status = ... WHERE"
         " key = '%s' AND member = 0", p->zName, zHex);
     return SQLITE_ERROR;
@@ -1200,12 +1256,12 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
   for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
     if( idemChanges(aCol, aFixed[i], pOld) ){
       if( aFixed[i]==IDEM_COL_EXPIRES || aFixed[i]==IDEM_COL_STALE ){
-        idemVtabError(p, "idem: %s: %s is computed by idem; leave it out of"
-                      " the UPDATE", p->zName, azIdemCol[aFixed[i]]);
+        idemVtabError(p, "%s is computed by idem; leave it out of"
+                      " the UPDATE", azIdemCol[aFixed[i]]);
         return SQLITE_ERROR;
       }
-      idemVtabError(p, "idem: %s: %s cannot be changed; it is fixed when the"
-                    " call is claimed", p->zName, azIdemCol[aFixed[i]]);
+      idemVtabError(p, "%s cannot be changed; it is fixed when the"
+                    " call is claimed", azIdemCol[aFixed[i]]);
       return SQLITE_ERROR;
     }
   }
@@ -1433,12 +1489,12 @@ IDEM_PRIVATE int idemClaimSync(IdemVtab *p){
        && strcmp(idemText(pMain, IDEM_M_KIND), "external")!=0 ){
         char zHex[IDEM_KEY_HEX+1];
         idemKeyHex(p->aTxn[i].aKey, zHex);
-        idemVtabError(p, "idem: %s: local call '%s' is still pending at"
+        idemVtabError(p, "local call '%s' is still pending at"
             " COMMIT; a local claim never commits pending: record its"
             " outcome in the same transaction (UPDATE \"%w\" SET status ="
             " 'done' ... WHERE key = '%s' AND member = 0, or status ="
             " 'failed'), or roll back; the transaction was rolled back",
-            p->zName, zHex, p->zName, zHex);
+            zHex, p->zName, zHex);
         rc = SQLITE_ERROR;
       }else{
         rc = SQLITE_OK;
@@ -1486,40 +1542,6 @@ IDEM_PRIVATE int idemClaimDelete(IdemVtab *p, sqlite3_int64 iRid){
 
 /* ---------------------------------------------------------------- reply */
 
-/* Append z[0..n) as a JSON string with RFC 8785 escaping. */
-static void idemAppendJsonString(sqlite3_str *s, const char *z, sqlite3_int64 n){
-  static const char aHex[] = IDEM_HEX_DIGITS;
-  sqlite3_int64 i, iStart = 0;
-  sqlite3_str_appendchar(s, 1, '"');
-  for(i=0; i<n; i++){
-    unsigned char c = (unsigned char)z[i];
-    if( c<0x20 || c=='"' || c=='\\' ){
-      char zEsc[6] = { '\\', 0, '0', '0', 0, 0 };
-      int nEsc = 2;
-      sqlite3_str_append(s, z+iStart, (int)(i-iStart));
-      switch( c ){
-        case '"':  zEsc[1] = '"'; break;
-        case '\\': zEsc[1] = '\\'; break;
-        case '\b': zEsc[1] = 'b'; break;
-        case '\t': zEsc[1] = 't'; break;
-        case '\n': zEsc[1] = 'n'; break;
-        case '\f': zEsc[1] = 'f'; break;
-        case '\r': zEsc[1] = 'r'; break;
-        default:
-          zEsc[1] = 'u';
-          zEsc[4] = aHex[c>>4];
-          zEsc[5] = aHex[c&0xf];
-          nEsc = 6;
-          break;
-      }
-      sqlite3_str_append(s, zEsc, nEsc);
-      iStart = i+1;
-    }
-  }
-  sqlite3_str_append(s, z+iStart, (int)(n-iStart));
-  sqlite3_str_appendchar(s, 1, '"');
-}
-
 /* Append an SQL value as JSON: numbers as numbers, text as a string (or as
 ** itself, canonical, if bJson and it is valid JSON), blobs as hex strings,
 ** NULL as null. */
@@ -1528,15 +1550,13 @@ static int idemAppendValue(IdemVtab *p, sqlite3_str *s, sqlite3_value *pVal,
   static const char aHex[] = IDEM_HEX_DIGITS;
   switch( sqlite3_value_type(pVal) ){
     case SQLITE_INTEGER:
-      sqlite3_str_appendf(s, "%lld", sqlite3_value_int64(pVal));
-      break;
     case SQLITE_FLOAT: {
-      double r = sqlite3_value_double(pVal);
-      char zNum[40];
-      if( r!=r || r-r!=0.0 ){
-        sqlite3_str_append(s, "null", 4);       /* NaN and infinities */
+      char zNum[IDEM_JSON_NUMBUF];
+      int n = idemJsonNumberText(pVal, zNum);
+      if( n<0 ){
+        sqlite3_str_append(s, "null", 4);       /* infinities */
       }else{
-        sqlite3_str_append(s, zNum, idemNumberFormat(r, zNum));
+        sqlite3_str_append(s, zNum, n);
       }
       break;
     }
@@ -1557,7 +1577,7 @@ static int idemAppendValue(IdemVtab *p, sqlite3_str *s, sqlite3_value *pVal,
         if( rc==SQLITE_NOMEM ) return rc;
         if( rc==SQLITE_OK ) break;
       }
-      idemAppendJsonString(s, z, n);
+      idemJsonAppendString(s, z, n);
       break;
     }
     case SQLITE_BLOB: {
@@ -1601,7 +1621,7 @@ IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
     if( eStatus==IDEM_STATUS_PENDING ) zMsg = IDEM_PENDING_NOTE;
     if( zMsg==0 ) zMsg = "";
     sqlite3_str_append(s, ",\"message\":", 11);
-    idemAppendJsonString(s, zMsg, (sqlite3_int64)strlen(zMsg));
+    idemJsonAppendString(s, zMsg, (sqlite3_int64)strlen(zMsg));
   }
   if( sqlite3_value_type(pResult)!=SQLITE_NULL ){
     sqlite3_str_append(s, ",\"result\":", 10);
@@ -1609,7 +1629,7 @@ IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
     if( rc ) goto done;
   }
   sqlite3_str_append(s, ",\"status\":", 10);
-  idemAppendJsonString(s, zStatus ? zStatus : "",
+  idemJsonAppendString(s, zStatus ? zStatus : "",
                        zStatus ? (sqlite3_int64)strlen(zStatus) : 0);
   sqlite3_str_appendchar(s, 1, '}');
   rc = sqlite3_str_errcode(s);

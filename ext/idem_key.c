@@ -179,6 +179,7 @@ IDEM_PRIVATE int idemKeyFromValue(sqlite3_value *pVal,
 */
 IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart){
   int n;
+  assert( sqlite3_value_type(pVal)!=SQLITE_NULL );  /* callers refuse NULL */
   switch( sqlite3_value_type(pVal) ){
     case SQLITE_BLOB:
       pPart->p = sqlite3_value_blob(pVal);
@@ -196,34 +197,11 @@ IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart){
       pPart->p = pPart->aNum;
       pPart->n = n;
       return SQLITE_OK;
-    default:
-      assert( sqlite3_value_type(pVal)==SQLITE_TEXT );
+    default:                  /* SQLITE_NULL: never, as asserted above */
       pPart->p = sqlite3_value_text(pVal);
       pPart->n = sqlite3_value_bytes(pVal);
       return pPart->p ? SQLITE_OK : SQLITE_NOMEM;
   }
-}
-
-/*
-** The SQL functions' error: "idem: " and the printf-style text as the
-** message, rc as the code (SQLITE_NOMEM: out of memory, no text).
-*/
-IDEM_PRIVATE void idemResultError(sqlite3_context *ctx, int rc,
-                                  const char *zFmt, ...){
-  char *zMsg = 0;
-  va_list ap;
-  if( rc!=SQLITE_NOMEM ){
-    va_start(ap, zFmt);
-    zMsg = sqlite3_vmprintf(zFmt, ap);
-    va_end(ap);
-  }
-  if( zMsg==0 ){
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  sqlite3_result_error(ctx, zMsg, -1);
-  sqlite3_free(zMsg);
-  if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
 }
 
 /*
@@ -259,7 +237,7 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   for(i=0; i<4; i++){
     int eType = sqlite3_value_type(argv[i]);
     if( eType==SQLITE_NULL || (i==3 && eType==SQLITE_BLOB) ){
-      idemResultError(ctx, SQLITE_ERROR, "idem: idem_key(): %s is %s; %s",
+      idemResultError(ctx, SQLITE_ERROR, "idem_key(): %s is %s; %s",
           azIdemKeyPart[i], eType==SQLITE_NULL ? "NULL" : "a blob",
           i==3 ? "expected JSON text" : "every part of a key must be given");
       return;
@@ -273,18 +251,18 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
       rc = idemKeyPartFrom(argv[i], &aPart[i]);
     }
     if( rc==SQLITE_MISMATCH ){
-      idemResultError(ctx, SQLITE_ERROR, "idem: idem_key(): %s "
+      idemResultError(ctx, SQLITE_ERROR, "idem_key(): %s "
                       IDEM_KEY_NONFINITE, azIdemKeyPart[i]);
       return;
     }
     if( rc!=SQLITE_OK ){
-      sqlite3_result_error_nomem(ctx);
+      idemResultError(ctx, SQLITE_NOMEM, 0);
       return;
     }
   }
 
   pJson = idemJsonAcquire(&pF->pJson);
-  if( pJson==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  if( pJson==0 ){ idemResultError(ctx, SQLITE_NOMEM, 0); return; }
   rc = idemJsonCanonical(pJson, (const char*)aPart[3].p, (int)aPart[3].n);
   if( rc==SQLITE_OK ){
     aPart[3].p = idemJsonText(pJson, &nText);
@@ -292,12 +270,10 @@ static void idemKeyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     idemKeyHash(aPart, aKey);
     idemKeyHex(aKey, zHex);
     sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
-  }else if( rc==SQLITE_ERROR || rc==SQLITE_TOOBIG || rc==SQLITE_NOMEM ){
+  }else{                    /* SQLITE_ERROR, SQLITE_TOOBIG, SQLITE_NOMEM */
     idemResultError(ctx, rc, rc==SQLITE_ERROR
-                    ? "idem: idem_key(): args must be JSON text: %s"
-                    : "idem: idem_key(): args: %s", idemJsonError(pJson));
-  }else{
-    sqlite3_result_error_code(ctx, rc);
+                    ? "idem_key(): args must be JSON text: %s"
+                    : "idem_key(): args: %s", idemJsonError(pJson));
   }
   idemJsonRelease(&pF->pJson, pJson);
 }
@@ -310,9 +286,8 @@ static void idemHeaderFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   char zOut[64];
   (void)argc;
   if( sqlite3_value_type(argv[0])!=SQLITE_TEXT || !idemKeyFromHex(z, n, aKey) ){
-    sqlite3_result_error(ctx,
-      "idem: idem_header(): key must be 32 lowercase hex digits, "
-      "as idem_key() returns", -1);
+    idemResultError(ctx, SQLITE_ERROR, "idem_header(): key must be 32"
+                    " lowercase hex digits, as idem_key() returns");
     return;
   }
   memcpy(zOut, "Idempotency-Key: \"", 18);

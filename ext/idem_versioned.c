@@ -293,10 +293,9 @@ static void idemvConflictFunc(
    || sqlite3_value_type(argv[0])!=SQLITE_TEXT
    || sqlite3_value_type(argv[1])!=SQLITE_TEXT
   ){
-    sqlite3_result_error(ctx, "idem: idem_versioned_conflict() is called by "
-        "the triggers of idem_versioned(), with (table, column, current, "
-        "given, rowid) or (table, column, current, given, name, value, ...)",
-        -1);
+    idemResultError(ctx, SQLITE_ERROR, "idem_versioned_conflict() is called"
+        " by the triggers of idem_versioned(), with (table, column, current,"
+        " given, rowid) or (table, column, current, given, name, value, ...)");
     return;
   }
   zTable = (const char*)sqlite3_value_text(argv[0]);
@@ -337,8 +336,8 @@ static void idemvConflictFunc(
   }
 
   s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
-  sqlite3_str_appendall(s, bOverflow ? "idem: version overflow on "
-                                     : "idem: version conflict on ");
+  sqlite3_str_appendall(s, bOverflow ? "version overflow on "
+                                     : "version conflict on ");
   idemvAppendName(s, zTable);
   idemvAppendRow(s, nKey, argc==5 ? 0 : azName, apVal);
   sqlite3_str_appendall(s, ": ");
@@ -368,20 +367,18 @@ static void idemvConflictFunc(
         "again and redo the change");
   }
   zMsg = idemvFinish(s, &rc);
-  if( rc ){
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  sqlite3_result_error(ctx, zMsg, -1);
   /* An overflow is not a conflict: no re-read and retry can succeed. */
-  sqlite3_result_error_code(ctx,
-      bOverflow ? SQLITE_ERROR : SQLITE_CONSTRAINT_TRIGGER);
+  idemResultError(ctx, rc ? rc : bOverflow ? SQLITE_ERROR
+                                           : SQLITE_CONSTRAINT_TRIGGER,
+                  "%s", zMsg);
   sqlite3_free(zMsg);
 }
 
 /*
 ** Set *pzErr to a new message made from zFormat (sqlite3_mprintf()
 ** conventions), replacing any earlier one.  Returns rc, or SQLITE_NOMEM.
+** idemvFunc() reports it through idemResultError(), which puts "idem: "
+** in front.
 */
 static int idemvError(int rc, char **pzErr, const char *zFormat, ...){
   va_list ap;
@@ -393,11 +390,11 @@ static int idemvError(int rc, char **pzErr, const char *zFormat, ...){
 }
 
 /*
-** The error of a statement on db that failed with rc: "idem:
-** idem_versioned() could not <zDoing>: <SQLite's message>".
+** The error of a statement on db that failed with rc: "idem_versioned()
+** could not <zDoing>: <SQLite's message>".
 */
 static int idemvDbError(sqlite3 *db, int rc, char **pzErr, const char *zDoing){
-  return idemvError(rc, pzErr, "idem: idem_versioned() could not %s: %s",
+  return idemvError(rc, pzErr, "idem_versioned() could not %s: %s",
                     zDoing, sqlite3_errmsg(db));
 }
 
@@ -538,21 +535,21 @@ static int idemvResolve(
     if( rc ) goto resolve_done;
   }
   if( p->zTable==0 ){
-    rc = idemvError(SQLITE_ERROR, pzErr, "idem: no such table: %s", zArg);
+    rc = idemvError(SQLITE_ERROR, pzErr, "no such table: %s", zArg);
     goto resolve_done;
   }
   if( sqlite3_stricmp(zType, "view")==0 ){
-    rc = idemvError(SQLITE_ERROR, pzErr, "idem: %s is a view; a version "
+    rc = idemvError(SQLITE_ERROR, pzErr, "%s is a view; a version "
         "column belongs to an ordinary table", p->zTable);
     goto resolve_done;
   }
   if( sqlite3_stricmp(zType, "virtual")==0 ){
-    rc = idemvError(SQLITE_ERROR, pzErr, "idem: %s is a virtual table; a "
+    rc = idemvError(SQLITE_ERROR, pzErr, "%s is a virtual table; a "
         "version column belongs to an ordinary table", p->zTable);
     goto resolve_done;
   }
   if( sqlite3_stricmp(zType, "table")!=0 ){
-    rc = idemvError(SQLITE_ERROR, pzErr, "idem: %s is a %s table, kept by "
+    rc = idemvError(SQLITE_ERROR, pzErr, "%s is a %s table, kept by "
         "its owner; a version column belongs to an ordinary table",
         p->zTable, zType);
     goto resolve_done;
@@ -560,7 +557,7 @@ static int idemvResolve(
   if( sqlite3_strnicmp(p->zTable, "sqlite_", 7)==0
    || sqlite3_stricmp(p->zTable, IDEMV_ADVANCING)==0
   ){
-    rc = idemvError(SQLITE_ERROR, pzErr, "idem: %s is an internal table; a "
+    rc = idemvError(SQLITE_ERROR, pzErr, "%s is an internal table; a "
         "version column belongs to an ordinary table", p->zTable);
     goto resolve_done;
   }
@@ -588,13 +585,13 @@ static int idemvResolve(
       zDeclType = idemvStrdup(zDecl, &rcLoop);
       if( rcLoop ) break;
       if( iHidden ){
-        rcLoop = idemvError(SQLITE_ERROR, pzErr, "idem: %s.%s is a "
+        rcLoop = idemvError(SQLITE_ERROR, pzErr, "%s.%s is a "
             "generated column; a version must be an ordinary column",
             p->zTable, p->zColumn);
         break;
       }
       if( iPk ){
-        rcLoop = idemvError(SQLITE_ERROR, pzErr, "idem: %s.%s is part of "
+        rcLoop = idemvError(SQLITE_ERROR, pzErr, "%s.%s is part of "
             "the PRIMARY KEY; a version must be an ordinary column",
             p->zTable, p->zColumn);
         break;
@@ -612,7 +609,7 @@ static int idemvResolve(
   rc = rcLoop ? rcLoop : idemvStepError(db, rc, pzErr);
   if( rc ) goto resolve_done;
   if( !bFound ){
-    rc = idemvError(SQLITE_ERROR, pzErr, "idem: table %s has no column "
+    rc = idemvError(SQLITE_ERROR, pzErr, "table %s has no column "
         "named %s", p->zTable, zColArg);
     goto resolve_done;
   }
@@ -623,11 +620,11 @@ static int idemvResolve(
   }
   if( zDeclType[i]==0 ){
     if( zDeclType[0] ){
-      rc = idemvError(SQLITE_ERROR, pzErr, "idem: %s.%s is declared %s; a "
+      rc = idemvError(SQLITE_ERROR, pzErr, "%s.%s is declared %s; a "
           "version column must have INTEGER affinity (declare it %s INTEGER "
           "NOT NULL DEFAULT 0)", p->zTable, p->zColumn, zDeclType, p->zColumn);
     }else{
-      rc = idemvError(SQLITE_ERROR, pzErr, "idem: %s.%s is declared without "
+      rc = idemvError(SQLITE_ERROR, pzErr, "%s.%s is declared without "
           "a type; a version column must have INTEGER affinity (declare it "
           "%s INTEGER NOT NULL DEFAULT 0)", p->zTable, p->zColumn, p->zColumn);
     }
@@ -637,13 +634,13 @@ static int idemvResolve(
   if( !bWithoutRowid ){
     p->zRowid = !bRowid ? "rowid" : !b_Rowid_ ? "_rowid_" : !bOid ? "oid" : 0;
     if( p->zRowid==0 ){
-      rc = idemvError(SQLITE_ERROR, pzErr, "idem: %s has columns named "
+      rc = idemvError(SQLITE_ERROR, pzErr, "%s has columns named "
           "rowid, _rowid_ and oid, so its rowid cannot be named; rename one "
           "of them", p->zTable);
       goto resolve_done;
     }
   }else if( p->nPk==0 ){
-    rc = idemvError(SQLITE_ERROR, pzErr, "idem: %s is WITHOUT ROWID but "
+    rc = idemvError(SQLITE_ERROR, pzErr, "%s is WITHOUT ROWID but "
         "has no PRIMARY KEY", p->zTable);
     goto resolve_done;
   }
@@ -786,16 +783,11 @@ static int idemvTriggerLookup(
   char **pzSql,
   char **pzErr
 ){
-  sqlite3_stmt *pStmt = 0;
+  sqlite3_stmt *pStmt;
   int rc;
   *pzTbl = *pzSql = 0;
-  rc = idemvPrepare(db, sqlite3_mprintf(
-      "SELECT tbl_name, sql FROM \"%w\".sqlite_schema"
-      " WHERE type='trigger' AND name=?1 COLLATE NOCASE", p->zSchema
-  ), &pStmt, pzErr);
-  if( rc ) return rc;
-  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
-  rc = sqlite3_step(pStmt);
+  rc = idemQueryRow(db, &pStmt, "SELECT tbl_name, sql FROM \"%w\".sqlite_schema"
+      " WHERE type='trigger' AND name=%Q COLLATE NOCASE", p->zSchema, zName);
   if( rc==SQLITE_ROW ){
     rc = SQLITE_OK;
     *pzTbl = idemvStrdup((const char*)sqlite3_column_text(pStmt, 0), &rc);
@@ -836,19 +828,15 @@ static int idemvCheckOtherGuard(
   char **azName,
   char **pzErr
 ){
-  sqlite3_stmt *pStmt = 0;
+  sqlite3_stmt *pStmt;
   int rc;
-  rc = idemvPrepare(db, sqlite3_mprintf(
-      "SELECT name FROM \"%w\".sqlite_schema"
-      " WHERE type='trigger' AND tbl_name=?1 COLLATE NOCASE"
+  rc = idemQueryRow(db, &pStmt, "SELECT name FROM \"%w\".sqlite_schema"
+      " WHERE type='trigger' AND tbl_name=%Q COLLATE NOCASE"
       "   AND name LIKE 'idem\\_versioned\\_%%' ESCAPE '\\'"
-      "   AND name COLLATE NOCASE NOT IN (?2,?3,?4)", p->zSchema
-  ), &pStmt, pzErr);
-  if( rc==SQLITE_OK ) rc = idemvBindGuard(db, pStmt, p, azName, pzErr);
-  if( rc ){ sqlite3_finalize(pStmt); return rc; }
-  rc = sqlite3_step(pStmt);
+      "   AND name COLLATE NOCASE NOT IN (%Q,%Q,%Q)",
+      p->zSchema, p->zTable, azName[0], azName[1], azName[2]);
   if( rc==SQLITE_ROW ){
-    rc = idemvError(SQLITE_ERROR, pzErr, "idem: %s already has a version "
+    rc = idemvError(SQLITE_ERROR, pzErr, "%s already has a version "
         "column guarded by trigger %s; a table has one version column: turn "
         "that guard off first", p->zTable, sqlite3_column_text(pStmt, 0));
   }else{
@@ -879,9 +867,8 @@ static int idemvCheckData(sqlite3 *db, IdemvTarget *p, char **pzErr){
       p->zSchema, p->zTable, p->zColumn);
   zSql = idemvFinish(s, &rc);
   if( rc ) return rc;
-  rc = idemvPrepare(db, zSql, &pStmt, pzErr);
-  if( rc ) return rc;
-  rc = sqlite3_step(pStmt);
+  rc = idemQueryRow(db, &pStmt, "%s", zSql);
+  sqlite3_free(zSql);
   if( rc==SQLITE_ROW ){
     sqlite3_value *apVal[64];
     int n = sqlite3_column_count(pStmt) - 1;
@@ -896,7 +883,7 @@ static int idemvCheckData(sqlite3 *db, IdemvTarget *p, char **pzErr){
     rc = SQLITE_OK;
     zRow = idemvFinish(s, &rc);
     if( rc==SQLITE_OK ){
-      rc = idemvError(SQLITE_CONSTRAINT, pzErr, "idem: %s.%s holds versions, "
+      rc = idemvError(SQLITE_CONSTRAINT, pzErr, "%s.%s holds versions, "
           "which must be integers (or NULL), but %s; make it an integer, "
           "then call idem_versioned() again", p->zTable, p->zColumn, zRow);
     }
@@ -959,7 +946,7 @@ static int idemvAdvanceLast(
   for(i=0; rc==SQLITE_OK && i<nRedo; i+=2){
     const char *zSql = azRedo[i+1];
     if( sqlite3_strnicmp(zSql, "CREATE TRIGGER ", 15)!=0 ){
-      rc = idemvError(SQLITE_ERROR, pzErr, "idem: trigger %s on %s must fire"
+      rc = idemvError(SQLITE_ERROR, pzErr, "trigger %s on %s must fire"
           " before the version guard, and its text cannot be read to create"
           " it again; drop it, call idem_versioned(), then create it again",
           azRedo[i], p->zTable);
@@ -1005,7 +992,7 @@ static int idemvApply(sqlite3 *db, IdemvTarget *p, int bOn, char **pzErr){
     rc = idemvTriggerLookup(db, p, azName[i], &zTbl, &zSql, pzErr);
     if( rc ) goto apply_done;
     if( zTbl && sqlite3_stricmp(zTbl, p->zTable)!=0 ){
-      rc = idemvError(SQLITE_ERROR, pzErr, "idem: a trigger named %s "
+      rc = idemvError(SQLITE_ERROR, pzErr, "a trigger named %s "
           "already exists, on table %s; drop or rename it, then call "
           "idem_versioned() again", azName[i], zTbl);
       goto apply_done;
@@ -1073,7 +1060,7 @@ static void idemvFunc(
    || sqlite3_value_type(argv[1])==SQLITE_NULL
    || (argc>2 && sqlite3_value_type(argv[2])==SQLITE_NULL)
   ){
-    rc = idemvError(SQLITE_MISUSE, &zErr, "idem: idem_versioned(table, "
+    rc = idemvError(SQLITE_MISUSE, &zErr, "idem_versioned(table, "
         "column [, 'on' | 'off']) takes names, not NULL");
     goto func_done;
   }
@@ -1086,7 +1073,7 @@ static void idemvFunc(
     if( sqlite3_stricmp(zMode, "off")==0 ){
       bOn = 0;
     }else if( sqlite3_stricmp(zMode, "on")!=0 ){
-      rc = idemvError(SQLITE_MISUSE, &zErr, "idem: the third argument of "
+      rc = idemvError(SQLITE_MISUSE, &zErr, "the third argument of "
           "idem_versioned() is 'on' or 'off', not '%q'", zMode);
       goto func_done;
     }
@@ -1096,7 +1083,7 @@ static void idemvFunc(
   /* Built for a replicated engine: a write from a plain SELECT in
   ** autocommit would stay on this node (see "Transactions" above). */
   if( bAutocommit ){
-    rc = idemvError(SQLITE_MISUSE, &zErr, "idem: idem_versioned() writes the"
+    rc = idemvError(SQLITE_MISUSE, &zErr, "idem_versioned() writes the"
         " schema: call it inside BEGIN ... COMMIT");
     goto func_done;
   }
@@ -1132,7 +1119,7 @@ func_done:
   sqlite3_finalize(pEnd);
   sqlite3_finalize(pRollback);
   if( rc ){
-    idemResultError(ctx, rc, "%s", zErr ? zErr : "idem: idem_versioned() failed");
+    idemResultError(ctx, rc, "%s", zErr ? zErr : "idem_versioned() failed");
   }else{
     sqlite3_result_int(ctx, bOn);
   }

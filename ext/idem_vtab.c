@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** idem_vtab.c -- the claim table's plumbing: the idem module's slots, its
-** shadow table, statement cache, query plans and cursor.  The claim's
-** rules (what an INSERT, UPDATE or DELETE may do) are in idem_claim.c.
+** idem_vtab.c -- the idem module: its slots, query plans and cursor.  The
+** claim's rules (what an INSERT, UPDATE or DELETE may do) are in
+** idem_claim.c, the shadow tables and the statements in idem_store.c.
 **
 **   CREATE VIRTUAL TABLE calls USING idem;                 -- or
 **   CREATE VIRTUAL TABLE calls USING idem(local_failure=keep,
@@ -22,56 +22,21 @@
 ** note, created, updated, and the hidden reply, reconcile, keyargs, owner,
 ** expires and stale.
 **
-** STORAGE.  Real shadow tables in the same schema, so that a claim
-** commits and rolls back with the caller's own transaction and the
-** database's write lock arbitrates between connections and processes.
-** <name>_claim holds the calls:
-**
-**   rid      INTEGER PRIMARY KEY     the virtual table's rowid
-**   key      BLOB                    16 bytes (the 32 hex digits, packed)
-**   member   INTEGER                 0: the call itself; 1, 2, ...: members
-**   who conv tool args kind status note updated   -- main rows only
-**   id result created                             -- every row
-**   keyargs owner expires                         -- main rows only
-**   UNIQUE(key, member)              the arbiter, and the replay's seek
-**   UNIQUE(created, rid)             purge by age (an ordinary index; the
-**                                    UNIQUE form keeps its name tied to
-**                                    the table, so RENAME carries it)
-**
-** Member rows keep only their own id, result and created: they show their
-** call's who, conv, tool, args, kind, status, note, updated, keyargs,
-** owner and expires.
-**
-** <name>_expiry(expires, key), WITHOUT ROWID, is the order in which the
-** decided calls of a table with retain expire: the seek of the sweep,
-** written only when such a call is decided.  <name>_config(k, v) records
-** the format of the shadow tables (IDEM_FORMAT, idemReadFormat()).
-**
-** TRANSACTIONS.  The slots xBegin ... xRollbackTo track the local claims
-** made in the open transaction; xSync, which runs before it commits,
-** refuses to commit one still pending (idemClaimSync(), doc/contract.md
-** §4).
-**
-** DAMAGE.  idemCheckShadow() looks at the shadow table when the table is
-** connected and, after a schema change, when the next write transaction
-** starts: if it no longer arbitrates (no UNIQUE(key, member), a conflict
-** clause, a trigger, ...), claims are refused; DROP TABLE always works.
+** The module stands on the rules of the claim (idem_claim.c: options,
+** INSERT, UPDATE, DELETE, COMMIT, the reply) and on the store
+** (idem_store.c: the shadow tables, the statements, the transaction's
+** list of local claims); it calls the rules for everything a write may
+** do, and the store for everything it reads.
 **
 ** TRUST.  The module is SQLITE_VTAB_DIRECTONLY: it writes claims and
 ** releases them, so it must not be reachable from triggers or views that
 ** arrive with a database file; applications and operators use it directly.
 ** SQLITE_VTAB_CONSTRAINT_SUPPORT makes OR IGNORE/OR FAIL/OR ROLLBACK work
-** (without it every constraint error is an ABORT).  The statements of the
-** cache (idemStmt()) are prepared with SQLITE_PREPARE_NO_VTAB: they never
-** reach a virtual table, whatever the schema holds.
+** (without it every constraint error is an ABORT).  The store's
+** statements are prepared with SQLITE_PREPARE_NO_VTAB: they never reach a
+** virtual table, whatever the schema holds.
 */
 #include "idemInt.h"
-
-IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL] = {
-  "key", "member", "who", "conv", "tool", "args", "kind", "status", "id",
-  "result", "note", "created", "updated", "reply", "reconcile", "keyargs",
-  "owner", "expires", "stale"
-};
 
 /* Query plans (idxNum).  A created range adds 3*lower+upper, where lower
 ** is 0 (none), 1 (>) or 2 (>=) and upper 0 (none), 1 (<) or 2 (<=); its
@@ -94,10 +59,11 @@ typedef struct IdemCursor IdemCursor;
 struct IdemCursor {
   sqlite3_vtab_cursor base;   /* Base class.  Must be first */
   sqlite3_stmt *pStmt;        /* The query being stepped */
-  int iLent;                  /* aStmt[] slot pStmt came from, or -1 */
+  int iStmt;                  /* Its IDEM_STMT_* number */
+  int bLent;                  /* pStmt is lent (idemStmtLend()) */
   int bEof;                   /* True at end of results */
   sqlite3_stmt *pMain;        /* The main row of a member row's call */
-  int bMainLent;              /* pMain is aStmt[IDEM_STMT_Q_MAIN] */
+  int bMainLent;              /* pMain is lent (IDEM_STMT_Q_MAIN) */
   char *zReply;               /* Cached reply of the current row */
   unsigned char aKey[IDEM_KEY_BYTES];  /* The key pStmt is bound to */
   int bRetain;                /* Skip the rows of expired calls (retain) */
@@ -106,184 +72,14 @@ struct IdemCursor {
                                       ** since before this are stale */
 };
 
-/* Columns of the query statements (IDEM_STMT_Q_*) and of IDEM_STMT_BYRID:
-** IDEM_Q_* and IDEM_QCOL() in idemInt.h. */
-#define IDEM_QCOLS \
-  "rid, key, member, who, conv, tool, args, kind, status, id, result, " \
-  "note, created, updated, keyargs, owner, expires"
-/* The same, with NULL for who, conv, tool, args, keyargs, owner
-** (IDEM_PLAN_LIGHT) */
-#define IDEM_QCOLS_LIGHT \
-  "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, created, updated, NULL, NULL, expires"
-
-/* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
-#define IDEM_MCOLS \
-  "who, conv, tool, args, kind, status, note, updated, key, keyargs, owner," \
-  " expires"
-
-/*
-** Set the error message of the virtual table (printf-style).
-*/
-IDEM_PRIVATE void idemVtabError(IdemVtab *p, const char *zFmt, ...){
-  va_list ap;
-  sqlite3_free(p->base.zErrMsg);
-  va_start(ap, zFmt);
-  p->base.zErrMsg = sqlite3_vmprintf(zFmt, ap);
-  va_end(ap);
-}
-
-/*
-** The message for a statement on the shadow table that failed with rc:
-** "idem: <table>: <SQLite's message>" (from sqlite3_malloc(), or NULL).
-*/
-static char *idemVtabDbMessage(IdemVtab *p, int rc){
-  return sqlite3_mprintf("idem: %s: %s", p->zName,
-                rc==SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(p->db));
-}
-
-/* The same, as the table's error message.  Returns rc. */
-IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
-  sqlite3_free(p->base.zErrMsg);
-  p->base.zErrMsg = idemVtabDbMessage(p, rc);
-  return rc;
-}
-
-/*
-** The SQL of each statement, by IDEM_STMT_* number, with %w for the schema
-** and the table name, in that order (twice where the table is named twice).
-*/
-#define IDEM_FROM " FROM \"%w\".\"%w_claim\""
-#define IDEM_Q_CREATED(zLower, zUpper) \
-  "SELECT " IDEM_QCOLS IDEM_FROM " WHERE 1" zLower zUpper " ORDER BY created, rid"
-#define IDEM_GT " AND created>?1"
-#define IDEM_GE " AND created>=?1"
-#define IDEM_LT " AND created<?2"
-#define IDEM_LE " AND created<=?2"
-static const char *const azIdemSql[IDEM_NSTMT] = {
-  /* INSERT */     "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
-                   " args, kind, status, id, result, note, created, updated,"
-                   " keyargs, owner)"
-                   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?12,?13,?14)",
-  /* MAIN */       "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
-  /* BYRID */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE rid=?1",
-  /* RECORD */     "UPDATE \"%w\".\"%w_claim\" SET status=?2, id=?3, result=?4,"
-                   " note=?5, updated=?6, expires=?7 WHERE rid=?1",
-  /* RELEASE */    "DELETE" IDEM_FROM " WHERE key=?1",
-  /* Q_SCAN */     "SELECT " IDEM_QCOLS IDEM_FROM " ORDER BY rid",
-  /* Q_KEY */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE key=?1 ORDER BY member",
-  /* Q_KEYMEMBER */"SELECT " IDEM_QCOLS IDEM_FROM " WHERE key=?1 AND member=?2",
-  /* Q_MAIN */     "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
-  /* Q_CREATED + 3*lower + upper */
-                   IDEM_Q_CREATED("", ""),
-                   IDEM_Q_CREATED("", IDEM_LT),
-                   IDEM_Q_CREATED("", IDEM_LE),
-                   IDEM_Q_CREATED(IDEM_GT, ""),
-                   IDEM_Q_CREATED(IDEM_GT, IDEM_LT),
-                   IDEM_Q_CREATED(IDEM_GT, IDEM_LE),
-                   IDEM_Q_CREATED(IDEM_GE, ""),
-                   IDEM_Q_CREATED(IDEM_GE, IDEM_LT),
-                   IDEM_Q_CREATED(IDEM_GE, IDEM_LE),
-  /* Q_KEY_L */    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 ORDER BY member",
-  /* Q_KEYMEMBER_L */
-                   "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 AND member=?2",
-  /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
-                   " LEFT JOIN \"%w\".\"%w_claim\" AS c"
-                   " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",
-  /* COOKIE */     "PRAGMA \"%w\".schema_version",
-  /* TEMPCOOKIE */ "PRAGMA temp.schema_version",
-  /* EXPIRED */    "SELECT expires, key FROM \"%w\".\"%w_expiry\" WHERE expires<=?1"
-                   " ORDER BY expires LIMIT " IDEM_SWEEP_LIMIT_TEXT,
-  /* EXPIRY_ADD */ "INSERT OR IGNORE INTO \"%w\".\"%w_expiry\"(expires, key)"
-                   " VALUES(?1, ?2)",
-  /* EXPIRY_DEL */ "DELETE FROM \"%w\".\"%w_expiry\" WHERE expires=?1 AND key=?2",
-  /* EXPIRY_NEXT */"SELECT min(expires) FROM \"%w\".\"%w_expiry\"",
-};
-
-/*
-** Prepare zSql on the table's connection (never reaching a virtual table),
-** with the table's error message on failure.
-*/
-static int idemPrepare(IdemVtab *p, const char *zSql, unsigned int flags,
-                       sqlite3_stmt **ppStmt){
-  int rc = sqlite3_prepare_v3(p->db, zSql, -1, flags|SQLITE_PREPARE_NO_VTAB,
-                              ppStmt, 0);
-  return rc==SQLITE_OK ? rc : idemVtabDbError(p, rc);
-}
-
-/*
-** The SQL of statement i for p's format and options.  A format-1 table
-** (before keyargs, owner and expires) is read as it is: those columns read
-** as NULL.  Writes upgrade it first (idemUpgrade()), so only queries are
-** prepared against format 1.  A table without retain never sets expires:
-** its queries read NULL instead of the column, which a replay then does
-** not pay for.  The rewrite is made on the template, before the table's
-** name is in it.
-*/
-static char *idemStmtSql(IdemVtab *p, int i){
-  static const char *const azNew[] = { "expires", "keyargs", "owner" };
-  const char *zTemplate = azIdemSql[i];
-  char *zOld = 0, *zSql;
-  int nNull = 0;
-  if( p->iFormat<2 ){
-    nNull = 3;
-  }else if( p->opt.iRetainMs==0 && i!=IDEM_STMT_EXPIRED
-         && strncmp(zTemplate, "SELECT", 6)==0 ){
-    nNull = 1;
-  }
-  if( nNull ){
-    int j;
-    zOld = sqlite3_mprintf("%s", zTemplate);
-    if( zOld==0 ) return 0;
-    for(j=0; j<nNull; j++){
-      char *z;
-      int n = (int)strlen(azNew[j]);
-      while( (z = strstr(zOld, azNew[j]))!=0 ){
-        memcpy(z, "NULL", 4);
-        memmove(z+4, z+n, strlen(z+n)+1);
-      }
-    }
-    zTemplate = zOld;
-  }
-  zSql = sqlite3_mprintf(zTemplate, p->zDb, p->zName, p->zDb, p->zName);
-  sqlite3_free(zOld);
-  return zSql;
-}
-
-/*
-** Statement i in *ppStmt, prepared on first use and kept.
-*/
-IDEM_PRIVATE int idemStmt(IdemVtab *p, int i, sqlite3_stmt **ppStmt){
-  int rc = SQLITE_OK;
-  if( p->aStmt[i]==0 ){
-    char *zSql = idemStmtSql(p, i);
-    if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
-    rc = idemPrepare(p, zSql, SQLITE_PREPARE_PERSISTENT, &p->aStmt[i]);
-    sqlite3_free(zSql);
-  }
-  *ppStmt = p->aStmt[i];
-  return rc;
-}
-
-/* Finalize every statement (before DROP, RENAME and disconnect). */
-static void idemFinalizeAll(IdemVtab *p){
-  int i;
-  for(i=0; i<IDEM_NSTMT; i++){
-    sqlite3_finalize(p->aStmt[i]);
-    p->aStmt[i] = 0;
-  }
-}
-
 static void idemVtabFree(IdemVtab *p){
   if( p ){
-    idemFinalizeAll(p);
+    idemStoreClose(p);
     idemDurableClear(&p->durable);
     idemJsonFree(p->pJson);
     idemJsonFree(p->pJsonKey);
     sqlite3_free(p->base.zErrMsg);    /* one SQLite never took (xDestroy) */
-    sqlite3_free(p->zDamaged);
     sqlite3_free(p->zUnusable);
-    sqlite3_free(p->aTxn);
     sqlite3_free(p->zDb);
     sqlite3_free(p->zName);
     sqlite3_free(p);
@@ -291,341 +87,6 @@ static void idemVtabFree(IdemVtab *p){
 }
 
 /* ------------------------------------------------------- create/connect */
-
-/* The first row's first column of zSql (printf-style) as an integer, or
-** as text into *pzText (sqlite3_malloc'd; NULL for no row or NULL) when
-** pzText is not NULL.  SQLITE_OK, or the error of the query. */
-static int idemQueryValue(IdemVtab *p, sqlite3_int64 *piOut, char **pzText,
-                          const char *zFmt, ...){
-  sqlite3_stmt *pStmt = 0;
-  va_list ap;
-  char *zSql;
-  int rc;
-  va_start(ap, zFmt);
-  zSql = sqlite3_vmprintf(zFmt, ap);
-  va_end(ap);
-  if( piOut ) *piOut = 0;
-  if( pzText ) *pzText = 0;
-  if( zSql==0 ) return SQLITE_NOMEM;
-  /* Not SQLITE_PREPARE_NO_VTAB: the checks read pragma_index_list() and
-  ** its kin, which are (eponymous, built-in) virtual tables. */
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
-  sqlite3_free(zSql);
-  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
-    if( piOut ) *piOut = sqlite3_column_int64(pStmt, 0);
-    if( pzText && sqlite3_column_type(pStmt, 0)!=SQLITE_NULL ){
-      *pzText = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
-      if( *pzText==0 ) rc = SQLITE_NOMEM;
-    }
-  }
-  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
-  return rc;
-}
-
-/* The schema cookies of the table's schema and of temp (where a TEMP
-** trigger on the shadow table lives): a change means the damage check
-** must look again. */
-static int idemSchemaCookies(IdemVtab *p, sqlite3_int64 aCookie[2]){
-  int i, rc = SQLITE_OK;
-  for(i=0; i<2 && rc==SQLITE_OK; i++){
-    sqlite3_stmt *pStmt;
-    rc = idemStmt(p, i ? IDEM_STMT_TEMPCOOKIE : IDEM_STMT_COOKIE, &pStmt);
-    if( rc!=SQLITE_OK ) break;
-    rc = sqlite3_step(pStmt);
-    aCookie[i] = sqlite3_column_int64(pStmt, 0);
-    rc = rc==SQLITE_ROW ? SQLITE_OK : sqlite3_reset(pStmt);
-    sqlite3_reset(pStmt);
-  }
-  return rc;
-}
-
-/* True if the SQL text z says ON CONFLICT, whatever the spacing, case and
-** comments in between. */
-static int idemHasConflictClause(const char *z){
-  static const char zWant[] = "ONCONFLICT";
-  int i = 0, n = 0;
-  while( z[i] ){
-    char c = z[i];
-    if( c=='/' && z[i+1]=='*' ){
-      const char *zEnd = strstr(&z[i+2], "*/");
-      if( zEnd==0 ) break;
-      i = (int)(zEnd - z) + 2;
-      continue;
-    }
-    if( c=='-' && z[i+1]=='-' ){
-      while( z[i] && z[i]!='\n' ) i++;
-      continue;
-    }
-    i++;
-    if( c==' ' || c=='\t' || c=='\n' || c=='\r' || c=='\f' ) continue;
-    if( c>='a' && c<='z' ) c -= 'a'-'A';
-    if( c==zWant[n] ){
-      if( ++n==(int)sizeof(zWant)-1 ) return 1;
-    }else{
-      n = (c==zWant[0]);
-    }
-  }
-  return 0;
-}
-
-/*
-** The arbiter of claims is the shadow table's UNIQUE(key, member): the
-** claim is its one INSERT, and changes() tells who won.  A database
-** changed outside idem may have taken that away while the table still
-** looks whole: the table made again without the constraint, or as a view;
-** the uniqueness only in a partial index; a conflict clause (ON CONFLICT
-** REPLACE or IGNORE) that turns a duplicate into a replaced or ignored row;
-** a rid that is not the INTEGER PRIMARY KEY (the table's rowid); a trigger
-** on the shadow table (allowed even with SQLITE_DBCONFIG_DEFENSIVE), which
-** can void every claim (BEFORE INSERT ... RAISE(IGNORE)) or every record.
-** Then claims are refused, with p->zDamaged saying why; reads, releases and
-** DROP TABLE still work, and PRAGMA integrity_check reports it.  The check
-** runs at connect and again, after a schema change, when a write
-** transaction starts (idemVtabRecheck()).
-** Returns SQLITE_OK or SQLITE_NOMEM.
-*/
-static int idemCheckShadow(IdemVtab *p){
-  static const char zTail[] = "; the database was changed outside idem:"
-                              " claims are refused";
-  char *zShadow = sqlite3_mprintf("%s_claim", p->zName);
-  char *zType = 0, *zSql = 0, *zTrigger = 0;
-  char *zWhy = 0;
-  sqlite3_int64 n = 0;
-  int rc;
-
-  sqlite3_free(p->zDamaged);
-  p->zDamaged = 0;
-  if( zShadow==0 ) return SQLITE_NOMEM;
-  rc = idemSchemaCookies(p, p->aCookie);
-  if( rc==SQLITE_OK ){
-    rc = idemQueryValue(p, 0, &zType, "SELECT type FROM \"%w\".sqlite_schema"
-                        " WHERE name=%Q", p->zDb, zShadow);
-  }
-  if( rc!=SQLITE_OK || zType==0 ) goto done;
-  if( strcmp(zType, "table")!=0 ){
-    zWhy = sqlite3_mprintf("%s_claim is a %s, not a table", p->zName, zType);
-    goto done;
-  }
-  /* n: 2 with a whole UNIQUE(key, member), 1 with only a partial one. */
-  rc = idemQueryValue(p, &n, 0,
-      "SELECT max(2 - il.partial) FROM pragma_index_list(%Q, %Q) AS il"
-      " WHERE il.\"unique\" AND (SELECT group_concat(name, ',')"
-      " FROM (SELECT name FROM pragma_index_info(il.name, %Q) ORDER BY seqno))"
-      " = 'key,member'", zShadow, p->zDb, p->zDb);
-  if( rc!=SQLITE_OK ) goto done;
-  if( n==0 ){
-    zWhy = sqlite3_mprintf("%s_claim has lost its UNIQUE(key, member), which"
-        " decides who owns a call", p->zName);
-    goto done;
-  }
-  if( n==1 ){
-    zWhy = sqlite3_mprintf("%s_claim's UNIQUE(key, member) is only a partial"
-        " index, which decides nothing for the rows it leaves out", p->zName);
-    goto done;
-  }
-  rc = idemQueryValue(p, 0, &zSql, "SELECT group_concat(sql, ';') FROM"
-      " \"%w\".sqlite_schema WHERE tbl_name=%Q AND type IN ('table','index')",
-      p->zDb, zShadow);
-  if( rc!=SQLITE_OK ) goto done;
-  if( zSql && idemHasConflictClause(zSql) ){
-    zWhy = sqlite3_mprintf("%s_claim carries a conflict clause (ON CONFLICT),"
-        " which would replace or ignore a claim instead of refusing the"
-        " duplicate", p->zName);
-    goto done;
-  }
-  rc = idemQueryValue(p, &n, 0,
-      "SELECT (SELECT count(*) FROM pragma_table_info(%Q, %Q) WHERE pk>0)=1"
-      " AND (SELECT pk=1 AND upper(type)='INTEGER' FROM pragma_table_info(%Q, %Q)"
-      " WHERE name='rid')"
-      " AND NOT EXISTS(SELECT 1 FROM pragma_index_list(%Q, %Q) WHERE origin='pk')",
-      zShadow, p->zDb, zShadow, p->zDb, zShadow, p->zDb);
-  if( rc!=SQLITE_OK ) goto done;
-  if( n==0 ){
-    zWhy = sqlite3_mprintf("%s_claim's rid is not its INTEGER PRIMARY KEY"
-        " (the rowid)", p->zName);
-    goto done;
-  }
-  rc = idemQueryValue(p, 0, &zTrigger,
-      "SELECT name FROM (SELECT name, tbl_name, type FROM \"%w\".sqlite_schema"
-      " UNION ALL SELECT name, tbl_name, type FROM temp.sqlite_schema)"
-      " WHERE type='trigger' AND tbl_name=%Q COLLATE NOCASE ORDER BY name",
-      p->zDb, zShadow);
-  if( rc!=SQLITE_OK ) goto done;
-  if( zTrigger ){
-    zWhy = sqlite3_mprintf("%s_claim has a trigger (%s), which can void or"
-        " change what idem writes", p->zName, zTrigger);
-  }
-
- done:
-  if( zWhy ){
-    p->zDamaged = sqlite3_mprintf("idem: %s: %s%s", p->zName, zWhy, zTail);
-    if( p->zDamaged==0 ) rc = SQLITE_NOMEM;
-  }
-  sqlite3_free(zWhy);
-  sqlite3_free(zType);
-  sqlite3_free(zSql);
-  sqlite3_free(zTrigger);
-  sqlite3_free(zShadow);
-  /* Any other failure of the check (a truncated file) shows again, with
-  ** its own message, when the table is used. */
-  return rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
-}
-
-/*
-** At the start of each write transaction (xBegin): if the schema changed
-** since the last check (a trigger created on this connection does not
-** reconnect the table), check the shadow table again.  Once the
-** transaction writes, it holds the write lock: no other connection can
-** change the schema until it ends, so once per transaction is enough (a
-** claim is not charged two PRAGMA queries; DDL that this connection runs
-** inside its own write transaction is the application's, and a trigger
-** that voids a write is still caught by the changed-rows check).  SQLITE_OK
-** or an error with its message.
-*/
-IDEM_PRIVATE int idemVtabRecheck(IdemVtab *p){
-  sqlite3_int64 aCookie[2];
-  int rc = idemSchemaCookies(p, aCookie);
-  if( rc!=SQLITE_OK ) return idemVtabDbError(p, rc);
-  if( aCookie[0]!=p->aCookie[0] || aCookie[1]!=p->aCookie[1] ){
-    rc = idemCheckShadow(p);
-  }
-  return rc;
-}
-
-/*
-** What format 2 adds to format 1's <name>_claim (besides its three new
-** columns): <name>_expiry, the decided calls of a table with retain in
-** the order they expire (written only when such a call is decided, so
-** that a claim pays nothing for it), and <name>_config, which records the
-** format.  Its %w are schema and name, three times; then the format.
-*/
-#define IDEM_FORMAT2_SQL \
-  "CREATE TABLE IF NOT EXISTS \"%w\".\"%w_expiry\"(expires TEXT NOT NULL," \
-  " key BLOB NOT NULL, PRIMARY KEY(expires, key)) WITHOUT ROWID;" \
-  "CREATE TABLE IF NOT EXISTS \"%w\".\"%w_config\"(k TEXT PRIMARY KEY, v)" \
-  " WITHOUT ROWID;" \
-  "INSERT OR REPLACE INTO \"%w\".\"%w_config\"(k, v) VALUES('format', %d)"
-
-/*
-** The format of the table's shadow tables into p->iFormat: the 'format'
-** row of <name>_config, or 1 if there is no <name>_config (a table made by
-** idem 1.0.0).  A format newer than this build knows is an error that
-** names both, never a silent misreading.
-*/
-static int idemReadFormat(IdemVtab *p, char **pzErr){
-  sqlite3_stmt *pStmt = 0;
-  char *zSql = sqlite3_mprintf(
-      "SELECT EXISTS(SELECT 1 FROM \"%w\".sqlite_schema"
-      " WHERE type='table' AND name='%q_config')", p->zDb, p->zName);
-  int rc, bConfig = 0;
-  if( zSql==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
-  sqlite3_free(zSql);
-  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
-    bConfig = sqlite3_column_int(pStmt, 0);
-  }
-  rc = sqlite3_finalize(pStmt);
-  pStmt = 0;
-  if( rc!=SQLITE_OK ) goto error;
-  p->iFormat = 1;
-  if( bConfig ){
-    zSql = sqlite3_mprintf("SELECT v FROM \"%w\".\"%w_config\" WHERE k='format'",
-                           p->zDb, p->zName);
-    if( zSql==0 ) return SQLITE_NOMEM;
-    rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
-    sqlite3_free(zSql);
-    if( rc!=SQLITE_OK ) goto error;
-    rc = sqlite3_step(pStmt);
-    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
-      rc = sqlite3_finalize(pStmt);
-      goto error;
-    }
-    rc = SQLITE_OK;
-    if( sqlite3_data_count(pStmt)>0
-     && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER ){
-      sqlite3_int64 iFormat = sqlite3_column_int64(pStmt, 0);
-      p->iFormat = iFormat<1 ? 0 : iFormat>IDEM_FORMAT ? IDEM_FORMAT+1 : (int)iFormat;
-      if( iFormat>IDEM_FORMAT || iFormat<1 ){
-        *pzErr = sqlite3_mprintf("idem: %s: the table has format %lld, and"
-            " this build of idem (%s) reads formats 1 to %d: open it with"
-            " the build of idem that made it, or a newer one",
-            p->zName, iFormat, IDEM_VERSION, IDEM_FORMAT);
-        rc = SQLITE_ERROR;
-      }
-    }else{
-      *pzErr = sqlite3_mprintf("idem: %s: %s_config does not record the"
-          " table's format; the database was changed outside idem",
-          p->zName, p->zName);
-      rc = SQLITE_CORRUPT_VTAB;
-    }
-    sqlite3_finalize(pStmt);
-    if( rc!=SQLITE_OK && *pzErr==0 ) rc = SQLITE_NOMEM;
-  }
-  return rc;
- error:
-  if( rc!=SQLITE_NOMEM ){
-    *pzErr = sqlite3_mprintf("idem: %s: cannot read the table's format: %s",
-                             p->zName, sqlite3_errmsg(p->db));
-  }
-  return rc;
-}
-
-/*
-** Upgrade a format-1 table to format 2 in place, on the first write of a
-** build that knows format 2: add keyargs, owner and expires to
-** <name>_claim (each a NULL for the rows that are there), the expiry index
-** <name>_expiry and <name>_config.  Every step is idempotent, and the format row comes
-** last, so that an interrupted upgrade is finished by the next write.
-** The cached statements read the old columns as NULL: those not in use are
-** finalized now, the others when their cursor gives them back.
-*/
-static int idemUpgrade(IdemVtab *p){
-  static const char *const azCol[] = { "keyargs", "owner", "expires" };
-  sqlite3_str *s = sqlite3_str_new(p->db);
-  char *zSql;
-  int i, rc;
-  for(i=0; i<3; i++){
-    sqlite3_stmt *pStmt = 0;
-    int bHave = 0;
-    zSql = sqlite3_mprintf("SELECT 1 FROM pragma_table_info('%q_claim', %Q)"
-                           " WHERE name='%s'", p->zName, p->zDb, azCol[i]);
-    if( zSql==0 ){ sqlite3_free(sqlite3_str_finish(s)); return SQLITE_NOMEM; }
-    rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
-    sqlite3_free(zSql);
-    if( rc==SQLITE_OK ) bHave = sqlite3_step(pStmt)==SQLITE_ROW;
-    rc = sqlite3_finalize(pStmt);
-    if( rc!=SQLITE_OK ){
-      sqlite3_free(sqlite3_str_finish(s));
-      return idemVtabDbError(p, rc);
-    }
-    if( !bHave ){
-      sqlite3_str_appendf(s, "ALTER TABLE \"%w\".\"%w_claim\" ADD COLUMN %s TEXT;",
-                          p->zDb, p->zName, azCol[i]);
-    }
-  }
-  sqlite3_str_appendf(s, IDEM_FORMAT2_SQL, p->zDb, p->zName, p->zDb, p->zName,
-                      p->zDb, p->zName, IDEM_FORMAT);
-  zSql = sqlite3_str_finish(s);
-  if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
-  rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
-  sqlite3_free(zSql);
-  if( rc!=SQLITE_OK ){
-    idemVtabError(p, "idem: %s: cannot upgrade the table from format %d to"
-                  " %d: %s", p->zName, p->iFormat, IDEM_FORMAT,
-                  sqlite3_errmsg(p->db));
-    return rc;
-  }
-  p->iFormat = IDEM_FORMAT;
-  for(i=0; i<IDEM_NSTMT; i++){
-    if( p->aLent[i] ){
-      p->aStale[i] = 1;
-    }else{
-      sqlite3_finalize(p->aStmt[i]);
-      p->aStmt[i] = 0;
-    }
-  }
-  return SQLITE_OK;
-}
 
 /*
 ** xCreate and xConnect.  argv[0] is the module name, argv[1] the schema,
@@ -649,48 +110,28 @@ static int idemInit(
   for(i=3; i<argc; i++){
     char *zErr = 0;
     rc = idemOptionParse(&p->opt, argv[i], &zErr);
-    if( rc!=SQLITE_OK && !bCreate && zErr ){
+    if( rc==SQLITE_OK ) continue;
+    if( zErr && !bCreate ){
       /* A table made by another build of idem, with an option this one
       ** does not know: connect anyway, so that DROP TABLE works, and refuse
       ** everything else (p->zUnusable). */
-      p->zUnusable = sqlite3_mprintf("idem: %s: this build of idem cannot"
-          " use the table (%s); it was made by another build: use that"
-          " build, or DROP TABLE %s", p->zName, zErr + (strncmp(zErr,
-          "idem: ", 6)==0 ? 6 : 0), p->zName);
-      sqlite3_free(zErr);
-      if( p->zUnusable==0 ){ rc = SQLITE_NOMEM; goto fail; }
-      rc = SQLITE_OK;
-      break;
+      p->zUnusable = sqlite3_mprintf("this build of idem cannot use the"
+          " table (%s); it was made by another build: use that build, or"
+          " DROP TABLE %s", zErr, p->zName);
+      rc = p->zUnusable ? SQLITE_OK : SQLITE_NOMEM;
+    }else if( zErr ){
+      idemVtabError(p, "%s", zErr);
     }
-    *pzErr = zErr;
+    sqlite3_free(zErr);
     if( rc!=SQLITE_OK ) goto fail;
+    break;
   }
   if( sqlite3_file_control(db, p->zDb, SQLITE_FCNTL_VFS_POINTER, &p->pVfs)
       !=SQLITE_OK || p->pVfs==0 ){
     p->pVfs = sqlite3_vfs_find(0);
   }
 
-  if( bCreate ){
-    char *zSql = sqlite3_mprintf(
-      "CREATE TABLE \"%w\".\"%w_claim\"("
-        "rid INTEGER PRIMARY KEY, key BLOB NOT NULL, member INTEGER NOT NULL,"
-        " who, conv, tool, args TEXT, kind TEXT, status TEXT, id, result,"
-        " note TEXT, created TEXT NOT NULL, updated TEXT,"
-        " keyargs TEXT, owner TEXT, expires TEXT,"
-        " UNIQUE(key, member), UNIQUE(created, rid));"
-      IDEM_FORMAT2_SQL,
-      p->zDb, p->zName, p->zDb, p->zName, p->zDb, p->zName,
-      p->zDb, p->zName, IDEM_FORMAT);
-    p->iFormat = IDEM_FORMAT;
-    if( zSql==0 ){ rc = SQLITE_NOMEM; goto fail; }
-    rc = sqlite3_exec(db, zSql, 0, 0, 0);
-    sqlite3_free(zSql);
-    if( rc!=SQLITE_OK ){
-      *pzErr = sqlite3_mprintf("idem: cannot create %s_claim: %s",
-                               p->zName, sqlite3_errmsg(db));
-      goto fail;
-    }
-  }
+  if( bCreate && (rc = idemStoreCreate(p))!=SQLITE_OK ) goto fail;
 
   rc = sqlite3_declare_vtab(db,
       "CREATE TABLE x(key TEXT, member INTEGER, who, conv, tool, args TEXT,"
@@ -699,17 +140,17 @@ static int idemInit(
       " keyargs TEXT HIDDEN, owner TEXT HIDDEN, expires TEXT HIDDEN,"
       " stale INTEGER HIDDEN)");
   if( rc!=SQLITE_OK ){
-    *pzErr = sqlite3_mprintf("idem: %s", sqlite3_errmsg(db));
+    idemVtabDbError(p, rc);
     goto fail;
   }
   sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  if( !bCreate && (rc = idemCheckShadow(p))!=SQLITE_OK ) goto fail;
-  if( !bCreate && (rc = idemReadFormat(p, pzErr))!=SQLITE_OK ) goto fail;
+  if( !bCreate && (rc = idemStoreConnect(p))!=SQLITE_OK ) goto fail;
   *ppVtab = &p->base;
   return SQLITE_OK;
 
  fail:
+  idemVtabErrorTo(p, pzErr);
   idemVtabFree(p);
   return rc;
 }
@@ -733,118 +174,19 @@ static int idemDisconnect(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 
-/*
-** xDestroy: drop the shadow table, whatever it has become.  SQLite does
-** not pass xDestroy's message on (a failure reads "SQL logic error"), so
-** it must not fail on a damaged schema: a view in the shadow table's place
-** is dropped as a view; anything else of that name (an index, a trigger)
-** is not the shadow table and is left alone.
-*/
+/* xDestroy: drop the shadow tables (idemStoreDrop()), then the table. */
 static int idemDestroy(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
-  int rc;
-  char *zSql, *zType = 0;
-  idemFinalizeAll(p);
-  rc = idemQueryValue(p, 0, &zType, "SELECT type FROM \"%w\".sqlite_schema"
-                      " WHERE name=%Q||'_claim' AND type IN ('table','view')",
-                      p->zDb, p->zName);
-  if( rc!=SQLITE_OK ) return rc;
-  {
-    /* The claim table, or the view that replaced it (a damaged database),
-    ** then the tables of format 2, if they are there. */
-    sqlite3_str *pSql = sqlite3_str_new(p->db);
-    if( zType ){
-      sqlite3_str_appendf(pSql, "DROP %s \"%w\".\"%w_claim\";",
-                          strcmp(zType, "view")==0 ? "VIEW" : "TABLE",
-                          p->zDb, p->zName);
-    }
-    sqlite3_str_appendf(pSql, "DROP TABLE IF EXISTS \"%w\".\"%w_expiry\";"
-                        "DROP TABLE IF EXISTS \"%w\".\"%w_config\"",
-                        p->zDb, p->zName, p->zDb, p->zName);
-    zSql = sqlite3_str_finish(pSql);
-  }
-  sqlite3_free(zType);
-  if( zSql==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
-  sqlite3_free(zSql);
-  if( rc==SQLITE_OK ){
-    idemVtabFree(p);
-  }else{
-    idemVtabError(p, "idem: cannot drop %s_claim: %s", p->zName,
-                  sqlite3_errmsg(p->db));
-  }
+  int rc = idemStoreDrop(p);
+  if( rc==SQLITE_OK ) idemVtabFree(p);
   return rc;
 }
 
 static int idemRename(sqlite3_vtab *pVtab, const char *zNew){
-  IdemVtab *p = (IdemVtab*)pVtab;
-  char *zSql, *zName;
-  int rc;
-  idemFinalizeAll(p);
-  zName = sqlite3_mprintf("%s", zNew);
-  if( p->iFormat>=2 ){
-    zSql = sqlite3_mprintf(
-        "ALTER TABLE \"%w\".\"%w_claim\" RENAME TO \"%w_claim\";"
-        "ALTER TABLE \"%w\".\"%w_expiry\" RENAME TO \"%w_expiry\";"
-        "ALTER TABLE \"%w\".\"%w_config\" RENAME TO \"%w_config\"",
-        p->zDb, p->zName, zNew, p->zDb, p->zName, zNew, p->zDb, p->zName, zNew);
-  }else{
-    zSql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_claim\" RENAME TO \"%w_claim\"",
-                           p->zDb, p->zName, zNew);
-  }
-  if( zSql==0 || zName==0 ){
-    sqlite3_free(zSql);
-    sqlite3_free(zName);
-    return SQLITE_NOMEM;
-  }
-  rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
-  sqlite3_free(zSql);
-  if( rc==SQLITE_OK ){
-    sqlite3_free(p->zName);
-    p->zName = zName;
-  }else{
-    sqlite3_free(zName);
-    idemVtabError(p, "idem: cannot rename %s_claim: %s", p->zName,
-                  sqlite3_errmsg(p->db));
-  }
-  return rc;
+  return idemStoreRename((IdemVtab*)pVtab, zNew);
 }
 
 /* ---------------------------------------------------------- transaction */
-
-/*
-** The local claims made in the open transaction, so that xSync can refuse
-** to commit one that is still pending (doc/contract.md §4).  Each carries
-** the savepoint level it was made at, so that a ROLLBACK TO (a user's
-** savepoint, or a statement's own) forgets the claims it undid.  SQLite
-** numbers savepoints from 0, statement savepoints included:
-** xSavepoint(N) opens N, xRelease(N) and xRollbackTo(N) end or rewind
-** every savepoint from N inward.
-*/
-IDEM_PRIVATE int idemTxnReserve(IdemVtab *p){
-  if( p->nTxn>=p->nTxnAlloc ){
-    int nNew = p->nTxnAlloc ? p->nTxnAlloc*2 : 8;
-    IdemTxnClaim *aNew = (IdemTxnClaim*)sqlite3_realloc64(p->aTxn,
-                                     (sqlite3_uint64)nNew*sizeof(IdemTxnClaim));
-    if( aNew==0 ) return SQLITE_NOMEM;
-    p->aTxn = aNew;
-    p->nTxnAlloc = nNew;
-  }
-  return SQLITE_OK;
-}
-
-IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]){
-  if( p->nTxn<p->nTxnAlloc ){           /* idemTxnReserve() made room */
-    memcpy(p->aTxn[p->nTxn].aKey, aKey, IDEM_KEY_BYTES);
-    p->aTxn[p->nTxn].iLevel = p->iTxnLevel;
-    p->nTxn++;
-  }
-}
-
-static void idemTxnClear(IdemVtab *p){
-  p->nTxn = 0;
-  p->iTxnLevel = 0;
-}
 
 static int idemBegin(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
@@ -852,7 +194,7 @@ static int idemBegin(sqlite3_vtab *pVtab){
   /* The durability check (idem_durable.c) keeps its verdict for the
   ** length of a transaction: read the settings again. */
   idemDurableBegin(&p->durable);
-  return idemVtabRecheck(p);
+  return idemStoreRecheck(p);
 }
 
 static int idemSync(sqlite3_vtab *pVtab){
@@ -870,124 +212,21 @@ static int idemRollback(sqlite3_vtab *pVtab){
 }
 
 static int idemSavepointSp(sqlite3_vtab *pVtab, int iSavepoint){
-  ((IdemVtab*)pVtab)->iTxnLevel = iSavepoint+1;
+  idemTxnSavepoint((IdemVtab*)pVtab, iSavepoint);
   return SQLITE_OK;
 }
 
 static int idemReleaseSp(sqlite3_vtab *pVtab, int iSavepoint){
-  IdemVtab *p = (IdemVtab*)pVtab;
-  int i;
-  /* What was made inside the savepoints released now belongs to the one
-  ** around them. */
-  for(i=0; i<p->nTxn; i++){
-    if( p->aTxn[i].iLevel>iSavepoint ) p->aTxn[i].iLevel = iSavepoint;
-  }
-  p->iTxnLevel = iSavepoint;
+  idemTxnRelease((IdemVtab*)pVtab, iSavepoint);
   return SQLITE_OK;
 }
 
 static int idemRollbackToSp(sqlite3_vtab *pVtab, int iSavepoint){
-  IdemVtab *p = (IdemVtab*)pVtab;
-  int i, n = 0;
-  for(i=0; i<p->nTxn; i++){
-    if( p->aTxn[i].iLevel<=iSavepoint ) p->aTxn[n++] = p->aTxn[i];
-  }
-  p->nTxn = n;
-  p->iTxnLevel = iSavepoint+1;          /* savepoint iSavepoint stays open */
+  idemTxnRollbackTo((IdemVtab*)pVtab, iSavepoint);
   return SQLITE_OK;
 }
 
-/* The shadow tables' suffixes. */
-static int idemShadowName(const char *zName){
-  return sqlite3_stricmp(zName, "claim")==0
-      || sqlite3_stricmp(zName, "expiry")==0
-      || sqlite3_stricmp(zName, "config")==0;
-}
-
 /* ------------------------------------------------------------- queries */
-
-/*
-** Text under numeric affinity, the conversion SQLite applies to text
-** compared with an INTEGER column: 1 and *piOut for an integer literal in
-** range (spaces around it and a sign allowed: ' 2 ', '-0', '+3'), 2 for
-** any other decimal literal ('2.0', '20e-1', an integer out of range),
-** which SQLite makes a REAL, 0 for text that is no number ('0x2', '2a').
-** (sqlite3_value_numeric_type() on a copy of the value would say it, but
-** a copy has no connection, which SQLite 3.53 dereferences there.)
-*/
-static int idemTextNumeric(const unsigned char *z, int n, sqlite3_int64 *piOut){
-  const unsigned char *zEnd = z + n;
-  int bNeg = 0, bDot = 0, bAny = 0, bReal = 0;
-  sqlite3_uint64 v = 0;
-  while( z<zEnd && (*z==' ' || (*z>='\t' && *z<='\r')) ) z++;
-  while( zEnd>z && (zEnd[-1]==' ' || (zEnd[-1]>='\t' && zEnd[-1]<='\r')) ) zEnd--;
-  if( z<zEnd && (*z=='+' || *z=='-') ){ bNeg = *z=='-'; z++; }
-  for(; z<zEnd; z++){
-    if( *z=='.' ){
-      if( bDot ) return 0;
-      bDot = bReal = 1;
-      continue;
-    }
-    if( *z<'0' || *z>'9' ) break;
-    bAny = 1;
-    if( !bReal ){
-      if( v>(UINT64_MAX-(sqlite3_uint64)(*z-'0'))/10 ){
-        bReal = 1;                     /* beyond 64 bits: a REAL */
-      }else{
-        v = v*10 + (sqlite3_uint64)(*z-'0');
-      }
-    }
-  }
-  if( !bAny ) return 0;
-  if( z<zEnd && (*z=='e' || *z=='E') ){
-    int bExp = 0;
-    bReal = 1;
-    z++;
-    if( z<zEnd && (*z=='+' || *z=='-') ) z++;
-    for(; z<zEnd && *z>='0' && *z<='9'; z++) bExp = 1;
-    if( !bExp ) return 0;
-  }
-  if( z!=zEnd ) return 0;
-  if( bReal ) return 2;
-  if( bNeg ){
-    if( v>(sqlite3_uint64)1<<63 ) return 2;
-    *piOut = (sqlite3_int64)(0 - v);    /* two's complement: -2^63 too */
-  }else{
-    if( v>((sqlite3_uint64)1<<63)-1 ) return 2;
-    *piOut = (sqlite3_int64)v;
-  }
-  return 1;
-}
-
-/* A double that is a whole number in int64's range: 1 and *piOut, or 0. */
-static int idemDoubleInt64(double r, sqlite3_int64 *piOut){
-  if( r>=-9223372036854775808.0 && r<9223372036854775808.0
-   && (double)(sqlite3_int64)r==r ){
-    *piOut = (sqlite3_int64)r;
-    return 1;
-  }
-  return 0;
-}
-
-IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut){
-  switch( sqlite3_value_type(pVal) ){
-    case SQLITE_INTEGER:
-      *piOut = sqlite3_value_int64(pVal);
-      return 1;
-    case SQLITE_FLOAT:
-      return idemDoubleInt64(sqlite3_value_double(pVal), piOut);
-    case SQLITE_TEXT: {
-      const unsigned char *z = sqlite3_value_text(pVal);
-      int e;
-      if( z==0 ) return -1;
-      e = idemTextNumeric(z, sqlite3_value_bytes(pVal), piOut);
-      /* A REAL literal: SQLite's own text-to-double (which leaves the
-      ** value as it is), as the comparison would convert it. */
-      return e==2 ? idemDoubleInt64(sqlite3_value_double(pVal), piOut) : e;
-    }
-  }
-  return 0;
-}
 
 /*
 ** Plans: key = ? is a seek of the call's group (key = ? AND member = ? of
@@ -1101,7 +340,6 @@ static int idemOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor){
   pCur = (IdemCursor*)sqlite3_malloc(sizeof(*pCur));
   if( pCur==0 ) return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
-  pCur->iLent = -1;
   pCur->bEof = 1;
   *ppCursor = &pCur->base;
   return SQLITE_OK;
@@ -1111,35 +349,14 @@ static int idemOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor){
 static void idemCursorReset(IdemCursor *pCur){
   IdemVtab *p = (IdemVtab*)pCur->base.pVtab;
   if( pCur->pStmt ){
-    if( pCur->iLent>=0 ){
-      sqlite3_reset(pCur->pStmt);
-      sqlite3_clear_bindings(pCur->pStmt);
-      p->aLent[pCur->iLent] = 0;
-      if( p->aStale[pCur->iLent] ){     /* prepared before an upgrade */
-        sqlite3_finalize(pCur->pStmt);
-        p->aStmt[pCur->iLent] = 0;
-        p->aStale[pCur->iLent] = 0;
-      }
-    }else{
-      sqlite3_finalize(pCur->pStmt);
-    }
+    idemStmtGiveBack(p, pCur->iStmt, pCur->pStmt, pCur->bLent);
     pCur->pStmt = 0;
-    pCur->iLent = -1;
+    pCur->bLent = 0;
   }
   if( pCur->pMain ){
-    if( pCur->bMainLent ){
-      sqlite3_reset(pCur->pMain);
-      p->aLent[IDEM_STMT_Q_MAIN] = 0;
-      pCur->bMainLent = 0;
-      if( p->aStale[IDEM_STMT_Q_MAIN] ){
-        sqlite3_finalize(pCur->pMain);
-        p->aStmt[IDEM_STMT_Q_MAIN] = 0;
-        p->aStale[IDEM_STMT_Q_MAIN] = 0;
-      }
-    }else{
-      sqlite3_finalize(pCur->pMain);
-    }
+    idemStmtGiveBack(p, IDEM_STMT_Q_MAIN, pCur->pMain, pCur->bMainLent);
     pCur->pMain = 0;
+    pCur->bMainLent = 0;
   }
   sqlite3_free(pCur->zReply);
   pCur->zReply = 0;
@@ -1174,17 +391,8 @@ static int idemCursorLoadMain(IdemCursor *pCur){
     }
     sqlite3_reset(pCur->pMain);
   }else{
-    sqlite3_stmt *pStmt;
-    rc = idemStmt(p, IDEM_STMT_Q_MAIN, &pStmt);
+    rc = idemStmtLend(p, IDEM_STMT_Q_MAIN, &pCur->pMain, &pCur->bMainLent);
     if( rc!=SQLITE_OK ) return rc;
-    if( !p->aLent[IDEM_STMT_Q_MAIN] ){
-      p->aLent[IDEM_STMT_Q_MAIN] = 1;
-      pCur->bMainLent = 1;
-      pCur->pMain = pStmt;
-    }else{
-      rc = idemPrepare(p, sqlite3_sql(pStmt), 0, &pCur->pMain);
-      if( rc!=SQLITE_OK ) return rc;
-    }
   }
   rc = sqlite3_bind_blob(pCur->pMain, 1, aKey, nKey, SQLITE_TRANSIENT);
   if( rc!=SQLITE_OK ) return idemVtabDbError(p, rc);
@@ -1242,7 +450,6 @@ static int idemFilter(
   IdemCursor *pCur = (IdemCursor*)pCursor;
   IdemVtab *p = (IdemVtab*)pCursor->pVtab;
   unsigned char *aKey = pCur->aKey;
-  sqlite3_stmt *pStmt;
   sqlite3_int64 iMember = 0;
   int iStmt, rc;
   int bLight = (idxNum & IDEM_PLAN_LIGHT)!=0;
@@ -1278,17 +485,9 @@ static int idemFilter(
     iStmt = IDEM_STMT_Q_SCAN;
   }
 
-  rc = idemStmt(p, iStmt, &pStmt);
+  rc = idemStmtLend(p, iStmt, &pCur->pStmt, &pCur->bLent);
   if( rc!=SQLITE_OK ) return rc;
-  if( !p->aLent[iStmt] ){
-    pCur->pStmt = pStmt;
-    pCur->iLent = iStmt;
-    p->aLent[iStmt] = 1;
-  }else{
-    /* Another cursor has it: prepare a private copy. */
-    rc = idemPrepare(p, sqlite3_sql(pStmt), 0, &pCur->pStmt);
-    if( rc!=SQLITE_OK ) return rc;
-  }
+  pCur->iStmt = iStmt;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
@@ -1436,7 +635,7 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     return SQLITE_ERROR;
   }
   if( p->iFormat<IDEM_FORMAT ){
-    int rc = idemUpgrade(p);
+    int rc = idemStoreUpgrade(p);
     if( rc!=SQLITE_OK ) return rc;
   }
   if( argc==1 ){
@@ -1444,77 +643,26 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   }
   if( sqlite3_value_type(argv[0])==SQLITE_NULL ){
     if( sqlite3_value_type(argv[1])!=SQLITE_NULL ){
-      idemVtabError(p, "idem: %s: the rowid is assigned by idem; leave it"
-                    " out of the INSERT", p->zName);
+      idemVtabError(p, "the rowid is assigned by idem; leave it out of the"
+                    " INSERT");
       return SQLITE_ERROR;
     }
     return idemClaimInsert(p, aCol, pRowid);
   }
   if( sqlite3_value_int64(argv[0])!=sqlite3_value_int64(argv[1]) ){
-    idemVtabError(p, "idem: %s: the rowid cannot be changed; leave it out"
-                  " of the UPDATE", p->zName);
+    idemVtabError(p, "the rowid cannot be changed; leave it out of the"
+                  " UPDATE");
     return SQLITE_ERROR;
   }
   return idemClaimUpdate(p, sqlite3_value_int64(argv[0]), aCol);
 }
 
 #if SQLITE_VERSION_NUMBER>=3044000
-/*
-** xIntegrity: PRAGMA integrity_check / quick_check look inside the shadow
-** table for what idem itself would never write.
-*/
+/* xIntegrity: PRAGMA integrity_check and quick_check (idemStoreIntegrity()). */
 static int idemIntegrity(sqlite3_vtab *pVtab, const char *zSchema,
                          const char *zTabName, int isQuick, char **pzErr){
-  static const struct { const char *zWhere; const char *zWhat; } aCheck[] = {
-    { "typeof(key)!='blob' OR length(key)!=16", "keys that are not 16-byte blobs" },
-    { "member<0 OR typeof(member)!='integer'", "bad member numbers" },
-    { "member=0 AND (who IS NULL OR conv IS NULL OR tool IS NULL OR args IS NULL)",
-      "calls without their identity" },
-    { "member=0 AND (kind IS NULL OR kind NOT IN ('local','external'))", "bad kinds" },
-    { "member=0 AND (status IS NULL OR status NOT IN"
-      " ('pending','done','failed','unknown'))", "bad statuses" },
-    { "member=0 AND status='unknown' AND kind!='external'", "local calls marked unknown" },
-    { "member>0 AND NOT EXISTS (SELECT 1 FROM \"%w\".\"%w_claim\" c"
-      " WHERE c.key=x.key AND c.member=0)", "members without their call" },
-  };
-  IdemVtab *p = (IdemVtab*)pVtab;
-  int i, rc = SQLITE_OK;
   (void)isQuick; (void)zTabName;
-  if( p->zUnusable || p->zDamaged ){
-    *pzErr = sqlite3_mprintf("%s", p->zUnusable ? p->zUnusable : p->zDamaged);
-    return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
-  }
-  for(i=0; i<(int)(sizeof(aCheck)/sizeof(aCheck[0])) && rc==SQLITE_OK; i++){
-    sqlite3_stmt *pStmt = 0;
-    char *zWhere = sqlite3_mprintf(aCheck[i].zWhere, zSchema, p->zName);
-    char *zSql = zWhere ? sqlite3_mprintf(
-        "SELECT count(*) FROM \"%w\".\"%w_claim\" x WHERE %s",
-        zSchema, p->zName, zWhere) : 0;
-    sqlite3_free(zWhere);
-    if( zSql==0 ) return SQLITE_NOMEM;
-    rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
-    sqlite3_free(zSql);
-    if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
-      sqlite3_int64 n = sqlite3_column_int64(pStmt, 0);
-      if( n>0 ){
-        *pzErr = sqlite3_mprintf("idem: %s: %lld %s in %s_claim",
-                                 p->zName, n, aCheck[i].zWhat, p->zName);
-        if( *pzErr==0 ) rc = SQLITE_NOMEM;
-        sqlite3_finalize(pStmt);
-        return rc;
-      }
-    }
-    if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt); else sqlite3_finalize(pStmt);
-    if( rc==SQLITE_NOMEM ) return rc;
-    if( rc!=SQLITE_OK ){
-      /* The check itself failed (no shadow table, a missing column): that
-      ** is the finding.  An error returned from xIntegrity would fail the
-      ** whole PRAGMA with a bare "SQL logic error". */
-      *pzErr = idemVtabDbMessage(p, rc);
-      return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
-    }
-  }
-  return rc;
+  return idemStoreIntegrity((IdemVtab*)pVtab, zSchema, pzErr);
 }
 #endif
 
@@ -1546,7 +694,7 @@ static sqlite3_module idemModule = {
   idemSavepointSp,      /* xSavepoint */
   idemReleaseSp,        /* xRelease */
   idemRollbackToSp,     /* xRollbackTo */
-  idemShadowName,       /* xShadowName: <name>_claim */
+  idemStoreShadowName,  /* xShadowName: <name>_claim, _expiry, _config */
 #if SQLITE_VERSION_NUMBER>=3044000
   idemIntegrity,        /* xIntegrity */
 #endif

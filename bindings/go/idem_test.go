@@ -96,7 +96,7 @@ func TestMattn(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = db.Exec("INSERT INTO calls(who, conv, tool, args) VALUES(" + call + ")")
-	if err == nil || !strings.Contains(err.Error(), "idem: call already claimed (status: done)") {
+	if err == nil || !strings.Contains(err.Error(), ": call already claimed (status: done)") {
 		t.Fatalf("the duplicate: %v", err)
 	}
 	if got := one(t, db, "SELECT reply FROM calls WHERE key = idem_key("+call+")"); got != `{"id":1,"idempotent":true,"result":{"order":1},"status":"done"}` {
@@ -180,7 +180,7 @@ func TestDqliteNode(t *testing.T) {
 		}
 	}
 	_, err = conn.ExecContext(ctx, "INSERT INTO calls(who, conv, tool, args, kind) VALUES("+call+", 'external')")
-	if err == nil || !strings.Contains(err.Error(), "idem: call already claimed (status: done)") {
+	if err == nil || !strings.Contains(err.Error(), ": call already claimed (status: done)") {
 		t.Fatalf("the duplicate: %v", err)
 	}
 	if got := one(t, conn, "SELECT reply FROM calls WHERE key = idem_key("+call+")"); got != `{"id":7,"idempotent":true,"result":{"shipped":7},"status":"done"}` {

@@ -31,7 +31,7 @@ int main(void){
     SQLITE_OK, 0);
   check(db, "duplicate",
     "INSERT INTO calls(who,conv,tool,args) VALUES('u','c','t','{ \"a\" : 1 }')",
-    SQLITE_CONSTRAINT, "idem: call already claimed (status: pending)");
+    SQLITE_CONSTRAINT, "idem: calls: call already claimed (status: pending)");
   check(db, "duplicate-ignored",
     "INSERT OR IGNORE INTO calls(who,conv,tool,args) VALUES('u','c','t','{\"a\":1}')",
     SQLITE_OK, 0);

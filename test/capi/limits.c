@@ -49,7 +49,7 @@ int main(void){
            " kind) VALUES('u', 'c', 't', '%s', 'external')", zArgs);
   check(db, "claim", zSql, SQLITE_OK, 0);
   checkInt(db, "args", "SELECT length(args) FROM calls", 353);
-  check(db, "duplicate", zSql, SQLITE_CONSTRAINT, "idem: call already claimed");
+  check(db, "duplicate", zSql, SQLITE_CONSTRAINT, "idem: calls: call already claimed");
   sqlite3_close(db);
   printf("%d passed, %d failed\n", nPass, nFail);
   return nFail!=0;

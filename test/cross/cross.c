@@ -854,7 +854,7 @@ static void testSmoke(const char *zDb){
     "SELECT count(*) FROM orders", "1",
     "INSERT INTO calls(who, conv, tool, args)"
     " VALUES('alice', 'conv-7', 'checkout', '{\"qty\":2,\"sku\":\"A0001\"}')",
-    "~idem: call already claimed (status: done)",
+    "~idem: calls: call already claimed (status: done)",
     "SELECT key, args FROM calls WHERE tool = 'checkout'",
     "53a4ad833a7b5ecd0625efc02e8e7f89|{\"qty\":2,\"sku\":\"A0001\"}",
     /* a local failure releases the claim; the retry owns it (a local claim

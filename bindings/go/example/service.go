@@ -103,7 +103,7 @@ func sqliteCode(err error) int {
 }
 
 func isClaimed(err error) bool {
-	return sqliteCode(err) == 19 && strings.Contains(err.Error(), "idem: call already claimed")
+	return sqliteCode(err) == 19 && strings.Contains(err.Error(), ": call already claimed")
 }
 
 // errLost: the record changed no row: the call is no longer ours.

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** idem_sql.c -- what every part that speaks to SQLite shares, below them
+** all: the conversions of SQL values, the one-row query, and the one way
+** an SQL function reports an error.
+**
+**   idemValueUtf8(pVal, &n)          the bytes of a TEXT value, no copy
+**   idemJsonNumberText(pVal, zOut)   an INTEGER or REAL as its JSON text
+**   idemValueInt64(pVal, &i)         the integer a value equals, as SQL
+**                                    compares it with an INTEGER column
+**   idemQueryRow(db, &pStmt, zFmt, ...)
+**                                    prepare a query and step to its row
+**   idemResultError(ctx, rc, zFmt, ...)
+**                                    an SQL function's error: "idem: ..."
+**
+** A table's errors have their own helper, which names the table
+** (idemVtabError()).
+*/
+#include "idemInt.h"
+
+/* ------------------------------------------------------------ values */
+
+/*
+** The UTF-8 bytes of the TEXT value pVal, and their number in *pn,
+** without the copy that sqlite3_value_text() makes of a bound value to
+** add a terminator: sqlite3_value_bytes() converts a UTF-16 value to
+** UTF-8 in place (a UTF-16 database), after which sqlite3_value_blob()
+** gives the bytes as they are.  The result need not be terminated.  NULL
+** means out of memory.
+*/
+IDEM_PRIVATE const char *idemValueUtf8(sqlite3_value *pVal, int *pn){
+  int n = sqlite3_value_bytes(pVal);
+  const char *z;
+  if( n==0 ){
+    /* Empty, or a conversion that failed: value_text() tells which. */
+    *pn = 0;
+    return (const char*)sqlite3_value_text(pVal);
+  }
+  z = (const char*)sqlite3_value_blob(pVal);
+  *pn = z ? n : 0;
+  return z;
+}
+
+/*
+** The JSON text of an SQL integer or real (doc/contract.md §2, §3): an
+** integer as its decimal digits, a real as ECMAScript prints that double
+** (the printer of canonical JSON: 42.0 gives "42", 0.30000000000000004
+** keeps every digit), never SQLite's 15-digit text of a real.  pVal must
+** be SQLITE_INTEGER or SQLITE_FLOAT.  Writes zOut (IDEM_JSON_NUMBUF bytes,
+** zero-terminated) and returns its length, or -1 for a real that is not
+** finite (Inf, -Inf), which has no JSON form.
+*/
+IDEM_PRIVATE int idemJsonNumberText(sqlite3_value *pVal, char *zOut){
+  if( sqlite3_value_type(pVal)==SQLITE_INTEGER ){
+    sqlite3_snprintf(IDEM_JSON_NUMBUF, zOut, "%lld", sqlite3_value_int64(pVal));
+    return (int)strlen(zOut);
+  }else{
+    double v = sqlite3_value_double(pVal);
+    sqlite3_uint64 bits;
+    int n;
+    memcpy(&bits, &v, sizeof(bits));
+    if( ((bits>>52) & 0x7ff)==0x7ff ) return -1;
+    n = idemNumberFormat(v, zOut);
+    zOut[n] = 0;
+    return n;
+  }
+}
+
+/*
+** Text under numeric affinity, the conversion SQLite applies to text
+** compared with an INTEGER column: 1 and *piOut for an integer literal in
+** range (spaces around it and a sign allowed: ' 2 ', '-0', '+3'), 2 for
+** any other decimal literal ('2.0', '20e-1', an integer out of range),
+** which SQLite makes a REAL, 0 for text that is no number ('0x2', '2a').
+** (sqlite3_value_numeric_type() on a copy of the value would say it, but
+** a copy has no connection, which SQLite 3.53 dereferences there.)
+*/
+static int idemTextNumeric(const unsigned char *z, int n, sqlite3_int64 *piOut){
+  const unsigned char *zEnd = z + n;
+  int bNeg = 0, bDot = 0, bAny = 0, bReal = 0;
+  sqlite3_uint64 v = 0;
+  while( z<zEnd && (*z==' ' || (*z>='\t' && *z<='\r')) ) z++;
+  while( zEnd>z && (zEnd[-1]==' ' || (zEnd[-1]>='\t' && zEnd[-1]<='\r')) ) zEnd--;
+  if( z<zEnd && (*z=='+' || *z=='-') ){ bNeg = *z=='-'; z++; }
+  for(; z<zEnd; z++){
+    if( *z=='.' ){
+      if( bDot ) return 0;
+      bDot = bReal = 1;
+      continue;
+    }
+    if( *z<'0' || *z>'9' ) break;
+    bAny = 1;
+    if( !bReal ){
+      if( v>(UINT64_MAX-(sqlite3_uint64)(*z-'0'))/10 ){
+        bReal = 1;                     /* beyond 64 bits: a REAL */
+      }else{
+        v = v*10 + (sqlite3_uint64)(*z-'0');
+      }
+    }
+  }
+  if( !bAny ) return 0;
+  if( z<zEnd && (*z=='e' || *z=='E') ){
+    int bExp = 0;
+    bReal = 1;
+    z++;
+    if( z<zEnd && (*z=='+' || *z=='-') ) z++;
+    for(; z<zEnd && *z>='0' && *z<='9'; z++) bExp = 1;
+    if( !bExp ) return 0;
+  }
+  if( z!=zEnd ) return 0;
+  if( bReal ) return 2;
+  if( bNeg ){
+    if( v>(sqlite3_uint64)1<<63 ) return 2;
+    *piOut = (sqlite3_int64)(0 - v);    /* two's complement: -2^63 too */
+  }else{
+    if( v>((sqlite3_uint64)1<<63)-1 ) return 2;
+    *piOut = (sqlite3_int64)v;
+  }
+  return 1;
+}
+
+/* A double that is a whole number in int64's range: 1 and *piOut, or 0. */
+static int idemDoubleInt64(double r, sqlite3_int64 *piOut){
+  if( r>=-9223372036854775808.0 && r<9223372036854775808.0
+   && (double)(sqlite3_int64)r==r ){
+    *piOut = (sqlite3_int64)r;
+    return 1;
+  }
+  return 0;
+}
+
+IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut){
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_INTEGER:
+      *piOut = sqlite3_value_int64(pVal);
+      return 1;
+    case SQLITE_FLOAT:
+      return idemDoubleInt64(sqlite3_value_double(pVal), piOut);
+    case SQLITE_TEXT: {
+      const unsigned char *z = sqlite3_value_text(pVal);
+      int e;
+      if( z==0 ) return -1;
+      e = idemTextNumeric(z, sqlite3_value_bytes(pVal), piOut);
+      /* A REAL literal: SQLite's own text-to-double (which leaves the
+      ** value as it is), as the comparison would convert it. */
+      return e==2 ? idemDoubleInt64(sqlite3_value_double(pVal), piOut) : e;
+    }
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------ one-row query */
+
+/*
+** Prepare the query zFmt (printf-style: %w, %q and %Q quote names and
+** values) on db and step it once.  Returns SQLITE_ROW with *ppStmt on the
+** first row, for the caller to read and sqlite3_finalize(); SQLITE_DONE
+** when there is no row; or the error (sqlite3_errmsg(db) says it; no
+** text for SQLITE_NOMEM of the SQL's own allocation).  *ppStmt is NULL
+** unless SQLITE_ROW is returned.
+**
+** Not SQLITE_PREPARE_NO_VTAB: the callers read pragma_table_info() and
+** its kin, which are (eponymous, built-in) virtual tables.  The claim
+** table's own statements are cached instead (idemStmt()).
+*/
+IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
+                              const char *zFmt, ...){
+  sqlite3_stmt *pStmt = 0;
+  va_list ap;
+  char *zSql;
+  int rc;
+  *ppStmt = 0;
+  va_start(ap, zFmt);
+  zSql = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_step(pStmt);
+    if( rc==SQLITE_ROW ){
+      *ppStmt = pStmt;
+      return rc;
+    }
+    if( rc!=SQLITE_DONE ){
+      rc = sqlite3_reset(pStmt);      /* the error, for sqlite3_errmsg() */
+      if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* ------------------------------------------------------------- errors */
+
+/*
+** The error of an SQL function: "idem: " and the printf-style text as the
+** message, rc as the code.  SQLITE_NOMEM (or a message that cannot be
+** made) is SQLite's own out-of-memory error, without text.  Every SQL
+** function of idem reports its errors here, and only here.
+*/
+IDEM_PRIVATE void idemResultError(sqlite3_context *ctx, int rc,
+                                  const char *zFmt, ...){
+  char *zMsg = 0;
+  va_list ap;
+  if( rc!=SQLITE_NOMEM ){
+    sqlite3_str *s = sqlite3_str_new(0);
+    sqlite3_str_append(s, "idem: ", 6);
+    va_start(ap, zFmt);
+    sqlite3_str_vappendf(s, zFmt, ap);
+    va_end(ap);
+    zMsg = sqlite3_str_finish(s);
+  }
+  if( zMsg==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_error(ctx, zMsg, -1);
+  sqlite3_free(zMsg);
+  if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
+}

@@ -1,0 +1,896 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** idem_store.c -- where a claim table keeps its calls: the shadow tables
+** (their schema, format and upgrade, the damage check, PRAGMA
+** integrity_check), the cache of prepared statements and its lending to
+** cursors, the list of the open transaction's local claims, and the
+** table's error message.  The claim's rules (idem_claim.c) and the module
+** (idem_vtab.c) stand on it; it calls neither.
+**
+** STORAGE.  Real shadow tables in the same schema, so that a claim
+** commits and rolls back with the caller's own transaction and the
+** database's write lock arbitrates between connections and processes.
+** <name>_claim holds the calls:
+**
+**   rid      INTEGER PRIMARY KEY     the virtual table's rowid
+**   key      BLOB                    16 bytes (the 32 hex digits, packed)
+**   member   INTEGER                 0: the call itself; 1, 2, ...: members
+**   who conv tool args kind status note updated   -- main rows only
+**   id result created                             -- every row
+**   keyargs owner expires                         -- main rows only
+**   UNIQUE(key, member)              the arbiter, and the replay's seek
+**   UNIQUE(created, rid)             purge by age (an ordinary index; the
+**                                    UNIQUE form keeps its name tied to
+**                                    the table, so RENAME carries it)
+**
+** Member rows keep only their own id, result and created: they show their
+** call's who, conv, tool, args, kind, status, note, updated, keyargs,
+** owner and expires.
+**
+** <name>_expiry(expires, key), WITHOUT ROWID, is the order in which the
+** decided calls of a table with retain expire: the seek of the sweep,
+** written only when such a call is decided.  <name>_config(k, v) records
+** the format of the shadow tables (IDEM_FORMAT, idemReadFormat()).
+**
+** STATEMENTS.  Each statement on the shadow tables is prepared on first
+** use and kept (idemStmt()), with SQLITE_PREPARE_NO_VTAB: it never
+** reaches a virtual table, whatever the schema holds.  The rules use one
+** and reset it before they return; a cursor keeps its query across calls,
+** so queries are lent (idemStmtLend(), idemStmtGiveBack()), to one cursor
+** at a time: a second one gets a private copy.
+**
+** DAMAGE.  idemCheckShadow() looks at the shadow table when the table is
+** connected and, after a schema change, when the next write transaction
+** starts: if it no longer arbitrates (no UNIQUE(key, member), a conflict
+** clause, a trigger, ...), claims are refused; DROP TABLE always works.
+**
+** TRANSACTIONS.  The local claims made in the open transaction, each with
+** the savepoint level it was made at (idemTxn*()): the rules refuse to
+** commit one still pending (idemClaimSync(), doc/contract.md §4).
+*/
+#include "idemInt.h"
+
+IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL] = {
+  "key", "member", "who", "conv", "tool", "args", "kind", "status", "id",
+  "result", "note", "created", "updated", "reply", "reconcile", "keyargs",
+  "owner", "expires", "stale"
+};
+
+/* ------------------------------------------------------------ errors */
+
+/*
+** The table's error message: "idem: <table>: " and the printf-style text.
+** Every error about a table is made here, the one place that writes the
+** prefix (the callers give the text alone), and reaches the user through
+** p->base.zErrMsg; where SQLite takes it from elsewhere (xCreate,
+** xConnect and xIntegrity's *pzErr), the message made here is handed over.
+** Kept reasons (p->zDamaged, p->zUnusable) are stored without the prefix
+** and reported through here.
+*/
+IDEM_PRIVATE void idemVtabError(IdemVtab *p, const char *zFmt, ...){
+  sqlite3_str *s = sqlite3_str_new(0);
+  va_list ap;
+  sqlite3_str_appendf(s, "idem: %s: ", p->zName);
+  va_start(ap, zFmt);
+  sqlite3_str_vappendf(s, zFmt, ap);
+  va_end(ap);
+  sqlite3_free(p->base.zErrMsg);
+  p->base.zErrMsg = sqlite3_str_finish(s);
+}
+
+/*
+** A message that a part below made whole, as the table's error: the
+** durability check's (idem_durable.c), which begins "idem: " and names no
+** table (its texts are pinned by test/durable.test).  Takes zMsg, from
+** sqlite3_malloc() (NULL: out of memory).
+*/
+IDEM_PRIVATE void idemVtabErrorTake(IdemVtab *p, char *zMsg){
+  sqlite3_free(p->base.zErrMsg);
+  p->base.zErrMsg = zMsg;
+}
+
+/* The table's error, handed over to *pzErr (NULL when out of memory). */
+IDEM_PRIVATE void idemVtabErrorTo(IdemVtab *p, char **pzErr){
+  *pzErr = p->base.zErrMsg;
+  p->base.zErrMsg = 0;
+}
+
+/* The table's error for a statement that failed with rc: SQLite's
+** message.  Returns rc. */
+IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
+  idemVtabError(p, "%s",
+                rc==SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(p->db));
+  return rc;
+}
+
+/* -------------------------------------------------------- statements */
+
+/* Columns of the query statements (IDEM_STMT_Q_*) and of IDEM_STMT_BYRID:
+** IDEM_Q_* and IDEM_QCOL() in idemInt.h. */
+#define IDEM_QCOLS \
+  "rid, key, member, who, conv, tool, args, kind, status, id, result, " \
+  "note, created, updated, keyargs, owner, expires"
+/* The same, with NULL for who, conv, tool, args, keyargs, owner
+** (IDEM_PLAN_LIGHT) */
+#define IDEM_QCOLS_LIGHT \
+  "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
+  "note, created, updated, NULL, NULL, expires"
+
+/* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
+#define IDEM_MCOLS \
+  "who, conv, tool, args, kind, status, note, updated, key, keyargs, owner," \
+  " expires"
+
+/*
+** The SQL of each statement, by IDEM_STMT_* number, with %w for the schema
+** and the table name, in that order (twice where the table is named twice).
+*/
+#define IDEM_FROM " FROM \"%w\".\"%w_claim\""
+#define IDEM_Q_CREATED(zLower, zUpper) \
+  "SELECT " IDEM_QCOLS IDEM_FROM " WHERE 1" zLower zUpper " ORDER BY created, rid"
+#define IDEM_GT " AND created>?1"
+#define IDEM_GE " AND created>=?1"
+#define IDEM_LT " AND created<?2"
+#define IDEM_LE " AND created<=?2"
+static const char *const azIdemSql[IDEM_NSTMT] = {
+  /* INSERT */     "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
+                   " args, kind, status, id, result, note, created, updated,"
+                   " keyargs, owner)"
+                   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?12,?13,?14)",
+  /* MAIN */       "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
+  /* BYRID */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE rid=?1",
+  /* RECORD */     "UPDATE \"%w\".\"%w_claim\" SET status=?2, id=?3, result=?4,"
+                   " note=?5, updated=?6, expires=?7 WHERE rid=?1",
+  /* RELEASE */    "DELETE" IDEM_FROM " WHERE key=?1",
+  /* Q_SCAN */     "SELECT " IDEM_QCOLS IDEM_FROM " ORDER BY rid",
+  /* Q_KEY */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE key=?1 ORDER BY member",
+  /* Q_KEYMEMBER */"SELECT " IDEM_QCOLS IDEM_FROM " WHERE key=?1 AND member=?2",
+  /* Q_MAIN */     "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
+  /* Q_CREATED + 3*lower + upper */
+                   IDEM_Q_CREATED("", ""),
+                   IDEM_Q_CREATED("", IDEM_LT),
+                   IDEM_Q_CREATED("", IDEM_LE),
+                   IDEM_Q_CREATED(IDEM_GT, ""),
+                   IDEM_Q_CREATED(IDEM_GT, IDEM_LT),
+                   IDEM_Q_CREATED(IDEM_GT, IDEM_LE),
+                   IDEM_Q_CREATED(IDEM_GE, ""),
+                   IDEM_Q_CREATED(IDEM_GE, IDEM_LT),
+                   IDEM_Q_CREATED(IDEM_GE, IDEM_LE),
+  /* Q_KEY_L */    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 ORDER BY member",
+  /* Q_KEYMEMBER_L */
+                   "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 AND member=?2",
+  /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
+                   " LEFT JOIN \"%w\".\"%w_claim\" AS c"
+                   " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",
+  /* COOKIE */     "PRAGMA \"%w\".schema_version",
+  /* TEMPCOOKIE */ "PRAGMA temp.schema_version",
+  /* EXPIRED */    "SELECT expires, key FROM \"%w\".\"%w_expiry\" WHERE expires<=?1"
+                   " ORDER BY expires LIMIT " IDEM_SWEEP_LIMIT_TEXT,
+  /* EXPIRY_ADD */ "INSERT OR IGNORE INTO \"%w\".\"%w_expiry\"(expires, key)"
+                   " VALUES(?1, ?2)",
+  /* EXPIRY_DEL */ "DELETE FROM \"%w\".\"%w_expiry\" WHERE expires=?1 AND key=?2",
+  /* EXPIRY_NEXT */"SELECT min(expires) FROM \"%w\".\"%w_expiry\"",
+};
+
+/*
+** Prepare zSql on the table's connection (never reaching a virtual table),
+** with the table's error message on failure.
+*/
+static int idemPrepare(IdemVtab *p, const char *zSql, unsigned int flags,
+                       sqlite3_stmt **ppStmt){
+  int rc = sqlite3_prepare_v3(p->db, zSql, -1, flags|SQLITE_PREPARE_NO_VTAB,
+                              ppStmt, 0);
+  return rc==SQLITE_OK ? rc : idemVtabDbError(p, rc);
+}
+
+/*
+** The SQL of statement i for p's format and options.  A format-1 table
+** (before keyargs, owner and expires) is read as it is: those columns read
+** as NULL.  Writes upgrade it first (idemStoreUpgrade()), so only queries are
+** prepared against format 1.  A table without retain never sets expires:
+** its queries read NULL instead of the column, which a replay then does
+** not pay for.  The rewrite is made on the template, before the table's
+** name is in it.
+*/
+static char *idemStmtSql(IdemVtab *p, int i){
+  static const char *const azNew[] = { "expires", "keyargs", "owner" };
+  const char *zTemplate = azIdemSql[i];
+  char *zOld = 0, *zSql;
+  int nNull = 0;
+  if( p->iFormat<2 ){
+    nNull = 3;
+  }else if( p->opt.iRetainMs==0 && i!=IDEM_STMT_EXPIRED
+         && strncmp(zTemplate, "SELECT", 6)==0 ){
+    nNull = 1;
+  }
+  if( nNull ){
+    int j;
+    zOld = sqlite3_mprintf("%s", zTemplate);
+    if( zOld==0 ) return 0;
+    for(j=0; j<nNull; j++){
+      char *z;
+      int n = (int)strlen(azNew[j]);
+      while( (z = strstr(zOld, azNew[j]))!=0 ){
+        memcpy(z, "NULL", 4);
+        memmove(z+4, z+n, strlen(z+n)+1);
+      }
+    }
+    zTemplate = zOld;
+  }
+  zSql = sqlite3_mprintf(zTemplate, p->zDb, p->zName, p->zDb, p->zName);
+  sqlite3_free(zOld);
+  return zSql;
+}
+
+/*
+** The invariants of the cache and its lending, checked by the asserts of
+** a debug build: a statement is lent only while it is cached, only a
+** query is lent, and a stale statement (prepared before an upgrade) is
+** one still lent, to be finalized when it is given back.
+*/
+#ifdef IDEM_DEBUG
+static void idemStmtCheck(const IdemVtab *p){
+  int i;
+  for(i=0; i<IDEM_NSTMT; i++){
+    assert( p->aLent[i]==0 || p->aLent[i]==1 );
+    assert( !p->aLent[i] || (p->aStmt[i]!=0 && IDEM_STMT_LENDABLE(i)) );
+    assert( !p->aStale[i] || p->aLent[i] );
+  }
+}
+#else
+# define idemStmtCheck(p)
+#endif
+
+/* Statement i, prepared on first use and kept. */
+static int idemStmtCached(IdemVtab *p, int i, sqlite3_stmt **ppStmt){
+  int rc = SQLITE_OK;
+  assert( i>=0 && i<IDEM_NSTMT );
+  if( p->aStmt[i]==0 ){
+    char *zSql = idemStmtSql(p, i);
+    if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
+    rc = idemPrepare(p, zSql, SQLITE_PREPARE_PERSISTENT, &p->aStmt[i]);
+    sqlite3_free(zSql);
+  }
+  *ppStmt = p->aStmt[i];
+  return rc;
+}
+
+/*
+** Statement i in *ppStmt, prepared on first use and kept, for the caller
+** to bind, step and reset before it returns (never one lent to a cursor).
+*/
+IDEM_PRIVATE int idemStmt(IdemVtab *p, int i, sqlite3_stmt **ppStmt){
+  assert( !p->aLent[i] );
+  return idemStmtCached(p, i, ppStmt);
+}
+
+/*
+** Lend query i (IDEM_STMT_Q_*) to a cursor, which keeps it across calls:
+** the cached statement, marked lent (*pbLent = 1), or, while another
+** cursor has it, a private copy (*pbLent = 0).  SQLITE_OK, or an error
+** with the table's message.
+*/
+IDEM_PRIVATE int idemStmtLend(IdemVtab *p, int i, sqlite3_stmt **ppStmt,
+                              int *pbLent){
+  int rc;
+  char *zSql;
+  assert( IDEM_STMT_LENDABLE(i) );
+  *ppStmt = 0;
+  *pbLent = 0;
+  if( !p->aLent[i] ){
+    rc = idemStmtCached(p, i, ppStmt);
+    if( rc==SQLITE_OK ){
+      p->aLent[i] = 1;
+      *pbLent = 1;
+    }
+    idemStmtCheck(p);
+    return rc;
+  }
+  /* Another cursor has it: a private copy, of the SQL for the table as it
+  ** is now (the lent one may be stale). */
+  zSql = idemStmtSql(p, i);
+  if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
+  rc = idemPrepare(p, zSql, 0, ppStmt);
+  sqlite3_free(zSql);
+  return rc;
+}
+
+/*
+** Give back statement pStmt, query i, that idemStmtLend() lent (bLent) or
+** prepared privately (the copy is finalized).  A lent statement is reset
+** and kept, or finalized if it went stale meanwhile.
+*/
+IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
+                                   int bLent){
+  assert( IDEM_STMT_LENDABLE(i) );
+  if( !bLent ){
+    assert( pStmt!=p->aStmt[i] );
+    sqlite3_finalize(pStmt);
+    return;
+  }
+  assert( p->aLent[i] && p->aStmt[i]==pStmt );
+  sqlite3_reset(pStmt);
+  sqlite3_clear_bindings(pStmt);
+  p->aLent[i] = 0;
+  if( p->aStale[i] ){
+    sqlite3_finalize(pStmt);
+    p->aStmt[i] = 0;
+    p->aStale[i] = 0;
+  }
+  idemStmtCheck(p);
+}
+
+/*
+** Finalize every statement of the cache (before an upgrade, DROP, RENAME
+** and disconnect): those lent to a cursor when it gives them back (they
+** are stale: the cursor steps on with them, and they are never lent
+** again), the others now.  A RENAME or DROP runs even while a cursor on
+** the table is open (and then fails: its shadow table is in use).
+*/
+static void idemStmtFinalizeAll(IdemVtab *p){
+  int i;
+  for(i=0; i<IDEM_NSTMT; i++){
+    if( p->aLent[i] ){
+      p->aStale[i] = 1;
+    }else{
+      sqlite3_finalize(p->aStmt[i]);
+      p->aStmt[i] = 0;
+    }
+  }
+  idemStmtCheck(p);
+}
+
+/* ----------------------------------------------------- shadow tables */
+
+/* The schema cookies of the table's schema and of temp (where a TEMP
+** trigger on the shadow table lives): a change means the damage check
+** must look again. */
+static int idemSchemaCookies(IdemVtab *p, sqlite3_int64 aCookie[2]){
+  int i, rc = SQLITE_OK;
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    sqlite3_stmt *pStmt;
+    rc = idemStmt(p, i ? IDEM_STMT_TEMPCOOKIE : IDEM_STMT_COOKIE, &pStmt);
+    if( rc!=SQLITE_OK ) break;
+    rc = sqlite3_step(pStmt);
+    aCookie[i] = sqlite3_column_int64(pStmt, 0);
+    rc = rc==SQLITE_ROW ? SQLITE_OK : sqlite3_reset(pStmt);
+    sqlite3_reset(pStmt);
+  }
+  return rc;
+}
+
+/* True if the SQL text z says ON CONFLICT, whatever the spacing, case and
+** comments in between. */
+static int idemHasConflictClause(const char *z){
+  static const char zWant[] = "ONCONFLICT";
+  int i = 0, n = 0;
+  while( z[i] ){
+    char c = z[i];
+    if( c=='/' && z[i+1]=='*' ){
+      const char *zEnd = strstr(&z[i+2], "*/");
+      if( zEnd==0 ) break;
+      i = (int)(zEnd - z) + 2;
+      continue;
+    }
+    if( c=='-' && z[i+1]=='-' ){
+      while( z[i] && z[i]!='\n' ) i++;
+      continue;
+    }
+    i++;
+    if( c==' ' || c=='\t' || c=='\n' || c=='\r' || c=='\f' ) continue;
+    if( c>='a' && c<='z' ) c -= 'a'-'A';
+    if( c==zWant[n] ){
+      if( ++n==(int)sizeof(zWant)-1 ) return 1;
+    }else{
+      n = (c==zWant[0]);
+    }
+  }
+  return 0;
+}
+
+/*
+** The arbiter of claims is the shadow table's UNIQUE(key, member): the
+** claim is its one INSERT, and changes() tells who won.  A database
+** changed outside idem may have taken that away while the table still
+** looks whole: the table made again without the constraint, or as a view;
+** the uniqueness only in a partial index; a conflict clause (ON CONFLICT
+** REPLACE or IGNORE) that turns a duplicate into a replaced or ignored row;
+** a rid that is not the INTEGER PRIMARY KEY (the table's rowid); a trigger
+** on the shadow table (allowed even with SQLITE_DBCONFIG_DEFENSIVE), which
+** can void every claim (BEFORE INSERT ... RAISE(IGNORE)) or every record.
+** Then claims are refused, with p->zDamaged saying why; reads, releases and
+** DROP TABLE still work, and PRAGMA integrity_check reports it.  The check
+** runs at connect and again, after a schema change, when a write
+** transaction starts (idemStoreRecheck()).
+** Returns SQLITE_OK or SQLITE_NOMEM.
+*/
+static int idemCheckShadow(IdemVtab *p){
+  static const char zTail[] = "; the database was changed outside idem:"
+                              " claims are refused";
+  char *zShadow = sqlite3_mprintf("%s_claim", p->zName);
+  sqlite3_stmt *pStmt = 0;
+  const char *z;
+  char *zWhy = 0;
+  int rc;
+
+  sqlite3_free(p->zDamaged);
+  p->zDamaged = 0;
+  if( zShadow==0 ) return SQLITE_NOMEM;
+  rc = idemSchemaCookies(p, p->aCookie);
+  if( rc!=SQLITE_OK ) goto done;
+  rc = idemQueryRow(p->db, &pStmt, "SELECT type FROM \"%w\".sqlite_schema"
+                    " WHERE name=%Q", p->zDb, zShadow);
+  if( rc!=SQLITE_ROW ) goto done;
+  z = (const char*)sqlite3_column_text(pStmt, 0);
+  if( z && strcmp(z, "table")!=0 ){
+    zWhy = sqlite3_mprintf("%s_claim is a %s, not a table", p->zName, z);
+    goto done;
+  }
+  sqlite3_finalize(pStmt);
+  /* 2 with a whole UNIQUE(key, member), 1 with only a partial one. */
+  rc = idemQueryRow(p->db, &pStmt,
+      "SELECT max(2 - il.partial) FROM pragma_index_list(%Q, %Q) AS il"
+      " WHERE il.\"unique\" AND (SELECT group_concat(name, ',')"
+      " FROM (SELECT name FROM pragma_index_info(il.name, %Q) ORDER BY seqno))"
+      " = 'key,member'", zShadow, p->zDb, p->zDb);
+  if( rc!=SQLITE_ROW ) goto done;
+  switch( sqlite3_column_int(pStmt, 0) ){
+    case 0:
+      zWhy = sqlite3_mprintf("%s_claim has lost its UNIQUE(key, member),"
+          " which decides who owns a call", p->zName);
+      goto done;
+    case 1:
+      zWhy = sqlite3_mprintf("%s_claim's UNIQUE(key, member) is only a"
+          " partial index, which decides nothing for the rows it leaves out",
+          p->zName);
+      goto done;
+  }
+  sqlite3_finalize(pStmt);
+  rc = idemQueryRow(p->db, &pStmt, "SELECT group_concat(sql, ';') FROM"
+      " \"%w\".sqlite_schema WHERE tbl_name=%Q AND type IN ('table','index')",
+      p->zDb, zShadow);
+  if( rc!=SQLITE_ROW ) goto done;
+  z = (const char*)sqlite3_column_text(pStmt, 0);
+  if( z && idemHasConflictClause(z) ){
+    zWhy = sqlite3_mprintf("%s_claim carries a conflict clause (ON CONFLICT),"
+        " which would replace or ignore a claim instead of refusing the"
+        " duplicate", p->zName);
+    goto done;
+  }
+  sqlite3_finalize(pStmt);
+  rc = idemQueryRow(p->db, &pStmt,
+      "SELECT (SELECT count(*) FROM pragma_table_info(%Q, %Q) WHERE pk>0)=1"
+      " AND (SELECT pk=1 AND upper(type)='INTEGER' FROM pragma_table_info(%Q, %Q)"
+      " WHERE name='rid')"
+      " AND NOT EXISTS(SELECT 1 FROM pragma_index_list(%Q, %Q) WHERE origin='pk')",
+      zShadow, p->zDb, zShadow, p->zDb, zShadow, p->zDb);
+  if( rc!=SQLITE_ROW ) goto done;
+  if( sqlite3_column_int(pStmt, 0)==0 ){
+    zWhy = sqlite3_mprintf("%s_claim's rid is not its INTEGER PRIMARY KEY"
+        " (the rowid)", p->zName);
+    goto done;
+  }
+  sqlite3_finalize(pStmt);
+  rc = idemQueryRow(p->db, &pStmt,
+      "SELECT name FROM (SELECT name, tbl_name, type FROM \"%w\".sqlite_schema"
+      " UNION ALL SELECT name, tbl_name, type FROM temp.sqlite_schema)"
+      " WHERE type='trigger' AND tbl_name=%Q COLLATE NOCASE ORDER BY name",
+      p->zDb, zShadow);
+  if( rc==SQLITE_ROW ){
+    zWhy = sqlite3_mprintf("%s_claim has a trigger (%s), which can void or"
+        " change what idem writes", p->zName, sqlite3_column_text(pStmt, 0));
+  }
+
+ done:
+  sqlite3_finalize(pStmt);
+  if( zWhy ){
+    p->zDamaged = sqlite3_mprintf("%s%s", zWhy, zTail);
+    if( p->zDamaged==0 ) rc = SQLITE_NOMEM;
+  }else if( rc==SQLITE_ROW ){
+    rc = SQLITE_NOMEM;        /* a message that could not be made */
+  }
+  sqlite3_free(zWhy);
+  sqlite3_free(zShadow);
+  /* Any other failure of the check (a truncated file) shows again, with
+  ** its own message, when the table is used. */
+  return rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/*
+** At the start of each write transaction (xBegin): if the schema changed
+** since the last check (a trigger created on this connection does not
+** reconnect the table), check the shadow table again.  Once the
+** transaction writes, it holds the write lock: no other connection can
+** change the schema until it ends, so once per transaction is enough (a
+** claim is not charged two PRAGMA queries; DDL that this connection runs
+** inside its own write transaction is the application's, and a trigger
+** that voids a write is still caught by the changed-rows check).  SQLITE_OK
+** or an error with its message.
+*/
+IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){
+  sqlite3_int64 aCookie[2];
+  int rc = idemSchemaCookies(p, aCookie);
+  if( rc!=SQLITE_OK ) return idemVtabDbError(p, rc);
+  if( aCookie[0]!=p->aCookie[0] || aCookie[1]!=p->aCookie[1] ){
+    rc = idemCheckShadow(p);
+  }
+  return rc;
+}
+
+/*
+** What format 2 adds to format 1's <name>_claim (besides its three new
+** columns): <name>_expiry, the decided calls of a table with retain in
+** the order they expire (written only when such a call is decided, so
+** that a claim pays nothing for it), and <name>_config, which records the
+** format.  Its %w are schema and name, three times; then the format.
+*/
+#define IDEM_FORMAT2_SQL \
+  "CREATE TABLE IF NOT EXISTS \"%w\".\"%w_expiry\"(expires TEXT NOT NULL," \
+  " key BLOB NOT NULL, PRIMARY KEY(expires, key)) WITHOUT ROWID;" \
+  "CREATE TABLE IF NOT EXISTS \"%w\".\"%w_config\"(k TEXT PRIMARY KEY, v)" \
+  " WITHOUT ROWID;" \
+  "INSERT OR REPLACE INTO \"%w\".\"%w_config\"(k, v) VALUES('format', %d)"
+
+/*
+** The format of the table's shadow tables into p->iFormat: the 'format'
+** row of <name>_config, or 1 if there is no <name>_config (a table made by
+** idem 1.0.0).  A format newer than this build knows is an error that
+** names both, never a silent misreading.
+*/
+static int idemReadFormat(IdemVtab *p){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  p->iFormat = 1;
+  rc = idemQueryRow(p->db, &pStmt, "SELECT 1 FROM \"%w\".sqlite_schema"
+                    " WHERE type='table' AND name='%q_config'", p->zDb, p->zName);
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_ROW ){
+    rc = idemQueryRow(p->db, &pStmt, "SELECT v FROM \"%w\".\"%w_config\""
+                      " WHERE k='format'", p->zDb, p->zName);
+    if( rc==SQLITE_ROW && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER ){
+      sqlite3_int64 iFormat = sqlite3_column_int64(pStmt, 0);
+      sqlite3_finalize(pStmt);
+      p->iFormat = iFormat<1 ? 0 : iFormat>IDEM_FORMAT ? IDEM_FORMAT+1 : (int)iFormat;
+      if( iFormat>IDEM_FORMAT || iFormat<1 ){
+        idemVtabError(p, "the table has format %lld, and this build of idem"
+            " (%s) reads formats 1 to %d: open it with the build of idem"
+            " that made it, or a newer one", iFormat, IDEM_VERSION,
+            IDEM_FORMAT);
+        return SQLITE_ERROR;
+      }
+      return SQLITE_OK;
+    }
+    sqlite3_finalize(pStmt);
+    if( rc==SQLITE_ROW || rc==SQLITE_DONE ){
+      idemVtabError(p, "%s_config does not record the table's format; the"
+          " database was changed outside idem", p->zName);
+      return SQLITE_CORRUPT_VTAB;
+    }
+  }
+  if( rc==SQLITE_ROW || rc==SQLITE_DONE ) return SQLITE_OK;
+  if( rc!=SQLITE_NOMEM ){
+    idemVtabError(p, "cannot read the table's format: %s",
+                  sqlite3_errmsg(p->db));
+  }
+  return rc;
+}
+
+/*
+** Upgrade a format-1 table to format 2 in place, on the first write of a
+** build that knows format 2: add keyargs, owner and expires to
+** <name>_claim (each a NULL for the rows that are there), the expiry index
+** <name>_expiry and <name>_config.  Every step is idempotent, and the format row comes
+** last, so that an interrupted upgrade is finished by the next write.
+** The cached statements read the old columns as NULL: those not in use are
+** finalized now, the others when their cursor gives them back.
+*/
+IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
+  static const char *const azCol[] = { "keyargs", "owner", "expires" };
+  sqlite3_str *s = sqlite3_str_new(p->db);
+  char *zSql;
+  int i, rc;
+  for(i=0; i<3; i++){
+    sqlite3_stmt *pStmt;
+    rc = idemQueryRow(p->db, &pStmt, "SELECT 1 FROM"
+                      " pragma_table_info('%q_claim', %Q) WHERE name='%s'",
+                      p->zName, p->zDb, azCol[i]);
+    sqlite3_finalize(pStmt);
+    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
+      sqlite3_free(sqlite3_str_finish(s));
+      return rc==SQLITE_NOMEM ? rc : idemVtabDbError(p, rc);
+    }
+    if( rc==SQLITE_DONE ){
+      sqlite3_str_appendf(s, "ALTER TABLE \"%w\".\"%w_claim\" ADD COLUMN %s TEXT;",
+                          p->zDb, p->zName, azCol[i]);
+    }
+  }
+  sqlite3_str_appendf(s, IDEM_FORMAT2_SQL, p->zDb, p->zName, p->zDb, p->zName,
+                      p->zDb, p->zName, IDEM_FORMAT);
+  zSql = sqlite3_str_finish(s);
+  if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
+  rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
+  sqlite3_free(zSql);
+  if( rc!=SQLITE_OK ){
+    idemVtabError(p, "cannot upgrade the table from format %d to %d: %s",
+                  p->iFormat, IDEM_FORMAT, sqlite3_errmsg(p->db));
+    return rc;
+  }
+  p->iFormat = IDEM_FORMAT;
+  idemStmtFinalizeAll(p);     /* prepared for format 1 */
+  return SQLITE_OK;
+}
+
+/*
+** Run zSql (freed; NULL: out of memory) to change the shadow tables; on
+** failure the table's error says "cannot <zWhat> <name>_claim: <SQLite's
+** message>".
+*/
+static int idemStoreExec(IdemVtab *p, char *zSql, const char *zWhat){
+  int rc;
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
+  sqlite3_free(zSql);
+  if( rc!=SQLITE_OK ){
+    idemVtabError(p, "cannot %s %s_claim: %s", zWhat, p->zName,
+                  sqlite3_errmsg(p->db));
+  }
+  return rc;
+}
+
+/*
+** Make the shadow tables of a new table (xCreate), in format IDEM_FORMAT.
+** SQLITE_OK, or the error with the table's message.
+*/
+IDEM_PRIVATE int idemStoreCreate(IdemVtab *p){
+  char *zSql = sqlite3_mprintf(
+    "CREATE TABLE \"%w\".\"%w_claim\"("
+      "rid INTEGER PRIMARY KEY, key BLOB NOT NULL, member INTEGER NOT NULL,"
+      " who, conv, tool, args TEXT, kind TEXT, status TEXT, id, result,"
+      " note TEXT, created TEXT NOT NULL, updated TEXT,"
+      " keyargs TEXT, owner TEXT, expires TEXT,"
+      " UNIQUE(key, member), UNIQUE(created, rid));"
+    IDEM_FORMAT2_SQL,
+    p->zDb, p->zName, p->zDb, p->zName, p->zDb, p->zName,
+    p->zDb, p->zName, IDEM_FORMAT);
+  p->iFormat = IDEM_FORMAT;
+  return idemStoreExec(p, zSql, "create");
+}
+
+/*
+** The shadow tables of an existing table (xConnect): the damage check,
+** and their format.  SQLITE_OK, or the error with the table's message.
+*/
+IDEM_PRIVATE int idemStoreConnect(IdemVtab *p){
+  int rc = idemCheckShadow(p);
+  if( rc==SQLITE_OK ) rc = idemReadFormat(p);
+  return rc;
+}
+
+/*
+** Drop the shadow tables, whatever they have become.  SQLite does not pass
+** xDestroy's message on (a failure reads "SQL logic error"), so this must
+** not fail on a damaged schema: a view in the claim table's place is
+** dropped as a view; anything else of that name (an index, a trigger) is
+** not the shadow table and is left alone.
+*/
+IDEM_PRIVATE int idemStoreDrop(IdemVtab *p){
+  sqlite3_stmt *pStmt;
+  int rc, bView = 0;
+  char *zSql;
+  idemStmtFinalizeAll(p);
+  rc = idemQueryRow(p->db, &pStmt, "SELECT type='view' FROM"
+                    " \"%w\".sqlite_schema WHERE name=%Q||'_claim'"
+                    " AND type IN ('table','view')", p->zDb, p->zName);
+  if( rc==SQLITE_ROW ) bView = sqlite3_column_int(pStmt, 0);
+  sqlite3_finalize(pStmt);
+  if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return rc;
+  {
+    /* The claim table, or the view that replaced it (a damaged database),
+    ** then the tables of format 2, if they are there. */
+    sqlite3_str *pSql = sqlite3_str_new(p->db);
+    if( rc==SQLITE_ROW ){
+      sqlite3_str_appendf(pSql, "DROP %s \"%w\".\"%w_claim\";",
+                          bView ? "VIEW" : "TABLE", p->zDb, p->zName);
+    }
+    sqlite3_str_appendf(pSql, "DROP TABLE IF EXISTS \"%w\".\"%w_expiry\";"
+                        "DROP TABLE IF EXISTS \"%w\".\"%w_config\"",
+                        p->zDb, p->zName, p->zDb, p->zName);
+    zSql = sqlite3_str_finish(pSql);
+  }
+  return idemStoreExec(p, zSql, "drop");
+}
+
+/* Rename the shadow tables with the table (xRename). */
+IDEM_PRIVATE int idemStoreRename(IdemVtab *p, const char *zNew){
+  char *zSql, *zName;
+  int rc;
+  idemStmtFinalizeAll(p);
+  zName = sqlite3_mprintf("%s", zNew);
+  if( p->iFormat>=2 ){
+    zSql = sqlite3_mprintf(
+        "ALTER TABLE \"%w\".\"%w_claim\" RENAME TO \"%w_claim\";"
+        "ALTER TABLE \"%w\".\"%w_expiry\" RENAME TO \"%w_expiry\";"
+        "ALTER TABLE \"%w\".\"%w_config\" RENAME TO \"%w_config\"",
+        p->zDb, p->zName, zNew, p->zDb, p->zName, zNew, p->zDb, p->zName, zNew);
+  }else{
+    zSql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_claim\" RENAME TO \"%w_claim\"",
+                           p->zDb, p->zName, zNew);
+  }
+  if( zName==0 ){
+    sqlite3_free(zSql);
+    return SQLITE_NOMEM;
+  }
+  rc = idemStoreExec(p, zSql, "rename");
+  if( rc==SQLITE_OK ){
+    sqlite3_free(p->zName);
+    p->zName = zName;
+  }else{
+    sqlite3_free(zName);
+  }
+  return rc;
+}
+
+#if SQLITE_VERSION_NUMBER>=3044000
+/*
+** PRAGMA integrity_check and quick_check (xIntegrity): look inside the
+** shadow table for what idem itself would never write.  A finding, or a
+** check that fails, is *pzErr with SQLITE_OK.
+*/
+IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
+                                    char **pzErr){
+  static const struct { const char *zWhere; const char *zWhat; } aCheck[] = {
+    { "typeof(key)!='blob' OR length(key)!=16", "keys that are not 16-byte blobs" },
+    { "member<0 OR typeof(member)!='integer'", "bad member numbers" },
+    { "member=0 AND (who IS NULL OR conv IS NULL OR tool IS NULL OR args IS NULL)",
+      "calls without their identity" },
+    { "member=0 AND (kind IS NULL OR kind NOT IN ('local','external'))", "bad kinds" },
+    { "member=0 AND (status IS NULL OR status NOT IN"
+      " ('pending','done','failed','unknown'))", "bad statuses" },
+    { "member=0 AND status='unknown' AND kind!='external'", "local calls marked unknown" },
+    { "member>0 AND NOT EXISTS (SELECT 1 FROM \"%w\".\"%w_claim\" c"
+      " WHERE c.key=x.key AND c.member=0)", "members without their call" },
+  };
+  int i, rc;
+  if( p->zUnusable || p->zDamaged ){
+    idemVtabError(p, "%s", p->zUnusable ? p->zUnusable : p->zDamaged);
+    idemVtabErrorTo(p, pzErr);
+    return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
+  }
+  for(i=0; i<(int)(sizeof(aCheck)/sizeof(aCheck[0])); i++){
+    sqlite3_stmt *pStmt;
+    char *zWhere = sqlite3_mprintf(aCheck[i].zWhere, zSchema, p->zName);
+    if( zWhere==0 ) return SQLITE_NOMEM;
+    rc = idemQueryRow(p->db, &pStmt, "SELECT count(*) FROM \"%w\".\"%w_claim\""
+                      " x WHERE %s", zSchema, p->zName, zWhere);
+    sqlite3_free(zWhere);
+    if( rc==SQLITE_ROW && sqlite3_column_int64(pStmt, 0)>0 ){
+      idemVtabError(p, "%lld %s in %s_claim", sqlite3_column_int64(pStmt, 0),
+                    aCheck[i].zWhat, p->zName);
+      idemVtabErrorTo(p, pzErr);
+      sqlite3_finalize(pStmt);
+      return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
+    }
+    sqlite3_finalize(pStmt);
+    if( rc==SQLITE_NOMEM ) return rc;
+    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
+      /* The check itself failed (no shadow table, a missing column): that
+      ** is the finding.  An error returned from xIntegrity would fail the
+      ** whole PRAGMA with a bare "SQL logic error". */
+      idemVtabDbError(p, rc);
+      idemVtabErrorTo(p, pzErr);
+      return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
+    }
+  }
+  return SQLITE_OK;
+}
+#endif
+
+/* The shadow tables' suffixes (xShadowName). */
+IDEM_PRIVATE int idemStoreShadowName(const char *zName){
+  return sqlite3_stricmp(zName, "claim")==0
+      || sqlite3_stricmp(zName, "expiry")==0
+      || sqlite3_stricmp(zName, "config")==0;
+}
+
+/* Release what the store holds of p (at disconnect and after DROP). */
+IDEM_PRIVATE void idemStoreClose(IdemVtab *p){
+#ifdef IDEM_DEBUG
+  int i;
+  for(i=0; i<IDEM_NSTMT; i++) assert( !p->aLent[i] );   /* no cursor open */
+#endif
+  idemStmtFinalizeAll(p);
+  sqlite3_free(p->zDamaged);
+  p->zDamaged = 0;
+  sqlite3_free(p->aTxn);
+  p->aTxn = 0;
+  p->nTxn = p->nTxnAlloc = 0;
+}
+
+/* ------------------------------------------------------- transaction */
+
+/*
+** The local claims made in the open transaction, so that xSync can refuse
+** to commit one that is still pending (doc/contract.md §4).  Each carries
+** the savepoint level it was made at, so that a ROLLBACK TO (a user's
+** savepoint, or a statement's own) forgets the claims it undid.  SQLite
+** numbers savepoints from 0, statement savepoints included:
+** xSavepoint(N) opens N, xRelease(N) and xRollbackTo(N) end or rewind
+** every savepoint from N inward.
+*/
+
+/*
+** The invariants of the list, checked by the asserts of a debug build:
+** within its room; made in order, so the levels never decrease along it;
+** none deeper than the savepoint open now.
+*/
+#ifdef IDEM_DEBUG
+static void idemTxnCheck(const IdemVtab *p){
+  int i;
+  assert( p->nTxn>=0 && p->nTxn<=p->nTxnAlloc );
+  assert( p->nTxnAlloc==0 || p->aTxn!=0 );
+  assert( p->iTxnLevel>=0 );
+  for(i=0; i<p->nTxn; i++){
+    assert( p->aTxn[i].iLevel>=0 && p->aTxn[i].iLevel<=p->iTxnLevel );
+    assert( i==0 || p->aTxn[i].iLevel>=p->aTxn[i-1].iLevel );
+  }
+}
+#else
+# define idemTxnCheck(p)
+#endif
+
+IDEM_PRIVATE int idemTxnReserve(IdemVtab *p){
+  if( p->nTxn>=p->nTxnAlloc ){
+    int nNew = p->nTxnAlloc ? p->nTxnAlloc*2 : 8;
+    IdemTxnClaim *aNew = (IdemTxnClaim*)sqlite3_realloc64(p->aTxn,
+                                     (sqlite3_uint64)nNew*sizeof(IdemTxnClaim));
+    if( aNew==0 ) return SQLITE_NOMEM;
+    p->aTxn = aNew;
+    p->nTxnAlloc = nNew;
+  }
+  return SQLITE_OK;
+}
+
+IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]){
+  if( p->nTxn<p->nTxnAlloc ){           /* idemTxnReserve() made room */
+    memcpy(p->aTxn[p->nTxn].aKey, aKey, IDEM_KEY_BYTES);
+    p->aTxn[p->nTxn].iLevel = p->iTxnLevel;
+    p->nTxn++;
+  }
+  idemTxnCheck(p);
+}
+
+/* A transaction starts, commits or rolls back: no claim is open. */
+IDEM_PRIVATE void idemTxnClear(IdemVtab *p){
+  p->nTxn = 0;
+  p->iTxnLevel = 0;
+  idemTxnCheck(p);
+}
+
+/* xSavepoint(iSavepoint): savepoint iSavepoint is open. */
+IDEM_PRIVATE void idemTxnSavepoint(IdemVtab *p, int iSavepoint){
+  p->iTxnLevel = iSavepoint+1;
+  idemTxnCheck(p);
+}
+
+/* xRelease(iSavepoint): what was made inside the savepoints released now
+** belongs to the one around them. */
+IDEM_PRIVATE void idemTxnRelease(IdemVtab *p, int iSavepoint){
+  int i;
+  for(i=0; i<p->nTxn; i++){
+    if( p->aTxn[i].iLevel>iSavepoint ) p->aTxn[i].iLevel = iSavepoint;
+  }
+  p->iTxnLevel = iSavepoint;
+  idemTxnCheck(p);
+}
+
+/* xRollbackTo(iSavepoint): the claims made inside it are undone;
+** savepoint iSavepoint stays open. */
+IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint){
+  int i, n = 0;
+  for(i=0; i<p->nTxn; i++){
+    if( p->aTxn[i].iLevel<=iSavepoint ) p->aTxn[n++] = p->aTxn[i];
+  }
+  p->nTxn = n;
+  p->iTxnLevel = iSavepoint+1;
+  idemTxnCheck(p);
+}
