@@ -12,8 +12,17 @@ export interface Database {
 /** JSON, as a tool's arguments and results are stored. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-/** A call's `id` column, as a replay reads it (a bigint only beyond 2^53). */
-export type Id = string | number | bigint | null;
+/** A call's `id` column, as a replay reads it (a bigint only beyond 2^53;
+ *  bytes as a Buffer). */
+export type Id = string | number | bigint | Uint8Array | null;
+
+/** An id as a tool gives it: one SQL value (a BigInt within 64 bits, a
+ *  finite number, text, bytes, or null). */
+export type IdInput = string | number | bigint | Uint8Array | null;
+
+/** `who` or `conv`: text, an integer (a safe number or a 64-bit BigInt) or
+ *  bytes; the integer 42 and the text '42' give one key. */
+export type Part = string | number | bigint | Uint8Array;
 
 /** The name of the header an external tool sends its key in. */
 export const HEADER: 'Idempotency-Key';
@@ -26,9 +35,9 @@ export function load(db: Database): void;
 
 /** What a tool may return to set the call's `id` column too. */
 export class Result<R = unknown> {
-  constructor(result: R, id?: string | number | bigint | Json | null);
+  constructor(result: R, id?: IdInput);
   readonly result: R;
-  readonly id: string | number | bigint | Json | null;
+  readonly id: IdInput;
 }
 
 /**
@@ -86,17 +95,19 @@ export class NotSent extends Error {
 }
 
 /**
- * A local tool returned what JSON cannot hold: its writes were rolled back,
+ * A local tool returned what cannot be stored (not JSON, an id that is not
+ * one SQL value, text beyond SQLite's limit): its writes were rolled back,
  * the call recorded failed ('released': a retry runs; 'failed': kept), the
- * TypeError naming the value's path as `cause`.
+ * error that says where and why as `cause`.
  */
 export class Unstorable extends TypeError {
   readonly key: string;
   readonly status: 'released' | 'failed';
 }
 
-/** What an arrival meant to record when Lost or NotRecorded was thrown. */
-export type Recording = 'done' | 'unknown' | 'not_sent';
+/** What an arrival meant to record when Lost or NotRecorded was thrown
+ *  ('failed': a local call). */
+export type Recording = 'done' | 'unknown' | 'not_sent' | 'failed';
 
 /**
  * The call was released while this arrival ran it (a reconcile), and may
@@ -105,8 +116,10 @@ export type Recording = 'done' | 'unknown' | 'not_sent';
 export class Lost extends Error {
   readonly key: string;
   readonly status: Recording;
-  /** The tool's result, when it returned one. */
+  /** The tool's result, when it returned one (else null). */
   readonly result: unknown;
+  /** The tool's id, when it returned one (else null). */
+  readonly id: Id;
 }
 
 /**
@@ -116,8 +129,10 @@ export class Lost extends Error {
 export class NotRecorded extends Error {
   readonly key: string;
   readonly status: Recording;
-  /** The tool's result, when it returned one. */
+  /** The tool's result, when it returned one (else null). */
   readonly result: unknown;
+  /** The tool's id, when it returned one (else null). */
+  readonly id: Id;
 }
 
 /** The options of an idem table (doc/contract.md §5, §9 to §12). */
@@ -146,11 +161,11 @@ export interface ToolOptions<A> {
 /** The wrapped tool. */
 export interface Tool<A, R> {
   /** Resolves to the recorded result (the first arrival's, on a replay). */
-  (who: string, conv: string, args?: A): Promise<R>;
+  (who: Part, conv: Part, args?: A): Promise<R>;
   /** Resolves to the Outcome: the result, and whether it was replayed. */
-  run(who: string, conv: string, args?: A): Promise<Outcome<R>>;
+  run(who: Part, conv: Part, args?: A): Promise<Outcome<R>>;
   /** The key this call would have. */
-  key(who: string, conv: string, args?: A): string;
+  key(who: Part, conv: Part, args?: A): string;
   readonly kind: 'local' | 'external';
   readonly name: string;
 }
@@ -166,7 +181,7 @@ export interface ExternalContext {
 export type Verdict = 'arrived' | 'not_arrived' | 'not_sent';
 
 export interface ReconcileOptions {
-  id?: string | number | bigint | Json | null;
+  id?: IdInput;
   result?: unknown;
   note?: string;
 }
@@ -179,7 +194,7 @@ export class Calls<D extends Database = Database> {
    *  database before NotRecorded, in ms (default 30000). */
   recordTimeoutMs: number;
   /** idem_key(who, conv, tool, args); args as JSON text or a value. */
-  key(who: string, conv: string, tool: string, args: unknown): string;
+  key(who: Part, conv: Part, tool: string, args: unknown): string;
   /** The reply a duplicate of this call gets, or null if it is not claimed. */
   reply(key: string): Reply | null;
   /** Wait for a pending call; resolves to its result once it is done. */

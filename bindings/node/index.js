@@ -17,8 +17,10 @@
 // The protocol is the extension's (doc/contract.md of the idem repository);
 // this module only calls it in the right order, and makes sure that no call
 // it claimed is left pending by it: whatever the tool returns or throws, the
-// call ends recorded (done, failed, unknown or released), or the caller is
-// told by name that it is still pending and must be reconciled.
+// call ends recorded (done, failed, unknown or released); only a database
+// that refuses every write for recordTimeoutMs leaves it pending, and the
+// caller is told so by name (NotRecorded), with the reconcile to run.  The
+// Python package (bindings/python) keeps the same rules in the same words.
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -33,7 +35,7 @@ function loadablePath() {
     path.join(__dirname, '..', '..', 'build', 'node', 'idem.so'), // in a clone
   ];
   for (const p of candidates) if (fs.existsSync(p)) return p;
-  throw new Error('sqlite-idem: the extension is not built (no ' +
+  throw new Error('idem: the extension is not built (no ' +
     candidates.join(' or ') + '); run `npm rebuild sqlite-idem`');
 }
 
@@ -108,11 +110,12 @@ class NotSent extends Error {
 }
 
 /**
- * A local tool returned what JSON cannot hold: its writes were rolled back
+ * A local tool returned what cannot be stored (not JSON, an id that is not
+ * one SQL value, text beyond SQLite's limit): its writes were rolled back
  * and the call recorded as failed: .status 'released' (a retry runs again)
- * or 'failed' (kept, local_failure=keep).  The TypeError that names the
- * value's path is the cause.  (An external tool's unstorable result is
- * Unknown instead: its request was made.)
+ * or 'failed' (kept, local_failure=keep).  The error that says where and
+ * why is the cause.  (An external tool's unstorable result is Unknown
+ * instead: its request was made.)
  */
 class Unstorable extends TypeError {
   constructor(key, status, message, options) {
@@ -123,7 +126,8 @@ class Unstorable extends TypeError {
   }
 }
 
-// What this arrival tried to record, as the errors below name it.
+// What an arrival meant to record, as Lost and NotRecorded name it (.status):
+// the words of the table ('not_sent' is the reconcile that releases).
 const RECORDING = {
   done: 'done (the tool returned)',
   unknown: 'unknown (the request may have left)',
@@ -135,11 +139,11 @@ const RECORDING = {
  * The call was released while this arrival ran it (an operator's or a
  * sweeper's reconcile), and perhaps claimed again by another arrival: this
  * arrival's outcome was not recorded.  .status is what it meant to record
- * ('done', 'unknown' or 'not_sent'), .result the tool's result when it
- * returned one.
+ * ('done', 'unknown' or 'not_sent'; 'failed' for a local call), .result and
+ * .id the tool's result and id when it returned them.
  */
 class Lost extends Error {
-  constructor(key, outcome, result, options) {
+  constructor(key, outcome, result, options, id) {
     super(`idem: call ${key} is no longer this arrival's: it was released while the tool ` +
       'ran (reconcile = \'not_sent\' or \'not_arrived\'), and another arrival may have ' +
       `claimed and run it again; this arrival's outcome, ${RECORDING[outcome]}, was not ` +
@@ -148,30 +152,31 @@ class Lost extends Error {
     this.name = 'Lost';
     this.key = key;
     this.status = outcome;
-    this.result = result;
+    this.result = result === undefined ? null : result;
+    this.id = id === undefined ? null : id;
   }
 }
 
 /**
- * The database refused this arrival's record for longer than
- * calls.recordTimeoutMs (locked by another connection, or a transaction of
- * the caller's left open): the call stays pending, and must be reconciled
- * (calls.reconcile) with what .status (what it meant to record: 'done',
- * 'unknown' or 'not_sent') and .result say.
+ * The database refused every attempt to record this arrival's outcome for
+ * calls.recordTimeoutMs (locked by another connection, a transaction of the
+ * caller's left open, a disk that stays full): the call stays pending, and
+ * must be reconciled (calls.reconcile) with what .status (what it meant to
+ * record: 'done', 'unknown' or 'not_sent'), .result and .id say.
  */
 class NotRecorded extends Error {
-  constructor(key, outcome, result, table, options) {
+  constructor(key, outcome, result, table, options, why, id) {
     const verdict = outcome === 'not_sent' ? "'not_sent'"
-      : outcome === 'done' ? "'arrived', { result }"
+      : outcome === 'done' ? "'arrived', { id, result }"
         : "'arrived' or 'not_arrived' after checking the target";
     super(`idem: call ${key} stays pending: its outcome, ${RECORDING[outcome]}, could not ` +
-      `be recorded (${options && options.cause && options.cause.message}); reconcile it: ` +
-      `calls.reconcile('${key}', ${verdict}) (SQL: UPDATE "${table}" SET reconcile = ... ` +
-      `WHERE key = '${key}' AND member = 0)`, options);
+      `be recorded (${why}); reconcile it: calls.reconcile('${key}', ${verdict}) (SQL: ` +
+      `UPDATE ${quote(table)} SET reconcile = ... WHERE key = '${key}' AND member = 0)`, options);
     this.name = 'NotRecorded';
     this.key = key;
     this.status = outcome;
-    this.result = result;
+    this.result = result === undefined ? null : result;
+    this.id = id === undefined ? null : id;
   }
 }
 
@@ -188,6 +193,20 @@ function describe(v) {
   return `${typeof v} ${String(v)}`;
 }
 
+// What a value that JSON has no form for is, as the errors name it: "a
+// Map", "an Order", "a BigInt (12n)".
+function kindOf(v) {
+  if (typeof v === 'bigint') return `a BigInt (${v}n)`;
+  if (typeof v === 'symbol') return 'a Symbol';
+  if (typeof v === 'function') return 'a function';
+  if (v === undefined) return 'undefined';
+  if (typeof v === 'boolean') return 'a boolean';
+  if (Array.isArray(v)) return 'an array';
+  const name = v && v.constructor && typeof v.constructor.name === 'string' && v.constructor.name;
+  if (!name || name === 'Object') return 'an object';
+  return (/^[aeiou]/i.test(name) ? 'an ' : 'a ') + name;
+}
+
 function isPlainObject(v) {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
   const proto = Object.getPrototypeOf(v);
@@ -197,27 +216,53 @@ function isPlainObject(v) {
 function checkDatabase(db, where) {
   if (db === null || typeof db !== 'object' || typeof db.prepare !== 'function' ||
       typeof db.exec !== 'function' || typeof db.loadExtension !== 'function') {
-    throw new TypeError(`sqlite-idem: ${where}: db must be a better-sqlite3 Database, not ${describe(db)}`);
+    throw new TypeError(`idem: ${where}: db must be a better-sqlite3 Database, not ${describe(db)}`);
   }
 }
 
 function checkString(v, what, where) {
   if (typeof v !== 'string') {
-    throw new TypeError(`sqlite-idem: ${where}: ${what} must be a string, not ${describe(v)}`);
+    throw new TypeError(`idem: ${where}: ${what} must be a string, not ${describe(v)}`);
   }
 }
 
 function checkMs(ms, what) {
   if (typeof ms !== 'number' || !(ms >= 0) || ms === Infinity) {
-    throw new TypeError(`sqlite-idem: ${what} must be a number of milliseconds (0 or more), not ${describe(ms)}`);
+    throw new TypeError(`idem: ${what} must be a number of milliseconds (0 or more), not ${describe(ms)}`);
   }
   return ms;
 }
 
-// A path inside a value, as JavaScript spells it: result.items[2]["a b"].
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+// who or conv, as bound: text, an integer or bytes (doc/contract.md §2: the
+// integer 42 and the text '42' are one part; a number bound as the double
+// 42.0 is printed 42).
+function partValue(v, what, where) {
+  const role = what === 'who' ? 'the user or principal' : 'the conversation or session';
+  if (typeof v === 'string') {
+    if (!v.isWellFormed()) throw new TypeError(`idem: ${where}: ${what} holds a lone surrogate, which is not text`);
+    return v;
+  }
+  if (typeof v === 'number' && Number.isInteger(v)) {
+    if (!Number.isSafeInteger(v)) {
+      throw new TypeError(`idem: ${where}: ${what} is ${v}, beyond the integers a number holds exactly; give a BigInt or a string`);
+    }
+    return v;
+  }
+  if (typeof v === 'bigint') {
+    if (v < INT64_MIN || v > INT64_MAX) throw new TypeError(`idem: ${where}: ${what} is ${v}, beyond SQLite's 64-bit integers`);
+    return v;
+  }
+  if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  throw new TypeError(`idem: ${where}: ${what} must be a string, an integer or bytes (${role}), not ${describe(v)}`);
+}
+
+// A path inside a value, as both packages spell it: result.items[2]["a b"].
 function pathTo(base, name) {
   if (typeof name === 'number') return `${base}[${name}]`;
-  return /^[A-Za-z_$][\w$]*$/.test(name) ? `${base}.${name}` : `${base}[${JSON.stringify(name)}]`;
+  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `${base}.${name}` : `${base}[${JSON.stringify(name)}]`;
 }
 
 const MAX_DEPTH = 1000;     // idem's own nesting limit (doc/contract.md §3)
@@ -225,96 +270,113 @@ const MAX_DEPTH = 1000;     // idem's own nesting limit (doc/contract.md §3)
 /**
  * The JSON text of value, exactly as JSON.stringify writes it, or a
  * TypeError that names the path of the first part JSON cannot hold as it
- * is: JSON.stringify would turn NaN and Infinity into null, drop a function
- * or a Symbol, turn undefined in an array into null, write a Map or a class
- * instance as a bare object, and throw on a BigInt or a cycle.  An object
- * member whose value is undefined is left out (as JSON.stringify does: an
- * argument not given); toJSON() is honoured (a Date is its ISO text).
+ * is, in the words of both packages: "idem: the arguments of place_order
+ * are not JSON: args.a[1] is Infinity, which JSON has no form for".
+ * JSON.stringify would turn NaN and Infinity into null, drop a function or
+ * a Symbol, turn undefined in an array into null, write a Map or a class
+ * instance as a bare object, write a lone surrogate as an escape that idem
+ * refuses, and throw on a BigInt or a cycle.  An object member whose value
+ * is undefined is left out (as JSON.stringify does: an argument not given);
+ * toJSON() is honoured (a Date is its ISO text).  what ends with its verb
+ * ("the result of send is"); root names the value ("result").
  */
-function toJson(value, what) {
+function toJson(value, what, root) {
   const open = new Set();
-  const bad = (where, v, why) => {
-    throw new TypeError(`sqlite-idem: ${where} is ${describe(v)}: ${why}`);
+  const bad = (why) => {
+    throw new TypeError(`idem: ${what} not JSON: ${why}`);
   };
-  function walk(v, where, name, depth) {
+  const none = (where, v, hint) =>
+    bad(`${where} is ${kindOf(v)}, which JSON has no form for${hint ? `; ${hint}` : ''}`);
+  function walk(v, where, top, name, depth) {
     if (v !== null && (typeof v === 'object' || typeof v === 'bigint') &&
         typeof v.toJSON === 'function') {
       v = v.toJSON(String(name));
     }
     switch (typeof v) {
-      case 'string': return JSON.stringify(v);
+      case 'string':
+        if (!v.isWellFormed()) bad(`${where} holds a lone surrogate, which is not text`);
+        return JSON.stringify(v);
       case 'boolean': return v ? 'true' : 'false';
       case 'number':
-        if (!Number.isFinite(v)) bad(where, v, 'JSON has no NaN or Infinity (JSON.stringify would write null)');
+        if (!Number.isFinite(v)) bad(`${where} is ${v}, which JSON has no form for`);
         return String(v);
       case 'bigint':
-        return bad(where, v, 'JSON has no BigInt; convert it (Number(x) if it is below 2^53, else String(x))');
+        return none(where, v, 'convert it: Number(x) below 2^53, else String(x)');
       case 'undefined':
-        return bad(where, v, 'JSON has no undefined' + (depth ? ' (JSON.stringify would write null in an array)' : ''));
+        return none(where, v, depth ? 'JSON.stringify would write null in an array' : '');
       case 'function': case 'symbol':
-        return bad(where, v, 'JSON cannot hold it (JSON.stringify would leave it out)');
+        return none(where, v, 'JSON.stringify would leave it out');
       default: break;
     }
     if (v === null) return 'null';
-    if (depth >= MAX_DEPTH) bad(where, v, `nested deeper than ${MAX_DEPTH} levels`);
-    if (open.has(v)) bad(where, v, 'a circular reference (it contains itself)');
     if (v instanceof Number || v instanceof String || v instanceof Boolean) {
-      return walk(v.valueOf(), where, name, depth);
+      return walk(v.valueOf(), where, top, name, depth);
     }
+    if (!Array.isArray(v) && !isPlainObject(v)) {
+      none(where, v, 'JSON.stringify would write its own enumerable properties only, if ' +
+        'any; convert it, or give its class a toJSON()');
+    }
+    if (depth >= MAX_DEPTH) bad(`${top} is nested deeper than ${MAX_DEPTH} levels, idem's limit`);
+    if (open.has(v)) bad(`${where} is a circular reference (it contains itself)`);
     open.add(v);
     let text;
     if (Array.isArray(v)) {
       const parts = [];
-      for (let i = 0; i < v.length; i++) parts.push(walk(v[i], pathTo(where, i), i, depth + 1));
+      for (let i = 0; i < v.length; i++) {
+        const sub = pathTo(where, i);
+        parts.push(walk(v[i], sub, depth ? top : sub, i, depth + 1));
+      }
       text = `[${parts.join(',')}]`;
-    } else if (isPlainObject(v)) {
+    } else {
       const parts = [];
       for (const k of Object.keys(v)) {
         const m = v[k];
         if (m === undefined) continue;              // not given: left out
-        parts.push(`${JSON.stringify(k)}:${walk(m, pathTo(where, k), k, depth + 1)}`);
+        if (!k.isWellFormed()) bad(`${where} has a key that holds a lone surrogate, which is not text`);
+        const sub = pathTo(where, k);
+        parts.push(`${JSON.stringify(k)}:${walk(m, sub, depth ? top : sub, k, depth + 1)}`);
       }
       text = `{${parts.join(',')}}`;
-    } else {
-      bad(where, v, 'not a plain object or array (JSON.stringify would write its own ' +
-        'enumerable properties only, if any); convert it, or give its class a toJSON()');
     }
     open.delete(v);
     return text;
   }
-  return walk(value, what, '', 0);
+  return walk(value, root, root, '', 0);
 }
 
 // The text of a call's args: a plain object (none given: {}).
-function argsText(args, where) {
+function argsText(args, tool, where) {
   if (args === undefined) return '{}';
   if (!isPlainObject(args)) {
-    throw new TypeError(`sqlite-idem: ${where}: args must be a plain object of named arguments, not ${describe(args)}`);
+    throw new TypeError(`idem: ${where}: args must be a plain object of named arguments, not ${describe(args)}`);
   }
-  return toJson(args, 'args');
+  return toJson(args, `the arguments of ${tool} are`, 'args');
 }
 
-// The value an id is bound as, and the value a replay reads back.
-// better-sqlite3 binds every number as a double: an integral id goes in as
-// an integer (a BigInt), as Python's would.
-function idValue(id, where) {
+// An id is one SQL value (doc/choices.md, "The packages"): [the value bound,
+// the value a replay reads].  better-sqlite3 binds every number as a double:
+// an integral id goes in as an integer (a BigInt), as Python's would.
+const ID_KINDS = 'null, a number, a BigInt, a string or a Buffer';
+function idValue(id, what) {
+  const bad = (why) => { throw new TypeError(`idem: ${what} cannot be stored: ${why}`); };
   if (id === null || id === undefined) return [null, null];
-  if (typeof id === 'string') return [id, id];
+  if (typeof id === 'string') {
+    if (!id.isWellFormed()) bad('id holds a lone surrogate, which is not text');
+    return [id, id];
+  }
   if (typeof id === 'number') {
-    if (!Number.isFinite(id)) throw new TypeError(`sqlite-idem: ${where} is ${describe(id)}: not a storable id`);
+    if (!Number.isFinite(id)) bad(`id is ${id}, which JSON has no form for`);
     return Number.isSafeInteger(id) ? [BigInt(id), id] : [id, id];
   }
   if (typeof id === 'bigint') {
-    if (id < -(2n ** 63n) || id >= 2n ** 63n) {
-      throw new TypeError(`sqlite-idem: ${where} is ${describe(id)}: beyond SQLite's 64-bit integers`);
-    }
+    if (id < INT64_MIN || id > INT64_MAX) bad(`id is ${id}, beyond SQLite's 64-bit integers`);
     return [id, fromSql(id)];
   }
-  if (typeof id === 'object') {
-    const text = toJson(id, where);
-    return [text, text];
+  if (id instanceof Uint8Array) {
+    const bytes = Buffer.from(id.buffer, id.byteOffset, id.byteLength);
+    return [bytes, Buffer.from(bytes)];
   }
-  throw new TypeError(`sqlite-idem: ${where} is ${describe(id)}: an id is a string, a number, a BigInt or JSON`);
+  return bad(`id is ${kindOf(id)}; an id is one SQL value: ${ID_KINDS}`);
 }
 
 // An integer read with safeIntegers: a number when it fits one exactly.
@@ -326,17 +388,28 @@ function fromSql(v) {
 }
 
 // What a tool returned: [result text, id bound, id read back], or a TypeError.
-function storable(value) {
+function storable(value, tool) {
   let id = null;
   if (value instanceof Result) [value, id] = [value.result, value.id];
-  const text = value === undefined ? 'null' : toJson(value, 'result');
-  return [text, ...idValue(id, 'the id (Result.id)')];
+  const text = value === undefined ? 'null' : toJson(value, `the result of ${tool} is`, 'result');
+  return [text, ...idValue(id, `the id of ${tool}`)];
 }
 
+// An error as a note says it: "TimeoutError: the target did not answer".
 function noteOf(e) {
   if (e instanceof Error) return `${e.name}: ${e.message}`;
   return `thrown: ${typeof e === 'string' ? e : describe(e)}`;
 }
+
+// Why a tool's result cannot be stored: idem's own words ("the result of
+// send is not JSON: ..."), or the database's error.
+function unstorableWhy(e, tool) {
+  if (e instanceof TypeError && e.message.startsWith('idem: ')) return e.message.slice('idem: '.length);
+  return `the result of ${tool} could not be recorded: ${noteOf(e)}`;
+}
+
+const NOTE_MAX = 2000;      // the longest note the wrapper writes
+const note = (text) => (text.length <= NOTE_MAX ? text : `${text.slice(0, NOTE_MAX - 3)}...`);
 
 function isBusy(e) {
   const code = e && typeof e.code === 'string' ? e.code : '';
@@ -344,57 +417,111 @@ function isBusy(e) {
 }
 
 // ---- table options ----------------------------------------------------------
+//
+// One rule in both packages: an option given is checked as the extension
+// checks it, with its words; given for a table that exists, it must be the
+// table's effective value (the default of an option its statement does not
+// name included), or it is an error that names both values.
 
-// idem's options (doc/contract.md §5, §9 to §12): the defaults of the ones
-// that have one, and how a value is compared.
-const OPTION_DEFAULTS = { local_failure: 'release', args_mismatch: 'error', durability: 'full' };
-const DURATION_OPTIONS = new Set(['retain', 'stale_after']);
-const DURATION_UNITS = { second: 1e3, minute: 6e4, hour: 3.6e6, day: 8.64e7 };
+const OPTIONS_HELP = 'local_failure=release|keep, durability=full|relaxed, ' +
+  'args_mismatch=error|replay, retain=<duration> and stale_after=<duration>';
+const SWITCHES = {
+  local_failure: [['release', 'keep'], 'local_failure=release (the default) or local_failure=keep'],
+  args_mismatch: [['error', 'replay'], 'args_mismatch=error (the default) or args_mismatch=replay'],
+  durability: [['full', 'relaxed'], 'durability=full (the default: an external claim needs a ' +
+    'durable commit) or durability=relaxed (accept that a power loss may take back an external claim)'],
+};
+const DURATION_OPTIONS = ['retain', 'stale_after'];
+const DURATION_UNITS = { second: 1000, minute: 60000, hour: 3600000, day: 86400000 };
+const DURATION_MAX = 36525 * 86400000;
 
-function optionText(name, value) {
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  if (typeof value !== 'string' || /['"\n,()]/.test(value) || value.trim() === '') {
-    throw new TypeError(`sqlite-idem: idem.calls(): option ${name} must be a word or a ` +
-      `duration ('24 hours'), not ${describe(value)}`);
-  }
-  return /^[A-Za-z0-9_.]+$/.test(value) ? value : `'${value}'`;
+// A duration as the extension reads it ('24 hours'), in ms, or null: the
+// same arithmetic, so that two texts are equal when it finds them so.
+function durationMs(text) {
+  const m = /^([0-9]*)(?:\.([0-9]*))?[ \t]*(second|minute|hour|day)s?$/i.exec(text);
+  if (!m || m[1].length > 15 || !(m[1] || m[2])) return null;
+  let r = 0;
+  let scale = 1;
+  for (const d of m[1]) r = r * 10 + Number(d);
+  for (const d of m[2] || '') { scale /= 10; r += Number(d) * scale; }
+  const ms = r * DURATION_UNITS[m[3].toLowerCase()] + 0.5;
+  return ms >= 1 && ms <= DURATION_MAX ? Math.trunc(ms) : null;
 }
 
-// The comparable form of an option's value: a duration in milliseconds, a
-// word in lower case.
-function optionValue(name, text) {
-  let v = text.trim();
-  if (v.length >= 2 && (v[0] === "'" || v[0] === '"') && v[v.length - 1] === v[0]) v = v.slice(1, -1);
-  if (DURATION_OPTIONS.has(name)) {
-    const m = /^(\d+(?:\.\d*)?|\.\d+)[ \t]*([a-z]+?)s?$/i.exec(v);
-    if (m && DURATION_UNITS[m[2].toLowerCase()]) return String(Number(m[1]) * DURATION_UNITS[m[2].toLowerCase()]);
+// The effective value of an option's text (a word in lower case, a
+// duration in ms), or a TypeError in the extension's words.
+function optionValue(name, value) {
+  if (SWITCHES[name]) {
+    const w = value.toLowerCase();
+    if (!SWITCHES[name][0].includes(w)) {
+      throw new TypeError(`idem: unknown value '${value}' for ${name}; use ${SWITCHES[name][1]}`);
+    }
+    return w;
   }
-  return v.toLowerCase();
+  const ms = durationMs(value);
+  if (ms === null) {
+    throw new TypeError(`idem: bad duration '${value}' for ${name}; use a positive number and ` +
+      `a unit of seconds, minutes, hours or days (at most 36525 days), e.g. ${name}='24 hours'`);
+  }
+  return ms;
 }
 
-// The options of an existing idem table, from its CREATE VIRTUAL TABLE text.
+// A table option given to calls(), checked: [name, effective value, its
+// text in a CREATE statement (a word bare, any other value quoted)].
+function option(name, value) {
+  const n = name.toLowerCase();
+  if (!SWITCHES[n] && !DURATION_OPTIONS.includes(n)) {
+    throw new TypeError(`idem: unknown option '${name}'; the options are ${OPTIONS_HELP}`);
+  }
+  if (typeof value !== 'string') {
+    throw new TypeError(`idem: the table option ${n} must be a string (${DURATION_OPTIONS.includes(n)
+      ? "such as '30 days'" : SWITCHES[n][0].map((w) => `'${w}'`).join(' or ')}), not ${describe(value)}`);
+  }
+  if (/[,()'";\n\r]/.test(value) || value.trim() === '') {
+    throw new TypeError(`idem: the table option ${n}=${JSON.stringify(value)} is blank or holds a ` +
+      'character that an option value cannot hold (, ( ) \' " ; or a line break)');
+  }
+  return [n, optionValue(n, value), `${n}=${/^[A-Za-z0-9_.]+$/.test(value) ? value : `'${value}'`}`];
+}
+
+// The options of an existing idem table, from its CREATE VIRTUAL TABLE
+// text: name -> [effective value, as shown in an error], or null when it is
+// not an idem table.  An option not written there has its default (or
+// none: retain, stale_after).
 function tableOptions(sql) {
-  const m = /\busing\s+idem\s*(?:\(([\s\S]*)\))?\s*$/i.exec(sql);
-  if (!m) return null;
+  const m = /\busing\s+(\w+)\s*(?:\(([\s\S]*)\))?\s*;?\s*$/i.exec(sql || '');
+  if (!m || m[1].toLowerCase() !== 'idem') return null;
   const out = {};
-  let depth = 0, quote = '', part = '';
-  const parts = [];
-  for (const c of m[1] || '') {
-    if (quote) { if (c === quote) quote = ''; part += c; continue; }
-    if (c === "'" || c === '"') quote = c;
-    else if (c === '(') depth += 1;
-    else if (c === ')') depth -= 1;
-    else if (c === ',' && depth === 0) { parts.push(part); part = ''; continue; }
-    part += c;
-  }
-  if (part.trim()) parts.push(part);
-  for (const p of parts) {
-    const eq = p.indexOf('=');
+  for (const [n, [words]] of Object.entries(SWITCHES)) out[n] = [words[0], `${n}=${words[0]} (the default)`];
+  for (const n of DURATION_OPTIONS) out[n] = [null, `no ${n}`];
+  for (const arg of (m[2] || '').match(/(?:[^,'"]|'[^']*'|"[^"]*")+/g) || []) {
+    const eq = arg.indexOf('=');
     if (eq < 0) continue;
-    const name = p.slice(0, eq).trim().toLowerCase();
-    out[name] = { text: p.slice(eq + 1).trim(), value: optionValue(name, p.slice(eq + 1)) };
+    const n = arg.slice(0, eq).replace(/^[ \t\n]+|[ \t\n]+$/g, '').toLowerCase();
+    let v = arg.slice(eq + 1).replace(/^[ \t\n]+|[ \t\n]+$/g, '');
+    const shown = `${n}=${v}`;
+    if (v.length >= 2 && (v[0] === "'" || v[0] === '"') && v[v.length - 1] === v[0]) v = v.slice(1, -1);
+    try {
+      out[n] = [out[n] ? optionValue(n, v) : v, shown];
+    } catch (e) {
+      out[n] = [v, shown];
+    }
   }
   return out;
+}
+
+function checkOptions(table, sql, given) {
+  const have = tableOptions(sql);
+  if (have === null) {
+    throw new TypeError(`idem: the table ${quote(table)} exists and is not an idem table (${sql}); name another table`);
+  }
+  for (const [n, value, text] of given) {
+    if (have[n][0] !== value) {
+      throw new TypeError(`idem: the table ${quote(table)} exists with ${have[n][1]}, not ${text}: a ` +
+        'table\'s options are set when it is created; leave the option out to use the table as it ' +
+        'is, or use another table');
+    }
+  }
 }
 
 // ---- keyargs ----------------------------------------------------------------
@@ -474,34 +601,34 @@ function destructuredNames(fn, index) {
 function checkKeyargs(name, kind, keyargs, params, fn) {
   if (keyargs == null || typeof keyargs === 'function') return;
   if (!Array.isArray(keyargs) || keyargs.some((n) => typeof n !== 'string')) {
-    throw new TypeError(`sqlite-idem: tool ${name}: keyargs must be an array of argument ` +
+    throw new TypeError(`idem: tool ${name}: keyargs must be an array of argument ` +
       `names or a function of args, not ${describe(keyargs)}`);
   }
   let known = params;
   let from = 'params';
   if (known == null) {
     known = destructuredNames(fn, kind === 'local' ? 1 : 0);
-    from = 'its destructured args parameter';
+    from = 'its parameters';
     if (known == null) {
-      throw new TypeError(`sqlite-idem: tool ${name}: keyargs ${JSON.stringify(keyargs)} cannot ` +
+      throw new TypeError(`idem: tool ${name}: keyargs ${JSON.stringify(keyargs)} cannot ` +
         'be checked against the tool\'s parameters: its args parameter is not an object pattern ' +
         'that names them ({ sku, qty }); give them as params: [\'sku\', \'qty\', ...]');
     }
   }
   const unknown = keyargs.filter((n) => !known.includes(n));
   if (unknown.length) {
-    throw new TypeError(`sqlite-idem: tool ${name}: keyargs names ${unknown.join(', ')}, which ` +
+    throw new TypeError(`idem: tool ${name}: keyargs names ${unknown.join(', ')}, which ` +
       `${unknown.length > 1 ? 'are not parameters' : 'is not a parameter'} of the tool (${from}: ` +
       `${known.join(', ') || 'none'}); a misspelt name would give every call of the tool one key`);
   }
 }
 
-function keyArgs(spec, args) {
+function keyArgs(spec, args, tool) {
   if (spec == null) return null;
-  if (typeof spec === 'function') return toJson(spec(args), 'keyargs(args)');
+  if (typeof spec === 'function') return toJson(spec(args), `the keyargs of ${tool} are`, 'keyargs');
   const subset = {};
   for (const n of spec) if (Object.prototype.hasOwnProperty.call(args, n)) subset[n] = args[n];
-  return toJson(subset, 'args');
+  return toJson(subset, `the arguments of ${tool} are`, 'args');
 }
 
 // ---- the table --------------------------------------------------------------
@@ -518,19 +645,21 @@ class Calls {
    * db when it lacks it, and creates the table when it is missing with the
    * options given: calls(db, 'calls', { local_failure: 'keep' }) is
    * CREATE VIRTUAL TABLE IF NOT EXISTS "calls" USING idem(local_failure=keep).
-   * Options given for a table that exists must be its options.
+   * Each option given for a table that exists must be its value there (the
+   * default, for an option its statement does not name).
    */
   constructor(db, table = 'calls', options = {}) {
     const where = 'idem.calls(db, table, options)';
     checkDatabase(db, where);
     if (typeof table !== 'string' || table === '') {
-      throw new TypeError(`sqlite-idem: ${where}: table must be the table's name (a string), ` +
+      throw new TypeError(`idem: ${where}: table must be the table's name (a string), ` +
         `not ${describe(table)}` + (isPlainObject(table) ? `; options come third: idem.calls(db, 'calls', ${JSON.stringify(table)})` : ''));
     }
     if (options == null) options = {};
     if (!isPlainObject(options)) {
-      throw new TypeError(`sqlite-idem: ${where}: options must be a plain object, not ${describe(options)}`);
+      throw new TypeError(`idem: ${where}: options must be a plain object, not ${describe(options)}`);
     }
+    const given = Object.entries(options).filter(([, v]) => v !== undefined).map(([k, v]) => option(k, v));
     this.db = db;
     this.table = table;
     this._recordTimeoutMs = 30000;
@@ -540,31 +669,14 @@ class Calls {
     } catch (e) {
       load(db);
     }
-    const given = Object.entries(options).filter(([, v]) => v !== undefined);
-    const opts = given.map(([k, v]) => {
-      if (!/^[A-Za-z_]+$/.test(k)) throw new TypeError(`sqlite-idem: ${where}: no option is named ${JSON.stringify(k)}`);
-      return `${k}=${optionText(k, v)}`;
-    }).join(', ');
-    const existing = db.prepare("SELECT sql FROM sqlite_schema WHERE name = ? COLLATE NOCASE AND type = 'table'").get(table);
-    if (existing) {
-      const have = tableOptions(existing.sql || '');
-      if (have === null) {
-        throw new Error(`sqlite-idem: ${where}: table ${t} exists and is not an idem table (${existing.sql})`);
-      }
-      for (const [k, v] of given) {
-        const name = k.toLowerCase();
-        const want = optionValue(name, String(v));
-        const has = have[name] ? have[name].value : OPTION_DEFAULTS[name];
-        if (want !== has) {
-          throw new Error(`sqlite-idem: ${where}: table ${t} exists with ` +
-            `${have[name] ? `${name}=${have[name].text}` : `no ${name} option`}, not ${name}=${v}: ` +
-            'options apply when the table is created; leave them out to use the table as it ' +
-            `is, or create another table (its statement: ${existing.sql})`);
-        }
-      }
-    } else {
+    const find = db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND lower(name) = lower(?)");
+    let existing = find.get(table);
+    if (!existing) {
+      const opts = given.map(([, , text]) => text).join(', ');
       db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${t} USING idem${opts ? `(${opts})` : ''}`);
+      existing = find.get(table);       // another connection may have created it first
     }
+    if (existing) checkOptions(table, existing.sql, given);
     this._key = db.prepare('SELECT idem_key(?, ?, ?, ?) AS k');
     this._header = db.prepare('SELECT idem_header(?) AS h');
     this._row = db.prepare(
@@ -578,8 +690,8 @@ class Calls {
     this._t = t;
   }
 
-  /** How long recording an external call's outcome retries a busy database
-   *  before NotRecorded, in ms (default 30000). */
+  /** How long recording an external call's outcome retries while the
+   *  database refuses it before NotRecorded, in ms (default 30000). */
   get recordTimeoutMs() {
     return this._recordTimeoutMs;
   }
@@ -591,10 +703,12 @@ class Calls {
   /** The key of a call: idem_key(who, conv, tool, args); args JSON text or a value. */
   key(who, conv, tool, args) {
     const where = 'calls.key(who, conv, tool, args)';
-    checkString(who, 'who', where);
-    checkString(conv, 'conv', where);
-    checkString(tool, 'tool', where);
-    const text = typeof args === 'string' ? args : toJson(args, 'args');
+    who = partValue(who, 'who', where);
+    conv = partValue(conv, 'conv', where);
+    if (typeof tool !== 'string' || tool === '') {
+      throw new TypeError(`idem: ${where}: tool must be a non-empty string, not ${describe(tool)}`);
+    }
+    const text = typeof args === 'string' ? args : toJson(args, `the arguments of ${tool} are`, 'args');
     return this._key.get(who, conv, tool, text).k;
   }
 
@@ -620,52 +734,65 @@ class Calls {
     checkString(key, 'key', 'calls.wait(key, timeoutMs, intervalMs)');
     checkMs(timeoutMs, 'calls.wait(key, timeoutMs, intervalMs): timeoutMs');
     checkMs(intervalMs, 'calls.wait(key, timeoutMs, intervalMs): intervalMs');
+    if (this.db.inTransaction) {
+      throw new Error('idem: calls.wait() needs a connection outside a transaction (it must ' +
+        'see other connections\' commits)');
+    }
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const row = this._row.get(key);
-      if (!row) throw new Error(`sqlite-idem: no call ${key} is claimed in ${this._t}`);
+      if (!row) throw new Error(this._noCall(key));
       if (row.status !== 'pending' || Date.now() >= deadline) return this._replay(key, row);
       await sleep(intervalMs);
     }
   }
 
+  _noCall(key) {
+    return `idem: no call ${key} is claimed in ${this._t} (never claimed, released, or purged)`;
+  }
+
   /**
    * An operator's verdict on an open call (pending or unknown), over the
    * table's reconcile column: 'arrived' (the target's records show the
-   * request: the call becomes done, with options.id, .result and .note),
-   * 'not_arrived' (they show it never came: released; a pending call only
-   * once it is stale), 'not_sent' (a pending call whose request never
-   * left: released).  Throws when the table refuses, or no call has key.
+   * request: the call becomes done, with options.id, .result and .note;
+   * a column not given keeps what it holds), 'not_arrived' (they show it
+   * never came: released; a pending call only once it is stale),
+   * 'not_sent' (a pending call whose request never left: released).
+   * Throws when the table refuses, or no call has key.  Inside a
+   * transaction of the caller's it joins it.
    */
   reconcile(key, verdict, options = {}) {
     const where = 'calls.reconcile(key, verdict, options)';
     checkString(key, 'key', where);
     if (!['arrived', 'not_arrived', 'not_sent'].includes(verdict)) {
-      throw new TypeError(`sqlite-idem: ${where}: verdict must be 'arrived', 'not_arrived' ` +
+      throw new TypeError(`idem: calls.reconcile(): verdict must be 'arrived', 'not_arrived' ` +
         `or 'not_sent', not ${describe(verdict)}`);
     }
     if (options == null) options = {};
     if (!isPlainObject(options)) {
-      throw new TypeError(`sqlite-idem: ${where}: options must be a plain object, not ${describe(options)}`);
+      throw new TypeError(`idem: ${where}: options must be a plain object, not ${describe(options)}`);
     }
     const sets = ['reconcile = ?'];
     const values = [verdict];
     for (const [name, v] of Object.entries(options)) {
       if (v === undefined) continue;
       if (!['id', 'result', 'note'].includes(name)) {
-        throw new TypeError(`sqlite-idem: ${where}: no option ${JSON.stringify(name)} (id, result, note)`);
+        throw new TypeError(`idem: ${where}: no option ${JSON.stringify(name)} (id, result, note)`);
       }
       if (verdict !== 'arrived') {
-        throw new TypeError(`sqlite-idem: ${where}: '${verdict}' releases the call and keeps ` +
+        throw new TypeError(`idem: calls.reconcile(): '${verdict}' releases the call and keeps ` +
           `nothing; ${name} goes with 'arrived' only`);
       }
-      if (name === 'note') checkString(v, 'options.note', where);
+      if (name === 'note' && typeof v !== 'string') {
+        throw new TypeError(`idem: calls.reconcile(): note must be a string, not ${describe(v)}`);
+      }
       sets.push(`${name} = ?`);
-      values.push(name === 'id' ? idValue(v, 'options.id')[0] : name === 'result' ? toJson(v, 'options.result') : v);
+      values.push(name === 'id' ? idValue(v, 'the id given to calls.reconcile')[0]
+        : name === 'result' ? toJson(v, 'the result given to calls.reconcile is', 'result') : v);
     }
     const r = this.db.prepare(`UPDATE ${this._t} SET ${sets.join(', ')} WHERE key = ? AND member = 0`)
       .run(...values, key);
-    if (r.changes !== 1) throw new Error(`sqlite-idem: ${where}: no call ${key} is claimed in ${this._t}`);
+    if (r.changes !== 1) throw new Error(this._noCall(key));
   }
 
   /**
@@ -677,15 +804,17 @@ class Calls {
    * claim, its writes and the result commit together.  If it throws, its
    * writes are rolled back, the call is recorded as failed (released, so a
    * retry runs again; kept with local_failure=keep) and the error goes on;
-   * if it returns what JSON cannot hold, the same, and Unstorable is
-   * thrown; if it throws NotSent, all of it is rolled back (released).
-   * Inside a transaction of the caller's, the call is a SAVEPOINT of it.
+   * if it returns what cannot be stored, the same, and Unstorable is
+   * thrown; if it throws NotSent, or returns a Promise, all of it is rolled
+   * back (released).  An async function is refused when the tool is
+   * defined.  Inside a transaction of the caller's, the call is a
+   * SAVEPOINT of it.
    *
    * kind 'external' (a write to another system): the claim commits first,
    * then fn(args, { idempotencyKey, key }) runs (it may be async); send the
    * value as the Idempotency-Key header.  Its result is recorded as done.
    * If it throws NotSent, the call is released and NotSent goes on.  If it
-   * throws anything else, or returns what JSON cannot hold, the request
+   * throws anything else, or returns what cannot be stored, the request
    * may have arrived: the call is recorded as unknown and Unknown is thrown
    * (the error is its cause).
    *
@@ -699,35 +828,40 @@ class Calls {
     if (typeof options === 'function') [options, fn] = [{}, options];
     if (options == null) options = {};
     if (!isPlainObject(options)) {
-      throw new TypeError(`sqlite-idem: calls.tool(options, fn): options must be a plain object, not ${describe(options)}`);
+      throw new TypeError(`idem: calls.tool(options, fn): options must be a plain object, not ${describe(options)}`);
     }
     if (typeof fn !== 'function') {
-      throw new TypeError(`sqlite-idem: calls.tool(options, fn): fn must be a function, not ${describe(fn)}`);
+      throw new TypeError(`idem: calls.tool(options, fn): fn must be a function, not ${describe(fn)}`);
     }
     for (const k of Object.keys(options)) {
       if (!['kind', 'name', 'keyargs', 'params'].includes(k)) {
-        throw new TypeError(`sqlite-idem: calls.tool(options, fn): no option ${JSON.stringify(k)} ` +
+        throw new TypeError(`idem: calls.tool(options, fn): no option ${JSON.stringify(k)} ` +
           '(kind, name, keyargs, params)');
       }
     }
     const { kind = 'local', keyargs = null, params = null } = options;
     const name = options.name === undefined ? fn.name : options.name;
     if (kind !== 'local' && kind !== 'external') {
-      throw new TypeError(`sqlite-idem: kind must be 'local' or 'external', not ${JSON.stringify(kind)}`);
+      throw new TypeError(`idem: kind must be 'local' or 'external', not ${JSON.stringify(kind)}`);
     }
     if (typeof name !== 'string' || !name) {
-      throw new TypeError('sqlite-idem: a tool needs a name (options.name, a string; default: the function\'s name)');
+      throw new TypeError('idem: a tool needs a name (options.name, a string; default: the function\'s name)');
+    }
+    if (kind === 'local' && Object.prototype.toString.call(fn) === '[object AsyncFunction]') {
+      throw new TypeError(`idem: the local tool ${name} is an async function: a local tool's ` +
+        'writes run inside the claim\'s transaction, which must not stay open across an await; ' +
+        'make it a plain function (better-sqlite3 is synchronous anyway), or make it an external tool');
     }
     if (params != null && (!Array.isArray(params) || params.some((n) => typeof n !== 'string'))) {
-      throw new TypeError(`sqlite-idem: tool ${name}: params must be an array of argument names, not ${describe(params)}`);
+      throw new TypeError(`idem: tool ${name}: params must be an array of argument names, not ${describe(params)}`);
     }
     checkKeyargs(name, kind, keyargs, params, fn);
     const where = `${name}(who, conv, args)`;
     const prepare = (who, conv, args) => {
-      checkString(who, 'who', where);
-      checkString(conv, 'conv', where);
-      const text = argsText(args, where);
-      const ka = keyArgs(keyargs, args === undefined ? {} : args);
+      who = partValue(who, 'who', where);
+      conv = partValue(conv, 'conv', where);
+      const text = argsText(args, name, where);
+      const ka = keyArgs(keyargs, args === undefined ? {} : args, name);
       return [this._key.get(who, conv, name, ka === null ? text : ka).k,
         [who, conv, name, text, kind, ka]];
     };
@@ -747,7 +881,7 @@ class Calls {
   // ---- inside -----------------------------------------------------------
 
   _replay(key, row) {
-    if (!row) throw new Error(`sqlite-idem: the claim of ${key} was ignored, yet the call is not there`);
+    if (!row) throw new Error(`idem: the claim of ${key} was ignored, yet the call is not there`);
     if (row.status === 'done') {
       return new Outcome(row.result == null ? null : JSON.parse(row.result), fromSql(row.id), key, true);
     }
@@ -762,13 +896,17 @@ class Calls {
     return this._claim.run(who, conv, tool, args, kind, ka, owner).changes === 1 ? owner : null;
   }
 
-  // Record this owner's outcome of its call; Lost when the call is no
-  // longer its own.
-  _recordOwned(key, owner, outcome, values, result) {
+  // Record this owner's outcome of its call ('done', 'unknown', 'failed' or
+  // 'not_sent'); values are [id, result text, note].  Lost when the call is
+  // no longer its own.
+  _recordOwned(key, owner, outcome, values) {
     const r = outcome === 'not_sent'
       ? this._release.run(key, owner)
       : this._record.run(outcome === 'done' ? 'done' : 'failed', ...values, key, owner);
-    if (r.changes !== 1) throw new Lost(key, outcome, result);
+    if (r.changes !== 1) {
+      const [id, text] = values || [];
+      throw new Lost(key, outcome, text == null ? null : JSON.parse(text), undefined, fromSql(id));
+    }
   }
 
   _local(fn, key, row, args) {
@@ -785,6 +923,9 @@ class Calls {
       }
       open = false;
     };
+    const ended = () => new Error(`idem: the local tool ${row[2]} ended the claim's transaction ` +
+      '(a COMMIT or ROLLBACK inside it): its writes and the claim are rolled back; a local tool ' +
+      'must leave the transaction to idem');
     try {
       const owner = this._claimOwned(row);
       if (!owner) {
@@ -793,47 +934,52 @@ class Calls {
         return this._replay(key, replay);
       }
       db.exec('SAVEPOINT idem_tool');
-      let value, stored, failure = null, unstorable = false;
+      let value;
       try {
         value = fn(db, args);
-        if (value && typeof value.then === 'function') {
-          value.then(null, () => {});        // never an unhandled rejection
-          throw new TypeError('sqlite-idem: a local tool must be synchronous ' +
-            '(its writes belong in the claim\'s transaction); it returned a Promise');
-        }
-        unstorable = true;
-        stored = storable(value);
       } catch (e) {
-        failure = e;
+        if (e instanceof NotSent) {
+          e.key = key;
+          throw e;               // the finally below rolls all of it back: released
+        }
+        if (!db.inTransaction) throw Object.assign(ended(), { cause: e });
+        db.exec('ROLLBACK TO idem_tool');
+        db.exec('RELEASE idem_tool');
+        this._recordOwned(key, owner, 'failed', [null, null, note(noteOf(e))]);
+        end(true);
+        throw e;
       }
-      if (failure instanceof NotSent) {
-        failure.key = key;
-        throw failure;           // the finally below rolls all of it back: released
+      if (!db.inTransaction) throw ended();
+      if (value && typeof value.then === 'function') {
+        value.then(null, () => {});        // never an unhandled rejection
+        throw new TypeError(`idem: the local tool ${row[2]} returned a Promise: a local tool is ` +
+          'synchronous; its writes were rolled back and the call released');
       }
-      if (failure !== null) {
-        let kept = null;
-        try {
-          db.exec('ROLLBACK TO idem_tool');
-          db.exec('RELEASE idem_tool');
-          this._recordOwned(key, owner, 'failed', [null, null,
-            (unstorable ? 'the result cannot be stored: ' : '') + noteOf(failure)]);
-          kept = this._row.get(key) !== undefined;
-          end(true);
-        } catch (e2) { /* the finally below rolls all of it back */ }
-        if (!unstorable || kept === null) throw failure;
-        throw new Unstorable(key, kept ? 'failed' : 'released', `sqlite-idem: the result of ` +
-          `${row[2]} cannot be stored (${failure.message.replace(/^sqlite-idem: /, '')}): its ` +
-          `writes were rolled back and the call ${kept ? 'kept as failed (local_failure=keep)'
-            : 'released: a retry runs again'}`, { cause: failure });
+      let stored;
+      try {
+        stored = storable(value, row[2]);
+        this._recordOwned(key, owner, 'done', [stored[1], stored[0], null]);
+      } catch (e) {
+        if (e instanceof Lost || !(e instanceof TypeError || (e && e.code === 'SQLITE_TOOBIG'))) {
+          throw e;               // the finally below rolls all of it back
+        }
+        const why = unstorableWhy(e, row[2]);
+        db.exec('ROLLBACK TO idem_tool');
+        db.exec('RELEASE idem_tool');
+        this._recordOwned(key, owner, 'failed', [null, null, note(why)]);
+        const kept = this._row.get(key) !== undefined;
+        end(true);
+        throw new Unstorable(key, kept ? 'failed' : 'released', `idem: ${why}; its writes were ` +
+          `rolled back and the call ${kept ? 'kept as failed (local_failure=keep)'
+            : 'released: a retry runs again'}`, { cause: e });
       }
       db.exec('RELEASE idem_tool');
-      const [text, id, readId] = stored;
-      this._recordOwned(key, owner, 'done', [id, text, null], text);
       end(true);
+      const [text, , readId] = stored;
       return new Outcome(JSON.parse(text), readId, key, false);
     } finally {
       if (open) {
-        // An error of the database itself: all of it goes, the claim too.
+        // An error of the database itself, NotSent: all of it goes, the claim too.
         try {
           if (nested) {
             db.exec('ROLLBACK TO idem_call');
@@ -847,10 +993,11 @@ class Calls {
   }
 
   // Record an external call's outcome in a transaction of its own,
-  // retrying while the database is busy or the connection is inside a
-  // transaction of the caller's, for at most recordTimeoutMs; then
-  // NotRecorded.  Lost when the call is no longer this owner's.
-  async _settle(key, owner, outcome, values, result) {
+  // retrying while the database is busy (or, anyError, refuses it at all)
+  // or the connection is inside a transaction of the caller's, for at most
+  // recordTimeoutMs; then NotRecorded.  Lost when the call is no longer
+  // this owner's.  The tool's error, if any, is the cause of either.
+  async _settle(key, owner, outcome, values, result, { cause, anyError = false } = {}) {
     const db = this.db;
     const deadline = Date.now() + this.recordTimeoutMs;
     for (let delay = 5; ; delay = Math.min(delay * 2, 250)) {
@@ -862,26 +1009,35 @@ class Calls {
         try {
           db.exec('BEGIN IMMEDIATE');
           try {
-            this._recordOwned(key, owner, outcome, values, result);
+            this._recordOwned(key, owner, outcome, values);
             db.exec('COMMIT');
             return;
           } finally {
             if (db.inTransaction) db.exec('ROLLBACK');
           }
         } catch (e) {
-          if (!isBusy(e)) throw e;
+          if (e instanceof Lost) {
+            if (cause !== undefined) e.cause = cause;
+            throw e;
+          }
+          if (!anyError && !isBusy(e)) throw e;
           why = e;
         }
       }
-      if (Date.now() >= deadline) throw new NotRecorded(key, outcome, result, this.table, { cause: why });
+      if (Date.now() >= deadline) {
+        throw new NotRecorded(key, outcome, result, this.table,
+          { cause: cause === undefined ? why : cause },
+          `${why.message}; tried for ${this.recordTimeoutMs / 1000} s`, values && fromSql(values[0]));
+      }
       await sleep(delay);
     }
   }
 
   async _external(fn, key, row, args) {
     const db = this.db;
+    const tool = row[2];
     if (db.inTransaction) {
-      throw new Error('sqlite-idem: an external tool cannot run inside an open ' +
+      throw new Error('idem: an external tool cannot run inside an open ' +
         'transaction: its claim must commit before the request leaves; commit first');
     }
     let header, owner;
@@ -906,55 +1062,56 @@ class Calls {
     } catch (e) {
       if (e instanceof NotSent) {
         // The tool's word that nothing left: release, so a retry runs.
-        await this._finish(key, owner, 'not_sent', [], undefined, e);
         e.key = key;
+        await this._releaseOwned(key, owner, e);
         throw e;
       }
       // The request may have reached the target: 'failed' on an external
       // call is recorded as 'unknown', and never retried.
-      return this._unknown(key, owner, noteOf(e), undefined, e);
+      return this._unknown(key, owner, note(noteOf(e)), null, e);
     }
+    // The tool returned: its request was made.  What cannot be stored (not
+    // JSON, or refused by the table) leaves the call unknown, with why.
+    const unknown = (e, result) => this._unknown(key, owner, note('the tool returned, so its ' +
+      `request was made, but ${unstorableWhy(e, tool)}; reconcile it with reconcile = ` +
+      '\'arrived\' and the target\'s result'), result, e);
     let stored;
     try {
-      stored = storable(value);
+      stored = storable(value, tool);
     } catch (e) {
-      const result = value instanceof Result ? value.result : value;
-      return this._unknown(key, owner, 'the tool returned, so its request was sent, but its ' +
-        `result cannot be stored: ${e.message.replace(/^sqlite-idem: /, '')}; the target's ` +
-        'records have it: reconcile = \'arrived\' with the result', result, e);
+      return unknown(e, value instanceof Result ? value.result : value);
     }
     const [text, id, readId] = stored;
-    await this._finish(key, owner, 'done', [id, text, null], JSON.parse(text));
+    try {
+      await this._settle(key, owner, 'done', [id, text, null], JSON.parse(text));
+    } catch (e) {
+      if (e instanceof Lost || e instanceof NotRecorded) throw e;
+      return unknown(e, JSON.parse(text));        // the table refused it, not busy
+    }
     return new Outcome(JSON.parse(text), readId, key, false);
   }
 
-  // Record an outcome; if the table refuses it (not Lost, not busy), keep
-  // the call from staying pending: record it as unknown, with why.
-  async _finish(key, owner, outcome, values, result, cause) {
+  // reconcile = 'not_sent' on this owner's call; if the table refuses it
+  // (not busy), the call is recorded unknown, with why.
+  async _releaseOwned(key, owner, cause) {
     try {
-      await this._settle(key, owner, outcome, values, result);
+      await this._settle(key, owner, 'not_sent', null, null, { cause });
     } catch (e) {
-      if (e instanceof Lost || e instanceof NotRecorded) {
-        if (cause !== undefined && e.cause === undefined) e.cause = cause;
-        throw e;
-      }
-      await this._unknown(key, owner, `the outcome ${RECORDING[outcome]} could not be ` +
-        `recorded: ${noteOf(e)}`, result, e);
+      if (e instanceof Lost || e instanceof NotRecorded) throw e;
+      await this._unknown(key, owner, note('the tool said that its request was not sent, but ' +
+        `the call could not be released: ${noteOf(e)}; reconcile it with reconcile = ` +
+        '\'not_arrived\''), null, e);
     }
   }
 
-  // Record the call as unknown (status 'failed' on an external call), and
-  // throw Unknown with cause.
-  async _unknown(key, owner, note, result, cause) {
-    try {
-      await this._settle(key, owner, 'unknown', [null, null, note], result);
-    } catch (e) {
-      if ((e instanceof Lost || e instanceof NotRecorded) && e.cause === undefined) e.cause = cause;
-      throw e;
-    }
+  // Record the call as unknown (status 'failed' on an external call),
+  // retried while the database refuses it, whatever its error; then throw
+  // Unknown (replayed: false) with cause.
+  async _unknown(key, owner, text, result, cause) {
+    await this._settle(key, owner, 'unknown', [null, null, text], result, { cause, anyError: true });
     let reply = null;
     try { reply = this.reply(key); } catch (e) { /* the Unknown goes on */ }
-    throw new Unknown(key, reply || { status: 'unknown', message: note }, { cause, replayed: false });
+    throw new Unknown(key, reply || { status: 'unknown', message: text }, { cause, replayed: false });
   }
 }
 

@@ -92,7 +92,8 @@ test('calls() loads idem and creates the table, options verbatim', (t) => {
   idem.calls(db, 'kept', { local_failure: 'keep' });
   assert.equal(one(db, "SELECT sql FROM sqlite_master WHERE name = 'kept'"),
     'CREATE VIRTUAL TABLE "kept" USING idem(local_failure=keep)');
-  assert.throws(() => idem.calls(db, 'bad', { no_such_option: 1 }), /no_such_option/);
+  assert.throws(() => idem.calls(db, 'bad', { no_such_option: '1' }),
+    /^TypeError: idem: unknown option 'no_such_option'; the options are local_failure=release\|keep,/);
 });
 
 test('key() is idem_key; numbers as doubles give the Python key', (t) => {
@@ -163,13 +164,33 @@ test('local: local_failure=keep makes a duplicate reject with Failed', async (t)
   assert.equal(one(db, 'SELECT count(*) FROM orders'), 0);
 });
 
-test('local: an async body is refused, and nothing stays', async (t) => {
-  const { db, calls } = setup(t);
-  const bad = calls.tool({ name: 'bad' }, async (db) => {
+test('local: an async body is refused when the tool is defined; a Promise returned rolls all back', async (t) => {
+  const { db, calls } = setup(t, 'kept', { local_failure: 'keep' });
+  assert.throws(() => calls.tool({ name: 'bad' }, async (db) => {
     db.exec("INSERT INTO orders(sku) VALUES ('x')");
+  }), /^TypeError: idem: the local tool bad is an async function: a local tool's writes run inside the claim's transaction, which must not stay open across an await/);
+  const later = calls.tool({ name: 'later' }, (db) => {
+    db.exec("INSERT INTO orders(sku) VALUES ('x')");
+    return Promise.resolve(1);
   });
-  await assert.rejects(bad('a', 'c', {}), /must be synchronous/);
-  assert.equal(one(db, 'SELECT count(*) FROM orders') + one(db, 'SELECT count(*) FROM calls'), 0);
+  await assert.rejects(later('a', 'c', {}), /^TypeError: idem: the local tool later returned a Promise: a local tool is synchronous; its writes were rolled back and the call released$/);
+  assert.equal(one(db, 'SELECT count(*) FROM orders') + one(db, 'SELECT count(*) FROM kept'), 0);
+  assert.equal(db.inTransaction, false);
+});
+
+test('local: a tool that ends the claim\'s transaction is an error, and nothing stays', async (t) => {
+  const { db, calls } = setup(t);
+  for (const throws of [false, true]) {
+    const place = calls.tool({ name: 'place' }, (db) => {
+      db.exec("INSERT INTO orders(sku) VALUES ('x')");
+      db.exec('ROLLBACK');
+      if (throws) throw new Error('after the rollback');
+      return 1;
+    });
+    await assert.rejects(place('a', 'c', {}), /^Error: idem: the local tool place ended the claim's transaction \(a COMMIT or ROLLBACK inside it\): its writes and the claim are rolled back; a local tool must leave the transaction to idem$/);
+    assert.equal(db.inTransaction, false);
+    assert.equal(one(db, 'SELECT count(*) FROM orders') + one(db, 'SELECT count(*) FROM calls'), 0);
+  }
 });
 
 test('local: inside the caller\'s transaction it is a savepoint of it', async (t) => {
@@ -188,7 +209,7 @@ test('local: inside the caller\'s transaction it is a savepoint of it', async (t
 test('bad input: a clear error and no transaction left', async (t) => {
   const { db, calls } = setup(t);
   const placeOrder = orderTool(calls, []);
-  await assert.rejects(placeOrder(null, 'c', { sku: 'S' }), /who must be a string, not null/);
+  await assert.rejects(placeOrder(null, 'c', { sku: 'S' }), /who must be a string, an integer or bytes \(the user or principal\), not null/);
   assert.equal(db.inTransaction, false);
   await assert.rejects(placeOrder('a', 'c', { n: 1n }), TypeError);      // not JSON
   assert.throws(() => calls.tool({ kind: 'remote', name: 'x' }, () => 1), /kind/);

@@ -22,7 +22,7 @@ const tables = (db) => db.prepare("SELECT name FROM sqlite_schema WHERE type = '
 test('keyargs: a name that is not a parameter of the tool is refused at definition', (t) => {
   const { calls } = setup(t);
   assert.throws(() => calls.tool({ name: 'place', keyargs: ['skuu'] }, (db, { sku, qty }) => 1),
-    /tool place: keyargs names skuu, which is not a parameter of the tool \(its destructured args parameter: sku, qty\); a misspelt name would give every call of the tool one key/);
+    /^TypeError: idem: tool place: keyargs names skuu, which is not a parameter of the tool \(its parameters: sku, qty\); a misspelt name would give every call of the tool one key$/);
   assert.throws(() => calls.tool({ kind: 'external', name: 'charge', keyargs: ['cents', 'currency'] },
     async ({ cents }, { idempotencyKey }) => 1), /keyargs names currency, which is not/);
   // The local body's args are its second parameter, the external's its first.
@@ -69,8 +69,20 @@ test('calls(): a table name that is not a string is an error, not a table "[obje
   assert.throws(() => idem.calls(db, 7), /table must be the table's name/);
   assert.throws(() => idem.calls(db, ''), /table must be the table's name/);
   assert.throws(() => idem.calls(db, 'x', 'keep'), /options must be a plain object, not the string "keep"/);
-  assert.throws(() => idem.calls(db, 'x', { local_failure: 'keep, retain=1 day' }), /option local_failure must be a word or a duration/);
-  assert.throws(() => idem.calls(db, 'x', { 'local failure': 'keep' }), /no option is named "local failure"/);
+  assert.throws(() => idem.calls(db, 'x', { local_failure: 'keep, retain=1 day' }),
+    /^TypeError: idem: the table option local_failure="keep, retain=1 day" is blank or holds a character that an option value cannot hold/);
+  assert.throws(() => idem.calls(db, 'x', { retain: ' ' }), /is blank/);
+  // The extension's own words (doc/reference.md), before anything is made.
+  assert.throws(() => idem.calls(db, 'x', { local_failure: 'kept' }),
+    /^TypeError: idem: unknown value 'kept' for local_failure; use local_failure=release \(the default\) or local_failure=keep$/);
+  assert.throws(() => idem.calls(db, 'x', { retain: 'forever' }),
+    /^TypeError: idem: bad duration 'forever' for retain; use a positive number and a unit of seconds, minutes, hours or days \(at most 36525 days\), e.g. retain='24 hours'$/);
+  assert.throws(() => idem.calls(db, 'x', { retain: '36526 days' }), /bad duration '36526 days'/);
+  assert.throws(() => idem.calls(db, 'x', { retain: 86400 }),
+    /^TypeError: idem: the table option retain must be a string \(such as '30 days'\), not 86400$/);
+  assert.throws(() => idem.calls(db, 'x', { locl_failure: 'keep' }),
+    /^TypeError: idem: unknown option 'locl_failure'; the options are local_failure=release\|keep, durability=full\|relaxed, args_mismatch=error\|replay, retain=<duration> and stale_after=<duration>$/);
+  assert.throws(() => idem.calls(db, 'x', { 'local failure': 'keep' }), /unknown option 'local failure'/);
   assert.throws(() => idem.calls('app.db'), /db must be a better-sqlite3 Database, not the string "app.db"/);
   assert.throws(() => idem.calls(), /db must be a better-sqlite3 Database, not undefined/);
   assert.throws(() => idem.load({}), /db must be a better-sqlite3 Database/);
@@ -88,31 +100,35 @@ test('calls(): options that differ from the existing table\'s are an error', (t)
   idem.calls(db, 'k', { local_failure: 'KEEP' });                 // the same
   idem.calls(db, 'K', { retain: '24 hours', args_mismatch: 'error' });   // the same duration; a default
   assert.throws(() => idem.calls(db, 'k', { local_failure: 'release' }),
-    /table "k" exists with local_failure=keep, not local_failure=release: options apply when the table is created/);
-  assert.throws(() => idem.calls(db, 'k', { retain: '2 days' }), /exists with retain='1 day', not retain=2 days/);
-  assert.throws(() => idem.calls(db, 'k', { stale_after: '5 minutes' }), /exists with no stale_after option, not stale_after=5 minutes/);
-  assert.throws(() => idem.calls(db, 'calls', { local_failure: 'keep' }), /exists with no local_failure option/);
+    /^TypeError: idem: the table "k" exists with local_failure=keep, not local_failure=release: a table's options are set when it is created; leave the option out to use the table as it is, or use another table$/);
+  assert.throws(() => idem.calls(db, 'k', { retain: '2 days' }), /exists with retain='1 day', not retain='2 days'/);
+  assert.throws(() => idem.calls(db, 'k', { stale_after: '5 minutes' }), /exists with no stale_after, not stale_after='5 minutes'/);
+  assert.throws(() => idem.calls(db, 'calls', { local_failure: 'keep' }),
+    /exists with local_failure=release \(the default\), not local_failure=keep/);
   idem.calls(db, 'calls', { local_failure: 'release', durability: 'full' });   // the defaults
+  idem.calls(db, 'made', { LOCAL_FAILURE: 'keep', retain: '24 hours' });
+  assert.equal(db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'made'").get().sql,
+    'CREATE VIRTUAL TABLE "made" USING idem(local_failure=keep, retain=\'24 hours\')');
   db.exec('CREATE TABLE plain(a)');
-  assert.throws(() => idem.calls(db, 'plain'), /table "plain" exists and is not an idem table/);
+  assert.throws(() => idem.calls(db, 'plain'), /^TypeError: idem: the table "plain" exists and is not an idem table \(CREATE TABLE plain\(a\)\); name another table$/);
 });
 
 test('key(): NaN, Infinity, BigInt, undefined in an array are TypeErrors that name the path', async (t) => {
   const { db, calls } = setup(t);
   const place = calls.tool({ name: 'place' }, (db, { x }) => x);
   const cases = [
-    [{ x: NaN }, 'args.x is NaN'],
-    [{ a: [1, Infinity] }, 'args.a[1] is Infinity'],
-    [{ a: { 'b c': -Infinity } }, 'args.a["b c"] is -Infinity'],
-    [{ n: 1n }, 'args.n is a BigInt (1n)'],
-    [{ a: [undefined] }, 'args.a[0] is undefined'],
-    [{ f: () => 1 }, 'args.f is a function'],
-    [{ d: new Set([1]) }, 'args.d is an object (Set)'],
+    [{ x: NaN }, 'args.x is NaN, which JSON has no form for'],
+    [{ a: [1, Infinity] }, 'args.a[1] is Infinity, which JSON has no form for'],
+    [{ a: { 'b c': -Infinity } }, 'args.a["b c"] is -Infinity, which JSON has no form for'],
+    [{ n: 1n }, 'args.n is a BigInt (1n), which JSON has no form for; convert it: Number(x) below 2^53, else String(x)'],
+    [{ a: [undefined] }, 'args.a[0] is undefined, which JSON has no form for; JSON.stringify would write null in an array'],
+    [{ f: () => 1 }, 'args.f is a function, which JSON has no form for; JSON.stringify would leave it out'],
+    [{ d: new Set([1]) }, 'args.d is a Set, which JSON has no form for; JSON.stringify would write its own enumerable properties only, if any; convert it, or give its class a toJSON()'],
   ];
-  for (const [args, where] of cases) {
-    assert.throws(() => calls.key('a', 'c', 'place', args), { name: 'TypeError', message: new RegExp(`^sqlite-idem: ${where.replace(/[[\]().]/g, '\\$&')}`) });
-    assert.throws(() => place.key('a', 'c', args), TypeError);
-    await assert.rejects(place('a', 'c', args), TypeError);
+  for (const [args, why] of cases) {
+    assert.throws(() => calls.key('a', 'c', 'place', args), { name: 'TypeError', message: `idem: the arguments of place are not JSON: ${why}` });
+    assert.throws(() => place.key('a', 'c', args), { name: 'TypeError', message: `idem: the arguments of place are not JSON: ${why}` });
+    await assert.rejects(place('a', 'c', args), { name: 'TypeError', message: `idem: the arguments of place are not JSON: ${why}` });
   }
   assert.equal(db.prepare('SELECT count(*) AS n FROM calls').get().n, 0);
   // What JSON.stringify writes for them is not the same call any more.
@@ -126,13 +142,13 @@ test('key(): NaN, Infinity, BigInt, undefined in an array are TypeErrors that na
 test('who, conv and args are checked', async (t) => {
   const { calls } = setup(t);
   const place = calls.tool({ name: 'place' }, (db, { x }) => x);
-  await assert.rejects(place(undefined, 'c', {}), /place\(who, conv, args\): who must be a string, not undefined/);
-  await assert.rejects(place('a', 42, {}), /conv must be a string, not 42/);
+  await assert.rejects(place(undefined, 'c', {}), /^TypeError: idem: place\(who, conv, args\): who must be a string, an integer or bytes \(the user or principal\), not undefined$/);
+  await assert.rejects(place('a', 4.5, {}), /conv must be a string, an integer or bytes \(the conversation or session\), not 4.5/);
   await assert.rejects(place('a', 'c', [1]), /args must be a plain object of named arguments, not an array/);
   await assert.rejects(place('a', 'c', 'x=1'), /args must be a plain object/);
   assert.equal(await place('a', 'c'), null);                     // no args: {}
-  assert.throws(() => calls.key('a', 'c', null, {}), /tool must be a string/);
-  assert.throws(() => calls.key('a', 'c', 't', undefined), /args is undefined/);
+  assert.throws(() => calls.key('a', 'c', null, {}), /tool must be a non-empty string/);
+  assert.throws(() => calls.key('a', 'c', 't', undefined), /^TypeError: idem: the arguments of t are not JSON: args is undefined, which JSON has no form for$/);
   assert.equal(calls.key('a', 'c', 't', '{"b":1,"a":2}'), calls.key('a', 'c', 't', { a: 2, b: 1 }));
 });
 

@@ -86,9 +86,12 @@ async function main(): Promise<number> {
   const k: string = placeOrder.key('alice', 'c', { sku: 'A', qty: 2 });
   const o: idem.Outcome<{ order: number }> = await placeOrder.run('alice', 'c', { sku: 'A', qty: 2 });
   const replayed: boolean = o.replayed;
-  const id: string | number | bigint | null = o.id;
+  const id: string | number | bigint | Uint8Array | null = o.id;   // bytes: a blob id
   const w: idem.Outcome = await calls.waitOutcome(o.key, 10);
   calls.reconcile(k, 'arrived', { id: 'x', result: { any: 1 }, note: 'checked' });
+  // @ts-expect-error: an id is one SQL value, not an object
+  calls.reconcile(k, 'arrived', { id: { a: 1 } });
+  const who: string = await calls.tool({ name: 'w' }, () => 'ok')(42, Buffer.from('c'));
   calls.reconcile(k, 'not_sent');
   calls.recordTimeoutMs = 1000;
   try { await charge('a', 'c', { cents: 1 }); } catch (e) {

@@ -28,39 +28,52 @@ const rows = (db, table = 'calls') =>
 const caught = (p) => p.then((v) => assert.fail(`resolved to ${JSON.stringify(v)}`), (e) => e);
 
 class Order { constructor() { this.id = 1; } }
-// Each kind of value that JSON cannot hold as it is, where it sits, and
-// the path the error names.
+// Each kind of value that JSON cannot hold as it is, and the words that
+// say where and why (after "the result of TOOL is not JSON: ").
 const UNSTORABLE = [
-  ['a BigInt', { total: 12n }, 'result.total', /BigInt/],
-  ['a function', { then2: () => 1 }, 'result.then2', /a function/],
-  ['a Symbol', [Symbol('x')], 'result[0]', /a Symbol/],
-  ['NaN inside', { a: { b: NaN } }, 'result.a.b', /NaN/],
-  ['Infinity inside', [1, [2, -Infinity]], 'result[1][1]', /Infinity/],
-  ['undefined in an array', [undefined], 'result[0]', /undefined/],
-  ['a cycle', (() => { const o = { n: 1 }; o.self = o; return o; })(), 'result.self', /circular/],
-  ['a Map', { m: new Map([[1, 2]]) }, 'result.m', /Map/],
-  ['a class instance', new Order(), 'result', /Order/],
-  ['a BigInt at the top', 5n, 'result', /BigInt/],
-  ['an unstorable id', new idem.Result({ ok: true }, Symbol('id')), 'the id (Result.id)', /Symbol/],
+  ['a BigInt', { total: 12n }, 'result.total is a BigInt (12n), which JSON has no form for; convert it: Number(x) below 2^53, else String(x)'],
+  ['a function', { then2: () => 1 }, 'result.then2 is a function, which JSON has no form for; JSON.stringify would leave it out'],
+  ['a Symbol', [Symbol('x')], 'result[0] is a Symbol, which JSON has no form for; JSON.stringify would leave it out'],
+  ['NaN inside', { a: { b: NaN } }, 'result.a.b is NaN, which JSON has no form for'],
+  ['Infinity inside', [1, [2, -Infinity]], 'result[1][1] is -Infinity, which JSON has no form for'],
+  ['undefined in an array', [undefined], 'result[0] is undefined, which JSON has no form for; JSON.stringify would write null in an array'],
+  ['a cycle', (() => { const o = { n: 1 }; o.self = o; return o; })(), 'result.self is a circular reference (it contains itself)'],
+  ['a Map', { 'm n': new Map([[1, 2]]) }, 'result["m n"] is a Map, which JSON has no form for; JSON.stringify would write its own enumerable properties only, if any; convert it, or give its class a toJSON()'],
+  ['a class instance', new Order(), 'result is an Order, which JSON has no form for'],
+  ['a BigInt at the top', 5n, 'result is a BigInt (5n), which JSON has no form for'],
+  ['a lone surrogate', { s: 'a\ud800b' }, 'result.s holds a lone surrogate, which is not text'],
+  ['a lone surrogate in a key', { '\udc00': 1 }, 'result has a key that holds a lone surrogate, which is not text'],
+  ['too deep', { a: deep(1000) }, 'result.a is nested deeper than 1000 levels, idem\'s limit'],
+  ['an id that is a Symbol', new idem.Result({ ok: true }, Symbol('id')), 'cannot be stored: id is a Symbol; an id is one SQL value: null, a number, a BigInt, a string or a Buffer'],
+  ['an id that is an object', new idem.Result({ ok: true }, { a: 1 }), 'cannot be stored: id is an object; an id is one SQL value'],
+  ['an id beyond 64 bits', new idem.Result(1, 2n ** 64n), 'cannot be stored: id is 18446744073709551616, beyond SQLite\'s 64-bit integers'],
+  ['an id that is NaN', new idem.Result(1, NaN), 'cannot be stored: id is NaN, which JSON has no form for'],
 ];
+function deep(levels) {
+  let v = [];
+  for (let i = 1; i < levels; i++) v = [v];
+  return v;
+}
+const whyOf = (tool, why) => (why.startsWith('cannot be stored')
+  ? `the id of ${tool} ${why}` : `the result of ${tool} is not JSON: ${why}`);
 
 test('external: an unstorable result is recorded unknown with a note, never left pending', async (t) => {
   const { db, calls } = setup(t);
-  for (const [what, value, where, kind] of UNSTORABLE) {
+  for (const [what, value, why] of UNSTORABLE) {
     let runs = 0;
     const send = calls.tool({ kind: 'external', name: `send ${what}` }, async () => { runs += 1; return value; });
     const e = await caught(send('a', 'c', { n: 1 }));
     assert.ok(e instanceof idem.Unknown, `${what}: ${e}`);
     assert.ok(e.cause instanceof TypeError, what);
-    assert.ok(e.cause.message.includes(`${where} is`), `${what}: ${e.cause.message}`);
-    assert.match(e.cause.message, kind);
+    assert.ok(e.cause.message.startsWith(`idem: ${whyOf(send.name, why)}`), `${what}: ${e.cause.message}`);
     const key = send.key('a', 'c', { n: 1 });
     const [row] = db.prepare('SELECT status, note FROM calls WHERE key = ?').all(key);
     assert.equal(row.status, 'unknown', what);
-    assert.ok(row.note.includes(`result cannot be stored: ${where} is`), `${what}: ${row.note}`);
-    assert.match(row.note, /reconcile = 'arrived'/);
+    assert.ok(row.note.includes(`(reported: the tool returned, so its request was made, but ${whyOf(send.name, why)}`), `${what}: ${row.note}`);
+    assert.ok(row.note.endsWith('; reconcile it with reconcile = \'arrived\' and the target\'s result)'), row.note);
     assert.equal(e.key, key);
     assert.equal(e.reply.status, 'unknown');
+    assert.equal(e.reply.message, row.note);
     assert.equal(e.replayed, false);
     // A retry is told the same, and does not run the tool again.
     const again = await caught(send('a', 'c', { n: 1 }));
@@ -110,7 +123,7 @@ test('external: whatever it throws, the call is unknown with a note, the cause k
 test('local: an unstorable result rolls back its writes and is recorded failed', async (t) => {
   const { db, calls } = setup(t);
   const kept = idem.calls(db, 'kept', { local_failure: 'keep' });
-  for (const [what, value, where, kind] of UNSTORABLE) {
+  for (const [what, value, why] of UNSTORABLE) {
     for (const c of [calls, kept]) {
       const place = c.tool({ name: `place ${what}` }, (db) => {
         db.prepare('INSERT INTO orders(sku) VALUES (?)').run(what);
@@ -118,16 +131,16 @@ test('local: an unstorable result rolls back its writes and is recorded failed',
       });
       const e = await caught(place('a', 'c', {}));
       assert.ok(e instanceof idem.Unstorable && e instanceof TypeError, `${what}: ${e}`);
-      assert.ok(e.message.includes(`the result of place ${what} cannot be stored (${where} is`), `${what}: ${e.message}`);
-      assert.match(e.message, kind);
+      assert.ok(e.message.startsWith(`idem: ${whyOf(place.name, why)}`), `${what}: ${e.message}`);
       assert.deepEqual([e.key, e.status], [place.key('a', 'c', {}), c === kept ? 'failed' : 'released']);
-      assert.match(e.message, c === kept ? /kept as failed/ : /released: a retry runs again/);
-      assert.ok(e.cause instanceof TypeError && e.cause.message.includes(`${where} is`));
+      assert.ok(e.message.endsWith(c === kept ? '; its writes were rolled back and the call kept as failed (local_failure=keep)'
+        : '; its writes were rolled back and the call released: a retry runs again'), e.message);
+      assert.ok(e.cause instanceof TypeError && e.cause.message.startsWith(`idem: ${whyOf(place.name, why)}`));
       assert.equal(db.inTransaction, false);
     }
     assert.equal(db.prepare('SELECT count(*) AS n FROM orders').get().n, 0, what);
     assert.equal(db.prepare('SELECT count(*) AS n FROM calls').get().n, 0, what);     // released
-    const [row] = rows(db, 'kept').filter((r) => r.note.includes(`${where} is`) && kind.test(r.note));
+    const [row] = rows(db, 'kept').filter((r) => r.note.includes(whyOf(`place ${what}`, why)));
     assert.equal(row && row.status, 'failed', what);                                  // kept
   }
   assert.equal(rows(db, 'kept').length, UNSTORABLE.length);
@@ -299,9 +312,11 @@ test('run(): an Outcome marks the replay; the plain call resolves to the result'
   assert.deepEqual([place.kind, send.kind, place.name], ['local', 'external', 'place']);
 });
 
-test('run(): ids as a replay reads them: integers, big integers, JSON text', async (t) => {
+test('run(): ids as a replay reads them: integers, big integers, text, bytes', async (t) => {
   const { calls } = setup(t);
-  const ids = [[7, 7], [2.5, 2.5], [2n ** 60n, 2n ** 60n], [12n, 12], [{ a: 1 }, '{"a":1}'], [null, null]];
+  const ids = [[7, 7], [2.5, 2.5], [2n ** 60n, 2n ** 60n], [12n, 12], [-(2n ** 63n), -(2n ** 63n)],
+    ['ch_1', 'ch_1'], [Buffer.from([0, 255]), Buffer.from([0, 255])], [new Uint8Array([1, 2]), Buffer.from([1, 2])],
+    [null, null], [undefined, null]];
   for (const [id, read] of ids) {
     const place = calls.tool({ name: `place ${String(id)}` }, () => new idem.Result(1, id));
     const first = await place.run('a', 'c', {});
@@ -336,10 +351,16 @@ test('reconcile(): arrived, not_arrived, not_sent, and what the table refuses', 
   calls.reconcile(k, 'not_sent');
   assert.equal(calls.reply(k), null);
   // Mistakes.
-  assert.throws(() => calls.reconcile(k, 'done'), /verdict must be 'arrived', 'not_arrived' or 'not_sent'/);
-  assert.throws(() => calls.reconcile(k, 'not_sent', { result: 1 }), /releases the call and keeps nothing; result/);
+  assert.throws(() => calls.reconcile(k, 'done'), /^TypeError: idem: calls.reconcile\(\): verdict must be 'arrived', 'not_arrived' or 'not_sent', not the string "done"$/);
+  assert.throws(() => calls.reconcile(k, 'not_arrived', { result: 1 }),
+    /^TypeError: idem: calls.reconcile\(\): 'not_arrived' releases the call and keeps nothing; result goes with 'arrived' only$/);
+  assert.throws(() => calls.reconcile(k, 'not_sent', { id: null }), /keeps nothing; id goes with 'arrived'/);
   assert.throws(() => calls.reconcile(k, 'arrived', { reslt: 1 }), /no option "reslt"/);
-  assert.throws(() => calls.reconcile(k, 'arrived', { result: NaN }), /options.result is NaN/);
-  assert.throws(() => calls.reconcile(k, 'arrived'), new RegExp(`no call ${k} is claimed`));
+  assert.throws(() => calls.reconcile(k, 'arrived', { result: { a: NaN } }),
+    /^TypeError: idem: the result given to calls.reconcile is not JSON: result.a is NaN, which JSON has no form for$/);
+  assert.throws(() => calls.reconcile(k, 'arrived', { id: [1] }),
+    /^TypeError: idem: the id given to calls.reconcile cannot be stored: id is an array; an id is one SQL value/);
+  assert.throws(() => calls.reconcile(k, 'arrived', { note: 1 }), /note must be a string, not 1/);
+  assert.throws(() => calls.reconcile(k, 'arrived'), new RegExp(`^Error: idem: no call ${k} is claimed in "calls" \\(never claimed, released, or purged\\)$`));
   assert.throws(() => calls.reconcile(null, 'arrived'), /key must be a string/);
 });

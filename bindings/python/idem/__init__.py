@@ -28,16 +28,22 @@ back without running the body.  A duplicate of a call that is still
 running raises InProgress, of an external call whose outcome is not known
 raises Unknown.  No call is left pending by the wrapper: whatever the body
 returns or raises, the call ends done, failed (released or kept), unknown
-or released, and the caller is told which.  The protocol itself is in the
-extension: see doc/contract.md of the idem repository; the package's own
-rules are in its README.md.
+or released, and the caller is told which; only a database that refuses
+every write for record_timeout leaves it pending, and says so
+(NotRecorded).  The protocol itself is in the extension: see
+doc/contract.md of the idem repository; the package's own rules are in its
+README.md, and the Node package (bindings/node) keeps the same ones in the
+same words.
 """
 from __future__ import annotations
 
 import asyncio
 import functools
 import inspect
+import itertools
 import json
+import json.decoder
+import json.encoder
 import math
 import os
 import re
@@ -47,8 +53,8 @@ import sqlite3
 import threading
 import time
 import weakref
-from typing import (TYPE_CHECKING, Any, Awaitable, Callable, Dict, List,
-                    NamedTuple, Optional, Sequence, Set, Tuple, TypeVar,
+from typing import (TYPE_CHECKING, Any, Awaitable, Callable, Dict, Generator,
+                    List, NamedTuple, Optional, Sequence, Set, Tuple, Type, TypeVar,
                     Union, cast, overload)
 
 if TYPE_CHECKING:                               # pragma: no cover
@@ -115,8 +121,9 @@ def load(conn: sqlite3.Connection) -> None:
 
 class Result(NamedTuple):
     """What a tool may return to set the call's `id` column as well as its
-    result: ``return idem.Result({"order": 7}, id=7)``.  The wrapped tool
-    returns the result part only."""
+    result: ``return idem.Result({"order": 7}, id=7)``.  The id is one SQL
+    value: None, an int (64-bit), a finite float, a str or bytes; a replay
+    reads it as stored.  The wrapped tool returns the result part only."""
     result: Any
     id: Any = None
 
@@ -136,16 +143,21 @@ class Outcome(NamedTuple):
 # ---- errors -----------------------------------------------------------------
 
 class CallError(Exception):
-    """A duplicate arrival of a call that did not end in `done`.
+    """A call that did not end in `done`: told to a duplicate arrival
+    (.replayed True: the status an earlier arrival left), or, as Unknown,
+    to the arrival whose external tool ran and failed (.replayed False,
+    the reason as __cause__).
 
     .key is the call's key (32 hex digits), .reply the JSON object that idem
     hands back for it (a dict: status, message, id, idempotent), .status
     its status."""
 
-    def __init__(self, key: str, reply: Optional[Dict[str, Any]]):
+    def __init__(self, key: str, reply: Optional[Dict[str, Any]],
+                 replayed: bool = True):
         self.key = key
         self.reply: Dict[str, Any] = reply or {}
         self.status: Optional[str] = self.reply.get("status")
+        self.replayed = bool(replayed)
         super().__init__("idem: call %s is %s: %s" % (
             key, self.status, self.reply.get("message", "")))
 
@@ -191,41 +203,64 @@ class NotSent(Exception):
             self.__cause__ = cause
 
 
+# What an arrival meant to record, as Lost and NotRecorded name it (.status):
+# the words of the table ('not_sent' is the reconcile that releases).
+_RECORDING = {
+    "done": "done (the tool returned)",
+    "unknown": "unknown (the request may have left)",
+    "failed": "failed (the tool raised)",
+    "not_sent": "released (the request was not sent)",
+}
+
+
 class Lost(Exception):
     """The call was no longer this arrival's when it came to record the
     outcome: it was released meanwhile (reconciled as not_sent or
-    not_arrived, or purged) and maybe claimed again by another arrival.
-    Nothing was recorded; .key is the key, .status what this arrival
-    meant to record, .result the tool's result (None if it had none)."""
+    not_arrived) and maybe claimed again by another arrival.  Nothing was
+    recorded; .key is the key, .status what this arrival meant to record
+    ('done', 'unknown' or 'not_sent'; 'failed' for a local call), .result
+    and .id the tool's result and id (None if it had none)."""
 
-    def __init__(self, key: str, status: str, result: Any = None):
-        self.key, self.status, self.result = key, status, result
+    def __init__(self, key: str, status: str, result: Any = None,
+                 id: Any = None):
+        self.key, self.status, self.result, self.id = key, status, result, id
         super().__init__(
-            "idem: call %s was released while this arrival held it (reconciled"
-            " or purged, and maybe claimed again by another arrival): its"
-            " outcome (%s) was not recorded; the target's records decide"
-            % (key, status))
+            "idem: call %s is no longer this arrival's: it was released while"
+            " the tool ran (reconcile = 'not_sent' or 'not_arrived'), and another"
+            " arrival may have claimed and run it again; this arrival's outcome,"
+            " %s, was not recorded%s" % (
+                key, _RECORDING.get(status, status),
+                "" if status == "not_sent" else
+                "; if its request left, look for a second effect at the target"))
 
 
 class NotRecorded(Exception):
-    """The outcome of an external call could not be recorded: the database
-    stayed busy past Calls.record_timeout, or failed.  The call stays
-    pending: its duplicates raise InProgress until it is reconciled
-    (Calls.reconcile(key, 'arrived', result=...) with .result, or
-    'not_sent').  .key, .status (what was to be recorded) and .result."""
+    """The database refused every attempt to record an external call's
+    outcome for Calls.record_timeout seconds (locked by another
+    connection, a transaction of the caller's left open on this one, a
+    disk that stays full): the call stays pending, its duplicates raise
+    InProgress until it is reconciled (Calls.reconcile).  .key, .status
+    (what was to be recorded: 'done', 'unknown' or 'not_sent'), .result
+    and .id (the tool's, to reconcile with)."""
 
-    def __init__(self, key: str, status: str, result: Any, why: str):
-        self.key, self.status, self.result = key, status, result
+    def __init__(self, key: str, status: str, result: Any, why: str,
+                 table: str = "calls", id: Any = None):
+        self.key, self.status, self.result, self.id = key, status, result, id
+        verdict = ("'not_sent'" if status == "not_sent" else
+                   "'arrived', id=..., result=..." if status == "done" else
+                   "'arrived' or 'not_arrived' after checking the target")
         super().__init__(
-            "idem: the outcome of call %s (%s) could not be recorded: %s; the"
-            " call stays pending: reconcile it, e.g."
-            " calls.reconcile(%r, 'arrived', result=...)"
-            % (key, status, why, key))
+            "idem: call %s stays pending: its outcome, %s, could not be recorded"
+            " (%s); reconcile it: calls.reconcile('%s', %s) (SQL: UPDATE %s SET"
+            " reconcile = ... WHERE key = '%s' AND member = 0)"
+            % (key, _RECORDING.get(status, status), why, key, verdict,
+               _quote(table), key))
 
 
 class Unstorable(TypeError):
     """A local tool returned a result that cannot be stored (not JSON: a
-    datetime, a Decimal, a set, bytes, NaN, a circular structure...).  Its
+    datetime, a Decimal, a set, bytes, NaN, a circular structure...; or
+    an id that is not one SQL value; or text beyond SQLite's limit).  Its
     writes were rolled back and the call recorded as failed: released
     (.status 'released': a retry runs again) or kept (.status 'failed',
     local_failure=keep).  The original error is the __cause__.  (An
@@ -241,6 +276,16 @@ _ERRORS = {"pending": InProgress, "unknown": Unknown, "failed": Failed}
 
 
 # ---- JSON -------------------------------------------------------------------
+#
+# One rule in both packages (doc/choices.md, "The packages"): a value is
+# stored as JSON exactly as it is, or refused before anything happens with
+# an error that names where it stops being JSON, as a path spelt the same
+# way in Python and in Node: "idem: the arguments of place_order are not
+# JSON: args.items[2].price is NaN, which JSON has no form for".
+
+_MAX_DEPTH = 1000               # idem's own nesting limit (doc/contract.md §3)
+_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
+
 
 def _typename(value: Any) -> str:
     t = type(value)
@@ -248,51 +293,100 @@ def _typename(value: Any) -> str:
         "%s.%s" % (t.__module__, t.__qualname__)
 
 
-def _why_not_json(value: Any, path: str, depth: int = 0,
-                  seen: Optional[Set[int]] = None) -> Optional[str]:
-    """Where value stops being JSON, in words ("qty is NaN"), or None."""
-    if seen is None:
-        seen = set()
-    if depth > 900:
-        return "%s is nested too deeply (more than 900 levels)" % (
-            re.split(r"[\[(]", path)[0] or "a value")
-    if value is None or isinstance(value, (bool, int)):
-        return None
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "%s is NaN, which JSON has no form for" % path
-        if math.isinf(value):
-            return "%s is %sInfinity, which JSON has no form for" % (
-                path, "-" if value < 0 else "")
-        return None
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return "%s holds a lone surrogate, which is not text" % path
-        return None
-    if isinstance(value, (dict, list, tuple)):
-        if id(value) in seen:
-            return "%s contains itself (a circular structure)" % path
-        seen.add(id(value))
-        try:
-            if isinstance(value, dict):
-                for k, v in value.items():
-                    if not isinstance(k, (str, int, float, bool)) and k is not None:
-                        return "%s has a key of type %s" % (path, _typename(k))
-                    sub = str(k) if path == "" else "%s[%r]" % (path, k)
-                    why = _why_not_json(v, sub, depth + 1, seen)
-                    if why:
-                        return why
-            else:
-                for i, v in enumerate(value):
-                    why = _why_not_json(v, "%s[%d]" % (path, i), depth + 1, seen)
-                    if why:
-                        return why
-        finally:
-            seen.discard(id(value))
-        return None
-    return "%s is a %s" % (path, _typename(value))
+def _a(value: Any) -> str:
+    """The type of value with its article: "a datetime.date", "an int"."""
+    name = _typename(value)
+    if name == "bytes":
+        return name
+    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
+
+
+def _member(path: str, name: str) -> str:
+    """The path of a member: result.order, args["a b"]."""
+    if _NAME.match(name):
+        return "%s.%s" % (path, name)
+    return "%s[%s]" % (path, json.dumps(name, ensure_ascii=False))
+
+
+def _key_text(k: Any) -> Optional[str]:
+    """A dict key as JSON writes it, or None if JSON has no form for it."""
+    if isinstance(k, str):
+        return k
+    if k is True:
+        return "true"
+    if k is False:
+        return "false"
+    if k is None:
+        return "null"
+    if isinstance(k, int):
+        return int.__repr__(k)
+    if isinstance(k, float) and math.isfinite(k):
+        return float.__repr__(k)
+    return None
+
+
+def _is_text(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _why_not_json(value: Any, root: str) -> Optional[Tuple[type, str]]:
+    """Where value stops being JSON that idem takes (at most 1000 levels
+    deep), as (the error's class, "args.qty is NaN, which JSON has no form
+    for"), or None.  Iterative: any depth is walked without recursion."""
+    # The first problem in the order of the text: a depth-first walk, the
+    # members in order; an "exit" entry closes a container (cycles).
+    stack: List[Tuple[Any, ...]] = [("value", value, root, 0, root)]
+    inside: Set[int] = set()
+    while stack:
+        entry = stack.pop()
+        if entry[0] == "exit":
+            inside.discard(entry[1])
+            continue
+        _, v, path, depth, top = entry
+        if v is None or isinstance(v, (bool, int)):
+            continue
+        if isinstance(v, float):
+            if math.isnan(v):
+                return ValueError, "%s is NaN, which JSON has no form for" % path
+            if math.isinf(v):
+                return ValueError, "%s is %sInfinity, which JSON has no form for" % (
+                    path, "-" if v < 0 else "")
+            continue
+        if isinstance(v, str):
+            if not _is_text(v):
+                return ValueError, "%s holds a lone surrogate, which is not text" % path
+            continue
+        if not isinstance(v, (dict, list, tuple)):
+            return TypeError, "%s is %s, which JSON has no form for" % (path, _a(v))
+        if depth >= _MAX_DEPTH:
+            return ValueError, "%s is nested deeper than %d levels, idem's limit" % (
+                top, _MAX_DEPTH)
+        if id(v) in inside:
+            return ValueError, "%s is a circular reference (it contains itself)" % path
+        inside.add(id(v))
+        stack.append(("exit", id(v)))
+        children = []
+        if isinstance(v, dict):
+            for k, m in v.items():
+                name = _key_text(k)
+                if name is None:
+                    return TypeError, "%s has a key that is %s, which JSON has no" \
+                        " form for" % (path, _a(k))
+                if not _is_text(name):
+                    return ValueError, "%s has a key that holds a lone surrogate," \
+                        " which is not text" % path
+                sub = _member(path, name)
+                children.append(("value", m, sub, depth + 1, sub if depth == 0 else top))
+        else:
+            for i, m in enumerate(v):
+                sub = "%s[%d]" % (path, i)
+                children.append(("value", m, sub, depth + 1, sub if depth == 0 else top))
+        stack.extend(reversed(children))
+    return None
 
 
 def _dumps(value: Any) -> str:
@@ -302,18 +396,217 @@ def _dumps(value: Any) -> str:
                       separators=(",", ":"))
 
 
-def _json(value: Any, what: str, path: str) -> str:
+def _dumps_deep(value: Any) -> str:
+    """json.dumps without recursion, for a value that json.dumps found too
+    deep for this Python's stack (idem takes 1000 levels; the json module
+    recurses once per level).  value has passed _why_not_json."""
+    out: List[str] = []
+    stack: List[Any] = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, _Raw):
+            out.append(v.text)
+        elif v is None:
+            out.append("null")
+        elif v is True:
+            out.append("true")
+        elif v is False:
+            out.append("false")
+        elif isinstance(v, int):
+            out.append(int.__repr__(v))
+        elif isinstance(v, float):
+            out.append(float.__repr__(v))
+        elif isinstance(v, str):
+            out.append(_encode_str(v))
+        elif isinstance(v, dict):
+            items: List[Any] = [_Raw("{")]
+            for i, (k, m) in enumerate(v.items()):
+                name = _key_text(k)
+                items.append(_Raw("%s%s:" % ("," if i else "",
+                                             _encode_str(name or ""))))
+                items.append(m)
+            items.append(_Raw("}"))
+            stack.extend(reversed(items))
+        else:
+            items = [_Raw("[")]
+            for i, m in enumerate(v):
+                if i:
+                    items.append(_Raw(","))
+                items.append(m)
+            items.append(_Raw("]"))
+            stack.extend(reversed(items))
+    return "".join(out)
+
+
+class _Raw(NamedTuple):
+    text: str
+
+
+# The json module's own string writer and reader (C), for the text of a value
+# nested deeper than its recursive encoder and decoder go.
+_encode_str: Callable[[str], str] = getattr(json.encoder, "encode_basestring")
+_scanstring: Callable[[str, int], Tuple[str, int]] = getattr(json.decoder, "scanstring")
+_NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_DELTA = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _depth(text: str) -> int:
+    """How deeply the JSON text nests (0 for a scalar)."""
+    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text))
+    return max(itertools.accumulate(map(_DELTA.__getitem__, brackets)), default=0)
+
+
+def _json(value: Any, what: str, root: str) -> str:
     """value as JSON text, or a TypeError/ValueError that says where it is
-    not JSON: "idem: the arguments of place_order are not JSON: qty is NaN".
-    what ends with its verb; path "" names the members of a dict alone."""
+    not JSON: "idem: the arguments of place_order are not JSON: args.qty is
+    NaN, which JSON has no form for".  what ends with its verb."""
     try:
         text = _dumps(value)
-        text.encode("utf-8")
-        return text
+        if not _is_text(text):
+            raise ValueError("a lone surrogate")
+        # A text shorter than 2002 characters cannot nest 1001 levels.
+        if len(text) <= 2 * _MAX_DEPTH + 1 or _depth(text) <= _MAX_DEPTH:
+            return text
+        raise ValueError("nested too deeply")
     except (TypeError, ValueError, RecursionError) as e:
-        why = _why_not_json(value, path) or str(e)
-        cls = ValueError if isinstance(e, (ValueError, RecursionError)) else TypeError
-        raise cls("idem: %s not JSON: %s" % (what, why)) from e
+        found = _why_not_json(value, root)
+        if found is None:
+            if isinstance(e, RecursionError):
+                return _dumps_deep(value)
+            found = (type(e) if isinstance(e, TypeError) else ValueError, str(e))
+        raise found[0]("idem: %s not JSON: %s" % (what, found[1])) from e
+
+
+def _loads(text: str) -> Any:
+    """json.loads, and without recursion where this Python's stack is too
+    shallow for json.loads (a result 1000 levels deep, stored by Node or
+    by SQL, replays here too)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return _loads_deep(text)
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _loads_deep(text: str) -> Any:
+    """A JSON text as json.loads reads it, with a stack of its own."""
+    stack: List[Any] = []           # open containers; a dict's pending key
+    keys: List[Optional[str]] = []
+    i = _WS.match(text, 0).end()    # type: ignore[union-attr]
+    n = len(text)
+    result: Any = None
+    done = False
+
+    def fail(at: int) -> ValueError:
+        return ValueError("idem: stored JSON is malformed at character %d" % at)
+
+    while i < n:
+        c = text[i]
+        value: Any
+        if c in "[{":
+            stack.append([] if c == "[" else {})
+            keys.append(None)
+            i = _WS.match(text, i + 1).end()        # type: ignore[union-attr]
+            if i < n and text[i] == ("]" if c == "[" else "}"):
+                i += 1
+                value = stack.pop()
+                keys.pop()
+            elif c == "{":
+                if i >= n or text[i] != '"':
+                    raise fail(i)
+                keys[-1], i = _scanstring(text, i + 1)
+                i = _WS.match(text, i).end()        # type: ignore[union-attr]
+                if i >= n or text[i] != ":":
+                    raise fail(i)
+                i = _WS.match(text, i + 1).end()    # type: ignore[union-attr]
+                continue
+            else:
+                continue
+        elif c == '"':
+            value, i = _scanstring(text, i + 1)
+        elif text.startswith("true", i):
+            value, i = True, i + 4
+        elif text.startswith("false", i):
+            value, i = False, i + 5
+        elif text.startswith("null", i):
+            value, i = None, i + 4
+        else:
+            m = _NUMBER.match(text, i)
+            if m is None:
+                raise fail(i)
+            whole, frac, exp = m.groups()
+            value = float(whole + (frac or "") + (exp or "")) if frac or exp \
+                else int(whole)
+            i = m.end()
+        # value is complete: put it in its container, and close those that end.
+        while True:
+            i = _WS.match(text, i).end()            # type: ignore[union-attr]
+            if not stack:
+                result, done = value, True
+                break
+            top = stack[-1]
+            if isinstance(top, list):
+                top.append(value)
+            else:
+                top[keys[-1]] = value
+            if i < n and text[i] == ",":
+                i = _WS.match(text, i + 1).end()    # type: ignore[union-attr]
+                if isinstance(top, dict):
+                    if i >= n or text[i] != '"':
+                        raise fail(i)
+                    keys[-1], i = _scanstring(text, i + 1)
+                    i = _WS.match(text, i).end()    # type: ignore[union-attr]
+                    if i >= n or text[i] != ":":
+                        raise fail(i)
+                    i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+                break
+            if i < n and text[i] == ("]" if isinstance(top, list) else "}"):
+                i += 1
+                value = stack.pop()
+                keys.pop()
+                continue
+            raise fail(i)
+        if done:
+            break
+    if not done or i != n:
+        raise fail(i)
+    return result
+
+
+# An id is one SQL value: the `id` column of the call (doc/choices.md).
+_ID_KINDS = "None, an int, a float, a str or bytes"
+
+
+def _id(id_: Any, what: str) -> Any:
+    """id_ as the id column stores it, or an error: "idem: the id of
+    place_order cannot be stored: id is a dict; an id is one SQL value:
+    None, an int, a float, a str or bytes"."""
+    def bad(cls: Type[Exception], why: str) -> Exception:
+        return cls("idem: %s cannot be stored: %s" % (what, why))
+    if id_ is None or isinstance(id_, (bytes, bytearray, memoryview)):
+        return id_
+    if isinstance(id_, bool):
+        raise bad(TypeError, "id is a bool; an id is one SQL value: %s" % _ID_KINDS)
+    if isinstance(id_, int):
+        if not -2**63 <= id_ < 2**63:
+            raise bad(OverflowError, "id is %d, beyond SQLite's 64-bit integers" % id_)
+        return id_
+    if isinstance(id_, float):
+        if math.isnan(id_):
+            raise bad(ValueError, "id is NaN, which JSON has no form for")
+        if math.isinf(id_):
+            raise bad(ValueError, "id is %sInfinity, which JSON has no form for"
+                      % ("-" if id_ < 0 else ""))
+        return id_
+    if isinstance(id_, str):
+        if not _is_text(id_):
+            raise bad(ValueError, "id holds a lone surrogate, which is not text")
+        return id_
+    raise bad(TypeError, "id is %s; an id is one SQL value: %s" % (_a(id_), _ID_KINDS))
 
 
 def _encode(value: Any, tname: str) -> Tuple[str, Any]:
@@ -323,34 +616,54 @@ def _encode(value: Any, tname: str) -> Tuple[str, Any]:
     else:
         id_ = None
     text = _json(value, "the result of %s is" % tname, "result")
-    if isinstance(id_, bool):
-        id_ = int(id_)
-    if isinstance(id_, int):
-        if not -2**63 <= id_ < 2**63:
-            raise OverflowError("idem: the id of %s does not fit SQLite's"
-                                " 64-bit integer: %d" % (tname, id_))
-    elif isinstance(id_, float):
-        if math.isnan(id_):
-            raise ValueError("idem: the id of %s is NaN" % tname)
-    elif isinstance(id_, str):
-        _json(id_, "the id of %s is" % tname, "id")
-    elif not (id_ is None or isinstance(id_, (bytes, bytearray, memoryview))):
-        raise TypeError("idem: the id of %s must be None, an int, a float, a"
-                        " str or bytes, not %s" % (tname, _typename(id_)))
-    return text, id_
+    return text, _id(id_, "the id of %s" % tname)
 
 
 def _decode(text: Optional[str]) -> Any:
-    return None if text is None else json.loads(text)
+    return None if text is None else _loads(text)
 
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _note(prefix: str, error: BaseException) -> str:
-    text = "%s%s: %s" % (prefix, type(error).__name__, error)
+def _unstorable_why(error: BaseException, tname: str) -> str:
+    """Why a tool's result cannot be stored, for a note or a message:
+    idem's own words ("the result of send is not JSON: ..."), or the
+    database's error with its class."""
+    text = str(error)
+    if text.startswith("idem: ") and isinstance(error, (TypeError, ValueError,
+                                                        OverflowError)):
+        return text[len("idem: "):]
+    return "the result of %s could not be recorded: %s" % (tname, _raised_note(error))
+
+
+def _raised_note(error: BaseException) -> str:
+    """An error as a note says it: "TimeoutError: the target did not answer"."""
+    return "%s: %s" % (type(error).__name__, error)
+
+
+def _note(text: str) -> str:
+    """A note as the wrapper writes it: at most 2000 characters."""
     return text if len(text) <= _NOTE_MAX else text[:_NOTE_MAX - 3] + "..."
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+_UNSET: Any = _Unset()          # an argument not given (None is a value)
+
+
+def _seconds(value: Any, what: str) -> float:
+    """A duration in seconds given to the package: a number, 0 or more."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not 0 <= value < math.inf:
+        raise (ValueError if isinstance(value, (int, float)) and
+               not isinstance(value, bool) else TypeError)(
+            "idem: %s must be a number of seconds (0 or more), not %r" % (what, value))
+    return float(value)
 
 
 # ---- errors of the database ---------------------------------------------------
@@ -416,83 +729,122 @@ def _token() -> str:
 
 
 # ---- table options -----------------------------------------------------------
+#
+# One rule in both packages: an option given is checked as the extension
+# checks it, with its words; given for a table that exists, it must be the
+# table's effective value (the default of an option its statement does not
+# name included), or it is an error that names both values.
+
+_OPTIONS_HELP = ("local_failure=release|keep, durability=full|relaxed,"
+                 " args_mismatch=error|replay, retain=<duration> and"
+                 " stale_after=<duration>")
+_SWITCH_HELP = {
+    "local_failure": "local_failure=release (the default) or local_failure=keep",
+    "args_mismatch": "args_mismatch=error (the default) or args_mismatch=replay",
+    "durability": "durability=full (the default: an external claim needs a"
+                  " durable commit) or durability=relaxed (accept that a power"
+                  " loss may take back an external claim)",
+}
+_DURATION = re.compile(r"([0-9]*)(?:\.([0-9]*))?[ \t]*(second|minute|hour|day)s?\Z",
+                       re.IGNORECASE)
+_DURATION_MAX = 36525 * 86400000
+_BAD_OPTION_CHARS = re.compile(r"[,()'\";\n\r]")
+
 
 def _duration_ms(text: str) -> Optional[int]:
-    """A duration as the extension reads it ("24 hours"), in ms, or None."""
-    m = re.fullmatch(r"(\d+(?:\.\d*)?)[ \t]*([A-Za-z]+?)[sS]?", text)
-    if not m:
+    """A duration as the extension reads it ("24 hours"), in ms, or None:
+    the same arithmetic, so that two texts are equal when it finds them so."""
+    m = _DURATION.match(text)
+    if not m or len(m.group(1)) > 15 or not (m.group(1) or m.group(2)):
         return None
-    unit = _UNITS.get(m.group(2).lower())
-    if unit is None:
-        return None
-    ms = int(float(m.group(1)) * unit + 0.5)
-    return ms if ms >= 1 else None
+    r, scale = 0.0, 1.0
+    for d in m.group(1):
+        r = r * 10.0 + int(d)
+    for d in m.group(2) or "":
+        scale /= 10.0
+        r += int(d) * scale
+    ms = r * _UNITS[m.group(3).lower()] + 0.5
+    return int(ms) if 1.0 <= ms <= _DURATION_MAX else None
 
 
-def _option(name: str, value: Any) -> Tuple[str, Any]:
-    """A table option given to Calls(), checked: (name, normalized value)."""
-    if not isinstance(value, str):
-        raise TypeError("idem: the table option %s must be a str (%s), not %s"
-                        % (name, "e.g. '30 days'" if name in _DURATIONS else
-                           " or ".join(repr(w) for w in _SWITCHES.get(name, ())),
-                           _typename(value)))
-    if re.search(r"[,()'\"\n\r;]", value):
-        raise ValueError("idem: the table option %s=%r holds a character that"
-                         " an option value cannot hold" % (name, value))
-    return name, _normalize(name, value)
-
-
-def _normalize(name: str, value: str) -> Any:
-    v = value.strip()
-    if len(v) >= 2 and v[0] in "'\"" and v[-1] == v[0]:
-        v = v[1:-1]
+def _option_value(name: str, value: str) -> Any:
+    """The effective value of an option's text (a word in lower case, a
+    duration in ms), or a ValueError in the extension's words."""
     if name in _SWITCHES:
-        w = v.lower()
+        w = value.lower()
         if w not in _SWITCHES[name]:
-            raise ValueError("idem: the table option %s must be %s, not %r"
-                             % (name, " or ".join(repr(x) for x in _SWITCHES[name]),
-                                value))
+            raise ValueError("idem: unknown value '%s' for %s; use %s"
+                             % (value, name, _SWITCH_HELP[name]))
         return w
-    ms = _duration_ms(v)
+    ms = _duration_ms(value)
     if ms is None:
-        raise ValueError("idem: the table option %s must be a duration: a number"
-                         " and a unit of seconds, minutes, hours or days, such"
-                         " as '30 days', not %r" % (name, value))
+        raise ValueError("idem: bad duration '%s' for %s; use a positive number"
+                         " and a unit of seconds, minutes, hours or days (at most"
+                         " 36525 days), e.g. %s='24 hours'" % (value, name, name))
     return ms
 
 
-def _existing_options(sql: str, table: str) -> Dict[str, Any]:
+def _option_text(name: str, value: str) -> str:
+    """name=value as the CREATE statement writes it: a word bare, any other
+    value quoted."""
+    return "%s=%s" % (name, value if re.fullmatch(r"[A-Za-z0-9_.]+", value)
+                      else "'%s'" % value)
+
+
+def _option(name: str, value: Any) -> Tuple[str, Any, str]:
+    """A table option given to Calls(), checked: (name, effective value,
+    its text in a CREATE statement)."""
+    n = name.lower()
+    if n not in _SWITCHES and n not in _DURATIONS:
+        raise ValueError("idem: unknown option '%s'; the options are %s"
+                         % (name, _OPTIONS_HELP))
+    if not isinstance(value, str):
+        raise TypeError("idem: the table option %s must be a str (%s), not %s"
+                        % (n, "such as '30 days'" if n in _DURATIONS else
+                           " or ".join("'%s'" % w for w in _SWITCHES[n]),
+                           _typename(value)))
+    if _BAD_OPTION_CHARS.search(value) or not value.strip():
+        raise ValueError("idem: the table option %s=%r is blank or holds a character"
+                         " that an option value cannot hold (, ( ) ' \" ; or a line"
+                         " break)" % (n, value))
+    return n, _option_value(n, value), _option_text(n, value)
+
+
+def _existing_options(sql: str, table: str) -> Dict[str, Tuple[Any, str]]:
     """The options of an existing idem table, from its CREATE VIRTUAL TABLE
-    text; every option not written there has its default."""
+    text: name -> (effective value, as shown in an error).  An option not
+    written there has its default (or none: retain, stale_after)."""
     m = re.search(r"\busing\s+(\w+)\s*(?:\((.*)\))?\s*;?\s*$", sql or "",
                   re.IGNORECASE | re.DOTALL)
     if not m or m.group(1).lower() != "idem":
-        raise ValueError("idem: the table %r exists and is not an idem table"
-                         " (%s); name another table" % (table, sql))
-    opts: Dict[str, Any] = {n: w[0] for n, w in _SWITCHES.items()}
-    opts.update({n: None for n in _DURATIONS})
-    for arg in (m.group(2) or "").split(","):
+        raise ValueError("idem: the table %s exists and is not an idem table"
+                         " (%s); name another table" % (_quote(table), sql))
+    opts: Dict[str, Tuple[Any, str]] = {
+        n: (w[0], "%s=%s (the default)" % (n, w[0])) for n, w in _SWITCHES.items()}
+    opts.update({n: (None, "no %s" % n) for n in _DURATIONS})
+    for arg in re.findall(r"(?:[^,'\"]|'[^']*'|\"[^\"]*\")+", m.group(2) or ""):
         if "=" not in arg:
             continue
         n, v = arg.split("=", 1)
-        n = n.strip().lower()
+        n, v = n.strip(" \t\n").lower(), v.strip(" \t\n")
+        shown = "%s=%s" % (n, v)
+        if len(v) >= 2 and v[0] in "'\"" and v[-1] == v[0]:
+            v = v[1:-1]
         try:
-            opts[n] = _normalize(n, v) if n in _SWITCHES or n in _DURATIONS \
-                else v.strip()
+            opts[n] = (_option_value(n, v), shown) if n in opts else (v, shown)
         except ValueError:
-            opts[n] = v.strip()
+            opts[n] = (v, shown)
     return opts
 
 
-def _show(name: str, value: Any) -> str:
-    if value is None:
-        return "no %s" % name
-    if isinstance(value, int) and name in _DURATIONS:
-        for unit, ms in sorted(_UNITS.items(), key=lambda u: -u[1]):
-            if value % ms == 0:
-                n = value // ms
-                return "%s='%d %s%s'" % (name, n, unit, "" if n == 1 else "s")
-    return "%s=%s" % (name, value)
+def _check_options(table: str, sql: str, given: Dict[str, Tuple[Any, str]]) -> None:
+    have = _existing_options(sql, table)
+    for n, (value, text) in given.items():
+        if have[n][0] != value:
+            raise ValueError(
+                "idem: the table %s exists with %s, not %s: a table's options are"
+                " set when it is created; leave the option out to use the table as"
+                " it is, or use another table" % (_quote(table), have[n][1], text))
 
 
 # ---- typing of the wrappers ----------------------------------------------------
@@ -565,21 +917,23 @@ class _Spec:
         if sig is not None:
             self._check(sig)
         if keyargs is not None and not callable(keyargs):
-            if isinstance(keyargs, (str, bytes)) or not isinstance(keyargs, (list, tuple)):
-                raise TypeError("idem: keyargs is a list of argument names or a"
-                                " function of the args dict, not %s"
-                                % _typename(keyargs))
-            for n in keyargs:
-                if not isinstance(n, str):
-                    raise TypeError("idem: keyargs names are str, not %s"
-                                    % _typename(n))
-                if self.names is not None and n not in self.names:
+            if isinstance(keyargs, (str, bytes)) or \
+                    not isinstance(keyargs, (list, tuple)) or \
+                    not all(isinstance(n, str) for n in keyargs):
+                raise TypeError("idem: tool %s: keyargs must be a list of argument"
+                                " names or a function of args, not %r"
+                                % (tname, keyargs))
+            if self.names is not None:
+                unknown = [n for n in keyargs if n not in self.names]
+                if unknown:
                     raise ValueError(
-                        "idem: keyargs names %r, which is not an argument of the"
-                        " tool %s (its arguments: %s): a name that no call"
-                        " passes would leave it out of every key, and calls that"
-                        " differ in it would share one"
-                        % (n, tname, ", ".join(sorted(self.names)) or "none"))
+                        "idem: tool %s: keyargs names %s, which %s of the tool (its"
+                        " parameters: %s); a misspelt name would give every call"
+                        " of the tool one key" % (
+                            tname, ", ".join(unknown),
+                            "are not parameters" if len(unknown) > 1 else
+                            "is not a parameter",
+                            ", ".join(p.name for p in self.params) or "none"))
 
     def _check(self, sig: inspect.Signature) -> None:
         params = list(sig.parameters.values())
@@ -645,10 +999,17 @@ class _Spec:
 
 
 def _check_part(name: str, value: Any) -> None:
+    """who or conv: text, an integer or bytes (doc/contract.md §2: the
+    integer 42 and the text '42' are one part)."""
+    what = "the user or principal" if name == "who" else "the conversation or session"
     if isinstance(value, bool) or not isinstance(value, (str, int, bytes)):
-        raise TypeError("idem: %s must be a str (%s), not %s" % (
-            name, "the user or principal" if name == "who" else
-            "the conversation or session", _typename(value)))
+        raise TypeError("idem: %s must be a str, an int or bytes (%s), not %s"
+                        % (name, what, _typename(value)))
+    if isinstance(value, int) and not -2**63 <= value < 2**63:
+        raise OverflowError("idem: %s is %d, beyond SQLite's 64-bit integers"
+                            % (name, value))
+    if isinstance(value, str) and not _is_text(value):
+        raise ValueError("idem: %s holds a lone surrogate, which is not text" % name)
 
 
 # ---- the table ------------------------------------------------------------------
@@ -658,10 +1019,11 @@ class Calls:
 
     ``Calls(conn, "calls", local_failure="keep", retain="30 days")`` loads
     the extension into conn when it lacks it, and creates the virtual table
-    when it is missing: ``CREATE VIRTUAL TABLE IF NOT EXISTS calls USING
-    idem(local_failure=keep, retain=30 days)``.  When the table exists, the
-    options given must be the ones it has (ValueError otherwise); options
-    not given are the table's.
+    when it is missing: ``CREATE VIRTUAL TABLE IF NOT EXISTS "calls" USING
+    idem(local_failure=keep, retain='30 days')``.  When the table exists,
+    each option given must be its value there (the default, for an option
+    its statement does not name): ValueError otherwise; options not given
+    are the table's.
 
     One Calls (or several) may be shared by threads on a connection opened
     with check_same_thread=False: idem's work on a connection is serialized
@@ -672,9 +1034,18 @@ class Calls:
     itself, and leaves no transaction open behind it.
     """
 
-    record_timeout = 30.0
-    """How long (seconds) recording an external call's outcome retries a
-    busy database before it raises NotRecorded (the call stays pending)."""
+    _record_timeout = 30.0
+
+    @property
+    def record_timeout(self) -> float:
+        """How long (seconds) recording an external call's outcome retries
+        while the database refuses it before it raises NotRecorded (the call
+        stays pending); 30 by default."""
+        return self._record_timeout
+
+    @record_timeout.setter
+    def record_timeout(self, seconds: float) -> None:
+        self._record_timeout = _seconds(seconds, "calls.record_timeout")
 
     def __init__(self, conn: sqlite3.Connection, table: str = "calls",
                  **options: str):
@@ -684,15 +1055,10 @@ class Calls:
         if not isinstance(table, str) or not table:
             raise TypeError("idem.Calls: the table name must be a non-empty"
                             " str, not %r" % (table,))
-        given: Dict[str, Any] = {}
+        given: Dict[str, Tuple[Any, str]] = {}
         for k, v in options.items():
-            if k not in _SWITCHES and k not in _DURATIONS:
-                raise ValueError(
-                    "idem.Calls: unknown table option %r; the options are"
-                    " local_failure='release'|'keep', durability='full'|'relaxed',"
-                    " args_mismatch='error'|'replay', retain='<duration>' and"
-                    " stale_after='<duration>'" % k)
-            given[k] = _option(k, v)[1]
+            n, value, text = _option(k, v)
+            given[n] = (value, text)
         self.conn = conn
         self.table = table
         self._t = _quote(table)
@@ -706,29 +1072,25 @@ class Calls:
                     " AND lower(name) = lower(?)")
             row = conn.execute(find, (table,)).fetchone()
             if row is None:
-                opts = ", ".join("%s=%s" % (k, v) for k, v in options.items())
+                opts = ", ".join(text for _, text in given.values())
                 conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS %s USING idem%s"
                              % (self._t, "(%s)" % opts if opts else ""))
                 # Another connection may have created it first, otherwise.
                 row = conn.execute(find, (table,)).fetchone()
             if row is not None:
-                have = _existing_options(row[0], table)
-                for k, v in given.items():
-                    if have.get(k) != v:
-                        raise ValueError(
-                            "idem.Calls: the table %r exists with %s, and this"
-                            " Calls asks for %s: a table's options are set when"
-                            " it is created; leave the option out to use the"
-                            " table as it is, or use another table"
-                            % (table, _show(k, have.get(k)), _show(k, v)))
+                _check_options(table, row[0], given)
 
     # ---- the parts of the protocol ------------------------------------
 
     def key(self, who: str, conv: str, tool: str, args: Any) -> str:
         """The key of a call: idem_key(who, conv, tool, args) (args as a
         JSON-able value, or a JSON text given as str)."""
+        _check_part("who", who)
+        _check_part("conv", conv)
+        if not isinstance(tool, str) or not tool:
+            raise TypeError("idem: tool must be a non-empty str, not %r" % (tool,))
         text = args if isinstance(args, str) else \
-            _json(args, "the arguments of %s are" % tool, "")
+            _json(args, "the arguments of %s are" % tool, "args")
         with self.lock:
             return str(self.conn.execute("SELECT idem_key(?, ?, ?, ?)",
                                          (who, conv, tool, text)).fetchone()[0])
@@ -737,7 +1099,7 @@ class Calls:
         """The reply idem hands a duplicate of this call, or None if no
         such call is claimed."""
         row = self._row(key)
-        return None if row is None else json.loads(row[1])
+        return None if row is None else cast(Dict[str, Any], _loads(row[1]))
 
     def wait(self, key: str, timeout: float = 30.0,
              interval: float = 0.05) -> Any:
@@ -746,52 +1108,75 @@ class Calls:
         Unknown or Failed when it ends so, InProgress when it is still
         pending after timeout seconds, and KeyError when no such call is
         claimed (never claimed, rolled back, released, or purged)."""
+        return self.wait_outcome(key, timeout, interval).result
+
+    def wait_outcome(self, key: str, timeout: float = 30.0,
+                     interval: float = 0.05) -> Outcome:
+        """wait(), returning the call's Outcome (replayed: True)."""
+        if not isinstance(key, str):
+            raise TypeError("idem: a key is a str of 32 hex digits, not %s"
+                            % _typename(key))
+        timeout = _seconds(timeout, "calls.wait(): timeout")
+        interval = _seconds(interval, "calls.wait(): interval")
         if self.conn.in_transaction:
-            raise RuntimeError("idem: wait() needs a connection outside a "
-                               "transaction (it must see other commits)")
+            raise RuntimeError("idem: calls.wait() needs a connection outside a"
+                               " transaction (it must see other connections'"
+                               " commits)")
         deadline = time.monotonic() + timeout
         while True:
             row = self._row(key)
             if row is None:
-                raise KeyError(key)
+                raise KeyError(self._no_call(key))
             if row[0] != "pending" or time.monotonic() >= deadline:
-                return self._replay(key, row).result
+                return self._replay(key, row)
             time.sleep(interval)
 
-    def reconcile(self, key: str, verdict: str, *, id: Any = None,
-                  result: Any = None, note: Optional[str] = None) -> None:
+    def _no_call(self, key: str) -> str:
+        return ("idem: no call %s is claimed in %s (never claimed, released, or"
+                " purged)" % (key, self._t))
+
+    def reconcile(self, key: str, verdict: str, *, id: Any = _UNSET,
+                  result: Any = _UNSET, note: Any = _UNSET) -> None:
         """An operator's verdict on an open call, from the target's records
         (the table's reconcile column, doc/operations.md):
 
-        'arrived'      the target got it: the call becomes done, with id and
-                       result (a JSON-able value) as the target reports
-                       them, and note (default: idem's "reconciled" note);
+        'arrived'      the target got it: the call becomes done, with the
+                       id, result (a JSON-able value) and note given (each
+                       column not given keeps what it holds; the note
+                       defaults to idem's "reconciled" note);
         'not_arrived'  the target never got it: an unknown call, or a
                        pending one that is stale, is released (a retry runs);
         'not_sent'     the request of a pending call never left: released.
 
-        Raises KeyError when no such call is claimed, ValueError for
-        another verdict, and sqlite3.OperationalError with idem's message
-        when the call is not in a state the verdict applies to."""
-        if verdict not in ("arrived", "not_arrived", "not_sent"):
-            raise ValueError("idem: reconcile's verdict is 'arrived',"
-                             " 'not_arrived' or 'not_sent', not %r" % (verdict,))
+        Raises KeyError when no such call is claimed, ValueError for another
+        verdict (or an id, result or note given with a release), and
+        sqlite3.OperationalError with idem's message when the call is not in
+        a state the verdict applies to.  Inside an open transaction it
+        joins it."""
         if not isinstance(key, str):
             raise TypeError("idem: a key is a str of 32 hex digits, not %s"
                             % _typename(key))
+        if verdict not in ("arrived", "not_arrived", "not_sent"):
+            raise ValueError("idem: calls.reconcile(): verdict must be 'arrived',"
+                             " 'not_arrived' or 'not_sent', not %r" % (verdict,))
         sets, binds = ["reconcile = ?"], [verdict]   # type: List[str], List[Any]
-        if verdict == "arrived":
-            text, id_ = _encode(Result(result, id), "reconcile")
-            sets += ["id = ?", "result = ?"]
-            binds += [id_, None if result is None else text]
-            if note is not None:
-                if not isinstance(note, str):
-                    raise TypeError("idem: a note is a str, not %s" % _typename(note))
-                sets.append("note = ?")
-                binds.append(note)
-        elif id is not None or result is not None or note is not None:
-            raise ValueError("idem: reconcile %r releases the call: it takes no"
-                             " id, result or note" % verdict)
+        for column, value in (("id", id), ("result", result), ("note", note)):
+            if value is _UNSET:
+                continue
+            if verdict != "arrived":
+                raise ValueError("idem: calls.reconcile(): '%s' releases the call"
+                                 " and keeps nothing; %s goes with 'arrived' only"
+                                 % (verdict, column))
+            if column == "id":
+                value = _id(value, "the id given to calls.reconcile")
+            elif column == "result":
+                value = _json(value, "the result given to calls.reconcile is",
+                              "result")
+            elif not isinstance(value, str):
+                raise TypeError("idem: calls.reconcile(): note must be a str, not %s"
+                                % _typename(value))
+            sets.append("%s = ?" % column)
+            binds.append(value)
         sql = "UPDATE %s SET %s WHERE key = ? AND member = 0" % (
             self._t, ", ".join(sets))
 
@@ -801,10 +1186,13 @@ class Calls:
             if self.conn.in_transaction:
                 n = work()          # the caller's transaction decides
             else:
-                n = self._retry(work)
+                try:
+                    n = _drive(self._retry_steps(work))
+                except _GaveUp as g:
+                    raise g.error
         if n != 1:
-            raise KeyError("idem: reconcile: no call %s in %s (never claimed,"
-                           " released, or purged)" % (key, self.table))
+            raise KeyError(self._no_call(key))
+
 
     # ---- the decorator ----------------------------------------------------
 
@@ -842,15 +1230,19 @@ class Calls:
         idempotency_key}``).  Its result is recorded as done.  If fn raises
         NotSent, the call is released and NotSent raised on (a retry
         runs).  If fn raises anything else, or its result cannot be
-        stored, the request may have arrived: the call is recorded as
-        unknown with a note, and Unknown is raised (the original error is
-        its __cause__; KeyboardInterrupt, SystemExit and CancelledError are
-        raised on as they are); it is never run again.  fn may be an
-        ``async def``: the wrapper is then async too.
+        stored (not JSON, or refused by the table), the request may have
+        arrived: the call is recorded as unknown with a note, and Unknown is
+        raised (the original error is its __cause__; KeyboardInterrupt,
+        SystemExit and CancelledError are raised on as they are); it is
+        never run again.  Only a database that refuses every write for
+        record_timeout leaves the call pending: NotRecorded says so, with
+        the reconcile to run.  fn may be an ``async def``: the wrapper is
+        then async too.
 
         A duplicate arrival never runs fn: it returns the first arrival's
         result, or raises InProgress, Unknown or Failed.  fn returns any
-        JSON-able value, or Result(value, id=...) to set the id column.
+        JSON-able value (at most 1000 levels deep, idem's limit), or
+        Result(value, id=...) to set the id column.
 
         name: the tool's name in the key (default: fn.__name__).
         keyargs: the arguments that name the call, when some of them may
@@ -915,7 +1307,7 @@ class Calls:
         _check_part("who", who)
         _check_part("conv", conv)
         spec.bind(args)
-        args_json = _json(args, "the arguments of %s are" % spec.name, "")
+        args_json = _json(args, "the arguments of %s are" % spec.name, "args")
         ka: Optional[str] = None
         if callable(spec.keyargs):
             ka = _json(spec.keyargs(dict(args)), "the keyargs of %s are" % spec.name,
@@ -949,7 +1341,7 @@ class Calls:
         if status == "done":
             return Outcome(_decode(result), id_, key, True)
         raise _ERRORS.get(status, CallError)(
-            key, json.loads(reply) if reply else None)
+            key, _loads(reply) if reply else None)
 
     def _claim(self, call: _Call, owner: str) -> bool:
         """INSERT OR IGNORE the claim; True when this arrival owns it."""
@@ -961,17 +1353,16 @@ class Calls:
         # rowcount is sqlite3_changes() of the INSERT: 1 = ours, 0 = held.
         return cur.rowcount == 1
 
-    def _set(self, key: str, owner: str, status: str, id_: Any = None,
-             text: Optional[str] = None, note: Optional[str] = None,
-             result: Any = None) -> None:
-        """Record the outcome of the call this arrival owns; Lost if the
-        UPDATE found it no longer ours."""
+    def _set(self, key: str, owner: str, outcome: str, id_: Any = None,
+             text: Optional[str] = None, note: Optional[str] = None) -> None:
+        """Record the outcome ('done', 'unknown' or 'failed') of the call
+        this arrival owns; Lost if the UPDATE found it no longer ours."""
         cur = self.conn.execute(
             "UPDATE %s SET status = ?, id = ?, result = ?, note = ?"
             " WHERE key = ? AND member = 0 AND owner = ?" % self._t,
-            (status, id_, text, note, key, owner))
+            ("done" if outcome == "done" else "failed", id_, text, note, key, owner))
         if cur.rowcount != 1:
-            raise Lost(key, "unknown" if status == "failed" else status, result)
+            raise Lost(key, outcome, _decode(text), id_)
 
     def _release(self, key: str, owner: str) -> None:
         """reconcile = 'not_sent' on the call this arrival owns."""
@@ -979,7 +1370,7 @@ class Calls:
             "UPDATE %s SET reconcile = 'not_sent' WHERE key = ? AND member = 0"
             " AND owner = ?" % self._t, (key, owner))
         if cur.rowcount != 1:
-            raise Lost(key, "released")
+            raise Lost(key, "not_sent")
 
     # ---- local ---------------------------------------------------------------
 
@@ -1021,33 +1412,31 @@ class Calls:
                 except Exception as e:
                     self._check_txn(spec, e)
                     undo_tool()
-                    self._set(key, owner, "failed", note=_note("", e))
+                    self._set(key, owner, "failed", note=_note(_raised_note(e)))
                     end(True)
                     raise
                 self._check_txn(spec, None)
                 if inspect.isawaitable(value):
                     _close(value)
                     raise TypeError("idem: the local tool %s returned an awaitable:"
-                                    " a local tool is a plain def; its writes were"
+                                    " a local tool is synchronous; its writes were"
                                     " rolled back and the call released" % spec.name)
                 try:
                     text, id_ = _encode(value, spec.name)
-                    self._set(key, owner, "done", id_, text, result=value)
+                    self._set(key, owner, "done", id_, text)
                 except Lost:
                     raise
                 except Exception as e:
                     if isinstance(e, sqlite3.Error) and not _is_unstorable(e):
                         raise           # all of it rolls back below
+                    why = _unstorable_why(e, spec.name)
                     undo_tool()
-                    self._set(key, owner, "failed", note=_note(
-                        "the tool's result could not be stored: ", e))
+                    self._set(key, owner, "failed", note=_note(why))
                     kept = self._row(key) is not None
                     end(True)
                     raise Unstorable(key, "failed" if kept else "released",
-                        "idem: the result of %s cannot be stored (%s: %s): its"
-                        " writes were rolled back and the call %s" % (
-                            spec.name, type(e).__name__, e,
-                            "kept as failed (local_failure=keep)" if kept else
+                        "idem: %s; its writes were rolled back and the call %s" % (
+                            why, "kept as failed (local_failure=keep)" if kept else
                             "released: a retry runs again")) from e
                 row = self._recorded(key)
                 conn.execute("RELEASE idem_tool")
@@ -1090,6 +1479,12 @@ class Calls:
             delay = min(delay * 2, 0.25)
 
     # ---- external ----------------------------------------------------------
+    #
+    # The claim commits; the tool runs outside any transaction; its outcome
+    # is recorded in a transaction of its own.  The recording steps are
+    # generators that yield the pauses between attempts, driven by
+    # time.sleep (_drive) or asyncio.sleep (_drive_async): one rule for
+    # plain and async tools.
 
     def _external_claim(self, call: _Call) -> Union[Outcome, Tuple[str, str]]:
         """Claim and commit; (owner, header value), or the replay."""
@@ -1119,151 +1514,153 @@ class Calls:
         claimed = self._external_claim(call)
         if isinstance(claimed, Outcome):
             return claimed
-        owner, value_ = claimed
+        owner, header = claimed
         try:
-            value = spec.fn(**{spec.first: value_}, **args)
+            value = spec.fn(**{spec.first: header}, **args)
         except BaseException as e:
-            self._raised(spec, call.key, owner, e)
+            _drive(self._raised(call.key, owner, e))
             raise                   # not reached: _raised raises
         if inspect.isawaitable(value):
             _close(value)
-            self._not_sent(call.key, owner)
+            _drive(self._release_steps(call.key, owner, None))
             raise TypeError("idem: the external tool %s returned an awaitable"
                             " without being an async def, so it never ran: the"
                             " call was released; define it with async def"
                             % spec.name)
-        try:
-            text, id_ = _encode(value, spec.name)
-        except Exception as e:
-            self._unstorable(spec, call.key, owner, value, e)
-        return self._done(call.key, owner, value, text, id_, self._retry, spec)
+        return cast(Outcome, _drive(self._returned(spec, call.key, owner, value)))
 
     async def _external_async(self, spec: _Spec, call: _Call,
                               args: Dict[str, Any]) -> Outcome:
         claimed = self._external_claim(call)
         if isinstance(claimed, Outcome):
             return claimed
-        owner, value_ = claimed
+        owner, header = claimed
         try:
-            value = await spec.fn(**{spec.first: value_}, **args)
+            value = await spec.fn(**{spec.first: header}, **args)
         except BaseException as e:
-            self._raised(spec, call.key, owner, e)
+            await _drive_async(self._raised(call.key, owner, e))
             raise
+        return cast(Outcome, await _drive_async(
+            self._returned(spec, call.key, owner, value)))
+
+    def _returned(self, spec: _Spec, key: str, owner: str,
+                  value: Any) -> Generator[float, None, Outcome]:
+        """The tool returned value: record it done.  What cannot be stored
+        (not JSON, or refused by the table) leaves the call unknown, with
+        why: the request was made."""
+        def unknown(e: BaseException, result: Any) -> Any:
+            return self._unknown(key, owner, _note(
+                "the tool returned, so its request was made, but %s; reconcile it"
+                " with reconcile = 'arrived' and the target's result"
+                % _unstorable_why(e, spec.name)), result, e)
         try:
             text, id_ = _encode(value, spec.name)
         except Exception as e:
-            self._unstorable(spec, call.key, owner, value, e)
-        return await self._done_async(call.key, owner, value, text, id_, spec)
+            yield from unknown(e, value.result if isinstance(value, Result) else value)
+            raise                           # not reached: _unknown raises
 
-    def _done(self, key: str, owner: str, value: Any, text: str, id_: Any,
-              retry: Callable[..., Any], spec: _Spec) -> Outcome:
         def work() -> Tuple[Any, ...]:
-            self._set(key, owner, "done", id_, text, result=value)
+            self._set(key, owner, "done", id_, text)
             return self._recorded(key)
         try:
-            row = retry(work)
-        except (Lost, NotRecorded):
+            row = yield from self._record(key, "done", work, text, id_)
+        except sqlite3.Error as e:          # the table refused it, not busy
+            yield from unknown(e, _decode(text))
             raise
-        except sqlite3.Error as e:
-            if _is_unstorable(e):
-                self._unstorable(spec, key, owner, value, e)
-            raise NotRecorded(key, "done", value, "%s: %s" % (type(e).__name__, e)) from e
         return Outcome(_decode(row[3]), row[2], key, False)
 
-    async def _done_async(self, key: str, owner: str, value: Any, text: str,
-                          id_: Any, spec: _Spec) -> Outcome:
-        def work() -> Tuple[Any, ...]:
-            self._set(key, owner, "done", id_, text, result=value)
-            return self._recorded(key)
-        try:
-            row = await self._retry_async(work)
-        except (Lost, NotRecorded):
-            raise
-        except sqlite3.Error as e:
-            if _is_unstorable(e):
-                self._unstorable(spec, key, owner, value, e)
-            raise NotRecorded(key, "done", value, "%s: %s" % (type(e).__name__, e)) from e
-        return Outcome(_decode(row[3]), row[2], key, False)
-
-    def _raised(self, spec: _Spec, key: str, owner: str, e: BaseException) -> None:
+    def _raised(self, key: str, owner: str,
+                e: BaseException) -> Generator[float, None, None]:
         """The external tool raised e: release the call (NotSent) or record
         it unknown, then raise what the caller must see."""
         if isinstance(e, NotSent):
             e.key = key
-            try:
-                self._not_sent(key, owner)
-            except (Lost, NotRecorded) as r:
-                raise r from e
+            yield from self._release_steps(key, owner, e)
             raise e
         if isinstance(e, Exception):
-            try:
-                reply = self._unknown(key, owner, _note("", e), None)
-            except (Lost, NotRecorded) as r:
-                raise r from e
-            raise Unknown(key, reply) from e
+            yield from self._unknown(key, owner, _note(_raised_note(e)), None, e)
         # KeyboardInterrupt, SystemExit, CancelledError, GeneratorExit: raised
         # on as they are, once the call is recorded unknown.
         try:
-            self._unknown(key, owner, _note(
-                "interrupted while the request was out: ", e), None)
+            yield from self._unknown(key, owner, _note(
+                "interrupted while the request was out: %s" % _raised_note(e)),
+                None, e)
+        except Unknown:
             _add_note(e, "idem: call %s was recorded as unknown (the request may"
                          " have left)" % key)
         except (Lost, NotRecorded) as r:
             _add_note(e, str(r))
         raise e
 
-    def _unstorable(self, spec: _Spec, key: str, owner: str, value: Any,
-                    e: BaseException) -> None:
+    def _release_steps(self, key: str, owner: str,
+                       cause: Optional[BaseException]) -> Generator[float, None, None]:
+        """reconcile = 'not_sent' on this arrival's call; if the table
+        refuses it (not busy), the call is recorded unknown, with why."""
         try:
-            reply = self._unknown(key, owner, _note(
-                "the tool returned, so its request was made, but its result"
-                " could not be stored: ", e) + "; reconcile it with"
-                " reconcile='arrived' and the target's result", value)
-        except (Lost, NotRecorded) as r:
-            raise r from e
-        raise Unknown(key, reply) from e
+            yield from self._record(key, "not_sent", lambda: self._release(key, owner),
+                                    None, None, cause=cause)
+        except sqlite3.Error as e:
+            yield from self._unknown(key, owner, _note(
+                "the tool said that its request was not sent, but the call could"
+                " not be released: %s; reconcile it with reconcile = 'not_arrived'"
+                % _raised_note(e)), None, e)
 
-    def _unknown(self, key: str, owner: str, note: str, value: Any) -> Any:
-        """Record status 'failed' (an external call keeps it as unknown);
-        returns the reply.  Retried while the database is busy."""
-        def work() -> Any:
-            self._set(key, owner, "failed", note=note, result=value)
+    def _unknown(self, key: str, owner: str, note: str, result: Any,
+                 cause: BaseException) -> Generator[float, None, None]:
+        """Record the call unknown (status 'failed' on an external call),
+        retried while the database refuses it, whatever its error; then
+        raise Unknown (replayed False) from cause."""
+        def work() -> Tuple[Any, ...]:
+            self._set(key, owner, "unknown", note=note)
             return self._recorded(key)
-        try:
-            row = self._retry(work)
-        except (Lost, NotRecorded):
-            raise
-        except sqlite3.Error as e:
-            raise NotRecorded(key, "unknown", value, "%s: %s" % (type(e).__name__, e)) from e
-        return json.loads(row[1])
+        row = yield from self._record(key, "unknown", work, None, None,
+                                      cause=cause, any_error=True, result=result)
+        raise Unknown(key, _loads(row[1]), replayed=False) from cause
 
-    def _not_sent(self, key: str, owner: str) -> None:
+    def _record(self, key: str, outcome: str, work: Callable[[], Any],
+                text: Optional[str], id_: Any, cause: Optional[BaseException] = None,
+                any_error: bool = False, result: Any = None
+                ) -> Generator[float, None, Any]:
+        """One record of this arrival's outcome, retried while the database
+        is busy (or refuses it at all, any_error) for record_timeout; then
+        NotRecorded.  Lost when the call is no longer this arrival's; the
+        tool's error, if any, is the cause of either."""
+        if text is not None:
+            result = _decode(text)
         try:
-            self._retry(lambda: self._release(key, owner))
-        except (Lost, NotRecorded):
+            return (yield from self._retry_steps(work, any_error))
+        except _GaveUp as g:
+            raise NotRecorded(key, outcome, result, "%s; tried for %g s" % (
+                g.error, self.record_timeout), self.table, id_) from (cause or g.error)
+        except Lost as lost:
+            lost.result, lost.id = result, id_
+            if cause is not None:
+                raise lost from cause
             raise
-        except sqlite3.Error as e:
-            raise NotRecorded(key, "not_sent", None, "%s: %s" % (type(e).__name__, e)) from e
 
     # ---- one write transaction, retried while the database is busy -----------
 
-    def _attempt(self, work: Callable[[], Any]) -> Tuple[bool, Any]:
+    def _attempt(self, work: Callable[[], Any], any_error: bool) -> Tuple[bool, Any]:
         """One BEGIN IMMEDIATE; work(); COMMIT.  (True, its value), or
-        (False, the busy error) to be tried again."""
+        (False, the error) to be tried again: a busy database, a transaction
+        of the caller's open on the connection, or (any_error) any error of
+        the database."""
         conn = self.conn
         with self.lock:
             if conn.in_transaction:
-                return False, _NotNow("the connection is inside a transaction"
-                                      " that is not idem's")
+                return False, _NotNow(
+                    "the connection is inside a transaction that was opened while"
+                    " the tool ran; idem records an external call in a"
+                    " transaction of its own")
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 out = work()
                 conn.execute("COMMIT")
                 return True, out
-            except sqlite3.OperationalError as e:
+            except sqlite3.Error as e:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
-                if _is_busy(e):
+                if any_error or _is_busy(e):
                     return False, e
                 raise
             except BaseException:
@@ -1271,35 +1668,45 @@ class Calls:
                     conn.execute("ROLLBACK")
                 raise
 
-    def _retry(self, work: Callable[[], Any]) -> Any:
+    def _retry_steps(self, work: Callable[[], Any],
+                     any_error: bool = False) -> Generator[float, None, Any]:
         deadline = time.monotonic() + self.record_timeout
         delay = 0.005
         while True:
-            ok, out = self._attempt(work)
+            ok, out = self._attempt(work, any_error)
             if ok:
                 return out
             if time.monotonic() >= deadline:
-                raise _give_up(out, self.record_timeout)
-            time.sleep(delay)
+                raise _GaveUp(out)
+            yield delay
             delay = min(delay * 2, 0.25)
 
-    async def _retry_async(self, work: Callable[[], Any]) -> Any:
-        deadline = time.monotonic() + self.record_timeout
-        delay = 0.005
+
+class _GaveUp(Exception):
+    """The database refused a record until record_timeout: .error, its
+    last error."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _drive(steps: Generator[float, None, R]) -> R:
+    """Run recording steps, sleeping between attempts."""
+    try:
         while True:
-            ok, out = self._attempt(work)
-            if ok:
-                return out
-            if time.monotonic() >= deadline:
-                raise _give_up(out, self.record_timeout)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.25)
+            time.sleep(next(steps))
+    except StopIteration as done:
+        return cast(R, done.value)
 
 
-def _give_up(e: BaseException, timeout: float) -> sqlite3.OperationalError:
-    err = sqlite3.OperationalError("%s (tried for %g s)" % (e, timeout))
-    err.__cause__ = e
-    return err
+async def _drive_async(steps: Generator[float, None, R]) -> R:
+    """Run recording steps, awaiting between attempts."""
+    try:
+        while True:
+            await asyncio.sleep(next(steps))
+    except StopIteration as done:
+        return cast(R, done.value)
 
 
 def _close(value: Any) -> None:

@@ -76,7 +76,8 @@ class LoadTest(Base):
         idem.Calls(self.conn, "kept", local_failure="keep")
         sql = self.count("SELECT sql FROM sqlite_master WHERE name = 'kept'")
         self.assertEqual(sql, 'CREATE VIRTUAL TABLE "kept" USING idem(local_failure=keep)')
-        with self.assertRaisesRegex(ValueError, "unknown table option 'no_such_option'"):
+        with self.assertRaisesRegex(ValueError, "^idem: unknown option 'no_such_option';"
+                                    " the options are local_failure=release|keep,"):
             idem.Calls(self.conn, "bad", no_such_option="1")
         self.assertIsNone(self.conn.execute(
             "SELECT 1 FROM sqlite_master WHERE name = 'bad'").fetchone())
@@ -190,10 +191,11 @@ class LocalTest(Base):
         with self.assertRaisesRegex(TypeError, "who must be a str"):
             self.place_order(None, "c", sku="S", qty=1)
         self.assertFalse(self.conn.in_transaction)
-        with self.assertRaisesRegex(ValueError, r"the arguments of place_order are"
-                                    r" not JSON: qty is NaN"):
+        with self.assertRaisesRegex(ValueError, r"^idem: the arguments of place_order are"
+                                    r" not JSON: args.qty is NaN, which JSON has no"
+                                    r" form for$"):
             self.place_order("a", "c", sku="S", qty=float("nan"))
-        with self.assertRaisesRegex(ValueError, r"qty is -Infinity"):
+        with self.assertRaisesRegex(ValueError, r"args.qty is -Infinity, which JSON"):
             self.place_order("a", "c", sku="S", qty=float("-inf"))
         self.assertEqual((self.runs, self.count("SELECT count(*) FROM calls")), (0, 0))
 

@@ -12,6 +12,7 @@ import inspect
 import json
 import os
 import random
+import re
 import sqlite3
 import sys
 import threading
@@ -49,24 +50,39 @@ def deep(n):
 # word of the message that says why.
 UNSTORABLE = [
     ("datetime", lambda: {"at": datetime.datetime(2026, 1, 2, 3, 4, 5)},
-     "result['at'] is a datetime.datetime"),
-    ("date", lambda: datetime.date(2026, 1, 2), "result is a datetime.date"),
+     "the result of {} is not JSON: result.at is a datetime.datetime, which JSON"
+     " has no form for"),
+    ("date", lambda: datetime.date(2026, 1, 2),
+     "the result of {} is not JSON: result is a datetime.date, which JSON has no"
+     " form for"),
     ("decimal", lambda: {"amount": decimal.Decimal("9.99")},
-     "result['amount'] is a decimal.Decimal"),
-    ("set", lambda: {"tags": {"a", "b"}}, "result['tags'] is a set"),
-    ("bytes", lambda: b"\x00\x01", "result is a bytes"),
-    ("nan", lambda: {"x": float("nan")}, "result['x'] is NaN"),
-    ("infinity", lambda: [1.0, float("inf")], "result[1] is Infinity"),
-    ("object", lambda: {"o": Thing()}, "result['o'] is a test_safety.Thing"),
-    ("circular dict", circular_dict, "result['self'] contains itself"),
-    ("circular list", circular_list, "result[1][0] contains itself"),
-    ("surrogate", lambda: {"s": "a\ud800b"}, "result['s'] holds a lone surrogate"),
-    ("key", lambda: {(1, 2): "tuple key"}, "result has a key of type tuple"),
-    ("deep", lambda: deep(5000), "result is nested too deeply"),
+     "result.amount is a decimal.Decimal, which JSON has no form for"),
+    ("set", lambda: {"tags": {"a", "b"}}, "result.tags is a set, which JSON has no form for"),
+    ("bytes", lambda: b"\x00\x01", "result is bytes, which JSON has no form for"),
+    ("nan", lambda: {"x": float("nan")}, "result.x is NaN, which JSON has no form for"),
+    ("infinity", lambda: [1.0, float("inf")], "result[1] is Infinity, which JSON has no form for"),
+    ("object", lambda: {"o b": Thing()},
+     'result["o b"] is a test_safety.Thing, which JSON has no form for'),
+    ("circular dict", circular_dict, "result.self is a circular reference (it contains itself)"),
+    ("circular list", circular_list, "result[1][0] is a circular reference (it contains itself)"),
+    ("surrogate", lambda: {"s": "a\ud800b"}, "result.s holds a lone surrogate, which is not text"),
+    ("key surrogate", lambda: {"a\udc00": 1},
+     "result has a key that holds a lone surrogate, which is not text"),
+    ("key", lambda: {(1, 2): "tuple key"},
+     "result has a key that is a tuple, which JSON has no form for"),
+    ("deep", lambda: {"a": deep(5000)}, "result.a is nested deeper than 1000 levels, idem's limit"),
+    ("deep by one", lambda: deep(1000),
+     "result[0] is nested deeper than 1000 levels, idem's limit"),
     ("id object", lambda: idem.Result({"ok": 1}, id={"a": 1}),
-     "must be None, an int"),
-    ("id too big", lambda: idem.Result(1, id=2**64), "does not fit"),
-    ("id nan", lambda: idem.Result(1, id=float("nan")), "is NaN"),
+     "the id of {} cannot be stored: id is a dict; an id is one SQL value: None, an"
+     " int, a float, a str or bytes"),
+    ("id bool", lambda: idem.Result({"ok": 1}, id=True),
+     "id is a bool; an id is one SQL value"),
+    ("id too big", lambda: idem.Result(1, id=2**64),
+     "id is 18446744073709551616, beyond SQLite's 64-bit integers"),
+    ("id nan", lambda: idem.Result(1, id=float("nan")), "id is NaN, which JSON has no form for"),
+    ("id infinity", lambda: idem.Result(1, id=float("-inf")),
+     "id is -Infinity, which JSON has no form for"),
 ]
 
 
@@ -89,18 +105,21 @@ class UnstorableExternalTest(Base):
                     send("a", "c", n=1)
                 e = cm.exception
                 self.assertIsInstance(e.__cause__, (TypeError, ValueError, OverflowError))
-                self.assertEqual(e.status, "unknown")
-                self.assertRegex(e.reply["message"], "could not be stored")
-                self.assertIn(why, e.reply["message"])
-                self.assertRegex(str(e), "reconcile")
+                self.assertEqual((e.status, e.replayed), ("unknown", False))
                 self.assertFalse(self.conn.in_transaction)
                 row = self.conn.execute("SELECT status, note FROM calls WHERE key = ?",
                                         (e.key,)).fetchone()
                 self.assertEqual(row[0], "unknown")
-                self.assertIn("could not be stored", row[1])
+                self.assertRegex(row[1], r"\(reported: the tool returned, so its request was"
+                                 " made, but .*%s.*; reconcile it with reconcile ="
+                                 r" 'arrived' and the target's result\)$"
+                                 % re.escape(why.format(send.name)))
+                self.assertEqual(row[1], e.reply["message"])
                 # Never pending, never run again: a retry is told unknown.
-                with self.assertRaises(idem.Unknown):
+                with self.assertRaises(idem.Unknown) as again:
                     send("a", "c", n=1)
+                self.assertEqual((again.exception.replayed, again.exception.__cause__),
+                                 (True, None))
                 self.assertEqual(runs, [1])
                 # The operator reconciles with the target's result.
                 calls.reconcile(e.key, "arrived", id=7, result={"charge": "ch_1"})
@@ -149,9 +168,10 @@ class UnstorableLocalTest(Base):
                     return make() if len(runs) == 1 else {"order": n}
                 with self.assertRaises(idem.Unstorable) as cm:
                     order("a", "c", n=1)
-                self.assertIn(why, str(cm.exception))
+                self.assertRegex(str(cm.exception), "^idem: .*%s.*; its writes were rolled"
+                                 " back and the call released: a retry runs again$"
+                                 % re.escape(why.format(order.name)))
                 self.assertEqual(cm.exception.status, "released")
-                self.assertRegex(str(cm.exception), "rolled back and the call released")
                 self.assertFalse(self.conn.in_transaction)
                 self.assertEqual(self.count("SELECT count(*) FROM orders")
                                  + self.count("SELECT count(*) FROM calls"), 0)
@@ -173,7 +193,9 @@ class UnstorableLocalTest(Base):
             order("a", "c")
         self.assertEqual(cm.exception.status, "failed")
         self.assertIsInstance(cm.exception.__cause__, TypeError)
-        with self.assertRaisesRegex(idem.Failed, "could not be stored"):
+        with self.assertRaisesRegex(idem.Failed, "is failed: the result of order is not"
+                                    " JSON: result is a decimal.Decimal, which JSON"
+                                    " has no form for$"):
             order("a", "c")
         self.assertEqual(self.count("SELECT count(*) FROM orders"), 0)
 
@@ -363,7 +385,9 @@ class OwnerTest(Base):
             raise idem.NotSent()
         with self.assertRaises(idem.Lost) as cm:
             send("a", "c")
-        self.assertEqual(cm.exception.status, "released")
+        self.assertEqual(cm.exception.status, "not_sent")
+        self.assertIn("this arrival's outcome, released (the request was not sent), was"
+                      " not recorded", str(cm.exception))
 
 
 class NotRecordedTest(Base):
@@ -389,7 +413,11 @@ class NotRecordedTest(Base):
         self.assertLess(time.monotonic() - t0, 5)
         e = cm.exception
         self.assertEqual((e.key, e.status, e.result), (send.key("a", "c"), "done", {"ok": 1}))
-        self.assertRegex(str(e), "database is locked.*stays pending.*reconcile")
+        self.assertEqual(str(e), "idem: call %s stays pending: its outcome, done (the tool"
+                         " returned), could not be recorded (database is locked; tried"
+                         " for 0.3 s); reconcile it: calls.reconcile('%s', 'arrived',"
+                         " id=..., result=...) (SQL: UPDATE \"calls\" SET reconcile = ..."
+                         " WHERE key = '%s' AND member = 0)" % ((e.key,) * 3))
         self.blocker.execute("ROLLBACK")
         self.assertFalse(self.conn.in_transaction)
         with self.assertRaises(idem.InProgress):
@@ -469,14 +497,27 @@ class ReconcileTest(Base):
         self.assertEqual(self.calls.reply(key)["status"], "done")
 
     def test_mistakes(self):
-        with self.assertRaisesRegex(ValueError, "'arrived', 'not_arrived' or 'not_sent'"):
+        with self.assertRaisesRegex(ValueError, "^idem: calls.reconcile\\(\\): verdict must be"
+                                    " 'arrived', 'not_arrived' or 'not_sent', not 'maybe'$"):
             self.calls.reconcile(self.key, "maybe")
-        with self.assertRaisesRegex(ValueError, "takes no id, result or note"):
+        with self.assertRaisesRegex(ValueError, "^idem: calls.reconcile\\(\\): 'not_arrived'"
+                                    " releases the call and keeps nothing; result goes with"
+                                    " 'arrived' only$"):
             self.calls.reconcile(self.key, "not_arrived", result={"a": 1})
-        with self.assertRaisesRegex(KeyError, "no call 0{32}"):
+        with self.assertRaisesRegex(ValueError, "keeps nothing; id goes with 'arrived'"):
+            self.calls.reconcile(self.key, "not_sent", id=None)
+        with self.assertRaisesRegex(KeyError, 'no call 0{32} is claimed in "calls" \\(never'
+                                    ' claimed, released, or purged\\)'):
             self.calls.reconcile("0" * 32, "arrived")
-        with self.assertRaisesRegex(ValueError, "result is NaN"):
-            self.calls.reconcile(self.key, "arrived", result=float("nan"))
+        with self.assertRaisesRegex(ValueError, "^idem: the result given to calls.reconcile"
+                                    " is not JSON: result.a is NaN, which JSON has no form"
+                                    " for$"):
+            self.calls.reconcile(self.key, "arrived", result={"a": float("nan")})
+        with self.assertRaisesRegex(TypeError, "^idem: the id given to calls.reconcile cannot"
+                                    " be stored: id is a list; an id is one SQL value"):
+            self.calls.reconcile(self.key, "arrived", id=[1])
+        with self.assertRaisesRegex(TypeError, "note must be a str, not int"):
+            self.calls.reconcile(self.key, "arrived", note=1)
         with self.assertRaisesRegex(TypeError, "a key is a str"):
             self.calls.reconcile(None, "arrived")
         self.assertEqual(self.calls.reply(self.key)["status"], "unknown")
@@ -496,21 +537,24 @@ class MistakesTest(Base):
         self.calls = idem.Calls(self.conn)
 
     def test_keyargs_names_checked(self):
-        with self.assertRaisesRegex(ValueError, r"keyargs names 'skus', which is not an"
-                                    r" argument of the tool place_order \(its"
-                                    r" arguments: qty, sku\)"):
+        with self.assertRaisesRegex(ValueError, r"^idem: tool place_order: keyargs names skus,"
+                                    r" which is not a parameter of the tool \(its"
+                                    r" parameters: sku, qty\); a misspelt name would give"
+                                    r" every call of the tool one key$"):
             @self.calls.tool(keyargs=["skus"])
             def place_order(db, sku, qty):
                 pass
-        with self.assertRaisesRegex(ValueError, "'idempotency_key', which is not"):
-            @self.calls.tool(kind="external", keyargs=["idempotency_key"])
+        with self.assertRaisesRegex(ValueError, "keyargs names idempotency_key, skew, which are"
+                                    " not parameters of the tool \\(its parameters: to\\)"):
+            @self.calls.tool(kind="external", keyargs=["idempotency_key", "to", "skew"])
             def send(idempotency_key, to):
                 pass
-        with self.assertRaisesRegex(TypeError, "not str"):
+        with self.assertRaisesRegex(TypeError, "^idem: tool order1: keyargs must be a list of"
+                                    " argument names or a function of args, not 'sku'$"):
             @self.calls.tool(keyargs="sku")
             def order1(db, sku):
                 pass
-        with self.assertRaisesRegex(TypeError, "keyargs names are str, not int"):
+        with self.assertRaisesRegex(TypeError, "keyargs must be a list of argument names"):
             @self.calls.tool(keyargs=[1])
             def order2(db, sku):
                 pass
@@ -556,8 +600,9 @@ class MistakesTest(Base):
                 send("a", "c", **args)
         with self.assertRaisesRegex(TypeError, "conv must be a str"):
             send("a", None, to="bob")
-        with self.assertRaisesRegex(TypeError, r"the arguments of send are not JSON: to is a"
-                                    r" datetime.date"):
+        with self.assertRaisesRegex(TypeError, r"^idem: the arguments of send are not JSON:"
+                                    r" args.to is a datetime.date, which JSON has no"
+                                    r" form for$"):
             send("a", "c", to=datetime.date(2026, 1, 1))
         self.assertEqual((runs, self.count("SELECT count(*) FROM calls")), ([], 0))
 
@@ -568,37 +613,65 @@ class MistakesTest(Base):
             idem.Calls(self.conn, {"local_failure": "keep"})
         with self.assertRaisesRegex(TypeError, "local_failure must be a str"):
             idem.Calls(self.conn, "t1", local_failure=True)
-        with self.assertRaisesRegex(ValueError, "local_failure must be 'release' or 'keep', not 'kept'"):
+        # The extension's own words (doc/reference.md), before anything is made.
+        with self.assertRaisesRegex(ValueError, r"^idem: unknown value 'kept' for local_failure;"
+                                    r" use local_failure=release \(the default\) or"
+                                    r" local_failure=keep$"):
             idem.Calls(self.conn, "t1", local_failure="kept")
-        with self.assertRaisesRegex(ValueError, "retain must be a duration"):
+        with self.assertRaisesRegex(ValueError, r"^idem: bad duration 'forever' for retain; use"
+                                    r" a positive number and a unit of seconds, minutes,"
+                                    r" hours or days \(at most 36525 days\), e.g."
+                                    r" retain='24 hours'$"):
             idem.Calls(self.conn, "t1", retain="forever")
-        with self.assertRaisesRegex(ValueError, "holds a character"):
+        with self.assertRaisesRegex(ValueError, "bad duration '36526 days'"):
+            idem.Calls(self.conn, "t1", retain="36526 days")
+        with self.assertRaisesRegex(ValueError, r"retain='1 day\), x\(y=1' is blank or holds a"
+                                    r" character that an option value cannot hold"):
             idem.Calls(self.conn, "t1", retain="1 day), x(y=1")
-        with self.assertRaisesRegex(ValueError, "unknown table option 'locl_failure'"):
+        with self.assertRaisesRegex(ValueError, "is blank"):
+            idem.Calls(self.conn, "t1", retain=" ")
+        with self.assertRaisesRegex(ValueError, r"^idem: unknown option 'locl_failure'; the"
+                                    r" options are local_failure=release\|keep,"
+                                    r" durability=full\|relaxed, args_mismatch=error\|replay,"
+                                    r" retain=<duration> and stale_after=<duration>$"):
             idem.Calls(self.conn, "t1", locl_failure="keep")
         self.assertEqual(self.count("SELECT count(*) FROM sqlite_master WHERE name = 't1'"), 0)
 
     def test_options_of_an_existing_table(self):
         idem.Calls(self.conn, "t", local_failure="keep", retain="24 hours")
+        self.assertEqual(self.count("SELECT sql FROM sqlite_master WHERE name = 't'"),
+                         'CREATE VIRTUAL TABLE "t" USING idem(local_failure=keep,'
+                         " retain='24 hours')")
         idem.Calls(self.conn, "t")                                   # as it is
         idem.Calls(self.conn, "T", local_failure="KEEP", retain="1 day")   # the same
         idem.Calls(self.conn, "t", args_mismatch="error")            # the default
-        with self.assertRaisesRegex(ValueError, r"the table 't' exists with local_failure=keep,"
-                                    r" and this Calls asks for local_failure=release"):
+        with self.assertRaisesRegex(ValueError, r'^idem: the table "t" exists with'
+                                    r" local_failure=keep, not local_failure=release: a"
+                                    r" table's options are set when it is created; leave"
+                                    r" the option out to use the table as it is, or use"
+                                    r" another table$"):
             idem.Calls(self.conn, "t", local_failure="release")
-        with self.assertRaisesRegex(ValueError, r"exists with retain='1 day'.* asks for"
+        with self.assertRaisesRegex(ValueError, r"exists with retain='24 hours', not"
                                     r" retain='2 days'"):
             idem.Calls(self.conn, "t", retain="2 days")
-        with self.assertRaisesRegex(ValueError, "exists with no stale_after"):
+        with self.assertRaisesRegex(ValueError, r"exists with no stale_after, not"
+                                    r" stale_after='5 minutes'"):
             idem.Calls(self.conn, "t", stale_after="5 minutes")
-        with self.assertRaisesRegex(ValueError, "'orders' exists and is not an idem table"):
+        with self.assertRaisesRegex(ValueError, r"exists with args_mismatch=error \(the"
+                                    r" default\), not args_mismatch=replay"):
+            idem.Calls(self.conn, "t", args_mismatch="replay")
+        with self.assertRaisesRegex(ValueError, "\"orders\" exists and is not an idem table"):
             idem.Calls(self.conn, "orders")
         # Made in SQL, as doc/operations.md shows: quoted, with blanks.
         self.conn.execute("CREATE VIRTUAL TABLE jobs USING idem(stale_after = '10 minutes',"
                           " durability = RELAXED)")
         idem.Calls(self.conn, "jobs", stale_after="600 seconds", durability="relaxed")
-        with self.assertRaisesRegex(ValueError, "exists with stale_after='10 minutes'"):
+        with self.assertRaisesRegex(ValueError, "exists with stale_after='10 minutes', not"
+                                    " stale_after='5 minutes'"):
             idem.Calls(self.conn, "jobs", stale_after="5 minutes")
+        with self.assertRaisesRegex(ValueError, "exists with durability=RELAXED, not"
+                                    " durability=full"):
+            idem.Calls(self.conn, "jobs", durability="full")
 
 
 class OutcomeTest(Base):
