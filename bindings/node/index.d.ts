@@ -54,11 +54,14 @@ export interface Reply {
   [more: string]: unknown;
 }
 
-/** A duplicate arrival of a call that did not end in `done`. */
+/** A call that did not end in `done`. */
 export class CallError extends Error {
   readonly key: string;
   readonly reply: Reply;
   readonly status: Reply['status'];
+  /** true: told to a duplicate arrival (the status an earlier arrival left);
+   *  false: an Unknown thrown to the arrival that ran the tool. */
+  readonly replayed: boolean;
 }
 /** Pending: the first arrival is still running, or its process died. */
 export class InProgress extends CallError {}
@@ -74,6 +77,7 @@ export class Failed extends CallError {}
 /**
  * Thrown by an external tool whose request did not leave: the call is
  * released (reconcile = 'not_sent') and the error goes on, with `key` set.
+ * Thrown by a local tool: all of it is rolled back, the call released.
  */
 export class NotSent extends Error {
   constructor(message?: string, options?: { cause?: unknown });
@@ -81,8 +85,18 @@ export class NotSent extends Error {
   key: string | undefined;
 }
 
-/** What an arrival tried to record when Lost or NotRecorded was thrown. */
-export type Recording = 'done' | 'unknown' | 'failed' | 'not_sent';
+/**
+ * A local tool returned what JSON cannot hold: its writes were rolled back,
+ * the call recorded failed ('released': a retry runs; 'failed': kept), the
+ * TypeError naming the value's path as `cause`.
+ */
+export class Unstorable extends TypeError {
+  readonly key: string;
+  readonly status: 'released' | 'failed';
+}
+
+/** What an arrival meant to record when Lost or NotRecorded was thrown. */
+export type Recording = 'done' | 'unknown' | 'not_sent';
 
 /**
  * The call was released while this arrival ran it (a reconcile), and may
@@ -90,7 +104,7 @@ export type Recording = 'done' | 'unknown' | 'failed' | 'not_sent';
  */
 export class Lost extends Error {
   readonly key: string;
-  readonly outcome: Recording;
+  readonly status: Recording;
   /** The tool's result, when it returned one. */
   readonly result: unknown;
 }
@@ -101,7 +115,7 @@ export class Lost extends Error {
  */
 export class NotRecorded extends Error {
   readonly key: string;
-  readonly outcome: Recording;
+  readonly status: Recording;
   /** The tool's result, when it returned one. */
   readonly result: unknown;
 }

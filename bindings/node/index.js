@@ -70,7 +70,11 @@ class Outcome {
 
 // ---- errors -----------------------------------------------------------------
 
-/** A duplicate arrival of a call that did not end in `done`. */
+/**
+ * A call that did not end in `done`: told to a duplicate arrival (replayed:
+ * true), or, as Unknown, to the arrival whose external tool ran and failed
+ * (replayed: false, the reason as cause).
+ */
 class CallError extends Error {
   constructor(key, reply, options) {
     reply = reply || {};
@@ -79,6 +83,7 @@ class CallError extends Error {
     this.key = key;
     this.reply = reply;
     this.status = reply.status;
+    this.replayed = !(options && options.replayed === false);
   }
 }
 /** Pending: its first arrival is still running, or its process died. */
@@ -102,6 +107,22 @@ class NotSent extends Error {
   }
 }
 
+/**
+ * A local tool returned what JSON cannot hold: its writes were rolled back
+ * and the call recorded as failed: .status 'released' (a retry runs again)
+ * or 'failed' (kept, local_failure=keep).  The TypeError that names the
+ * value's path is the cause.  (An external tool's unstorable result is
+ * Unknown instead: its request was made.)
+ */
+class Unstorable extends TypeError {
+  constructor(key, status, message, options) {
+    super(message, options);
+    this.name = 'Unstorable';
+    this.key = key;
+    this.status = status;
+  }
+}
+
 // What this arrival tried to record, as the errors below name it.
 const RECORDING = {
   done: 'done (the tool returned)',
@@ -113,9 +134,9 @@ const RECORDING = {
 /**
  * The call was released while this arrival ran it (an operator's or a
  * sweeper's reconcile), and perhaps claimed again by another arrival: this
- * arrival's outcome was not recorded.  .outcome is what it tried to record
- * ('done', 'unknown', 'failed' or 'not_sent'), .result the tool's result
- * when it returned one.
+ * arrival's outcome was not recorded.  .status is what it meant to record
+ * ('done', 'unknown' or 'not_sent'), .result the tool's result when it
+ * returned one.
  */
 class Lost extends Error {
   constructor(key, outcome, result, options) {
@@ -126,7 +147,7 @@ class Lost extends Error {
       'second effect at the target'), options);
     this.name = 'Lost';
     this.key = key;
-    this.outcome = outcome;
+    this.status = outcome;
     this.result = result;
   }
 }
@@ -135,7 +156,8 @@ class Lost extends Error {
  * The database refused this arrival's record for longer than
  * calls.recordTimeoutMs (locked by another connection, or a transaction of
  * the caller's left open): the call stays pending, and must be reconciled
- * (calls.reconcile) with what .outcome and .result say.
+ * (calls.reconcile) with what .status (what it meant to record: 'done',
+ * 'unknown' or 'not_sent') and .result say.
  */
 class NotRecorded extends Error {
   constructor(key, outcome, result, table, options) {
@@ -148,7 +170,7 @@ class NotRecorded extends Error {
       `WHERE key = '${key}' AND member = 0)`, options);
     this.name = 'NotRecorded';
     this.key = key;
-    this.outcome = outcome;
+    this.status = outcome;
     this.result = result;
   }
 }
@@ -183,6 +205,13 @@ function checkString(v, what, where) {
   if (typeof v !== 'string') {
     throw new TypeError(`sqlite-idem: ${where}: ${what} must be a string, not ${describe(v)}`);
   }
+}
+
+function checkMs(ms, what) {
+  if (typeof ms !== 'number' || !(ms >= 0) || ms === Infinity) {
+    throw new TypeError(`sqlite-idem: ${what} must be a number of milliseconds (0 or more), not ${describe(ms)}`);
+  }
+  return ms;
 }
 
 // A path inside a value, as JavaScript spells it: result.items[2]["a b"].
@@ -504,8 +533,7 @@ class Calls {
     }
     this.db = db;
     this.table = table;
-    /** How long recording an outcome retries a busy database (ms). */
-    this.recordTimeoutMs = 30000;
+    this._recordTimeoutMs = 30000;
     const t = quote(table);
     try {
       db.prepare('SELECT idem_version()').get();
@@ -550,6 +578,16 @@ class Calls {
     this._t = t;
   }
 
+  /** How long recording an external call's outcome retries a busy database
+   *  before NotRecorded, in ms (default 30000). */
+  get recordTimeoutMs() {
+    return this._recordTimeoutMs;
+  }
+
+  set recordTimeoutMs(ms) {
+    this._recordTimeoutMs = checkMs(ms, 'calls.recordTimeoutMs');
+  }
+
   /** The key of a call: idem_key(who, conv, tool, args); args JSON text or a value. */
   key(who, conv, tool, args) {
     const where = 'calls.key(who, conv, tool, args)';
@@ -579,7 +617,9 @@ class Calls {
 
   /** wait(), resolving to the call's Outcome (replayed: true). */
   async waitOutcome(key, timeoutMs = 30000, intervalMs = 50) {
-    checkString(key, 'key', 'calls.wait(key, timeoutMs)');
+    checkString(key, 'key', 'calls.wait(key, timeoutMs, intervalMs)');
+    checkMs(timeoutMs, 'calls.wait(key, timeoutMs, intervalMs): timeoutMs');
+    checkMs(intervalMs, 'calls.wait(key, timeoutMs, intervalMs): intervalMs');
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const row = this._row.get(key);
@@ -634,11 +674,12 @@ class Calls {
    *
    * kind 'local' (a write into this database): fn(db, args) runs
    * synchronously inside the claim's BEGIN IMMEDIATE transaction, and the
-   * claim, its writes and the result commit together.  If it throws, or
-   * returns what JSON cannot hold, its writes are rolled back, the call is
-   * recorded as failed (released, so a retry runs again; kept with
-   * local_failure=keep) and the error goes on.  Inside a transaction of
-   * the caller's, the call is a SAVEPOINT of it.
+   * claim, its writes and the result commit together.  If it throws, its
+   * writes are rolled back, the call is recorded as failed (released, so a
+   * retry runs again; kept with local_failure=keep) and the error goes on;
+   * if it returns what JSON cannot hold, the same, and Unstorable is
+   * thrown; if it throws NotSent, all of it is rolled back (released).
+   * Inside a transaction of the caller's, the call is a SAVEPOINT of it.
    *
    * kind 'external' (a write to another system): the claim commits first,
    * then fn(args, { idempotencyKey, key }) runs (it may be async); send the
@@ -752,26 +793,38 @@ class Calls {
         return this._replay(key, replay);
       }
       db.exec('SAVEPOINT idem_tool');
-      let stored, failure = null;
+      let value, stored, failure = null, unstorable = false;
       try {
-        const value = fn(db, args);
+        value = fn(db, args);
         if (value && typeof value.then === 'function') {
           value.then(null, () => {});        // never an unhandled rejection
           throw new TypeError('sqlite-idem: a local tool must be synchronous ' +
             '(its writes belong in the claim\'s transaction); it returned a Promise');
         }
+        unstorable = true;
         stored = storable(value);
       } catch (e) {
         failure = e;
       }
+      if (failure instanceof NotSent) {
+        failure.key = key;
+        throw failure;           // the finally below rolls all of it back: released
+      }
       if (failure !== null) {
+        let kept = null;
         try {
           db.exec('ROLLBACK TO idem_tool');
           db.exec('RELEASE idem_tool');
-          this._recordOwned(key, owner, 'failed', [null, null, noteOf(failure)]);
+          this._recordOwned(key, owner, 'failed', [null, null,
+            (unstorable ? 'the result cannot be stored: ' : '') + noteOf(failure)]);
+          kept = this._row.get(key) !== undefined;
           end(true);
         } catch (e2) { /* the finally below rolls all of it back */ }
-        throw failure;
+        if (!unstorable || kept === null) throw failure;
+        throw new Unstorable(key, kept ? 'failed' : 'released', `sqlite-idem: the result of ` +
+          `${row[2]} cannot be stored (${failure.message.replace(/^sqlite-idem: /, '')}): its ` +
+          `writes were rolled back and the call ${kept ? 'kept as failed (local_failure=keep)'
+            : 'released: a retry runs again'}`, { cause: failure });
       }
       db.exec('RELEASE idem_tool');
       const [text, id, readId] = stored;
@@ -901,7 +954,7 @@ class Calls {
     }
     let reply = null;
     try { reply = this.reply(key); } catch (e) { /* the Unknown goes on */ }
-    throw new Unknown(key, reply || { status: 'unknown', message: note }, { cause });
+    throw new Unknown(key, reply || { status: 'unknown', message: note }, { cause, replayed: false });
   }
 }
 
@@ -912,7 +965,7 @@ function calls(db, table = 'calls', options = {}) {
 
 module.exports = {
   load, loadablePath, calls, Calls, Result, Outcome,
-  CallError, InProgress, Unknown, Failed, NotSent, Lost, NotRecorded, HEADER,
+  CallError, InProgress, Unknown, Failed, NotSent, Lost, NotRecorded, Unstorable, HEADER,
   // Exposed for tests of the argument checks; not part of the API.
   _toJson: toJson, _destructuredNames: destructuredNames,
 };

@@ -67,9 +67,18 @@ async function client(env = {}) {
   return c;
 }
 
+// An answer: isError and the JSON of its text, which its structuredContent
+// repeats.
+// One server process with the default environment, shared by the tests
+// that need nothing else (each process costs a second or more to start).
+let plain;
+const plainClient = async () => plain || (plain = await client());
+
 async function call(c, name, args) {
   const r = await c.callTool({ name, arguments: args });
-  return { isError: Boolean(r.isError), body: JSON.parse(r.content[0].text) };
+  const body = JSON.parse(r.content[0].text);
+  assert.deepEqual(r.structuredContent, body);
+  return { isError: Boolean(r.isError), body };
 }
 
 function count(sql) {
@@ -85,18 +94,18 @@ function count(sql) {
 const arrivals = () => Object.values(target.arrivals).reduce((a, b) => a + b, 0);
 
 test('the server lists its two tools', async () => {
-  const c = await client();
+  const c = await plainClient();
   const { tools } = await c.listTools();
   assert.deepEqual(tools.map((t) => t.name).sort(), ['charge_card', 'place_order']);
 });
 
 test('the same place_order twice: one order, the same result', async () => {
-  const c = await client();
+  const c = await plainClient();
   const args = { conversation: 'conv-1', sku: 'A0001', qty: 2 };
   const first = await call(c, 'place_order', args);
   const again = await call(c, 'place_order', { qty: 2, sku: 'A0001', conversation: 'conv-1' });
   assert.deepEqual(first, { isError: false, body: { status: 'done', result: { order: 1, sku: 'A0001', qty: 2 } } });
-  assert.deepEqual(again, first);
+  assert.deepEqual(again, { isError: false, body: { ...first.body, idempotent: true } });
   assert.equal(count("SELECT count(*) FROM orders WHERE sku = 'A0001'"), 1);
 });
 
@@ -104,20 +113,22 @@ test('place_order from two clients at once: one order, both the same result', as
   const [a, b] = await Promise.all([client({ ORDER_DELAY_MS: '300' }), client({ ORDER_DELAY_MS: '300' })]);
   const args = { conversation: 'conv-2', sku: 'B0002', qty: 1 };
   const [ra, rb] = await Promise.all([call(a, 'place_order', args), call(b, 'place_order', args)]);
-  assert.equal(ra.isError, false);
-  assert.deepEqual(rb, ra);
+  assert.deepEqual([ra.isError, rb.isError], [false, false]);
+  assert.deepEqual(rb.body.result, ra.body.result);
+  assert.deepEqual([ra.body.idempotent, rb.body.idempotent].sort(), [true, undefined]);   // one replay
   assert.equal(ra.body.result.sku, 'B0002');
   assert.equal(count("SELECT count(*) FROM orders WHERE sku = 'B0002'"), 1);
 });
 
 test('the same charge_card twice: sent once, the same result', async () => {
-  const c = await client();
+  const c = await plainClient();
   const before = arrivals();
   const first = await call(c, 'charge_card', { conversation: 'conv-3', cents: 500 });
   const again = await call(c, 'charge_card', { conversation: 'conv-3', cents: 500 });
   assert.equal(first.isError, false);
   assert.deepEqual(first.body.result.cents, 500);
-  assert.deepEqual(again, first);
+  assert.equal(first.body.idempotent, undefined);
+  assert.deepEqual(again, { isError: false, body: { ...first.body, idempotent: true } });
   assert.equal(arrivals() - before, 1);
   // The header was "<key>", the call's key.
   const key = count("SELECT key FROM calls WHERE tool = 'charge_card' AND args = '{\"cents\":500}'");
@@ -132,7 +143,9 @@ test('charge_card from two clients at once: sent once, both the same result', as
   const [ra, rb] = await Promise.all([call(a, 'charge_card', args), call(b, 'charge_card', args)]);
   target.delayMs = 0;
   assert.equal(ra.isError, false, JSON.stringify(ra));
-  assert.deepEqual(rb, ra);
+  assert.equal(rb.isError, false, JSON.stringify(rb));
+  assert.deepEqual(rb.body.result, ra.body.result);
+  assert.deepEqual([ra.body.idempotent, rb.body.idempotent].sort(), [true, undefined]);   // one waited
   assert.equal(ra.body.result.cents, 1200);
   assert.equal(arrivals() - before, 1);
 });
@@ -144,12 +157,50 @@ test('a charge whose target times out is unknown, and is not retried', async () 
   const first = await call(c, 'charge_card', { conversation: 'conv-5', cents: 990 });
   target.delayMs = 0;
   assert.equal(first.isError, true);
+  assert.deepEqual(Object.keys(first.body).sort(), ['key', 'message', 'status']);   // not a replay
   assert.equal(first.body.status, 'unknown');
-  assert.match(first.body.reply.message, /may already have reached the target/);
+  assert.match(first.body.message, /may already have reached the target.*\(reported: TimeoutError/);
   const again = await call(c, 'charge_card', { conversation: 'conv-5', cents: 990 });
-  assert.deepEqual([again.isError, again.body.status, again.body.key], [true, 'unknown', first.body.key]);
-  const other = await client();                     // another client: the same
-  assert.equal((await call(other, 'charge_card', { conversation: 'conv-5', cents: 990 })).body.status, 'unknown');
+  assert.deepEqual(again, { isError: true, body: { ...first.body, idempotent: true } });
+  const other = await plainClient();                // another client: the same
+  assert.deepEqual((await call(other, 'charge_card', { conversation: 'conv-5', cents: 990 })).body, again.body);
   assert.equal(arrivals() - before, 1);
   assert.equal(count(`SELECT status FROM calls WHERE key = '${first.body.key}'`), 'unknown');
+});
+
+test('a charge the target refused is not_sent: released, and sent again it runs', async () => {
+  const closed = http.createServer();
+  await new Promise((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const port = closed.address().port;
+  await new Promise((resolve) => closed.close(resolve));
+  const down = await client({ TARGET_URL: `http://127.0.0.1:${port}/charges` });
+  const before = arrivals();
+  const args = { conversation: 'conv-6', cents: 300 };
+  const first = await call(down, 'charge_card', args);
+  assert.equal(first.isError, true);
+  assert.equal(first.body.status, 'not_sent');
+  assert.match(first.body.message, /refused the connection: nothing was sent; the call was released/);
+  assert.equal(count(`SELECT count(*) FROM calls WHERE key = '${first.body.key}'`), 0);
+  const up = await plainClient();
+  const second = await call(up, 'charge_card', args);
+  assert.deepEqual([second.isError, second.body.status, second.body.idempotent], [false, 'done', undefined]);
+  assert.equal(arrivals() - before, 1);
+});
+
+test('a duplicate that waited longer than WAIT_MS is told pending, then replays', async () => {
+  const [a, b] = await Promise.all([client(), client({ WAIT_MS: '100' })]);
+  target.delayMs = 1000;
+  const args = { conversation: 'conv-7', cents: 700 };
+  const first = call(a, 'charge_card', args);
+  while (count("SELECT count(*) FROM calls WHERE tool = 'charge_card' AND args = '{\"cents\":700}'") === 0) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const waited = await call(b, 'charge_card', args);
+  assert.equal(waited.isError, true);
+  assert.deepEqual([waited.body.status, waited.body.idempotent], ['pending', true]);
+  assert.match(waited.body.message, /in progress/);
+  const done = await first;
+  target.delayMs = 0;
+  assert.deepEqual([done.isError, done.body.idempotent], [false, undefined]);
+  assert.deepEqual((await call(b, 'charge_card', args)).body, { ...done.body, idempotent: true });
 });

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+'use strict';
+// Every call the wrapper claims ends recorded (issue 24 items 1 to 3, 5):
+// whatever the tool returns or throws, the call is done, failed, unknown or
+// released, with a note, and the caller gets an error that says which; a
+// record the database refuses for too long names the call that stays
+// pending; NotSent releases; an owner whose call was released meanwhile
+// finds out (Lost); tool.run() tells a replay from a first run.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const Database = require('better-sqlite3');
+const idem = require('sqlite-idem');
+
+function setup(t, options = {}, table = 'calls') {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idem-node-'));
+  const file = path.join(dir, 'app.db');
+  const db = new Database(file, { timeout: 5000 });
+  db.exec('CREATE TABLE orders(id INTEGER PRIMARY KEY, sku)');
+  t.after(() => { db.close(); fs.rmSync(dir, { recursive: true, force: true }); });
+  return { file, db, calls: idem.calls(db, table, options) };
+}
+
+const rows = (db, table = 'calls') =>
+  db.prepare(`SELECT status, note, owner, result FROM ${table} WHERE member = 0`).all();
+const caught = (p) => p.then((v) => assert.fail(`resolved to ${JSON.stringify(v)}`), (e) => e);
+
+class Order { constructor() { this.id = 1; } }
+// Each kind of value that JSON cannot hold as it is, where it sits, and
+// the path the error names.
+const UNSTORABLE = [
+  ['a BigInt', { total: 12n }, 'result.total', /BigInt/],
+  ['a function', { then2: () => 1 }, 'result.then2', /a function/],
+  ['a Symbol', [Symbol('x')], 'result[0]', /a Symbol/],
+  ['NaN inside', { a: { b: NaN } }, 'result.a.b', /NaN/],
+  ['Infinity inside', [1, [2, -Infinity]], 'result[1][1]', /Infinity/],
+  ['undefined in an array', [undefined], 'result[0]', /undefined/],
+  ['a cycle', (() => { const o = { n: 1 }; o.self = o; return o; })(), 'result.self', /circular/],
+  ['a Map', { m: new Map([[1, 2]]) }, 'result.m', /Map/],
+  ['a class instance', new Order(), 'result', /Order/],
+  ['a BigInt at the top', 5n, 'result', /BigInt/],
+  ['an unstorable id', new idem.Result({ ok: true }, Symbol('id')), 'the id (Result.id)', /Symbol/],
+];
+
+test('external: an unstorable result is recorded unknown with a note, never left pending', async (t) => {
+  const { db, calls } = setup(t);
+  for (const [what, value, where, kind] of UNSTORABLE) {
+    let runs = 0;
+    const send = calls.tool({ kind: 'external', name: `send ${what}` }, async () => { runs += 1; return value; });
+    const e = await caught(send('a', 'c', { n: 1 }));
+    assert.ok(e instanceof idem.Unknown, `${what}: ${e}`);
+    assert.ok(e.cause instanceof TypeError, what);
+    assert.ok(e.cause.message.includes(`${where} is`), `${what}: ${e.cause.message}`);
+    assert.match(e.cause.message, kind);
+    const key = send.key('a', 'c', { n: 1 });
+    const [row] = db.prepare('SELECT status, note FROM calls WHERE key = ?').all(key);
+    assert.equal(row.status, 'unknown', what);
+    assert.ok(row.note.includes(`result cannot be stored: ${where} is`), `${what}: ${row.note}`);
+    assert.match(row.note, /reconcile = 'arrived'/);
+    assert.equal(e.key, key);
+    assert.equal(e.reply.status, 'unknown');
+    assert.equal(e.replayed, false);
+    // A retry is told the same, and does not run the tool again.
+    const again = await caught(send('a', 'c', { n: 1 }));
+    assert.ok(again instanceof idem.Unknown, what);
+    assert.deepEqual([again.replayed, again.cause], [true, undefined]);
+    assert.equal(runs, 1, what);
+  }
+  assert.equal(db.inTransaction, false);
+});
+
+test('external: after an unstorable result, reconcile(arrived) makes the call done', async (t) => {
+  const { calls } = setup(t);
+  const send = calls.tool({ kind: 'external', name: 'send' }, async () => ({ id: 10n ** 20n }));
+  const e = await caught(send('a', 'c', {}));
+  assert.ok(e instanceof idem.Unknown);
+  calls.reconcile(e.key, 'arrived', { id: 'tx_1', result: { id: '100000000000000000000' }, note: 'from the target' });
+  const o = await send.run('a', 'c', {});
+  assert.deepEqual({ ...o }, { result: { id: '100000000000000000000' }, id: 'tx_1', key: e.key, replayed: true });
+});
+
+test('external: nothing returned (undefined) is recorded as null', async (t) => {
+  const { db, calls } = setup(t);
+  const send = calls.tool({ kind: 'external', name: 'send' }, async () => {});
+  assert.equal(await send('a', 'c', {}), null);
+  assert.deepEqual(db.prepare('SELECT status, result FROM calls').get(), { status: 'done', result: 'null' });
+});
+
+test('external: whatever it throws, the call is unknown with a note, the cause kept', async (t) => {
+  const { db, calls } = setup(t);
+  const throws = [
+    ['an Error', new RangeError('boom'), /RangeError: boom/],
+    ['a string', 'plain text', /thrown: plain text/],
+    ['undefined', undefined, /thrown: undefined/],
+    ['an object', { code: 7 }, /thrown: an object/],
+  ];
+  for (const [what, thrown, note] of throws) {
+    const send = calls.tool({ kind: 'external', name: `send ${what}` }, () => { throw thrown; });
+    const e = await caught(send('a', 'c', {}));
+    assert.ok(e instanceof idem.Unknown, what);
+    assert.equal(e.cause, thrown, what);
+    const row = db.prepare('SELECT status, note FROM calls WHERE key = ?').get(e.key);
+    assert.equal(row.status, 'unknown', what);
+    assert.match(row.note, note, what);
+  }
+});
+
+test('local: an unstorable result rolls back its writes and is recorded failed', async (t) => {
+  const { db, calls } = setup(t);
+  const kept = idem.calls(db, 'kept', { local_failure: 'keep' });
+  for (const [what, value, where, kind] of UNSTORABLE) {
+    for (const c of [calls, kept]) {
+      const place = c.tool({ name: `place ${what}` }, (db) => {
+        db.prepare('INSERT INTO orders(sku) VALUES (?)').run(what);
+        return value;
+      });
+      const e = await caught(place('a', 'c', {}));
+      assert.ok(e instanceof idem.Unstorable && e instanceof TypeError, `${what}: ${e}`);
+      assert.ok(e.message.includes(`the result of place ${what} cannot be stored (${where} is`), `${what}: ${e.message}`);
+      assert.match(e.message, kind);
+      assert.deepEqual([e.key, e.status], [place.key('a', 'c', {}), c === kept ? 'failed' : 'released']);
+      assert.match(e.message, c === kept ? /kept as failed/ : /released: a retry runs again/);
+      assert.ok(e.cause instanceof TypeError && e.cause.message.includes(`${where} is`));
+      assert.equal(db.inTransaction, false);
+    }
+    assert.equal(db.prepare('SELECT count(*) AS n FROM orders').get().n, 0, what);
+    assert.equal(db.prepare('SELECT count(*) AS n FROM calls').get().n, 0, what);     // released
+    const [row] = rows(db, 'kept').filter((r) => r.note.includes(`${where} is`) && kind.test(r.note));
+    assert.equal(row && row.status, 'failed', what);                                  // kept
+  }
+  assert.equal(rows(db, 'kept').length, UNSTORABLE.length);
+});
+
+test('external: a busy database is retried, then NotRecorded names the pending call', async (t) => {
+  const { file, db, calls } = setup(t);
+  db.pragma('busy_timeout = 20');
+  calls.recordTimeoutMs = 300;
+  const other = new Database(file);
+  t.after(() => other.close());
+  const send = calls.tool({ kind: 'external', name: 'send' }, async () => {
+    other.exec('BEGIN IMMEDIATE');               // another connection takes the lock
+    return { sent: 1 };
+  });
+  const started = Date.now();
+  const e = await caught(send('a', 'c', {}));
+  assert.ok(e instanceof idem.NotRecorded, String(e));
+  assert.ok(Date.now() - started >= 300);
+  assert.equal(e.key, send.key('a', 'c', {}));
+  assert.deepEqual([e.status, e.result], ['done', { sent: 1 }]);
+  assert.match(e.cause.code, /SQLITE_BUSY/);
+  assert.match(e.message, new RegExp(`call ${e.key} stays pending.*calls.reconcile\\('${e.key}', 'arrived'`));
+  other.exec('ROLLBACK');
+  assert.equal(rows(db)[0].status, 'pending');
+  assert.ok(await caught(send('a', 'c', {})) instanceof idem.InProgress);
+  calls.reconcile(e.key, 'arrived', { result: e.result });
+  assert.deepEqual(await send.run('a', 'c', {}), new idem.Outcome({ sent: 1 }, null, e.key, true));
+});
+
+test('external: a lock released within recordTimeoutMs: the result is recorded', async (t) => {
+  const { file, db, calls } = setup(t);
+  db.pragma('busy_timeout = 20');
+  const other = new Database(file);
+  t.after(() => other.close());
+  const send = calls.tool({ kind: 'external', name: 'send' }, async () => {
+    other.exec('BEGIN IMMEDIATE');
+    setTimeout(() => other.exec('COMMIT'), 150);
+    return { sent: 2 };
+  });
+  assert.deepEqual(await send('a', 'c', {}), { sent: 2 });
+  assert.equal(rows(db)[0].status, 'done');
+});
+
+test('external: a transaction the caller opened meanwhile is waited for, not joined', async (t) => {
+  const { db, calls } = setup(t);
+  const send = calls.tool({ kind: 'external', name: 'send' }, async () => {
+    db.exec("BEGIN; INSERT INTO orders(sku) VALUES ('mine')");
+    setTimeout(() => db.exec('ROLLBACK'), 100);
+    return { sent: 3 };
+  });
+  assert.deepEqual(await send('a', 'c', {}), { sent: 3 });
+  assert.equal(rows(db)[0].status, 'done');                   // not rolled back with it
+  assert.equal(db.prepare('SELECT count(*) AS n FROM orders').get().n, 0);
+});
+
+test('NotSent: the call is released, NotSent goes on with its key, a retry runs', async (t) => {
+  const { db, calls } = setup(t);
+  let runs = 0;
+  const send = calls.tool({ kind: 'external', name: 'send' }, async ({ to }) => {
+    runs += 1;
+    if (runs === 1) throw new idem.NotSent('no connection', { cause: new Error('ECONNREFUSED') });
+    return { to };
+  });
+  const e = await caught(send('a', 'c', { to: 'bob' }));
+  assert.ok(e instanceof idem.NotSent && e instanceof Error);
+  assert.equal(e.name, 'NotSent');
+  assert.equal(e.message, 'no connection');
+  assert.equal(e.cause.message, 'ECONNREFUSED');
+  assert.equal(e.key, send.key('a', 'c', { to: 'bob' }));
+  assert.equal(db.prepare('SELECT count(*) AS n FROM calls').get().n, 0);
+  assert.deepEqual(await send.run('a', 'c', { to: 'bob' }),
+    new idem.Outcome({ to: 'bob' }, null, e.key, false));
+  assert.equal(runs, 2);
+  assert.equal(new idem.NotSent().message, 'the request was not sent');
+});
+
+test('NotSent from a local tool: all of it rolled back, released even with local_failure=keep', async (t) => {
+  const { db, calls } = setup(t, { local_failure: 'keep' });
+  let runs = 0;
+  const place = calls.tool({ name: 'place' }, (db) => {
+    db.exec("INSERT INTO orders(sku) VALUES ('x')");
+    runs += 1;
+    if (runs === 1) throw new idem.NotSent();
+    return runs;
+  });
+  const e = await caught(place('a', 'c', {}));
+  assert.ok(e instanceof idem.NotSent);
+  assert.equal(e.key, place.key('a', 'c', {}));
+  assert.deepEqual(rows(db), []);
+  assert.equal(db.prepare('SELECT count(*) AS n FROM orders').get().n, 0);
+  assert.equal(await place('a', 'c', {}), 2);
+  // Inside a transaction of the caller's: its savepoint alone.
+  db.exec("BEGIN; INSERT INTO orders(sku) VALUES ('mine')");
+  runs = 0;
+  assert.ok(await caught(place('a', 'c2', {})) instanceof idem.NotSent);
+  db.exec('COMMIT');
+  assert.deepEqual(db.prepare('SELECT sku FROM orders ORDER BY id').all().map((r) => r.sku), ['x', 'mine']);
+});
+
+test('owner: every claim has a token of its own, the records are guarded by it', async (t) => {
+  const { db, calls } = setup(t);
+  const place = calls.tool({ name: 'place' }, (db, { n }) => n);
+  const send = calls.tool({ kind: 'external', name: 'send' }, async ({ n }) => n);
+  await place('a', 'c', { n: 1 });
+  await place('a', 'c', { n: 2 });
+  await send('a', 'c', { n: 1 });
+  const owners = rows(db).map((r) => r.owner);
+  assert.equal(new Set(owners).size, 3);
+  for (const o of owners) assert.match(o, new RegExp(`^${os.hostname()}:${process.pid}:[0-9a-f]{16}$`));
+});
+
+test('Lost: a call released while its tool ran is not reported as done', async (t) => {
+  const { db, calls } = setup(t);
+  let release;
+  const send = calls.tool({ kind: 'external', name: 'send' }, async ({ n }, { key }) => {
+    calls.reconcile(key, 'not_sent');                // an operator, meanwhile
+    if (release === 'reclaim') await other('a', 'c', { n });
+    return { n, by: 'first' };
+  });
+  const other = calls.tool({ kind: 'external', name: 'send' }, async ({ n }) => ({ n, by: 'second' }));
+  const e = await caught(send('a', 'c', { n: 1 }));
+  assert.ok(e instanceof idem.Lost, String(e));
+  assert.deepEqual([e.key, e.status, e.result], [send.key('a', 'c', { n: 1 }), 'done', { n: 1, by: 'first' }]);
+  assert.match(e.message, /no longer this arrival's.*look for a second effect/);
+  assert.equal(db.prepare('SELECT count(*) AS n FROM calls').get().n, 0);
+  // Released and claimed again by another arrival, which recorded its own.
+  release = 'reclaim';
+  const e2 = await caught(send('a', 'c', { n: 2 }));
+  assert.ok(e2 instanceof idem.Lost);
+  assert.deepEqual(await other('a', 'c', { n: 2 }), { n: 2, by: 'second' });
+});
+
+test('Lost: also when the tool threw, or said NotSent, after the release', async (t) => {
+  const { calls } = setup(t);
+  const cases = [[new Error('timeout'), 'unknown'], [new idem.NotSent('down'), 'not_sent']];
+  for (const [thrown, outcome] of cases) {
+    const send = calls.tool({ kind: 'external', name: `send ${outcome}` }, async (args, { key }) => {
+      calls.reconcile(key, 'not_sent');
+      throw thrown;
+    });
+    const e = await caught(send('a', 'c', {}));
+    assert.ok(e instanceof idem.Lost, String(e));
+    assert.equal(e.status, outcome);
+    assert.equal(e.cause, thrown);
+  }
+});
+
+test('run(): an Outcome marks the replay; the plain call resolves to the result', async (t) => {
+  const { calls } = setup(t);
+  const place = calls.tool({ name: 'place' }, (db, { sku }) => {
+    const id = Number(db.prepare('INSERT INTO orders(sku) VALUES (?)').run(sku).lastInsertRowid);
+    return new idem.Result({ order: id }, id);
+  });
+  const send = calls.tool({ kind: 'external', name: 'send' }, async ({ cents }) =>
+    new idem.Result({ charge: 'ch_1', cents }, 'ch_1'));
+  const key = place.key('a', 'c', { sku: 'S' });
+  const first = await place.run('a', 'c', { sku: 'S' });
+  assert.ok(first instanceof idem.Outcome);
+  assert.deepEqual({ ...first }, { result: { order: 1 }, id: 1, key, replayed: false });
+  assert.ok(Object.isFrozen(first));
+  assert.deepEqual({ ...await place.run('a', 'c', { sku: 'S' }) }, { ...first, replayed: true });
+  assert.deepEqual(await place('a', 'c', { sku: 'S' }), { order: 1 });
+  const s1 = await send.run('a', 'c', { cents: 5 });
+  const s2 = await send.run('a', 'c', { cents: 5 });
+  assert.deepEqual([s1.replayed, s2.replayed, s1.id, s2.id], [false, true, 'ch_1', 'ch_1']);
+  assert.deepEqual(s2.result, s1.result);
+  assert.deepEqual(await calls.waitOutcome(s1.key, 10), s2);
+  assert.deepEqual([place.kind, send.kind, place.name], ['local', 'external', 'place']);
+});
+
+test('run(): ids as a replay reads them: integers, big integers, JSON text', async (t) => {
+  const { calls } = setup(t);
+  const ids = [[7, 7], [2.5, 2.5], [2n ** 60n, 2n ** 60n], [12n, 12], [{ a: 1 }, '{"a":1}'], [null, null]];
+  for (const [id, read] of ids) {
+    const place = calls.tool({ name: `place ${String(id)}` }, () => new idem.Result(1, id));
+    const first = await place.run('a', 'c', {});
+    const again = await place.run('a', 'c', {});
+    assert.deepEqual([first.id, again.id], [read, read], String(id));
+  }
+});
+
+test('reconcile(): arrived, not_arrived, not_sent, and what the table refuses', async (t) => {
+  const { db, calls } = setup(t);
+  let runs = 0;
+  const send = calls.tool({ kind: 'external', name: 'send' }, async ({ n }) => {
+    runs += 1;
+    if (n < 0) throw new Error('timed out');
+    return { n };
+  });
+  const e = await caught(send('a', 'c', { n: -1 }));
+  assert.throws(() => calls.reconcile(e.key, 'not_sent'), /unknown outcome/);
+  calls.reconcile(e.key, 'not_arrived');
+  const e2 = await caught(send('a', 'c', { n: -1 }));
+  assert.equal(runs, 2);
+  calls.reconcile(e2.key, 'arrived', { id: 5, result: { n: -1 } });
+  assert.deepEqual(db.prepare('SELECT status, id, result, note FROM calls').get(),
+    { status: 'done', id: 5, result: '{"n":-1}', note: 'reconciled: the target\'s records show that the request arrived' });
+  assert.throws(() => calls.reconcile(e2.key, 'arrived'), /already decided/);
+  // A pending call: not_arrived is refused unless stale; not_sent releases.
+  db.exec('BEGIN IMMEDIATE');
+  db.prepare("INSERT INTO calls(who, conv, tool, args, kind) VALUES ('b', 'c', 'send', '{}', 'external')").run();
+  db.exec('COMMIT');
+  const k = calls.key('b', 'c', 'send', {});
+  assert.throws(() => calls.reconcile(k, 'not_arrived'), /pending and not stale.*reconcile = 'not_sent'/);
+  calls.reconcile(k, 'not_sent');
+  assert.equal(calls.reply(k), null);
+  // Mistakes.
+  assert.throws(() => calls.reconcile(k, 'done'), /verdict must be 'arrived', 'not_arrived' or 'not_sent'/);
+  assert.throws(() => calls.reconcile(k, 'not_sent', { result: 1 }), /releases the call and keeps nothing; result/);
+  assert.throws(() => calls.reconcile(k, 'arrived', { reslt: 1 }), /no option "reslt"/);
+  assert.throws(() => calls.reconcile(k, 'arrived', { result: NaN }), /options.result is NaN/);
+  assert.throws(() => calls.reconcile(k, 'arrived'), new RegExp(`no call ${k} is claimed`));
+  assert.throws(() => calls.reconcile(null, 'arrived'), /key must be a string/);
+});
