@@ -77,10 +77,11 @@ function from(spec, what, name, hint, ctx) {
   return v;
 }
 
-// What the model gets for a call that the tool did not run now.
-function answerFor(e, firstArrival) {
+// What the model gets for a call that did not end in done: a duplicate's
+// (replayed), or the Unknown of the arrival that sent the request.
+function answerFor(e) {
   const reply = e.reply || {};
-  return { status: e.status, idempotent: !firstArrival, key: e.key, message: reply.message };
+  return { status: e.status, idempotent: e.replayed, key: e.key, message: reply.message };
 }
 
 /**
@@ -133,15 +134,12 @@ function agentTool(calls, options, fn) {
       outcome = await tool.run(w, c, input);
     } catch (e) {
       if (!(e instanceof idem.CallError)) throw e;
-      // An Unknown given a cause is this arrival's own: it sent the request
-      // (a repeat's Unknown comes from the table, without one).
-      const first = e instanceof idem.Unknown && Object.prototype.hasOwnProperty.call(e, 'cause');
-      if (!(e instanceof idem.InProgress) || waitMs === 0) return answerFor(e, first);
+      if (!(e instanceof idem.InProgress) || waitMs === 0) return answerFor(e);
       try {
         outcome = await calls.waitOutcome(e.key, waitMs);
       } catch (e2) {
         if (!(e2 instanceof idem.CallError)) throw e2;
-        return answerFor(e2, false);
+        return answerFor(e2);
       }
     }
     if (!outcome.replayed) return outcome.result;
