@@ -31,12 +31,14 @@ module.exports = function suite(dir) {
   const shop = require(path.join(dir, 'shop.js'));
   const model = require(path.join(dir, 'model.js'));
   let target, tmp;
+  const children = [];
 
   test.before(async () => {
     target = await startTarget();
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), `idem-${framework}-`));
   });
   test.after(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await target.close();
     fs.rmSync(tmp, { recursive: true, force: true });
   });
@@ -73,6 +75,7 @@ module.exports = function suite(dir) {
       env: { ...process.env, TARGET_URL: target.url, IDEM_USER: 'alice', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
+    children.push(child);                  // killed at the end if a test left it
     const events = [];
     let waiters = [];
     let stderr = '';
@@ -81,7 +84,10 @@ module.exports = function suite(dir) {
       events.push(JSON.parse(line));
       waiters = waiters.filter((w) => !w());
     });
-    const exit = new Promise((resolve) => child.on('exit', (code, signal) => {
+    // 'close', not 'exit': its output has been read to the end by then.
+    let closed = false;
+    const exit = new Promise((resolve) => child.on('close', (code, signal) => {
+      closed = true;
       waiters.forEach((w) => w(true));
       resolve({ code, signal });
     }));
@@ -92,7 +98,7 @@ module.exports = function suite(dir) {
         else if (exited) reject(new Error(`the run ended without the event awaited; stderr: ${stderr}`));
         return Boolean(e) || exited;
       };
-      if (!w(child.exitCode !== null || child.signalCode !== null)) waiters.push(w);
+      if (!w(closed)) waiters.push(w);
     });
     return { child, events, until, exit, stderr: () => stderr };
   }
