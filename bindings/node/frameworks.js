@@ -32,31 +32,32 @@
 // These are answers, not errors, so that each framework hands them to the
 // model as they are (a framework's error path may add "please try again").
 // Everything else is thrown, for the framework's own error path: the local
-// tool's error (the call is released: a retry runs again), idem.NotSent
-// (released), idem.Lost and idem.NotRecorded (an operator's matter), and a
-// missing user or conversation (nothing was claimed).
+// tool's error or idem.Unstorable (rolled back; released, so a retry runs
+// again), idem.NotSent (released), idem.Lost and idem.NotRecorded (an
+// operator's matter), and a missing user or conversation (nothing was
+// claimed).
 const idem = require('./index.js');
 
 // Where each framework's run context keeps the user and the conversation,
 // as its tools receive it after their input.  `hint` completes the error
 // for a run that gave none.
-const CONTEXTS = {
-  'ai-sdk': {
+const CONTEXTS = Object.freeze({
+  'ai-sdk': Object.freeze({
     who: (options) => options && options.experimental_context && options.experimental_context.user,
     conv: (options) => options && options.experimental_context && options.experimental_context.conversation,
     hint: 'generateText({ ..., experimental_context: { user, conversation } })',
-  },
-  langchain: {
+  }),
+  langchain: Object.freeze({
     who: (config) => config && config.configurable && config.configurable.user_id,
     conv: (config) => config && config.configurable && config.configurable.thread_id,
     hint: 'invoke(input, { configurable: { user_id, thread_id } })',
-  },
-  'openai-agents': {
+  }),
+  'openai-agents': Object.freeze({
     who: (runContext) => runContext && runContext.context && runContext.context.user,
     conv: (runContext) => runContext && runContext.context && runContext.context.conversation,
     hint: 'run(agent, input, { context: { user, conversation } })',
-  },
-};
+  }),
+});
 
 const OWN_OPTIONS = ['context', 'who', 'conv', 'waitMs'];
 

@@ -164,6 +164,13 @@ test('agentTool: a local tool that throws: the error goes to the framework, the 
   assert.deepEqual([runs, one(db, 'SELECT count(*) FROM calls')], [['BAD', 'BAD'], 0]);
 });
 
+test('agentTool: a local result that JSON cannot hold: idem.Unstorable goes to the framework, the call is released', async (t) => {
+  const { db, calls } = setup(t);
+  const execute = agentTool(calls, { name: 'count', context: 'ai-sdk' }, (db, { n }) => BigInt(n));
+  await assert.rejects(execute({ n: 1 }, aiOptions('c1')), idem.Unstorable);
+  assert.equal(one(db, 'SELECT count(*) FROM calls'), 0);
+});
+
 test('agentTool: a kept local failure is answered as failed to a repeat', async (t) => {
   const { calls } = setup(t, { local_failure: 'keep' });
   const runs = [];
