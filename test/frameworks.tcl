@@ -81,7 +81,10 @@ if {![file exists $stamp] || [readfile $stamp] ne $manifests
 cd $dir
 set files {}
 foreach name $frameworks { lappend files [file join $name shop.test.js] }
-set failed [catch {exec node --test --test-reporter=spec {*}$files >@ stdout 2>@ stderr}]
+# The three files at once: their tests mostly wait (for processes to start,
+# for the target), and none depends on another's timing.
+set failed [catch {exec node --test --test-concurrency=3 --test-reporter=spec \
+                     {*}$files >@ stdout 2>@ stderr}]
 
 # Every ```js block of doc/frameworks.md runs as written (with the packages
 # installed here), and exits 0.

@@ -216,8 +216,9 @@ module.exports = function suite(dir) {
     });
   }
 
-  test(`${framework}: two runs of one conversation at once: one effect each; the other run gets the result, or is told that the call is in progress`, { timeout: 60000 }, async () => {
+  test(`${framework}: two runs of one conversation at once: one effect each; the other run gets the result, or is told that the call is in progress`, { timeout: 60000 }, async (t) => {
     const [order, charge] = await twice('twice', {});
+    t.diagnostic(`charge_card: the other run was handed ${charge.other.status}`);
     assert.deepEqual([order.other.status, order.other.result], ['done', order.first]);   // a local call is never seen pending
     if (charge.other.status === 'pending') assert.match(charge.other.message, PENDING);
     else assert.deepEqual([charge.other.status, charge.other.result], ['done', charge.first]);
@@ -239,7 +240,7 @@ module.exports = function suite(dir) {
         [call('charge_card', { cents: 990 })],
         [call('charge_card', { cents: 990 })],
         'I could not confirm the payment.',
-      ], { conversation: 'conv-timeout', timeoutMs: 1000 });
+      ], { conversation: 'conv-timeout', timeoutMs: 2000 });
     } finally {
       target.delayMs = 0;
     }
