@@ -21,7 +21,9 @@ const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio
 const SERVER = path.join(__dirname, 'mcp-server.js');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idem-mcp-'));
 const DB = path.join(dir, 'orders.db');
-const target = { arrivals: {}, delayMs: 0 };
+// The target answers after delayMs, and not before target.hold (a
+// Promise, when a test holds its answers) has resolved.
+const target = { arrivals: {}, delayMs: 0, hold: null };
 let server;
 const clients = [];
 
@@ -33,10 +35,10 @@ test.before(async () => {
       const key = req.headers['idempotency-key'];
       target.arrivals[key] = (target.arrivals[key] || 0) + 1;
       const n = Object.keys(target.arrivals).length;
-      setTimeout(() => {
+      Promise.resolve(target.hold).then(() => setTimeout(() => {
         res.writeHead(201, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ charge: `ch_${n}`, cents: JSON.parse(body).cents }));
-      }, target.delayMs);
+      }, target.delayMs));
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -152,10 +154,12 @@ test('charge_card from two clients at once: sent once, both the same result', as
 
 test('a charge whose target times out is unknown, and is not retried', async () => {
   const c = await client({ TARGET_TIMEOUT_MS: '300' });
-  target.delayMs = 1500;
+  let answer;
+  target.hold = new Promise((resolve) => { answer = resolve; });   // no answer in time
   const before = arrivals();
   const first = await call(c, 'charge_card', { conversation: 'conv-5', cents: 990 });
-  target.delayMs = 0;
+  answer();
+  target.hold = null;
   assert.equal(first.isError, true);
   assert.deepEqual(Object.keys(first.body).sort(), ['key', 'message', 'status']);   // not a replay
   assert.equal(first.body.status, 'unknown');
@@ -188,19 +192,22 @@ test('a charge the target refused is not_sent: released, and sent again it runs'
 });
 
 test('a duplicate that waited longer than WAIT_MS is told pending, then replays', async () => {
-  const [a, b] = await Promise.all([client(), client({ WAIT_MS: '100' })]);
-  target.delayMs = 1000;
+  // The first charge's answer is held until the duplicate has been told.
+  const [a, b] = await Promise.all([client({ TARGET_TIMEOUT_MS: '120000' }), client({ WAIT_MS: '100' })]);
+  let answer;
+  target.hold = new Promise((resolve) => { answer = resolve; });
   const args = { conversation: 'conv-7', cents: 700 };
   const first = call(a, 'charge_card', args);
   while (count("SELECT count(*) FROM calls WHERE tool = 'charge_card' AND args = '{\"cents\":700}'") === 0) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   const waited = await call(b, 'charge_card', args);
+  answer();
+  target.hold = null;
   assert.equal(waited.isError, true);
   assert.deepEqual([waited.body.status, waited.body.idempotent], ['pending', true]);
   assert.match(waited.body.message, /in progress/);
   const done = await first;
-  target.delayMs = 0;
   assert.deepEqual([done.isError, done.body.idempotent], [false, undefined]);
   assert.deepEqual((await call(b, 'charge_card', args)).body, { ...done.body, idempotent: true });
 });

@@ -40,9 +40,9 @@ function setup(t, table = 'calls', options = {}) {
 const one = (db, sql) => Object.values(db.prepare(sql).get())[0];
 
 // An HTTP target on 127.0.0.1 that honours Idempotency-Key; waits delayMs
-// before it answers.
+// before it answers, and while tg.hold (a Promise) has not resolved.
 async function target(t, delayMs = 0) {
-  const tg = { arrivals: 0, keys: [], delayMs };
+  const tg = { arrivals: 0, keys: [], delayMs, hold: null };
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => { body += c; });
@@ -50,10 +50,10 @@ async function target(t, delayMs = 0) {
       tg.arrivals += 1;
       tg.keys.push(req.headers['idempotency-key']);
       const n = tg.arrivals;
-      setTimeout(() => {
+      Promise.resolve(tg.hold).then(() => setTimeout(() => {
         res.writeHead(201, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ charge: `ch_${n}`, cents: JSON.parse(body).cents }));
-      }, tg.delayMs);
+      }, tg.delayMs));
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -248,10 +248,13 @@ test('external: claim commits first, header sent, a duplicate replays', async (t
 
 test('external: a timeout is Unknown and never retried', async (t) => {
   const { db, calls } = setup(t);
-  const tg = await target(t, 1500);
+  const tg = await target(t);
+  let answer;
+  tg.hold = new Promise((resolve) => { answer = resolve; });    // no answer in time
   const sent = [];
   const charge = chargeTool(calls, tg, sent, 300);
   const e1 = await charge('bob', 'c', { cents: 990 }).catch((x) => x);
+  answer();
   assert.ok(e1 instanceof idem.Unknown, String(e1));
   assert.match(String(e1.cause && e1.cause.name), /TimeoutError|AbortError/);
   const e2 = await charge('bob', 'c', { cents: 990 }).catch((x) => x);
@@ -266,15 +269,18 @@ test('external: a timeout is Unknown and never retried', async (t) => {
 
 test('external: a pending duplicate is InProgress; wait() gets the result', async (t) => {
   const { calls } = setup(t);
-  const tg = await target(t, 600);
+  const tg = await target(t);
+  let answer;
+  tg.hold = new Promise((resolve) => { answer = resolve; });    // until the duplicate is told
   const sent = [];
-  const charge = chargeTool(calls, tg, sent);
+  const charge = chargeTool(calls, tg, sent, 60000);
   const first = charge('carol', 'c', { cents: 7 });
   const key = charge.key('carol', 'c', { cents: 7 });
   const e = await charge('carol', 'c', { cents: 7 }).catch((x) => x);
   assert.ok(e instanceof idem.InProgress, String(e));
   assert.deepEqual([e.key, e.reply.status, e.replayed], [key, 'pending', true]);
   await assert.rejects(calls.wait(key, 20), idem.InProgress);
+  setTimeout(answer, 100);
   assert.deepEqual(await calls.wait(key, 10000), { charge: 'ch_1', cents: 7 });
   assert.deepEqual(await first, { charge: 'ch_1', cents: 7 });
   assert.equal(tg.arrivals, 1);
