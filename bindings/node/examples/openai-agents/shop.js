@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+'use strict';
+// idem inside the OpenAI Agents SDK (@openai/agents): two tools whose calls
+// take effect once, however often the model makes them.
+//
+//   place_order  local: an order row in SQLite, written in the claim's
+//                transaction (the row, the claim and the result commit
+//                together)
+//   charge_card  external: a POST to the target, with the call's key as
+//                the Idempotency-Key header
+//
+// Each tool's execute is agentTool(): the user and the conversation come
+// from the run's context (run(agent, input, { context: { user,
+// conversation } })), the arguments from the tool call.  The call id is not
+// part of the key: a model that repeats a call gives it a new id.  A repeat
+// gets the first result marked "idempotent": true; a call whose request
+// may have arrived but whose answer did not (a timeout) gets the "unknown"
+// note, and is not sent again.  agentTool answers these; it does not throw
+// them, so the SDK's error path ("An error occurred while running the
+// tool. Please try again.") never invites a retry of an unknown call.
+//
+//   npm install && npm start      a conversation with the test model
+//   npm test                      the tests (../harness/suite.js)
+const Database = require('better-sqlite3');
+const idem = require('sqlite-idem');
+const { agentTool } = require('sqlite-idem/frameworks');
+const { Agent, run, setTracingDisabled, tool } = require('@openai/agents');
+const { z } = require('zod');
+
+setTracingDisabled(true);                   // no traces sent to OpenAI from here
+
+/**
+ * The shop on a database file: its tools, and chat(model, { user,
+ * conversation, prompt }), one run of an Agent (the model, then the tools
+ * it calls, until it answers in text).
+ * options: targetUrl, timeoutMs (the charge's; default 5000), waitMs.
+ */
+function open(file, { targetUrl, timeoutMs = 5000, waitMs = 0 } = {}) {
+  const db = new Database(file, { timeout: 10000 });
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');          // a claim is on disk before its request leaves
+  db.exec('CREATE TABLE IF NOT EXISTS orders(id INTEGER PRIMARY KEY, sku TEXT, qty INTEGER)');
+  const calls = idem.calls(db, 'calls');
+
+  const placeOrder = agentTool(calls, { name: 'place_order', kind: 'local', context: 'openai-agents', waitMs },
+    (db, { sku, qty }) => {
+      const id = Number(db.prepare('INSERT INTO orders(sku, qty) VALUES (?, ?)').run(sku, qty).lastInsertRowid);
+      return new idem.Result({ order: id, sku, qty }, id);
+    });
+  const chargeCard = agentTool(calls, { name: 'charge_card', kind: 'external', context: 'openai-agents', waitMs },
+    async ({ cents }, { idempotencyKey }) => {
+      let response;
+      try {
+        response = await fetch(targetUrl, {
+          method: 'POST', body: JSON.stringify({ cents }), signal: AbortSignal.timeout(timeoutMs),
+          headers: { 'content-type': 'application/json', [idem.HEADER]: idempotencyKey },
+        });
+      } catch (e) {
+        // Refused before a connection: nothing left; a retry may run.
+        if (e.cause && e.cause.code === 'ECONNREFUSED') throw new idem.NotSent('the target is down', { cause: e });
+        throw e;                              // a timeout: the request may have arrived
+      }
+      if (!response.ok) throw new Error(`the target answered ${response.status}`);
+      return response.json();
+    });
+
+  const tools = [
+    tool({
+      name: 'place_order',
+      description: 'Place an order for qty items of sku.',
+      parameters: z.object({ sku: z.string(), qty: z.number().int().positive() }),
+      execute: placeOrder,
+    }),
+    tool({
+      name: 'charge_card',
+      description: "Charge the user's card, in cents.",
+      parameters: z.object({ cents: z.number().int().positive() }),
+      execute: chargeCard,
+    }),
+  ];
+  const chat = (model, { user, conversation, prompt }) => {
+    const agent = new Agent({ name: 'shop', instructions: 'You take orders and payments.', model, tools });
+    return run(agent, prompt, { context: { user, conversation }, maxTurns: 10 });
+  };
+  return { db, calls, tools, chat, close: () => db.close() };
+}
+
+module.exports = { open };
