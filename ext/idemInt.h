@@ -347,6 +347,8 @@ struct IdemOptions {
   int bArgsMismatchReplay;    /* args_mismatch=replay (default: error) */
   sqlite3_int64 iRetainMs;    /* retain=<duration>; 0: decided calls stay */
   sqlite3_int64 iStaleAfterMs;/* stale_after=<duration>; 0: never stale */
+  unsigned int mGiven;        /* Options given so far, a bit each: none
+                              ** may be given twice */
 };
 
 /* A local claim made in the open transaction, and the savepoint level it
@@ -365,6 +367,36 @@ struct IdemTxnClaim {
 ** refused with an error naming both (doc/choices.md).
 */
 #define IDEM_FORMAT 2
+
+/*
+** The statements of a connection that are running and write (idem's own
+** are never left running between their steps), each with its run count:
+** together they tell one execution of a statement from another.
+*/
+#define IDEM_SET_STMTS 4
+typedef struct IdemStmtSet IdemStmtSet;
+struct IdemStmtSet {
+  int n;                                /* Statements in ap[] */
+  sqlite3_stmt *ap[IDEM_SET_STMTS];     /* The busy writing statements */
+  int aRun[IDEM_SET_STMTS];             /* SQLITE_STMTSTATUS_RUN of each */
+};
+
+/*
+** One statement of several rows, while it runs: SQLite opens a statement
+** savepoint for it (xSavepoint, then xRelease or xRollbackTo at its end),
+** or runs it as a transaction of its own (autocommit: xBegin ... xCommit).
+** What its claims under OR IGNORE found: one that both claims and finds
+** claims held would leave its caller unable to tell its own from
+** changes() (doc/contract.md §4).
+*/
+#define IDEM_NWINDOW 8
+typedef struct IdemWindow IdemWindow;
+struct IdemWindow {
+  int iLevel;                 /* Its savepoint; -1: the whole transaction */
+  IdemStmtSet set;            /* The statements running when it opened */
+  unsigned char bOwn;         /* It claimed a call */
+  unsigned char bDup;         /* It found a call already claimed */
+};
 
 typedef struct IdemVtab IdemVtab;
 struct IdemVtab {
@@ -391,6 +423,8 @@ struct IdemVtab {
   int nTxn;                   /* Their number */
   int nTxnAlloc;              /* Room in aTxn[] */
   int iTxnLevel;              /* The current savepoint level */
+  IdemWindow aWin[IDEM_NWINDOW];  /* Statements of several rows running */
+  int nWin;                   /* Their number */
 };
 
 /* The names of the columns, by IDEM_COL_* number. */
@@ -450,6 +484,12 @@ IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p);
 IDEM_PRIVATE int idemTxnReserve(IdemVtab *p);
 IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]);
 IDEM_PRIVATE void idemTxnClear(IdemVtab *p);
+/* xBegin: a transaction starts (idemTxnClear(), and in autocommit the
+** statement that starts it is its window). */
+IDEM_PRIVATE void idemTxnBegin(IdemVtab *p);
+/* The window of the statement running now, if it is one of several rows,
+** else NULL. */
+IDEM_PRIVATE IdemWindow *idemTxnWindow(IdemVtab *p);
 IDEM_PRIVATE void idemTxnSavepoint(IdemVtab *p, int iSavepoint);
 IDEM_PRIVATE void idemTxnRelease(IdemVtab *p, int iSavepoint);
 IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint);

@@ -124,9 +124,9 @@ static sqlite3_int64 idemDurationParse(const char *z, int n){
   for(j=0; j<(int)(sizeof(aUnit)/sizeof(aUnit[0])); j++){
     if( nUnit==(int)strlen(aUnit[j].zUnit)
      && sqlite3_strnicmp(z+i, aUnit[j].zUnit, nUnit)==0 ){
-      double ms = r*(double)aUnit[j].iMs + 0.5;
-      if( ms<1.0 || ms>(double)IDEM_DURATION_MAX ) return 0;
-      return (sqlite3_int64)ms;
+      sqlite3_int64 iMs = (sqlite3_int64)(r*(double)aUnit[j].iMs + 0.5);
+      if( iMs<1 || iMs>IDEM_DURATION_MAX ) return 0;   /* 36525 days is in */
+      return iMs;
     }
   }
   return 0;
@@ -157,6 +157,19 @@ static const IdemSwitch aIdemSwitch[] = {
     " back an external claim)" },
 };
 
+/* Note option number iOpt as given; an error if it was given before
+** (the last one winning silently would hide a typo or a stale copy). */
+static int idemOptionTwice(IdemOptions *pOpt, int iOpt, const char *zName,
+                           char **pzErr){
+  if( pOpt->mGiven & (1u<<iOpt) ){
+    *pzErr = sqlite3_mprintf("%s is given twice; give each option once",
+                             zName);
+    return 1;
+  }
+  pOpt->mGiven |= 1u<<iOpt;
+  return 0;
+}
+
 /*
 ** Parse one module argument "name=value" into *pOpt.  Returns SQLITE_OK
 ** or an error with *pzErr set (the text alone: the table's error puts
@@ -186,6 +199,7 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
     int j;
     if( nName!=(int)strlen(pSw->zName)
      || sqlite3_strnicmp(zArg, pSw->zName, nName)!=0 ) continue;
+    if( idemOptionTwice(pOpt, i, pSw->zName, pzErr) ) return SQLITE_ERROR;
     for(j=0; j<2; j++){
       if( nValue==(int)strlen(pSw->azWord[j])
        && sqlite3_strnicmp(zValue, pSw->azWord[j], nValue)==0 ){
@@ -200,6 +214,10 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
   if( (nName==6 && sqlite3_strnicmp(zArg, "retain", 6)==0)
    || (nName==11 && sqlite3_strnicmp(zArg, "stale_after", 11)==0) ){
     sqlite3_int64 iMs = idemDurationParse(zValue, nValue);
+    if( idemOptionTwice(pOpt, nName==6 ? 3 : 4, nName==6 ? "retain"
+                        : "stale_after", pzErr) ){
+      return SQLITE_ERROR;
+    }
     if( iMs==0 ){
       *pzErr = sqlite3_mprintf("bad duration '%.*s' for %.*s; use a"
           " positive number and a unit of seconds, minutes, hours or days"
@@ -876,8 +894,13 @@ static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
         /* args_mismatch=replay: an ordinary duplicate. */
         /* fall through */
       default:
-        idemDuplicateError(p, idemText(pMain, IDEM_M_STATUS), zHex,
-                           sqlite3_vtab_on_conflict(p->db)==SQLITE_REPLACE);
+        /* Under OR IGNORE the duplicate is no error: a message left
+        ** behind would be reported with a later error of the statement
+        ** that has none of its own (an SQLITE_BUSY). */
+        if( sqlite3_vtab_on_conflict(p->db)!=SQLITE_IGNORE ){
+          idemDuplicateError(p, idemText(pMain, IDEM_M_STATUS), zHex,
+                             sqlite3_vtab_on_conflict(p->db)==SQLITE_REPLACE);
+        }
         rc = SQLITE_CONSTRAINT_UNIQUE;
         break;
     }
@@ -1042,10 +1065,34 @@ static int idemClaimWrite(IdemVtab *p, sqlite3_stmt *pIns, sqlite3_value **aCol,
 ** expired call that still holds the key is deleted and the claim written
 ** again, once.
 */
+/*
+** Under INSERT OR IGNORE, a statement that claims some calls and finds
+** others already claimed would leave its caller unable to tell from
+** changes() which claims are its own (doc/contract.md §4): the row that
+** would mix the two outcomes is an error instead, which rolls the whole
+** statement back.  Only a statement of several rows can mix them, and
+** SQLite runs each such statement in a savepoint or a transaction of its
+** own, which the store tracks as its window (idemTxnWindow()).  bOwn: this
+** row claimed its call; else it found it held.  SQLITE_OK, or the error.
+*/
+static int idemIgnoreMixed(IdemVtab *p, int bOwn){
+  IdemWindow *w = idemTxnWindow(p);
+  if( w==0 ) return SQLITE_OK;
+  if( bOwn ? w->bDup : w->bOwn ){
+    idemVtabError(p, "this INSERT OR IGNORE claimed some calls and found"
+        " others already claimed: from changes() its caller could not tell"
+        " which are its own, so nothing of the statement is kept; claim"
+        " one call per statement, or use a plain INSERT (all or nothing)");
+    return SQLITE_ERROR;
+  }
+  if( bOwn ) w->bOwn = 1; else w->bDup = 1;
+  return SQLITE_OK;
+}
+
 static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRowid){
   IdemClaim c;
   sqlite3_stmt *pIns, *pMain;
-  int nTry, bHeld, bExpired;
+  int nTry, bHeld = 0, bExpired;
   int rc = idemClaimPrepare(p, aCol, &c);
   if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
   if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_INSERT, &pIns);
@@ -1064,6 +1111,11 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
     /* An expired call held it: gone, its rows are deleted, the claim is
     ** made again and wins. */
     rc = idemRelease(p, c.aKey);
+  }
+  if( (rc==SQLITE_OK || rc==SQLITE_CONSTRAINT_UNIQUE)
+   && sqlite3_vtab_on_conflict(p->db)==SQLITE_IGNORE ){
+    int rc2 = idemIgnoreMixed(p, rc==SQLITE_OK);
+    if( rc2!=SQLITE_OK ) rc = rc2;
   }
   idemClaimFinish(p, &c);
   return rc;
@@ -1158,6 +1210,16 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
   if( p->zDamaged ){    /* checked again at each transaction's start */
     idemVtabError(p, "%s", p->zDamaged);
     return SQLITE_CORRUPT_VTAB;
+  }
+  if( sqlite3_vtab_on_conflict(p->db)==SQLITE_FAIL ){
+    /* OR FAIL keeps what a statement wrote before its failing row: a
+    ** caller told "already claimed" would never act on the claims of the
+    ** rows before (doc/contract.md §4). */
+    idemVtabError(p, "INSERT OR FAIL is not supported: it keeps the rows"
+        " a statement wrote before a failing one, so its caller could not"
+        " tell its own claims from a duplicate; use INSERT (all or"
+        " nothing), INSERT OR IGNORE or INSERT OR ROLLBACK");
+    return SQLITE_ERROR;
   }
   if( sqlite3_value_type(pMember)!=SQLITE_NULL ){
     int bInt = idemValueInt64(pMember, &iMember);
@@ -1464,16 +1526,177 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
 
 /* ------------------------------------------------------------- COMMIT */
 
+/* True if schema zSchema's pages live in memory: temp, ":memory:", or a
+** VFS that keeps them in RAM (memdb: sqlite3_deserialize()). */
+static int idemSchemaInMemory(sqlite3 *db, const char *zSchema){
+  const char *zFile = sqlite3_db_filename(db, zSchema);
+  sqlite3_vfs *pVfs = 0;
+  if( zFile==0 || zFile[0]==0 ) return 1;
+  if( sqlite3_file_control(db, zSchema, SQLITE_FCNTL_VFS_POINTER, &pVfs)
+        ==SQLITE_OK && pVfs && pVfs->zName && strcmp(pVfs->zName, "memdb")==0 ){
+    return 1;
+  }
+  return 0;
+}
+
+/* Schema zSchema's journal_mode, lower case, into zMode (16 bytes; ""
+** when it cannot be read).  SQLITE_OK or SQLITE_NOMEM. */
+static int idemJournalMode(sqlite3 *db, const char *zSchema, char zMode[16]){
+  sqlite3_stmt *pStmt = 0;
+  int rc = idemQueryRow(db, &pStmt, "PRAGMA \"%w\".journal_mode", zSchema);
+  zMode[0] = 0;
+  if( rc==SQLITE_ROW ){
+    const char *z = (const char*)sqlite3_column_text(pStmt, 0);
+    if( z ) sqlite3_snprintf(16, zMode, "%s", z);
+  }
+  sqlite3_finalize(pStmt);
+  return rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/*
+** The size of the header a rollback journal of schema zSchema starts with,
+** as the pager sizes it (setSectorSize() in SQLite's pager.c): 512 bytes
+** for temp and in-memory files and where writes are powersafe, else the
+** file's sector size (at least 32 bytes or it counts as 512, at most 64 KB).
+*/
+static sqlite3_int64 idemJournalHeader(sqlite3 *db, const char *zSchema){
+  sqlite3_file *pDb = 0;
+  int n;
+  if( sqlite3_stricmp(zSchema, "temp")==0 || idemSchemaInMemory(db, zSchema) ){
+    return 512;
+  }
+  if( sqlite3_file_control(db, zSchema, SQLITE_FCNTL_FILE_POINTER, &pDb)
+        !=SQLITE_OK || pDb==0 || pDb->pMethods==0
+   || (pDb->pMethods->xDeviceCharacteristics(pDb)
+         & SQLITE_IOCAP_POWERSAFE_OVERWRITE)!=0 ){
+    return 512;
+  }
+  n = pDb->pMethods->xSectorSize(pDb);
+  return n<32 ? 512 : n>65536 ? 65536 : n;
+}
+
+/*
+** Whether this transaction has written schema zSchema (journal mode
+** zMode).  A write transaction is not enough: BEGIN IMMEDIATE opens one on
+** every database of the connection.  In a rollback journal, every page
+** the transaction changes is copied after the journal's header (which a
+** temp file's pager writes at BEGIN already): more than the header is a
+** write.  A WAL file, or a journal that is OFF, keeps nothing to look at
+** before the COMMIT: a write transaction on them counts as a write.
+*/
+static int idemSchemaWritten(sqlite3 *db, const char *zSchema,
+                             const char *zMode){
+  sqlite3_file *pJournal = 0;
+  sqlite3_int64 sz = 0;
+  if( sqlite3_txn_state(db, zSchema)!=SQLITE_TXN_WRITE ) return 0;
+  if( strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0 ) return 1;
+  if( sqlite3_file_control(db, zSchema, SQLITE_FCNTL_JOURNAL_POINTER,
+                           &pJournal)!=SQLITE_OK
+   || pJournal==0 || pJournal->pMethods==0 ){
+    return 0;                       /* no journal opened: nothing written */
+  }
+  if( pJournal->pMethods->xFileSize(pJournal, &sz)!=SQLITE_OK ) return 1;
+  return sz>idemJournalHeader(db, zSchema);
+}
+
+/*
+** Why schema zSchema (journal mode zMode) does not commit atomically with
+** the other files of the transaction: NULL if SQLite commits it through
+** the super-journal with every other file, else the reason
+** (sqlite3_malloc'd; *pbNoMem set when it cannot be made).  SQLite writes
+** a super-journal only for files with a rollback journal on disk, and
+** only when the main database is a file; the temp schema, a WAL file and
+** a journal that is OFF or in MEMORY each commit on their own
+** (doc/contract.md §4).
+*/
+static char *idemCommitAlone(IdemVtab *p, const char *zSchema,
+                             const char *zMode, int *pbNoMem){
+  char *zWhy;
+  if( sqlite3_stricmp(zSchema, "temp")==0 ){
+    zWhy = sqlite3_mprintf("the temp schema commits on its own");
+  }else if( idemSchemaInMemory(p->db, zSchema) ){
+    zWhy = sqlite3_mprintf("%s is in memory, which a crash empties", zSchema);
+  }else if( strcmp(zMode, "wal")==0 ){
+    zWhy = sqlite3_mprintf("%s is in WAL mode, where SQLite commits each"
+                           " attached file on its own", zSchema);
+  }else if( strcmp(zMode, "off")==0 || strcmp(zMode, "memory")==0 ){
+    zWhy = sqlite3_mprintf("%s has journal_mode=%s, which cannot roll back"
+                           " across a crash", zSchema, zMode);
+  }else if( idemSchemaInMemory(p->db, "main") ){
+    zWhy = sqlite3_mprintf("the main database is in memory, so SQLite"
+        " writes no super-journal and each file commits on its own");
+  }else{
+    return 0;
+  }
+  if( zWhy==0 ) *pbNoMem = 1;
+  return zWhy;
+}
+
+/*
+** A transaction that records a local call in the table's schema and also
+** writes another schema: SQLITE_OK if SQLite commits them all atomically,
+** else the error that refuses the COMMIT before anything is written.  A
+** local call's action may be in any of those files: committed one file
+** at a time, a crash in between would leave the call done without its
+** action (a retry replays an action that never happened) or the action
+** without its call (a retry does it twice).
+*/
+static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
+  const char *zOther = 0, *z;
+  char *zWhy = 0;
+  char zMode[16];
+  int i, rc, bNoMem = 0, bHeld = 0;
+  for(i=0; (z = sqlite3_db_name(p->db, i))!=0 && zWhy==0 && !bNoMem; i++){
+    if( sqlite3_stricmp(z, p->zDb)==0
+     || sqlite3_txn_state(p->db, z)!=SQLITE_TXN_WRITE ){
+      continue;
+    }
+    if( (rc = idemJournalMode(p->db, z, zMode))!=SQLITE_OK ) return rc;
+    if( !idemSchemaWritten(p->db, z, zMode) ) continue;
+    zOther = z;
+    bHeld = strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0;
+    zWhy = idemCommitAlone(p, z, zMode, &bNoMem);
+    if( zWhy==0 && !bNoMem ){
+      if( (rc = idemJournalMode(p->db, p->zDb, zMode))!=SQLITE_OK ) return rc;
+      zWhy = idemCommitAlone(p, p->zDb, zMode, &bNoMem);
+    }
+  }
+  if( bNoMem ){
+    sqlite3_free(zWhy);
+    return SQLITE_NOMEM;
+  }
+  if( zWhy ){
+    char zHex[IDEM_KEY_HEX+1];
+    idemKeyHex(aKey, zHex);
+    idemVtabError(p, "this transaction records local call '%s' in %s and"
+        " also %s %s, and they would not commit as one (%s): a crash"
+        " between the two could leave the call recorded without its action"
+        " or its action without the call; keep a local call's writes in"
+        " the database of its table (%s), or give every file written a"
+        " rollback journal on disk (journal_mode=DELETE, TRUNCATE or"
+        " PERSIST) with a main database that is a file; the transaction"
+        " was rolled back", zHex, p->zDb,
+        bHeld ? "holds a write transaction on" : "writes", zOther, zWhy,
+        p->zDb);
+    sqlite3_free(zWhy);
+    return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}
+
 /*
 ** xSync, before the transaction commits: a local claim made in it that is
 ** still pending fails the COMMIT (which SQLite then rolls back).  Its
 ** action and its record belong in its own transaction (doc/contract.md
 ** §4): committed pending, the claim would hold its key forever and its
 ** action would never run.  External claims commit pending: that is their
-** protocol (the claim is on disk before the request leaves).
+** protocol (the claim is on disk before the request leaves).  A local
+** claim that is recorded must commit as one with everything else the
+** transaction wrote (idemCommitAtomic()).
 */
 IDEM_PRIVATE int idemClaimSync(IdemVtab *p){
   sqlite3_stmt *pMain;
+  const unsigned char *aLocal = 0;    /* a recorded local claim of ours */
   int i, rc;
   if( p->nTxn==0 ) return SQLITE_OK;
   rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
@@ -1485,8 +1708,9 @@ IDEM_PRIVATE int idemClaimSync(IdemVtab *p){
     }
     rc = sqlite3_step(pMain);
     if( rc==SQLITE_ROW ){
+      int bLocal = strcmp(idemText(pMain, IDEM_M_KIND), "external")!=0;
       if( idemStatusParse(idemText(pMain, IDEM_M_STATUS))==IDEM_STATUS_PENDING
-       && strcmp(idemText(pMain, IDEM_M_KIND), "external")!=0 ){
+       && bLocal ){
         char zHex[IDEM_KEY_HEX+1];
         idemKeyHex(p->aTxn[i].aKey, zHex);
         idemVtabError(p, "local call '%s' is still pending at"
@@ -1497,6 +1721,7 @@ IDEM_PRIVATE int idemClaimSync(IdemVtab *p){
             zHex, p->zName, zHex);
         rc = SQLITE_ERROR;
       }else{
+        if( bLocal && aLocal==0 ) aLocal = p->aTxn[i].aKey;
         rc = SQLITE_OK;
       }
     }else if( rc==SQLITE_DONE ){
@@ -1506,6 +1731,7 @@ IDEM_PRIVATE int idemClaimSync(IdemVtab *p){
     }
     sqlite3_reset(pMain);
   }
+  if( rc==SQLITE_OK && aLocal ) rc = idemCommitAtomic(p, aLocal);
   return rc;
 }
 

@@ -359,141 +359,372 @@ static int idemSchemaCookies(IdemVtab *p, sqlite3_int64 aCookie[2]){
   return rc;
 }
 
-/* True if the SQL text z says ON CONFLICT, whatever the spacing, case and
-** comments in between. */
-static int idemHasConflictClause(const char *z){
-  static const char zWant[] = "ONCONFLICT";
-  int i = 0, n = 0;
-  while( z[i] ){
-    char c = z[i];
-    if( c=='/' && z[i+1]=='*' ){
-      const char *zEnd = strstr(&z[i+2], "*/");
-      if( zEnd==0 ) break;
-      i = (int)(zEnd - z) + 2;
-      continue;
-    }
-    if( c=='-' && z[i+1]=='-' ){
-      while( z[i] && z[i]!='\n' ) i++;
-      continue;
-    }
-    i++;
-    if( c==' ' || c=='\t' || c=='\n' || c=='\r' || c=='\f' ) continue;
-    if( c>='a' && c<='z' ) c -= 'a'-'A';
-    if( c==zWant[n] ){
-      if( ++n==(int)sizeof(zWant)-1 ) return 1;
+/*
+** IDEM'S SCHEMA.  The shadow tables are exactly these, in this order (the
+** CREATE TABLE text that SQLite keeps is "CREATE TABLE \"<name>_<suffix>\""
+** and the definition).  idemStoreCreate() and idemStoreUpgrade() make them
+** from here, and idemCheckShadow() holds the file against here: nothing
+** else may be defined on them.  A format-1 table (idem 1.0.0) has only
+** <name>_claim, without its last three columns, until its first write
+** upgrades it.
+*/
+static const char *const azIdemShadow[] = { "claim", "expiry", "config" };
+static const char *const azIdemShadowDef[] = {
+  "(rid INTEGER PRIMARY KEY, key BLOB NOT NULL, member INTEGER NOT NULL,"
+  " who, conv, tool, args TEXT, kind TEXT, status TEXT, id, result,"
+  " note TEXT, created TEXT NOT NULL, updated TEXT,"
+  " keyargs TEXT, owner TEXT, expires TEXT,"
+  " UNIQUE(key, member), UNIQUE(created, rid))",
+  "(expires TEXT NOT NULL, key BLOB NOT NULL, PRIMARY KEY(expires, key))"
+  " WITHOUT ROWID",
+  "(k TEXT PRIMARY KEY, v) WITHOUT ROWID"
+};
+/* The columns format 2 added to <name>_claim, in the order of its
+** definition (ALTER TABLE ADD COLUMN puts each after the last column). */
+static const char *const azIdemNewCol[] = { "keyargs", "owner", "expires" };
+#define IDEM_NSHADOW 3
+
+/*
+** One token of SQL text, as far as comparing two definitions needs: white
+** space and comments are not tokens; a name (a keyword, or an identifier,
+** quoted in any of SQLite's four ways or not) is compared with names as
+** SQLite compares them (its text unquoted, ASCII case folded); anything
+** else (a string, a number, a blob, an operator) by its bytes.  A string
+** is one token whatever it holds: "/" "*" inside quotes is not a comment.
+*/
+#define IDEM_TK_END   0
+#define IDEM_TK_NAME  1
+#define IDEM_TK_OTHER 2
+typedef struct IdemToken IdemToken;
+struct IdemToken {
+  int eType;                  /* IDEM_TK_* */
+  const char *z;              /* Its text in the SQL */
+  int n;                      /* Its length, quotes included */
+};
+
+static int idemIsIdChar(unsigned char c){
+  return (c>='a' && c<='z') || (c>='A' && c<='Z') || (c>='0' && c<='9')
+      || c=='_' || c=='$' || c>=0x80;
+}
+
+/* The token at *pz into *pTok; *pz moves past it.  Text that ends inside a
+** quote is one token to the end: it differs from any definition. */
+static void idemTokenNext(const char **pz, IdemToken *pTok){
+  const unsigned char *z = (const unsigned char*)*pz;
+  const unsigned char *e;
+  for(;;){
+    while( *z==' ' || *z=='\t' || *z=='\n' || *z=='\r' || *z=='\f' ) z++;
+    if( z[0]=='-' && z[1]=='-' ){
+      while( *z && *z!='\n' ) z++;
+    }else if( z[0]=='/' && z[1]=='*' ){
+      for(z+=2; *z && !(z[0]=='*' && z[1]=='/'); z++){}
+      if( *z ) z += 2;
     }else{
-      n = (c==zWant[0]);
+      break;
+    }
+  }
+  pTok->z = (const char*)z;
+  pTok->eType = IDEM_TK_OTHER;
+  if( *z==0 ){
+    pTok->eType = IDEM_TK_END;
+    e = z;
+  }else if( *z=='\'' || *z=='"' || *z=='`' || *z=='[' ){
+    unsigned char q = *z=='[' ? ']' : *z;
+    for(e=z+1; *e; e++){
+      if( *e==q ){
+        if( q!=']' && e[1]==q ){ e++; continue; }   /* a doubled quote */
+        e++;
+        break;
+      }
+    }
+    if( *z!='\'' ) pTok->eType = IDEM_TK_NAME;
+  }else if( idemIsIdChar(*z) && !(*z>='0' && *z<='9') ){
+    for(e=z; idemIsIdChar(*e); e++){}
+    if( e==z+1 && (*z=='x' || *z=='X') && *e=='\'' ){   /* x'0011' */
+      for(e++; *e && *e!='\''; e++){}
+      if( *e ) e++;
+      pTok->eType = IDEM_TK_OTHER;
+    }else{
+      pTok->eType = IDEM_TK_NAME;
+    }
+  }else if( idemIsIdChar(*z) || *z=='.' ){              /* a number */
+    for(e=z; idemIsIdChar(*e) || *e=='.'
+          || ((*e=='+' || *e=='-') && (e[-1]=='e' || e[-1]=='E')); e++){}
+  }else{
+    e = z+1;
+  }
+  pTok->n = (int)(e - z);
+  *pz = (const char*)e;
+}
+
+/* The unquoted text of name token pTok into zOut (nOut bytes; a longer
+** name is cut, which only makes it differ). */
+static void idemTokenName(const IdemToken *pTok, char *zOut, int nOut){
+  const char *z = pTok->z;
+  int n = pTok->n, i, j = 0;
+  char q = 0;
+  if( n>=2 && (z[0]=='"' || z[0]=='`' || z[0]=='[') ){
+    q = z[0]=='[' ? 0 : z[0];
+    z++;
+    n -= 2;
+  }
+  for(i=0; i<n && j<nOut-1; i++){
+    zOut[j++] = z[i];
+    if( q && z[i]==q && i+1<n && z[i+1]==q ) i++;    /* "" is one " */
+  }
+  zOut[j] = 0;
+}
+
+/* True if the two tokens say the same to SQLite. */
+static int idemTokenSame(const IdemToken *a, const IdemToken *b){
+  char zA[128], zB[128];
+  if( a->eType!=b->eType ) return 0;
+  if( a->eType!=IDEM_TK_NAME ){
+    return a->n==b->n && memcmp(a->z, b->z, (size_t)a->n)==0;
+  }
+  idemTokenName(a, zA, (int)sizeof(zA));
+  idemTokenName(b, zB, (int)sizeof(zB));
+  return sqlite3_stricmp(zA, zB)==0;
+}
+
+/* The start of SQL text z for a message, into zOut (nOut bytes): white
+** space as one blank, cut short with "..." (never inside a UTF-8
+** character). */
+static void idemSnippet(const char *z, char *zOut, int nOut){
+  int i = 0, bBlank = 0;
+  for(; *z && i<nOut-4; z++){
+    unsigned char c = (unsigned char)*z;
+    if( c==' ' || c=='\t' || c=='\n' || c=='\r' || c=='\f' ){
+      bBlank = 1;
+      continue;
+    }
+    if( bBlank && i>0 ) zOut[i++] = ' ';
+    bBlank = 0;
+    zOut[i++] = (char)c;
+  }
+  if( *z ){
+    while( i>0 && ((unsigned char)zOut[i-1] & 0xc0)==0x80 ) i--;   /* continuation */
+    if( i>0 && ((unsigned char)zOut[i-1])>=0xc0 ) i--;              /* lead byte */
+    memcpy(&zOut[i], "...", 3);
+    i += 3;
+  }
+  zOut[i] = 0;
+}
+
+/*
+** Compare the SQL text zFound with zWant token by token.  NULL if they say
+** the same, else a description of the first difference (sqlite3_malloc'd;
+** *pbNoMem set if it could not be made).
+*/
+static char *idemSqlDiff(const char *zFound, const char *zWant, int *pbNoMem){
+  IdemToken a, b;
+  char zA[44], zB[44];
+  char *z;
+  for(;;){
+    idemTokenNext(&zFound, &a);
+    idemTokenNext(&zWant, &b);
+    if( !idemTokenSame(&a, &b) ) break;
+    if( a.eType==IDEM_TK_END ) return 0;
+  }
+  idemSnippet(a.z, zA, (int)sizeof(zA));
+  idemSnippet(b.z, zB, (int)sizeof(zB));
+  if( a.eType==IDEM_TK_END ){
+    z = sqlite3_mprintf("it ends where idem's goes on with \"%s\"", zB);
+  }else if( b.eType==IDEM_TK_END ){
+    z = sqlite3_mprintf("it goes on with \"%s\" where idem's ends", zA);
+  }else{
+    z = sqlite3_mprintf("it has \"%s\" where idem's has \"%s\"", zA, zB);
+  }
+  if( z==0 ) *pbNoMem = 1;
+  return z;
+}
+
+/* True if some name token of zSql names one of the shadow tables of
+** table zName. */
+static int idemSqlNamesShadow(const char *zSql, const char *zName){
+  IdemToken t;
+  char zTok[256], zShadow[256];
+  int i;
+  for(idemTokenNext(&zSql, &t); t.eType!=IDEM_TK_END; idemTokenNext(&zSql, &t)){
+    if( t.eType!=IDEM_TK_NAME ) continue;
+    idemTokenName(&t, zTok, (int)sizeof(zTok));
+    for(i=0; i<IDEM_NSHADOW; i++){
+      sqlite3_snprintf((int)sizeof(zShadow), zShadow, "%s_%s", zName,
+                       azIdemShadow[i]);
+      if( sqlite3_stricmp(zTok, zShadow)==0 ) return 1;
     }
   }
   return 0;
 }
 
 /*
+** What is wrong with shadow table iShadow, whose schema row pStmt holds
+** (type, name, tbl_name, sql), or NULL if it is exactly idem's.  Format 1's
+** claim table (bFormat2 false) may lack the columns format 2 added.
+*/
+static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
+                            sqlite3_stmt *pStmt, int *pbNoMem){
+  const char *zType = (const char*)sqlite3_column_text(pStmt, 0);
+  const char *zSql = (const char*)sqlite3_column_text(pStmt, 3);
+  char *zWant = 0, *zWhy = 0;
+  int i;
+  if( zType==0 || strcmp(zType, "table")!=0 ){
+    zWhy = sqlite3_mprintf("%s_%s is a%s %s, not a table", p->zName,
+        azIdemShadow[iShadow], zType && zType[0]=='i' ? "n" : "",
+        zType ? zType : "thing");
+    if( zWhy==0 ) *pbNoMem = 1;
+    return zWhy;
+  }
+  /* Format 2; and format 1 (no <name>_config) without the new columns,
+  ** or with the first of them (an upgrade adds them one by one). */
+  for(i=0; i<=(iShadow==0 && !bFormat2 ? 3 : 0); i++){
+    const char *zDef = azIdemShadowDef[iShadow];
+    char *zCut = 0;
+    if( i>0 ){
+      /* Drop the last i new columns: from ", <col> TEXT" of the first
+      ** dropped to the one after the last. */
+      char zFrom[32];
+      const char *zA, *zB;
+      sqlite3_snprintf((int)sizeof(zFrom), zFrom, " %s TEXT,", azIdemNewCol[3-i]);
+      zA = strstr(zDef, zFrom);
+      zB = strstr(zDef, " expires TEXT,");
+      assert( zA && zB );
+      zB += strlen(" expires TEXT,");
+      zCut = sqlite3_mprintf("%.*s%s", (int)(zA - zDef), zDef, zB);
+      if( zCut==0 ){ *pbNoMem = 1; break; }
+      zDef = zCut;
+    }
+    zWant = sqlite3_mprintf("CREATE TABLE \"%w_%s\"%s", p->zName,
+                            azIdemShadow[iShadow], zDef);
+    sqlite3_free(zCut);
+    if( zWant==0 ){ *pbNoMem = 1; break; }
+    sqlite3_free(zWhy);
+    zWhy = zSql ? idemSqlDiff(zSql, zWant, pbNoMem)
+                : sqlite3_mprintf("it has no definition");
+    sqlite3_free(zWant);
+    if( zWhy==0 || *pbNoMem ) break;
+  }
+  if( zWhy ){
+    char *z = sqlite3_mprintf("%s_%s is not the table idem made: %s",
+                              p->zName, azIdemShadow[iShadow], zWhy);
+    sqlite3_free(zWhy);
+    zWhy = z;
+    if( z==0 ) *pbNoMem = 1;
+  }
+  return zWhy;
+}
+
+/*
 ** The arbiter of claims is the shadow table's UNIQUE(key, member): the
 ** claim is its one INSERT, and changes() tells who won.  A database
 ** changed outside idem may have taken that away while the table still
-** looks whole: the table made again without the constraint, or as a view;
-** the uniqueness only in a partial index; a conflict clause (ON CONFLICT
-** REPLACE or IGNORE) that turns a duplicate into a replaced or ignored row;
-** a rid that is not the INTEGER PRIMARY KEY (the table's rowid); a trigger
-** on the shadow table (allowed even with SQLITE_DBCONFIG_DEFENSIVE), which
-** can void every claim (BEFORE INSERT ... RAISE(IGNORE)) or every record.
-** Then claims are refused, with p->zDamaged saying why; reads, releases and
-** DROP TABLE still work, and PRAGMA integrity_check reports it.  The check
-** runs at connect and again, after a schema change, when a write
-** transaction starts (idemStoreRecheck()).
-** Returns SQLITE_OK or SQLITE_NOMEM.
+** looks whole: the table made again without the constraint, with a
+** conflict clause (in any spelling: an IGNORE or REPLACE turns a duplicate
+** into nothing), with a foreign key that deletes claims, as a view; a
+** trigger on any shadow table (allowed even with SQLITE_DBCONFIG_DEFENSIVE),
+** which can void every claim or record; a trigger or view elsewhere that
+** writes or reads the shadow tables behind idem's back.  So the file is
+** held against idem's schema (azIdemShadowDef), not searched for known bad
+** words: each shadow table, found by name as SQLite finds it (ASCII case
+** folded), must be defined exactly as idem defines it; no index but the
+** ones its constraints make, no trigger, and no trigger, view or foreign
+** key of another table may name a shadow table, in the table's schema or
+** in temp.  Anything else, and claims are refused, with p->zDamaged naming
+** what was found; reads, records, releases and DROP TABLE still work, and
+** PRAGMA integrity_check reports it.  The check runs at connect and again,
+** after a schema change, when a write transaction starts
+** (idemStoreRecheck()).  Returns SQLITE_OK or SQLITE_NOMEM.
 */
 static int idemCheckShadow(IdemVtab *p){
   static const char zTail[] = "; the database was changed outside idem:"
                               " claims are refused";
-  char *zShadow = sqlite3_mprintf("%s_claim", p->zName);
   sqlite3_stmt *pStmt = 0;
-  const char *z;
   char *zWhy = 0;
-  int rc;
+  int i, rc, bNoMem = 0, bFormat2 = 0;
 
   sqlite3_free(p->zDamaged);
   p->zDamaged = 0;
-  if( zShadow==0 ) return SQLITE_NOMEM;
   rc = idemSchemaCookies(p, p->aCookie);
   if( rc!=SQLITE_OK ) goto done;
-  rc = idemQueryRow(p->db, &pStmt, "SELECT type FROM \"%w\".sqlite_schema"
-                    " WHERE name=%Q", p->zDb, zShadow);
-  if( rc!=SQLITE_ROW ) goto done;
-  z = (const char*)sqlite3_column_text(pStmt, 0);
-  if( z && strcmp(z, "table")!=0 ){
-    zWhy = sqlite3_mprintf("%s_claim is a %s, not a table", p->zName, z);
-    goto done;
-  }
-  sqlite3_finalize(pStmt);
-  /* 2 with a whole UNIQUE(key, member), 1 with only a partial one. */
-  rc = idemQueryRow(p->db, &pStmt,
-      "SELECT max(2 - il.partial) FROM pragma_index_list(%Q, %Q) AS il"
-      " WHERE il.\"unique\" AND (SELECT group_concat(name, ',')"
-      " FROM (SELECT name FROM pragma_index_info(il.name, %Q) ORDER BY seqno))"
-      " = 'key,member'", zShadow, p->zDb, p->zDb);
-  if( rc!=SQLITE_ROW ) goto done;
-  switch( sqlite3_column_int(pStmt, 0) ){
-    case 0:
-      zWhy = sqlite3_mprintf("%s_claim has lost its UNIQUE(key, member),"
-          " which decides who owns a call", p->zName);
+
+  /* 1. Each shadow table, exactly as idem defines it: <name>_config
+  ** first, as it tells format 2 (all three) from format 1 (the claim
+  ** table alone, maybe without the columns format 2 added). */
+  for(i=IDEM_NSHADOW-1; i>=0 && zWhy==0; i--){
+    rc = idemQueryRow(p->db, &pStmt, "SELECT type, name, tbl_name, sql FROM"
+        " \"%w\".sqlite_schema WHERE name = '%q_%s' COLLATE NOCASE"
+        " ORDER BY type='table' DESC", p->zDb, p->zName, azIdemShadow[i]);
+    if( rc==SQLITE_ROW ){
+      if( i==2 ) bFormat2 = 1;
+      zWhy = idemShadowDiff(p, i, bFormat2, pStmt, &bNoMem);
+    }else if( rc==SQLITE_DONE && i==1 && bFormat2 ){
+      zWhy = sqlite3_mprintf("%s_expiry is missing", p->zName);
+      if( zWhy==0 ) bNoMem = 1;
+    }else if( rc!=SQLITE_DONE ){
       goto done;
-    case 1:
-      zWhy = sqlite3_mprintf("%s_claim's UNIQUE(key, member) is only a"
-          " partial index, which decides nothing for the rows it leaves out",
-          p->zName);
-      goto done;
+    }
+    sqlite3_finalize(pStmt);
+    pStmt = 0;
   }
-  sqlite3_finalize(pStmt);
-  rc = idemQueryRow(p->db, &pStmt, "SELECT group_concat(sql, ';') FROM"
-      " \"%w\".sqlite_schema WHERE tbl_name=%Q AND type IN ('table','index')",
-      p->zDb, zShadow);
-  if( rc!=SQLITE_ROW ) goto done;
-  z = (const char*)sqlite3_column_text(pStmt, 0);
-  if( z && idemHasConflictClause(z) ){
-    zWhy = sqlite3_mprintf("%s_claim carries a conflict clause (ON CONFLICT),"
-        " which would replace or ignore a claim instead of refusing the"
-        " duplicate", p->zName);
-    goto done;
-  }
-  sqlite3_finalize(pStmt);
-  rc = idemQueryRow(p->db, &pStmt,
-      "SELECT (SELECT count(*) FROM pragma_table_info(%Q, %Q) WHERE pk>0)=1"
-      " AND (SELECT pk=1 AND upper(type)='INTEGER' FROM pragma_table_info(%Q, %Q)"
-      " WHERE name='rid')"
-      " AND NOT EXISTS(SELECT 1 FROM pragma_index_list(%Q, %Q) WHERE origin='pk')",
-      zShadow, p->zDb, zShadow, p->zDb, zShadow, p->zDb);
-  if( rc!=SQLITE_ROW ) goto done;
-  if( sqlite3_column_int(pStmt, 0)==0 ){
-    zWhy = sqlite3_mprintf("%s_claim's rid is not its INTEGER PRIMARY KEY"
-        " (the rowid)", p->zName);
-    goto done;
-  }
-  sqlite3_finalize(pStmt);
-  rc = idemQueryRow(p->db, &pStmt,
-      "SELECT name FROM (SELECT name, tbl_name, type FROM \"%w\".sqlite_schema"
-      " UNION ALL SELECT name, tbl_name, type FROM temp.sqlite_schema)"
-      " WHERE type='trigger' AND tbl_name=%Q COLLATE NOCASE ORDER BY name",
-      p->zDb, zShadow);
+  if( zWhy || bNoMem ) goto done;
+
+  /* 2. Nothing else on them: no index but their constraints' (those have
+  ** no SQL), no trigger, in the table's schema or in temp. */
+  rc = idemQueryRow(p->db, &pStmt, "SELECT type, name, tbl_name FROM"
+      " (SELECT type, name, tbl_name, sql FROM \"%w\".sqlite_schema"
+      "  UNION ALL SELECT type, name, tbl_name, sql FROM temp.sqlite_schema)"
+      " WHERE tbl_name COLLATE NOCASE IN ('%q_claim', '%q_expiry', '%q_config')"
+      " AND type<>'table' AND NOT (type='index' AND sql IS NULL)"
+      " ORDER BY tbl_name, name", p->zDb, p->zName, p->zName, p->zName);
   if( rc==SQLITE_ROW ){
-    zWhy = sqlite3_mprintf("%s_claim has a trigger (%s), which can void or"
-        " change what idem writes", p->zName, sqlite3_column_text(pStmt, 0));
+    const char *zType = (const char*)sqlite3_column_text(pStmt, 0);
+    zWhy = sqlite3_mprintf(zType && strcmp(zType, "trigger")==0
+        ? "%s has a %s (%s), which can void or change what idem writes"
+        : "%s has an %s (%s) that idem did not make",
+        sqlite3_column_text(pStmt, 2), zType, sqlite3_column_text(pStmt, 1));
+    if( zWhy==0 ) bNoMem = 1;
+    goto done;
+  }else if( rc!=SQLITE_DONE ){
+    goto done;
   }
+  sqlite3_finalize(pStmt);
+  pStmt = 0;
+
+  /* 3. Nothing elsewhere names them: a trigger or view (which could write
+  ** or read them behind idem's back), a table's foreign key (whose action
+  ** could delete or change claims, or stop idem's own writes). */
+  rc = idemQueryRow(p->db, &pStmt, "SELECT type, name, sql FROM"
+      " (SELECT type, name, tbl_name, sql FROM \"%w\".sqlite_schema"
+      "  UNION ALL SELECT type, name, tbl_name, sql FROM temp.sqlite_schema)"
+      " WHERE type IN ('trigger', 'view', 'table') AND sql IS NOT NULL"
+      " AND tbl_name COLLATE NOCASE NOT IN ('%q', '%q_claim', '%q_expiry',"
+      " '%q_config')", p->zDb, p->zName, p->zName, p->zName, p->zName);
+  while( rc==SQLITE_ROW ){
+    const char *zSql = (const char*)sqlite3_column_text(pStmt, 2);
+    if( zSql && idemSqlNamesShadow(zSql, p->zName) ){
+      const char *zType = (const char*)sqlite3_column_text(pStmt, 0);
+      zWhy = sqlite3_mprintf("%s %s names a shadow table of %s (%s)", zType,
+          sqlite3_column_text(pStmt, 1), p->zName,
+          zType && zType[0]=='t' && zType[1]=='a'
+            ? "a foreign key could change or block what idem writes"
+            : "only idem may use them");
+      if( zWhy==0 ) bNoMem = 1;
+      break;
+    }
+    rc = sqlite3_step(pStmt);
+  }
+  if( rc==SQLITE_ROW || rc==SQLITE_DONE ) rc = SQLITE_OK;
 
  done:
   sqlite3_finalize(pStmt);
   if( zWhy ){
     p->zDamaged = sqlite3_mprintf("%s%s", zWhy, zTail);
-    if( p->zDamaged==0 ) rc = SQLITE_NOMEM;
-  }else if( rc==SQLITE_ROW ){
-    rc = SQLITE_NOMEM;        /* a message that could not be made */
+    if( p->zDamaged==0 ) bNoMem = 1;
   }
   sqlite3_free(zWhy);
-  sqlite3_free(zShadow);
   /* Any other failure of the check (a truncated file) shows again, with
   ** its own message, when the table is used. */
-  return rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
+  return bNoMem || rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
 }
 
 /*
@@ -518,18 +749,21 @@ IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){
 }
 
 /*
-** What format 2 adds to format 1's <name>_claim (besides its three new
-** columns): <name>_expiry, the decided calls of a table with retain in
-** the order they expire (written only when such a call is decided, so
-** that a claim pays nothing for it), and <name>_config, which records the
-** format.  Its %w are schema and name, three times; then the format.
+** Append to s what format 2 adds to format 1's <name>_claim (besides its
+** three new columns): <name>_expiry, the decided calls of a table with
+** retain in the order they expire (written only when such a call is
+** decided, so that a claim pays nothing for it), and <name>_config, which
+** records the format.  IF NOT EXISTS: an upgrade may be finished twice.
 */
-#define IDEM_FORMAT2_SQL \
-  "CREATE TABLE IF NOT EXISTS \"%w\".\"%w_expiry\"(expires TEXT NOT NULL," \
-  " key BLOB NOT NULL, PRIMARY KEY(expires, key)) WITHOUT ROWID;" \
-  "CREATE TABLE IF NOT EXISTS \"%w\".\"%w_config\"(k TEXT PRIMARY KEY, v)" \
-  " WITHOUT ROWID;" \
-  "INSERT OR REPLACE INTO \"%w\".\"%w_config\"(k, v) VALUES('format', %d)"
+static void idemAppendFormat2(IdemVtab *p, sqlite3_str *s){
+  int i;
+  for(i=1; i<IDEM_NSHADOW; i++){
+    sqlite3_str_appendf(s, "CREATE TABLE IF NOT EXISTS \"%w\".\"%w_%s\"%s;",
+                        p->zDb, p->zName, azIdemShadow[i], azIdemShadowDef[i]);
+  }
+  sqlite3_str_appendf(s, "INSERT OR REPLACE INTO \"%w\".\"%w_config\"(k, v)"
+                      " VALUES('format', %d)", p->zDb, p->zName, IDEM_FORMAT);
+}
 
 /*
 ** The format of the table's shadow tables into p->iFormat: the 'format'
@@ -585,7 +819,6 @@ static int idemReadFormat(IdemVtab *p){
 ** finalized now, the others when their cursor gives them back.
 */
 IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
-  static const char *const azCol[] = { "keyargs", "owner", "expires" };
   sqlite3_str *s = sqlite3_str_new(p->db);
   char *zSql;
   int i, rc;
@@ -593,7 +826,7 @@ IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
     sqlite3_stmt *pStmt;
     rc = idemQueryRow(p->db, &pStmt, "SELECT 1 FROM"
                       " pragma_table_info('%q_claim', %Q) WHERE name='%s'",
-                      p->zName, p->zDb, azCol[i]);
+                      p->zName, p->zDb, azIdemNewCol[i]);
     sqlite3_finalize(pStmt);
     if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
       sqlite3_free(sqlite3_str_finish(s));
@@ -601,11 +834,10 @@ IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
     }
     if( rc==SQLITE_DONE ){
       sqlite3_str_appendf(s, "ALTER TABLE \"%w\".\"%w_claim\" ADD COLUMN %s TEXT;",
-                          p->zDb, p->zName, azCol[i]);
+                          p->zDb, p->zName, azIdemNewCol[i]);
     }
   }
-  sqlite3_str_appendf(s, IDEM_FORMAT2_SQL, p->zDb, p->zName, p->zDb, p->zName,
-                      p->zDb, p->zName, IDEM_FORMAT);
+  idemAppendFormat2(p, s);
   zSql = sqlite3_str_finish(s);
   if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
   rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
@@ -642,18 +874,12 @@ static int idemStoreExec(IdemVtab *p, char *zSql, const char *zWhat){
 ** SQLITE_OK, or the error with the table's message.
 */
 IDEM_PRIVATE int idemStoreCreate(IdemVtab *p){
-  char *zSql = sqlite3_mprintf(
-    "CREATE TABLE \"%w\".\"%w_claim\"("
-      "rid INTEGER PRIMARY KEY, key BLOB NOT NULL, member INTEGER NOT NULL,"
-      " who, conv, tool, args TEXT, kind TEXT, status TEXT, id, result,"
-      " note TEXT, created TEXT NOT NULL, updated TEXT,"
-      " keyargs TEXT, owner TEXT, expires TEXT,"
-      " UNIQUE(key, member), UNIQUE(created, rid));"
-    IDEM_FORMAT2_SQL,
-    p->zDb, p->zName, p->zDb, p->zName, p->zDb, p->zName,
-    p->zDb, p->zName, IDEM_FORMAT);
+  sqlite3_str *s = sqlite3_str_new(p->db);
+  sqlite3_str_appendf(s, "CREATE TABLE \"%w\".\"%w_claim\"%s;", p->zDb,
+                      p->zName, azIdemShadowDef[0]);
+  idemAppendFormat2(p, s);
   p->iFormat = IDEM_FORMAT;
-  return idemStoreExec(p, zSql, "create");
+  return idemStoreExec(p, sqlite3_str_finish(s), "create");
 }
 
 /*
@@ -674,30 +900,32 @@ IDEM_PRIVATE int idemStoreConnect(IdemVtab *p){
 ** not the shadow table and is left alone.
 */
 IDEM_PRIVATE int idemStoreDrop(IdemVtab *p){
-  sqlite3_stmt *pStmt;
-  int rc, bView = 0;
-  char *zSql;
+  sqlite3_str *pSql = sqlite3_str_new(p->db);
+  int i, rc = SQLITE_OK;
   idemStmtFinalizeAll(p);
-  rc = idemQueryRow(p->db, &pStmt, "SELECT type='view' FROM"
-                    " \"%w\".sqlite_schema WHERE name=%Q||'_claim'"
-                    " AND type IN ('table','view')", p->zDb, p->zName);
-  if( rc==SQLITE_ROW ) bView = sqlite3_column_int(pStmt, 0);
-  sqlite3_finalize(pStmt);
-  if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return rc;
-  {
-    /* The claim table, or the view that replaced it (a damaged database),
-    ** then the tables of format 2, if they are there. */
-    sqlite3_str *pSql = sqlite3_str_new(p->db);
+  /* Each shadow table, or the view that replaced it (a damaged database),
+  ** found by name as SQLite finds it; one that is not there is skipped. */
+  for(i=0; i<IDEM_NSHADOW && rc==SQLITE_OK; i++){
+    sqlite3_stmt *pStmt;
+    rc = idemQueryRow(p->db, &pStmt, "SELECT type='view' FROM"
+                      " \"%w\".sqlite_schema WHERE name='%q_%s' COLLATE NOCASE"
+                      " AND type IN ('table','view')", p->zDb, p->zName,
+                      azIdemShadow[i]);
     if( rc==SQLITE_ROW ){
-      sqlite3_str_appendf(pSql, "DROP %s \"%w\".\"%w_claim\";",
-                          bView ? "VIEW" : "TABLE", p->zDb, p->zName);
+      sqlite3_str_appendf(pSql, "DROP %s \"%w\".\"%w_%s\";",
+          sqlite3_column_int(pStmt, 0) ? "VIEW" : "TABLE", p->zDb, p->zName,
+          azIdemShadow[i]);
+      rc = SQLITE_OK;
+    }else if( rc==SQLITE_DONE ){
+      rc = SQLITE_OK;
     }
-    sqlite3_str_appendf(pSql, "DROP TABLE IF EXISTS \"%w\".\"%w_expiry\";"
-                        "DROP TABLE IF EXISTS \"%w\".\"%w_config\"",
-                        p->zDb, p->zName, p->zDb, p->zName);
-    zSql = sqlite3_str_finish(pSql);
+    sqlite3_finalize(pStmt);
   }
-  return idemStoreExec(p, zSql, "drop");
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(sqlite3_str_finish(pSql));
+    return rc;
+  }
+  return idemStoreExec(p, sqlite3_str_finish(pSql), "drop");
 }
 
 /* Rename the shadow tables with the table (xRename). */
@@ -863,12 +1091,58 @@ IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTE
 IDEM_PRIVATE void idemTxnClear(IdemVtab *p){
   p->nTxn = 0;
   p->iTxnLevel = 0;
+  p->nWin = 0;
   idemTxnCheck(p);
 }
 
-/* xSavepoint(iSavepoint): savepoint iSavepoint is open. */
+/* The running statements of the connection that write, into *pSet. */
+static void idemStmtSetOf(sqlite3 *db, IdemStmtSet *pSet){
+  sqlite3_stmt *s;
+  memset(pSet, 0, sizeof(*pSet));
+  for(s=sqlite3_next_stmt(db, 0); s && pSet->n<IDEM_SET_STMTS;
+      s=sqlite3_next_stmt(db, s)){
+    if( sqlite3_stmt_busy(s) && !sqlite3_stmt_readonly(s) ){
+      pSet->ap[pSet->n] = s;
+      pSet->aRun[pSet->n++] = sqlite3_stmt_status(s, SQLITE_STMTSTATUS_RUN, 0);
+    }
+  }
+}
+
+/* Open a window at savepoint level iLevel for the statement running now
+** (none for a SAVEPOINT command: no writing statement runs). */
+static void idemWindowOpen(IdemVtab *p, int iLevel){
+  IdemWindow *w;
+  if( p->nWin>=IDEM_NWINDOW ) return;   /* deeper than any real nesting */
+  w = &p->aWin[p->nWin];
+  idemStmtSetOf(p->db, &w->set);
+  if( w->set.n==0 ) return;
+  w->iLevel = iLevel;
+  w->bOwn = w->bDup = 0;
+  p->nWin++;
+}
+
+IDEM_PRIVATE void idemTxnBegin(IdemVtab *p){
+  idemTxnClear(p);
+  if( sqlite3_get_autocommit(p->db) ) idemWindowOpen(p, -1);
+}
+
+IDEM_PRIVATE IdemWindow *idemTxnWindow(IdemVtab *p){
+  IdemStmtSet set;
+  int i;
+  if( p->nWin==0 ) return 0;            /* every statement of one row */
+  idemStmtSetOf(p->db, &set);
+  for(i=p->nWin-1; i>=0; i--){
+    if( memcmp(&set, &p->aWin[i].set, sizeof(set))==0 ) return &p->aWin[i];
+  }
+  return 0;
+}
+
+/* xSavepoint(iSavepoint): savepoint iSavepoint is open (a user's
+** SAVEPOINT, or the statement savepoint of a statement of several rows,
+** which opens its window). */
 IDEM_PRIVATE void idemTxnSavepoint(IdemVtab *p, int iSavepoint){
   p->iTxnLevel = iSavepoint+1;
+  idemWindowOpen(p, iSavepoint);
   idemTxnCheck(p);
 }
 
@@ -880,6 +1154,7 @@ IDEM_PRIVATE void idemTxnRelease(IdemVtab *p, int iSavepoint){
     if( p->aTxn[i].iLevel>iSavepoint ) p->aTxn[i].iLevel = iSavepoint;
   }
   p->iTxnLevel = iSavepoint;
+  while( p->nWin>0 && p->aWin[p->nWin-1].iLevel>=iSavepoint ) p->nWin--;
   idemTxnCheck(p);
 }
 
@@ -892,5 +1167,6 @@ IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint){
   }
   p->nTxn = n;
   p->iTxnLevel = iSavepoint+1;
+  while( p->nWin>0 && p->aWin[p->nWin-1].iLevel>iSavepoint ) p->nWin--;
   idemTxnCheck(p);
 }

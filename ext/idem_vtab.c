@@ -109,6 +109,9 @@ static int idemInit(
   if( p->zDb==0 || p->zName==0 ){ rc = SQLITE_NOMEM; goto fail; }
   for(i=3; i<argc; i++){
     char *zErr = 0;
+    /* An option given twice is refused when the table is made; a table an
+    ** older build made so keeps working, the last one winning as then. */
+    if( !bCreate ) p->opt.mGiven = 0;
     rc = idemOptionParse(&p->opt, argv[i], &zErr);
     if( rc==SQLITE_OK ) continue;
     if( zErr && !bCreate ){
@@ -190,7 +193,7 @@ static int idemRename(sqlite3_vtab *pVtab, const char *zNew){
 
 static int idemBegin(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
-  idemTxnClear(p);
+  idemTxnBegin(p);
   /* The durability check (idem_durable.c) keeps its verdict for the
   ** length of a transaction: read the settings again. */
   idemDurableBegin(&p->durable);

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Included by the Makefile (make help lists every target).
 
-.PHONY: test-diff test-portable test-race test-crash
+.PHONY: test-diff test-portable test-race test-crash test-mutation
 
 # ---- differential: idem_canonical against the npm package canonicalize ------
 # (an RFC 8785 implementation) on N random documents; test/diff/gen.js skips
@@ -40,3 +40,13 @@ test-race: $(LIB)  ## 8 processes SIGKILLed at random moments
 
 test-crash: $(LIB)  ## processes killed at every step of both recipes
 	CC="$(CC)" $(PYTHON3) test/reliability/crash.py
+
+# ---- mutation: every rule's test can fail ------------------------------------
+# test/mutation/run.py applies each mutant of test/mutation/mutants.txt (one
+# small change to a rule) to a copy of the tree, builds it unoptimized and
+# runs the tests the mutant names: a survivor fails the run, as does a
+# mutant that no longer applies to the code.  MUTANTS_SAMPLE=N runs a fixed
+# sample of N (CI).
+MUTANTS_SAMPLE ?=
+test-mutation: | $(BUILD)/.deps  ## every listed mutant of the rules must fail a test (MUTANTS_SAMPLE=N: a sample)
+	$(PYTHON3) test/mutation/run.py $(if $(MUTANTS_SAMPLE),--sample $(MUTANTS_SAMPLE))

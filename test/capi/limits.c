@@ -38,9 +38,16 @@ int main(void){
     check(db, "changes=1", "UPDATE one SET x = x", SQLITE_OK, 0);
     snprintf(zSql, sizeof(zSql), "INSERT %s INTO calls(who, conv, tool, args,"
              " kind) VALUES('u', 'c', 't', '%s', 'external')", azClause[i], zArgs);
-    check(db, azClause[i], zSql, SQLITE_TOOBIG, "idem: calls: args: the"
-          " canonical text is 353 bytes, more than SQLite's length limit"
-          " (SQLITE_LIMIT_LENGTH, 200); nothing was claimed");
+    if( strcmp(azClause[i], "OR FAIL")==0 ){
+      /* Refused before all else (claim.test, section 9); its message is
+      ** longer than the 200 bytes SQLite now allows a string, so SQLite
+      ** drops it. */
+      check(db, azClause[i], zSql, SQLITE_ERROR, 0);
+    }else{
+      check(db, azClause[i], zSql, SQLITE_TOOBIG, "idem: calls: args: the"
+            " canonical text is 353 bytes, more than SQLite's length limit"
+            " (SQLITE_LIMIT_LENGTH, 200); nothing was claimed");
+    }
     checkInt(db, "changes", "SELECT changes()", 0);
     checkInt(db, "stored", "SELECT count(*) FROM calls_claim", 0);
   }
