@@ -118,7 +118,14 @@
 **    g < d*t; B strictly inside if (10-d)*t + g < 1, surely outside if it
 **    is > 1; and 10*ti > 2^60, gi >= d*(ti+1), gi+2 <= d*ti,
 **    (10-d)*(ti+1) + gi+2 <= 2^60 and (10-d)*ti + gi > 2^60 prove them.
-**    Everything else goes to step 5 with the double.
+**    Everything else goes to step 5 with the double, but for:
+**
+** 3c. Many 17-digit literals with 10t < 1 (several 16-digit decimals in
+**    the interval): the answer is then the 16-digit decimal closest to v,
+**    A + j*10^(q+1) with A = x - d*10^q, unless a decimal of 15 digits or
+**    fewer is in the interval; both are decided from the same G and t
+**    (the proof is at the code).  The answer is laid out from the
+**    literal's own text where it is in ECMAScript's layout.
 **
 ** 4. Exact fallback.  Starting from the nearly right candidate of step 3,
 **    compare x with the halfway points to the neighbouring doubles in exact
