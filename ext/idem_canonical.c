@@ -1120,8 +1120,8 @@ static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
 }
 
 /* The sort of idemJsonSortMembers(): first by the keys a[].iKey, then the
-** groups that they tie by the names aT[0..n) (set here from zOut if
-** aT[0].z is NULL).  The members in sorted order are left in aR[0..n).
+** groups that they tie by the names aT[0..n) (with bRaw, those of the
+** groups are set here from zOut; without, all are set already).  The members in sorted order are left in aR[0..n).
 ** Returns SQLITE_ERROR if two names are equal (next to each other in aR[]
 ** then), else SQLITE_OK.  With bRaw, the names are canonical texts that
 ** may hold escapes, and SQLITE_MISUSE is returned at the first backslash
@@ -1158,23 +1158,26 @@ static int idemJsonSortNames(
     }
     idemJsonSortRanks(aR, aR+n, n);
   }
-  for(i=0; i<n; i=j){
-    for(j=i+1; j<n && aR[j].iKey==aR[i].iKey; j++){}
-    if( j-i>1 ){
-      aG[nG].iLo = (uint32_t)i;
-      aG[nG].iHi = (uint32_t)j;
-      aG[nG].iOff = 0;
-      nG++;
+  for(i=0; i<n-1; i++){
+    if( aR[i].iKey!=aR[i+1].iKey ) continue;
+    for(j=i+2; j<n && aR[j].iKey==aR[i].iKey; j++){}
+    aG[nG].iLo = (uint32_t)i;
+    aG[nG].iHi = (uint32_t)j;
+    aG[nG].iOff = 0;
+    nG++;
+    if( bRaw ){
+      /* The names of the group (unescaped ones are all set already) */
+      for(; i<j; i++){
+        IdemJsonSortText *t = &aT[aR[i].iMem];
+        const IdemJsonMember *pM = &a[aR[i].iMem];
+        t->z = zOut + pM->iName + 1;
+        t->n = pM->iNameEnd - pM->iName - 2;
+      }
     }
+    i = j-1;
   }
 
   /* Then each group by the keys of its names' bytes (idemJsonWordKey()). */
-  if( nG>0 && aT[0].z==0 ){
-    for(i=0; i<n; i++){
-      aT[i].z = zOut + a[i].iName + 1;
-      aT[i].n = a[i].iNameEnd - a[i].iName - 2;
-    }
-  }
   while( nG>0 ){
     IdemJsonRank *r;
     sqlite3_int64 iOff;
@@ -1183,6 +1186,33 @@ static int idemJsonSortNames(
     r = aR + aG[nG].iLo;
     k = (int)(aG[nG].iHi - aG[nG].iLo);
     iOff = aG[nG].iOff;
+
+    if( k==2 ){
+      /* Two names (the common tie): word by word until they differ or
+      ** one ends; the same rules as below, without the sorts. */
+      const IdemJsonSortText *t0 = &aT[r[0].iMem], *t1 = &aT[r[1].iMem];
+      for(;;){
+        uint64_t x0 = idemJsonWordKey(t0->z + iOff, t0->n - iOff);
+        uint64_t x1 = idemJsonWordKey(t1->z + iOff, t1->n - iOff);
+        sqlite3_int64 n0 = t0->n - iOff, n1 = t1->n - iOff;
+        if( bRaw && (IJ_HAS_ZERO(x0 ^ (IJ_ONES*'\\'))
+                     | IJ_HAS_ZERO(x1 ^ (IJ_ONES*'\\'))) ){
+          return SQLITE_MISUSE;
+        }
+        if( x0==x1 && n0>8 && n1>8 ){
+          iOff += 8;
+          continue;
+        }
+        if( x0==x1 && n0==n1 ) bEqual = 1;
+        if( x0>x1 || (x0==x1 && n0>n1) ){
+          IdemJsonRank x = r[0];
+          r[0] = r[1];
+          r[1] = x;
+        }
+        break;
+      }
+      continue;
+    }
 
     /* The keys at iOff.  If they are all equal and no name ends within
     ** them, the group's common prefix is passed over first. */
@@ -1272,11 +1302,15 @@ static int idemJsonSortMembers(
   unsigned char *zDec;
   int i, rc;
 
-  aT[0].z = 0;                /* idemJsonSortNames() sets them if needed */
   rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 1);
   if( rc!=SQLITE_MISUSE ) return rc;
 
   /* Some name holds an escape: those that do are decoded into zTmp. */
+  for(i=0; i<n; i++){
+    aT[i].z = p->zOut + a[i].iName + 1;
+    aT[i].n = a[i].iNameEnd - a[i].iName - 2;
+  }
+
   for(i=0; i<n; i++){
     if( memchr(aT[i].z, '\\', (size_t)aT[i].n) ) nDec += aT[i].n;
   }
