@@ -64,14 +64,13 @@
 ** already canonical.  Otherwise, at
 ** the '}', the object's members are sorted by their sort keys (below): up
 ** to 8 by a sorting network, one per size, with no branch on the keys; up
-** to 16 by insertion; larger objects, and any whose keys tie, as (key,
-** index) pairs in blocks of 8 merged bottom-up, runs of equal length from
-** both ends at once, the side taken by arithmetic rather than a branch
-** (random orders mispredict half of the branches), names compared in full
-** where keys tie.  If two names compare equal, the duplicate is reported;
-** else the members that change place (those that keep it at either end
-** stay) are written in sorted order to a scratch buffer, and copied back
-** in one piece.  Nested objects are finished before their parent, so a
+** to 16 by insertion; larger objects, and any whose keys tie, by the
+** general sort (idemJsonSortMembers(): a radix sort whose digits are
+** 8-byte words, linear in the bytes of the names whatever they share;
+** its comment says how).  If two names compare equal, the duplicate is
+** reported; else the members that change place (those that keep it at
+** either end stay) are written in sorted order to a scratch buffer, and
+** copied back in one piece.  Nested objects are finished before their parent, so a
 ** parent only moves finished texts.  Moving them at every level would
 ** cost the depth times the size, so an object whose text is mostly (over
 ** 7/8) objects already moved, or that holds an object that waits, waits
@@ -87,10 +86,9 @@
 ** after the astral planes (lead bytes 0xF0..0xF4, surrogate pairs in
 ** UTF-16); the comparator fixes up exactly that case at the first byte that
 ** differs.  Most comparisons are settled by the sort keys alone: the first
-** 8 bytes of each name as one integer, with the same fix-up.  When all the
-** keys of an object are equal, the prefix its names share is measured once
-** and the keys and comparisons start after it; equal 8-byte words without
-** a backslash are passed a word at a time.
+** 8 bytes of each name as one integer, with the same fix-up.  Names whose
+** keys tie are told apart by the next 8 bytes, and so on, a group of names
+** that share a long prefix passing over it at once.
 **
 ** Output never grows faster than input except in numbers ("1e20" prints as
 ** 21 digits), so the buffer is sized to the input once, and only a number
@@ -702,40 +700,6 @@ static int idemJsonNameCmp(
   return idemJsonNameCmpText(zOut, pA, pB, iSkip);
 }
 
-/* The length of the prefix that the names of a[0..n) share, if 8 bytes or
-** more, cut back so as not to end inside an escape; else 0.  (A prefix
-** that ends inside a UTF-8 character is fine: the bytes after it are
-** continuation bytes, which compare as they are.) */
-static int idemJsonCommonPrefix(
-  const unsigned char *zOut,
-  const IdemJsonMember *a,
-  int n
-){
-  const unsigned char *z0 = zOut + a[0].iName + 1;
-  sqlite3_int64 nPre = a[0].iNameEnd - a[0].iName - 2;
-  sqlite3_int64 j;
-  int i, nEsc;
-  for(i=1; i<n && nPre>=8; i++){
-    const unsigned char *z = zOut + a[i].iName + 1;
-    sqlite3_int64 m = a[i].iNameEnd - a[i].iName - 2;
-    if( m>nPre ) m = nPre;
-    for(j=0; m-j>=8 && memcmp(z0+j, z+j, 8)==0; j+=8){}
-    while( j<m && z0[j]==z[j] ) j++;
-    nPre = j;
-  }
-  if( nPre<8 ) return 0;
-  for(j=0; j<nPre; ){
-    if( z0[j]=='\\' ){
-      idemJsonUnescape(z0+j, &nEsc);
-      if( j+nEsc>nPre ) break;
-      j += nEsc;
-    }else{
-      j++;
-    }
-  }
-  return (int)j;
-}
-
 /* A member in the sort of its object: its sort key and its index in the
 ** object's member records. */
 typedef struct IdemJsonRank IdemJsonRank;
@@ -866,131 +830,6 @@ static int idemJsonInsertKeys(
   return !bTie;
 }
 
-/* True if the member of pA sorts before that of pB, both of a[] (their
-** keys taken from byte iSkip of the names on).  *pbEqual is set if their
-** names are equal. */
-static IDEM_JSON_INLINE int idemJsonRankLess(
-  const unsigned char *zOut,
-  const IdemJsonMember *a,
-  const IdemJsonRank *pA,
-  const IdemJsonRank *pB,
-  int iSkip,
-  int *pbEqual
-){
-  int c;
-  if( pA->iKey!=pB->iKey ) return pA->iKey<pB->iKey;
-  c = idemJsonNameCmpText(zOut, &a[pA->iMem], &a[pB->iMem], iSkip);
-  *pbEqual |= c==0;
-  return c<0;
-}
-
-/* Sort the n members a[0..n) of an object by name, when their sort keys
-** alone did not (more than IDEM_JSON_SMALL members, or two keys equal), into
-** aR[0..n) or aR[n..2n), scratch both: *paOut is set to the sorted (key,
-** index in a[]) pairs.  Blocks of IDEM_JSON_NET are sorted by their keys
-** (idemJsonSortKeys()), or by insertion when keys repeat, then merged
-** bottom-up without a branch on the order.  Returns non-zero if two names
-** compared equal (a correct sort compares every pair of neighbours, so a
-** duplicate name is never missed).  *piSkip is set to the number of
-** leading bytes that the comparisons passed over (idemJsonNameCmpText()).
-** Kept out of line: the common case, idemJsonSortKeys() in
-** idemJsonFinishObject(), should not pay for its registers. */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static int idemJsonSortMembers(
-  const unsigned char *zOut,
-  IdemJsonMember *a,
-  int n,
-  IdemJsonRank *aR,
-  IdemJsonRank **paOut,
-  int *piSkip
-){
-  IdemJsonRank *aSrc = aR, *aDst = aR+n;
-  int i, j, w, bEqual = 0, iSkip = 0;
-
-  /* Names that all share their first 8 bytes may share many more (ids
-  ** after a long common path): compare them, and take their sort keys,
-  ** from the end of what they share. */
-  for(i=1; i<n && a[i].iKey==a[0].iKey; i++){}
-  if( i==n && n>2 ){
-    iSkip = idemJsonCommonPrefix(zOut, a, n);
-    if( iSkip ){
-      for(i=0; i<n; i++){
-        a[i].iKey = idemJsonNameKey(zOut + a[i].iName + 1 + iSkip,
-                                    a[i].iNameEnd - a[i].iName - 2 - iSkip);
-      }
-    }
-  }
-  *piSkip = iSkip;
-
-  for(i=0; i<n; i+=IDEM_JSON_NET){
-    int m = n-i<IDEM_JSON_NET ? n-i : IDEM_JSON_NET;
-    if( !idemJsonSortKeys(a+i, m, (uint32_t)i, aSrc+i) ){
-      for(j=0; j<m; j++){
-        IdemJsonRank x;
-        int k = i+j;
-        x.iKey = a[i+j].iKey;
-        x.iMem = (uint32_t)(i+j);
-        while( k>i && !idemJsonRankLess(zOut, a, &aSrc[k-1], &x, iSkip,
-                                        &bEqual) ){
-          aSrc[k] = aSrc[k-1];
-          k--;
-        }
-        aSrc[k] = x;
-      }
-    }
-  }
-
-  /* Merge runs of w into runs of 2w, aSrc[] to aDst[].  The side that
-  ** comes next is taken by arithmetic, not by a branch that random orders
-  ** would mispredict half of the time.  Two runs of the same length are
-  ** merged from both ends at once (the smallest at the front, the largest
-  ** at the back, w steps each: neither end can overrun a run), two chains
-  ** of work that do not wait for each other.  The last, shorter pair is
-  ** merged from the front, in as many steps at a time as neither run can
-  ** be used up in. */
-  for(w=IDEM_JSON_NET; w<n; w*=2){
-    for(i=0; i<n; i+=2*w){
-      const IdemJsonRank *pL = aSrc+i;
-      const IdemJsonRank *pLEnd = aSrc + (i+w<n ? i+w : n);
-      const IdemJsonRank *pR = pLEnd;
-      const IdemJsonRank *pREnd = aSrc + (i+2*w<n ? i+2*w : n);
-      IdemJsonRank *pD = aDst+i;
-      sqlite3_int64 b;
-      if( pREnd-pR==w ){
-        const IdemJsonRank *pLTail = pLEnd-1, *pRTail = pREnd-1;
-        IdemJsonRank *pDTail = aDst + i + 2*w - 1;
-        for(j=0; j<w; j++){
-          b = idemJsonRankLess(zOut, a, pR, pL, iSkip, &bEqual);
-          *pD++ = pL[(pR-pL) & -b];
-          pR += b;
-          pL += 1-b;
-          b = idemJsonRankLess(zOut, a, pRTail, pLTail, iSkip, &bEqual);
-          *pDTail-- = pRTail[(pLTail-pRTail) & -b];
-          pLTail -= b;
-          pRTail -= 1-b;
-        }
-        continue;
-      }
-      while( pL<pLEnd && pR<pREnd ){
-        sqlite3_int64 nStep = pLEnd-pL < pREnd-pR ? pLEnd-pL : pREnd-pR;
-        while( nStep-- > 0 ){
-          b = idemJsonRankLess(zOut, a, pR, pL, iSkip, &bEqual);
-          *pD++ = pL[(pR-pL) & -b];
-          pR += b;
-          pL += 1-b;
-        }
-      }
-      while( pL<pLEnd ) *pD++ = *pL++;
-      while( pR<pREnd ) *pD++ = *pR++;
-    }
-    { IdemJsonRank *aSwap = aSrc; aSrc = aDst; aDst = aSwap; }
-  }
-  *paOut = aSrc;
-  return bEqual;
-}
-
 /* Make room for nText bytes, and 8 more, at zTmp (its content goes). */
 static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
   if( p->nTmpAlloc<nText+8 ){
@@ -1004,6 +843,493 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
     p->nTmpAlloc = nText+8;
   }
   return SQLITE_OK;
+}
+
+/*
+** The general sort: objects of more than IDEM_JSON_SMALL members, and
+** those whose 8-byte keys tie.  Its cost is linear in the bytes of the
+** names plus the number of members, whatever the names share: a multikey
+** radix sort whose digits are 8-byte words.  It was chosen over an
+** LCP-aware merge sort (O(n log n + bytes)) because it never compares
+** whole names, and its cost per member does not grow with the size of the
+** object (a merge sort makes 16 passes over 400 000 members).
+**
+** The members are sorted first by the keys of idemJsonNameKey(), which
+** order names that differ in them, escapes and all.  Each run of equal
+** keys is then a group, sorted by its names' bytes: the key of bytes
+** iOff..iOff+8 (idemJsonWordKey(): big-endian, zeros past the end of the
+** name, lead bytes 0xee and 0xef after 0xf0..0xf4), from iOff 0.  A group
+** is sorted by key up to IDEM_JSON_SMALL members by insertion, up to
+** IDEM_JSON_RADIX by a merge of blocks of 8 sorted by a network, beyond by
+** a radix sort of the keys 8 bits at a time (a byte that all keys share
+** costs no pass); keys already in order, or in the reverse order, cost
+** one pass.  Each run of equal keys is split by the length left: a name
+** that ends within the word is a prefix of the others and goes first,
+** shorter first (two that end alike are the same name: a duplicate); the
+** names that go on form a group at iOff+8.  When every key of a group is
+** equal and every name goes on, the group's common prefix is measured at
+** once (idemJsonGroupPrefix(), 32 bytes a step) and the keys are taken
+** after it.  Each byte of a name is so read a bounded number of times,
+** and each member is sorted once per word that still ties it with
+** another: the work is linear in the bytes that tell the names apart.
+**
+** The bytes read are the canonical texts, in which byte order is the
+** order of RFC 8785 unless a name holds an escape ("\n" is 0x0a, not
+** 0x5c); if a backslash is among the bytes read, the names that hold one
+** are decoded into zTmp and the sort starts again on unescaped names.
+** (A sort that read no backslash read every byte that decided it: a
+** name's bytes before its group's offset were all read to put it there.)
+*/
+
+/* Groups of at least this many members are sorted by radix. */
+#define IDEM_JSON_RADIX 1024
+
+/* A name as the general sort reads it: its unescaped bytes. */
+typedef struct IdemJsonSortText IdemJsonSortText;
+struct IdemJsonSortText {
+  const unsigned char *z;    /* z[n..n+8) must be readable */
+  sqlite3_int64 n;
+};
+
+/* A group of members to sort: ranks iLo..iHi of the object, names known
+** equal in their first iOff bytes. */
+typedef struct IdemJsonGroup IdemJsonGroup;
+struct IdemJsonGroup {
+  uint32_t iLo, iHi, iOff;
+};
+
+/* The sort key of bytes z[0..8) of a name with nLeft bytes left from z:
+** big-endian, zeros past the end of the name, bytes 0xee and 0xef made
+** 0xfe and 0xff (idemJsonNameKey()).  Keys that differ order the names as
+** RFC 8785 does; equal keys say the names agree up to here (one or both
+** may end here). */
+static IDEM_JSON_INLINE uint64_t idemJsonWordKey(
+  const unsigned char *z,
+  sqlite3_int64 nLeft
+){
+  uint64_t k, t;
+#ifdef IDEM_JSON_LE_WORDS
+  memcpy(&k, z, 8);
+  k = __builtin_bswap64(k);
+#else
+  int i;
+  k = 0;
+  for(i=0; i<8; i++) k = (k<<8) | z[i];
+#endif
+  if( nLeft<8 ) k &= ~(~(uint64_t)0 >> (8*nLeft));
+  /* 0x80 in the bytes that are 0xee or 0xef (no carries: see
+  ** idemJsonZeroBytes()), moved down to 0x10 and added. */
+  t = (k & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee);
+  t = ~(((t & ~IJ_HIGH) + ~IJ_HIGH) | t) & IJ_HIGH;
+  return k + (t>>3);
+}
+
+/* The length of the prefix that the names of the n members r[0..n) share,
+** knowing that they share their first iOff bytes. */
+static sqlite3_int64 idemJsonGroupPrefix(
+  const IdemJsonSortText *aT,
+  const IdemJsonRank *r,
+  int n,
+  sqlite3_int64 iOff
+){
+  const unsigned char *z0 = aT[r[0].iMem].z;
+  sqlite3_int64 nPre = aT[r[0].iMem].n;
+  int i;
+  for(i=1; i<n; i++){
+    const unsigned char *z = aT[r[i].iMem].z;
+    sqlite3_int64 m = aT[r[i].iMem].n, j = iOff;
+    if( m>nPre ) m = nPre;
+    while( m-j>=32 ){                 /* 32 bytes a step, then 8 */
+      uint64_t a0, a1, a2, a3, b0, b1, b2, b3;
+      memcpy(&a0, z0+j, 8);     memcpy(&b0, z+j, 8);
+      memcpy(&a1, z0+j+8, 8);   memcpy(&b1, z+j+8, 8);
+      memcpy(&a2, z0+j+16, 8);  memcpy(&b2, z+j+16, 8);
+      memcpy(&a3, z0+j+24, 8);  memcpy(&b3, z+j+24, 8);
+      if( (a0^b0) | (a1^b1) | (a2^b2) | (a3^b3) ) break;
+      j += 32;
+    }
+    while( m-j>=8 && memcmp(z0+j, z+j, 8)==0 ) j += 8;
+    while( j<m && z0[j]==z[j] ) j++;
+    nPre = j;
+  }
+  return nPre;
+}
+
+/* Sort r[0..8) (r[m..8) stand for keys above all others) by key with a
+** sorting network, and write the first m to aOut. */
+static void idemJsonSortBlock(
+  const IdemJsonRank *r,
+  int m,
+  IdemJsonRank *aOut
+){
+  uint64_t k0, k1, k2, k3, k4, k5, k6, k7;
+  uint32_t o0 = 0, o1 = 1, o2 = 2, o3 = 3, o4 = 4, o5 = 5, o6 = 6, o7 = 7;
+  uint32_t ao[8];
+  int i;
+  /* No key is all ones: that would be eight bytes 0xff (or 0xef), which
+  ** no UTF-8 text holds. */
+  if( m==8 ){
+    k0 = r[0].iKey; k1 = r[1].iKey; k2 = r[2].iKey; k3 = r[3].iKey;
+    k4 = r[4].iKey; k5 = r[5].iKey; k6 = r[6].iKey; k7 = r[7].iKey;
+  }else{
+    k0 = r[0].iKey;
+    k1 = m>1 ? r[1].iKey : ~(uint64_t)0;
+    k2 = m>2 ? r[2].iKey : ~(uint64_t)0;
+    k3 = m>3 ? r[3].iKey : ~(uint64_t)0;
+    k4 = m>4 ? r[4].iKey : ~(uint64_t)0;
+    k5 = m>5 ? r[5].iKey : ~(uint64_t)0;
+    k6 = m>6 ? r[6].iKey : ~(uint64_t)0;
+    k7 = ~(uint64_t)0;
+  }
+  IJ_CE(0,2); IJ_CE(1,3); IJ_CE(4,6); IJ_CE(5,7); IJ_CE(0,4);
+  IJ_CE(1,5); IJ_CE(2,6); IJ_CE(3,7); IJ_CE(0,1); IJ_CE(2,3);
+  IJ_CE(4,5); IJ_CE(6,7); IJ_CE(2,4); IJ_CE(3,5); IJ_CE(1,4);
+  IJ_CE(3,6); IJ_CE(1,2); IJ_CE(3,4); IJ_CE(5,6);
+  ao[0] = o0; ao[1] = o1; ao[2] = o2; ao[3] = o3;
+  ao[4] = o4; ao[5] = o5; ao[6] = o6; ao[7] = o7;
+  for(i=0; i<m; i++){
+    assert( ao[i]<(uint32_t)m );
+    aOut[i] = r[ao[i]];
+  }
+}
+
+/* Sort r[0..n) by key (n > IDEM_JSON_SMALL), aTmp[0..n) scratch, or set
+** r[0..n) to the members a[0..n) sorted by key: blocks of 8 by a network,
+** merged bottom-up.  The side that comes next is taken
+** by arithmetic, not by a branch that random orders would mispredict half
+** of the time; two runs of the same length are merged from both ends at
+** once (the smallest at the front, the largest at the back, w steps
+** each), two chains of work that do not wait for each other. */
+static void idemJsonMergeSort(
+  IdemJsonRank *r,
+  IdemJsonRank *aTmp,
+  int n,
+  const IdemJsonMember *a     /* If not NULL: the keys are a[0..n)'s */
+){
+  IdemJsonRank *aSrc = aTmp, *aDst = r;
+  int i, j, w;
+  for(i=0; i<n; i+=IDEM_JSON_NET){
+    int m = n-i<IDEM_JSON_NET ? n-i : IDEM_JSON_NET;
+    if( a ){
+      idemJsonSortKeys(a+i, m, (uint32_t)i, aSrc+i);
+    }else{
+      idemJsonSortBlock(r+i, m, aSrc+i);
+    }
+  }
+  for(w=IDEM_JSON_NET; w<n; w*=2){
+    for(i=0; i<n; i+=2*w){
+      const IdemJsonRank *pL = aSrc+i;
+      const IdemJsonRank *pLEnd = aSrc + (i+w<n ? i+w : n);
+      const IdemJsonRank *pR = pLEnd;
+      const IdemJsonRank *pREnd = aSrc + (i+2*w<n ? i+2*w : n);
+      IdemJsonRank *pD = aDst+i;
+      sqlite3_int64 b;
+      if( pREnd-pR==w ){
+        const IdemJsonRank *pLTail = pLEnd-1, *pRTail = pREnd-1;
+        IdemJsonRank *pDTail = aDst + i + 2*w - 1;
+        for(j=0; j<w; j++){
+          b = pR->iKey < pL->iKey;
+          *pD++ = pL[(pR-pL) & -b];
+          pR += b;
+          pL += 1-b;
+          b = pRTail->iKey < pLTail->iKey;
+          *pDTail-- = pRTail[(pLTail-pRTail) & -b];
+          pLTail -= b;
+          pRTail -= 1-b;
+        }
+        continue;
+      }
+      while( pL<pLEnd && pR<pREnd ){
+        sqlite3_int64 nStep = pLEnd-pL < pREnd-pR ? pLEnd-pL : pREnd-pR;
+        while( nStep-- > 0 ){
+          b = pR->iKey < pL->iKey;
+          *pD++ = pL[(pR-pL) & -b];
+          pR += b;
+          pL += 1-b;
+        }
+      }
+      while( pL<pLEnd ) *pD++ = *pL++;
+      while( pR<pREnd ) *pD++ = *pR++;
+    }
+    { IdemJsonRank *aSwap = aSrc; aSrc = aDst; aDst = aSwap; }
+  }
+  if( aSrc!=r ) memcpy(r, aSrc, n*sizeof(IdemJsonRank));
+}
+
+/* Sort r[0..n) by key, aTmp[0..n) scratch: a least significant digit
+** radix sort, 8 bits a pass, each pass stable; a byte that every key has
+** alike costs no pass. */
+static void idemJsonRadixSort(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
+  uint32_t aCnt[8][256];
+  IdemJsonRank *aSrc = r, *aDst = aTmp;
+  int i, b;
+  memset(aCnt, 0, sizeof(aCnt));
+  for(i=0; i<n; i++){
+    uint64_t k = r[i].iKey;
+    aCnt[0][k & 0xff]++;        aCnt[1][(k>>8) & 0xff]++;
+    aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
+    aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
+    aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
+  }
+  for(b=0; b<8; b++){
+    uint32_t *c = aCnt[b], s = 0;
+    int sh = 8*b;
+    if( c[(aSrc[0].iKey>>sh) & 0xff]==(uint32_t)n ) continue;
+    for(i=0; i<256; i++){
+      uint32_t x = c[i];
+      c[i] = s;
+      s += x;
+    }
+    for(i=0; i<n; i++){
+      aDst[c[(aSrc[i].iKey>>sh) & 0xff]++] = aSrc[i];
+    }
+    { IdemJsonRank *aSwap = aSrc; aSrc = aDst; aDst = aSwap; }
+  }
+  if( aSrc!=r ) memcpy(r, aSrc, n*sizeof(IdemJsonRank));
+}
+
+/* Sort r[0..n) by key, aTmp[0..n) scratch.  Keys already in order, or in
+** the reverse order (an object written backwards), cost one pass. */
+static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
+  int i;
+  for(i=1; i<n && r[i-1].iKey<=r[i].iKey; i++){}
+  if( i==n ) return;
+  if( i==1 ){
+    for(i=1; i<n && r[i-1].iKey>r[i].iKey; i++){}
+    if( i==n ){
+      for(i=0; i<n/2; i++){
+        IdemJsonRank x = r[i];
+        r[i] = r[n-1-i];
+        r[n-1-i] = x;
+      }
+      return;
+    }
+  }
+  if( n<=IDEM_JSON_SMALL ){
+    int m;
+    for(i=1; i<n; i++){
+      IdemJsonRank x = r[i];
+      for(m=i; m>0 && r[m-1].iKey>x.iKey; m--) r[m] = r[m-1];
+      r[m] = x;
+    }
+  }else if( n<IDEM_JSON_RADIX ){
+    idemJsonMergeSort(r, aTmp, n, 0);
+  }else{
+    idemJsonRadixSort(r, aTmp, n);
+  }
+}
+
+/* The sort of idemJsonSortMembers(): first by the keys a[].iKey, then the
+** groups that they tie by the names aT[0..n) (with bRaw, those of the
+** groups are set here from zOut; without, all are set already).  The members in sorted order are left in aR[0..n).
+** Returns SQLITE_ERROR if two names are equal (next to each other in aR[]
+** then), else SQLITE_OK.  With bRaw, the names are canonical texts that
+** may hold escapes, and SQLITE_MISUSE is returned at the first backslash
+** among the bytes read. */
+static int idemJsonSortNames(
+  const unsigned char *zOut,
+  const IdemJsonMember *a,
+  IdemJsonSortText *aT,
+  int n,
+  IdemJsonRank *aR,
+  IdemJsonGroup *aG,
+  int bRaw
+){
+  int i, j, nG = 0, bEqual = 0;
+  uint64_t kDiff;
+
+  /* First by the keys of idemJsonNameKey(), which order the names where
+  ** they differ, escapes and all.  Runs of equal keys are groups at 0. */
+  for(i=1; i<n && a[i-1].iKey<=a[i].iKey; i++){}
+  if( i==n ){
+    /* In order by key already (a long shared prefix ties them all). */
+    for(i=0; i<n; i++){
+      aR[i].iKey = a[i].iKey;
+      aR[i].iMem = (uint32_t)i;
+    }
+  }else if( n<=IDEM_JSON_SMALL ){
+    idemJsonInsertKeys(a, n, aR);
+  }else if( n<IDEM_JSON_RADIX ){
+    idemJsonMergeSort(aR, aR+n, n, a);
+  }else{
+    for(i=0; i<n; i++){
+      aR[i].iKey = a[i].iKey;
+      aR[i].iMem = (uint32_t)i;
+    }
+    idemJsonSortRanks(aR, aR+n, n);
+  }
+  for(i=0; i<n-1; i++){
+    if( aR[i].iKey!=aR[i+1].iKey ) continue;
+    for(j=i+2; j<n && aR[j].iKey==aR[i].iKey; j++){}
+    aG[nG].iLo = (uint32_t)i;
+    aG[nG].iHi = (uint32_t)j;
+    aG[nG].iOff = 0;
+    nG++;
+    if( bRaw ){
+      /* The names of the group (unescaped ones are all set already) */
+      for(; i<j; i++){
+        IdemJsonSortText *t = &aT[aR[i].iMem];
+        const IdemJsonMember *pM = &a[aR[i].iMem];
+        t->z = zOut + pM->iName + 1;
+        t->n = pM->iNameEnd - pM->iName - 2;
+      }
+    }
+    i = j-1;
+  }
+
+  /* Then each group by the keys of its names' bytes (idemJsonWordKey()). */
+  while( nG>0 ){
+    IdemJsonRank *r;
+    sqlite3_int64 iOff;
+    int k;
+    nG--;
+    r = aR + aG[nG].iLo;
+    k = (int)(aG[nG].iHi - aG[nG].iLo);
+    iOff = aG[nG].iOff;
+
+    if( k==2 ){
+      /* Two names (the common tie): word by word until they differ or
+      ** one ends; the same rules as below, without the sorts. */
+      const IdemJsonSortText *t0 = &aT[r[0].iMem], *t1 = &aT[r[1].iMem];
+      for(;;){
+        uint64_t x0 = idemJsonWordKey(t0->z + iOff, t0->n - iOff);
+        uint64_t x1 = idemJsonWordKey(t1->z + iOff, t1->n - iOff);
+        sqlite3_int64 n0 = t0->n - iOff, n1 = t1->n - iOff;
+        if( bRaw && (IJ_HAS_ZERO(x0 ^ (IJ_ONES*'\\'))
+                     | IJ_HAS_ZERO(x1 ^ (IJ_ONES*'\\'))) ){
+          return SQLITE_MISUSE;
+        }
+        if( x0==x1 && n0>8 && n1>8 ){
+          iOff += 8;
+          continue;
+        }
+        if( x0==x1 && n0==n1 ) bEqual = 1;
+        if( x0>x1 || (x0==x1 && n0>n1) ){
+          IdemJsonRank x = r[0];
+          r[0] = r[1];
+          r[1] = x;
+        }
+        break;
+      }
+      continue;
+    }
+
+    /* The keys at iOff.  If they are all equal and no name ends within
+    ** them, the group's common prefix is passed over first. */
+    for(;;){
+      uint64_t kEsc = 0;
+      int bEnd = 0;
+      kDiff = 0;
+      for(i=0; i<k; i++){
+        const IdemJsonSortText *t = &aT[r[i].iMem];
+        uint64_t x = idemJsonWordKey(t->z + iOff, t->n - iOff);
+        r[i].iKey = x;
+        kDiff |= x ^ r[0].iKey;
+        kEsc |= IJ_HAS_ZERO(x ^ (IJ_ONES*'\\'));
+        bEnd |= t->n - iOff <= 8;
+      }
+      if( bRaw && kEsc ) return SQLITE_MISUSE;
+      if( kDiff || bEnd ) break;
+      j = (int)idemJsonGroupPrefix(aT, r, k, iOff+8);
+      if( bRaw && memchr(aT[r[0].iMem].z + iOff + 8, '\\', j - iOff - 8) ){
+        return SQLITE_MISUSE;
+      }
+      iOff = j;
+    }
+    idemJsonSortRanks(r, aR + n + (r - aR), k);
+
+    /* Each run of equal keys: the names that end within the key first,
+    ** by the length left (a counting sort: 0 to 8 bytes, or more); two
+    ** that end alike are equal.  Those that go on are a group at iOff+8. */
+    for(i=0; i<k; i=j){
+      for(j=i+1; j<k && r[j].iKey==r[i].iKey; j++){}
+      if( j-i>1 ){
+        int aCnt[10], c, s, m, iGo = i;
+        IdemJsonRank *aTmp = aR + n + (r - aR);
+        memset(aCnt, 0, sizeof(aCnt));
+        for(m=i; m<j; m++){
+          sqlite3_int64 nLeft = aT[r[m].iMem].n - iOff;
+          aCnt[nLeft>8 ? 9 : nLeft]++;
+        }
+        if( aCnt[9]<j-i ){
+          for(c=0, s=i; c<10; c++){
+            int x = aCnt[c];
+            if( c<9 && x>1 ) bEqual = 1;
+            aCnt[c] = s;
+            s += x;
+          }
+          for(m=i; m<j; m++){
+            sqlite3_int64 nLeft = aT[r[m].iMem].n - iOff;
+            aTmp[aCnt[nLeft>8 ? 9 : nLeft]++] = r[m];
+          }
+          memcpy(r+i, aTmp+i, (j-i)*sizeof(IdemJsonRank));
+          iGo = aCnt[8];        /* where the names that go on start */
+        }
+        if( j-iGo>1 ){
+          aG[nG].iLo = (uint32_t)(r - aR + iGo);
+          aG[nG].iHi = (uint32_t)(r - aR + j);
+          aG[nG].iOff = (uint32_t)(iOff + 8);
+          nG++;
+        }
+      }
+    }
+  }
+  return bEqual ? SQLITE_ERROR : SQLITE_OK;
+}
+
+/* Sort the n members a[0..n) of an object by name, when their 8-byte keys
+** alone did not (more than IDEM_JSON_SMALL members, or two keys equal):
+** the general sort described above, on the canonical texts of the names,
+** and again on the unescaped names if it met an escape.  aR[0..2n) is
+** scratch for ranks, aT for n names, aG for n/2+1 groups.  The members in
+** sorted order are left in aR[0..n) (their index in a[]).  Returns
+** SQLITE_NOMEM, SQLITE_ERROR if two names are equal (they are then next
+** to each other in aR[]), or SQLITE_OK.  Kept out of line: the common
+** case, idemJsonSortKeys() in idemJsonFinishObject(), should not pay for
+** its registers. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemJsonSortMembers(
+  IdemJson *p,
+  const IdemJsonMember *a,
+  int n,
+  IdemJsonRank *aR,
+  IdemJsonSortText *aT,
+  IdemJsonGroup *aG
+){
+  sqlite3_int64 nDec = 0;
+  unsigned char *zDec;
+  int i, rc;
+
+  rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 1);
+  if( rc!=SQLITE_MISUSE ) return rc;
+
+  /* Some name holds an escape: those that do are decoded into zTmp. */
+  for(i=0; i<n; i++){
+    aT[i].z = p->zOut + a[i].iName + 1;
+    aT[i].n = a[i].iNameEnd - a[i].iName - 2;
+  }
+
+  for(i=0; i<n; i++){
+    if( memchr(aT[i].z, '\\', (size_t)aT[i].n) ) nDec += aT[i].n;
+  }
+  rc = idemJsonGrowTmp(p, nDec);
+  if( rc ) return rc;
+  zDec = p->zTmp;
+  for(i=0; i<n; i++){
+    const unsigned char *z = aT[i].z;
+    sqlite3_int64 k, nz = aT[i].n;
+    if( memchr(z, '\\', (size_t)nz)==0 ) continue;
+    aT[i].z = zDec;
+    for(k=0; k<nz; ){
+      int nEsc = 1;
+      *zDec++ = z[k]=='\\' ? (unsigned char)idemJsonUnescape(z+k, &nEsc) : z[k];
+      k += nEsc;
+    }
+    aT[i].n = zDec - aT[i].z;
+  }
+  return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 0);
 }
 
 /* Make room for one more record and for nSpan more spans. */
@@ -1151,23 +1477,27 @@ static int idemJsonFinishObject(
   sqlite3_int64 nDone = 0;
   IdemJsonRank aSmall[IDEM_JSON_SMALL], *aOrd;
   unsigned char *zTo;
-  int i, iLo, iHi, rc, iSkip, bDefer;
+  int i, iLo, iHi, rc, bDefer;
   uint32_t iFrom, nMove;
 
   aOrd = aSmall;
   if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
       : n>IDEM_JSON_SMALL || !idemJsonInsertKeys(a, n, aSmall) ){
-    /* Scratch after a[0..n): 2n rank pairs (4n/3 records). */
-    if( n*(sqlite3_int64)3 > p->nMemberAlloc - (a - p->aMember) ){
+    /* Scratch after a[0..n): 2n ranks, n names and n/2+1 groups (54n+12
+    ** bytes: fewer than 3n records). */
+    IdemJsonRank *aR;
+    if( n*(sqlite3_int64)4 > p->nMemberAlloc - (a - p->aMember) ){
       sqlite3_int64 iA = a - p->aMember;
-      rc = idemJsonGrowMembers(p, iA + n*(sqlite3_int64)3);
+      rc = idemJsonGrowMembers(p, iA + n*(sqlite3_int64)4);
       if( rc ) return rc;
       a = p->aMember + iA;
     }
-    if( idemJsonSortMembers(p->zOut, a, n, (IdemJsonRank*)(a+n), &aOrd,
-                            &iSkip) ){
-      return idemJsonDuplicate(p, a, aOrd, n, iSkip);
-    }
+    aR = (IdemJsonRank*)(a+n);
+    rc = idemJsonSortMembers(p, a, n, aR, (IdemJsonSortText*)(aR+2*n),
+                             (IdemJsonGroup*)((IdemJsonSortText*)(aR+2*n)+n));
+    if( rc==SQLITE_ERROR ) return idemJsonDuplicate(p, a, aR, n, 0);
+    if( rc ) return rc;
+    aOrd = aR;
   }
 
   /* The objects moved inside this one are the last on aMoved[]. */

@@ -32,9 +32,13 @@
 /* On x86-64 a frame longer than 240 bytes is hashed by xxHash's own AVX2
 ** kernels where the CPU has AVX2 (chosen at run time, as xxHash's
 ** xxh_x86dispatch.c does), else by its SSE2 ones: the same hash, with half
-** the instructions.  The kernels are xxHash's internal functions, whose
-** names change between releases: the choice is made only for the release
-** it was written against (0.8.1, Debian 12's); any other uses the default. */
+** the instructions.  That holds for the frames hashed in one shot and for
+** the long ones streamed (idemXxhUpdate(): xxHash's own streaming loop,
+** XXH3_update(), given the AVX2 kernels, as xxh_x86dispatch.c's
+** XXH3_128bits_update_avx2() does).  The kernels are xxHash's internal
+** functions, whose names change between releases: the choice is made only
+** for the release it was written against (0.8.1, Debian 12's); any other
+** uses the default. */
 #ifdef IDEM_AVX2
 # define XXH_DISPATCH_AVX2 1
 # define XXH_TARGET_AVX2 __attribute__((target("avx2")))
@@ -57,8 +61,24 @@ static XXH128_hash_t idemXxh128(const void *p, size_t n){
   }
   return XXH3_128bits(p, n);
 }
+XXH_NO_INLINE XXH_TARGET_AVX2 void idemXxhUpdateAvx2(
+  XXH3_state_t *pState,
+  const void *p,
+  size_t n
+){
+  XXH3_update(pState, (const xxh_u8*)p, n, XXH3_accumulate_512_avx2,
+              XXH3_scrambleAcc_avx2);
+}
+static void idemXxhUpdate(XXH3_state_t *pState, const void *p, size_t n){
+  if( idemHasAvx2() ){
+    idemXxhUpdateAvx2(pState, p, n);
+  }else{
+    XXH3_128bits_update(pState, p, n);
+  }
+}
 #else
 # define idemXxh128 XXH3_128bits
+# define idemXxhUpdate(S,P,N) XXH3_128bits_update(S,P,N)
 #endif
 
 #define IDEM_KEY_MAGIC      "idem:v1"      /* with its NUL: 8 bytes */
@@ -97,12 +117,12 @@ IDEM_PRIVATE void idemKeyHash(const IdemPart aPart[4], unsigned char aKey[16]){
   }else{
     XXH3_state_t st;
     XXH3_128bits_reset(&st);
-    XXH3_128bits_update(&st, IDEM_KEY_MAGIC, IDEM_KEY_MAGIC_LEN);
+    idemXxhUpdate(&st, IDEM_KEY_MAGIC, IDEM_KEY_MAGIC_LEN);
     for(i=0; i<4; i++){
       unsigned char aLen[4];
       idemPutLe32(aLen, aPart[i].n);
-      XXH3_128bits_update(&st, aLen, 4);
-      if( aPart[i].n ) XXH3_128bits_update(&st, aPart[i].p, (size_t)aPart[i].n);
+      idemXxhUpdate(&st, aLen, 4);
+      if( aPart[i].n ) idemXxhUpdate(&st, aPart[i].p, (size_t)aPart[i].n);
     }
     h = XXH3_128bits_digest(&st);
   }

@@ -118,7 +118,14 @@
 **    g < d*t; B strictly inside if (10-d)*t + g < 1, surely outside if it
 **    is > 1; and 10*ti > 2^60, gi >= d*(ti+1), gi+2 <= d*ti,
 **    (10-d)*(ti+1) + gi+2 <= 2^60 and (10-d)*ti + gi > 2^60 prove them.
-**    Everything else goes to step 5 with the double.
+**    Everything else goes to step 5 with the double, but for:
+**
+** 3c. Many 17-digit literals with 10t < 1 (several 16-digit decimals in
+**    the interval): the answer is then the 16-digit decimal closest to v,
+**    A + j*10^(q+1) with A = x - d*10^q, unless a decimal of 15 digits or
+**    fewer is in the interval; both are decided from the same G and t
+**    (the proof is at the code).  The answer is laid out from the
+**    literal's own text where it is in ECMAScript's layout.
 **
 ** 4. Exact fallback.  Starting from the nearly right candidate of step 3,
 **    compare x with the halfway points to the neighbouring doubles in exact
@@ -1815,17 +1822,75 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   }
 
   /* 17 digits that are not the answer (as "%.17g" prints most doubles):
-  ** the multiple of 10^(q+1) next to x below it (A) or above it (B), if
-  ** it is the only one in the interval (step 3b, at the end). */
-  if( nD==17 && (m & (IDEMNUM_HIDDEN-1))!=0 && 10*t>one ){
-    int inA = g>=(uint64_t)d*(t+1);
-    int outA = g+2<=(uint64_t)d*t;
-    int inB = (uint64_t)(10-d)*(t+1) + g + 2<=one;
-    int outB = (uint64_t)(10-d)*t + g > one;
-    uint64_t w2 = w/10 + (uint64_t)inB;
-    /* (B is never 10^(L+1): near a power of ten u > 10^q * 11) */
-    if( ((inA & outB) | (inB & outA)) && w2<10000000000000000ULL ){
+  ** the answer may be the first 16 digits of the literal plus j at the
+  ** 16th, the multiple of 10^(q+1) that is A + j*10^(q+1), A = x - d*10^q
+  ** (step 3b, at the end, for j = 0 or 1; step 3c for -1 <= j <= 2). */
+  if( nD==17 && (m & (IDEMNUM_HIDDEN-1))!=0 ){
+    int64_t jj = 9;                   /* 9: not known */
+    uint64_t w2;
+    if( 10*t>one ){
+      int inA = g>=(uint64_t)d*(t+1);
+      int outA = g+2<=(uint64_t)d*t;
+      int inB = (uint64_t)(10-d)*(t+1) + g + 2<=one;
+      int outB = (uint64_t)(10-d)*t + g > one;
+      if( (inA & outB) | (inB & outA) ) jj = inB;
+    }else if( 10*t+10<=one ){
+      /* Step 3c: T = 10t < 1, so that several multiples of 10^(q+1) may
+      ** be in the interval [v-u/2, v+u/2], but u < 10^(q+2) (t > 0.045
+      ** for 17 digits).  If no multiple of 10^(q+2) is in it (none
+      ** shorter is), the answer is the multiple of 10^(q+1) closest to v
+      ** (Schubfach, step 5, with k = q+1).  The multiples of 10^(q+2)
+      ** next to x are C = x - e*10^q and C + 10^(q+2), e the last two
+      ** digits; in units of u from v at g - 1/2 - e*t and that + 100t:
+      ** both outside if e*t > g and (100-e)*t + g > 1, which
+      ** e*ti >= gi+2 and (100-e)*ti + gi > 2^60 prove.  A is at
+      ** a = d*t - g + 1/2 below v, a*2^60 in (aLo, aHi); the closest
+      ** multiple is A + j*10^(q+1) for the integer j with
+      ** (j-1/2)*T < a < (j+1/2)*T, proven with T*2^60 in [10ti, 10ti+10)
+      ** (an end from the bound that holds for the sign of 2j-1 or 2j+1),
+      ** and then it is strictly inside the interval, T/2 < 1/2 from v. */
+      uint64_t e = w%100;
+      if( e*t>=g+2 && (100-e)*t + g > one ){
+        int64_t aLo = (int64_t)((uint64_t)d*t) - (int64_t)g - 2 + (int64_t)(one>>1);
+        int64_t aHi = (int64_t)((uint64_t)d*t + d) - (int64_t)g + (int64_t)(one>>1);
+        int64_t T = (int64_t)(10*t);
+        int64_t j0 = 2*aLo + 3*T;     /* 2a + 3T > 0: -1/2 < a, T > 0.45 */
+        if( j0>0 ){
+          j0 = j0/(2*T) - 1;          /* round(aLo/T), a first guess */
+          if( j0>=-1 && j0<=2
+           && (2*j0-1>=0 ? (2*j0-1)*(T+10) : (2*j0-1)*T) <= 2*aLo
+           && 2*aHi <= (2*j0+1>0 ? (2*j0+1)*T : (2*j0+1)*(T+10)) ){
+            jj = j0;
+          }
+        }
+      }
+    }
+    w2 = w/10 + (uint64_t)jj;
+    /* (The answer never gains a digit: near a power of ten u > 10^q * 11) */
+    if( jj!=9 && w2>=1000000000000000ULL && w2<10000000000000000ULL ){
       int n2 = 16;
+      if( iExp==n && iEnd-1>iInt && L>=-6 ){
+        /* The literal is laid out as ECMAScript lays out the answer
+        ** (ddd.ddd or 0.000ddd, the 17th digit after the '.'): its text
+        ** but the 17th digit, j added at the 16th, then without the zeros
+        ** at its end.  A carry runs over 9s and the '.', never beyond the
+        ** first digit (w2 < 10^16).  There is never a borrow, nor a carry
+        ** from j = 2: the multiple of 10^(q+2) passed on the way from x to
+        ** the answer would be in the interval, which step 3c rules out
+        ** (and 3b's j is 0 or 1). */
+        int k = iEnd - 1, c = (int)jj;
+        memcpy(zOut, z, 16);
+        memcpy(zOut+k-16, z+k-16, 16);
+        for(j=k-1; c; j--){
+          if( zOut[j]=='.' ) continue;
+          c += zOut[j] - '0';
+          assert( c>=0 && c<=10 );
+          zOut[j] = (char)('0' + c%10);
+          c = c>9;
+        }
+        while( zOut[k-1]=='0' ) k--;
+        return k - (zOut[k-1]=='.');
+      }
       while( w2%10==0 ){
         w2 /= 10;
         n2--;

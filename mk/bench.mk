@@ -4,25 +4,44 @@
 .PHONY: bench bench-instructions bench-long
 
 # ---- benchmarks -------------------------------------------------------------
-# make bench: test/bench/, idem against json(), a hand-made claim table and
-# the stdlib Python recipe, each ratio the median of 5 interleaved runs,
-# then json() against idem one document shape at a time (a few minutes;
-# ~2 GB under /tmp, removed).  make bench-long: the cost of a
-# claim at 10M claims against 10K (~16 GB under /tmp, a quarter of an hour
-# or more).  test/bench/callgrind.sh counts instructions instead.
+# make bench: test/bench/, idem against json(), a hand-made claim table
+# (WITHOUT ROWID, and a rowid table with a UNIQUE key) and the stdlib
+# Python recipe, each ratio the median of 5 interleaved runs; the rowid
+# table's own cost at 1M claims against 10K; the functions and the claims
+# on three more corpora (shapes.py --write-corpora: GitHub-like events,
+# numeric, twitter-like); then json() against idem by corpus, by document
+# shape and by size (shapes.py), drawn as doc/img/performance-time.svg
+# (gnuplot) -- ~10 minutes; ~2 GB under /tmp, removed.  make bench-long:
+# the cost of a claim at 10M claims against 10K (~16 GB under /tmp, a
+# quarter of an hour or more).  test/bench/callgrind.sh counts
+# instructions instead.
+BENCH_PKGS := gnuplot-nox valgrind
+$(BUILD)/.deps-bench: | $(BUILD)/.deps
+	$(call need_pkgs,$(BENCH_PKGS))
+
 $(BUILD)/bench: test/bench/bench.c test/bench/docgen.c | $(BUILD)/.deps
 	$(CC) -O2 -g $(WARN) -o $@ test/bench/bench.c -lsqlite3
 
-bench: $(LIB) $(BUILD)/bench  ## the performance tables of doc/performance.md (minutes)
-	$(BUILD)/bench --lib $(BUILD)/idem
+bench: $(LIB) $(BUILD)/bench $(BUILD)/.deps-bench  ## the performance tables of doc/performance.md, and its time chart (minutes)
+	$(BUILD)/bench --lib $(BUILD)/idem --tables idem,hand,rowid
+	$(BUILD)/bench --lib $(BUILD)/idem --only scale --scale-table rowid
+	$(PYTHON3) test/bench/shapes.py --write-corpora $(BUILD)/corpora --docs 20000 >/dev/null
+	for c in github numeric twitter; do \
+	  $(BUILD)/bench --lib $(BUILD)/idem --docs-file $(BUILD)/corpora/$$c.db \
+	    --only key,canonical,calls --claims 20000 --tables idem,hand,rowid || exit 1; \
+	done
 	$(BUILD)/bench --write-docs $(BUILD)/bench-docs.db
 	$(PYTHON3) test/bench/bench_py.py --docs $(BUILD)/bench-docs.db --lib $(BUILD)/idem
+	$(PYTHON3) test/bench/shapes.py --lib $(BUILD)/idem \
+	  --corpus $(BUILD)/bench-docs.db --data $(BUILD)/bench-time
+	gnuplot -e "data='$(BUILD)/bench-time'; out='doc/img/performance-time.svg'; what='time'" \
+	  test/bench/chart.gp
 	@rm -f $(BUILD)/bench-docs.db
-	$(PYTHON3) test/bench/shapes.py --lib $(BUILD)/idem
 
 # make bench-instructions: the same in instructions (valgrind's callgrind,
 # steady on a busy machine; a few minutes): test/bench/callgrind.sh's
-# figures, then shapes.py --instructions.  Where simdjson is installed
+# figures, then shapes.py --instructions, drawn as
+# doc/img/performance-instructions.svg.  Where simdjson is installed
 # (Debian's libsimdjson-dev; optional, never a dependency) the canonicalizer
 # called from C is also set against simdjson's parse (test/bench/anchor.cpp).
 $(BUILD)/anchor: test/bench/anchor.cpp test/bench/anchor_idem.c $(SOURCES) | $(BUILD)/.deps
@@ -30,13 +49,19 @@ $(BUILD)/anchor: test/bench/anchor.cpp test/bench/anchor_idem.c $(SOURCES) | $(B
 	$(CXX) -O2 -g $(WARN) -o $@ test/bench/anchor.cpp $(BUILD)/anchor_idem.o \
 	  -lsimdjson -lsqlite3 -lm
 
-bench-instructions: $(LIB) $(BUILD)/bench $(BUILD)/.deps-valgrind  ## make bench's figures in instructions (callgrind), per figure and per shape
+bench-instructions: $(LIB) $(BUILD)/bench $(BUILD)/.deps-bench  ## make bench's figures in instructions (callgrind), per figure, corpus, shape and size
 	@if [ -f /usr/include/simdjson.h ]; then $(MAKE) --no-print-directory $(BUILD)/anchor; \
 	else echo "(no simdjson: apt-get install libsimdjson-dev to add it as an anchor)"; fi
-	test/bench/callgrind.sh $(BUILD)/bench $(BUILD)/idem
+	$(PYTHON3) test/bench/shapes.py --write-corpora $(BUILD)/corpora >/dev/null
+	test/bench/callgrind.sh $(BUILD)/bench $(BUILD)/idem $(BUILD)/callgrind \
+	  "GitHub-like events=$(BUILD)/corpora/github.db" \
+	  "numeric=$(BUILD)/corpora/numeric.db" \
+	  "twitter-like=$(BUILD)/corpora/twitter.db"
 	$(BUILD)/bench --write-docs $(BUILD)/bench-docs.db
 	$(PYTHON3) test/bench/shapes.py --instructions --lib $(BUILD)/idem \
-	  --corpus $(BUILD)/bench-docs.db
+	  --corpus $(BUILD)/bench-docs.db --data $(BUILD)/bench-instructions
+	gnuplot -e "data='$(BUILD)/bench-instructions'; out='doc/img/performance-instructions.svg'; what='instructions'" \
+	  test/bench/chart.gp
 	@rm -f $(BUILD)/bench-docs.db
 
 bench-long: $(LIB) $(BUILD)/bench  ## a claim at 10M claims against 10K (~16 GB, long)

@@ -201,7 +201,7 @@ static int refShortest(double v, char *zDig){
 */
 static int checkLiterals(double v){
   char zLit[64], zOut[128], zRef[40];
-  char azLit[40][64];
+  char azLit[80][64];
   int nLit = 0, i, j, nFail = 0;
   int n = idemNumberFormat(v, zLit);
   zLit[n] = 0;
@@ -251,6 +251,27 @@ static int checkLiterals(double v){
       snprintf(zT, sizeof(zT), "%.17g", v);
       if( strchr(zT, '.') && !strchr(zT, 'e') ){
         snprintf(azLit[nLit++], 64, "%.40s000", zT);
+        /* and plain "%.17g" with every last digit (the answer may then be
+        ** the 16th digit moved down or up by one or two) */
+        int k, nT = (int)strlen(zT);
+        for(k=-1; k<=1; k++){
+          /* ... its 16th digit moved by k first (carries, borrows) */
+          char zK[64];
+          int c = k, m = nT-2;
+          memcpy(zK, zT, nT+1);
+          for(; c && m>=0; m--){
+            if( zK[m]=='.' || zK[m]=='-' ) continue;
+            c += zK[m] - '0';
+            zK[m] = (char)('0' + (c+10)%10);
+            c = c<0 ? -1 : c>9;
+          }
+          if( c ) continue;
+          for(j=0; j<10; j++){
+            snprintf(azLit[nLit], 64, "%s", zK);
+            azLit[nLit][nT-1] = (char)('0' + j);
+            nLit++;
+          }
+        }
       }
     }
     /* Python's repr() of an integral value below 1e16: "ddd.0" */
@@ -359,6 +380,12 @@ static int checkRandom(long nTest){
     bits = x;
     if( (i&3)==0 ){
       bits = (bits & ~((uint64_t)0x7ff<<52)) | ((uint64_t)(i%2047)<<52);
+    }
+    if( (i&7)==5 ){
+      /* 2^-23 to 2^70, where "%.17g" writes plain digits as ECMAScript
+      ** would (ddd.ddd, 0.000ddd): a non-shortest literal whose answer
+      ** is its own text with the 16th digit moved (step 3b, 3c) */
+      bits = (bits & ~((uint64_t)0x7ff<<52)) | ((uint64_t)(1000 + (i/8)%94)<<52);
     }
     if( (i&31)==3 ){
       /* an integral value near 1e16 */

@@ -28,6 +28,9 @@
 **   --write-docs FILE   write the documents into an SQLite file (table
 **                       docs: i, who, conv, tool, args) and stop; for
 **                       bench_py.py
+**   --docs-file FILE    take the documents from such a file instead (the
+**                       first --docs of them): another corpus
+**                       (shapes.py --write-corpora writes three)
 **
 ** It loads the extension as a user does (sqlite3_load_extension), against
 ** the system's libsqlite3, so it measures what users load.
@@ -109,6 +112,39 @@ static const char *zOnly = 0;
 static const char *zPragma = 0;         /* --pragma: for every database */
 
 static Doc *aDoc;
+static const char *zDocsFile = 0;       /* --docs-file */
+
+/* The first n documents of the file zFile (table docs, as --write-docs
+** writes it); n is lowered to the number there is. */
+static Doc *readDocs(const char *zFile, int *pn){
+  sqlite3 *db = 0;
+  sqlite3_stmt *p = 0;
+  Doc *a = calloc(*pn, sizeof(Doc));
+  int i = 0;
+  if( sqlite3_open_v2(zFile, &db, SQLITE_OPEN_READONLY, 0)!=SQLITE_OK
+   || sqlite3_prepare_v2(db, "SELECT who, conv, tool, args FROM docs"
+                             " ORDER BY i LIMIT ?1", -1, &p, 0)!=SQLITE_OK ){
+    fprintf(stderr, "bench: %s: %s\n", zFile, sqlite3_errmsg(db));
+    exit(1);
+  }
+  sqlite3_bind_int(p, 1, *pn);
+  while( sqlite3_step(p)==SQLITE_ROW ){
+    a[i].zWho = strdup((const char*)sqlite3_column_text(p, 0));
+    a[i].zConv = strdup((const char*)sqlite3_column_text(p, 1));
+    a[i].zTool = strdup((const char*)sqlite3_column_text(p, 2));
+    a[i].zArgs = strdup((const char*)sqlite3_column_text(p, 3));
+    a[i].nArgs = sqlite3_column_bytes(p, 3);
+    i++;
+  }
+  sqlite3_finalize(p);
+  sqlite3_close(db);
+  if( i<8 ){
+    fprintf(stderr, "bench: %s: %d documents\n", zFile, i);
+    exit(1);
+  }
+  *pn = i;
+  return a;
+}
 
 /* --------------------------------------------------------------- timing */
 
@@ -921,9 +957,10 @@ static void printMachine(void){
   printf("idem %s (%s) on SQLite %s; %s, %ld cores online, %s %s %s\n",
          zVersion, zLib, sqlite3_libversion(), zModel,
          sysconf(_SC_NPROCESSORS_ONLN), u.sysname, u.release, u.machine);
-  printf("%d documents of %d..%d bytes (mean %ld); each time the median of"
-         " %d runs, idem and baseline alternating\n",
-         nDocs, nMin, nMax, tot/nDocs, nRuns);
+  printf("%d documents of %d..%d bytes (mean %ld)%s%s; each time the median"
+         " of %d runs, idem and baseline alternating\n",
+         nDocs, nMin, nMax, tot/nDocs, zDocsFile ? " from " : "",
+         zDocsFile ? zDocsFile : "", nRuns);
   fflush(stdout);
 }
 
@@ -959,6 +996,7 @@ int main(int argc, char **argv){
     else if( strcmp(z, "--auto-batch")==0 ) nAutoBatch = atoi(zVal);
     else if( strcmp(z, "--dir")==0 ) snprintf(zDir, sizeof(zDir), "%s", zVal);
     else if( strcmp(z, "--write-docs")==0 ) zWriteDocs = zVal;
+    else if( strcmp(z, "--docs-file")==0 ) zDocsFile = zVal;
     else if( strcmp(z, "--only")==0 ) zOnly = zVal;
     else if( strcmp(z, "--pragma")==0 ) zPragma = zVal;
     else if( strcmp(z, "--scale-table")==0 ){
@@ -976,7 +1014,7 @@ int main(int argc, char **argv){
   }
   if( nRuns<1 || nRuns>64 || nDocs<8 || nClaims<1 || nInfo<1 || nAuto<1
    || nBatch<1 || nAutoBatch<1 || nSmall<1 ) goto usage;
-  aDoc = genDocs(nDocs);
+  aDoc = zDocsFile ? readDocs(zDocsFile, &nDocs) : genDocs(nDocs);
   if( zWriteDocs ){
     writeDocs(zWriteDocs);
     return 0;
@@ -1004,7 +1042,7 @@ int main(int argc, char **argv){
       " [--auto-batch N] [--dir DIR]"
       " [--tables idem,hand,canon,rowid] [--scale-table idem|hand|canon|rowid]"
       " [--pragma 'NAME=VALUE']"
-      " [--write-docs FILE]"
+      " [--write-docs FILE] [--docs-file FILE]"
       " [--only key,canonical,calls,auto,scale]\n", argv[0]);
   return 2;
 }

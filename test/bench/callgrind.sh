@@ -3,29 +3,35 @@
 # callgrind.sh -- the benchmark's figures in instructions (valgrind's
 # callgrind), a measure that a busy machine does not disturb.
 #
-#   test/bench/callgrind.sh BENCH LIB [OUTDIR]
+#   test/bench/callgrind.sh BENCH LIB [OUTDIR [NAME=DOCS.db ...]]
 #
 # BENCH is the bench binary (build/bench), LIB the extension (build/idem).
-# For each figure it runs BENCH once under callgrind, small, and prints the
-# instructions per document, claim or lookup of idem and of its baseline,
-# and their ratio.  The profiles stay in OUTDIR (default a fresh /tmp dir)
-# for callgrind_annotate, e.g.
+# For each corpus (the bench's own tool-call documents, then each NAME=FILE
+# given: a file of documents, as `shapes.py --write-corpora` writes them)
+# it runs BENCH under callgrind, small, and prints the instructions per
+# document, claim or lookup of idem and of its baselines, and their ratio:
+# the scans against json(); the claims and the replay lookups against the
+# hand-made WITHOUT ROWID table (`hand`) and against a rowid table with a
+# UNIQUE key (`rowid`); and, counted without callgrind, the bytes per claim
+# of each (20 000 claims).  The profiles stay in OUTDIR (default a fresh
+# /tmp dir) for callgrind_annotate, e.g.
 #
 #   callgrind_annotate --inclusive=yes OUTDIR/calls-idem.out | head -60
 #
 # Where BENCH's directory also holds the simdjson anchor (build/anchor, made
 # by `make bench-instructions` where simdjson is installed), the
 # canonicalizer called straight from C is set against simdjson's DOM parse
-# of the same documents.
+# of the bench's documents.
 #
 # Time is not instructions: a mispredicted branch or a cache miss costs
 # many, and system calls (file locks, reads, writes) are not counted at
 # all, so the I/O-bound figures (claims, replay) say more in the table of
 # `make bench` than here.
 set -e
-BENCH=${1:?usage: callgrind.sh BENCH LIB [OUTDIR]}
-LIB=${2:?usage: callgrind.sh BENCH LIB [OUTDIR]}
+BENCH=${1:?usage: callgrind.sh BENCH LIB [OUTDIR [NAME=DOCS.db ...]]}
+LIB=${2:?usage: callgrind.sh BENCH LIB [OUTDIR [NAME=DOCS.db ...]]}
 OUT=${3:-$(mktemp -d /tmp/idem-callgrind.XXXXXX)}
+[ $# -ge 3 ] && shift 3 || shift $#
 mkdir -p "$OUT"
 N=2000        # documents
 C=2000        # claims and lookups
@@ -39,29 +45,58 @@ ir() {
 run() {       # run NAME ARGS...: one profile
   name=$1; shift
   valgrind --tool=callgrind --callgrind-out-file="$OUT/$name.out" \
-    "$BENCH" --lib "$LIB" --runs 1 --dir "$OUT" "$@" >/dev/null 2>&1
+    "$BENCH" --lib "$LIB" --runs 1 --dir "$OUT" $DOCS "$@" >/dev/null 2>&1
 }
 
-row() {       # row FIGURE UNIT SUBJECT BASELINE COUNT
-  awk -v f="$1" -v u="$2" -v s="$3" -v b="$4" -v n="$5" 'BEGIN {
-    printf "| %s | %.0f | %.0f | %.2fx |\n", f " (per " u ")", s/n, b/n, s/b }'
+row() {       # row CORPUS FIGURE UNIT SUBJECT BASELINE COUNT
+  awk -v c="$1" -v f="$2" -v u="$3" -v s="$4" -v b="$5" -v n="$6" 'BEGIN {
+    printf "| %s | %s | %.0f | %.0f | %.2fx |\n", c, f " (per " u ")", s/n, b/n, s/b }'
+}
+
+# The bytes per claim of idem and of table $1, from bench's own table.
+bytes() {
+  "$BENCH" --lib "$LIB" --runs 1 --dir "$OUT" $DOCS --only calls \
+    --tables "idem,$1" --claims 20000 --info 200 2>/dev/null \
+    | awk -F'|' '/bytes per claim/ { gsub(/[ B]/, "", $3); gsub(/[ B]/, "", $4);
+                                     print $3, $4; exit }'
+}
+
+corpus() {    # corpus NAME: every figure on the documents of $DOCS
+  c=$1
+  for f in key canonical; do
+    run "$f" --only "$f" --docs $N
+    row "$c" "\`idem_$f\` scan / \`json()\` scan" doc \
+      "$(ir "$OUT/$f.out" measureSubject)" "$(ir "$OUT/$f.out" measureBaseline)" $N
+  done
+  for t in idem hand rowid; do
+    run "calls-$t" --only calls --tables $t --docs $N --claims $C --info 200
+  done
+  for t in hand rowid; do
+    [ $t = hand ] && d="the hand-made table (WITHOUT ROWID)" || d="a rowid table with a UNIQUE key"
+    row "$c" "claims in one transaction / $d" claim \
+      "$(ir "$OUT/calls-idem.out" timeClaims)" "$(ir "$OUT/calls-$t.out" timeClaims)" $C
+    row "$c" "replay lookups, one prepared statement / $d" lookup \
+      "$(ir "$OUT/calls-idem.out" timeReplay)" "$(ir "$OUT/calls-$t.out" timeReplay)" $C
+  done
+  for t in hand rowid; do
+    set -- $(bytes $t)
+    [ $t = hand ] && d="the hand-made table" || d="a rowid table"
+    awk -v c="$c" -v d="$d" -v s="$1" -v b="$2" 'BEGIN {
+      printf "| %s | bytes per claim / %s | %.0f | %.0f | %.2fx |\n", c, d, s, b, s/b }'
+  done
 }
 
 echo "instructions (callgrind), $N documents, $C claims; profiles in $OUT"
 echo
-echo "| figure | idem | baseline | ratio |"
-echo "|---|---:|---:|---:|"
-for f in key canonical; do
-  run "$f" --only "$f" --docs $N
-  row "\`idem_$f\` scan / \`json()\` scan" doc \
-    "$(ir "$OUT/$f.out" measureSubject)" "$(ir "$OUT/$f.out" measureBaseline)" $N
+echo "| corpus | figure | idem | baseline | ratio |"
+echo "|---|---|---:|---:|---:|"
+DOCS=""
+corpus "tool calls"
+for arg in "$@"; do
+  DOCS="--docs-file ${arg#*=}"
+  corpus "${arg%%=*}"
 done
-run calls-idem --only calls --tables idem --docs $N --claims $C --info 200
-run calls-hand --only calls --tables hand --docs $N --claims $C --info 200
-row "claims in one transaction / hand-made table" claim \
-  "$(ir "$OUT/calls-idem.out" timeClaims)" "$(ir "$OUT/calls-hand.out" timeClaims)" $C
-row "replay lookups, one prepared statement / hand-made table" lookup \
-  "$(ir "$OUT/calls-idem.out" timeReplay)" "$(ir "$OUT/calls-hand.out" timeReplay)" $C
+DOCS=""
 ANCHOR=$(dirname "$BENCH")/anchor
 if [ -x "$ANCHOR" ]; then
   "$BENCH" --write-docs "$OUT/docs.db" >/dev/null 2>&1
@@ -69,7 +104,7 @@ if [ -x "$ANCHOR" ]; then
     valgrind --tool=callgrind --callgrind-out-file="$OUT/anchor-$w.out" \
       "$ANCHOR" "$OUT/docs.db" $w $N >/dev/null 2>&1
   done
-  row "canonical text called from C / simdjson DOM parse (the anchor)" doc \
+  row "tool calls" "canonical text called from C / simdjson DOM parse (the anchor)" doc \
     "$(ir "$OUT/anchor-idem.out" measureIdem)" \
     "$(ir "$OUT/anchor-simdjson.out" measureSimdjson)" $N
   rm -f "$OUT/docs.db"

@@ -1,32 +1,36 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""shapes.py -- idem_canonical and idem_key against json() by document shape
-(make bench, part 3).
+"""shapes.py -- idem_canonical and idem_key against json() by corpus and by
+document shape (make bench, part 3).
 
     /usr/bin/python3 test/bench/shapes.py [--lib build/idem] [--docs 4000]
-        [--runs 9]
+        [--runs 9] [--corpus DOCS.db] [--data PATH] [--sizes 4]
+        [--only 'ROW|ROW']
 
-The benchmark's documents are a mix; this shows where the canonicalizer is
-fast and where it is not, one shape at a time: for each, --docs documents
-from a fixed seed in an in-memory table, and `SELECT count(f(a)) FROM d`
-for f = json, idem_canonical, idem_key (one step: the time is SQLite's and
-the function's, not Python's).  The three queries alternate, each time is
-the best of --runs, and the ratios are against json().  No targets: the
-table says which shapes cost more than json() and (in doc/performance.md) why.
-The shapes of large documents (900 levels deep with every level out of
-order; 1 000 member names sharing a 200-byte prefix) get fewer documents
-(DIVIDE), for a like total size.
+Three tables.  Corpora: the documents idem is given in practice, each from
+a seed: tool-call arguments (the bench's own, docgen.c, from the file
+`bench --write-docs` writes: --corpus), GitHub-like events, numeric sensor
+readings, twitter-like statuses with ids beyond 2^53.  Shapes: one shape of
+document at a time, where the canonicalizer is fast and where it is not.
+Sized shapes: the shapes that once cost more than linear time, each at four
+sizes (up to 8 MB or 400 000 members), to show that the ratio does not grow
+with the size.  For each row the documents go into an in-memory table, and
+`SELECT count(f(a)) FROM d` runs for f = json, idem_canonical, idem_key (one
+step: the time is SQLite's and the function's, not Python's), --runs times
+each, the order of the three rotated from run to run; a ratio is the median
+of the runs' ratios to json().  A sized row's document is repeated to make
+~8 MB, so that each scan takes long enough to time.  No targets: the tables
+say what costs what (doc/performance.md says why).  --data PATH writes the
+ratios to PATH.bars and PATH.sizes for test/bench/chart.gp.
 
-    /usr/bin/python3 test/bench/shapes.py --instructions [--docs 400]
-        [--corpus DOCS.db]
+    /usr/bin/python3 test/bench/shapes.py --instructions [--docs 400] ...
 
 counts instructions instead (valgrind's callgrind, which a busy machine
-does not disturb): for each shape, the sqlite3 shell runs each query once
-under callgrind on a file of the shape's documents, and the same scan with
-no function (`count(coalesce(a, 0))`) is subtracted from each, so that what
-is compared is the functions' own cost per document, SQLite's per-row and
-per-call cost left out.  --corpus adds a first row: the bench's own
-documents (tool-call arguments), from a file `bench --write-docs` wrote.
+does not disturb): for each row, the sqlite3 shell runs each query once
+under callgrind on a file of the row's documents (a sized row: its one
+document), and the same scan with no function (`count(coalesce(a, 0))`) is
+subtracted from each, so that what is compared is the functions' own cost
+per document, SQLite's per-row and per-call cost left out.
 """
 import argparse
 import json
@@ -35,6 +39,7 @@ import random
 import re
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -112,6 +117,191 @@ def shape(name, r):
     raise ValueError(name)
 
 
+# ---------------------------------------------------------------- corpora
+# Documents of four kinds, each from a seed of its own: what idem is given
+# in practice.  "tool calls" are the bench's own documents (docgen.c, read
+# from the file `bench --write-docs` writes); the other three are made
+# here.  Members come in the order their producers write them (not
+# sorted), compact as those APIs send them.
+LOGINS = ["octocat", "torvalds", "mojombo", "defunkt", "pjhyett", "wycats",
+          "ezmobius", "ivey", "evanphx", "vanpelt", "wayneeseguin", "brynary"]
+WORDS_EN = ["fix", "add", "remove", "update", "parser", "tests", "docs",
+            "build", "cache", "query", "index", "release", "bump", "typo",
+            "refactor", "the", "for", "when", "crash", "memory", "leak"]
+
+
+def _sha(r):
+    return "%040x" % r.getrandbits(160)
+
+
+def _text(r, n, intl=0.0):
+    out = []
+    for _ in range(n):
+        if r.random() < intl:
+            out.append(r.choice(WORDS))
+        else:
+            out.append(r.choice(WORDS_EN))
+    return " ".join(out)
+
+
+def github_event(r, i):
+    login = r.choice(LOGINS) + str(r.randint(0, 999))
+    uid = r.randint(1, 20000000)
+    repo = "%s/%s-%s" % (login, r.choice(WORDS_EN), r.choice(WORDS_EN))
+    actor = {"id": uid, "login": login, "display_login": login,
+             "gravatar_id": "", "url": "https://api.github.com/users/" + login,
+             "avatar_url": "https://avatars.githubusercontent.com/u/%d?" % uid}
+    kind = r.choice(["PushEvent", "PushEvent", "IssuesEvent",
+                     "IssueCommentEvent", "WatchEvent", "CreateEvent"])
+    if kind == "PushEvent":
+        commits = [{"sha": _sha(r),
+                    "author": {"email": login + "@example.com",
+                               "name": login.title()},
+                    "message": _text(r, r.randint(3, 12), 0.1)
+                    + ("\n\n" + _text(r, 20) if r.random() < 0.3 else ""),
+                    "distinct": True,
+                    "url": "https://api.github.com/repos/%s/commits/%s"
+                    % (repo, _sha(r))} for _ in range(r.randint(1, 4))]
+        payload = {"push_id": 536863970 + i, "size": len(commits),
+                   "distinct_size": len(commits), "ref": "refs/heads/main",
+                   "head": _sha(r), "before": _sha(r), "commits": commits}
+    elif kind in ("IssuesEvent", "IssueCommentEvent"):
+        payload = {"action": r.choice(["opened", "closed", "created"]),
+                   "issue": {"url": "https://api.github.com/repos/%s/issues/%d"
+                             % (repo, i), "id": 53000000 + i,
+                             "number": r.randint(1, 5000),
+                             "title": _text(r, r.randint(3, 9), 0.1),
+                             "user": {"login": login, "id": uid,
+                                      "type": "User", "site_admin": False},
+                             "labels": [{"name": r.choice(["bug", "docs",
+                                                           "good first issue"]),
+                                         "color": "%06x" % r.getrandbits(24),
+                                         "default": r.random() < 0.5}],
+                             "state": "open", "locked": False,
+                             "comments": r.randint(0, 40),
+                             "created_at": "2015-01-01T%02d:%02d:%02dZ"
+                             % (r.randint(0, 23), r.randint(0, 59),
+                                r.randint(0, 59)),
+                             "body": _text(r, r.randint(10, 60), 0.1)
+                             + "\n\n```\n$ make test\n```"}}
+    else:
+        payload = {"action": "started", "ref_type": "repository",
+                   "master_branch": "main", "description": _text(r, 6),
+                   "pusher_type": "user"}
+    ev = {"id": str(2489651045 + i), "type": kind, "actor": actor,
+          "repo": {"id": r.randint(1, 30000000), "name": repo,
+                   "url": "https://api.github.com/repos/" + repo},
+          "payload": payload, "public": True,
+          "created_at": "2015-01-01T15:%02d:%02dZ" % (r.randint(0, 59),
+                                                     r.randint(0, 59))}
+    return json.dumps(ev, separators=(",", ":"), ensure_ascii=False)
+
+
+def numeric(r, i):
+    n = r.randint(20, 120)
+    base = r.uniform(-20, 40)
+    doc = {"sensor": "s-%04d" % r.randint(0, 9999),
+           "ts": 1700000000000 + i * 1000 + r.randint(0, 999),
+           "lat": round(r.uniform(-90, 90), 7),
+           "lon": round(r.uniform(-180, 180), 7),
+           "readings": [base + r.gauss(0, 3) for _ in range(n)],
+           "counts": [r.randint(0, 100000) for _ in range(r.randint(5, 30))],
+           "stats": {"min": base - 9.5, "max": base + 9.25,
+                     "mean": base + r.random(), "p99": r.random() * 1e3,
+                     "var": r.random() ** 3},
+           "scale": r.choice([1e-3, 0.1, 2.5, 1e6, 6.02214076e23]),
+           "ok": r.random() < 0.9}
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def twitter_like(r, i):
+    tid = 505874924095815681 + i * 1000003 + r.randint(0, 999)
+    uid = r.randint(10 ** 9, 3 * 10 ** 9)
+    name = r.choice(["さくら", "東京太郎", "Ana", "데이터", "Zoë", "bot"])
+    text = _text(r, r.randint(4, 20), 0.4)
+    if r.random() < 0.3:
+        text = "RT @%s: %s" % (r.choice(LOGINS), text)
+    user = {"id": uid, "id_str": str(uid), "name": name,
+            "screen_name": r.choice(LOGINS) + str(r.randint(0, 99)),
+            "location": r.choice(["", "東京", "São Paulo", "Berlin"]),
+            "description": _text(r, r.randint(0, 15), 0.4),
+            "url": None, "entities": {"description": {"urls": []}},
+            "protected": False, "followers_count": r.randint(0, 100000),
+            "friends_count": r.randint(0, 5000),
+            "listed_count": r.randint(0, 100),
+            "created_at": "Sun Aug 31 00:%02d:%02d +0000 2014"
+            % (r.randint(0, 59), r.randint(0, 59)),
+            "favourites_count": r.randint(0, 9999), "utc_offset": None,
+            "time_zone": None, "geo_enabled": False, "verified": False,
+            "statuses_count": r.randint(0, 99999), "lang": "ja",
+            "profile_background_color": "C0DEED",
+            "profile_image_url": "http://pbs.twimg.com/profile_images/%d/x.jpeg"
+            % r.randint(10 ** 17, 10 ** 18),
+            "default_profile": True}
+    doc = {"metadata": {"result_type": "recent", "iso_language_code": "ja"},
+           "created_at": user["created_at"], "id": tid, "id_str": str(tid),
+           "text": text,
+           "source": "<a href=\"http://twitter.com/download/iphone\" "
+                     "rel=\"nofollow\">Twitter for iPhone</a>",
+           "truncated": False,
+           "in_reply_to_status_id": tid - 7 if r.random() < 0.3 else None,
+           "in_reply_to_user_id": uid - 11 if r.random() < 0.3 else None,
+           "user": user, "geo": None, "coordinates": None, "place": None,
+           "retweet_count": r.randint(0, 500), "favorite_count": r.randint(0, 500),
+           "entities": {"hashtags": [], "symbols": [], "urls": [],
+                        "user_mentions": [{"screen_name": r.choice(LOGINS),
+                                           "name": name, "id": uid + 5,
+                                           "id_str": str(uid + 5),
+                                           "indices": [3, 12]}]},
+           "favorited": False, "retweeted": False, "lang": "ja"}
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=r.random() < 0.5)
+
+
+CORPORA = {"GitHub-like events": (github_event, 11),
+           "numeric (sensor readings)": (numeric, 12),
+           "twitter-like (ids beyond 2^53)": (twitter_like, 13)}
+CORPUS = "tool calls (the bench corpus)"
+
+
+# ------------------------------------------------------- sized shapes
+# The shapes that once cost more than linear time, each at four sizes:
+# (generator of one document of size n, the four n, what n counts).
+def prefix_names(n, r):
+    p = "/srv/" + "p" * 995
+    ks = set()
+    while len(ks) < n:
+        ks.add("%s%06d" % (p, r.randint(0, 999999)))
+    ks = list(ks) + ["a"]
+    r.shuffle(ks)
+    return json.dumps({k: i for i, k in enumerate(ks)})
+
+
+def wide_reverse(n, r):
+    return json.dumps({"k%07d" % i: i for i in reversed(range(n))})
+
+
+def wide_random(n, r):
+    ks = ["k%07d" % i for i in range(n)]
+    r.shuffle(ks)
+    return json.dumps({k: i for i, k in enumerate(ks)})
+
+
+def doubles_17g(n, r):
+    return '{"v":[%s]}' % ",".join("%.17g" % (r.random() * r.choice([1, 100, 1e4]))
+                                   for _ in range(n))
+
+
+SIZED = [("names sharing a 1000-byte prefix, plus one short name", prefix_names,
+          [1000, 2000, 4000, 8000], "names"),
+         ("one object, members in reverse order", wide_reverse,
+          [50000, 100000, 200000, 400000], "members"),
+         ("one object, members in random order", wide_random,
+          [50000, 100000, 200000, 400000], "members"),
+         ("\"%.17g\" doubles (not the shortest)", doubles_17g,
+          [50000, 100000, 200000, 400000], "numbers")]
+SIZED_BYTES = 8 << 20       # a sized row's documents: about this many bytes
+
+
 SHAPES = ["long ASCII string", "array of objects", "integers",
           "2-digit decimals", "source code", "CJK as \\u escapes", "CJK text",
           "emoji", "words, mixed scripts", "nested 60 deep", "tiny",
@@ -127,28 +317,70 @@ DIVIDE = {"900 deep, out of order": 20, "names with a 200-byte prefix": 200}
 QUERIES = [("json", "SELECT count(json(a)) FROM d"),
            ("canonical", "SELECT count(idem_canonical(a)) FROM d"),
            ("key", "SELECT count(idem_key('w','c','t',a)) FROM d")]
-CORPUS = "the bench corpus (tool calls)"
 
 
-def fill(db, name, docs, corpus=None):
-    """Table d of db: docs documents of the shape called name (fewer for
-    the large shapes), or the first of the corpus file's.  Returns their
-    number and mean size in bytes."""
+def rows(a):
+    """The rows of the tables: (section, name, size n or None, a function
+    that returns the documents).  --docs documents of a shape or corpus;
+    a sized row gets as many copies of its document as make SIZED_BYTES
+    (one under --instructions, or when smaller than that already)."""
+    out = []
+    if a.corpus:
+        out.append(("corpus", CORPUS, None, lambda: corpus_docs(a.corpus, a.docs)))
+    for name, (gen, seed) in CORPORA.items():
+        out.append(("corpus", name, None,
+                    lambda gen=gen, seed=seed: corpus_made(gen, seed, a.docs)))
+    for name in SHAPES:
+        out.append(("shape", name, None,
+                    lambda name=name: shape_docs(name, a.docs)))
+    for name, gen, sizes, unit in SIZED:
+        if a.only and name not in a.only:
+            continue
+        for n in sizes[:a.sizes]:
+            def docs(gen=gen, n=n):
+                d = gen(n, random.Random(7))
+                copies = 1 if a.instructions else max(1, SIZED_BYTES // len(d))
+                if a.docs < 20:             # (bench.test: a quick look)
+                    copies = 1
+                return [d] * copies
+            out.append(("sized", name, (n, unit), docs))
+    if a.only:
+        out = [x for x in out if x[0] == "sized" or x[1] in a.only]
+    return out
+
+
+def corpus_made(gen, seed, n):
+    r = random.Random(seed)
+    return [gen(r, i) for i in range(n)]
+
+
+def corpus_docs(path, n):
+    src = sqlite3.connect(path)
+    docs = [x for (x,) in src.execute(
+        "SELECT args FROM docs ORDER BY i LIMIT ?", (n,))]
+    src.close()
+    return docs
+
+
+def shape_docs(name, docs):
     r = random.Random(7)
-    n = max(1, docs // DIVIDE.get(name, 1))
-    if name == CORPUS:
-        src = sqlite3.connect(corpus)
-        rows = [x for (x,) in src.execute(
-            "SELECT args FROM docs ORDER BY i LIMIT ?", (n,))]
-        src.close()
-    else:
-        rows = [shape(name, r) for _ in range(n)]
+    return [shape(name, r) for _ in range(max(1, docs // DIVIDE.get(name, 1)))]
+
+
+def fill(db, docs):
+    """Table d of db holds the documents docs.  Returns their mean size."""
     db.execute("DROP TABLE IF EXISTS d")
     db.execute("CREATE TABLE d(a TEXT)")
-    db.executemany("INSERT INTO d VALUES(?)", [(d,) for d in rows])
+    db.executemany("INSERT INTO d VALUES(?)", [(d,) for d in docs])
     db.commit()
-    size = db.execute("SELECT avg(length(CAST(a AS BLOB))) FROM d")
-    return len(rows), size.fetchone()[0]
+    return db.execute("SELECT avg(length(CAST(a AS BLOB))) FROM d").fetchone()[0]
+
+
+def label(name, size):
+    if size is None:
+        return name
+    n, unit = size
+    return "%s: %s %s" % (name, "{:,}".format(n).replace(",", " "), unit)
 
 
 def callgrind(db, lib, query, tmp):
@@ -167,27 +399,117 @@ def callgrind(db, lib, query, tmp):
     raise SystemExit("shapes.py: no totals in " + out)
 
 
-def instructions(a):
+def table_head(what):
+    print("| %s | bytes/doc | `json()` per doc | `idem_canonical` | `idem_key` |"
+          % what)
+    print("|---|---:|---:|---:|---:|")
+
+
+def instructions(a, data):
     queries = [("base", "SELECT count(coalesce(a, 0)) FROM d")] + QUERIES
     lib = os.path.abspath(a.lib)
-    print("By shape, in instructions (callgrind): %d documents each; the scan"
-          " with no function subtracted; ratio to json()" % a.docs)
-    print()
-    print("| shape | bytes/doc | `json()` per doc | `idem_canonical` | `idem_key` |")
-    print("|---|---:|---:|---:|---:|")
-    names = ([CORPUS] if a.corpus else []) + SHAPES
+    print("In instructions (callgrind): %d documents of each corpus and shape"
+          " (one of each size); the scan with no function subtracted;"
+          " ratio to json()" % a.docs)
+    section = None
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "shape.db")
-        for name in names:
+        for sec, name, size, docs in rows(a):
+            if sec != section:
+                print()
+                table_head({"corpus": "corpus", "shape": "shape",
+                            "sized": "shape, size"}[sec])
+                section = sec
+            d = docs()
             db = sqlite3.connect(path)
-            n, size = fill(db, name, a.docs, a.corpus)
+            nbytes = fill(db, d)
             db.close()
             ir = {k: callgrind(path, lib, q, tmp) for k, q in queries}
-            j = (ir["json"] - ir["base"]) / n
-            c = (ir["canonical"] - ir["base"]) / n
-            k = (ir["key"] - ir["base"]) / n
+            j = (ir["json"] - ir["base"]) / len(d)
+            c = (ir["canonical"] - ir["base"]) / len(d)
+            k = (ir["key"] - ir["base"]) / len(d)
             print("| %s | %.0f | %.0f | %.2fx | %.2fx |"
-                  % (name, size, j, c / j, k / j))
+                  % (label(name, size), nbytes, j, c / j, k / j))
+            sys.stdout.flush()
+            data.append((sec, name, size, nbytes, c / j, k / j))
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
+def timed(a, data):
+    db = sqlite3.connect(":memory:")
+    db.enable_load_extension(True)
+    db.load_extension(a.lib)
+    print("In time: %d documents of each corpus and shape (a sized row: its"
+          " document, as many times as make ~8 MB); %d runs, the order of the"
+          " three functions rotated from run to run; the median of the runs'"
+          " ratios to json()" % (a.docs, a.runs))
+    section = None
+    for sec, name, size, docs in rows(a):
+        if sec != section:
+            print()
+            table_head({"corpus": "corpus", "shape": "shape",
+                        "sized": "shape, size"}[sec])
+            section = sec
+        d = docs()
+        nbytes = fill(db, d)
+        t = {k: [] for k, _ in QUERIES}
+        for r in range(a.runs):
+            order = QUERIES[r % 3:] + QUERIES[:r % 3]
+            for k, q in order:
+                t0 = time.perf_counter()
+                db.execute(q).fetchall()
+                t[k].append(time.perf_counter() - t0)
+        j = median(t["json"])
+        c = median([x / y for x, y in zip(t["canonical"], t["json"])])
+        k = median([x / y for x, y in zip(t["key"], t["json"])])
+        print("| %s | %.0f | %.1f us | %.2fx | %.2fx |"
+              % (label(name, size), nbytes, j * 1e6 / len(d), c, k))
+        sys.stdout.flush()
+        data.append((sec, name, size, nbytes, c, k))
+
+
+def write_data(path, data):
+    """The ratios, for test/bench/chart.gp: one file of bars (corpora and
+    shapes) and one of size sweeps (a block per sized shape)."""
+    with open(path + ".bars", "w") as f:
+        for sec, name, size, nbytes, c, k in data:
+            if sec != "sized":
+                f.write('"%s"\t%.3f\t%.3f\n' % (name.replace('"', "'"), c, k))
+    with open(path + ".sizes", "w") as f:
+        last = None
+        for sec, name, size, nbytes, c, k in data:
+            if sec != "sized":
+                continue
+            if last is not None and name != last:
+                f.write("\n\n")
+            if name != last:
+                f.write('"%s"\tcanonical\tkey\tn\n' % name.replace('"', "'"))
+            last = name
+            f.write("%.3f\t%.3f\t%.3f\t%d\n" % (nbytes / 1048576, c, k, size[0]))
+
+
+def write_corpora(a):
+    """Each corpus made here as a file for bench --docs-file: table docs
+    (i, who, conv, tool, args), a.docs documents."""
+    os.makedirs(a.write_corpora, exist_ok=True)
+    for name, (gen, seed) in CORPORA.items():
+        slug = name.split()[0].split("-")[0].lower()
+        path = os.path.join(a.write_corpora, slug + ".db")
+        if os.path.exists(path):
+            os.unlink(path)
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE docs(i INTEGER PRIMARY KEY, who TEXT,"
+                   " conv TEXT, tool TEXT, args TEXT)")
+        db.executemany("INSERT INTO docs VALUES(?,?,?,?,?)",
+                       [(i, "user-%05d" % (i % 50000), "conv-%d" % i, slug, d)
+                        for i, d in enumerate(corpus_made(gen, seed, a.docs))])
+        db.commit()
+        db.close()
+        print(path)
 
 
 def main():
@@ -195,38 +517,33 @@ def main():
     ap.add_argument("--lib", default="build/idem")
     ap.add_argument("--docs", type=int, default=None)
     ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--sizes", type=int, default=4,
+                    help="the first N sizes of each sized shape")
     ap.add_argument("--instructions", action="store_true",
                     help="count instructions with callgrind instead of timing")
-    ap.add_argument("--only", help="these shapes (comma-separated) only")
-    ap.add_argument("--corpus", help="with --instructions: first the documents"
-                    " of this file (written by bench --write-docs)")
+    ap.add_argument("--only", help="these rows only (names separated by '|')")
+    ap.add_argument("--corpus", help="first the tool-call documents of this"
+                    " file (written by bench --write-docs)")
+    ap.add_argument("--data", help="write the ratios to DATA.bars and"
+                    " DATA.sizes (for test/bench/chart.gp)")
+    ap.add_argument("--write-corpora", metavar="DIR",
+                    help="write the corpora made here as DIR/*.db"
+                    " (for bench --docs-file) and stop")
     a = ap.parse_args()
-    if a.only:
-        SHAPES[:] = [s for s in SHAPES if s in a.only.split(",")]
+    a.only = a.only.split("|") if a.only else None
+    if a.write_corpora:
+        a.docs = a.docs or 2000
+        write_corpora(a)
+        return
+    data = []
     if a.instructions:
         a.docs = a.docs or 400
-        instructions(a)
-        return
-    a.docs = a.docs or 4000
-    db = sqlite3.connect(":memory:")
-    db.enable_load_extension(True)
-    db.load_extension(a.lib)
-    print("By shape: %d documents each, best of %d; ratio to json()"
-          % (a.docs, a.runs))
-    print()
-    print("| shape | bytes/doc | `json()` | `idem_canonical` | `idem_key` |")
-    print("|---|---:|---:|---:|---:|")
-    for name in SHAPES:
-        n, size = fill(db, name, a.docs)
-        best = {k: float("inf") for k, _ in QUERIES}
-        for _ in range(a.runs):
-            for k, q in QUERIES:
-                t = time.perf_counter()
-                db.execute(q).fetchall()
-                best[k] = min(best[k], time.perf_counter() - t)
-        j = best["json"]
-        print("| %s | %.0f | %.1f ms | %.2fx | %.2fx |"
-              % (name, size, j * 1e3, best["canonical"] / j, best["key"] / j))
+        instructions(a, data)
+    else:
+        a.docs = a.docs or 4000
+        timed(a, data)
+    if a.data:
+        write_data(a.data, data)
 
 
 if __name__ == "__main__":
