@@ -462,8 +462,8 @@ func (s *Service) drain(ctx context.Context) bool {
 	}
 }
 
-// releaseVerdict: 'not_sent' (the lead's reconcile verdict for "the request
-// never left"), or 'not_arrived' where the extension predates it.
+// releaseVerdict: 'not_sent' (the owner's word that its request never left,
+// doc/contract.md §5), or 'not_arrived' with an idem that predates it.
 var releaseVerdict atomic.Value
 
 func (s *Service) settleOnce(ctx context.Context) bool {
