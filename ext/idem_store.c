@@ -487,7 +487,8 @@ static int idemTokenSame(const IdemToken *a, const IdemToken *b){
   return sqlite3_stricmp(zA, zB)==0;
 }
 
-/* The start of SQL text z for a message, into zOut (nOut bytes): white
+/* The start of SQL text z for a message, into zOut (nOut bytes, at most
+** nOut-4 of them from z, then "..." and the terminator): white
 ** space as one blank, cut short with "..." (never inside a UTF-8
 ** character). */
 static void idemSnippet(const char *z, char *zOut, int nOut){
@@ -498,7 +499,10 @@ static void idemSnippet(const char *z, char *zOut, int nOut){
       bBlank = 1;
       continue;
     }
-    if( bBlank && i>0 ) zOut[i++] = ' ';
+    if( bBlank && i>0 ){
+      if( i+1>=nOut-4 ) break;      /* no room for the blank and a byte */
+      zOut[i++] = ' ';
+    }
     bBlank = 0;
     zOut[i++] = (char)c;
   }
