@@ -22,17 +22,24 @@
 **   synchronous=OFF             nothing is synced: refused
 **   WAL, synchronous=NORMAL     the WAL is synced at checkpoints only: refused
 **   WAL, FULL or EXTRA          the WAL is synced at COMMIT: durable
-**   TRUNCATE, NORMAL            the journal is truncated without a sync (also
-**                               in locking_mode=EXCLUSIVE: pager.c tests
-**                               TRUNCATE first), so a power loss can bring it
-**                               back hot and roll the COMMIT back: refused
+**   a rollback journal,         the journal's header (its record count) is
+**   synchronous=NORMAL          written before the one sync of its records:
+**                               a disk that reorders writes can keep the
+**                               header and lose a record, or keep a stale
+**                               page number under a new page (the checksum
+**                               does not cover it), and the next open rolls
+**                               back, or corrupts, what was committed; and
+**                               TRUNCATE truncates without a sync (also in
+**                               locking_mode=EXCLUSIVE: pager.c tests
+**                               TRUNCATE first), so the journal can come
+**                               back hot: refused
 **   TRUNCATE, FULL or EXTRA     truncated and synced: durable
-**   PERSIST, NORMAL and up      the zeroed header is synced: durable
+**   PERSIST, FULL or EXTRA      the zeroed header is synced: durable
 **   DELETE, EXTRA               the journal is unlinked and the directory
 **                               synced: durable
-**   DELETE, NORMAL or FULL      the journal is unlinked, and the directory is
-**                               not synced (only EXTRA does): a power loss
-**                               can bring the journal back hot.  Made
+**   DELETE, FULL                the journal is unlinked, and the directory
+**                               is not synced (only EXTRA does): a power
+**                               loss can bring the journal back hot.  Made
 **                               durable here: at the table's xCommit (after
 **                               the pager's commit, before the statement
 **                               returns), a transaction that made an
@@ -69,13 +76,13 @@
 **   journal_mode=MEMORY, file   the journal dies with the process: a crash
 **                               after SQLite spilled pages to the file
 **                               leaves the claim pending forever: refused
-**   synchronous=OFF, file       a power loss can keep some of the
-**                               transaction's pages and lose the journal
-**                               that would undo them: refused unless
-**                               durability=relaxed
+**   synchronous=OFF, or NORMAL  a power loss can keep some of the
+**   with a rollback journal,    transaction's pages and lose, or tear, the
+**   file                        journal that would undo them (see above):
+**                               refused unless durability=relaxed
 **
 ** Anything else is atomic: a power loss may take back a committed local
-** claim (DELETE below EXTRA, WAL at NORMAL), but only with its action, and
+** claim (DELETE at FULL, WAL at NORMAL), but only with its action, and
 ** the retry does both again.  In memory (no file, temp, memdb) nothing
 ** survives a crash, and MEMORY rolls back.
 **
@@ -248,12 +255,14 @@ IDEM_PRIVATE int idemDurableCheck(
           " together after a crash, which would leave the call pending"
           " with no owner; set %sjournal_mode=WAL or DELETE",
           zPrefix, zPrefix);
-    }else if( iSync==0 && !bRelaxed ){
+    }else if( !bRelaxed && (iSync==0 || (iSync<2 && strcmp(zMode, "WAL")!=0)) ){
       *pzErr = sqlite3_mprintf("idem: local claim needs a commit that a"
-          " power loss cannot tear: %ssynchronous=OFF can keep a claim"
-          " without its action, or its action without the claim; set"
-          " %ssynchronous=NORMAL or FULL, or create the table with"
-          " durability=relaxed", zPrefix, zPrefix);
+          " power loss cannot tear: %ssynchronous=%s in %s mode can keep a"
+          " claim without its action, or its action without the claim; set"
+          " %ssynchronous=%s, or create the table with durability=relaxed",
+          zPrefix, azSync[iSync], zMode, zPrefix,
+          strcmp(zMode, "WAL")==0 ? "NORMAL or FULL"
+                                  : "FULL (or journal_mode=WAL)");
     }else{
       return SQLITE_OK;
     }
@@ -293,6 +302,12 @@ IDEM_PRIVATE int idemDurableCheck(
     *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
         " %ssynchronous=OFF can lose it at power loss; set synchronous=FULL"
         " or create the table with durability=relaxed", zPrefix);
+  }else if( iSync<2 ){
+    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
+        " %ssynchronous=NORMAL in %s mode can lose it at power loss (the"
+        " journal's header is synced with its records, not after them);"
+        " set synchronous=FULL or create the table with durability=relaxed",
+        zPrefix, zMode);
   }else if( IDEM_DIRSYNC_DISABLED ){
     *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
         " this SQLite is built with SQLITE_DISABLE_DIRSYNC and never syncs"
