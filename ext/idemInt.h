@@ -250,7 +250,10 @@ IDEM_PRIVATE int idemDurableCheck(IdemDurable *pD, sqlite3 *db,
                                   const char *zDb, int bExternal,
                                   int bRelaxed, char **pzErr);
 IDEM_PRIVATE void idemDurableBegin(IdemDurable *pD);  /* xBegin: read again */
-/* xCommit: make an external claim's COMMIT in DELETE mode durable. */
+/* An UPDATE of an external call: its COMMIT too is made durable. */
+IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
+                                    const char *zDb);
+/* xCommit: make an external call's COMMIT in DELETE mode durable. */
 IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */

@@ -1518,7 +1518,10 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
     goto done;
   }
 
-  /* 3. Apply. */
+  /* 3. Apply: an external call's outcome as durable as its claim (§12). */
+  if( eKind==IDEM_KIND_EXTERNAL && !p->opt.bRelaxedDurability ){
+    idemDurableRecord(&p->durable, p->db, p->zDb);
+  }
   rc = idemApply(p, &act, iRid, pOld, pRec, aCol);
  done:
   sqlite3_reset(pOld);

@@ -42,8 +42,9 @@
 **                               loss can bring the journal back hot.  Made
 **                               durable here: at the table's xCommit (after
 **                               the pager's commit, before the statement
-**                               returns), a transaction that made an
-**                               external claim creates a marker file next
+**                               returns), a transaction that wrote an
+**                               external call (its claim or its outcome:
+**                               idemDurableRecord()) creates a marker file next
 **                               to the database through its VFS and deletes
 **                               it with a directory sync, which makes the
 **                               journal's unlink durable too
@@ -205,8 +206,8 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
 
 /*
 ** May a claim (bExternal: an external one) be made in schema zDb of db?
-** SQLITE_OK if so (and then, for an external claim in DELETE mode below
-** EXTRA, the directory is synced at COMMIT: idemDurableCommit());
+** SQLITE_OK if so (and then, for an external claim in DELETE mode at
+** FULL, the directory is synced at COMMIT: idemDurableCommit());
 ** otherwise SQLITE_ERROR, with *pzErr (sqlite3_malloc'd) naming the
 ** setting, why, and the ways out.  Other codes (SQLITE_NOMEM, ...) come
 ** with *pzErr when there is a message to give.
@@ -316,15 +317,38 @@ IDEM_PRIVATE int idemDurableCheck(
         " use a SQLite built without it, or create the table with"
         " durability=relaxed");
   }else{
-    if( strcmp(zMode, "DELETE")==0 && iSync<3 ) pD->bDirSync = 1;
+    if( strcmp(zMode, "DELETE")==0 && iSync==2 ) pD->bDirSync = 1;
     return SQLITE_OK;
   }
   return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
 }
 
 /*
+** An UPDATE of an external call (its outcome, a release): no check (the
+** outcome is always recorded), but in DELETE mode at FULL its COMMIT is
+** made durable like the claim's, so that a 'done' that returned is not
+** taken back to 'pending' by a power loss.  Where the settings cannot be
+** read, nothing more is done than SQLite does.
+*/
+IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
+                                    const char *zDb){
+  char *zErr = 0;
+#ifdef IDEM_REPLICATED
+  return;
+#endif
+  if( idemDurableRead(pD, db, zDb, &zErr)!=SQLITE_OK ){
+    sqlite3_free(zErr);
+    return;
+  }
+  if( pD->eStore==IDEM_STORE_FILE && strcmp(pD->zMode, "DELETE")==0
+   && pD->iSync==2 && !IDEM_DIRSYNC_DISABLED ){
+    pD->bDirSync = 1;
+  }
+}
+
+/*
 ** xCommit, after the pager's commit and before the statement returns: if
-** the transaction made an external claim in DELETE mode below EXTRA, sync
+** the transaction wrote an external call in DELETE mode at FULL, sync
 ** the directory of schema zDb's file, which makes the journal's unlink
 ** (the COMMIT) durable.  The VFS syncs a directory in xDelete(dirSync=1),
 ** so a marker "<db>-idem<8 hex>" is made next to the database and deleted

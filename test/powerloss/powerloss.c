@@ -8,8 +8,9 @@
 **
 ** -v prints each run that loses something, -t traces every file operation
 ** of the child on stderr, and -x makes the exit status 1 if a mode that
-** idem accepts (without relaxed) loses an external claim, splits a local
-** one, or leaves a faulty file, or a mode it refuses commits a claim.  (A
+** idem accepts (without relaxed) loses an external claim or its 'done',
+** splits a local claim, or leaves a faulty file, or a mode it refuses
+** commits a claim.  (A
 ** local claim may be lost with its action where a COMMIT is not durable,
 ** as in WAL at NORMAL: doc/contract.md §12.)
 **
@@ -77,9 +78,9 @@
 **            claim, a failure only if its action is there: split)
 **   split    a local claim without its action, an action without its
 **            claim, or a local claim left pending
-**   undone   an external call whose 'done' was recorded is not done
-**            (counted, not a failure: the call is then pending, which
-**            its owner reconciles; no claim is lost, nothing runs twice)
+**   undone   an external call whose 'done' was recorded (its UPDATE
+**            returned) is not done: pending again, the call would need a
+**            reconcile; idem makes the outcome as durable as the claim
 **   faulty   PRAGMA integrity_check is not ok
 **   refused  idem refused the first claim (the run makes no claims)
 **
@@ -852,7 +853,7 @@ int main(int argc, char **argv){
       if( bExpect && !m.bRelaxed
        && (c.nRefused ? c.nCommitted>0
                       : (c.nCommitted==0 || (c.nLost && !m.bLocal)
-                         || c.nSplit || c.nFaulty)) ){
+                         || c.nUndone || c.nSplit || c.nFaulty)) ){
         printf("FAILED: %s: idem %s this mode, and the runs show otherwise\n",
                m.zName, c.nRefused ? "refuses" : "accepts");
         nFail++;
