@@ -232,7 +232,7 @@ static void plApply(unsigned char **pa, sqlite3_int64 *pn,
                     const unsigned char *a, int n, sqlite3_int64 iOff){
   if( iOff+n > *pn ){
     unsigned char *aNew = plAlloc((size_t)(iOff+n));
-    memcpy(aNew, *pa, (size_t)*pn);
+    if( *pn ) memcpy(aNew, *pa, (size_t)*pn);
     free(*pa);
     *pa = aNew;
     *pn = iOff+n;
@@ -247,7 +247,7 @@ static void plCutInode(PlInode *pI){
   pI->bCut = 1;
   pI->nCut = pI->n;
   pI->aCut = plAlloc((size_t)pI->n);
-  memcpy(pI->aCut, pI->a, (size_t)pI->n);
+  if( pI->n ) memcpy(pI->aCut, pI->a, (size_t)pI->n);
   for(pOp=pI->pFirst; pOp; pOp=pOp->pNext){
     int eKeep = plPattern=='n' ? 1 : plPattern=='a' ? 0 : (int)(plRandom()%4);
     if( pOp->n<0 ){                              /* a truncation */
