@@ -138,14 +138,15 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD){
 ** connection) or IDEM_STORE_MEMDB (the memdb VFS: sqlite3_deserialize(),
 ** "file:/x?vfs=memdb", which has a name but keeps its pages in RAM). */
 IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb){
-  const char *zFile = sqlite3_db_filename(db, zDb);
+  const char *zFile;
   sqlite3_vfs *pVfs = 0;
-  if( zFile==0 || zFile[0]==0 ) return IDEM_STORE_NOFILE;
+  /* The VFS first: newer SQLite reports no file name for memdb either */
   if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
         ==SQLITE_OK && pVfs && pVfs->zName && strcmp(pVfs->zName, "memdb")==0 ){
     return IDEM_STORE_MEMDB;
   }
-  return IDEM_STORE_FILE;
+  zFile = sqlite3_db_filename(db, zDb);
+  return zFile==0 || zFile[0]==0 ? IDEM_STORE_NOFILE : IDEM_STORE_FILE;
 }
 
 /* Prepare "PRAGMA <zDb>.<zPragma>" into *ppStmt unless it is there. */
