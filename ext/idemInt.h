@@ -458,7 +458,6 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc);
 IDEM_PRIVATE void idemVtabErrorTo(IdemVtab *p, char **pzErr);
 /* The one exception: the durability check's message, made whole by
 ** idem_durable.c, taken as the table's error as it is. */
-IDEM_PRIVATE void idemVtabErrorTake(IdemVtab *p, char *zMsg);
 
 /* Statement i of the table in *ppStmt, prepared if need be, for the
 ** caller to bind, step and reset before it returns.  SQLITE_OK, or an

@@ -694,7 +694,8 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
     rc = idemDurableCheck(&p->durable, p->db, p->zDb, (*pzKind)[0]=='e',
                           p->opt.bRelaxedDurability, &zErr);
     if( rc!=SQLITE_OK ){
-      idemVtabErrorTake(p, zErr);
+      if( zErr ) idemVtabError(p, "%s", zErr);
+      sqlite3_free(zErr);
       return rc;
     }
   }

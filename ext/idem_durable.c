@@ -199,7 +199,7 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
 
  read_error:
   if( rc!=SQLITE_NOMEM ){
-    *pzErr = sqlite3_mprintf("idem: claim: cannot read the durability"
+    *pzErr = sqlite3_mprintf("a claim cannot read the durability"
         " settings of schema '%s': %s", zDb, sqlite3_errmsg(db));
   }
   return rc;
@@ -209,7 +209,8 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
 ** May a claim (bExternal: an external one) be made in schema zDb of db?
 ** SQLITE_OK if so (and then, for an external claim in DELETE mode at
 ** FULL, the directory is synced at COMMIT: idemDurableCommit());
-** otherwise SQLITE_ERROR, with *pzErr (sqlite3_malloc'd) naming the
+** otherwise SQLITE_ERROR, with *pzErr (sqlite3_malloc'd; the table adds
+** "idem: <table>: " in front) naming the
 ** setting, why, and the ways out.  Other codes (SQLITE_NOMEM, ...) come
 ** with *pzErr when there is a message to give.
 */
@@ -243,7 +244,7 @@ IDEM_PRIVATE int idemDurableCheck(
 
   if( !bExternal ){
     if( strcmp(zMode, "OFF")==0 ){
-      *pzErr = sqlite3_mprintf("idem: local claim needs a journal:"
+      *pzErr = sqlite3_mprintf("local claim needs a journal:"
           " %sjournal_mode=OFF cannot roll back a claim and its action"
           " together (after a failed COMMIT, a ROLLBACK or a crash), which"
           " would leave the call pending with no owner; set"
@@ -252,13 +253,13 @@ IDEM_PRIVATE int idemDurableCheck(
     }else if( pD->eStore!=IDEM_STORE_FILE ){
       return SQLITE_OK;          /* nothing survives: both vanish together */
     }else if( strcmp(zMode, "MEMORY")==0 ){
-      *pzErr = sqlite3_mprintf("idem: local claim needs a journal on disk:"
+      *pzErr = sqlite3_mprintf("local claim needs a journal on disk:"
           " %sjournal_mode=MEMORY cannot roll back a claim and its action"
           " together after a crash, which would leave the call pending"
           " with no owner; set %sjournal_mode=WAL or DELETE",
           zPrefix, zPrefix);
     }else if( !bRelaxed && (iSync==0 || (iSync<2 && strcmp(zMode, "WAL")!=0)) ){
-      *pzErr = sqlite3_mprintf("idem: local claim needs a commit that a"
+      *pzErr = sqlite3_mprintf("local claim needs a commit that a"
           " power loss cannot tear: %ssynchronous=%s in %s mode can keep a"
           " claim without its action, or its action without the claim; set"
           " %ssynchronous=%s, or create the table with durability=relaxed",
@@ -272,46 +273,46 @@ IDEM_PRIVATE int idemDurableCheck(
   }
 
   if( pD->eStore==IDEM_STORE_NOFILE ){
-    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
         " schema '%s' is %s, which no crash survives, while the request"
         " does: after a restart the retry would send again; keep the table"
         " in a database file, or create it with durability=relaxed", zDb,
         sqlite3_stricmp(zDb, "temp")==0 ? "the temporary database"
                                         : "an in-memory database");
   }else if( pD->eStore==IDEM_STORE_MEMDB ){
-    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
         " schema '%s' is held in memory by the memdb VFS"
         " (sqlite3_deserialize() or vfs=memdb), which no crash survives,"
         " whatever its journal_mode, while the request does: after a"
         " restart the retry would send again; keep the table in a database"
         " file on disk, or create it with durability=relaxed", zDb);
   }else if( strcmp(zMode, "MEMORY")==0 || strcmp(zMode, "OFF")==0 ){
-    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
         " %sjournal_mode=%s can lose it at power loss or a crash; set"
         " %sjournal_mode=WAL (with synchronous=FULL) or DELETE, or create"
         " the table with durability=relaxed", zPrefix, zMode, zPrefix);
   }else if( strcmp(zMode, "WAL")==0 && iSync<2 ){
-    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
         " %ssynchronous=%s in WAL mode can lose it at power loss; set"
         " synchronous=FULL or create the table with durability=relaxed",
         zPrefix, azSync[iSync]);
   }else if( strcmp(zMode, "TRUNCATE")==0 && iSync<2 ){
-    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
         " %ssynchronous=%s in TRUNCATE mode can lose it at power loss (the"
         " journal's truncation is not synced); set synchronous=FULL or"
         " create the table with durability=relaxed", zPrefix, azSync[iSync]);
   }else if( iSync==0 ){
-    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
         " %ssynchronous=OFF can lose it at power loss; set synchronous=FULL"
         " or create the table with durability=relaxed", zPrefix);
   }else if( iSync<2 ){
-    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
         " %ssynchronous=NORMAL in %s mode can lose it at power loss (the"
         " journal's header is synced with its records, not after them);"
         " set synchronous=FULL or create the table with durability=relaxed",
         zPrefix, zMode);
   }else if( IDEM_DIRSYNC_DISABLED ){
-    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
         " this SQLite is built with SQLITE_DISABLE_DIRSYNC and never syncs"
         " a directory, so the journal or WAL file it creates or deletes"
         " can vanish or come back at power loss and take the claim back;"
