@@ -1847,7 +1847,8 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   ** (step 3b, at the end, for j = 0 or 1; step 3c for -1 <= j <= 2). */
   if( nD==17 && (m & (IDEMNUM_HIDDEN-1))!=0 ){
     int64_t jj = 9;                   /* 9: not known */
-    uint64_t w2;
+    int nDrop = 1;                    /* digits of the literal dropped */
+    uint64_t w2, wTop;
     if( 10*t>one ){
       int inA = g>=(uint64_t)d*(t+1);
       int outA = g+2<=(uint64_t)d*t;
@@ -1868,9 +1869,17 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
       ** multiple is A + j*10^(q+1) for the integer j with
       ** (j-1/2)*T < a < (j+1/2)*T, proven with T*2^60 in [10ti, 10ti+10)
       ** (an end from the bound that holds for the sign of 2j-1 or 2j+1),
-      ** and then it is strictly inside the interval, T/2 < 1/2 from v. */
+      ** and then it is strictly inside the interval, T/2 < 1/2 from v.
+      ** As 100t > 4.5 > 1, the interval holds at most one multiple of
+      ** 10^(q+2): if C or C + 10^(q+2) is strictly inside (e*(ti+1) <= gi,
+      ** (100-e)*(ti+1) + gi+2 <= 2^60, as for A and B above) and the
+      ** other surely outside, it is the only decimal of 15 digits or
+      ** fewer there (a shorter one would be such a multiple): the
+      ** answer, the literal's first 15 digits plus 0 or 1 at the 15th. */
       uint64_t e = w%100;
-      if( e*t>=g+2 && (100-e)*t + g > one ){
+      int outC = e*t>=g+2;
+      int outD = (100-e)*t + g > one;
+      if( outC && outD ){
         int64_t aLo = (int64_t)((uint64_t)d*t) - (int64_t)g - 2 + (int64_t)(one>>1);
         int64_t aHi = (int64_t)((uint64_t)d*t + d) - (int64_t)g + (int64_t)(one>>1);
         int64_t T = (int64_t)(10*t);
@@ -1883,30 +1892,51 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
             jj = j0;
           }
         }
+      }else{
+        int inC = g>=e*(t+1);
+        int inD = (100-e)*(t+1) + g + 2<=one;
+        if( (inC & outD) | (inD & outC) ){
+          jj = inD;
+          nDrop = 2;
+        }
       }
     }
-    w2 = w/10 + (uint64_t)jj;
-    /* (The answer never gains a digit: near a power of ten u > 10^q * 11) */
-    if( jj!=9 && w2>=1000000000000000ULL && w2<10000000000000000ULL ){
-      int n2 = 16;
-      if( iExp==n && iEnd-1>iInt && L>=-6 ){
+    /* w2: the answer's digits, 16 (or 15 if nDrop is 2) of them but for
+    ** zeros at the end.  (It never gains a digit: near a power of ten
+    ** u > 10^q * 11, so that 10t < 1 there and no multiple of 10^(q+1)
+    ** other than the power is in the interval; the test is kept.) */
+    if( nDrop==1 ){
+      w2 = w/10 + (uint64_t)jj;
+      wTop = 10000000000000000ULL;
+    }else{
+      w2 = w/100 + (uint64_t)jj;
+      wTop = 1000000000000000ULL;
+    }
+    if( jj!=9 && w2*10>=wTop && w2<wTop ){
+      int n2 = 17 - nDrop;
+      int k = iEnd - nDrop;           /* the answer's text ends at k */
+      if( iExp==n && k>iInt && L>=-6 ){
         /* The literal is laid out as ECMAScript lays out the answer
-        ** (ddd.ddd or 0.000ddd, the 17th digit after the '.'): its text
-        ** but the 17th digit, j added at the 16th, then without the zeros
-        ** at its end.  A carry runs over 9s and the '.', never beyond the
-        ** first digit (w2 < 10^16).  There is never a borrow, nor a carry
-        ** from j = 2: the multiple of 10^(q+2) passed on the way from x to
-        ** the answer would be in the interval, which step 3c rules out
-        ** (and 3b's j is 0 or 1). */
-        int k = iEnd - 1, c = (int)jj;
+        ** (ddd.ddd or 0.000ddd, the dropped digits after the '.'): its
+        ** text but the digits dropped, j added at the last one kept, then
+        ** without the zeros at its end.  A carry runs over 9s and the
+        ** '.', never beyond the first digit (w2 < wTop).  There is never
+        ** a borrow, nor a carry from j = 2: the multiple of 10^(q+2)
+        ** passed on the way from x to the answer would be in the
+        ** interval, which step 3c rules out (and 3b's j is 0 or 1). */
+        int c = (int)jj;
         memcpy(zOut, z, 16);
-        memcpy(zOut+k-16, z+k-16, 16);
+        memcpy(zOut+iEnd-17, z+iEnd-17, 16);
         for(j=k-1; c; j--){
           if( zOut[j]=='.' ) continue;
           c += zOut[j] - '0';
           assert( c>=0 && c<=10 );
-          zOut[j] = (char)('0' + c%10);
-          c = c>9;
+          if( c<10 ){
+            zOut[j] = (char)('0' + c);
+            break;
+          }
+          zOut[j] = '0';
+          c = 1;
         }
         while( zOut[k-1]=='0' ) k--;
         return k - (zOut[k-1]=='.');
