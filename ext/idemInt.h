@@ -115,6 +115,9 @@ SQLITE_EXTENSION_INIT3
 ** (room for n+40 bytes, no NUL); its length, or -1 on overflow. */
 IDEM_PRIVATE int idemNumberCanonical(const char *z, int n, int iInt, int iFrac,
                                      char *zOut);
+/* The same for a literal known to be a decimal with no exponent, whose
+** '.' is z[iInt]. */
+IDEM_PRIVATE int idemNumberDecimal(const char *z, int n, int iInt, char *zOut);
 
 /* ECMAScript Number::toString(v) of a finite double into zOut (40 bytes,
 ** no NUL); its length. */

@@ -2025,9 +2025,14 @@ scanned:
       if( rc ) return rc;
       o = p->zOut + iOut;
     }
-    nNum = idemNumberCanonical((const char*)zNum, nNum,
-                               (int)(zIntEnd - zNum),
-                               (int)(zFracEnd - zNum), (char*)o);
+    if( zDot && !hasExp ){
+      nNum = idemNumberDecimal((const char*)zNum, nNum,
+                               (int)(zDot - zNum), (char*)o);
+    }else{
+      nNum = idemNumberCanonical((const char*)zNum, nNum,
+                                 (int)(zIntEnd - zNum),
+                                 (int)(zFracEnd - zNum), (char*)o);
+    }
     if( nNum<0 ){
       return idemJsonFail(p, "number overflows a double", z, zNum, zEnd);
     }

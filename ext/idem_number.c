@@ -1665,17 +1665,23 @@ static IDEMNUM_NOINLINE int idemNumFromDouble(
 ** integer digits end at z[iInt] and whose fraction digits, if any, end at
 ** z[iFrac] (iFrac==iInt without a fraction): the caller has just scanned
 ** the literal, and passes what it found instead of its being scanned again.
+** If isDec, the literal is known to be a decimal with no exponent:
+** z[iInt] is the '.', and iFrac is n.
 **
 ** Here: integer literals, the short literals of step 2 and the long ones
 ** of step 3b, in one pass (THE COMMON PATH in the header comment).
 ** Everything else goes to idemNumCanonicalSlow().  Not inlined into the
 ** canonicalizer: there it costs its main loop more than the call costs
-** (callgrind, the bench's documents).
+** (callgrind, the bench's documents); inlined into its two entry points,
+** idemNumberCanonical() and idemNumberDecimal(), the second one without
+** the tests and the variables that a decimal with no exponent does not
+** need.
 */
-IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
+static IDEMNUM_INLINE int idemNumCanonical(
   const char *z, int n,
   int iInt, int iFrac,
-  char *zOut
+  char *zOut,
+  const int isDec
 ){
   /* aMask[8+i]: the low i bytes of a word, for 0 <= i <= 8; aMask[i] is 0
   ** below 8 and aMask[8+i] all ones above 16. */
@@ -1699,8 +1705,13 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   int q, lz, sh, d, j;
   uint64_t w, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m;
 
-  if( iInt==n ) return idemNumAsWritten(z, n, zOut);
-  iExp = iEnd = z[iInt]=='.' ? iFrac : iInt;
+  if( isDec ){
+    assert( z[iInt]=='.' && iFrac==n );
+    iExp = iEnd = n;
+  }else{
+    if( iInt==n ) return idemNumAsWritten(z, n, zOut);
+    iExp = iEnd = z[iInt]=='.' ? iFrac : iInt;
+  }
   if( z[iEnd-1]=='0' ){
     /* Trailing zeros after the '.' ("2.50", "1.0", Python's integral
     ** floats "ddd.0") are dropped, and the '.' if nothing is left after
@@ -1733,7 +1744,7 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   /* The exponent: a sign, then up to 4 digits.  With 16 digits or more
   ** the literal has 16 bytes or more, and the exponent's k digits are the
   ** last k of its last 4 bytes. */
-  if( iExp<n ){
+  if( !isDec && iExp<n ){
     int eNeg = z[iExp+1]=='-';
     int k;
     j = iExp + 1 + (eNeg || z[iExp+1]=='+');
@@ -1956,4 +1967,18 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
 
 slow:
   return idemNumCanonicalSlow(z, n, zOut);
+}
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, iFrac, zOut, 0);
+}
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
+  const char *z, int n,
+  int iInt,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, n, zOut, 1);
 }
