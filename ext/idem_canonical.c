@@ -113,6 +113,11 @@
 /* Buffers above this size are freed after use instead of kept. */
 #define IDEM_JSON_KEEP (1024*1024)
 
+/* idem_canonical() gives SQLite its output buffer, instead of a copy, when
+** the text is at least this long: a copy then costs far more than the
+** allocation of a new buffer for the next call. */
+#define IDEM_JSON_GIVE (64*1024)
+
 /* The largest canonical text (idemJsonText() reports an int). */
 #define IDEM_JSON_MAX_TEXT 0x7fffffff
 
@@ -2514,8 +2519,18 @@ static void idemCanonicalFunc(
   }
   switch( rc ){
     case SQLITE_OK:
-      sqlite3_result_text64(ctx, (const char*)p->zOut, p->nOut,
-                            SQLITE_TRANSIENT, SQLITE_UTF8);
+      if( p->nOut>=IDEM_JSON_GIVE ){
+        /* A large text: the buffer is given to SQLite rather than copied
+        ** (the next call takes a new one, as it would have for the copy) */
+        sqlite3_result_text64(ctx, (const char*)p->zOut, p->nOut,
+                              sqlite3_free, SQLITE_UTF8);
+        p->zOut = 0;
+        p->nOutAlloc = 0;
+        p->nOut = 0;
+      }else{
+        sqlite3_result_text64(ctx, (const char*)p->zOut, p->nOut,
+                              SQLITE_TRANSIENT, SQLITE_UTF8);
+      }
       break;
     default:
       idemResultError(ctx, rc, "idem_canonical(): %s", idemJsonError(p));
