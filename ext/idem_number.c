@@ -1703,7 +1703,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
   int x10 = 0;                      /* The exponent */
   int isJsExp = 0;                  /* It is written as ECMAScript does */
   int q, lz, sh, d, j;
-  uint64_t w, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m;
+  uint64_t w, w16, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m;
 
   if( isDec ){
     assert( z[iInt]=='.' && iFrac==n );
@@ -1778,7 +1778,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
     c1 = (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1);
   }
   d = z[iEnd-1] - '0';
-  w = idemNumSwar16(c0, c1);
+  w16 = w = idemNumSwar16(c0, c1);
   if( nD==17 ) w = w*10 + (uint64_t)d;
 
   /* Step 3, for x = w*10^q: U = uHi:uLo, m and the fraction f below it. */
@@ -1887,7 +1887,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
       ** other surely outside, it is the only decimal of 15 digits or
       ** fewer there (a shorter one would be such a multiple): the
       ** answer, the literal's first 15 digits plus 0 or 1 at the 15th. */
-      uint64_t e = w%100;
+      uint64_t e = ((c1>>56) & 0xf)*10 + (uint64_t)d;   /* w%100 */
       int outC = e*t>=g+2;
       int outD = (100-e)*t + g > one;
       if( outC && outD ){
@@ -1917,10 +1917,10 @@ static IDEMNUM_INLINE int idemNumCanonical(
     ** u > 10^q * 11, so that 10t < 1 there and no multiple of 10^(q+1)
     ** other than the power is in the interval; the test is kept.) */
     if( nDrop==1 ){
-      w2 = w/10 + (uint64_t)jj;
+      w2 = w16 + (uint64_t)jj;
       wTop = 10000000000000000ULL;
     }else{
-      w2 = w/100 + (uint64_t)jj;
+      w2 = w16/10 + (uint64_t)jj;
       wTop = 1000000000000000ULL;
     }
     if( jj!=9 && w2*10>=wTop && w2<wTop ){
