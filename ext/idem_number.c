@@ -1795,8 +1795,9 @@ static IDEMNUM_INLINE int idemNumCanonical(
   g = f + ((uint64_t)1<<63);
   if( g+1<=1 ) goto slow;           /* near the halfway point */
   m = (uHi>>sh) + (f>>63);          /* 2^52 <= m <= 2^53 */
-  assert( sh+4-lz>=0 );
-  t = tHi >> (sh + 4 - lz);
+  sh -= lz;                         /* (lz is not needed again) */
+  assert( sh+4>=0 );
+  t = tHi >> (sh + 4);
   g >>= 4;
   if( (m & (IDEMNUM_HIDDEN-1))!=0
    && (t>=one || (g+2<=(uint64_t)d*t
@@ -1963,7 +1964,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
   /* Not known: step 5, from the double m*2^e of step 3 (decided above,
   ** and normal: the range of L). */
   return idemNumFromDouble(zOut, neg, m,
-                           sh + 1 + idemNumFloorLog2Pow10(q) - lz);
+                           sh + 1 + idemNumFloorLog2Pow10(L - nD + 1));
 
 slow:
   return idemNumCanonicalSlow(z, n, zOut);
