@@ -1171,6 +1171,20 @@ static IDEMNUM_INLINE uint64_t idemNumSwar16(uint64_t c0, uint64_t c1){
 #endif
 }
 
+/* "e+NN" or "e-NN" for the exponent L of a value written d.ddde+NN, as
+** ECMAScript writes it (no leading zero), into z; its length (3 to 5).
+** Writes 6 bytes. */
+static IDEMNUM_INLINE int idemNumPutExp(char *z, int L){
+  int a = L<0 ? -L : L;               /* 7 to 324 */
+  int a2 = a/100, a1 = a/10 - a2*10, a0 = a%10;
+  int nE = 1 + (a>=10) + (a>=100);
+  z[0] = 'e';
+  z[1] = (char)('+' + 2*(L<0));       /* '+' or '-' */
+  idemNumStore4(z+2, (uint32_t)(0x303030 + a2 + (a1<<8) + (a0<<16))
+                       >> (8*(3-nE)));
+  return 2 + nE;
+}
+
 static const uint64_t idemNumPow10Int[20] = {
   1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
   10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
@@ -1822,17 +1836,9 @@ static IDEMNUM_INLINE int idemNumCanonical(
       if( L>=21 || L<=-7 ){
         /* As written up to the 'e' (17 to 19 bytes), then the exponent as
         ** ECMAScript writes it (Python writes "e-07"). */
-        int a = L<0 ? -L : L;         /* 7 to 307 */
-        int a2 = a/100, a1 = a/10 - a2*10, a0 = a%10;
-        int nE = 1 + (a>=10) + (a>=100);
         memcpy(zOut, z, 16);
         memcpy(zOut+iEnd-16, z+iEnd-16, 16);
-        zOut[iEnd] = 'e';
-        zOut[iEnd+1] = (char)('+' + 2*(L<0));         /* '+' or '-' */
-        idemNumStore4(zOut+iEnd+2,
-                      (uint32_t)(0x303030 + a2 + (a1<<8) + (a0<<16))
-                        >> (8*(3-nE)));
-        return iEnd + 2 + nE;
+        return iEnd + idemNumPutExp(zOut+iEnd, L);
       }
       zOut[0] = '-';
       if( L<0 ){
@@ -1927,9 +1933,10 @@ static IDEMNUM_INLINE int idemNumCanonical(
     if( jj!=9 && w2*10>=wTop && w2<wTop ){
       int n2 = 17 - nDrop;
       int k = iEnd - nDrop;           /* the answer's text ends at k */
-      if( iExp==n && k>iInt && L>=-6 ){
+      if( iExp==n ? k>iInt && L>=-6 : p==1 && (L>=21 || L<=-7) ){
         /* The literal is laid out as ECMAScript lays out the answer
-        ** (ddd.ddd or 0.000ddd, the dropped digits after the '.'): its
+        ** (ddd.ddd or 0.000ddd, the dropped digits after the '.'; or
+        ** d.ddde+NN, d.ddde-NN, its exponent then written anew): its
         ** text but the digits dropped, j added at the last one kept, then
         ** without the zeros at its end.  A carry runs over 9s and the
         ** '.', never beyond the first digit (w2 < wTop).  There is never
@@ -1951,7 +1958,9 @@ static IDEMNUM_INLINE int idemNumCanonical(
           c = 1;
         }
         while( zOut[k-1]=='0' ) k--;
-        return k - (zOut[k-1]=='.');
+        k -= zOut[k-1]=='.';
+        if( iExp<n ) k += idemNumPutExp(zOut+k, L);
+        return k;
       }
       while( w2%10==0 ){
         w2 /= 10;
