@@ -1715,7 +1715,6 @@ static IDEMNUM_INLINE int idemNumCanonical(
   int nD;                           /* Significant digits */
   int L;                            /* 10^L <= |x| < 10^(L+1) */
   int x10 = 0;                      /* The exponent */
-  int isJsExp = 0;                  /* It is written as ECMAScript does */
   int q, lz, sh, d, j;
   uint64_t w, w16, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m;
 
@@ -1764,9 +1763,6 @@ static IDEMNUM_INLINE int idemNumCanonical(
     j = iExp + 1 + (eNeg || z[iExp+1]=='+');
     k = n - j;
     if( k>4 ) goto slow;
-    /* All as ECMAScript writes it: no zeros dropped, "e", a sign and no
-    ** leading zero */
-    isJsExp = iEnd==iExp && z[iExp]=='e' && j==iExp+2 && z[j]!='0';
     if( nD>=16 ){
       x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
                               & (uint32_t)(0xffffffffULL << (8*(4-k))));
@@ -1820,7 +1816,12 @@ static IDEMNUM_INLINE int idemNumCanonical(
                && 2*g+t>one))
   ){
     /* The digits of the literal are the answer. */
-    if( iExp==n ? L>=-6 : (isJsExp && p==1 && (L>=21 || L<=-7)) ){
+    if( iExp==n ? L>=-6
+                : (p==1 && (L>=21 || L<=-7)
+                   /* the exponent as ECMAScript writes it: no zeros dropped
+                   ** before it, "e", a sign and no leading zero */
+                   && iEnd==iExp && z[iExp]=='e'
+                   && (z[iExp+1]=='+' || z[iExp+1]=='-') && z[iExp+2]!='0') ){
       /* ddd.ddd, ddd, 0.000ddd or d.ddde-NN (16 to 25 bytes): as
       ** written, less any zeros dropped. */
       int nOut = iExp==n ? iEnd : n;
