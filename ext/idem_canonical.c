@@ -2033,6 +2033,10 @@ scanned:
     if( zDot && !hasExp ){
       nNum = idemNumberDecimal((const char*)zNum, nNum,
                                (int)(zDot - zNum), (char*)o);
+    }else if( zDot ){
+      nNum = idemNumberDecimalExp((const char*)zNum, nNum,
+                                  (int)(zDot - zNum),
+                                  (int)(zFracEnd - zNum), (char*)o);
     }else{
       nNum = idemNumberCanonical((const char*)zNum, nNum,
                                  (int)(zIntEnd - zNum),

@@ -1679,17 +1679,18 @@ static IDEMNUM_NOINLINE int idemNumFromDouble(
 ** integer digits end at z[iInt] and whose fraction digits, if any, end at
 ** z[iFrac] (iFrac==iInt without a fraction): the caller has just scanned
 ** the literal, and passes what it found instead of its being scanned again.
-** If isDec, the literal is known to be a decimal with no exponent:
-** z[iInt] is the '.', and iFrac is n.
+** If isDec is 1, the literal is known to be a decimal with no exponent:
+** z[iInt] is the '.', and iFrac is n; if 2, a decimal with an exponent:
+** z[iInt] is the '.', z[iFrac] the 'e' or 'E'.
 **
 ** Here: integer literals, the short literals of step 2 and the long ones
 ** of step 3b, in one pass (THE COMMON PATH in the header comment).
 ** Everything else goes to idemNumCanonicalSlow().  Not inlined into the
 ** canonicalizer: there it costs its main loop more than the call costs
-** (callgrind, the bench's documents); inlined into its two entry points,
-** idemNumberCanonical() and idemNumberDecimal(), the second one without
-** the tests and the variables that a decimal with no exponent does not
-** need.
+** (callgrind, the bench's documents); inlined into its three entry
+** points, idemNumberCanonical(), idemNumberDecimal() and
+** idemNumberDecimalExp(), the last two without the tests and the
+** variables that their literals do not need (fewer registers to spill).
 */
 static IDEMNUM_INLINE int idemNumCanonical(
   const char *z, int n,
@@ -1718,9 +1719,12 @@ static IDEMNUM_INLINE int idemNumCanonical(
   int q, lz, sh, d, j;
   uint64_t w, w16, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m;
 
-  if( isDec ){
+  if( isDec==1 ){
     assert( z[iInt]=='.' && iFrac==n );
     iExp = iEnd = n;
+  }else if( isDec==2 ){
+    assert( z[iInt]=='.' && iFrac<n );
+    iExp = iEnd = iFrac;
   }else{
     if( iInt==n ) return idemNumAsWritten(z, n, zOut);
     iExp = iEnd = z[iInt]=='.' ? iFrac : iInt;
@@ -1757,7 +1761,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
   /* The exponent: a sign, then up to 4 digits.  With 16 digits or more
   ** the literal has 16 bytes or more, and the exponent's k digits are the
   ** last k of its last 4 bytes. */
-  if( !isDec && iExp<n ){
+  if( isDec==2 || (!isDec && iExp<n) ){
     int eNeg = z[iExp+1]=='-';
     int k;
     j = iExp + 1 + (eNeg || z[iExp+1]=='+');
@@ -1992,4 +1996,11 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
   char *zOut
 ){
   return idemNumCanonical(z, n, iInt, n, zOut, 1);
+}
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, iFrac, zOut, 2);
 }

@@ -34,10 +34,10 @@ struct Case {
 
 /* The canonical text of the literal z[0..n), scanned here as the JSON
 ** parser scans it (where its integer and fraction digits end), and
-** converted as the parser converts it: a decimal with no exponent by
-** idemNumberDecimal(), which must then agree with idemNumberCanonical()
-** (-2 if not: never the expected length), the rest by
-** idemNumberCanonical(). */
+** converted as the parser converts it: a decimal by idemNumberDecimal()
+** or idemNumberDecimalExp(), which must then agree with
+** idemNumberCanonical() (-2 if not: never the expected length), the rest
+** by idemNumberCanonical(). */
 static int canonical(const char *z, int n, char *zOut){
   int iInt = n>0 && z[0]=='-', iFrac;
   while( iInt<n && z[iInt]>='0' && z[iInt]<='9' ) iInt++;
@@ -45,10 +45,11 @@ static int canonical(const char *z, int n, char *zOut){
   if( iFrac<n && z[iFrac]=='.' ){
     for(iFrac++; iFrac<n && z[iFrac]>='0' && z[iFrac]<='9'; iFrac++){}
   }
-  if( iInt<n && z[iInt]=='.' && iFrac==n ){
+  if( iInt<n && z[iInt]=='.' ){
     char *zAlt = malloc(n+40);       /* exactly: asan sees any overrun */
     int nAlt = idemNumberCanonical(z, n, iInt, iFrac, zAlt);
-    int nOut = idemNumberDecimal(z, n, iInt, zOut);
+    int nOut = iFrac==n ? idemNumberDecimal(z, n, iInt, zOut)
+                        : idemNumberDecimalExp(z, n, iInt, iFrac, zOut);
     if( nOut!=nAlt || (nOut>0 && memcmp(zOut, zAlt, nOut)!=0) ) nOut = -2;
     free(zAlt);
     return nOut;
