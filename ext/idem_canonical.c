@@ -118,6 +118,13 @@
 ** allocation of a new buffer for the next call. */
 #define IDEM_JSON_GIVE (64*1024)
 
+/* A test that usually holds, for the layout of the code. */
+#if defined(__GNUC__)
+# define IDEM_JSON_LIKELY(x) __builtin_expect((x)!=0, 1)
+#else
+# define IDEM_JSON_LIKELY(x) (x)
+#endif
+
 /* The largest canonical text (idemJsonText() reports an int). */
 #define IDEM_JSON_MAX_TEXT 0x7fffffff
 
@@ -2017,7 +2024,7 @@ scanned:
       o += s-zNum;
     }
   }else if( zDot && !hasExp && s[-1]!='0'
-         && idemJsonPlainDecimal(zDigits, zDot, s) ){
+         && IDEM_JSON_LIKELY(idemJsonPlainDecimal(zDigits, zDot, s)) ){
     /* A decimal such as 19.99 or 0.25 is printed as written. */
     memcpy(o, zNum, s-zNum);
     o += s-zNum;
