@@ -101,7 +101,8 @@
 ** plain to the block scan, and mixed scripts are copied 16 bytes at a time
 ** with no stop at each change of script; an input that fails that check
 ** is read the first way, which finds and reports its first bad byte.  Buffers larger than IDEM_JSON_KEEP are
-** released rather than kept for the next call.
+** released rather than kept for the next call, and idem_canonical() gives
+** SQLite an output of IDEM_JSON_GIVE bytes or more instead of a copy.
 */
 #include "idemInt.h"
 

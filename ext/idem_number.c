@@ -21,6 +21,15 @@
 **     no NUL is written) and returns its length, or -1 if the value
 **     overflows a double.
 **
+**   static int idemNumberDecimal(const char *z, int n, int iInt,
+**                                char *zOut);
+**   static int idemNumberDecimalExp(const char *z, int n,
+**                                   int iInt, int iFrac, char *zOut);
+**
+**     The same, faster, for a literal known to be a decimal: z[iInt] is
+**     its '.', and it has no exponent (the first), or one whose 'e' or
+**     'E' is z[iFrac] (the second).
+**
 **   static int idemNumberFormat(double v, char *zOut);
 **
 **     ECMAScript Number::toString(v) of a finite double into zOut (room for
@@ -123,9 +132,12 @@
 ** 3c. Many 17-digit literals with 10t < 1 (several 16-digit decimals in
 **    the interval): the answer is then the 16-digit decimal closest to v,
 **    A + j*10^(q+1) with A = x - d*10^q, unless a decimal of 15 digits or
-**    fewer is in the interval; both are decided from the same G and t
-**    (the proof is at the code).  The answer is laid out from the
-**    literal's own text where it is in ECMAScript's layout.
+**    fewer is in the interval, and then (100t > 1: at most one multiple
+**    of 10^(q+2) is) that one, the literal's first 15 digits plus 0 or 1
+**    at the 15th; all are decided from the same G and t (the proofs are
+**    at the code).  The answer is laid out from the literal's own text
+**    where it is in ECMAScript's layout (ddd.ddd, 0.000ddd, or d.ddde+NN
+**    with the exponent written anew).
 **
 ** 4. Exact fallback.  Starting from the nearly right candidate of step 3,
 **    compare x with the halfway points to the neighbouring doubles in exact
@@ -164,11 +176,17 @@
 ** pass for the literals that most JSON holds: the last digit not 0 (or
 ** "ddd.0", Python's integral floats, taken as "ddd"), at most 16 digits
 ** before a '.', an exponent of at most 4 digits and -307 <= L <= 307.
-** The first 16 digits are read 8 at a time (two loads one byte apart,
-** merged under a mask, take the '.' out), the exponent's digits 4 at a
-** time, and step 3 is written out for the test of step 3b.  Everything
-** else, and every literal that step 3b does not take, goes the long way
-** (idemNumCanonicalSlow(), or step 5 from the double).
+** The first 16 digits are read at once (two loads one byte apart,
+** merged under a mask, take the '.' out; then SSE2 on x86-64, 8 at a time
+** elsewhere), the exponent's digits 4 at a time, and step 3 is written out
+** for the test of step 3b.  Everything else, and every literal that steps
+** 3b and 3c do not take, goes the long way (idemNumCanonicalSlow(), or
+** step 5 from the double).  The parser calls one of three entry points,
+** the same code compiled for one shape of literal each: a decimal with no
+** exponent (idemNumberDecimal(): "%.17g" of most doubles, Python's and
+** JSON.stringify()'s), a decimal with one (idemNumberDecimalExp()), and
+** anything (idemNumberCanonical()); the first two hold fewer values and
+** spill fewer registers.
 **
 ** The table idemNumPow10[] holds, for -342 <= e <= 324, the 128 bits
 ** floor(10^e * 2^(127 - floor(log2(10^e)))), most significant word first.
