@@ -1189,18 +1189,35 @@ static IDEMNUM_INLINE uint64_t idemNumSwar16(uint64_t c0, uint64_t c1){
 #endif
 }
 
+/* idemNumExpText[a], for 0 <= a <= 324: the decimal digits of a (no
+** leading zero) in its low bytes, the first in the lowest, and their
+** number in its top byte. */
+#define IDEMNUM_E(a) ((a)>=100 \
+  ? (0x30u+(a)/100) | (0x30u+(a)/10%10)<<8 | (0x30u+(a)%10)<<16 | 3u<<24 \
+  : (a)>=10 ? (0x30u+(a)/10) | (0x30u+(a)%10)<<8 | 2u<<24 \
+  : (0x30u+(a)) | 1u<<24)
+#define IDEMNUM_E10(a) IDEMNUM_E(a), IDEMNUM_E(a+1), IDEMNUM_E(a+2), \
+  IDEMNUM_E(a+3), IDEMNUM_E(a+4), IDEMNUM_E(a+5), IDEMNUM_E(a+6), \
+  IDEMNUM_E(a+7), IDEMNUM_E(a+8), IDEMNUM_E(a+9)
+#define IDEMNUM_E100(a) IDEMNUM_E10(a), IDEMNUM_E10(a+10), \
+  IDEMNUM_E10(a+20), IDEMNUM_E10(a+30), IDEMNUM_E10(a+40), \
+  IDEMNUM_E10(a+50), IDEMNUM_E10(a+60), IDEMNUM_E10(a+70), \
+  IDEMNUM_E10(a+80), IDEMNUM_E10(a+90)
+static const uint32_t idemNumExpText[325] = {
+  IDEMNUM_E100(0), IDEMNUM_E100(100), IDEMNUM_E100(200),
+  IDEMNUM_E10(300), IDEMNUM_E10(310), IDEMNUM_E(320), IDEMNUM_E(321),
+  IDEMNUM_E(322), IDEMNUM_E(323), IDEMNUM_E(324)
+};
+
 /* "e+NN" or "e-NN" for the exponent L of a value written d.ddde+NN, as
 ** ECMAScript writes it (no leading zero), into z; its length (3 to 5).
 ** Writes 6 bytes. */
 static IDEMNUM_INLINE int idemNumPutExp(char *z, int L){
-  int a = L<0 ? -L : L;               /* 7 to 324 */
-  int a2 = a/100, a1 = a/10 - a2*10, a0 = a%10;
-  int nE = 1 + (a>=10) + (a>=100);
+  uint32_t x = idemNumExpText[L<0 ? -L : L];     /* 7 to 324 */
   z[0] = 'e';
   z[1] = (char)('+' + 2*(L<0));       /* '+' or '-' */
-  idemNumStore4(z+2, (uint32_t)(0x303030 + a2 + (a1<<8) + (a0<<16))
-                       >> (8*(3-nE)));
-  return 2 + nE;
+  idemNumStore4(z+2, x);
+  return 2 + (int)(x>>24);
 }
 
 static const uint64_t idemNumPow10Int[20] = {
