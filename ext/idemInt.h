@@ -115,6 +115,12 @@ SQLITE_EXTENSION_INIT3
 ** (room for n+40 bytes, no NUL); its length, or -1 on overflow. */
 IDEM_PRIVATE int idemNumberCanonical(const char *z, int n, int iInt, int iFrac,
                                      char *zOut);
+/* The same for a literal known to be a decimal: with no exponent, z[iInt]
+** its '.'; with an exponent, z[iInt] its '.' and z[iFrac] its 'e' or 'E'.
+** (Three entry points, each with only the tests its literals need.) */
+IDEM_PRIVATE int idemNumberDecimal(const char *z, int n, int iInt, char *zOut);
+IDEM_PRIVATE int idemNumberDecimalExp(const char *z, int n, int iInt, int iFrac,
+                                      char *zOut);
 
 /* ECMAScript Number::toString(v) of a finite double into zOut (40 bytes,
 ** no NUL); its length. */

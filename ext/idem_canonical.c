@@ -101,7 +101,8 @@
 ** plain to the block scan, and mixed scripts are copied 16 bytes at a time
 ** with no stop at each change of script; an input that fails that check
 ** is read the first way, which finds and reports its first bad byte.  Buffers larger than IDEM_JSON_KEEP are
-** released rather than kept for the next call.
+** released rather than kept for the next call, and idem_canonical() gives
+** SQLite an output of IDEM_JSON_GIVE bytes or more instead of a copy.
 */
 #include "idemInt.h"
 
@@ -112,6 +113,18 @@
 
 /* Buffers above this size are freed after use instead of kept. */
 #define IDEM_JSON_KEEP (1024*1024)
+
+/* idem_canonical() gives SQLite its output buffer, instead of a copy, when
+** the text is at least this long: a copy then costs far more than the
+** allocation of a new buffer for the next call. */
+#define IDEM_JSON_GIVE (64*1024)
+
+/* A test that usually holds, for the layout of the code. */
+#if defined(__GNUC__)
+# define IDEM_JSON_LIKELY(x) __builtin_expect((x)!=0, 1)
+#else
+# define IDEM_JSON_LIKELY(x) (x)
+#endif
 
 /* The largest canonical text (idemJsonText() reports an int). */
 #define IDEM_JSON_MAX_TEXT 0x7fffffff
@@ -2012,7 +2025,7 @@ scanned:
       o += s-zNum;
     }
   }else if( zDot && !hasExp && s[-1]!='0'
-         && idemJsonPlainDecimal(zDigits, zDot, s) ){
+         && IDEM_JSON_LIKELY(idemJsonPlainDecimal(zDigits, zDot, s)) ){
     /* A decimal such as 19.99 or 0.25 is printed as written. */
     memcpy(o, zNum, s-zNum);
     o += s-zNum;
@@ -2025,9 +2038,18 @@ scanned:
       if( rc ) return rc;
       o = p->zOut + iOut;
     }
-    nNum = idemNumberCanonical((const char*)zNum, nNum,
-                               (int)(zIntEnd - zNum),
-                               (int)(zFracEnd - zNum), (char*)o);
+    if( zDot && !hasExp ){
+      nNum = idemNumberDecimal((const char*)zNum, nNum,
+                               (int)(zDot - zNum), (char*)o);
+    }else if( zDot ){
+      nNum = idemNumberDecimalExp((const char*)zNum, nNum,
+                                  (int)(zDot - zNum),
+                                  (int)(zFracEnd - zNum), (char*)o);
+    }else{
+      nNum = idemNumberCanonical((const char*)zNum, nNum,
+                                 (int)(zIntEnd - zNum),
+                                 (int)(zFracEnd - zNum), (char*)o);
+    }
     if( nNum<0 ){
       return idemJsonFail(p, "number overflows a double", z, zNum, zEnd);
     }
@@ -2509,8 +2531,18 @@ static void idemCanonicalFunc(
   }
   switch( rc ){
     case SQLITE_OK:
-      sqlite3_result_text64(ctx, (const char*)p->zOut, p->nOut,
-                            SQLITE_TRANSIENT, SQLITE_UTF8);
+      if( p->nOut>=IDEM_JSON_GIVE ){
+        /* A large text: the buffer is given to SQLite rather than copied
+        ** (the next call takes a new one, as it would have for the copy) */
+        sqlite3_result_text64(ctx, (const char*)p->zOut, p->nOut,
+                              sqlite3_free, SQLITE_UTF8);
+        p->zOut = 0;
+        p->nOutAlloc = 0;
+        p->nOut = 0;
+      }else{
+        sqlite3_result_text64(ctx, (const char*)p->zOut, p->nOut,
+                              SQLITE_TRANSIENT, SQLITE_UTF8);
+      }
       break;
     default:
       idemResultError(ctx, rc, "idem_canonical(): %s", idemJsonError(p));

@@ -21,6 +21,15 @@
 **     no NUL is written) and returns its length, or -1 if the value
 **     overflows a double.
 **
+**   static int idemNumberDecimal(const char *z, int n, int iInt,
+**                                char *zOut);
+**   static int idemNumberDecimalExp(const char *z, int n,
+**                                   int iInt, int iFrac, char *zOut);
+**
+**     The same, faster, for a literal known to be a decimal: z[iInt] is
+**     its '.', and it has no exponent (the first), or one whose 'e' or
+**     'E' is z[iFrac] (the second).
+**
 **   static int idemNumberFormat(double v, char *zOut);
 **
 **     ECMAScript Number::toString(v) of a finite double into zOut (room for
@@ -123,9 +132,12 @@
 ** 3c. Many 17-digit literals with 10t < 1 (several 16-digit decimals in
 **    the interval): the answer is then the 16-digit decimal closest to v,
 **    A + j*10^(q+1) with A = x - d*10^q, unless a decimal of 15 digits or
-**    fewer is in the interval; both are decided from the same G and t
-**    (the proof is at the code).  The answer is laid out from the
-**    literal's own text where it is in ECMAScript's layout.
+**    fewer is in the interval, and then (100t > 1: at most one multiple
+**    of 10^(q+2) is) that one, the literal's first 15 digits plus 0 or 1
+**    at the 15th; all are decided from the same G and t (the proofs are
+**    at the code).  The answer is laid out from the literal's own text
+**    where it is in ECMAScript's layout (ddd.ddd, 0.000ddd, or d.ddde+NN
+**    with the exponent written anew).
 **
 ** 4. Exact fallback.  Starting from the nearly right candidate of step 3,
 **    compare x with the halfway points to the neighbouring doubles in exact
@@ -164,11 +176,17 @@
 ** pass for the literals that most JSON holds: the last digit not 0 (or
 ** "ddd.0", Python's integral floats, taken as "ddd"), at most 16 digits
 ** before a '.', an exponent of at most 4 digits and -307 <= L <= 307.
-** The first 16 digits are read 8 at a time (two loads one byte apart,
-** merged under a mask, take the '.' out), the exponent's digits 4 at a
-** time, and step 3 is written out for the test of step 3b.  Everything
-** else, and every literal that step 3b does not take, goes the long way
-** (idemNumCanonicalSlow(), or step 5 from the double).
+** The first 16 digits are read at once (two loads one byte apart,
+** merged under a mask, take the '.' out; then SSE2 on x86-64, 8 at a time
+** elsewhere), the exponent's digits 4 at a time, and step 3 is written out
+** for the test of step 3b.  Everything else, and every literal that steps
+** 3b and 3c do not take, goes the long way (idemNumCanonicalSlow(), or
+** step 5 from the double).  The parser calls one of three entry points,
+** the same code compiled for one shape of literal each: a decimal with no
+** exponent (idemNumberDecimal(): "%.17g" of most doubles, Python's and
+** JSON.stringify()'s), a decimal with one (idemNumberDecimalExp()), and
+** anything (idemNumberCanonical()); the first two hold fewer values and
+** spill fewer registers.
 **
 ** The table idemNumPow10[] holds, for -342 <= e <= 324, the 128 bits
 ** floor(10^e * 2^(127 - floor(log2(10^e)))), most significant word first.
@@ -1151,6 +1169,57 @@ static IDEMNUM_INLINE void idemNumStore4(char *z, uint32_t x){
   z[3] = (char)(x>>24);
 }
 
+/* The value of the 16 digits in c0 then c1 (each as idemNumSwar8() takes
+** it): idemNumSwar8() of each, times 10^8 for the first.  With SSE2 both
+** words go through the same three steps at once: pairs of digits in 16-bit
+** lanes (pmullw), pairs of pairs in 32-bit lanes (pmaddwd), then 8 digits
+** in 64-bit lanes (pmuludq), the same arithmetic as idemNumSwar8(). */
+static IDEMNUM_INLINE uint64_t idemNumSwar16(uint64_t c0, uint64_t c1){
+#if defined(IDEM_SSE2) && defined(__x86_64__)
+  __m128i x = _mm_set_epi64x((long long)c1, (long long)c0);
+  x = _mm_and_si128(x, _mm_set1_epi8(0x0f));
+  x = _mm_srli_epi16(_mm_mullo_epi16(x, _mm_set1_epi16(10*256 + 1)), 8);
+  x = _mm_madd_epi16(x, _mm_set1_epi32(100 + 65536));
+  x = _mm_add_epi64(_mm_mul_epu32(x, _mm_set1_epi64x(10000)),
+                    _mm_srli_epi64(x, 32));
+  return (uint64_t)_mm_cvtsi128_si64(x)*100000000
+       + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x));
+#else
+  return (uint64_t)idemNumSwar8(c0)*100000000 + idemNumSwar8(c1);
+#endif
+}
+
+/* idemNumExpText[a], for 0 <= a <= 324: the decimal digits of a (no
+** leading zero) in its low bytes, the first in the lowest, and their
+** number in its top byte. */
+#define IDEMNUM_E(a) ((a)>=100 \
+  ? (0x30u+(a)/100) | (0x30u+(a)/10%10)<<8 | (0x30u+(a)%10)<<16 | 3u<<24 \
+  : (a)>=10 ? (0x30u+(a)/10) | (0x30u+(a)%10)<<8 | 2u<<24 \
+  : (0x30u+(a)) | 1u<<24)
+#define IDEMNUM_E10(a) IDEMNUM_E(a), IDEMNUM_E(a+1), IDEMNUM_E(a+2), \
+  IDEMNUM_E(a+3), IDEMNUM_E(a+4), IDEMNUM_E(a+5), IDEMNUM_E(a+6), \
+  IDEMNUM_E(a+7), IDEMNUM_E(a+8), IDEMNUM_E(a+9)
+#define IDEMNUM_E100(a) IDEMNUM_E10(a), IDEMNUM_E10(a+10), \
+  IDEMNUM_E10(a+20), IDEMNUM_E10(a+30), IDEMNUM_E10(a+40), \
+  IDEMNUM_E10(a+50), IDEMNUM_E10(a+60), IDEMNUM_E10(a+70), \
+  IDEMNUM_E10(a+80), IDEMNUM_E10(a+90)
+static const uint32_t idemNumExpText[325] = {
+  IDEMNUM_E100(0), IDEMNUM_E100(100), IDEMNUM_E100(200),
+  IDEMNUM_E10(300), IDEMNUM_E10(310), IDEMNUM_E(320), IDEMNUM_E(321),
+  IDEMNUM_E(322), IDEMNUM_E(323), IDEMNUM_E(324)
+};
+
+/* "e+NN" or "e-NN" for the exponent L of a value written d.ddde+NN, as
+** ECMAScript writes it (no leading zero), into z; its length (3 to 5).
+** Writes 6 bytes. */
+static IDEMNUM_INLINE int idemNumPutExp(char *z, int L){
+  uint32_t x = idemNumExpText[L<0 ? -L : L];     /* 7 to 324 */
+  z[0] = 'e';
+  z[1] = (char)('+' + 2*(L<0));       /* '+' or '-' */
+  idemNumStore4(z+2, x);
+  return 2 + (int)(x>>24);
+}
+
 static const uint64_t idemNumPow10Int[20] = {
   1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
   10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
@@ -1645,17 +1714,24 @@ static IDEMNUM_NOINLINE int idemNumFromDouble(
 ** integer digits end at z[iInt] and whose fraction digits, if any, end at
 ** z[iFrac] (iFrac==iInt without a fraction): the caller has just scanned
 ** the literal, and passes what it found instead of its being scanned again.
+** If isDec is 1, the literal is known to be a decimal with no exponent:
+** z[iInt] is the '.', and iFrac is n; if 2, a decimal with an exponent:
+** z[iInt] is the '.', z[iFrac] the 'e' or 'E'.
 **
 ** Here: integer literals, the short literals of step 2 and the long ones
 ** of step 3b, in one pass (THE COMMON PATH in the header comment).
 ** Everything else goes to idemNumCanonicalSlow().  Not inlined into the
 ** canonicalizer: there it costs its main loop more than the call costs
-** (callgrind, the bench's documents).
+** (callgrind, the bench's documents); inlined into its three entry
+** points, idemNumberCanonical(), idemNumberDecimal() and
+** idemNumberDecimalExp(), the last two without the tests and the
+** variables that their literals do not need (fewer registers to spill).
 */
-IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
+static IDEMNUM_INLINE int idemNumCanonical(
   const char *z, int n,
   int iInt, int iFrac,
-  char *zOut
+  char *zOut,
+  const int isDec
 ){
   /* aMask[8+i]: the low i bytes of a word, for 0 <= i <= 8; aMask[i] is 0
   ** below 8 and aMask[8+i] all ones above 16. */
@@ -1675,12 +1751,19 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   int nD;                           /* Significant digits */
   int L;                            /* 10^L <= |x| < 10^(L+1) */
   int x10 = 0;                      /* The exponent */
-  int isJsExp = 0;                  /* It is written as ECMAScript does */
   int q, lz, sh, d, j;
-  uint64_t w, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m;
+  uint64_t w, w16, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m;
 
-  if( iInt==n ) return idemNumAsWritten(z, n, zOut);
-  iExp = iEnd = z[iInt]=='.' ? iFrac : iInt;
+  if( isDec==1 ){
+    assert( z[iInt]=='.' && iFrac==n );
+    iExp = iEnd = n;
+  }else if( isDec==2 ){
+    assert( z[iInt]=='.' && iFrac<n );
+    iExp = iEnd = iFrac;
+  }else{
+    if( iInt==n ) return idemNumAsWritten(z, n, zOut);
+    iExp = iEnd = z[iInt]=='.' ? iFrac : iInt;
+  }
   if( z[iEnd-1]=='0' ){
     /* Trailing zeros after the '.' ("2.50", "1.0", Python's integral
     ** floats "ddd.0") are dropped, and the '.' if nothing is left after
@@ -1713,15 +1796,12 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   /* The exponent: a sign, then up to 4 digits.  With 16 digits or more
   ** the literal has 16 bytes or more, and the exponent's k digits are the
   ** last k of its last 4 bytes. */
-  if( iExp<n ){
+  if( isDec==2 || (!isDec && iExp<n) ){
     int eNeg = z[iExp+1]=='-';
     int k;
     j = iExp + 1 + (eNeg || z[iExp+1]=='+');
     k = n - j;
     if( k>4 ) goto slow;
-    /* All as ECMAScript writes it: no zeros dropped, "e", a sign and no
-    ** leading zero */
-    isJsExp = iEnd==iExp && z[iExp]=='e' && j==iExp+2 && z[j]!='0';
     if( nD>=16 ){
       x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
                               & (uint32_t)(0xffffffffULL << (8*(4-k))));
@@ -1747,7 +1827,7 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
     c1 = (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1);
   }
   d = z[iEnd-1] - '0';
-  w = (uint64_t)idemNumSwar8(c0)*100000000 + idemNumSwar8(c1);
+  w16 = w = idemNumSwar16(c0, c1);
   if( nD==17 ) w = w*10 + (uint64_t)d;
 
   /* Step 3, for x = w*10^q: U = uHi:uLo, m and the fraction f below it. */
@@ -1764,8 +1844,9 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   g = f + ((uint64_t)1<<63);
   if( g+1<=1 ) goto slow;           /* near the halfway point */
   m = (uHi>>sh) + (f>>63);          /* 2^52 <= m <= 2^53 */
-  assert( sh+4-lz>=0 );
-  t = tHi >> (sh + 4 - lz);
+  sh -= lz;                         /* (lz is not needed again) */
+  assert( sh+4>=0 );
+  t = tHi >> (sh + 4);
   g >>= 4;
   if( (m & (IDEMNUM_HIDDEN-1))!=0
    && (t>=one || (g+2<=(uint64_t)d*t
@@ -1774,7 +1855,12 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
                && 2*g+t>one))
   ){
     /* The digits of the literal are the answer. */
-    if( iExp==n ? L>=-6 : (isJsExp && p==1 && (L>=21 || L<=-7)) ){
+    if( iExp==n ? L>=-6
+                : (p==1 && (L>=21 || L<=-7)
+                   /* the exponent as ECMAScript writes it: no zeros dropped
+                   ** before it, "e", a sign and no leading zero */
+                   && iEnd==iExp && z[iExp]=='e'
+                   && (z[iExp+1]=='+' || z[iExp+1]=='-') && z[iExp+2]!='0') ){
       /* ddd.ddd, ddd, 0.000ddd or d.ddde-NN (16 to 25 bytes): as
       ** written, less any zeros dropped. */
       int nOut = iExp==n ? iEnd : n;
@@ -1790,17 +1876,9 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
       if( L>=21 || L<=-7 ){
         /* As written up to the 'e' (17 to 19 bytes), then the exponent as
         ** ECMAScript writes it (Python writes "e-07"). */
-        int a = L<0 ? -L : L;         /* 7 to 307 */
-        int a2 = a/100, a1 = a/10 - a2*10, a0 = a%10;
-        int nE = 1 + (a>=10) + (a>=100);
         memcpy(zOut, z, 16);
         memcpy(zOut+iEnd-16, z+iEnd-16, 16);
-        zOut[iEnd] = 'e';
-        zOut[iEnd+1] = (char)('+' + 2*(L<0));         /* '+' or '-' */
-        idemNumStore4(zOut+iEnd+2,
-                      (uint32_t)(0x303030 + a2 + (a1<<8) + (a0<<16))
-                        >> (8*(3-nE)));
-        return iEnd + 2 + nE;
+        return iEnd + idemNumPutExp(zOut+iEnd, L);
       }
       zOut[0] = '-';
       if( L<0 ){
@@ -1827,7 +1905,8 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   ** (step 3b, at the end, for j = 0 or 1; step 3c for -1 <= j <= 2). */
   if( nD==17 && (m & (IDEMNUM_HIDDEN-1))!=0 ){
     int64_t jj = 9;                   /* 9: not known */
-    uint64_t w2;
+    int nDrop = 1;                    /* digits of the literal dropped */
+    uint64_t w2, wTop;
     if( 10*t>one ){
       int inA = g>=(uint64_t)d*(t+1);
       int outA = g+2<=(uint64_t)d*t;
@@ -1848,9 +1927,17 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
       ** multiple is A + j*10^(q+1) for the integer j with
       ** (j-1/2)*T < a < (j+1/2)*T, proven with T*2^60 in [10ti, 10ti+10)
       ** (an end from the bound that holds for the sign of 2j-1 or 2j+1),
-      ** and then it is strictly inside the interval, T/2 < 1/2 from v. */
-      uint64_t e = w%100;
-      if( e*t>=g+2 && (100-e)*t + g > one ){
+      ** and then it is strictly inside the interval, T/2 < 1/2 from v.
+      ** As 100t > 4.5 > 1, the interval holds at most one multiple of
+      ** 10^(q+2): if C or C + 10^(q+2) is strictly inside (e*(ti+1) <= gi,
+      ** (100-e)*(ti+1) + gi+2 <= 2^60, as for A and B above) and the
+      ** other surely outside, it is the only decimal of 15 digits or
+      ** fewer there (a shorter one would be such a multiple): the
+      ** answer, the literal's first 15 digits plus 0 or 1 at the 15th. */
+      uint64_t e = ((c1>>56) & 0xf)*10 + (uint64_t)d;   /* w%100 */
+      int outC = e*t>=g+2;
+      int outD = (100-e)*t + g > one;
+      if( outC && outD ){
         int64_t aLo = (int64_t)((uint64_t)d*t) - (int64_t)g - 2 + (int64_t)(one>>1);
         int64_t aHi = (int64_t)((uint64_t)d*t + d) - (int64_t)g + (int64_t)(one>>1);
         int64_t T = (int64_t)(10*t);
@@ -1863,33 +1950,57 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
             jj = j0;
           }
         }
+      }else{
+        int inC = g>=e*(t+1);
+        int inD = (100-e)*(t+1) + g + 2<=one;
+        if( (inC & outD) | (inD & outC) ){
+          jj = inD;
+          nDrop = 2;
+        }
       }
     }
-    w2 = w/10 + (uint64_t)jj;
-    /* (The answer never gains a digit: near a power of ten u > 10^q * 11) */
-    if( jj!=9 && w2>=1000000000000000ULL && w2<10000000000000000ULL ){
-      int n2 = 16;
-      if( iExp==n && iEnd-1>iInt && L>=-6 ){
+    /* w2: the answer's digits, 16 (or 15 if nDrop is 2) of them but for
+    ** zeros at the end.  (It never gains a digit: near a power of ten
+    ** u > 10^q * 11, so that 10t < 1 there and no multiple of 10^(q+1)
+    ** other than the power is in the interval; the test is kept.) */
+    if( nDrop==1 ){
+      w2 = w16 + (uint64_t)jj;
+      wTop = 10000000000000000ULL;
+    }else{
+      w2 = w16/10 + (uint64_t)jj;
+      wTop = 1000000000000000ULL;
+    }
+    if( jj!=9 && w2*10>=wTop && w2<wTop ){
+      int n2 = 17 - nDrop;
+      int k = iEnd - nDrop;           /* the answer's text ends at k */
+      if( iExp==n ? k>iInt && L>=-6 : p==1 && (L>=21 || L<=-7) ){
         /* The literal is laid out as ECMAScript lays out the answer
-        ** (ddd.ddd or 0.000ddd, the 17th digit after the '.'): its text
-        ** but the 17th digit, j added at the 16th, then without the zeros
-        ** at its end.  A carry runs over 9s and the '.', never beyond the
-        ** first digit (w2 < 10^16).  There is never a borrow, nor a carry
-        ** from j = 2: the multiple of 10^(q+2) passed on the way from x to
-        ** the answer would be in the interval, which step 3c rules out
-        ** (and 3b's j is 0 or 1). */
-        int k = iEnd - 1, c = (int)jj;
+        ** (ddd.ddd or 0.000ddd, the dropped digits after the '.'; or
+        ** d.ddde+NN, d.ddde-NN, its exponent then written anew): its
+        ** text but the digits dropped, j added at the last one kept, then
+        ** without the zeros at its end.  A carry runs over 9s and the
+        ** '.', never beyond the first digit (w2 < wTop).  There is never
+        ** a borrow, nor a carry from j = 2: the multiple of 10^(q+2)
+        ** passed on the way from x to the answer would be in the
+        ** interval, which step 3c rules out (and 3b's j is 0 or 1). */
+        int c = (int)jj;
         memcpy(zOut, z, 16);
-        memcpy(zOut+k-16, z+k-16, 16);
+        memcpy(zOut+iEnd-17, z+iEnd-17, 16);
         for(j=k-1; c; j--){
           if( zOut[j]=='.' ) continue;
           c += zOut[j] - '0';
           assert( c>=0 && c<=10 );
-          zOut[j] = (char)('0' + c%10);
-          c = c>9;
+          if( c<10 ){
+            zOut[j] = (char)('0' + c);
+            break;
+          }
+          zOut[j] = '0';
+          c = 1;
         }
         while( zOut[k-1]=='0' ) k--;
-        return k - (zOut[k-1]=='.');
+        k -= zOut[k-1]=='.';
+        if( iExp<n ) k += idemNumPutExp(zOut+k, L);
+        return k;
       }
       while( w2%10==0 ){
         w2 /= 10;
@@ -1902,8 +2013,29 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   /* Not known: step 5, from the double m*2^e of step 3 (decided above,
   ** and normal: the range of L). */
   return idemNumFromDouble(zOut, neg, m,
-                           sh + 1 + idemNumFloorLog2Pow10(q) - lz);
+                           sh + 1 + idemNumFloorLog2Pow10(L - nD + 1));
 
 slow:
   return idemNumCanonicalSlow(z, n, zOut);
+}
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, iFrac, zOut, 0);
+}
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
+  const char *z, int n,
+  int iInt,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, n, zOut, 1);
+}
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, iFrac, zOut, 2);
 }

@@ -40,8 +40,8 @@ set xlabel "document size (MB)"
 set bmargin 14
 set key bottom left font "sans,9"
 set yrange [0:1.6]
-plot for [i=0:3] data.'.sizes' index i using 1:2 title columnheader(1) \
+plot for [i=0:4] data.'.sizes' index i using 1:2 title columnheader(1) \
        lw 2 pt 7 lc i+1, \
-     for [i=0:3] data.'.sizes' index i using 1:3 notitle lw 1 dt 3 pt 6 lc i+1, \
+     for [i=0:4] data.'.sizes' index i using 1:3 notitle lw 1 dt 3 pt 6 lc i+1, \
      1 with lines dt 2 lc rgb "#555555" title "json() (dotted: idem\\_key)"
 unset multiplot

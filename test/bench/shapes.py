@@ -58,6 +58,12 @@ def shape(name, r):
     if name == "17-digit doubles":
         return json.dumps({"v": [rnd() * r.choice([1, 100, 1e4])
                                  for _ in range(200)]})
+    if name == "\"%.17g\" doubles":
+        return '{"v":[%s]}' % ",".join("%.17g" % (rnd() * r.choice([1, 100, 1e4]))
+                                       for _ in range(200))
+    if name == "\"%.17g\" doubles with exponents":
+        return '{"v":[%s]}' % ",".join("%.17g" % (rnd() * 10.0 ** r.randint(-300, 300))
+                                       for _ in range(200))
     if name == "doubles with exponents":
         return json.dumps({"v": [rnd() * 10 ** r.randint(-30, 30)
                                  for _ in range(200)]})
@@ -291,6 +297,11 @@ def doubles_17g(n, r):
                                    for _ in range(n))
 
 
+def doubles_17g_exp(n, r):
+    return '{"v":[%s]}' % ",".join("%.17g" % (r.random() * 10.0 ** r.randint(-300, 300))
+                                   for _ in range(n))
+
+
 SIZED = [("names sharing a 1000-byte prefix, plus one short name", prefix_names,
           [1000, 2000, 4000, 8000], "names"),
          ("one object, members in reverse order", wide_reverse,
@@ -298,6 +309,8 @@ SIZED = [("names sharing a 1000-byte prefix, plus one short name", prefix_names,
          ("one object, members in random order", wide_random,
           [50000, 100000, 200000, 400000], "members"),
          ("\"%.17g\" doubles (not the shortest)", doubles_17g,
+          [50000, 100000, 200000, 400000], "numbers"),
+         ("\"%.17g\" doubles with exponents (d.ddde+NN)", doubles_17g_exp,
           [50000, 100000, 200000, 400000], "numbers")]
 SIZED_BYTES = 8 << 20       # a sized row's documents: about this many bytes
 
@@ -306,7 +319,8 @@ SHAPES = ["long ASCII string", "array of objects", "integers",
           "2-digit decimals", "source code", "CJK as \\u escapes", "CJK text",
           "emoji", "words, mixed scripts", "nested 60 deep", "tiny",
           "mostly \\\" \\\\ \\n", "200 members, random order",
-          "17-digit doubles", "doubles with exponents",
+          "17-digit doubles", "doubles with exponents", "\"%.17g\" doubles",
+          "\"%.17g\" doubles with exponents",
           "900 deep, out of order", "names with a 200-byte prefix"]
 
 # Shapes of large documents: --docs divided by this, for a like total size.
