@@ -88,6 +88,6 @@ $(CROSS)/number-%: test/idem_number_test.c $(SOURCES) $(NEW)/sqlite3.c | $(CROSS
 	$(XCC_$*) $(CFLAGS) $(WARN) $(XFLAGS_$*) -Iinclude -Iext -I$(NEW) -static \
 	  -o $@ test/idem_number_test.c -lm
 
-test-cross: $(CROSS_VARIANTS:%=$(CROSS)/cross-%) $(CROSS_ARCHES:%=$(CROSS)/number-%)  ## the same keys on arm64, s390x, i386 (qemu)
+test-cross: $(CROSS_VARIANTS:%=$(CROSS)/cross-%) $(CROSS_ARCHES:%=$(CROSS)/number-%) $(NUMBERS)  ## the same keys on arm64, s390x, i386 (qemu)
 	CROSS_DOCS=$(CROSS_DOCS) CROSS_RANDOM=$(CROSS_RANDOM) bash test/cross/run.sh $(CROSS) \
 	  $(foreach v,$(CROSS_VARIANTS),$(v):$(or $(QEMU_$(v)),native))

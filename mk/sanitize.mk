@@ -89,7 +89,7 @@ $(FUZZ)/fuzz_%: test/fuzz/fuzz_%.c $(SOURCES) | $(BUILD)/.deps-fuzz
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -DSQLITE_CORE -o $@ $< -lsqlite3
 
-fuzz-corpus: | $(BUILD)/.deps  ## the fuzz targets' seed corpus, from the tests' data
+fuzz-corpus: $(NUMBERS) | $(BUILD)/.deps  ## the fuzz targets' seed corpus, from the tests' data
 	tclsh test/fuzz/corpus.tcl $(CORPUS)
 
 # $(call run_fuzz,RUNS,SECONDS)

@@ -17,7 +17,13 @@ dir=$1; shift
 docs=${CROSS_DOCS:-10000}
 random=${CROSS_RANDOM:-20000}
 ref=$dir/reference.txt
-data=$(cd "$(dirname "$0")/../data" && pwd)
+# The programs read their vectors from one directory: test/data's files,
+# and build/numbers.txt (made by make, from test/data/gen_numbers.js).
+src=$(cd "$(dirname "$0")/../data" && pwd)
+data=$dir/data
+mkdir -p "$data"
+for f in "$src"/*; do ln -sfn "$f" "$data/$(basename "$f")"; done
+ln -sfn "$src/../../build/numbers.txt" "$data/numbers.txt"
 pass=0; fail=0; first=1; summary=""
 
 # tally OUTPUT RC: add the "N passed, N failed" that ends OUTPUT to p and
