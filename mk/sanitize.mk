@@ -53,7 +53,7 @@ $(ASAN)/oom: test/oom/oom.c $(SOURCES) | $(BUILD)/.deps
 	$(CC) $(ASAN_FLAGS) $(WARN) -DSQLITE_CORE -o $@ test/oom/oom.c -lsqlite3
 
 test-asan: all $(ASAN)/idem.$(SO) $(ASAN)/tclsh $(ASAN)/oom  ## the suite and the fault driver under ASan + UBSan
-	IDEM_LIB=$(ASAN)/idem.$(SO) LD_PRELOAD=$(ASAN_RT) \
+	IDEM_LIB=$(ASAN)/idem.$(SO) LD_PRELOAD=$(ASAN_RT) IDEM_LIB_ONLY=1 \
 	  IDEM_WRAP="env ASAN_OPTIONS=detect_leaks=1" \
 	  UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/tclsh tcl/run.tcl
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/oom -q
@@ -68,7 +68,7 @@ VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
 OOM_STRIDE ?= 7
 
 test-valgrind: all $(BUILD)/oom | $(BUILD)/.deps-valgrind  ## the suite under valgrind memcheck (long)
-	IDEM_WRAP="$(VALGRIND)" tclsh tcl/run.tcl
+	IDEM_WRAP="$(VALGRIND)" IDEM_LIB_ONLY=1 tclsh tcl/run.tcl
 	$(VALGRIND) $(BUILD)/oom -q -s $(OOM_STRIDE)
 
 # libFuzzer (clang).  The seed corpus is made from the tests' data

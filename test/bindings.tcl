@@ -111,7 +111,8 @@ proc node_env_install {dir manifest pj} {
     set fd [open $pj w]; puts -nonewline $fd $manifest; close $fd
     set here [pwd]
     cd $dir
-    set r [bindings_run timeout 900 npm install --no-audit --no-fund]
+    # JOBS: node-gyp compiles better-sqlite3's two sources at once.
+    set r [bindings_run env JOBS=max timeout 900 npm install --no-audit --no-fund]
     cd $here
     if {[lindex $r 0] != 0} {
       file delete -force $pj           ;# try again next time
