@@ -9,7 +9,10 @@
 #                       SQLITE_NOMEM or a clean error, nothing half-written,
 #                       no leak (test/oom/oom.c); about 2 minutes
 #   make test-asan      the Tcl suite with idem built with ASan and UBSan, then
-#                       the allocation-fault driver under them too
+#                       the allocation-fault driver under them too (on the
+#                       file database; ASAN_OOM_FLAGS= adds :memory:, the
+#                       whole of make test-oom: .ci/run runs it so, instead
+#                       of test-oom)
 #   make test-valgrind  the Tcl suite, each file's tclsh under memcheck, then
 #                       the allocation-fault driver (every OOM_STRIDE-th fault)
 #   make fuzz           each libFuzzer target for FUZZ_RUNS runs or
@@ -39,6 +42,7 @@ ASAN       := $(BUILD)/asan
 ASAN_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
               -fno-omit-frame-pointer -DIDEM_DEBUG
 ASAN_RT     = $(shell $(CC) -print-file-name=libasan.so)
+ASAN_OOM_FLAGS ?= -q
 
 $(ASAN)/idem.$(SO): $(SOURCES) | $(BUILD)/.deps
 	@mkdir -p $(@D)
@@ -56,7 +60,7 @@ test-asan: all $(ASAN)/idem.$(SO) $(ASAN)/tclsh $(ASAN)/oom  ## the suite and th
 	IDEM_LIB=$(ASAN)/idem.$(SO) LD_PRELOAD=$(ASAN_RT) IDEM_LIB_ONLY=1 \
 	  IDEM_WRAP="env ASAN_OPTIONS=detect_leaks=1" \
 	  UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/tclsh tcl/run.tcl
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/oom -q
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/oom $(ASAN_OOM_FLAGS)
 
 # Memcheck on each test file's tclsh (tcl/run.tcl runs each file through
 # IDEM_WRAP); a memory error or a definite leak fails the file.  Tcl's own
