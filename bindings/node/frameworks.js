@@ -72,7 +72,7 @@ function describe(v) {
 function from(spec, what, name, hint, ctx) {
   const v = typeof spec === 'function' ? spec(...ctx) : spec;
   if (typeof v !== 'string' || v === '') {
-    throw new TypeError(`sqlite-idem: tool ${name}: ${what} of this call is ${describe(v)}, ` +
+    throw new TypeError(`idem: tool ${name}: ${what} of this call is ${describe(v)}, ` +
       `not a non-empty string; nothing was claimed${hint ? `; give it as ${hint}` : ''}`);
   }
   return v;
@@ -97,18 +97,18 @@ function answerFor(e) {
  */
 function agentTool(calls, options, fn) {
   if (!(calls instanceof idem.Calls)) {
-    throw new TypeError('sqlite-idem: agentTool(calls, options, fn): calls must be idem.calls(db, ...), ' +
+    throw new TypeError('idem: agentTool(calls, options, fn): calls must be idem.calls(db, ...), ' +
       `not ${describe(calls)}`);
   }
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`sqlite-idem: agentTool(calls, options, fn): options must be an object, not ${describe(options)}`);
+    throw new TypeError(`idem: agentTool(calls, options, fn): options must be an object, not ${describe(options)}`);
   }
   const toolOptions = {};
   for (const [k, v] of Object.entries(options)) if (!OWN_OPTIONS.includes(k)) toolOptions[k] = v;
   const tool = calls.tool(toolOptions, fn);
   const { context, waitMs = 0 } = options;
   if (context !== undefined && !Object.prototype.hasOwnProperty.call(CONTEXTS, context)) {
-    throw new TypeError(`sqlite-idem: tool ${tool.name}: context must be one of ` +
+    throw new TypeError(`idem: tool ${tool.name}: context must be one of ` +
       `${Object.keys(CONTEXTS).map((c) => `'${c}'`).join(', ')}, not ${describe(context)}; ` +
       'or give who and conv');
   }
@@ -117,13 +117,13 @@ function agentTool(calls, options, fn) {
   const conv = options.conv === undefined ? preset.conv : options.conv;
   for (const [what, spec] of [['who', who], ['conv', conv]]) {
     if (typeof spec !== 'function' && (typeof spec !== 'string' || spec === '')) {
-      throw new TypeError(`sqlite-idem: tool ${tool.name}: ${what} must be a string or a function ` +
+      throw new TypeError(`idem: tool ${tool.name}: ${what} must be a string or a function ` +
         `of the framework's context, not ${describe(spec)} (or give context: ` +
         `${Object.keys(CONTEXTS).map((c) => `'${c}'`).join(' | ')})`);
     }
   }
   if (typeof waitMs !== 'number' || !(waitMs >= 0)) {
-    throw new TypeError(`sqlite-idem: tool ${tool.name}: waitMs must be a number of milliseconds, not ${describe(waitMs)}`);
+    throw new TypeError(`idem: tool ${tool.name}: waitMs must be a number of milliseconds, not ${describe(waitMs)}`);
   }
   const parties = (ctx) => [from(who, 'who', tool.name, preset.hint, ctx),
     from(conv, 'conv', tool.name, preset.hint, ctx)];
