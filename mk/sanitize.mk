@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Included by the Makefile (make help lists every target).
 
-.PHONY: test-oom test-asan test-valgrind fuzz fuzz-long fuzz-corpus
+.PHONY: test-oom test-asan test-asan-suite test-asan-oom test-valgrind fuzz fuzz-long fuzz-corpus
 
 # ---- allocation faults, sanitizers, valgrind, fuzzing ----------------------
 #   make test-oom       every operation with its Nth allocation failing, for
@@ -12,7 +12,8 @@
 #                       the allocation-fault driver under them too (on the
 #                       file database; ASAN_OOM_FLAGS= adds :memory:, the
 #                       whole of make test-oom: .ci/run runs it so, instead
-#                       of test-oom)
+#                       of test-oom); make test-asan-suite and test-asan-oom
+#                       run each half
 #   make test-valgrind  the Tcl suite, each file's tclsh under memcheck, then
 #                       the allocation-fault driver (every OOM_STRIDE-th fault)
 #   make fuzz           each libFuzzer target for FUZZ_RUNS runs or
@@ -56,10 +57,15 @@ $(ASAN)/oom: test/oom/oom.c $(SOURCES) | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_FLAGS) $(WARN) -DSQLITE_CORE -o $@ test/oom/oom.c -lsqlite3
 
-test-asan: all $(ASAN)/idem.$(SO) $(ASAN)/tclsh $(ASAN)/oom  ## the suite and the fault driver under ASan + UBSan
+test-asan: test-asan-suite test-asan-oom  ## the suite and the fault driver under ASan + UBSan
+
+# The two halves alone (.ci/run runs the driver beside other targets).
+test-asan-suite: all $(ASAN)/idem.$(SO) $(ASAN)/tclsh  ## the suite's files that load idem, under ASan + UBSan
 	IDEM_LIB=$(ASAN)/idem.$(SO) LD_PRELOAD=$(ASAN_RT) IDEM_LIB_ONLY=1 \
 	  IDEM_WRAP="env ASAN_OPTIONS=detect_leaks=1" \
 	  UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/tclsh tcl/run.tcl
+
+test-asan-oom: $(ASAN)/oom  ## the fault driver under ASan + UBSan (ASAN_OOM_FLAGS= adds :memory:)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/oom $(ASAN_OOM_FLAGS)
 
 # Memcheck on each test file's tclsh (tcl/run.tcl runs each file through
