@@ -93,7 +93,13 @@ demo: $(BUILD)/.deps $(LIB)  ## the sqlite3 shell runs test/demo.sql: the protoc
 	@rm -f $(BUILD)/demo.db
 	@sqlite3 $(BUILD)/demo.db < test/demo.sql 2>&1 | tee $(BUILD)/demo.out
 
-test: $(BUILD)/.deps all $(BUILD)/powerloss $(BUILD)/idem_utf8_test $(BUILD)/bench $(NUMBERS)  ## the whole Tcl suite (test/*.test): "N passed, N failed"
+# What the suite needs is built as many at a time as there are cores (the
+# Debian packages first): the extension, the test programs, the number
+# vectors and build/node-env (npm compiles better-sqlite3 meanwhile).
+NPROC      := $(shell nproc 2>/dev/null || echo 1)
+TEST_BUILD  = all $(BUILD)/powerloss $(BUILD)/idem_utf8_test $(BUILD)/bench $(NUMBERS)
+test: $(BUILD)/.deps  ## the whole Tcl suite (test/*.test): "N passed, N failed"
+	@$(MAKE) --no-print-directory -j$(NPROC) $(TEST_BUILD)
 	tclsh tcl/run.tcl
 
 # The number vectors: 100 926 literals with what Node prints for each
