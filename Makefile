@@ -40,7 +40,7 @@ all: $(LIB) $(BUILD)/libidem.a  ## build/idem.so (loadable) and build/libidem.a 
 help:  ## this list
 	@echo "make TARGET [VAR=value ...], where TARGET is one of:"
 	@awk -F':.*## ' '/^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
-	@echo "variables: PREFIX DESTDIR CC CFLAGS PYTHON3 N FUZZ_SECONDS FUZZ_RUNS OOM_STRIDE ASAN_OOM_FLAGS IDEM_JOBS"
+	@echo "variables: PREFIX DESTDIR CC CFLAGS PYTHON3 N FUZZ_SECONDS FUZZ_RUNS OOM_STRIDE OOM_FLAGS ASAN_OOM_FLAGS IDEM_JOBS"
 
 # ---- dependencies ---------------------------------------------------------
 # $(call need_pkgs,PKGS): install the Debian packages PKGS that are missing

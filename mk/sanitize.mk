@@ -10,10 +10,11 @@
 #                       no leak (test/oom/oom.c); about 2 minutes
 #   make test-asan      the Tcl suite with idem built with ASan and UBSan, then
 #                       the allocation-fault driver under them too (on the
-#                       file database; ASAN_OOM_FLAGS= adds :memory:, the
-#                       whole of make test-oom: .ci/run runs it so, instead
-#                       of test-oom); make test-asan-suite and test-asan-oom
-#                       run each half
+#                       file database; ASAN_OOM_FLAGS= adds :memory:); make
+#                       test-asan-suite and test-asan-oom run each half.
+#                       .ci/run runs the driver once over: the file database
+#                       under ASan (test-asan-oom), :memory: without
+#                       (make test-oom OOM_FLAGS=-m)
 #   make test-valgrind  the Tcl suite, each file's tclsh under memcheck, then
 #                       the allocation-fault driver (every OOM_STRIDE-th fault)
 #   make fuzz           each libFuzzer target for FUZZ_RUNS runs or
@@ -30,8 +31,10 @@ $(BUILD)/.deps-fuzz: | $(BUILD)/.deps
 $(BUILD)/oom: test/oom/oom.c $(SOURCES) | $(BUILD)/.deps
 	$(CC) -g -O1 $(WARN) -DSQLITE_CORE -o $@ test/oom/oom.c -lsqlite3
 
+# OOM_FLAGS=-q: the file database only; -m: :memory: only.
+OOM_FLAGS ?=
 test-oom: $(BUILD)/oom  ## every allocation failing in turn (about 2 minutes)
-	$(BUILD)/oom
+	$(BUILD)/oom $(OOM_FLAGS)
 
 # ASan and UBSan; a UBSan finding stops the program (-fno-sanitize-recover).
 # tclsh is not instrumented, so build/asan/tclsh (test/oom/tclsh.c) links the
