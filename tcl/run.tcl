@@ -93,6 +93,9 @@ set files [lsort -command order $files]
 #   IDEM_WRAP='env ASAN_OPTIONS=detect_leaks=1'      (make test-asan)
 set wrap {}
 if {[info exists ::env(IDEM_WRAP)]} { set wrap $::env(IDEM_WRAP) }
+# The files are not part of a make that may have started this runner (make
+# -j2 test-old): a make they start must not look for its jobserver.
+foreach v {MAKEFLAGS MFLAGS MAKELEVEL} { unset -nocomplain ::env($v) }
 
 package require sqlite3
 sqlite3 versiondb :memory:
