@@ -227,21 +227,38 @@ IDEM_PRIVATE int idemKeyPartFrom(sqlite3_value *pVal, IdemPart *pPart);
 IDEM_PRIVATE int idemKeyRegister(sqlite3 *db);
 
 /**************************************************************************
-** Interface to code in idem_durable.c (doc/contract.md §12: an external
-** claim needs a durable commit):
+** Interface to code in idem_durable.c (doc/contract.md §12: a claim must
+** survive what its act survives):
 */
 typedef struct IdemDurable IdemDurable;
 struct IdemDurable {
-  int bDurable;               /* Checked durable in this transaction */
+  int bRead;                  /* The settings below are read in this txn */
+  int eStore;                 /* IDEM_STORE_*: where the pages live */
+  int iSync;                  /* synchronous: 0 OFF .. 3 EXTRA */
+  char zMode[16];             /* journal_mode, upper case */
+  int bDirSync;               /* Sync the directory at xCommit */
   sqlite3_stmt *pSync;        /* PRAGMA "<schema>".synchronous */
   sqlite3_stmt *pJournal;     /* PRAGMA "<schema>".journal_mode */
 };
+#define IDEM_STORE_FILE   0   /* a database file */
+#define IDEM_STORE_NOFILE 1   /* ":memory:", temp, "" */
+#define IDEM_STORE_MEMDB  2   /* the memdb VFS (sqlite3_deserialize()) */
 /* SQLITE_OK, or SQLITE_ERROR with *pzErr (sqlite3_malloc'd) naming the
-** setting that makes a COMMIT in schema zDb not durable. */
+** setting under which a claim (bExternal: an external one) in schema zDb
+** would not survive what its act survives. */
 IDEM_PRIVATE int idemDurableCheck(IdemDurable *pD, sqlite3 *db,
-                                  const char *zDb, char **pzErr);
+                                  const char *zDb, int bExternal,
+                                  int bRelaxed, char **pzErr);
 IDEM_PRIVATE void idemDurableBegin(IdemDurable *pD);  /* xBegin: read again */
+/* An UPDATE of an external call: its COMMIT too is made durable. */
+IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
+                                    const char *zDb);
+/* xCommit: make an external call's COMMIT in DELETE mode durable. */
+IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
+                                    const char *zDb);
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
+/* IDEM_STORE_* of schema zDb. */
+IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 
 /**************************************************************************
 ** Interface to code in idem_store.c (where a claim table keeps its calls:
@@ -441,7 +458,6 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc);
 IDEM_PRIVATE void idemVtabErrorTo(IdemVtab *p, char **pzErr);
 /* The one exception: the durability check's message, made whole by
 ** idem_durable.c, taken as the table's error as it is. */
-IDEM_PRIVATE void idemVtabErrorTake(IdemVtab *p, char *zMsg);
 
 /* Statement i of the table in *ppStmt, prepared if need be, for the
 ** caller to bind, step and reset before it returns.  SQLITE_OK, or an

@@ -687,15 +687,17 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
       return sqlite3_value_type(aCol[IDEM_COL_KIND])==SQLITE_TEXT
              ? SQLITE_ERROR : SQLITE_MISMATCH;
     }
-    if( zKind[0]=='e' && !p->opt.bRelaxedDurability ){   /* §12 */
-      char *zErr = 0;
-      rc = idemDurableCheck(&p->durable, p->db, p->zDb, &zErr);
-      if( rc!=SQLITE_OK ){
-        idemVtabErrorTake(p, zErr);
-        return rc;
-      }
-    }
     *pzKind = zKind;
+  }
+  {                                                      /* §12 */
+    char *zErr = 0;
+    rc = idemDurableCheck(&p->durable, p->db, p->zDb, (*pzKind)[0]=='e',
+                          p->opt.bRelaxedDurability, &zErr);
+    if( rc!=SQLITE_OK ){
+      if( zErr ) idemVtabError(p, "%s", zErr);
+      sqlite3_free(zErr);
+      return rc;
+    }
   }
   for(i=0; i<(int)(sizeof(aNot)/sizeof(aNot[0])); i++){
     if( idemMustBeNull(p, aCol, aNot[i].iCol, aNot[i].zWhy) ) return SQLITE_ERROR;
@@ -1517,7 +1519,10 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
     goto done;
   }
 
-  /* 3. Apply. */
+  /* 3. Apply: an external call's outcome as durable as its claim (§12). */
+  if( eKind==IDEM_KIND_EXTERNAL && !p->opt.bRelaxedDurability ){
+    idemDurableRecord(&p->durable, p->db, p->zDb);
+  }
   rc = idemApply(p, &act, iRid, pOld, pRec, aCol);
  done:
   sqlite3_reset(pOld);
@@ -1529,14 +1534,7 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
 /* True if schema zSchema's pages live in memory: temp, ":memory:", or a
 ** VFS that keeps them in RAM (memdb: sqlite3_deserialize()). */
 static int idemSchemaInMemory(sqlite3 *db, const char *zSchema){
-  const char *zFile = sqlite3_db_filename(db, zSchema);
-  sqlite3_vfs *pVfs = 0;
-  if( zFile==0 || zFile[0]==0 ) return 1;
-  if( sqlite3_file_control(db, zSchema, SQLITE_FCNTL_VFS_POINTER, &pVfs)
-        ==SQLITE_OK && pVfs && pVfs->zName && strcmp(pVfs->zName, "memdb")==0 ){
-    return 1;
-  }
-  return 0;
+  return idemDurableStore(db, zSchema)!=IDEM_STORE_FILE;
 }
 
 /* Schema zSchema's journal_mode, lower case, into zMode (16 bytes; ""

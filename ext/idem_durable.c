@@ -1,45 +1,91 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** idem_durable.c -- an external claim must be durable (doc/contract.md
-** §12).
+** idem_durable.c -- a claim must survive what its act survives
+** (doc/contract.md §12).
 **
 **   CREATE VIRTUAL TABLE calls USING idem;                     -- durability=full
 **   CREATE VIRTUAL TABLE calls USING idem(durability=relaxed); -- accept the risk
 **
-** An external claim (kind='external') is the only record that a request
-** to another system may have left.  If a power loss takes back its COMMIT,
-** the retry finds no claim and sends again.  So under a setting where a
-** COMMIT is not durable, an external claim fails, with an error that
-** names the setting, unless the table was created with durability=relaxed.
-** Not durable:
+** EXTERNAL CLAIMS.  An external claim (kind='external') is the only record
+** that a request to another system may have left.  If a power loss takes
+** back its COMMIT, the retry finds no claim and sends again.  So where a
+** COMMIT is not durable an external claim fails, with an error that names
+** the setting, unless the table was created with durability=relaxed.
+** What SQLite syncs at COMMIT (pager.c, os_unix.c), and so the verdict:
 **
-**   journal_mode=WAL and synchronous below FULL   the WAL is not synced at
-**                                                 COMMIT (NORMAL syncs it
-**                                                 only at checkpoints)
-**   journal_mode=TRUNCATE and synchronous below   the COMMIT truncates the
-**   FULL                                          journal without a sync: a
-**                                                 power loss can bring the
-**                                                 journal back, and the next
-**                                                 open rolls the COMMIT back
-**   DELETE or PERSIST and synchronous OFF         nothing is synced
-**   journal_mode=MEMORY or OFF                    no rollback journal on
-**                                                 disk: a crash in a later
-**                                                 transaction can corrupt
-**                                                 the file, claims and all
-**   a database with no file (":memory:", the      no crash survives it: the
-**   temp schema, an empty file name)              claim is gone with it, and
-**                                                 the request is not
+**   where the pages live        the pages of a database with no file
+**                               (":memory:", the temp schema, "") or on
+**                               the memdb VFS (sqlite3_deserialize(),
+**                               "file:/x?vfs=memdb") are in RAM, whatever
+**                               its journal_mode says: refused
+**   journal_mode=MEMORY or OFF  no rollback journal on disk: refused
+**   synchronous=OFF             nothing is synced: refused
+**   WAL, synchronous=NORMAL     the WAL is synced at checkpoints only: refused
+**   WAL, FULL or EXTRA          the WAL is synced at COMMIT: durable
+**   a rollback journal,         the journal's header (its record count) is
+**   synchronous=NORMAL          written before the one sync of its records:
+**                               a disk that reorders writes can keep the
+**                               header and lose a record, or keep a stale
+**                               page number under a new page (the checksum
+**                               does not cover it), and the next open rolls
+**                               back, or corrupts, what was committed; and
+**                               TRUNCATE truncates without a sync (also in
+**                               locking_mode=EXCLUSIVE: pager.c tests
+**                               TRUNCATE first), so the journal can come
+**                               back hot: refused
+**   TRUNCATE, FULL or EXTRA     truncated and synced: durable
+**   PERSIST, FULL or EXTRA      the zeroed header is synced: durable
+**   DELETE, EXTRA               the journal is unlinked and the directory
+**                               synced: durable
+**   DELETE, FULL                the journal is unlinked, and the directory
+**                               is not synced (only EXTRA does): a power
+**                               loss can bring the journal back hot.  Made
+**                               durable here: at the table's xCommit (after
+**                               the pager's commit, before the statement
+**                               returns), a transaction that wrote an
+**                               external call (its claim or its outcome:
+**                               idemDurableRecord()) creates a marker file next
+**                               to the database through its VFS and deletes
+**                               it with a directory sync, which makes the
+**                               journal's unlink durable too
+**                               (idemDurableCommit()).  In
+**                               locking_mode=EXCLUSIVE the journal is
+**                               kept, its header zeroed and synced, as in
+**                               PERSIST; the sync is then redundant, and
+**                               done anyway (the locking mode may change
+**                               before the COMMIT)
+**   a SQLite built with         it never syncs a directory, so a journal or
+**   SQLITE_DISABLE_DIRSYNC      WAL file it creates (every mode creates
+**                               one) or deletes can vanish or come back at
+**                               power loss: refused in every mode
 **
-** The last one is a decision: an in-memory or temporary database could be
-** said to need no durability, since nothing in it survives a crash.  But
-** the request that left does survive, in the other system; after a
-** restart the retry finds no claim and sends again, which is the very
-** harm of §12.  So it is refused like the others (an in-memory database
-** reports journal_mode=MEMORY anyway), and durability=relaxed is how a
-** test or a cache says that it knows.
+** An in-memory database could be said to need no durability, since
+** nothing in it survives a crash.  But the request that left does survive,
+** in the other system; after a restart the retry finds no claim and sends
+** again.  So it is refused, and durability=relaxed is how a test or a
+** cache says that it knows.  No refusal's advice leads to a setting that
+** is then accepted without being durable.
 **
-** Local claims need no check: their act is a write into the same
-** database, in the same transaction, and a power loss takes both back.
+** LOCAL CLAIMS.  A local claim's act is a write into the same database, in
+** the same transaction: what takes back one must take back the other.
+** That needs a journal that can roll back both together:
+**
+**   journal_mode=OFF            no journal: a failed COMMIT or a ROLLBACK
+**                               cannot undo what the transaction wrote, in
+**                               memory or in a file, and the claim stays
+**                               pending with no owner: refused
+**   journal_mode=MEMORY, file   the journal dies with the process: a crash
+**                               after SQLite spilled pages to the file
+**                               leaves the claim pending forever: refused
+**   synchronous=OFF, or NORMAL  a power loss can keep some of the
+**   with a rollback journal,    transaction's pages and lose, or tear, the
+**   file                        journal that would undo them (see above):
+**                               refused unless durability=relaxed
+**
+** Anything else is atomic: a power loss may take back a committed local
+** claim (DELETE at FULL, WAL at NORMAL), but only with its action, and
+** the retry does both again.  In memory (no file, temp, memdb) nothing
+** survives a crash, and MEMORY rolls back.
 **
 ** Built with -DIDEM_REPLICATED (the dqlite cluster build, test/cluster/)
 ** there is no check: dqlite runs its connections with synchronous=OFF
@@ -49,24 +95,35 @@
 ** The settings are per connection and per schema (main, temp, attached),
 ** so they are read for the table's schema, with two PRAGMA queries.  Those
 ** cost more than a claim (SQLite prepares a PRAGMA again at every run), so
-** a durable verdict is kept until the transaction ends: inside one,
-** neither setting can change (SQLite refuses "PRAGMA synchronous" in a
-** transaction, and keeps the journal mode once the transaction has
-** written).  The table's xBegin, called before its first write in each
-** transaction, forgets the verdict (idemDurableBegin()).  So a claim stays
-** an index seek: a transaction of many external claims reads the settings
-** once, and an autocommit claim reads them once next to its own COMMIT.
+** they are read once per transaction: inside one, neither setting can
+** change (SQLite refuses "PRAGMA synchronous" in a transaction, and keeps
+** the journal mode once the transaction has written).  The table's
+** xBegin, called before its first write in each transaction, forgets them
+** (idemDurableBegin()).  So a claim stays an index seek.
 **
 ** Interface for the other parts: "Interface to code in idem_durable.c"
 ** in idemInt.h.  The option itself, durability=full|relaxed, is parsed
-** with the others in idem_claim.c (IdemOptions.bRelaxedDurability), and
-** the claim calls idemDurableCheck() only when it is full.
+** with the others in idem_claim.c (IdemOptions.bRelaxedDurability).
 */
 #include "idemInt.h"
 
+/* A SQLite that never syncs a directory.  The power-loss harness
+** (test/powerloss/powerloss.c) defines IDEM_DIRSYNC_DISABLED to play such
+** a build. */
+#ifndef IDEM_DIRSYNC_DISABLED
+# ifdef SQLITE_CORE
+#  define IDEM_DIRSYNC_DISABLED sqlite3_compileoption_used("DISABLE_DIRSYNC")
+# else
+   /* NULL in a SQLite built with SQLITE_OMIT_COMPILEOPTION_DIAGS */
+#  define IDEM_DIRSYNC_DISABLED (sqlite3_api->compileoption_used \
+            && sqlite3_compileoption_used("DISABLE_DIRSYNC"))
+# endif
+#endif
+
 /* xBegin: a new transaction, where the settings may differ. */
 IDEM_PRIVATE void idemDurableBegin(IdemDurable *pD){
-  pD->bDurable = 0;
+  pD->bRead = 0;
+  pD->bDirSync = 0;
 }
 
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD){
@@ -74,6 +131,22 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD){
   sqlite3_finalize(pD->pJournal);
   pD->pSync = 0;
   pD->pJournal = 0;
+}
+
+/* Where schema zDb of db keeps its pages: IDEM_STORE_FILE (a database
+** file), IDEM_STORE_NOFILE (":memory:", temp, "": nothing survives the
+** connection) or IDEM_STORE_MEMDB (the memdb VFS: sqlite3_deserialize(),
+** "file:/x?vfs=memdb", which has a name but keeps its pages in RAM). */
+IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb){
+  const char *zFile;
+  sqlite3_vfs *pVfs = 0;
+  /* The VFS first: newer SQLite reports no file name for memdb either */
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
+        ==SQLITE_OK && pVfs && pVfs->zName && strcmp(pVfs->zName, "memdb")==0 ){
+    return IDEM_STORE_MEMDB;
+  }
+  zFile = sqlite3_db_filename(db, zDb);
+  return zFile==0 || zFile[0]==0 ? IDEM_STORE_NOFILE : IDEM_STORE_FILE;
 }
 
 /* Prepare "PRAGMA <zDb>.<zPragma>" into *ppStmt unless it is there. */
@@ -93,99 +166,226 @@ static int idemDurablePrepare(
   return rc;
 }
 
-/*
-** May an external claim be made in schema zDb of db?  SQLITE_OK if a
-** COMMIT there is durable; otherwise
-** SQLITE_ERROR, with *pzErr (sqlite3_malloc'd) naming the setting and the
-** ways out.  Other codes (SQLITE_NOMEM, ...) come with *pzErr when there
-** is a message to give.
-*/
-IDEM_PRIVATE int idemDurableCheck(
-  IdemDurable *pD,
-  sqlite3 *db,
-  const char *zDb,
-  char **pzErr
-){
-  static const char *const azSync[] = { "OFF", "NORMAL", "FULL", "EXTRA" };
-  const char *zFile;
+/* Read the settings of schema zDb into pD, once per transaction. */
+static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
+                           char **pzErr){
   const char *zJournal;
-  char zMode[16];
-  int iSync, rc, i;
-  char zPrefix[80];            /* "PRAGMA " or "PRAGMA aux." for messages */
-
-  *pzErr = 0;
-#ifdef IDEM_REPLICATED
-  pD->bDurable = 1;             /* the replicated log is the durability */
-#endif
-  if( pD->bDurable ) return SQLITE_OK;
-
-  zFile = sqlite3_db_filename(db, zDb);
-  if( zFile==0 || zFile[0]==0 ){
-    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
-        " schema '%s' is %s, which no crash survives, while the request"
-        " does: after a restart the retry would send again; keep the table"
-        " in a database file, or create it with durability=relaxed", zDb,
-        sqlite3_stricmp(zDb, "temp")==0 ? "the temporary database"
-                                        : "an in-memory database");
-    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
-  }
-
+  int rc, i;
+  if( pD->bRead ) return SQLITE_OK;
   rc = idemDurablePrepare(db, zDb, "synchronous", &pD->pSync);
   if( rc==SQLITE_OK ) rc = idemDurablePrepare(db, zDb, "journal_mode", &pD->pJournal);
   if( rc!=SQLITE_OK ) goto read_error;
   rc = sqlite3_step(pD->pSync);
-  iSync = sqlite3_column_int(pD->pSync, 0);
+  pD->iSync = sqlite3_column_int(pD->pSync, 0);
   sqlite3_reset(pD->pSync);
   if( rc!=SQLITE_ROW ){ rc = rc==SQLITE_DONE ? SQLITE_ERROR : rc; goto read_error; }
   rc = sqlite3_step(pD->pJournal);
   zJournal = (const char*)sqlite3_column_text(pD->pJournal, 0);
-  for(i=0; zJournal && zJournal[i] && i<(int)sizeof(zMode)-1; i++){
+  for(i=0; zJournal && zJournal[i] && i<(int)sizeof(pD->zMode)-1; i++){
     char c = zJournal[i];
-    zMode[i] = (c>='a' && c<='z') ? (char)(c-'a'+'A') : c;
+    pD->zMode[i] = (c>='a' && c<='z') ? (char)(c-'a'+'A') : c;
   }
-  zMode[i] = 0;
+  pD->zMode[i] = 0;
   sqlite3_reset(pD->pJournal);
   if( rc!=SQLITE_ROW || zJournal==0 ){
     rc = rc==SQLITE_ROW ? SQLITE_NOMEM : rc==SQLITE_DONE ? SQLITE_ERROR : rc;
     goto read_error;
   }
-  if( iSync<0 ) iSync = 0;
-  if( iSync>3 ) iSync = 3;
+  if( pD->iSync<0 ) pD->iSync = 0;
+  if( pD->iSync>3 ) pD->iSync = 3;
+  pD->eStore = idemDurableStore(db, zDb);
+  pD->bRead = 1;
+  return SQLITE_OK;
 
+ read_error:
+  if( rc!=SQLITE_NOMEM ){
+    *pzErr = sqlite3_mprintf("a claim cannot read the durability"
+        " settings of schema '%s': %s", zDb, sqlite3_errmsg(db));
+  }
+  return rc;
+}
+
+/*
+** May a claim (bExternal: an external one) be made in schema zDb of db?
+** SQLITE_OK if so (and then, for an external claim in DELETE mode at
+** FULL, the directory is synced at COMMIT: idemDurableCommit());
+** otherwise SQLITE_ERROR, with *pzErr (sqlite3_malloc'd; the table adds
+** "idem: <table>: " in front) naming the
+** setting, why, and the ways out.  Other codes (SQLITE_NOMEM, ...) come
+** with *pzErr when there is a message to give.
+*/
+IDEM_PRIVATE int idemDurableCheck(
+  IdemDurable *pD,
+  sqlite3 *db,
+  const char *zDb,
+  int bExternal,
+  int bRelaxed,
+  char **pzErr
+){
+  static const char *const azSync[] = { "OFF", "NORMAL", "FULL", "EXTRA" };
+  const char *zMode;
+  int iSync, rc;
+  char zPrefix[80];            /* "PRAGMA " or "PRAGMA aux." for messages */
+
+  *pzErr = 0;
+#ifdef IDEM_REPLICATED
+  return SQLITE_OK;             /* the replicated log is the durability */
+#endif
+  if( bExternal && bRelaxed ) return SQLITE_OK;
+  rc = idemDurableRead(pD, db, zDb, pzErr);
+  if( rc!=SQLITE_OK ) return rc;
+  zMode = pD->zMode;
+  iSync = pD->iSync;
   if( sqlite3_stricmp(zDb, "main")==0 ){
     memcpy(zPrefix, "PRAGMA ", 8);
   }else{
     sqlite3_snprintf(sizeof(zPrefix), zPrefix, "PRAGMA %s.", zDb);
   }
-  if( strcmp(zMode, "MEMORY")==0 || strcmp(zMode, "OFF")==0 ){
-    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
+
+  if( !bExternal ){
+    if( strcmp(zMode, "OFF")==0 ){
+      *pzErr = sqlite3_mprintf("local claim needs a journal:"
+          " %sjournal_mode=OFF cannot roll back a claim and its action"
+          " together (after a failed COMMIT, a ROLLBACK or a crash), which"
+          " would leave the call pending with no owner; set"
+          " %sjournal_mode=%s", zPrefix, zPrefix,
+          pD->eStore==IDEM_STORE_FILE ? "WAL or DELETE" : "MEMORY");
+    }else if( pD->eStore!=IDEM_STORE_FILE ){
+      return SQLITE_OK;          /* nothing survives: both vanish together */
+    }else if( strcmp(zMode, "MEMORY")==0 ){
+      *pzErr = sqlite3_mprintf("local claim needs a journal on disk:"
+          " %sjournal_mode=MEMORY cannot roll back a claim and its action"
+          " together after a crash, which would leave the call pending"
+          " with no owner; set %sjournal_mode=WAL or DELETE",
+          zPrefix, zPrefix);
+    }else if( !bRelaxed && (iSync==0 || (iSync<2 && strcmp(zMode, "WAL")!=0)) ){
+      *pzErr = sqlite3_mprintf("local claim needs a commit that a"
+          " power loss cannot tear: %ssynchronous=%s in %s mode can keep a"
+          " claim without its action, or its action without the claim; set"
+          " %ssynchronous=%s, or create the table with durability=relaxed",
+          zPrefix, azSync[iSync], zMode, zPrefix,
+          strcmp(zMode, "WAL")==0 ? "NORMAL or FULL"
+                                  : "FULL (or journal_mode=WAL)");
+    }else{
+      return SQLITE_OK;
+    }
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+
+  if( pD->eStore==IDEM_STORE_NOFILE ){
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
+        " schema '%s' is %s, which no crash survives, while the request"
+        " does: after a restart the retry would send again; keep the table"
+        " in a database file, or create it with durability=relaxed", zDb,
+        sqlite3_stricmp(zDb, "temp")==0 ? "the temporary database"
+                                        : "an in-memory database");
+  }else if( pD->eStore==IDEM_STORE_MEMDB ){
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
+        " schema '%s' is held in memory by the memdb VFS"
+        " (sqlite3_deserialize() or vfs=memdb), which no crash survives,"
+        " whatever its journal_mode, while the request does: after a"
+        " restart the retry would send again; keep the table in a database"
+        " file on disk, or create it with durability=relaxed", zDb);
+  }else if( strcmp(zMode, "MEMORY")==0 || strcmp(zMode, "OFF")==0 ){
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
         " %sjournal_mode=%s can lose it at power loss or a crash; set"
         " %sjournal_mode=WAL (with synchronous=FULL) or DELETE, or create"
         " the table with durability=relaxed", zPrefix, zMode, zPrefix);
   }else if( strcmp(zMode, "WAL")==0 && iSync<2 ){
-    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
         " %ssynchronous=%s in WAL mode can lose it at power loss; set"
         " synchronous=FULL or create the table with durability=relaxed",
         zPrefix, azSync[iSync]);
   }else if( strcmp(zMode, "TRUNCATE")==0 && iSync<2 ){
-    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
         " %ssynchronous=%s in TRUNCATE mode can lose it at power loss (the"
         " journal's truncation is not synced); set synchronous=FULL or"
         " create the table with durability=relaxed", zPrefix, azSync[iSync]);
-  }else if( iSync<1 ){
-    *pzErr = sqlite3_mprintf("idem: external claim needs a durable commit:"
+  }else if( iSync==0 ){
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
         " %ssynchronous=OFF can lose it at power loss; set synchronous=FULL"
         " or create the table with durability=relaxed", zPrefix);
+  }else if( iSync<2 ){
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
+        " %ssynchronous=NORMAL in %s mode can lose it at power loss (the"
+        " journal's header is synced with its records, not after them);"
+        " set synchronous=FULL or create the table with durability=relaxed",
+        zPrefix, zMode);
+  }else if( IDEM_DIRSYNC_DISABLED ){
+    *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
+        " this SQLite is built with SQLITE_DISABLE_DIRSYNC and never syncs"
+        " a directory, so the journal or WAL file it creates or deletes"
+        " can vanish or come back at power loss and take the claim back;"
+        " use a SQLite built without it, or create the table with"
+        " durability=relaxed");
   }else{
-    pD->bDurable = 1;
+    if( strcmp(zMode, "DELETE")==0 && iSync==2 ) pD->bDirSync = 1;
     return SQLITE_OK;
   }
   return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+}
 
- read_error:
-  if( rc!=SQLITE_NOMEM ){
-    *pzErr = sqlite3_mprintf("idem: external claim: cannot read the"
-        " durability settings of schema '%s': %s", zDb, sqlite3_errmsg(db));
+/*
+** An UPDATE of an external call (its outcome, a release): no check (the
+** outcome is always recorded), but in DELETE mode at FULL its COMMIT is
+** made durable like the claim's, so that a 'done' that returned is not
+** taken back to 'pending' by a power loss.  Where the settings cannot be
+** read, nothing more is done than SQLite does.
+*/
+IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
+                                    const char *zDb){
+  char *zErr = 0;
+#ifdef IDEM_REPLICATED
+  return;
+#endif
+  if( idemDurableRead(pD, db, zDb, &zErr)!=SQLITE_OK ){
+    sqlite3_free(zErr);
+    return;
   }
-  return rc;
+  if( pD->eStore==IDEM_STORE_FILE && strcmp(pD->zMode, "DELETE")==0
+   && pD->iSync==2 && !IDEM_DIRSYNC_DISABLED ){
+    pD->bDirSync = 1;
+  }
+}
+
+/*
+** xCommit, after the pager's commit and before the statement returns: if
+** the transaction wrote an external call in DELETE mode at FULL, sync
+** the directory of schema zDb's file, which makes the journal's unlink
+** (the COMMIT) durable.  The VFS syncs a directory in xDelete(dirSync=1),
+** so a marker "<db>-idem<8 hex>" is made next to the database and deleted
+** that way.  xCommit cannot fail; an error goes to sqlite3_log().
+*/
+IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
+                                    const char *zDb){
+  sqlite3_vfs *pVfs = 0;
+  sqlite3_file *pFile;
+  char *zName;
+  unsigned int r;
+  int rc, flags = 0;
+  if( !pD->bDirSync ) return;
+  pD->bDirSync = 0;
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
+        !=SQLITE_OK || pVfs==0 ){
+    return;
+  }
+  sqlite3_randomness(sizeof(r), &r);
+  zName = sqlite3_mprintf("%s-idem%08x%c", sqlite3_db_filename(db, zDb), r, 0);
+  pFile = (sqlite3_file*)sqlite3_malloc(pVfs->szOsFile);
+  if( zName==0 || pFile==0 ){
+    rc = SQLITE_NOMEM;
+  }else{
+    memset(pFile, 0, pVfs->szOsFile);
+    rc = pVfs->xOpen(pVfs, zName, pFile, SQLITE_OPEN_READWRITE
+           | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE
+           | SQLITE_OPEN_SUPER_JOURNAL, &flags);
+    if( pFile->pMethods ) pFile->pMethods->xClose(pFile);
+    if( rc==SQLITE_OK ) rc = pVfs->xDelete(pVfs, zName, 1);
+  }
+  if( rc!=SQLITE_OK ){
+    sqlite3_log(rc, "idem: cannot sync the directory of %s after an"
+                " external claim's COMMIT", zName ? zName : zDb);
+  }
+  sqlite3_free(pFile);
+  sqlite3_free(zName);
 }

@@ -78,17 +78,6 @@ IDEM_PRIVATE void idemVtabError(IdemVtab *p, const char *zFmt, ...){
   p->base.zErrMsg = sqlite3_str_finish(s);
 }
 
-/*
-** A message that a part below made whole, as the table's error: the
-** durability check's (idem_durable.c), which begins "idem: " and names no
-** table (its texts are pinned by test/durable.test).  Takes zMsg, from
-** sqlite3_malloc() (NULL: out of memory).
-*/
-IDEM_PRIVATE void idemVtabErrorTake(IdemVtab *p, char *zMsg){
-  sqlite3_free(p->base.zErrMsg);
-  p->base.zErrMsg = zMsg;
-}
-
 /* The table's error, handed over to *pzErr (NULL when out of memory). */
 IDEM_PRIVATE void idemVtabErrorTo(IdemVtab *p, char **pzErr){
   *pzErr = p->base.zErrMsg;

@@ -204,8 +204,13 @@ static int idemSync(sqlite3_vtab *pVtab){
   return idemClaimSync((IdemVtab*)pVtab);
 }
 
+/* xCommit, after the pager's commit: an external claim's COMMIT in DELETE
+** mode is made durable here (idemDurableCommit()), before the statement
+** returns. */
 static int idemCommit(sqlite3_vtab *pVtab){
-  idemTxnClear((IdemVtab*)pVtab);
+  IdemVtab *p = (IdemVtab*)pVtab;
+  idemTxnClear(p);
+  idemDurableCommit(&p->durable, p->db, p->zDb);
   return SQLITE_OK;
 }
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Included by the Makefile (make help lists every target).
 
-.PHONY: test-diff test-portable test-race test-crash test-mutation
+.PHONY: test-diff test-portable test-race test-crash test-mutation test-powerloss
 
 # ---- differential: idem_canonical against the npm package canonicalize ------
 # (an RFC 8785 implementation) on N random documents; test/diff/gen.js skips
@@ -40,6 +40,27 @@ test-race: $(LIB)  ## 8 processes SIGKILLed at random moments
 
 test-crash: $(LIB)  ## processes killed at every step of both recipes
 	CC="$(CC)" $(PYTHON3) test/reliability/crash.py
+
+# ---- power loss: every cut of both recipes in every mode -------------------
+# build/powerloss (test/powerloss/powerloss.c) cuts the power before each
+# file operation in turn, losing, tearing and reordering what was not
+# synced (files and directories), for each journal mode, synchronous level
+# and locking mode, and a SQLite without directory syncs (nodirsync); -x
+# fails the run if a mode idem accepts loses an external claim, splits a
+# local one from its action or damages the file, or a mode it refuses
+# commits a claim.  The relaxed modes show the loss is real.
+# test/durable.test runs a short slice.  PL_CLAIMS=N claims a run.
+PL_CLAIMS ?= 6
+PL_BASE   := $(foreach r,ext local,$(foreach j,delete persist truncate wal,\
+               $(foreach s,off normal full extra,$(r):$(j)-$(s))))
+PL_MODES  := $(PL_BASE) $(addsuffix -exclusive,$(PL_BASE)) \
+             $(foreach m,wal-full delete-extra persist-full truncate-full,\
+               ext:$(m)-nodirsync ext:$(m)-nodirsync-relaxed) \
+             $(foreach m,delete-full delete-normal persist-normal truncate-normal \
+               wal-normal delete-off,ext:$(m)-relaxed) \
+             $(foreach m,delete-normal truncate-normal delete-off wal-off,local:$(m)-relaxed)
+test-powerloss: $(BUILD)/powerloss  ## every power cut of both recipes in every journal mode (a few minutes)
+	cd $(BUILD) && ./powerloss -x -c $(PL_CLAIMS) -f powerloss.db $(PL_MODES)
 
 # ---- mutation: every rule's test can fail ------------------------------------
 # test/mutation/run.py applies each mutant of test/mutation/mutants.txt (one

@@ -87,10 +87,13 @@ CFLAGS = "-O0 -g"
 
 def targets(m):
     """The make command that builds what the mutant's tests load: the
-    loadable always, the static library for the C API programs."""
+    loadable always, the static library for the C API programs, the
+    power-loss harness for test/durable.test."""
     want = ["build/idem.so"]
     if "test/capi.test" in m["tests"].split():
         want.append("build/libidem.a")
+    if "test/durable.test" in m["tests"].split():
+        want.append("build/powerloss")      # idem is compiled into it
     return ["make", "-s"] + want + ["CFLAGS=" + CFLAGS]
 
 

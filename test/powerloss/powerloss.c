@@ -1,52 +1,106 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** powerloss.c -- external claims at a simulated power loss
-** (doc/contract.md §12).
+** powerloss.c -- claims at a simulated power loss (doc/contract.md §12).
 **
 **   make build/powerloss
-**   build/powerloss [-n RUNS] [-c CLAIMS] [-s SEED] MODE...
+**   build/powerloss [-c CLAIMS] [-s SEED] [-p PATTERNS] [-e EVERY]
+**                   [-f FILE] [-v] [-t] [-x] MODE...
 **
-** MODE is JOURNAL-SYNCHRONOUS[-relaxed], for example wal-full,
-** delete-normal or wal-normal-relaxed.  For each mode and each of RUNS
-** runs it prints one line:
+** -v prints each run that loses something, -t traces every file operation
+** of the child on stderr, and -x makes the exit status 1 if a mode that
+** idem accepts (without relaxed) loses an external claim or its 'done',
+** splits a local claim, or leaves a faulty file, or a mode it refuses
+** commits a claim.  (A
+** local claim may be lost with its action where a COMMIT is not durable,
+** as in WAL at NORMAL: doc/contract.md §12.)
 **
-**   MODE: RUNS runs, N claims committed, L lost, R refused, F runs faulty
+** MODE is RECIPE:JOURNAL-SYNC[-FLAG...], for example ext:delete-full,
+** local:wal-normal or ext:truncate-normal-exclusive-relaxed:
 **
-** THE FILE SYSTEM.  A VFS named "powerloss" shims the default one.  For
-** every file it keeps the content the disk is known to hold: the file as
-** it was when first opened, then as it was at its last xSync.  Writes and
-** truncations after that are in the "page cache" only.  At a simulated
-** power loss every file is put back to that synced content, so every
-** write not followed by an xSync of its file is lost.  (File creation and
-** deletion are taken as durable at once: the model does not lose a
-** directory entry.  SQLite's synchronous=EXTRA is what syncs the directory
-** after a rollback journal is deleted.)
+**   RECIPE    ext    an external claim (INSERT, autocommit); once its
+**                    COMMIT has returned the request leaves, and its
+**                    outcome is recorded (UPDATE ... SET status='done')
+**             local  BEGIN; a local claim; its action (a row in another
+**                    table of the same database); its outcome; COMMIT
+**   JOURNAL   delete, truncate, persist or wal
+**   SYNC      off, normal, full or extra
+**   FLAG      exclusive  PRAGMA locking_mode=EXCLUSIVE
+**             relaxed    the table is created with durability=relaxed
+**             nodirsync  play a SQLite built with SQLITE_DISABLE_DIRSYNC:
+**                        no directory is ever synced, and idem is told so
 **
-** A RUN.  A fresh database is made (ordinary VFS): an idem table (created
-** with durability=relaxed when the mode says so) in the journal mode of
-** the mode.  A child process opens it through "powerloss", sets the
-** synchronous level, and makes CLAIMS external claims, each an INSERT in
-** autocommit: a request that leaves once its COMMIT has returned.  After
-** each COMMIT returns, the child reports the claim's number on a pipe.
-** The power fails at the K-th file operation (write, truncate, sync or
-** delete; K random, so it may hit any of them, inside a COMMIT or between
-** them, or never): the files go back to their synced content and the
-** child exits at once, without closing anything.  The parent then opens
-** the database (ordinary VFS) and checks that every reported claim is
-** there ("lost" counts those that are not) and that PRAGMA
-** integrity_check says ok ("faulty" counts runs where it does not).  A
-** claim that idem refuses ends the run ("refused").
+** For each mode it prints one line:
 **
-** The suite (test/durable.test) runs it: with synchronous=FULL no
-** committed claim is ever lost, in WAL and in the rollback journal modes;
-** with synchronous=NORMAL in WAL and durability=relaxed claims are lost
-** (the file system really does drop unsynced writes, so the test can
-** fail); and without relaxed idem refuses every external claim there.
+**   MODE: K cuts, N runs, C committed, L lost, S split, D undone,
+**         R refused, F faulty
+**
+** THE FILE SYSTEM.  A VFS named "powerloss" shims the default one and
+** keeps a model of what the disk holds, as a power cut sees it:
+**
+**   - A file's content: what it held at its last xSync.  Every write and
+**     truncation after that is pending.
+**   - A directory entry: a path names a file (an inode) durably as of the
+**     last directory sync.  Creating a file (xOpen of a path that does not
+**     exist) and deleting one (xDelete) are pending directory changes.
+**     The directory is synced where the unix VFS syncs it: by xDelete with
+**     dirSync set, and by the first xSync of a journal, WAL or
+**     super-journal opened with SQLITE_OPEN_CREATE (UNIXFILE_DIRSYNC);
+**     never with the flag nodirsync, as in a SQLITE_DISABLE_DIRSYNC build.
+**
+** At the power cut the files are rewritten as the disk would hold them.
+** The loss pattern decides what happens to each pending change (the
+** letters of -p, default "arn"):
+**
+**   a  all lost: every unsynced write, truncation, creation and deletion
+**   r  random, seeded by the cut: each pending write is lost, kept, or
+**      torn (a random prefix of its 512-byte sectors kept); each
+**      truncation and each directory change is kept or lost, each on its
+**      own, so later changes may survive earlier ones (reordered).  A
+**      deleted file whose deletion is lost comes back with its content as
+**      of the cut; a created file whose creation is lost is gone.
+**   n  none lost: the operating system wrote everything (a process
+**      crash, not a power loss)
+**
+** The real fsync() is never called, by the child or the parent (which
+** uses the VFS without the model): the model, not the machine, decides
+** what a power cut keeps, and the runs stay fast.
+**
+** A RUN.  A fresh database is made (ordinary VFS): the idem table and
+** the action table.  A child process opens it through "powerloss", sets
+** the mode, and runs CLAIMS claims of the recipe, reporting on a pipe
+** each claim whose COMMIT has returned ("C i") and each outcome recorded
+** ("D i").  The power fails before the K-th file operation (write,
+** truncate, sync, create, delete) and the child exits at once.  The
+** parent then opens the database (ordinary VFS, which rolls back a hot
+** journal or recovers the WAL) and checks:
+**
+**   lost     a claim whose COMMIT returned is not there (for a local
+**            claim, a failure only if its action is there: split)
+**   split    a local claim without its action, an action without its
+**            claim, or a local claim left pending
+**   undone   an external call whose 'done' was recorded (its UPDATE
+**            returned) is not done: pending again, the call would need a
+**            reconcile; idem makes the outcome as durable as the claim
+**   faulty   PRAGMA integrity_check is not ok
+**   refused  idem refused the first claim (the run makes no claims)
+**
+** CUT POINTS.  A first run without a cut counts the file operations of
+** the recipe, K; then the power is cut before each operation in turn, 1
+** to K, and once after the last (every -e EVERY-th of them only, for a
+** short run), for each loss pattern.
+**
+** The suite (test/durable.test) runs a short slice: every mode idem
+** accepts loses nothing, refused modes are refused, and with
+** durability=relaxed the refused modes do lose claims (so the file system
+** can fail the test).  "make test-powerloss" runs every cut in every mode.
 */
+static int plNoDirSync;       /* play a SQLITE_DISABLE_DIRSYNC build */
+#define IDEM_DIRSYNC_DISABLED plNoDirSync
 #include "../../ext/idem.c"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -54,77 +108,225 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* ------------------------------------------------------------ the VFS */
+/* ------------------------------------------------------------ the model */
 
-/* What the disk holds for one path. */
-typedef struct PlImage PlImage;
-struct PlImage {
+/* A change to a file's content not yet synced. */
+typedef struct PlOp PlOp;
+struct PlOp {
+  sqlite3_int64 iOff;         /* Offset of a write; new size of a truncate */
+  int n;                      /* Bytes written; -1: a truncate */
+  unsigned char *a;           /* The bytes written */
+  PlOp *pNext;
+};
+
+/* A file (an inode): its synced content and its pending changes. */
+typedef struct PlInode PlInode;
+struct PlInode {
+  unsigned char *a;           /* Content as of the last xSync */
+  sqlite3_int64 n;
+  PlOp *pFirst, *pLast;       /* Pending changes, oldest first */
+  unsigned char *aCut;        /* Content after the cut (computed once) */
+  sqlite3_int64 nCut;
+  int bCut;
+};
+
+/* A path of the directory: the file it names durably and now. */
+typedef struct PlName PlName;
+struct PlName {
   char *zPath;
-  unsigned char *a;           /* Synced content */
-  sqlite3_int64 n;            /* Its size */
-  PlImage *pNext;
+  PlInode *pDurable;          /* As of the last directory sync (0: none) */
+  PlInode *pNow;              /* Now (0: no such file) */
+  PlName *pNext;
+};
+
+/* A pending directory change: zPath now names pInode (0: deleted). */
+typedef struct PlDirOp PlDirOp;
+struct PlDirOp {
+  PlName *pName;
+  PlInode *pInode;
+  PlDirOp *pNext;
 };
 
 typedef struct PlFile PlFile;
 struct PlFile {
   sqlite3_file base;
-  PlImage *pImg;              /* 0: not tracked (a temp file) */
+  PlInode *pInode;            /* 0: not modelled (a temp file) */
+  const char *zPath;          /* Its name (for -t) */
+  int bDirSync;               /* The unix VFS syncs the directory at the
+                              ** first xSync (UNIXFILE_DIRSYNC) */
   sqlite3_file *pReal;        /* The default VFS's file, right after this */
 };
 
 static sqlite3_vfs *plRoot;   /* The default VFS */
-static PlImage *plImages;     /* Every tracked path */
+static PlName *plNames;       /* Every path seen */
+static PlDirOp *plDirFirst, *plDirLast;   /* Pending directory changes */
 static long plOps;            /* File operations so far */
-static long plFailAt;         /* Power fails at this operation (0: never) */
+static long plFailAt;         /* Power fails before this one (0: never) */
+static char plPattern;        /* 'a', 'r' or 'n' */
+static int plVerbose;         /* -v: print each run that loses */
+static int plModel;           /* The child: keep the model.  The parent
+                              ** uses the VFS too, without the model, for
+                              ** its syncs: a no-op */
+static unsigned long long plRand;  /* State of plRandom() */
 
-static PlImage *plFind(const char *zPath){
-  PlImage *p;
-  for(p=plImages; p; p=p->pNext){
+static void *plAlloc(size_t n){
+  void *p = calloc(1, n ? n : 1);
+  if( p==0 ){ fprintf(stderr, "powerloss: out of memory\n"); _exit(2); }
+  return p;
+}
+
+static unsigned plRandom(void){
+  plRand ^= plRand << 13;
+  plRand ^= plRand >> 7;
+  plRand ^= plRand << 17;
+  return (unsigned)(plRand >> 11);
+}
+
+/* The path's entry; on first sight, what the disk holds there now is
+** durable (the parent made it before the child started). */
+static PlName *plName(const char *zPath){
+  PlName *p;
+  struct stat st;
+  for(p=plNames; p; p=p->pNext){
     if( strcmp(p->zPath, zPath)==0 ) return p;
   }
-  return 0;
-}
-
-/* Read the whole of path z from the real file system into p. */
-static void plLoadFromDisk(PlImage *p){
-  struct stat st;
-  int fd;
-  free(p->a);
-  p->a = 0;
-  p->n = 0;
-  fd = open(p->zPath, O_RDONLY);
-  if( fd<0 ) return;
-  if( fstat(fd, &st)==0 && st.st_size>0 ){
-    p->a = malloc((size_t)st.st_size);
-    if( p->a && pread(fd, p->a, (size_t)st.st_size, 0)==st.st_size ){
-      p->n = st.st_size;
-    }
-  }
-  close(fd);
-}
-
-/* The power fails: every tracked file goes back to its synced content,
-** and the process ends without another word to SQLite. */
-static void plPowerLoss(void){
-  PlImage *p;
-  for(p=plImages; p; p=p->pNext){
-    int fd = open(p->zPath, O_WRONLY|O_CREAT, 0644);
-    if( fd<0 ) continue;
-    if( ftruncate(fd, p->n)!=0
-     || (p->n && pwrite(fd, p->a, (size_t)p->n, 0)!=p->n) ){
-      fprintf(stderr, "powerloss: cannot restore %s\n", p->zPath);
+  p = plAlloc(sizeof(*p));
+  p->zPath = strdup(zPath);
+  if( p->zPath==0 ) _exit(2);
+  if( stat(zPath, &st)==0 ){
+    PlInode *pI = plAlloc(sizeof(*pI));
+    int fd = open(zPath, O_RDONLY);
+    pI->a = plAlloc((size_t)st.st_size);
+    if( fd<0 || pread(fd, pI->a, (size_t)st.st_size, 0)!=st.st_size ){
+      fprintf(stderr, "powerloss: cannot read %s\n", zPath);
       _exit(2);
     }
     close(fd);
+    pI->n = st.st_size;
+    p->pDurable = p->pNow = pI;
+  }
+  p->pNext = plNames;
+  plNames = p;
+  return p;
+}
+
+static void plDirChange(PlName *pName, PlInode *pInode){
+  PlDirOp *p = plAlloc(sizeof(*p));
+  p->pName = pName;
+  p->pInode = pInode;
+  pName->pNow = pInode;
+  if( plDirLast ) plDirLast->pNext = p; else plDirFirst = p;
+  plDirLast = p;
+}
+
+/* A directory sync: every pending directory change is on disk. */
+static void plDirSync(void){
+  PlName *p;
+  if( plNoDirSync ) return;
+  for(p=plNames; p; p=p->pNext) p->pDurable = p->pNow;
+  plDirFirst = plDirLast = 0;
+}
+
+/* Apply a write of n bytes at iOff to (*pa, *pn). */
+static void plApply(unsigned char **pa, sqlite3_int64 *pn,
+                    const unsigned char *a, int n, sqlite3_int64 iOff){
+  if( iOff+n > *pn ){
+    unsigned char *aNew = plAlloc((size_t)(iOff+n));
+    if( *pn ) memcpy(aNew, *pa, (size_t)*pn);
+    free(*pa);
+    *pa = aNew;
+    *pn = iOff+n;
+  }
+  memcpy(*pa + iOff, a, (size_t)n);
+}
+
+/* The content of pI after the cut, by the loss pattern. */
+static void plCutInode(PlInode *pI){
+  PlOp *pOp;
+  if( pI->bCut ) return;
+  pI->bCut = 1;
+  pI->nCut = pI->n;
+  pI->aCut = plAlloc((size_t)pI->n);
+  if( pI->n ) memcpy(pI->aCut, pI->a, (size_t)pI->n);
+  for(pOp=pI->pFirst; pOp; pOp=pOp->pNext){
+    int eKeep = plPattern=='n' ? 1 : plPattern=='a' ? 0 : (int)(plRandom()%4);
+    if( pOp->n<0 ){                              /* a truncation */
+      if( eKeep==1 || eKeep==3 ){
+        if( pOp->iOff < pI->nCut ) pI->nCut = pOp->iOff;
+      }
+      continue;
+    }
+    if( eKeep==2 ){                              /* torn */
+      sqlite3_int64 iEnd = pOp->iOff + pOp->n, iFirst = (pOp->iOff/512+1)*512;
+      int nSector = (int)((iEnd-1)/512 - pOp->iOff/512) + 1;
+      int nKeep = nSector>1 ? (int)(plRandom()%(unsigned)nSector) : 0;
+      sqlite3_int64 iKeepEnd = nKeep==0 ? pOp->iOff : iFirst + (sqlite3_int64)(nKeep-1)*512;
+      if( iKeepEnd>iEnd ) iKeepEnd = iEnd;
+      if( iKeepEnd>pOp->iOff ){
+        plApply(&pI->aCut, &pI->nCut, pOp->a, (int)(iKeepEnd-pOp->iOff), pOp->iOff);
+      }
+    }else if( eKeep ){
+      plApply(&pI->aCut, &pI->nCut, pOp->a, pOp->n, pOp->iOff);
+    }
+  }
+}
+
+/* The power fails: every path is rewritten as the disk would hold it,
+** and the process ends without another word to SQLite. */
+static void plPowerLoss(void){
+  PlName *p;
+  PlDirOp *pOp;
+  for(p=plNames; p; p=p->pNext) p->pNow = p->pDurable;  /* now: after the cut */
+  for(pOp=plDirFirst; pOp; pOp=pOp->pNext){
+    if( plPattern=='n' || (plPattern=='r' && plRandom()%2) ){
+      pOp->pName->pNow = pOp->pInode;
+    }
+  }
+  for(p=plNames; p; p=p->pNext){
+    if( p->pNow ){
+      int fd = open(p->zPath, O_WRONLY|O_CREAT|O_TRUNC, 0644);
+      plCutInode(p->pNow);
+      if( fd<0 || (p->pNow->nCut
+            && write(fd, p->pNow->aCut, (size_t)p->pNow->nCut)!=p->pNow->nCut) ){
+        fprintf(stderr, "powerloss: cannot restore %s\n", p->zPath);
+        _exit(2);
+      }
+      close(fd);
+    }else if( unlink(p->zPath)!=0 && errno!=ENOENT ){
+      fprintf(stderr, "powerloss: cannot remove %s\n", p->zPath);
+      _exit(2);
+    }
   }
   _exit(99);
 }
 
-/* Count one file operation; the power fails at the chosen one. */
-static void plTick(void){
+/* Count one file operation; the power fails before the chosen one.
+** With -t the child traces each one on stderr. */
+static int plTrace;
+static void plTick(const char *zOp, const char *zPath, sqlite3_int64 iOff, int n){
+  if( plTrace ){
+    const char *z = strrchr(zPath, '/');
+    fprintf(stderr, "%ld %s %s %lld %d\n", plOps+1, zOp, z ? z+1 : zPath,
+            (long long)iOff, n);
+  }
   plOps++;
   if( plFailAt && plOps>=plFailAt ) plPowerLoss();
 }
+
+/* A pending change to pI's content. */
+static void plPending(PlInode *pI, const void *a, int n, sqlite3_int64 iOff){
+  PlOp *p = plAlloc(sizeof(*p));
+  p->iOff = iOff;
+  p->n = n;
+  if( n>0 ){
+    p->a = plAlloc((size_t)n);
+    memcpy(p->a, a, (size_t)n);
+  }
+  if( pI->pLast ) pI->pLast->pNext = p; else pI->pFirst = p;
+  pI->pLast = p;
+}
+
+/* ------------------------------------------------------------ the VFS */
 
 static int plClose(sqlite3_file *pFile){
   PlFile *p = (PlFile*)pFile;
@@ -136,22 +338,51 @@ static int plRead(sqlite3_file *pFile, void *z, int n, sqlite3_int64 off){
 }
 static int plWrite(sqlite3_file *pFile, const void *z, int n, sqlite3_int64 off){
   PlFile *p = (PlFile*)pFile;
-  if( p->pImg ) plTick();
+  if( p->pInode ){
+    plTick("write", p->zPath, off, n);
+    plPending(p->pInode, z, n, off);
+  }
   return p->pReal->pMethods->xWrite(p->pReal, z, n, off);
 }
 static int plTruncate(sqlite3_file *pFile, sqlite3_int64 size){
   PlFile *p = (PlFile*)pFile;
-  if( p->pImg ) plTick();
+  if( p->pInode ){
+    plTick("truncate", p->zPath, size, 0);
+    plPending(p->pInode, 0, -1, size);
+  }
   return p->pReal->pMethods->xTruncate(p->pReal, size);
 }
-/* A sync makes the file's present content the disk's.  The real fsync()
-** is skipped: the model, not the machine, decides what a power loss
-** keeps, and the runs stay fast. */
+/* A sync makes the file's present content the disk's (read back from the
+** real file, which has every write), and the first sync of a new journal
+** syncs the directory too, as os_unix.c does. */
 static int plSync(sqlite3_file *pFile, int flags){
   PlFile *p = (PlFile*)pFile;
-  if( p->pImg==0 ) return p->pReal->pMethods->xSync(p->pReal, flags);
-  plTick();
-  plLoadFromDisk(p->pImg);
+  PlInode *pI = p->pInode;
+  sqlite3_int64 n = 0;
+  PlOp *pOp, *pNext;
+  int rc;
+  (void)flags;
+  if( pI==0 ) return SQLITE_OK;          /* a temp file, or the parent */
+  plTick(p->bDirSync && !plNoDirSync ? "sync+dir" : "sync", p->zPath, 0, 0);
+  rc = p->pReal->pMethods->xFileSize(p->pReal, &n);
+  if( rc!=SQLITE_OK ) return rc;
+  free(pI->a);
+  pI->a = plAlloc((size_t)n);
+  pI->n = n;
+  if( n>0 ){
+    rc = p->pReal->pMethods->xRead(p->pReal, pI->a, (int)n, 0);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  for(pOp=pI->pFirst; pOp; pOp=pNext){
+    pNext = pOp->pNext;
+    free(pOp->a);
+    free(pOp);
+  }
+  pI->pFirst = pI->pLast = 0;
+  if( p->bDirSync ){
+    p->bDirSync = 0;
+    plDirSync();
+  }
   return SQLITE_OK;
 }
 static int plFileSize(sqlite3_file *pFile, sqlite3_int64 *pSize){
@@ -215,20 +446,17 @@ static int plOpen(sqlite3_vfs *pVfs, const char *zName, sqlite3_file *pFile,
   (void)pVfs;
   memset(p, 0, sizeof(*p));
   p->pReal = (sqlite3_file*)&p[1];
-  if( zName && (flags & SQLITE_OPEN_DELETEONCLOSE)==0 ){
-    PlImage *pImg = plFind(zName);
-    if( pImg==0 ){
-      /* First sight of this path: what is there now is on disk (the run
-      ** made it before the child started, or it does not exist yet). */
-      pImg = calloc(1, sizeof(*pImg));
-      if( pImg==0 ) return SQLITE_NOMEM;
-      pImg->zPath = strdup(zName);
-      if( pImg->zPath==0 ){ free(pImg); return SQLITE_NOMEM; }
-      plLoadFromDisk(pImg);
-      pImg->pNext = plImages;
-      plImages = pImg;
+  if( plModel && zName && (flags & SQLITE_OPEN_DELETEONCLOSE)==0 ){
+    PlName *pName = plName(zName);
+    p->zPath = zName;
+    if( pName->pNow==0 && (flags & SQLITE_OPEN_CREATE) ){
+      plTick("create", zName, 0, 0);
+      plDirChange(pName, plAlloc(sizeof(PlInode)));
     }
-    p->pImg = pImg;
+    p->pInode = pName->pNow;
+    p->bDirSync = (flags & SQLITE_OPEN_CREATE)!=0
+      && (flags & (SQLITE_OPEN_MAIN_JOURNAL|SQLITE_OPEN_WAL
+                   |SQLITE_OPEN_SUPER_JOURNAL))!=0;
   }
   rc = plRoot->xOpen(plRoot, zName, p->pReal, flags, pOutFlags);
   if( p->pReal->pMethods ) p->base.pMethods = &plMethods;
@@ -236,20 +464,18 @@ static int plOpen(sqlite3_vfs *pVfs, const char *zName, sqlite3_file *pFile,
 }
 
 static int plDelete(sqlite3_vfs *pVfs, const char *zName, int syncDir){
-  PlImage **pp;
+  PlName *pName;
+  int rc;
   (void)pVfs;
-  for(pp=&plImages; *pp; pp=&(*pp)->pNext){
-    if( strcmp((*pp)->zPath, zName)==0 ){
-      PlImage *p = *pp;
-      plTick();
-      *pp = p->pNext;           /* the file is gone, durably */
-      free(p->zPath);
-      free(p->a);
-      free(p);
-      break;
-    }
+  if( !plModel ) return plRoot->xDelete(plRoot, zName, 0);
+  pName = plName(zName);
+  plTick((syncDir & 1) && !plNoDirSync ? "delete+dir" : "delete", zName, 0, 0);
+  rc = plRoot->xDelete(plRoot, zName, 0);
+  if( rc==SQLITE_OK ){
+    plDirChange(pName, 0);
+    if( syncDir & 1 ) plDirSync();
   }
-  return plRoot->xDelete(plRoot, zName, syncDir);
+  return rc;
 }
 
 static int plAccess(sqlite3_vfs *v, const char *z, int f, int *pOut){
@@ -298,9 +524,17 @@ static sqlite3_vfs plVfs = {
 typedef struct Mode Mode;
 struct Mode {
   const char *zName;          /* As given */
+  int bLocal;                 /* Recipe local (else ext) */
   char zJournal[16];          /* delete, truncate, persist, wal */
   char zSync[16];             /* off, normal, full, extra */
+  int bExclusive;             /* locking_mode=EXCLUSIVE */
   int bRelaxed;               /* durability=relaxed */
+  int bNoDirSync;             /* a SQLITE_DISABLE_DIRSYNC build */
+};
+
+typedef struct Counts Counts;
+struct Counts {
+  int nCut, nRun, nCommitted, nLost, nSplit, nUndone, nRefused, nFaulty;
 };
 
 static void die(const char *zWhat, sqlite3 *db){
@@ -313,67 +547,159 @@ static void exec(sqlite3 *db, const char *zSql){
 }
 
 static void removeFiles(const char *zDb){
-  static const char *const azSuffix[] = { "", "-journal", "-wal", "-shm" };
-  char z[512];
+  char z[600];
+  glob_t g;
   size_t i;
-  for(i=0; i<sizeof(azSuffix)/sizeof(azSuffix[0]); i++){
-    snprintf(z, sizeof(z), "%s%s", zDb, azSuffix[i]);
-    unlink(z);
+  unlink(zDb);
+  snprintf(z, sizeof(z), "%s-*", zDb);
+  if( glob(z, 0, 0, &g)==0 ){
+    for(i=0; i<g.gl_pathc; i++) unlink(g.gl_pathv[i]);
+    globfree(&g);
   }
 }
 
+/* The args of claim i, and its key. */
+#define PL_ARGS "json_object('n', ?1, 'pad', printf('%0600d', ?1))"
+#define PL_KEY  "idem_key('pl', ?1, 'charge', " PL_ARGS ")"
+
+static void report(int fd, char c, int i){
+  char z[32];
+  snprintf(z, sizeof(z), "%c %d\n", c, i);
+  if( write(fd, z, strlen(z))!=(ssize_t)strlen(z) ) _exit(4);
+}
+
 /*
-** The child: claims through the powerloss VFS until the power fails or
-** nClaim are made.  Writes each committed claim's number to fdOut, or
-** "R" when idem refuses a claim.
+** The child: runs nClaim claims of the recipe through the powerloss VFS
+** until the power fails, reporting on fdOut.
 */
-static void child(const Mode *pMode, const char *zDb, int nClaim,
-                  long failAt, int fdOut){
+static void child(const Mode *pMode, const char *zDb, int nClaim, int fdOut){
   sqlite3 *db = 0;
-  sqlite3_stmt *pIns = 0;
-  char zSql[200];
+  sqlite3_stmt *pClaim = 0, *pAction = 0, *pDone = 0;
+  char zSql[300];
   int i;
-  if( sqlite3_vfs_register(&plVfs, 0)!=SQLITE_OK ) _exit(3);
+  plModel = 1;
   if( sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READWRITE, "powerloss")!=SQLITE_OK ){
     die("open", db);
   }
-  snprintf(zSql, sizeof(zSql), "PRAGMA synchronous=%s; PRAGMA wal_autocheckpoint=20;",
-           pMode->zSync);
+  snprintf(zSql, sizeof(zSql), "PRAGMA synchronous=%s; PRAGMA wal_autocheckpoint=16;"
+           " PRAGMA cache_size=10;%s", pMode->zSync,
+           pMode->bExclusive ? " PRAGMA locking_mode=EXCLUSIVE;" : "");
   exec(db, zSql);
   if( strcmp(pMode->zJournal, "wal")!=0 ){
     snprintf(zSql, sizeof(zSql), "PRAGMA journal_mode=%s;", pMode->zJournal);
     exec(db, zSql);
   }
   if( sqlite3_prepare_v2(db, "INSERT INTO calls(who, conv, tool, args, kind)"
-        " VALUES('pl', ?1, 'charge', json_object('n', ?1, 'pad',"
-        " hex(randomblob(300))), 'external')", -1, &pIns, 0)!=SQLITE_OK ){
+        " VALUES('pl', ?1, 'charge', " PL_ARGS ", ?2)", -1, &pClaim, 0)
+     || sqlite3_prepare_v2(db, "INSERT INTO orders(n, pad)"
+        " VALUES(?1, printf('%0900d', ?1))", -1, &pAction, 0)
+     || sqlite3_prepare_v2(db, "UPDATE calls SET status='done', result='{}'"
+        " WHERE key=" PL_KEY " AND member=0", -1, &pDone, 0) ){
     die("prepare", db);
   }
   plOps = 0;
-  plFailAt = failAt;                   /* from here on the power may fail */
   for(i=1; i<=nClaim; i++){
-    char zLine[32];
     int rc;
-    sqlite3_bind_int(pIns, 1, i);
-    rc = sqlite3_step(pIns);
-    sqlite3_reset(pIns);
+    if( pMode->bLocal ) exec(db, "BEGIN");
+    sqlite3_bind_int(pClaim, 1, i);
+    sqlite3_bind_text(pClaim, 2, pMode->bLocal ? "local" : "external", -1, SQLITE_STATIC);
+    rc = sqlite3_step(pClaim);
+    sqlite3_reset(pClaim);
     if( rc!=SQLITE_DONE ){
-      if( strstr(sqlite3_errmsg(db), "needs a durable commit") ){
+      if( strstr(sqlite3_errmsg(db), "idem: ")
+       && strstr(sqlite3_errmsg(db), " claim needs ") ){
         if( write(fdOut, "R\n", 2)!=2 ) _exit(4);
         break;
       }
       die("claim", db);
     }
-    /* The COMMIT has returned: the request leaves now. */
-    snprintf(zLine, sizeof(zLine), "%d\n", i);
-    if( write(fdOut, zLine, strlen(zLine))!=(ssize_t)strlen(zLine) ) _exit(4);
+    if( pMode->bLocal ){
+      sqlite3_bind_int(pAction, 1, i);
+      if( sqlite3_step(pAction)!=SQLITE_DONE ) die("action", db);
+      sqlite3_reset(pAction);
+    }else{
+      report(fdOut, 'C', i);           /* the request leaves now */
+    }
+    sqlite3_bind_int(pDone, 1, i);
+    if( sqlite3_step(pDone)!=SQLITE_DONE || sqlite3_changes(db)!=1 ) die("done", db);
+    sqlite3_reset(pDone);
+    if( pMode->bLocal ){
+      exec(db, "COMMIT");
+      report(fdOut, 'C', i);
+    }else{
+      report(fdOut, 'D', i);
+    }
   }
+  report(fdOut, 'K', (int)plOps);
   plPowerLoss();                       /* and the power fails at the end */
 }
 
-/* One run of pMode: returns the counts through the pointers. */
-static void run(const Mode *pMode, const char *zDb, int nClaim, long failAt,
-                int *pnCommitted, int *pnLost, int *pnRefused, int *pnFaulty){
+/* After the power comes back: count into *pC what the run shows. */
+static void check(const Mode *pMode, const char *zDb, int nClaim,
+                  char *zReport, Counts *pC){
+  sqlite3 *db = 0;
+  sqlite3_stmt *pQ = 0, *pA = 0;
+  char *z;
+  int i, bFaulty = 0;
+  unsigned char aCommitted[1024], aDone[1024];
+  memset(aCommitted, 0, sizeof(aCommitted));
+  memset(aDone, 0, sizeof(aDone));
+  for(z=strtok(zReport, "\n"); z; z=strtok(0, "\n")){
+    i = atoi(z+1);
+    if( z[0]=='R' ) pC->nRefused++;
+    if( z[0]=='C' && i>0 && i<1024 ){ aCommitted[i] = 1; pC->nCommitted++; }
+    if( z[0]=='D' && i>0 && i<1024 ) aDone[i] = 1;
+  }
+  if( sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READWRITE, "powerloss")!=SQLITE_OK ){
+    die("reopen", db);
+  }
+  if( sqlite3_prepare_v2(db, "SELECT status FROM calls WHERE key=" PL_KEY
+                         " AND member=0", -1, &pQ, 0)
+   || sqlite3_prepare_v2(db, "SELECT count(*) FROM orders WHERE n=?1", -1, &pA, 0) ){
+    bFaulty = 1;
+  }
+  for(i=1; !bFaulty && i<=nClaim && i<1024; i++){
+    int bClaim = 0, bPending = 0, nAction = 0;
+    sqlite3_bind_int(pQ, 1, i);
+    switch( sqlite3_step(pQ) ){
+      case SQLITE_ROW:
+        bClaim = 1;
+        bPending = strcmp((const char*)sqlite3_column_text(pQ, 0), "pending")==0;
+        break;
+      case SQLITE_DONE: break;
+      default: bFaulty = 1;
+    }
+    sqlite3_reset(pQ);
+    sqlite3_bind_int(pA, 1, i);
+    if( sqlite3_step(pA)==SQLITE_ROW ) nAction = sqlite3_column_int(pA, 0);
+    else bFaulty = 1;
+    sqlite3_reset(pA);
+    if( aCommitted[i] && !bClaim ) pC->nLost++;
+    if( aDone[i] && (!bClaim || bPending) ) pC->nUndone++;
+    if( pMode->bLocal
+     && (nAction>1 || bClaim!=(nAction==1) || (bClaim && bPending)) ){
+      pC->nSplit++;
+    }
+  }
+  sqlite3_finalize(pQ);
+  sqlite3_finalize(pA);
+  if( !bFaulty ){
+    if( sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &pQ, 0)!=SQLITE_OK
+     || sqlite3_step(pQ)!=SQLITE_ROW
+     || strcmp((const char*)sqlite3_column_text(pQ, 0), "ok")!=0 ){
+      bFaulty = 1;
+    }
+    sqlite3_finalize(pQ);
+  }
+  if( bFaulty ) pC->nFaulty++;
+  sqlite3_close(db);
+}
+
+/* One run of pMode, the power cut before operation failAt (0: after the
+** last) with loss pattern cPattern.  Returns the number of file operations
+** the child made (when it got to the end). */
+static long run(const Mode *pMode, const char *zDb, int nClaim, long failAt,
+                char cPattern, unsigned seed, Counts *pC){
   sqlite3 *db = 0;
   int aFd[2];
   pid_t pid;
@@ -381,17 +707,27 @@ static void run(const Mode *pMode, const char *zDb, int nClaim, long failAt,
   char aBuf[65536];
   size_t nBuf = 0;
   ssize_t n;
-  char zSql[300];
-  char *z;
+  char zSql[400];
+  char *zOps;
+  long nOps = 0;
 
   removeFiles(zDb);
-  if( sqlite3_open(zDb, &db)!=SQLITE_OK ) die("open", db);
+  if( sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE,
+                      "powerloss")!=SQLITE_OK ){
+    die("open", db);
+  }
   snprintf(zSql, sizeof(zSql),
       "PRAGMA synchronous=OFF; PRAGMA journal_mode=%s;"
-      "CREATE VIRTUAL TABLE calls USING idem%s;",
+      "CREATE VIRTUAL TABLE calls USING idem%s;"
+      "CREATE TABLE orders(n INTEGER, pad TEXT);",
       pMode->zJournal, pMode->bRelaxed ? "(durability=relaxed)" : "");
   exec(db, zSql);
   sqlite3_close(db);
+  /* The child makes the journal (PERSIST and TRUNCATE keep the parent's),
+  ** as the first transaction on a database does: its creation is then a
+  ** directory change of the run. */
+  snprintf(zSql, sizeof(zSql), "%s-journal", zDb);
+  unlink(zSql);
 
   if( pipe(aFd)!=0 ){ perror("pipe"); exit(1); }
   fflush(stdout);
@@ -400,7 +736,12 @@ static void run(const Mode *pMode, const char *zDb, int nClaim, long failAt,
   if( pid<0 ){ perror("fork"); exit(1); }
   if( pid==0 ){
     close(aFd[0]);
-    child(pMode, zDb, nClaim, failAt, aFd[1]);
+    plFailAt = failAt;
+    plPattern = cPattern;
+    plNoDirSync = pMode->bNoDirSync;
+    plRand = ((unsigned long long)seed<<32) ^ (unsigned long long)failAt*2654435761u
+             ^ (unsigned long long)cPattern ^ 0x9e3779b97f4a7c15ull;
+    child(pMode, zDb, nClaim, aFd[1]);
     _exit(0);
   }
   close(aFd[1]);
@@ -412,91 +753,114 @@ static void run(const Mode *pMode, const char *zDb, int nClaim, long failAt,
     fprintf(stderr, "powerloss: the child failed (status %d)\n", status);
     exit(1);
   }
-
-  /* After the power comes back: open, recover, check. */
-  if( sqlite3_open(zDb, &db)!=SQLITE_OK ) die("reopen", db);
-  exec(db, "PRAGMA synchronous=OFF");  /* the real disk is not the model */
+  zOps = strstr(aBuf, "K ");
+  if( zOps ) nOps = atol(zOps+2);
+  pC->nRun++;
   {
-    sqlite3_stmt *pQ = 0;
-    if( sqlite3_prepare_v2(db, "SELECT count(*) FROM calls WHERE conv=?1",
-          -1, &pQ, 0)!=SQLITE_OK ){
-      die("prepare check", db);
+    Counts c0 = *pC;
+    check(pMode, zDb, nClaim, aBuf, pC);
+    if( plVerbose && (pC->nLost>c0.nLost || pC->nSplit>c0.nSplit
+                      || pC->nFaulty>c0.nFaulty) ){
+      printf("  %s: cut before operation %ld, pattern %c: %d lost, %d split,"
+             " %d faulty\n", pMode->zName, failAt, cPattern,
+             pC->nLost-c0.nLost, pC->nSplit-c0.nSplit, pC->nFaulty-c0.nFaulty);
     }
-    for(z=strtok(aBuf, "\n"); z; z=strtok(0, "\n")){
-      if( z[0]=='R' ){ (*pnRefused)++; continue; }
-      (*pnCommitted)++;
-      sqlite3_bind_text(pQ, 1, z, -1, SQLITE_STATIC);
-      if( sqlite3_step(pQ)!=SQLITE_ROW ) die("check", db);
-      if( sqlite3_column_int(pQ, 0)!=1 ) (*pnLost)++;
-      sqlite3_reset(pQ);
-    }
-    sqlite3_finalize(pQ);
-    if( sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &pQ, 0)!=SQLITE_OK
-     || sqlite3_step(pQ)!=SQLITE_ROW
-     || strcmp((const char*)sqlite3_column_text(pQ, 0), "ok")!=0 ){
-      (*pnFaulty)++;
-    }
-    sqlite3_finalize(pQ);
   }
-  sqlite3_close(db);
+  return nOps;
 }
 
 static int parseMode(const char *z, Mode *p){
-  char zCopy[64];
-  char *zSync, *zRel;
+  char zCopy[100];
+  char *zWord, *zNext;
+  int i;
   memset(p, 0, sizeof(*p));
   p->zName = z;
   if( strlen(z)>=sizeof(zCopy) ) return 0;
   strcpy(zCopy, z);
-  zSync = strchr(zCopy, '-');
-  if( zSync==0 ) return 0;
-  *zSync++ = 0;
-  zRel = strchr(zSync, '-');
-  if( zRel ){
-    *zRel++ = 0;
-    if( strcmp(zRel, "relaxed")!=0 ) return 0;
-    p->bRelaxed = 1;
+  if( strncmp(zCopy, "ext:", 4)==0 ){
+    zWord = zCopy+4;
+  }else if( strncmp(zCopy, "local:", 6)==0 ){
+    p->bLocal = 1;
+    zWord = zCopy+6;
+  }else{
+    return 0;
   }
-  if( strlen(zCopy)>=sizeof(p->zJournal) || strlen(zSync)>=sizeof(p->zSync) ) return 0;
-  strcpy(p->zJournal, zCopy);
-  strcpy(p->zSync, zSync);
-  return 1;
+  for(i=0; zWord; i++, zWord=zNext){
+    zNext = strchr(zWord, '-');
+    if( zNext ) *zNext++ = 0;
+    if( i==0 ){
+      if( strlen(zWord)>=sizeof(p->zJournal) ) return 0;
+      strcpy(p->zJournal, zWord);
+    }else if( i==1 ){
+      if( strlen(zWord)>=sizeof(p->zSync) ) return 0;
+      strcpy(p->zSync, zWord);
+    }else if( strcmp(zWord, "exclusive")==0 ){
+      p->bExclusive = 1;
+    }else if( strcmp(zWord, "relaxed")==0 ){
+      p->bRelaxed = 1;
+    }else if( strcmp(zWord, "nodirsync")==0 ){
+      p->bNoDirSync = 1;
+    }else{
+      return 0;
+    }
+  }
+  return i>=2;
 }
 
 int main(int argc, char **argv){
-  int nRun = 50, nClaim = 40;
+  int nClaim = 4, nEvery = 1, bExpect = 0, nFail = 0;
   unsigned seed = 1;
   const char *zDb = "powerloss.db";
+  const char *zPatterns = "arn";
   int i;
   sqlite3_auto_extension((void(*)(void))sqlite3_idem_init);
   plRoot = sqlite3_vfs_find(0);
   plVfs.szOsFile = (int)sizeof(PlFile) + plRoot->szOsFile;
   plVfs.mxPathname = plRoot->mxPathname;
+  if( sqlite3_vfs_register(&plVfs, 0)!=SQLITE_OK ) return 3;
   for(i=1; i<argc; i++){
-    if( strcmp(argv[i], "-n")==0 && i+1<argc ){ nRun = atoi(argv[++i]); continue; }
     if( strcmp(argv[i], "-c")==0 && i+1<argc ){ nClaim = atoi(argv[++i]); continue; }
     if( strcmp(argv[i], "-s")==0 && i+1<argc ){ seed = (unsigned)atoi(argv[++i]); continue; }
+    if( strcmp(argv[i], "-e")==0 && i+1<argc ){ nEvery = atoi(argv[++i]); continue; }
+    if( strcmp(argv[i], "-p")==0 && i+1<argc ){ zPatterns = argv[++i]; continue; }
     if( strcmp(argv[i], "-f")==0 && i+1<argc ){ zDb = argv[++i]; continue; }
+    if( strcmp(argv[i], "-v")==0 ){ plVerbose = 1; continue; }
+    if( strcmp(argv[i], "-t")==0 ){ plTrace = 1; continue; }
+    if( strcmp(argv[i], "-x")==0 ){ bExpect = 1; continue; }
     {
       Mode m;
-      int r, nCommitted = 0, nLost = 0, nRefused = 0, nFaulty = 0;
-      if( !parseMode(argv[i], &m) ){
-        fprintf(stderr, "powerloss: bad mode '%s' (JOURNAL-SYNC[-relaxed])\n", argv[i]);
+      Counts c;
+      long k, nOps;
+      const char *zP;
+      if( !parseMode(argv[i], &m) || nClaim<1 || nClaim>1000 || nEvery<1 ){
+        fprintf(stderr, "powerloss: bad mode '%s'"
+                " (ext|local:JOURNAL-SYNC[-exclusive][-relaxed][-nodirsync])\n", argv[i]);
         return 1;
       }
-      srand(seed);
-      for(r=0; r<nRun; r++){
-        /* The power fails at a random file operation: within the first
-        ** claims, late in the run, or (about one run in eight) never
-        ** before the end.  A claim costs some 4 to 12 operations. */
-        long failAt = 1 + rand() % (nClaim*12);
-        run(&m, zDb, nClaim, failAt, &nCommitted, &nLost, &nRefused, &nFaulty);
+      memset(&c, 0, sizeof(c));
+      /* A run to the end counts the file operations; then a cut before
+      ** each of them, for each loss pattern. */
+      nOps = run(&m, zDb, nClaim, 0, 'a', seed, &c);
+      for(zP=zPatterns; *zP; zP++){
+        for(k=1; k<=nOps; k+=nEvery){
+          run(&m, zDb, nClaim, k, *zP, seed, &c);
+          c.nCut++;
+        }
       }
-      printf("%s: %d runs, %d claims committed, %d lost, %d refused, %d runs faulty\n",
-             m.zName, nRun, nCommitted, nLost, nRefused, nFaulty);
+      printf("%s: %d cuts, %d runs, %d committed, %d lost, %d split,"
+             " %d undone, %d refused, %d faulty\n", m.zName, c.nCut, c.nRun,
+             c.nCommitted, c.nLost, c.nSplit, c.nUndone, c.nRefused, c.nFaulty);
+      if( bExpect && !m.bRelaxed
+       && (c.nRefused ? c.nCommitted>0
+                      : (c.nCommitted==0 || (c.nLost && !m.bLocal)
+                         || c.nUndone || c.nSplit || c.nFaulty)) ){
+        printf("FAILED: %s: idem %s this mode, and the runs show otherwise\n",
+               m.zName, c.nRefused ? "refuses" : "accepts");
+        nFail++;
+      }
       fflush(stdout);
     }
   }
   removeFiles(zDb);
-  return 0;
+  return nFail ? 1 : 0;
 }
