@@ -22,7 +22,8 @@ BINDINGS_PKGS := python3-venv python3-pip python3-setuptools python3-wheel pytho
 $(BUILD)/.deps-bindings: mk/bindings.mk | $(BUILD)/.deps
 	$(call need_pkgs,$(BINDINGS_PKGS))
 
-test: $(BUILD)/.deps-bindings node-env
+test: $(BUILD)/.deps-bindings
+TEST_BUILD += node-env
 
 node-env: | $(BUILD)/.deps  ## build/node-env: better-sqlite3@12, the MCP SDK, bindings/node (npm)
 	@tclsh test/bindings.tcl node-env

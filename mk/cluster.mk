@@ -10,7 +10,10 @@
 # It builds offline in GOPATH mode over Debian's Go sources
 # (/usr/share/gocode): build/go/src/idem.example/idem is a link to
 # bindings/go.  go-dqlite's cgo flags carry -Wl,-z,now, which go refuses
-# unless allowed.
+# unless allowed.  The compiled packages go to Go's own build cache
+# (~/.cache/go-build, shared by every clone, as npm's cache is: go-dqlite
+# and go-sqlite3 are compiled once per machine, not once per clone), or to
+# build/go/cache where there is no HOME.
 CLUSTER      := $(BUILD)/cluster
 GOROOT_SRC   := $(BUILD)/go/src/idem.example
 CLUSTER_PKGS := golang-go libdqlite-dev libraft-dev libsqlite3-dev \
@@ -18,7 +21,7 @@ CLUSTER_PKGS := golang-go libdqlite-dev libraft-dev libsqlite3-dev \
                 golang-github-mattn-go-sqlite3-dev iproute2
 GO_OFFLINE   := GO111MODULE=off GOFLAGS= CGO_LDFLAGS_ALLOW='-Wl,-z,now' \
                 GOPATH=$(abspath $(BUILD)/go):/usr/share/gocode \
-                GOCACHE=$(abspath $(BUILD)/go/cache)
+                $(if $(HOME),,GOCACHE=$(abspath $(BUILD)/go/cache))
 GO_SOURCES   := $(wildcard bindings/go/*.go bindings/go/*.c bindings/go/example/*.go)
 
 $(CLUSTER)/.deps: | $(BUILD)/.deps

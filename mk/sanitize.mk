@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Included by the Makefile (make help lists every target).
 
-.PHONY: test-oom test-asan test-valgrind fuzz fuzz-long fuzz-corpus
+.PHONY: test-oom test-asan test-asan-suite test-asan-oom test-valgrind fuzz fuzz-long fuzz-corpus
 
 # ---- allocation faults, sanitizers, valgrind, fuzzing ----------------------
 #   make test-oom       every operation with its Nth allocation failing, for
@@ -9,7 +9,12 @@
 #                       SQLITE_NOMEM or a clean error, nothing half-written,
 #                       no leak (test/oom/oom.c); about 2 minutes
 #   make test-asan      the Tcl suite with idem built with ASan and UBSan, then
-#                       the allocation-fault driver under them too
+#                       the allocation-fault driver under them too (on the
+#                       file database; ASAN_OOM_FLAGS= adds :memory:); make
+#                       test-asan-suite and test-asan-oom run each half.
+#                       .ci/run runs the driver once over: the file database
+#                       under ASan (test-asan-oom), :memory: without
+#                       (make test-oom OOM_FLAGS=-m)
 #   make test-valgrind  the Tcl suite, each file's tclsh under memcheck, then
 #                       the allocation-fault driver (every OOM_STRIDE-th fault)
 #   make fuzz           each libFuzzer target for FUZZ_RUNS runs or
@@ -26,8 +31,10 @@ $(BUILD)/.deps-fuzz: | $(BUILD)/.deps
 $(BUILD)/oom: test/oom/oom.c $(SOURCES) | $(BUILD)/.deps
 	$(CC) -g -O1 $(WARN) -DSQLITE_CORE -o $@ test/oom/oom.c -lsqlite3
 
+# OOM_FLAGS=-q: the file database only; -m: :memory: only.
+OOM_FLAGS ?=
 test-oom: $(BUILD)/oom  ## every allocation failing in turn (about 2 minutes)
-	$(BUILD)/oom
+	$(BUILD)/oom $(OOM_FLAGS)
 
 # ASan and UBSan; a UBSan finding stops the program (-fno-sanitize-recover).
 # tclsh is not instrumented, so build/asan/tclsh (test/oom/tclsh.c) links the
@@ -39,6 +46,7 @@ ASAN       := $(BUILD)/asan
 ASAN_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
               -fno-omit-frame-pointer -DIDEM_DEBUG
 ASAN_RT     = $(shell $(CC) -print-file-name=libasan.so)
+ASAN_OOM_FLAGS ?= -q
 
 $(ASAN)/idem.$(SO): $(SOURCES) | $(BUILD)/.deps
 	@mkdir -p $(@D)
@@ -52,11 +60,16 @@ $(ASAN)/oom: test/oom/oom.c $(SOURCES) | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_FLAGS) $(WARN) -DSQLITE_CORE -o $@ test/oom/oom.c -lsqlite3
 
-test-asan: all $(ASAN)/idem.$(SO) $(ASAN)/tclsh $(ASAN)/oom  ## the suite and the fault driver under ASan + UBSan
-	IDEM_LIB=$(ASAN)/idem.$(SO) LD_PRELOAD=$(ASAN_RT) \
+test-asan: test-asan-suite test-asan-oom  ## the suite and the fault driver under ASan + UBSan
+
+# The two halves alone (.ci/run runs the driver beside other targets).
+test-asan-suite: all $(ASAN)/idem.$(SO) $(ASAN)/tclsh  ## the suite's files that load idem, under ASan + UBSan
+	IDEM_LIB=$(ASAN)/idem.$(SO) LD_PRELOAD=$(ASAN_RT) IDEM_LIB_ONLY=1 \
 	  IDEM_WRAP="env ASAN_OPTIONS=detect_leaks=1" \
 	  UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/tclsh tcl/run.tcl
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/oom -q
+
+test-asan-oom: $(ASAN)/oom  ## the fault driver under ASan + UBSan (ASAN_OOM_FLAGS= adds :memory:)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/oom $(ASAN_OOM_FLAGS)
 
 # Memcheck on each test file's tclsh (tcl/run.tcl runs each file through
 # IDEM_WRAP); a memory error or a definite leak fails the file.  Tcl's own
@@ -68,7 +81,7 @@ VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
 OOM_STRIDE ?= 7
 
 test-valgrind: all $(BUILD)/oom | $(BUILD)/.deps-valgrind  ## the suite under valgrind memcheck (long)
-	IDEM_WRAP="$(VALGRIND)" tclsh tcl/run.tcl
+	IDEM_WRAP="$(VALGRIND)" IDEM_LIB_ONLY=1 tclsh tcl/run.tcl
 	$(VALGRIND) $(BUILD)/oom -q -s $(OOM_STRIDE)
 
 # libFuzzer (clang).  The seed corpus is made from the tests' data
@@ -89,7 +102,7 @@ $(FUZZ)/fuzz_%: test/fuzz/fuzz_%.c $(SOURCES) | $(BUILD)/.deps-fuzz
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -DSQLITE_CORE -o $@ $< -lsqlite3
 
-fuzz-corpus: | $(BUILD)/.deps  ## the fuzz targets' seed corpus, from the tests' data
+fuzz-corpus: $(NUMBERS) | $(BUILD)/.deps  ## the fuzz targets' seed corpus, from the tests' data
 	tclsh test/fuzz/corpus.tcl $(CORPUS)
 
 # $(call run_fuzz,RUNS,SECONDS)

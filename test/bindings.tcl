@@ -14,6 +14,12 @@
 #                    MCP SDK, zod, TypeScript 5 and bindings/node (whose
 #                    install script builds the extension), again only when
 #                    its package.json changes; returns {"" dir} or {why-not ""}
+#   node_env_check NAME WHY   under CI=true, a Node environment that could not
+#                    be installed (WHY not empty, and IDEM_SKIP_NODE not set)
+#                    is the failed test NAME, not a skip
+#
+# Files that run at once (tcl/run.tcl -j) share build/node-env: one
+# installs it while the others wait (a lock directory, build/node-env.lock).
 #
 # Nothing is written into the repository but under build/ (setup.py and
 # build.js put their outputs in build/python and build/node).
@@ -76,6 +82,23 @@ proc node_env {} {
   set dir [file join $::bindings_root build node-env]
   set manifest [node_env_manifest]
   set pj [file join $dir package.json]
+  file mkdir [file dirname $dir]
+  # One installer at a time; a lock older than the install's own timeout
+  # was left by a killed run.
+  set lock $dir.lock
+  while {[catch {exec mkdir $lock 2>/dev/null}]} {
+    if {[catch {file mtime $lock} t] == 0 && [clock seconds] - $t > 960} {
+      file delete -force $lock
+    }
+    after 500
+  }
+  set rc [catch {node_env_install $dir $manifest $pj} res]
+  file delete -force $lock
+  if {$rc} { return -code error $res }
+  return $res
+}
+
+proc node_env_install {dir manifest pj} {
   set old ""
   if {[file exists $pj]} { set fd [open $pj]; set old [read $fd]; close $fd }
   if {$old ne $manifest || ![file isdirectory [file join $dir node_modules better-sqlite3]]} {
@@ -88,7 +111,8 @@ proc node_env {} {
     set fd [open $pj w]; puts -nonewline $fd $manifest; close $fd
     set here [pwd]
     cd $dir
-    set r [bindings_run timeout 900 npm install --no-audit --no-fund]
+    # JOBS: node-gyp compiles better-sqlite3's two sources at once.
+    set r [bindings_run env JOBS=max timeout 900 npm install --no-audit --no-fund]
     cd $here
     if {[lindex $r 0] != 0} {
       file delete -force $pj           ;# try again next time
@@ -100,7 +124,18 @@ proc node_env {} {
   return [list "" $dir]
 }
 
+proc node_env_check {name why} {
+  if {$why eq "" || ![info exists ::env(CI)] || $::env(CI) ne "true"} return
+  if {[info exists ::env(IDEM_SKIP_NODE)] && $::env(IDEM_SKIP_NODE) ne ""} return
+  do_test $name { set why } {}
+}
+
 if {[info exists argv0] && [file tail $argv0] eq "bindings.tcl" && [lindex $argv 0] eq "node-env"} {
   lassign [node_env] why dir
   if {$why ne ""} { puts "node-env: not installed: $why" } else { puts "node-env: $dir" }
+  # Under CI a Node environment that cannot be installed stops the run.
+  if {$why ne "" && [info exists ::env(CI)] && $::env(CI) eq "true" &&
+      !([info exists ::env(IDEM_SKIP_NODE)] && $::env(IDEM_SKIP_NODE) ne "")} {
+    exit 1
+  }
 }

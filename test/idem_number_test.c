@@ -10,7 +10,7 @@
 **                                          them
 **   ./idem_number_test --bench [FILE]      time it
 **
-** FILE (default test/data/numbers.txt, written by test/data/gen_numbers.js)
+** FILE (default build/numbers.txt, written by test/data/gen_numbers.js)
 ** has one "<literal>\t<expected>" per line, the expected text being what
 ** Node prints, or ERROR for an overflow.  Every literal goes through
 ** idemNumberCanonical(); where the literal is not an integer beyond 2^53,
@@ -576,7 +576,7 @@ static int bench(const char *zFile){
 }
 
 int main(int argc, char **argv){
-  const char *zFile = "test/data/numbers.txt";
+  const char *zFile = "build/numbers.txt";
   if( argc>=2 && strcmp(argv[1], "--bench")==0 ){
     return bench(argc>=3 ? argv[2] : zFile);
   }

@@ -26,7 +26,7 @@ list() {
     git ls-files
   else
     find . -type f ! -path './build/*' ! -path '*/node_modules/*' \
-      ! -path './.git/*' | sed 's|^\./||'
+      ! -path './.git/*' | sed 's|^\./||' | LC_ALL=C sort
   fi
 }
 

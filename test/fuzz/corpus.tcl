@@ -7,7 +7,8 @@
 # (inputs of fuzz_key) from what the tests already hold:
 #   - test/fuzz/seeds/canonical/* and seeds/key/* (hand-written, and every
 #     finding's regression input), as they are;
-#   - test/data/numbers.txt, the number literals, 64 to a JSON array;
+#   - build/numbers.txt (make fuzz-corpus makes it), the number literals,
+#     64 to a JSON array;
 #   - test/data/jcs/input/*.json (the RFC 8785 examples);
 #   - the JSON literals quoted in test/*.test;
 #   - test/data/keys.txt, the golden key vectors, in fuzz_key's layout.
@@ -45,7 +46,7 @@ foreach which {canonical key} {
 
 # 2. Number literals, 64 to an array.
 set nums {}
-set f [open [file join $root test data numbers.txt] r]
+set f [open [file join $root build numbers.txt] r]
 while {[gets $f line] >= 0} {
   set lit [lindex [split $line \t] 0]
   if {$lit eq ""} continue

@@ -3,7 +3,9 @@
 """test/mutation/run.py -- every rule's test can fail (doc/contract.md).
 
 Applies each mutant of test/mutation/mutants.txt, one at a time, to a copy
-of the tracked tree, builds it, and runs the test files the mutant names:
+of the tracked tree (MUTATION_JOBS copies, default the number of cores,
+each testing one mutant at a time), builds it, and runs the test files the
+mutant names:
 a mutant that every one of them passes is a SURVIVOR, and the run fails.
 A mutant marked `equivalent:` (with the reason why no test can tell it
 from the original) is listed but not run.  A mutant whose `find` text is
@@ -27,7 +29,9 @@ The list's format, one block per mutant, blank lines between:
 not part of them; `\\n` in either stands for a line break).  Instead of
 `tests:`, `equivalent: <reason>`.
 """
+import concurrent.futures
 import os
+import queue
 import random
 import shutil
 import subprocess
@@ -131,64 +135,91 @@ def main(argv):
         print("the mutant list has fallen behind the code:\n  " + "\n  ".join(stale))
         return 1
 
-    work = tempfile.mkdtemp(prefix="idem-mutation-")
+    # MUTATION_JOBS copies of the tree (default: the cores), each building
+    # and testing one mutant at a time: a mutant's build is one compiler
+    # process and its tests a few files, so one copy leaves a core idle.
+    jobs = int(os.environ.get("MUTATION_JOBS") or os.cpu_count() or 1)
+    jobs = max(1, min(jobs, len(runnable)))
+    works = [tempfile.mkdtemp(prefix="idem-mutation-") for _ in range(jobs)]
+    work = works[0]
     try:
         files = sh(["git", "ls-files", "-z"], ROOT).stdout.split("\0")
-        for rel in filter(None, files):
-            src = os.path.join(ROOT, rel)
-            if not os.path.isfile(src):
-                continue
-            dst = os.path.join(work, rel)
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            shutil.copy2(src, dst)
+        for w in works:
+            for rel in filter(None, files):
+                src = os.path.join(ROOT, rel)
+                if not os.path.isfile(src):
+                    continue
+                dst = os.path.join(w, rel)
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copy2(src, dst)
         env = dict(os.environ)
         for v in ("IDEM_LIB", "MAKEFLAGS", "MAKELEVEL", "MFLAGS"):
             env.pop(v, None)
-        build = sh(["make", "-s", "all", "CFLAGS=" + CFLAGS], work, env)
-        if build.returncode:
-            print(build.stdout)
-            print("the unmutated tree does not build")
-            return 1
+        # Each copy's tests one file at a time: the copies run at once.
+        env["IDEM_JOBS"] = "1" if jobs > 1 else env.get("IDEM_JOBS", "")
+        for w in works:
+            build = sh(["make", "-s", "all", "CFLAGS=" + CFLAGS], w, env)
+            if build.returncode:
+                print(build.stdout)
+                print("the unmutated tree does not build")
+                return 1
         # The named tests must pass on the tree as it is, or a failure
         # would prove nothing about a mutant.
         named = sorted({t for m in runnable for t in m["tests"].split()})
         if named:
-            base = sh(["tclsh", "tcl/run.tcl"] + named, work, env)
+            base = sh(["tclsh", "tcl/run.tcl"] + named, work, dict(env, IDEM_JOBS=""))
             if base.returncode:
                 print(base.stdout[-3000:])
                 print("the named tests fail without any mutant: fix them first")
                 return 1
-        killed, survived = 0, []
         for m in mutants:
             if "equivalent" in m:
                 print("%-34s equivalent: %s" % (m["id"], m["equivalent"]))
-        for m in runnable:
-            path = os.path.join(work, m["file"])
+
+        def one(m, w):
+            """Apply M to the copy W, build, run its tests, put it back."""
+            path = os.path.join(w, m["file"])
             with open(path, encoding="utf-8") as f:
                 orig = f.read()
             t0 = time.time()
             try:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(orig.replace(m["find"], m["replace"], 1))
-                b = sh(targets(m), work, env)
+                b = sh(targets(m), w, env)
                 if b.returncode:
-                    verdict = "killed (does not compile)"
-                    killed += 1
-                else:
-                    tests = m["tests"].split()
-                    r = sh(["tclsh", "tcl/run.tcl"] + tests, work, env)
-                    failed = [l.split()[2] for l in r.stdout.splitlines()
-                              if l.startswith("! ") and l.rstrip().endswith(" failed")]
-                    if r.returncode:
-                        verdict = "killed by " + (" ".join(failed[:3]) or "a file that died")
-                        killed += 1
-                    else:
-                        verdict = "SURVIVED " + " ".join(tests)
-                        survived.append(m)
+                    return True, "killed (does not compile)", time.time() - t0
+                tests = m["tests"].split()
+                r = sh(["tclsh", "tcl/run.tcl"] + tests, w, env)
+                failed = [l.split()[2] for l in r.stdout.splitlines()
+                          if l.startswith("! ") and l.rstrip().endswith(" failed")]
+                if r.returncode:
+                    return True, "killed by " + (" ".join(failed[:3]) or "a file that died"), time.time() - t0
+                return False, "SURVIVED " + " ".join(tests), time.time() - t0
             finally:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(orig)
-            print("%-34s %s (%.0f s)" % (m["id"], verdict, time.time() - t0), flush=True)
+
+        free = queue.Queue()
+        for w in works:
+            free.put(w)
+
+        def task(m):
+            w = free.get()
+            try:
+                return one(m, w)
+            finally:
+                free.put(w)
+
+        killed, survived = 0, []
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            # Printed in the list's order, each as soon as it and those
+            # before it are done.
+            for m, (dead, verdict, secs) in zip(runnable, pool.map(task, runnable)):
+                if dead:
+                    killed += 1
+                else:
+                    survived.append(m)
+                print("%-34s %s (%.0f s)" % (m["id"], verdict, secs), flush=True)
         n_eq = sum(1 for m in mutants if "equivalent" in m)
         print("%d mutants run: %d killed, %d survived; %d equivalent, not run"
               % (len(runnable), killed, len(survived), n_eq))
@@ -196,8 +227,8 @@ def main(argv):
             print("survivor %s (%s): %s -- rule: %s" % (m["id"], m["file"], m["find"], m["rule"]))
         return 1 if survived else 0
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-
+        for w in works:
+            shutil.rmtree(w, ignore_errors=True)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -3,10 +3,12 @@
 ** oom.c -- allocation faults for every operation of idem.
 **
 **   make test-oom           (builds build/oom and runs it)
-**   build/oom [-v] [-q] [-s STRIDE] [OPERATION ...]
+**   build/oom [-v] [-q | -m] [-s STRIDE] [OPERATION ...]
 **
 **     -v         one line per run
 **     -q         the file database only (not :memory: too)
+**     -m         :memory: only (not the file database: .ci/run runs the
+**                file database under ASan, make test-asan-oom)
 **     -s STRIDE  fail allocation 1, 1+STRIDE, 1+2*STRIDE, ... only (for the
 **                slow runs under valgrind)
 **     OPERATION  only these (names as printed)
@@ -661,6 +663,7 @@ int main(int argc, char **argv){
   sqlite3_mem_methods m;
   int nPass = 0, nFail = 0, i, iArg;
   int bQuick = 0;
+  int bMemOnly = 0;
   int nStride = 1;
   const char *azFile[2];
   char zFile[300];
@@ -670,8 +673,9 @@ int main(int argc, char **argv){
   for(iArg=1; iArg<argc && argv[iArg][0]=='-'; iArg++){
     if( strcmp(argv[iArg], "-v")==0 ) bVerbose = 1;
     else if( strcmp(argv[iArg], "-q")==0 ) bQuick = 1;
+    else if( strcmp(argv[iArg], "-m")==0 ) bMemOnly = 1;
     else if( strcmp(argv[iArg], "-s")==0 && iArg+1<argc ) nStride = atoi(argv[++iArg]);
-    else { fprintf(stderr, "usage: %s [-v] [-q] [-s STRIDE] [OPERATION ...]\n", argv[0]); return 2; }
+    else { fprintf(stderr, "usage: %s [-v] [-q | -m] [-s STRIDE] [OPERATION ...]\n", argv[0]); return 2; }
   }
 
   sqlite3_config(SQLITE_CONFIG_GETMALLOC, &memDefault);
@@ -711,7 +715,7 @@ int main(int argc, char **argv){
       for(j=iArg; j<argc; j++) if( strcmp(argv[j], pOp->zName)==0 ) bWant = 1;
       if( !bWant ) continue;
     }
-    for(iFile=0; iFile<(bQuick ? 1 : 2); iFile++){
+    for(iFile=(bMemOnly ? 1 : 0); iFile<(bQuick ? 1 : 2); iFile++){
       for(bTxn=0; bTxn<2; bTxn++){
         Expect ex;
         if( pOp->bReopen && (bTxn || iFile==1) ) continue;  /* not meaningful */
