@@ -239,6 +239,7 @@ IDEM_PRIVATE int idemKeyRegister(sqlite3 *db);
 typedef struct IdemDurable IdemDurable;
 struct IdemDurable {
   int bRead;                  /* The settings below are read in this txn */
+  int bFixed;                 /* ... after it wrote: they cannot change */
   int eStore;                 /* IDEM_STORE_*: where the pages live */
   int iSync;                  /* synchronous: 0 OFF .. 3 EXTRA */
   char zMode[16];             /* journal_mode, upper case */
@@ -256,6 +257,7 @@ IDEM_PRIVATE int idemDurableCheck(IdemDurable *pD, sqlite3 *db,
                                   const char *zDb, int bExternal,
                                   int bRelaxed, char **pzErr);
 IDEM_PRIVATE void idemDurableBegin(IdemDurable *pD);  /* xBegin: read again */
+IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD);  /* a claim wrote: keep */
 /* An UPDATE of an external call: its COMMIT too is made durable. */
 IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);

@@ -1047,6 +1047,7 @@ static int idemClaimWrite(IdemVtab *p, sqlite3_stmt *pIns, sqlite3_value **aCol,
     rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
     if( rc!=SQLITE_OK ) return rc;
     *pRowid = sqlite3_last_insert_rowid(p->db);
+    idemDurableWrote(&p->durable);    /* the journal mode is kept now */
     /* A local claim must not commit pending: xSync checks it. */
     if( pC->zKind[0]=='l' ) idemTxnAdd(p, pC->aKey);
     return SQLITE_OK;

@@ -95,11 +95,14 @@
 ** The settings are per connection and per schema (main, temp, attached),
 ** so they are read for the table's schema, with two PRAGMA queries.  Those
 ** cost more than a claim (SQLite prepares a PRAGMA again at every run), so
-** they are read once per transaction: inside one, neither setting can
-** change (SQLite refuses "PRAGMA synchronous" in a transaction, and keeps
-** the journal mode once the transaction has written).  The table's
-** xBegin, called before its first write in each transaction, forgets them
-** (idemDurableBegin()).  So a claim stays an index seek.
+** they are read once per transaction, from its first claim that writes:
+** from then on neither setting can change (SQLite refuses "PRAGMA
+** synchronous" in a transaction, and keeps the journal mode once the
+** transaction has written; before, a transaction that only found its
+** claims held may still change it, so each claim reads them again until
+** one writes: idemDurableWrote()).  The table's xBegin, called before its
+** first write in each transaction, forgets them (idemDurableBegin()).  So
+** a claim stays an index seek.
 **
 ** Interface for the other parts: "Interface to code in idem_durable.c"
 ** in idemInt.h.  The option itself, durability=full|relaxed, is parsed
@@ -123,7 +126,16 @@
 /* xBegin: a new transaction, where the settings may differ. */
 IDEM_PRIVATE void idemDurableBegin(IdemDurable *pD){
   pD->bRead = 0;
+  pD->bFixed = 0;
   pD->bDirSync = 0;
+}
+
+/* A claim of the table wrote in this transaction: SQLite keeps the journal
+** mode from now on (before, a transaction that only read, or found its
+** claims held, may still change it), so the settings read are kept until
+** the transaction ends. */
+IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD){
+  pD->bFixed = pD->bRead;
 }
 
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD){
@@ -171,7 +183,7 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
                            char **pzErr){
   const char *zJournal;
   int rc, i;
-  if( pD->bRead ) return SQLITE_OK;
+  if( pD->bRead && pD->bFixed ) return SQLITE_OK;
   rc = idemDurablePrepare(db, zDb, "synchronous", &pD->pSync);
   if( rc==SQLITE_OK ) rc = idemDurablePrepare(db, zDb, "journal_mode", &pD->pJournal);
   if( rc!=SQLITE_OK ) goto read_error;
