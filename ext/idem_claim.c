@@ -152,9 +152,9 @@ static const IdemSwitch aIdemSwitch[] = {
     "args_mismatch=error (the default) or args_mismatch=replay" },
   { "durability", { "full", "relaxed" },
     offsetof(IdemOptions, bRelaxedDurability),
-    "durability=full (the default: an external claim needs a durable"
-    " commit) or durability=relaxed (accept that a power loss may take"
-    " back an external claim)" },
+    "durability=full (the default: a claim needs a commit that survives"
+    " what its act survives) or durability=relaxed (accept that a power"
+    " loss may take back a claim)" },
 };
 
 /* Note option number iOpt as given; an error if it was given before

@@ -428,8 +428,8 @@ const OPTIONS_HELP = 'local_failure=release|keep, durability=full|relaxed, ' +
 const SWITCHES = {
   local_failure: [['release', 'keep'], 'local_failure=release (the default) or local_failure=keep'],
   args_mismatch: [['error', 'replay'], 'args_mismatch=error (the default) or args_mismatch=replay'],
-  durability: [['full', 'relaxed'], 'durability=full (the default: an external claim needs a ' +
-    'durable commit) or durability=relaxed (accept that a power loss may take back an external claim)'],
+  durability: [['full', 'relaxed'], 'durability=full (the default: a claim needs a commit that ' +
+    'survives what its act survives) or durability=relaxed (accept that a power loss may take back a claim)'],
 };
 const DURATION_OPTIONS = ['retain', 'stale_after'];
 const DURATION_UNITS = { second: 1000, minute: 60000, hour: 3600000, day: 86400000 };

@@ -741,9 +741,9 @@ _OPTIONS_HELP = ("local_failure=release|keep, durability=full|relaxed,"
 _SWITCH_HELP = {
     "local_failure": "local_failure=release (the default) or local_failure=keep",
     "args_mismatch": "args_mismatch=error (the default) or args_mismatch=replay",
-    "durability": "durability=full (the default: an external claim needs a"
-                  " durable commit) or durability=relaxed (accept that a power"
-                  " loss may take back an external claim)",
+    "durability": "durability=full (the default: a claim needs a commit"
+                  " that survives what its act survives) or durability=relaxed"
+                  " (accept that a power loss may take back a claim)",
 }
 _DURATION = re.compile(r"([0-9]*)(?:\.([0-9]*))?[ \t]*(second|minute|hour|day)s?\Z",
                        re.IGNORECASE)
