@@ -186,7 +186,10 @@
 ** exponent (idemNumberDecimal(): "%.17g" of most doubles, Python's and
 ** JSON.stringify()'s), a decimal with one (idemNumberDecimalExp()), and
 ** anything (idemNumberCanonical()); the first two hold fewer values and
-** spill fewer registers.
+** spill fewer registers.  idemNumberDecimalExp() holds a fourth copy, for
+** the shape "%.17g" prints large and small doubles in (one digit, a '.',
+** 16 digits, the last not 0, then the exponent), with that shape's
+** positions and lengths as constants.
 **
 ** The table idemNumPow10[] holds, for -342 <= e <= 324, the 128 bits
 ** floor(10^e * 2^(127 - floor(log2(10^e)))), most significant word first.
@@ -1716,7 +1719,8 @@ static IDEMNUM_NOINLINE int idemNumFromDouble(
 ** the literal, and passes what it found instead of its being scanned again.
 ** If isDec is 1, the literal is known to be a decimal with no exponent:
 ** z[iInt] is the '.', and iFrac is n; if 2, a decimal with an exponent:
-** z[iInt] is the '.', z[iFrac] the 'e' or 'E'.
+** z[iInt] is the '.', z[iFrac] the 'e' or 'E'; if 3, such a decimal with
+** one digit before the '.' (not 0) and 16 after it (the last not 0).
 **
 ** Here: integer literals, the short literals of step 2 and the long ones
 ** of step 3b, in one pass (THE COMMON PATH in the header comment).
@@ -1746,6 +1750,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
   const char *zM = z + neg;         /* The first digit */
   const char *zD;                   /* The first significant digit */
   int iExp;                         /* End of the mantissa: 'e' or n */
+  int noExp;                        /* iExp==n (known but for isDec 0) */
   int iEnd;                         /* End of the significant digits */
   int p;                            /* zD[p] is the '.'; 16 if none */
   int nD;                           /* Significant digits */
@@ -1757,6 +1762,10 @@ static IDEMNUM_INLINE int idemNumCanonical(
   if( isDec==1 ){
     assert( z[iInt]=='.' && iFrac==n );
     iExp = iEnd = n;
+  }else if( isDec==3 ){
+    assert( iInt==neg+1 && iFrac==iInt+17 && iFrac<n );
+    assert( zM[0]!='0' && z[iFrac-1]!='0' );
+    iExp = iEnd = iFrac;
   }else if( isDec==2 ){
     assert( z[iInt]=='.' && iFrac<n );
     iExp = iEnd = iFrac;
@@ -1764,7 +1773,8 @@ static IDEMNUM_INLINE int idemNumCanonical(
     if( iInt==n ) return idemNumAsWritten(z, n, zOut);
     iExp = iEnd = z[iInt]=='.' ? iFrac : iInt;
   }
-  if( z[iEnd-1]=='0' ){
+  noExp = isDec==1 ? 1 : isDec ? 0 : iExp==n;
+  if( isDec!=3 && z[iEnd-1]=='0' ){
     /* Trailing zeros after the '.' ("2.50", "1.0", Python's integral
     ** floats "ddd.0") are dropped, and the '.' if nothing is left after
     ** it.  Zeros before the '.' (and a zero) go the long way. */
@@ -1776,7 +1786,12 @@ static IDEMNUM_INLINE int idemNumCanonical(
   }
 
   /* Step 1, less the exponent: x = 0.D * 10^(L+1-x10) */
-  if( zM[0]!='0' ){
+  if( isDec==3 ){
+    zD = zM;
+    nD = 17;
+    p = 1;
+    L = 0;
+  }else if( zM[0]!='0' ){
     zD = zM;
     nD = iEnd - neg;
     p = 16;
@@ -1796,7 +1811,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
   /* The exponent: a sign, then up to 4 digits.  With 16 digits or more
   ** the literal has 16 bytes or more, and the exponent's k digits are the
   ** last k of its last 4 bytes. */
-  if( isDec==2 || (!isDec && iExp<n) ){
+  if( isDec>=2 || (!isDec && iExp<n) ){
     int eNeg = z[iExp+1]=='-';
     int k;
     j = iExp + 1 + (eNeg || z[iExp+1]=='+');
@@ -1820,7 +1835,13 @@ static IDEMNUM_INLINE int idemNumCanonical(
   ** (the bytes after it moved down by one), then the 17th.  The loads
   ** stay in the literal: zD[0..nD) holds 16 digits or more, and one more
   ** byte if zD[p] is the '.'. */
-  {
+  if( isDec==3 ){
+    /* p is 1: the first digit, then the 15 after the '.'.  (Not the
+    ** masks below with p constant: GCC 12 -O2 merges the two loads of c0
+    ** into one wrong load.) */
+    c0 = (uint64_t)(unsigned char)zD[0] | idemNumLoad8(zD+2)<<8;
+    c1 = idemNumLoad8(zD+9);
+  }else{
     const char *zB = zD + (p<16);
     uint64_t m0 = aMask[p+8], m1 = aMask[p];
     c0 = (idemNumLoad8(zD) & m0) | (idemNumLoad8(zB) & ~m0);
@@ -1855,7 +1876,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
                && 2*g+t>one))
   ){
     /* The digits of the literal are the answer. */
-    if( iExp==n ? L>=-6
+    if( noExp ? L>=-6
                 : (p==1 && (L>=21 || L<=-7)
                    /* the exponent as ECMAScript writes it: no zeros dropped
                    ** before it, "e", a sign and no leading zero */
@@ -1863,12 +1884,12 @@ static IDEMNUM_INLINE int idemNumCanonical(
                    && (z[iExp+1]=='+' || z[iExp+1]=='-') && z[iExp+2]!='0') ){
       /* ddd.ddd, ddd, 0.000ddd or d.ddde-NN (16 to 25 bytes): as
       ** written, less any zeros dropped. */
-      int nOut = iExp==n ? iEnd : n;
+      int nOut = noExp ? iEnd : n;
       memcpy(zOut, z, 16);
       memcpy(zOut+nOut-16, z+nOut-16, 16);
       return nOut;
     }
-    if( p==1 && iExp<n ){
+    if( p==1 && !noExp ){
       /* d.ddde-NN, as JSON.stringify() and Python write long numbers: the
       ** digits are z[iInt-1] and the nD-1 (15 or 16) after the '.', and
       ** 16 bytes from there stay in the literal (the exponent follows). */
@@ -1973,7 +1994,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
     if( jj!=9 && w2*10>=wTop && w2<wTop ){
       int n2 = 17 - nDrop;
       int k = iEnd - nDrop;           /* the answer's text ends at k */
-      if( iExp==n ? k>iInt && L>=-6 : p==1 && (L>=21 || L<=-7) ){
+      if( noExp ? k>iInt && L>=-6 : p==1 && (L>=21 || L<=-7) ){
         /* The literal is laid out as ECMAScript lays out the answer
         ** (ddd.ddd or 0.000ddd, the dropped digits after the '.'; or
         ** d.ddde+NN, d.ddde-NN, its exponent then written anew): its
@@ -1999,7 +2020,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
         }
         while( zOut[k-1]=='0' ) k--;
         k -= zOut[k-1]=='.';
-        if( iExp<n ) k += idemNumPutExp(zOut+k, L);
+        if( !noExp ) k += idemNumPutExp(zOut+k, L);
         return k;
       }
       while( w2%10==0 ){
@@ -2037,5 +2058,11 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
   int iInt, int iFrac,
   char *zOut
 ){
+  /* d.dddddddddddddddde+NN, as "%.17g" prints large and small doubles
+  ** (the last digit not 0): the same code with its shape as constants */
+  int neg = z[0]=='-';
+  if( iInt==neg+1 && iFrac==iInt+17 && z[neg]!='0' && z[iFrac-1]!='0' ){
+    return idemNumCanonical(z, n, iInt, iFrac, zOut, 3);
+  }
   return idemNumCanonical(z, n, iInt, iFrac, zOut, 2);
 }
