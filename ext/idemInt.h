@@ -244,6 +244,9 @@ struct IdemDurable {
   int iSync;                  /* synchronous: 0 OFF .. 3 EXTRA */
   char zMode[16];             /* journal_mode, upper case */
   int bDirSync;               /* Sync the directory at xCommit */
+  int eDirSync;               /* 0 not known yet, 1 this SQLite syncs
+                              ** directories, 2 never (DISABLE_DIRSYNC) */
+  char zPrefix[80];           /* "PRAGMA " or "PRAGMA aux." for messages */
   sqlite3_stmt *pSync;        /* PRAGMA "<schema>".synchronous */
   sqlite3_stmt *pJournal;     /* PRAGMA "<schema>".journal_mode */
 };

@@ -207,6 +207,16 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
   if( pD->iSync>3 ) pD->iSync = 3;
   pD->eStore = idemDurableStore(db, zDb);
   pD->bRead = 1;
+  if( pD->eDirSync==0 ){
+    /* Fixed for the table's life: asked once, not at every claim (the
+    ** compile-time options are a list that SQLite searches). */
+    pD->eDirSync = IDEM_DIRSYNC_DISABLED ? 2 : 1;
+    if( sqlite3_stricmp(zDb, "main")==0 ){
+      memcpy(pD->zPrefix, "PRAGMA ", 8);
+    }else{
+      sqlite3_snprintf(sizeof(pD->zPrefix), pD->zPrefix, "PRAGMA %s.", zDb);
+    }
+  }
   return SQLITE_OK;
 
  read_error:
@@ -215,6 +225,13 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
         " settings of schema '%s': %s", zDb, sqlite3_errmsg(db));
   }
   return rc;
+}
+
+/* A file in DELETE mode at FULL, whose COMMIT (the journal's unlink) idem
+** makes durable by a directory sync at xCommit. */
+static int idemDurableDeleteFull(const IdemDurable *pD){
+  return pD->eStore==IDEM_STORE_FILE && pD->iSync==2
+      && strcmp(pD->zMode, "DELETE")==0;
 }
 
 /*
@@ -235,9 +252,8 @@ IDEM_PRIVATE int idemDurableCheck(
   char **pzErr
 ){
   static const char *const azSync[] = { "OFF", "NORMAL", "FULL", "EXTRA" };
-  const char *zMode;
+  const char *zMode, *zPrefix;
   int iSync, rc;
-  char zPrefix[80];            /* "PRAGMA " or "PRAGMA aux." for messages */
 
   *pzErr = 0;
 #ifdef IDEM_REPLICATED
@@ -248,11 +264,7 @@ IDEM_PRIVATE int idemDurableCheck(
   if( rc!=SQLITE_OK ) return rc;
   zMode = pD->zMode;
   iSync = pD->iSync;
-  if( sqlite3_stricmp(zDb, "main")==0 ){
-    memcpy(zPrefix, "PRAGMA ", 8);
-  }else{
-    sqlite3_snprintf(sizeof(zPrefix), zPrefix, "PRAGMA %s.", zDb);
-  }
+  zPrefix = pD->zPrefix;
 
   if( !bExternal ){
     if( strcmp(zMode, "OFF")==0 ){
@@ -323,7 +335,7 @@ IDEM_PRIVATE int idemDurableCheck(
         " journal's header is synced with its records, not after them);"
         " set synchronous=FULL or create the table with durability=relaxed",
         zPrefix, zMode);
-  }else if( IDEM_DIRSYNC_DISABLED ){
+  }else if( pD->eDirSync==2 ){
     *pzErr = sqlite3_mprintf("external claim needs a durable commit:"
         " this SQLite is built with SQLITE_DISABLE_DIRSYNC and never syncs"
         " a directory, so the journal or WAL file it creates or deletes"
@@ -331,7 +343,7 @@ IDEM_PRIVATE int idemDurableCheck(
         " use a SQLite built without it, or create the table with"
         " durability=relaxed");
   }else{
-    if( strcmp(zMode, "DELETE")==0 && iSync==2 ) pD->bDirSync = 1;
+    if( idemDurableDeleteFull(pD) ) pD->bDirSync = 1;
     return SQLITE_OK;
   }
   return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
@@ -354,10 +366,7 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
     sqlite3_free(zErr);
     return;
   }
-  if( pD->eStore==IDEM_STORE_FILE && strcmp(pD->zMode, "DELETE")==0
-   && pD->iSync==2 && !IDEM_DIRSYNC_DISABLED ){
-    pD->bDirSync = 1;
-  }
+  if( idemDurableDeleteFull(pD) && pD->eDirSync==1 ) pD->bDirSync = 1;
 }
 
 /*
