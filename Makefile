@@ -57,8 +57,9 @@ define need_pkgs
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing:$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	      apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	    flock -w 1800 $(APT_LOCK) sh -c "apt-get update -qq && \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null" \
+	      || exit 1; \
 	  else \
 	    echo "this target needs these Debian packages; install them with:"; \
 	    echo "  sudo apt-get install -y$$missing"; exit 1; \
@@ -66,6 +67,8 @@ define need_pkgs
 	fi
 	@touch $@
 endef
+# Targets that run at once (make -j, several clones) take turns at apt.
+APT_LOCK ?= /tmp/idem-apt.lock
 deps: $(BUILD)/.deps  ## install the Debian packages the build and tests need
 $(BUILD)/.deps:
 	@mkdir -p $(BUILD)
