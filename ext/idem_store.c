@@ -595,7 +595,7 @@ static int idemRootsLoad(IdemVtab *p, IdemRoots *pR){
   sqlite3_finalize(pStmt);
   if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return rc;
   rc = idemQueryRow(p->db, &pStmt, "SELECT rootpage FROM \"%w\".sqlite_schema"
-      " WHERE tbl_name COLLATE NOCASE IN ('%q_claim', '%q_expiry', '%q_config')"
+      " WHERE tbl_name COLLATE NOCASE IN ('%q_claim','%q_expiry','%q_config')"
       " AND rootpage>0", p->zDb, p->zName, p->zName, p->zName);
   while( rc==SQLITE_ROW ){
     if( pR->n<(int)(sizeof(pR->a)/sizeof(pR->a[0])) ){
