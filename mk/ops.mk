@@ -40,5 +40,5 @@ ops-venv: $(BUILD)/.deps-ops  ## build/ops-venv-<hash>: Datasette, pytest, Playw
 
 test-ops: ops-venv  ## the Datasette plugin: datasette.client, then headless chromium (Playwright)
 	cd $(OPS_DIR) && PYTHONDONTWRITEBYTECODE=1 IDEM_ROOT=$(CURDIR) \
-	  $(abspath $(OPS_VENV))/bin/python -m pytest -p no:cacheprovider -q \
+	  $(abspath $(OPS_VENV))/bin/pytest -p no:cacheprovider -q \
 	  --basetemp=$(abspath $(BUILD))/ops-scratch tests

@@ -137,7 +137,12 @@ async def index(datasette: Any, request: Any) -> Response:
                                             ("view-database", name), "view-instance"])
             if not visible:
                 continue
-            stats = await db.execute_fn(lambda conn, t=table: Desk(conn, t).stats())
+            try:
+                stats = await db.execute_fn(lambda conn, t=table: Desk(conn, t).stats())
+            except (RuntimeError, sqlite3.Error, OpsError):
+                if _load_error is None:
+                    raise
+                continue                # shown once, as the load error
             found.append({"database": name, "table": table, "stats": stats,
                           "url": _url(datasette, db, table)})
     return Response.html(await datasette.render_template(
@@ -158,14 +163,27 @@ async def _resolve(datasette: Any, request: Any) -> Tuple[Any, str]:
     await datasette.ensure_permissions(request.actor, [
         ("view-table", (db.name, table)), ("view-database", db.name), "view-instance"])
     if table not in await db.execute_fn(_tables):
-        raise NotFound("%s is not an idem table of %s%s" % (
-            table, db.name, "" if _load_error is None else
-            " (the idem extension did not load: %s)" % _load_error))
+        raise NotFound("%s is not an idem table of %s" % (table, db.name))
+    if _load_error is not None:
+        raise Unloaded(_load_error)
     return db, table
 
 
+class Unloaded(Exception):
+    """The extension did not load into Datasette's connections."""
+
+
+async def _unloaded(datasette: Any, request: Any, why: str) -> Response:
+    return Response.html(await datasette.render_template(
+        "idem_index.html", {"tables": [], "load_error": why, "statuses": STATUSES,
+                            "colours": COLOURS}, request=request), status=500)
+
+
 async def table_page(datasette: Any, request: Any) -> Response:
-    db, table = await _resolve(datasette, request)
+    try:
+        db, table = await _resolve(datasette, request)
+    except Unloaded as e:
+        return await _unloaded(datasette, request, str(e))
     status = request.args.get("status") or None
     if status not in (None,) + STATUSES + ("stale",):
         status = None
@@ -192,7 +210,10 @@ async def table_page(datasette: Any, request: Any) -> Response:
 
 
 async def call_page(datasette: Any, request: Any) -> Response:
-    db, table = await _resolve(datasette, request)
+    try:
+        db, table = await _resolve(datasette, request)
+    except Unloaded as e:
+        return await _unloaded(datasette, request, str(e))
     key = tilde_decode(request.url_vars["key"])
     allowed = await datasette.permission_allowed(
         request.actor, PERMISSION, resource=(db.name, table), default=False)

@@ -86,7 +86,7 @@ def server(app, tmp_path):
     assert args[args.index("--host") + 1] == "127.0.0.1"
     log = open(tmp_path / "datasette.log", "w+")
     p = subprocess.Popen([sys.executable, "-m", "datasette", "serve"] + args,
-                         stdout=log, stderr=subprocess.STDOUT,
+                         stdout=log, stderr=subprocess.STDOUT, cwd=str(tmp_path),
                          env=dict(os.environ, DATASETTE_SECRET=SECRET))
     base = "http://127.0.0.1:%d" % port
     try:

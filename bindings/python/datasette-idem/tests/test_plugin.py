@@ -168,3 +168,21 @@ async def test_view_permissions_and_other_tables(app):
     ds = datasette(app)
     assert (await ds.client.get("/-/idem/app/plain")).status_code == 404
     assert (await ds.client.get("/-/idem/nope/calls")).status_code == 404
+
+
+async def test_a_python_that_cannot_load_extensions(app, monkeypatch):
+    import datasette_idem
+    why = ("idem: this Python's sqlite3 module cannot load extensions (sqlite3.Connection"
+           " has no enable_load_extension); use a Python built with"
+           " --enable-loadable-sqlite-extensions, such as Debian's /usr/bin/python3")
+
+    def load(conn):
+        raise RuntimeError(why)
+    monkeypatch.setattr(datasette_idem.idem, "load", load)
+    monkeypatch.setattr(datasette_idem, "_load_error", None)
+    ds = datasette(app)
+    for path in ("/-/idem", "/-/idem/app/calls", "/-/idem/app/calls/" + app.unknown):
+        r = await ds.client.get(path)
+        assert r.status_code == (200 if path == "/-/idem" else 500), path
+        assert messages(r.text) == [("error", "The idem extension did not load into"
+                                     " Datasette's connections: " + why)]
