@@ -22,7 +22,7 @@ import shlex
 import sqlite3
 import sys
 import urllib.parse
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, cast
 
 import idem
 from idem.ops import AGES, STATUSES, Desk, OpsError, age_text
@@ -34,20 +34,30 @@ class Refused(Exception):
 
 def connect(path: str) -> sqlite3.Connection:
     """The database file, which must exist (never created here), with idem
-    loaded, in autocommit mode."""
-    if path != ":memory:" and not os.path.exists(path):
+    loaded, in autocommit mode: through idem.connect() where the package
+    has it (any python3: sqlite3, else APSW), else sqlite3 and idem.load()
+    (a Python whose sqlite3 loads extensions, such as Debian's)."""
+    if not os.path.exists(path):
         raise Refused("idem: no database file %s" % path)
     uri = "file:%s?mode=rw" % urllib.parse.quote(os.path.abspath(path))
+    opener = getattr(idem, "connect", None)
     try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5.0)
+        if opener is not None:
+            conn = opener(uri, uri=True, isolation_level=None, timeout=5.0)
+        else:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5.0)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as e:
         raise Refused("idem: cannot open %s: %s" % (path, e))
-    try:
-        idem.load(conn)
-    except (RuntimeError, sqlite3.Error) as e:
+    except RuntimeError as e:
         raise Refused(str(e))
-    return conn
+    if opener is None:
+        try:
+            idem.load(conn)
+        except (RuntimeError, sqlite3.Error) as e:
+            conn.close()
+            raise Refused(str(e))
+    return cast(sqlite3.Connection, conn)
 
 
 def _text(value: Any) -> str:

@@ -18,6 +18,7 @@ import time
 import unittest
 
 import idem
+import test_idem
 from idem.__main__ import main
 from test_idem import Base
 
@@ -37,7 +38,9 @@ class Desk(Base):
     def aged(self):
         if Desk._aged is None:
             tmp = tempfile.TemporaryDirectory(prefix="idem-cli-")
-            conn = sqlite3.connect(os.path.join(tmp.name, "app.db"), isolation_level=None)
+            # The driver under test where the tests have one (sqlite3 here).
+            opener = getattr(test_idem, "plain_connect", sqlite3.connect)
+            conn = opener(os.path.join(tmp.name, "app.db"), isolation_level=None)
             self.fill(conn)
             conn.close()
             time.sleep(1.1)
