@@ -85,7 +85,7 @@ def _table(rows: List[List[str]], out: Any) -> None:
 
 
 def _status(c: Dict[str, Any]) -> str:
-    return c["status"] + (" (stale)" if c.get("stale") else "")
+    return str(c["status"]) + (" (stale)" if c.get("stale") else "")
 
 
 # ---- the commands ----------------------------------------------------------------

@@ -222,7 +222,7 @@ class Desk:
 
     # ---- writing -----------------------------------------------------------------
 
-    def purge(self, older_than: str, dry_run: bool = False) -> Dict[str, int]:
+    def purge(self, older_than: str, dry_run: bool = False) -> Dict[str, Any]:
         """The table's purge by age: DELETE FROM t WHERE created < (now -
         older_than), in one transaction.  The table skips pending and
         unknown calls itself; what went and what stayed is counted from

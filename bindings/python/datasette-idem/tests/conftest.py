@@ -2,7 +2,6 @@
 """Fixtures of the datasette-idem tests: a database with one call of each
 kind an operator meets (done, pending, unknown), and a Datasette on it."""
 import html
-import os
 import re
 import sqlite3
 
