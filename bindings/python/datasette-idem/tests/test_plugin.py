@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """datasette-idem through Datasette's own test client (datasette.client)."""
 import re
+import time
 
 import idem
 import pytest
@@ -186,3 +187,30 @@ async def test_a_python_that_cannot_load_extensions(app, monkeypatch):
         assert r.status_code == (200 if path == "/-/idem" else 500), path
         assert messages(r.text) == [("error", "The idem extension did not load into"
                                      " Datasette's connections: " + why)]
+
+
+async def test_stale_calls_and_table_configuration(app):
+    jobs = idem.Calls(app.conn, "jobs", stale_after="1 second")
+    for who in ("frank", "gina"):
+        app.conn.execute("INSERT INTO jobs(who, conv, tool, args, kind, owner)"
+                         " VALUES(?, 'c', 'export', '{}', 'external', 'worker-2')", (who,))
+    frank, gina = (jobs.key(w, "c", "export", {}) for w in ("frank", "gina"))
+    time.sleep(1.1)
+    app.conn.execute("UPDATE jobs SET note = 'page 3' WHERE key = ? AND member = 0", (gina,))
+    # The allow block of this one table: alice may reconcile jobs, not calls.
+    ds = datasette(app, {"databases": {"app": {"tables": {"jobs": {"plugins": {
+        "datasette-idem": {"allow": {"id": "alice"}}}}}}}})
+    r = await ds.client.get("/-/idem/app/jobs")
+    assert re.findall(r'class="key"><a href="[^"]+">([0-9a-f]{32})', r.text) == [frank, gina]
+    assert ">stale 1</a>" in r.text
+    r = await ds.client.get("/-/idem/app/jobs?status=stale")
+    assert re.findall(r'class="key"><a href="[^"]+">([0-9a-f]{32})', r.text) == [frank]
+    alice = actor(ds, "alice")
+    r = await post(ds, "/-/idem/app/jobs/" + frank, alice, verdict="not_arrived")
+    shown = await follow(ds, r, alice)
+    assert messages(shown.text) == [("info", "%s: released (not_arrived); the next"
+                                     " arrival claims it anew and runs" % frank)]
+    assert await ds.permission_allowed({"id": "alice"}, "idem-reconcile",
+                                       ("app", "calls")) is False
+    r = await ds.client.get("/-/idem/app/calls/" + app.unknown, cookies=alice)
+    assert 'name="verdict"' not in r.text
