@@ -25,7 +25,7 @@ import urllib.parse
 from typing import Any, Dict, List, Optional, Sequence, cast
 
 import idem
-from idem.ops import AGES, STATUSES, Desk, OpsError, age_text
+from idem.ops import AGES, STATUSES, Desk, OpsError, age_text, note_tail
 
 
 class Refused(Exception):
@@ -109,7 +109,7 @@ def cmd_list(desk: Desk, a: argparse.Namespace, out: Any) -> int:
     for r in rows:
         table.append([_status(r), age_text(r["age"]), _text(r["tool"]),
                       _cut(_text(r["who"]), 20), _cut(_text(r["conv"]), 20),
-                      r["key"], _cut(_text(r["note"]), 48)])
+                      r["key"], note_tail(r["note"], 60)])
     _table(table, out)
     if total > len(rows):
         print("... and %d more (--limit)" % (total - len(rows)), file=out)

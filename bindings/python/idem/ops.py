@@ -26,7 +26,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import idem
 
-__all__ = ["Desk", "OpsError", "idem_tables", "AGES", "STATUSES", "age_text"]
+__all__ = ["Desk", "OpsError", "idem_tables", "AGES", "STATUSES", "age_text",
+           "note_tail"]
 
 # The statuses in the order an operator reads them: what needs a person first.
 STATUSES = ("unknown", "pending", "failed", "done")
@@ -71,6 +72,13 @@ def age_text(seconds: Optional[float]) -> str:
     if s < 86400:
         return "%d h" % (s // 3600)
     return "%d d" % (s // 86400)
+
+
+def note_tail(note: Any, width: int) -> str:
+    """A note in a list: its end, where what differs between calls is (the
+    table's note for an unknown call ends with what the tool reported)."""
+    text = " ".join(str(note).split()) if note is not None else ""
+    return text if len(text) <= width else "..." + text[len(text) - width + 3:]
 
 
 def _decode(text: Any) -> Any:

@@ -109,6 +109,8 @@ class ListTest(Desk):
         self.assertIn(self.unknown, lines[1])
         self.assertIn("< 1 min", lines[1])
         self.assertIn("charge_card", lines[1])
+        # A long note shows its end: what the tool reported.
+        self.assertRegex(lines[1], r"  \.\.\.[^.]*\(reported: timeout after 30 s\)$")
 
     def test_stale_before_pending(self):
         self.aged()

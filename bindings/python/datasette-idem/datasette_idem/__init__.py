@@ -30,7 +30,7 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 import idem
-from idem.ops import AGES, STATUSES, Desk, OpsError, age_text, idem_tables
+from idem.ops import AGES, STATUSES, Desk, OpsError, age_text, idem_tables, note_tail
 from datasette import Forbidden, NotFound, Response, hookimpl
 from datasette.utils import actor_matches_allow, tilde_decode, tilde_encode
 
@@ -199,6 +199,7 @@ async def table_page(datasette: Any, request: Any) -> Response:
         r["age_text"] = age_text(r["age"])
         r["url"] = _url(datasette, db, table, r["key"])
         r["who"], r["conv"] = _show(r["who"]), _show(r["conv"])
+        r["note_tail"] = note_tail(r["note"], 90)
     return Response.html(await datasette.render_template(
         "idem_table.html", {
             "database": db.name, "table": table, "stats": stats, "calls": rows,
