@@ -71,6 +71,13 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _blob(value: Any) -> str:
+    """A blob (a `who`, `conv` or `id` may be one) in JSON: x'<hex>'."""
+    if isinstance(value, bytes):
+        return "x'%s'" % value.hex()
+    raise TypeError("%s is not JSON" % type(value).__name__)
+
+
 def _cut(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[:width - 3] + "..."
@@ -98,7 +105,8 @@ def cmd_list(desk: Desk, a: argparse.Namespace, out: Any) -> int:
             r["age"] = round(r["age"], 3)
             r["idle"] = round(r["idle"], 3)
         json.dump({"table": desk.table, "total": total, "calls": rows}, out,
-                  ensure_ascii=False, indent=1)
+                  ensure_ascii=False, indent=1,
+                  default=_blob)
         print(file=out)
         return 0
     if not rows:
@@ -126,7 +134,8 @@ def cmd_show(desk: Desk, a: argparse.Namespace, out: Any) -> int:
         raise Refused("idem: no call %s in %s (never claimed, released, or purged)"
                       % (a.key, desk.table))
     if a.json:
-        json.dump(c, out, ensure_ascii=False, indent=1)
+        json.dump(c, out, ensure_ascii=False, indent=1,
+                  default=_blob)
         print(file=out)
         return 0
     _show(desk, c, out, _prog(a, desk))
@@ -193,7 +202,8 @@ def cmd_reconcile(desk: Desk, a: argparse.Namespace, out: Any) -> int:
         raise Refused(str(e))
     c = done["call"]
     if a.json:
-        json.dump(done, out, ensure_ascii=False, indent=1)
+        json.dump(done, out, ensure_ascii=False, indent=1,
+                  default=_blob)
         print(file=out)
         return 0
     if c is None:
@@ -223,7 +233,7 @@ def cmd_purge(desk: Desk, a: argparse.Namespace, out: Any) -> int:
         raise Refused(str(e))
     if a.json:
         r["dry_run"] = a.dry_run
-        json.dump(r, out, indent=1)
+        json.dump(r, out, indent=1, default=_blob)
         print(file=out)
         return 0
     print("%s %d decided call%s created before %s UTC; %d pending or unknown stay"
@@ -235,7 +245,8 @@ def cmd_purge(desk: Desk, a: argparse.Namespace, out: Any) -> int:
 def cmd_stats(desk: Desk, a: argparse.Namespace, out: Any) -> int:
     s = desk.stats()
     if a.json:
-        json.dump(s, out, ensure_ascii=False, indent=1)
+        json.dump(s, out, ensure_ascii=False, indent=1,
+                  default=_blob)
         print(file=out)
         return 0
     statuses = [k for k in s["status"]]

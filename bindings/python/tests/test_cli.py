@@ -156,6 +156,16 @@ class ListTest(Desk):
         rc, out, _ = self.run_cli("show", key)
         self.assertIn("members\n  1  id 1  result {}\n  2  id 2  result {}\n", out)
 
+    def test_blobs(self):
+        # who, conv and id may be blobs: shown as x'<hex>', in JSON too.
+        self.conn.execute("INSERT INTO calls(who, conv, tool, args, kind)"
+                          " VALUES(x'00ff', x'01', 'blob', '{}', 'external')")
+        c = [c for c in self.json_cli("list")["calls"] if c["tool"] == "blob"][0]
+        self.assertEqual((c["who"], c["conv"]), ("x'00ff'", "x'01'"))
+        self.assertEqual(self.json_cli("show", c["key"])["who"], "x'00ff'")
+        rc, out, _ = self.run_cli("list", "--tool", "blob")
+        self.assertRegex(out.splitlines()[1], r"  blob  x'00ff'  x'01' ")
+
     def test_limit(self):
         rc, out, _ = self.run_cli("list", "--limit", "1")
         self.assertEqual(len(out.splitlines()), 3)
