@@ -267,7 +267,7 @@ def _make(calls: idem.Calls, tool: Any, body: Callable[..., Any], context: str,
         from mcp.types import CallToolResult
         ret: Any = CallToolResult
     else:
-        ret = Any
+        ret = str if context == "openai-agents" else Any
     sig = inspect.Signature(plist, return_annotation=ret)
 
     def split(a: Tuple[Any, ...], kw: Dict[str, Any]) -> Tuple[Any, Any, Any, Dict[str, Any]]:
@@ -290,12 +290,18 @@ def _make(calls: idem.Calls, tool: Any, body: Callable[..., Any], context: str,
         c = _party(cv, "conv", tname, ctxdef.hint, ctx)
         return ctx, w, c, args
 
-    done = _mcp_done if context == "mcp" else _done
+    # The Agents SDK hands the model str() of what a tool returns: a dict
+    # would reach it as Python's repr, so it gets the JSON text.
+    text = (lambda v: json.dumps(v, ensure_ascii=False)) \
+        if context == "openai-agents" else (lambda v: v)
+
+    def done(outcome: idem.Outcome) -> Any:
+        return _mcp_done(outcome) if context == "mcp" else text(_done(outcome))
 
     def failed(e: BaseException) -> Any:
         if context == "mcp":
             return _mcp_failure(e)
-        return _answer(e)               # type: ignore[arg-type]
+        return text(_answer(e))         # type: ignore[arg-type]
 
     if inspect.iscoroutinefunction(tool):
         async def call(*a: Any, **kw: Any) -> Any:
