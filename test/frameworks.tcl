@@ -1,9 +1,22 @@
 # SPDX-License-Identifier: MIT
 # frameworks.tcl -- make test-frameworks: the agent-framework examples of
 # bindings/node/examples (ai-sdk, langchain, openai-agents, and the harness
-# they share), installed under build/frameworks and run with node:test.
+# they share), installed under build/frameworks and run with node:test; and
+# those of bindings/python/examples (openai-agents, langchain, pydantic-ai,
+# mcp-server), in a venv under build/py-frameworks, run with pytest.
 #
 #   tclsh test/frameworks.tcl          install if needed, then run them all
+#
+# The Python venv (Debian's python3, $PYTHON3, whose sqlite3 loads
+# extensions) is made with `pip install -r
+# bindings/python/examples/requirements.txt` (every version pinned), again
+# only when that file or the python changes (build/py-frameworks/.installed
+# holds their hash).  sqlite-idem is not installed into it: each run puts
+# the package's sources and build/idem.so (make's, from the same ext/) in
+# build/py-frameworks/site, which the venv's idem.pth names, so that the
+# current sources are tested without compiling them a second time.  The
+# four examples' tests run at once, beside the Node ones, in place (no
+# bytecode or pytest cache is written into the tree).
 #
 # Each example is copied into build/frameworks/<name>, its package.json as
 # it is but for `sqlite-idem`, which points at bindings/node itself; the
@@ -25,6 +38,39 @@ proc readfile {f} { set fd [open $f]; set t [read $fd]; close $fd; return $t }
 proc writefile {f t} { set fd [open $f w]; puts -nonewline $fd $t; close $fd }
 proc fail {msg} { puts stderr "test-frameworks: $msg"; exit 1 }
 
+# ---- Python: the venv, then the four examples' tests, started now -----------
+set pyexamples [file join $root bindings python examples]
+set pyframeworks {openai-agents langchain pydantic-ai mcp-server}
+set pydir [file join $root build py-frameworks]
+set python3 [expr {[info exists ::env(PYTHON3)] ? $::env(PYTHON3) : "/usr/bin/python3"}]
+set venv [file join $pydir venv]
+set py [file join $venv bin python]
+set reqs [file join $pyexamples requirements.txt]
+set want "[readfile $reqs]\n[exec $python3 -c {import sys; print(sys.version)}]"
+set pystamp [file join $pydir .installed]
+if {![file exists $pystamp] || [readfile $pystamp] ne $want || ![file executable $py]} {
+  puts "-- installing the Python frameworks (requirements.txt) into build/py-frameworks/venv (once) ..."
+  flush stdout
+  file delete -force $venv $pystamp
+  file mkdir $pydir
+  lassign [bindings_run $python3 -m venv $venv] rc out
+  if {$rc != 0} { fail "`$python3 -m venv` failed (exit $rc):\n$out" }
+  lassign [bindings_run env PIP_DISABLE_PIP_VERSION_CHECK=1 timeout 900 \
+             $py -m pip install -q -r $reqs] rc out
+  if {$rc != 0} { fail "`pip install -r requirements.txt` failed (exit $rc):\n$out" }
+  writefile $pystamp $want
+}
+# The package as installed: its sources and the extension make built.
+set site [file join $pydir site]
+file delete -force $site
+file mkdir [file join $site idem]
+foreach f [glob -directory [file join $root bindings python idem] *.py py.typed] {
+  file copy $f [file join $site idem]
+}
+file copy [file join $root build idem.so] [file join $site idem idem.so]
+set purelib [exec $py -c {import sysconfig; print(sysconfig.get_paths()["purelib"])}]
+writefile [file join $purelib idem.pth] $site\n
+set ::env(PYTHONDONTWRITEBYTECODE) 1
 lassign [node_env] why envdir
 if {$why ne ""} { fail "build/node-env is not there: $why" }
 
@@ -83,8 +129,25 @@ set files {}
 foreach name $frameworks { lappend files [file join $name shop.test.js] }
 # The three files at once: their tests mostly wait (for processes to start,
 # for the target), and none depends on another's timing.
+# The Python examples' tests run meanwhile (they mostly wait too).
+set pyruns {}
+foreach name $pyframeworks {
+  set d [file join $pyexamples $name]
+  lappend pyruns $name [open |[list $py -m pytest -p no:cacheprovider -v --rootdir $d \
+                                 [file join $d test_shop.py] 2>@1] r]
+}
+
 set failed [catch {exec node --test --test-concurrency=3 --test-reporter=spec \
                      {*}$files >@ stdout 2>@ stderr}]
+
+# The Python examples' tests, started above.
+foreach {name chan} $pyruns {
+  set out [read $chan]
+  set rc [catch {close $chan}]
+  puts "# bindings/python/examples/$name (pytest)"
+  puts [string trimright $out]
+  if {$rc} { set failed 1 }
+}
 
 # Every ```js block of doc/frameworks.md runs as written (with the packages
 # installed here), and exits 0.
@@ -105,4 +168,21 @@ foreach {all code} [regexp -all -inline -indices {```js\n(.*?)\n```} $text] {
   }
 }
 if {$n == 0} { puts "not ok doc/frameworks.md has no ```js block"; set failed 1 }
+# And every ```python block, with the Python venv (the test target, where a
+# block needs it, is started by the block itself).
+set n 0
+foreach {all code} [regexp -all -inline -indices {```python\n(.*?)\n```} $text] {
+  set line [expr {[regexp -all \n [string range $text 0 [lindex $all 0]]] + 1}]
+  set pyf [file join $pydir doc-frameworks-$line.py]
+  writefile $pyf [string range $text {*}$code]\n
+  lassign [bindings_run $py $pyf] rc out
+  incr n
+  if {$rc == 0} {
+    puts "ok doc/frameworks.md:$line runs as written"
+  } else {
+    puts "not ok doc/frameworks.md:$line (exit $rc):\n$out"
+    set failed 1
+  }
+}
+if {$n == 0} { puts "not ok doc/frameworks.md has no ```python block"; set failed 1 }
 exit $failed

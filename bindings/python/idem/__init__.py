@@ -1040,7 +1040,7 @@ class _Spec:
 # What a local tool's first parameter, the connection, may be called
 # (or it is annotated as a connection: sqlite3.Connection or another
 # class whose name ends in Connection).
-_CONN_NAMES = frozenset(("db", "conn", "con", "cx", "connection"))
+_CONN_NAMES = frozenset(("db", "conn", "con", "cx", "connection", "database"))
 
 
 def _is_conn_param(p: inspect.Parameter) -> bool:

@@ -17,6 +17,7 @@ every replay alike (the recorded JSON, given to from_json):
 from __future__ import annotations
 
 import dataclasses
+import json
 import typing
 from typing import Any, Callable, Optional
 
@@ -37,8 +38,10 @@ class Serializer:
 
 
 def _is_model_class(t: Any) -> bool:
-    return isinstance(t, type) and hasattr(t, "model_validate") and \
-        hasattr(t, "model_dump")
+    """A Pydantic model class: 2 (model_validate) or 1 (parse_obj)."""
+    return isinstance(t, type) and (
+        hasattr(t, "model_validate") and hasattr(t, "model_dump") or
+        hasattr(t, "parse_obj") and hasattr(t, "__fields__") and hasattr(t, "json"))
 
 
 def plain(value: Any) -> Any:
@@ -46,9 +49,12 @@ def plain(value: Any) -> Any:
     json.dumps(default=...); TypeError for anything else."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
-    dump = getattr(value, "model_dump", None)
-    if callable(dump) and not isinstance(value, type):
-        return dump(mode="json")
+    if not isinstance(value, type):
+        dump = getattr(value, "model_dump", None)
+        if callable(dump):
+            return dump(mode="json")                    # Pydantic 2
+        if _is_model_class(type(value)):
+            return json.loads(value.json())             # Pydantic 1
     raise TypeError("Object of type %s is not JSON serializable" % type(value).__name__)
 
 
@@ -65,7 +71,9 @@ class TypeSerializer(Serializer):
 
     def from_json(self, data: Any) -> Any:
         if _is_model_class(self.cls):
-            return self.cls.model_validate(data)         # type: ignore[attr-defined]
+            if hasattr(self.cls, "model_validate"):
+                return self.cls.model_validate(data)     # type: ignore[attr-defined]
+            return self.cls.parse_obj(data)              # type: ignore[attr-defined]
         if isinstance(data, dict):
             return self.cls(**data)
         return self.cls(data)
