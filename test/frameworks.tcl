@@ -131,10 +131,11 @@ foreach name $frameworks { lappend files [file join $name shop.test.js] }
 # for the target), and none depends on another's timing.
 # The Python examples' tests run meanwhile (they mostly wait too).
 set pyruns {}
-foreach name $pyframeworks {
+foreach name [list {*}$pyframeworks harness] {
+  # harness/test_agent_tool.py: idem.frameworks.agent_tool itself.
   set d [file join $pyexamples $name]
-  lappend pyruns $name [open |[list $py -m pytest -p no:cacheprovider -v --rootdir $d \
-                                 [file join $d test_shop.py] 2>@1] r]
+  set f [file join $d [expr {$name eq "harness" ? "test_agent_tool.py" : "test_shop.py"}]]
+  lappend pyruns $name [open |[list $py -m pytest -p no:cacheprovider -v --rootdir $d $f 2>@1] r]
 }
 
 set failed [catch {exec node --test --test-concurrency=3 --test-reporter=spec \
