@@ -23,8 +23,8 @@ a new id, and the repeat must meet the first call.
     "openai-agents"    ctx: RunContextWrapper     ctx.context.user / .conversation
     "langchain"        config: RunnableConfig     config["configurable"]["user_id"] / ["thread_id"]
     "pydantic-ai"      ctx: RunContext            ctx.deps.user / .conversation
-    "mcp"              conversation: str and      who= (given) / the argument conversation
-                       ctx: Context
+    "mcp"              conversation: str (unless  who= (given) / the argument conversation
+                       conv= is given), ctx: Context
 
 (`ctx.context` and `ctx.deps` may be a mapping or an object with the
 attributes.)  who= and conv= override them: a str, or a function of the
@@ -244,7 +244,7 @@ def _make(calls: idem.Calls, tool: Any, body: Callable[..., Any], context: str,
         cname = "_" + cname
     cparam = _P(cname, _P.POSITIONAL_OR_KEYWORD, annotation=annotation)
     extra: List[inspect.Parameter] = []
-    if context == "mcp":
+    if context == "mcp" and conv is None:
         if "conversation" in taken:
             raise TypeError("idem: tool %s: context='mcp' adds the argument"
                             " conversation (the conv of the key); the tool has"
@@ -262,7 +262,6 @@ def _make(calls: idem.Calls, tool: Any, body: Callable[..., Any], context: str,
                                                      for p in plist):
             ckind = _P.KEYWORD_ONLY
         plist = plist + [cparam.replace(kind=ckind)] + kw
-        extra = []
     if context == "mcp":
         from mcp.types import CallToolResult
         ret: Any = CallToolResult
@@ -274,7 +273,7 @@ def _make(calls: idem.Calls, tool: Any, body: Callable[..., Any], context: str,
         bound = sig.bind(*a, **kw)
         got = dict(bound.arguments)
         ctx = got.pop(cname, None)
-        conversation = got.pop("conversation", None) if context == "mcp" else None
+        conversation = got.pop("conversation", None) if extra else None
         args: Dict[str, Any] = {}
         for p in params:
             if p.name not in got:
@@ -286,7 +285,7 @@ def _make(calls: idem.Calls, tool: Any, body: Callable[..., Any], context: str,
         w = _party(who if who is not None else ctxdef.who, "who", tname,
                    ctxdef.hint, ctx)
         cv = conv if conv is not None else \
-            ((lambda _c: conversation) if context == "mcp" else ctxdef.conv)
+            ((lambda _c: conversation) if extra else ctxdef.conv)
         c = _party(cv, "conv", tname, ctxdef.hint, ctx)
         return ctx, w, c, args
 

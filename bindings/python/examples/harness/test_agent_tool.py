@@ -46,6 +46,8 @@ class AgentToolTest(unittest.TestCase):
                          [("sku", str), ("qty", int), ("config", RunnableConfig)])
         self.assertEqual(sig(self.order(context="mcp", who="u")),
                          [("conversation", str), ("sku", str), ("qty", int), ("ctx", Context)])
+        self.assertEqual(sig(self.order(context="mcp", who="u", conv=lambda ctx: "c")),
+                         [("sku", str), ("qty", int), ("ctx", Context)])
         t = self.order(context="langchain")
         self.assertEqual((t.__name__, t.__doc__), ("place_order", "Place an order."))
 
