@@ -16,10 +16,6 @@ A real HTTP service on 127.0.0.1 (a random free port), a toy card processor:
     Target(slow=True)         charges, then holds its answer until
                               target.answer.set() (or stop(), or 10 s):
                               the client times out, yet the charge was made
-    target.delay = 0.4        answers each request that long after it
-                              arrived (0: at once; stop() ends the wait)
-    target.on_arrival = f     f(key, body) is called as a request arrives,
-                              before its answer (a test kills its sender)
 
 It counts arrivals per key (target.arrivals) and keeps every charge made
 (target.charges).  Use it as a context manager, which starts and stops it:
@@ -49,8 +45,9 @@ class Target:
         self.idle = threading.Condition(self.lock)
         self.inflight = 0
         self.server = None
+        # Answer each request this long (s) after it arrived (0: at once);
+        # stop() ends the wait.
         self.delay = 0.0
-        self.on_arrival = None
         self.stopped = threading.Event()
 
     @property
@@ -95,15 +92,11 @@ class Target:
             def do_POST(self):
                 n = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(n) or b"{}")
-                key = self.headers.get("Idempotency-Key")
-                status, reply = target.charge(key, body)
-                hook = target.on_arrival
-                if hook is not None:
-                    hook(key, body)
-                if target.delay:
-                    target.stopped.wait(target.delay)
+                status, reply = target.charge(self.headers.get("Idempotency-Key"), body)
                 if target.slow:
                     target.answer.wait(10)        # later than the client waits
+                if target.delay:
+                    target.stopped.wait(target.delay)
                 try:
                     self.send_json(status, reply)
                 except OSError:

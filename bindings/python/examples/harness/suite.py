@@ -243,18 +243,18 @@ class Stories(unittest.TestCase):
         file = self.fresh("arrived")
         script = [[call("charge_card", cents=800)], "Done."]
         ckey = self.key(file, "alice", "conv-arrived", "charge_card", {"cents": 800})
-        self.target.delay = 0.2
-        r = None
+        # The target holds its answer; the run is killed as soon as its
+        # request has arrived (and made its charge).
+        self.target.delay = 5
         try:
-            def kill(key, body):
-                self.target.on_arrival = None
-                r.kill()
-            self.target.on_arrival = kill
             r = self.start(IDEM_DB=file, IDEM_CONV="conv-arrived", SCRIPT=json.dumps(script))
-            self.assertEqual(r.proc.wait(60), -signal.SIGKILL)
+            deadline = time.monotonic() + 60
+            while self.arrived(ckey) == 0 and r.proc.poll() is None \
+                    and time.monotonic() < deadline:
+                time.sleep(0.005)
+            self.assertEqual(r.kill(), -signal.SIGKILL)
         finally:
             self.target.delay = 0
-            self.target.on_arrival = None
         self.assertEqual((self.arrived(ckey), self.status(file, ckey)), (1, "pending"))
         turns = self.run_(file, script, conversation="conv-arrived")
         status, marked, key, message = self.answer(self.handed(turns, 1, "charge_card"))
