@@ -285,6 +285,20 @@ class ArgsMismatch(sqlite3.OperationalError):
         super().__init__(message)
 
 
+def _mismatch_raises(claim: Callable[..., bool]) -> Callable[..., bool]:
+    """A claim refused under args_mismatch=error raises ArgsMismatch (the
+    extension's message says "already used with other arguments")."""
+    @functools.wraps(claim)
+    def checked(self: Any, call: Any, owner: str) -> bool:
+        try:
+            return claim(self, call, owner)
+        except sqlite3.OperationalError as e:
+            if "already used with other arguments" in str(e):
+                raise ArgsMismatch(call.key, call.row[2], str(e)) from e
+            raise
+    return checked
+
+
 _ERRORS = {"pending": InProgress, "unknown": Unknown, "failed": Failed}
 
 
@@ -914,6 +928,8 @@ _P = inspect.Parameter
 class _Spec:
     """A tool as defined: its name, kind, body, and what its body takes."""
 
+    serializer: Optional[Serializer] = None     # set by Calls.tool
+
     def __init__(self, fn: Callable[..., Any], kind: str, name: Optional[str],
                  keyargs: KeyArgs):
         if not callable(fn):
@@ -922,7 +938,6 @@ class _Spec:
         if not isinstance(tname, str) or not tname:
             raise TypeError("idem: give the tool a name: @calls.tool(name=...)")
         self.fn, self.kind, self.name, self.keyargs = fn, kind, tname, keyargs
-        self.serializer: Optional[Serializer] = None
         self.first = "idempotency_key"          # the external tool's key
         self.is_async = inspect.iscoroutinefunction(fn)
         if self.is_async and kind == "local":
@@ -1406,18 +1421,14 @@ class Calls:
         raise _ERRORS.get(status, CallError)(
             key, _loads(reply) if reply else None)
 
+    @_mismatch_raises
     def _claim(self, call: _Call, owner: str) -> bool:
         """INSERT OR IGNORE the claim; True when this arrival owns it."""
         who, conv, tool, args, kind, ka = call.row
-        try:
-            cur = self.conn.execute(
-                "INSERT OR IGNORE INTO %s(who, conv, tool, args, kind, keyargs, owner)"
-                " VALUES(?, ?, ?, ?, ?, ?, ?)" % self._t,
-                (who, conv, tool, args, kind, ka, owner))
-        except sqlite3.OperationalError as e:
-            if "already used with other arguments" in str(e):
-                raise ArgsMismatch(call.key, tool, str(e)) from e
-            raise
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO %s(who, conv, tool, args, kind, keyargs, owner)"
+            " VALUES(?, ?, ?, ?, ?, ?, ?)" % self._t,
+            (who, conv, tool, args, kind, ka, owner))
         # rowcount is sqlite3_changes() of the INSERT: 1 = ours, 0 = held.
         return cur.rowcount == 1
 

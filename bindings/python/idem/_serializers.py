@@ -72,7 +72,7 @@ class TypeSerializer(Serializer):
     def from_json(self, data: Any) -> Any:
         if _is_model_class(self.cls):
             if hasattr(self.cls, "model_validate"):
-                return self.cls.model_validate(data)     # type: ignore[attr-defined]
+                return self.cls.model_validate(data)
             return self.cls.parse_obj(data)              # type: ignore[attr-defined]
         if isinstance(data, dict):
             return self.cls(**data)

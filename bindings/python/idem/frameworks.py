@@ -59,7 +59,7 @@ import inspect
 import json
 import time
 import typing
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
 import idem
 
@@ -217,7 +217,7 @@ def agent_tool(calls: idem.Calls, fn: Optional[Callable[..., Any]] = None, *,
     def wrap(body: Callable[..., Any]) -> Any:
         tool = calls.tool(kind=kind, name=name, keyargs=keyargs,
                           serializer=serializer)(body)
-        return _make(calls, tool, body, context, ctxdef, who, conv, wait)
+        return _make(calls, tool, body, str(context), ctxdef, who, conv, wait)
 
     return wrap(fn) if fn is not None else wrap
 
@@ -291,8 +291,8 @@ def _make(calls: idem.Calls, tool: Any, body: Callable[..., Any], context: str,
 
     # The Agents SDK hands the model str() of what a tool returns: a dict
     # would reach it as Python's repr, so it gets the JSON text.
-    text = (lambda v: json.dumps(v, ensure_ascii=False)) \
-        if context == "openai-agents" else (lambda v: v)
+    def text(v: Any) -> Any:
+        return json.dumps(v, ensure_ascii=False) if context == "openai-agents" else v
 
     def done(outcome: idem.Outcome) -> Any:
         return _mcp_done(outcome) if context == "mcp" else text(_done(outcome))
@@ -300,7 +300,7 @@ def _make(calls: idem.Calls, tool: Any, body: Callable[..., Any], context: str,
     def failed(e: BaseException) -> Any:
         if context == "mcp":
             return _mcp_failure(e)
-        return text(_answer(e))         # type: ignore[arg-type]
+        return text(_answer(cast(idem.CallError, e)))
 
     if inspect.iscoroutinefunction(tool):
         async def call(*a: Any, **kw: Any) -> Any:
