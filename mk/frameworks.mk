@@ -14,8 +14,9 @@
 # runs their node:test tests.  The Python ones, bindings/python/examples/
 # <framework> (the OpenAI Agents SDK, LangChain/LangGraph, Pydantic AI, an
 # MCP server; their harness tells the same stories), run beside them with
-# pytest, in a venv under build/py-frameworks installed from the pinned
-# bindings/python/examples/requirements.txt (again only when it changes).
+# pytest, in a venv installed from the pinned
+# bindings/python/examples/requirements.txt once per machine and hash of
+# that file (~/.cache/idem/py-frameworks-<hash>: a fresh clone reuses it).
 # make test does not run them.
 test-frameworks: all node-env $(BUILD)/.deps-bindings  ## the agent-framework examples, Node (AI SDK, LangChain.js, OpenAI Agents) and Python (OpenAI Agents, LangGraph, Pydantic AI, MCP), with their test models
 	tclsh test/frameworks.tcl

@@ -9,14 +9,16 @@
 #
 # The Python venv (Debian's python3, $PYTHON3, whose sqlite3 loads
 # extensions) is made with `pip install -r
-# bindings/python/examples/requirements.txt` (every version pinned), again
-# only when that file or the python changes (build/py-frameworks/.installed
-# holds their hash).  sqlite-idem is not installed into it: each run puts
-# the package's sources and build/idem.so (make's, from the same ext/) in
-# build/py-frameworks/site, which the venv's idem.pth names, so that the
-# current sources are tested without compiling them a second time.  The
-# four examples' tests run at once, beside the Node ones, in place (no
-# bytecode or pytest cache is written into the tree).
+# bindings/python/examples/requirements.txt` (every version pinned), once
+# per machine and hash of that file and the python: ~/.cache/idem/
+# py-frameworks-<hash> ($IDEM_CACHE or $XDG_CACHE_HOME/idem instead of
+# ~/.cache/idem), so that a fresh clone does not install it again.
+# sqlite-idem is not installed into it: each run puts the package's
+# sources and build/idem.so (make's, from the same ext/) in
+# build/py-frameworks/site, first on PYTHONPATH, so that the current
+# sources are tested without compiling them a second time.  The four
+# examples' tests run at once, beside the Node ones, in place (no bytecode
+# or pytest cache is written into the tree).
 #
 # Each example is copied into build/frameworks/<name>, its package.json as
 # it is but for `sqlite-idem`, which points at bindings/node itself; the
@@ -43,24 +45,50 @@ set pyexamples [file join $root bindings python examples]
 set pyframeworks {openai-agents langchain pydantic-ai mcp-server}
 set pydir [file join $root build py-frameworks]
 set python3 [expr {[info exists ::env(PYTHON3)] ? $::env(PYTHON3) : "/usr/bin/python3"}]
-set venv [file join $pydir venv]
-set py [file join $venv bin python]
 set reqs [file join $pyexamples requirements.txt]
-set want "[readfile $reqs]\n[exec $python3 -c {import sys; print(sys.version)}]"
-set pystamp [file join $pydir .installed]
-if {![file exists $pystamp] || [readfile $pystamp] ne $want || ![file executable $py]} {
-  puts "-- installing the Python frameworks (requirements.txt) into build/py-frameworks/venv (once) ..."
+# The venv is the machine's, kept by the hash of requirements.txt and the
+# python: every clone (CI's fresh one too) uses it, and installs it only
+# when it is missing.  It is made in a directory of its own and renamed
+# into place when complete, so that two runs at once never see half of one.
+set hash [exec $python3 -c {
+import hashlib, sys
+h = hashlib.sha256(open(sys.argv[1], "rb").read())
+h.update(sys.version.encode()); h.update(sys.executable.encode())
+print(h.hexdigest()[:16])} $reqs]
+if {[info exists ::env(IDEM_CACHE)] && $::env(IDEM_CACHE) ne ""} {
+  set cache $::env(IDEM_CACHE)
+} elseif {[info exists ::env(XDG_CACHE_HOME)] && $::env(XDG_CACHE_HOME) ne ""} {
+  set cache [file join $::env(XDG_CACHE_HOME) idem]
+} elseif {[info exists ::env(HOME)] && [file writable $::env(HOME)]} {
+  set cache [file join $::env(HOME) .cache idem]
+} else {
+  set cache [file join $root build cache]
+}
+set venv [file join $cache py-frameworks-$hash]
+set py [file join $venv bin python]
+if {![file exists [file join $venv .complete]]} {
+  puts "-- installing the Python frameworks (requirements.txt) into $venv (once per machine) ..."
   flush stdout
-  file delete -force $venv $pystamp
-  file mkdir $pydir
-  lassign [bindings_run $python3 -m venv $venv] rc out
+  set tmp $venv.tmp-[pid]
+  file delete -force $tmp
+  file mkdir $cache
+  lassign [bindings_run $python3 -m venv $tmp] rc out
   if {$rc != 0} { fail "`$python3 -m venv` failed (exit $rc):\n$out" }
   lassign [bindings_run env PIP_DISABLE_PIP_VERSION_CHECK=1 timeout 900 \
-             $py -m pip install -q -r $reqs] rc out
-  if {$rc != 0} { fail "`pip install -r requirements.txt` failed (exit $rc):\n$out" }
-  writefile $pystamp $want
+             [file join $tmp bin python] -m pip install -q -r $reqs] rc out
+  if {$rc != 0} {
+    file delete -force $tmp
+    fail "`pip install -r requirements.txt` failed (exit $rc):\n$out"
+  }
+  writefile [file join $tmp .complete] "$reqs\n"
+  # One rename(2) (mv -T: never into a directory already there); a run at
+  # once that renamed its own first has won.  (python -m works from a
+  # renamed venv: its paths come from where pyvenv.cfg is.)
+  if {[catch {exec mv -T $tmp $venv 2>@1}]} { file delete -force $tmp }
+  if {![file exists [file join $venv .complete]]} { fail "$venv is not a complete venv: remove it" }
 }
-# The package as installed: its sources and the extension make built.
+# The package as installed, for this clone: its sources and the extension
+# make built, first on PYTHONPATH (nothing of a clone goes into the venv).
 set site [file join $pydir site]
 file delete -force $site
 file mkdir [file join $site idem]
@@ -68,8 +96,7 @@ foreach f [glob -directory [file join $root bindings python idem] *.py py.typed]
   file copy $f [file join $site idem]
 }
 file copy [file join $root build idem.so] [file join $site idem idem.so]
-set purelib [exec $py -c {import sysconfig; print(sysconfig.get_paths()["purelib"])}]
-writefile [file join $purelib idem.pth] $site\n
+set ::env(PYTHONPATH) $site
 set ::env(PYTHONDONTWRITEBYTECODE) 1
 lassign [node_env] why envdir
 if {$why ne ""} { fail "build/node-env is not there: $why" }

@@ -51,7 +51,8 @@ class StdioTest(unittest.TestCase):
 
         with Target() as target, tempfile.TemporaryDirectory() as tmp:
             env = {**os.environ, "IDEM_DB": os.path.join(tmp, "shop.db"), "IDEM_WHO": "alice",
-                   "TARGET_URL": target.url + "/charges", "PYTHONPATH": here}
+                   "TARGET_URL": target.url + "/charges",
+                   "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
             args = {"conversation": "conv-1", "cents": 500}
             first = asyncio.run(one(env, "charge_card", args))
             again = asyncio.run(one(env, "charge_card", args))
