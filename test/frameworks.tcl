@@ -87,6 +87,15 @@ if {![file exists [file join $venv .complete]]} {
   if {[catch {exec mv -T $tmp $venv 2>@1}]} { file delete -force $tmp }
   if {![file exists [file join $venv .complete]]} { fail "$venv is not a complete venv: remove it" }
 }
+# Used now; those of other requirements unused for 30 days are removed.
+file mtime [file join $venv .complete] [clock seconds]
+foreach old [glob -nocomplain -directory $cache -types d py-frameworks-*] {
+  set done [file join $old .complete]
+  if {$old ne $venv && [file exists $done] &&
+      [clock seconds] - [file mtime $done] > 30 * 86400} {
+    file delete -force $old
+  }
+}
 # The package as installed, for this clone: its sources and the extension
 # make built, first on PYTHONPATH (nothing of a clone goes into the venv).
 set site [file join $pydir site]
