@@ -57,6 +57,8 @@ from typing import (TYPE_CHECKING, Any, Awaitable, Callable, Dict, Generator,
                     List, NamedTuple, Optional, Sequence, Set, Tuple, Type, TypeVar,
                     Union, cast, overload)
 
+from ._serializers import Serializer, plain as _plain, serializer_for as _serializer_for
+
 if TYPE_CHECKING:                               # pragma: no cover
     from typing import Protocol
 else:
@@ -67,8 +69,8 @@ else:
 
 __all__ = ["load", "loadable_path", "Calls", "Result", "Outcome", "Tool",
            "AsyncTool", "CallError", "InProgress", "Unknown", "Failed",
-           "NotSent", "Lost", "NotRecorded", "Unstorable", "HEADER",
-           "__version__"]
+           "NotSent", "Lost", "NotRecorded", "Unstorable", "ArgsMismatch",
+           "Serializer", "HEADER", "__version__"]
 
 __version__ = "2.0.0"
 
@@ -272,6 +274,31 @@ class Unstorable(TypeError):
         super().__init__(message)
 
 
+class ArgsMismatch(sqlite3.OperationalError):
+    """A call whose key (who, conv, tool and keyargs) was already used with
+    other arguments, refused under args_mismatch=error (the default):
+    nothing ran, nothing was claimed.  .key is the key, .tool the tool's
+    name; the message is idem's.  (A sqlite3.OperationalError, as it was.)"""
+
+    def __init__(self, key: str, tool: str, message: str):
+        self.key, self.tool = key, tool
+        super().__init__(message)
+
+
+def _mismatch_raises(claim: Callable[..., bool]) -> Callable[..., bool]:
+    """A claim refused under args_mismatch=error raises ArgsMismatch (the
+    extension's message says "already used with other arguments")."""
+    @functools.wraps(claim)
+    def checked(self: Any, call: Any, owner: str) -> bool:
+        try:
+            return claim(self, call, owner)
+        except sqlite3.OperationalError as e:
+            if "already used with other arguments" in str(e):
+                raise ArgsMismatch(call.key, call.row[2], str(e)) from e
+            raise
+    return checked
+
+
 _ERRORS = {"pending": InProgress, "unknown": Unknown, "failed": Failed}
 
 
@@ -361,7 +388,12 @@ def _why_not_json(value: Any, root: str) -> Optional[Tuple[type, str]]:
                 return ValueError, "%s holds a lone surrogate, which is not text" % path
             continue
         if not isinstance(v, (dict, list, tuple)):
-            return TypeError, "%s is %s, which JSON has no form for" % (path, _a(v))
+            try:
+                plain = _plain(v)
+            except Exception:
+                return TypeError, "%s is %s, which JSON has no form for" % (path, _a(v))
+            stack.append(("value", plain, path, depth, top))
+            continue
         if depth >= _MAX_DEPTH:
             return ValueError, "%s is nested deeper than %d levels, idem's limit" % (
                 top, _MAX_DEPTH)
@@ -393,7 +425,7 @@ def _dumps(value: Any) -> str:
     # idem canonicalizes the text (RFC 8785): key order and spacing do not
     # matter.  NaN and Infinity are not JSON and are refused here.
     return json.dumps(value, allow_nan=False, ensure_ascii=False,
-                      separators=(",", ":"))
+                      separators=(",", ":"), default=_plain)
 
 
 def _dumps_deep(value: Any) -> str:
@@ -418,6 +450,8 @@ def _dumps_deep(value: Any) -> str:
             out.append(float.__repr__(v))
         elif isinstance(v, str):
             out.append(_encode_str(v))
+        elif not isinstance(v, (dict, list, tuple)):
+            stack.append(_plain(v))     # a dataclass, a model: its JSON form
         elif isinstance(v, dict):
             items: List[Any] = [_Raw("{")]
             for i, (k, m) in enumerate(v.items()):
@@ -609,12 +643,15 @@ def _id(id_: Any, what: str) -> Any:
     raise bad(TypeError, "id is %s; an id is one SQL value: %s" % (_a(id_), _ID_KINDS))
 
 
-def _encode(value: Any, tname: str) -> Tuple[str, Any]:
+def _encode(value: Any, tname: str,
+            ser: Optional[Serializer] = None) -> Tuple[str, Any]:
     """A tool's return value as (result JSON text, id), or an error."""
     if isinstance(value, Result):
         value, id_ = value.result, value.id
     else:
         id_ = None
+    if ser is not None:
+        value = ser.to_json(value)
     text = _json(value, "the result of %s is" % tname, "result")
     return text, _id(id_, "the id of %s" % tname)
 
@@ -891,6 +928,8 @@ _P = inspect.Parameter
 class _Spec:
     """A tool as defined: its name, kind, body, and what its body takes."""
 
+    serializer: Optional[Serializer] = None     # set by Calls.tool
+
     def __init__(self, fn: Callable[..., Any], kind: str, name: Optional[str],
                  keyargs: KeyArgs):
         if not callable(fn):
@@ -945,6 +984,14 @@ class _Spec:
                 raise TypeError("idem: the local tool %s takes the connection as"
                                 " its first parameter: def %s(db, ...)"
                                 % (self.name, self.name))
+            if params[0].kind != _P.VAR_POSITIONAL and not _is_conn_param(params[0]):
+                raise TypeError(
+                    "idem: the local tool %s takes the connection as its first"
+                    " parameter: def %s(db, ...); its first parameter, %s, is not"
+                    " named %s, nor annotated sqlite3.Connection (a tool argument"
+                    " there would be given the connection)" % (
+                        self.name, self.name, params[0].name,
+                        ", ".join(sorted(_CONN_NAMES))))
             first = params[0].name
             rest = params[1:] if params[0].kind != _P.VAR_POSITIONAL else params
         else:
@@ -974,6 +1021,13 @@ class _Spec:
                                                       _P.KEYWORD_ONLY)]
         self.names = None if any(p.kind == _P.VAR_KEYWORD for p in params) else names
 
+    def load(self, outcome: Outcome) -> Outcome:
+        """The outcome as the caller gets it: the result through the
+        serializer's from_json, on the first arrival and on a replay."""
+        if self.serializer is None:
+            return outcome
+        return outcome._replace(result=self.serializer.from_json(outcome.result))
+
     def signature(self) -> inspect.Signature:
         """The wrapper's signature: (who, conv, *, <the tool's arguments>)."""
         ps = [_P("who", _P.POSITIONAL_OR_KEYWORD, annotation=str),
@@ -996,6 +1050,24 @@ class _Spec:
                 self.sig.bind(**{self.first: ""}, **args)
         except TypeError as e:
             raise TypeError("idem: %s: %s" % (self.name, e)) from None
+
+
+# What a local tool's first parameter, the connection, may be called
+# (or it is annotated as a connection: sqlite3.Connection or another
+# class whose name ends in Connection).
+_CONN_NAMES = frozenset(("db", "conn", "con", "cx", "connection", "database"))
+
+
+def _is_conn_param(p: inspect.Parameter) -> bool:
+    a = p.annotation
+    if a is _P.empty:
+        return p.name in _CONN_NAMES
+    if a is Any:
+        return True
+    if isinstance(a, str):
+        return a.rsplit(".", 1)[-1].strip("'\"").endswith("Connection")
+    return isinstance(a, type) and (issubclass(a, sqlite3.Connection) or
+                                    a.__name__.endswith("Connection"))
 
 
 def _check_part(name: str, value: Any) -> None:
@@ -1204,11 +1276,11 @@ class Calls:
 
     @overload
     def tool(self, *, kind: str = "local", name: Optional[str] = None,
-             keyargs: KeyArgs = None) -> _Decorator: ...
+             keyargs: KeyArgs = None, serializer: Any = None) -> _Decorator: ...
 
     def tool(self, fn: Optional[Callable[..., Any]] = None, *,
              kind: str = "local", name: Optional[str] = None,
-             keyargs: KeyArgs = None) -> Any:
+             keyargs: KeyArgs = None, serializer: Any = None) -> Any:
         """Make fn an idempotent tool, called as ``tool(who, conv, **args)``
         (who and conv by position or by name) and returning the recorded
         result; ``tool.run(who, conv, **args)`` returns an Outcome (result,
@@ -1250,6 +1322,11 @@ class Calls:
         names (each one a parameter of fn, unless fn takes **kwargs), or a
         function of the args dict returning a JSON-able value.  The key is
         then idem_key(who, conv, tool, keyargs); all the args are stored.
+        serializer: how a result that is not JSON is stored and handed
+        back (idem.Serializer): a dataclass or Pydantic model class (the
+        default: fn's return annotation when it is one), or an object with
+        to_json(value) and from_json(data).  Without one, dataclasses and
+        models are stored as their JSON form and handed back as it.
         """
         if kind not in ("local", "external"):
             raise ValueError("idem: kind must be 'local' or 'external', not %r"
@@ -1260,6 +1337,7 @@ class Calls:
 
         def wrap(fn: Callable[..., Any]) -> Any:
             spec = _Spec(fn, kind, name, keyargs)
+            spec.serializer = _serializer_for(serializer, fn, spec.name)
             return self._wrapper(spec)
 
         return wrap(fn) if fn is not None else wrap
@@ -1273,7 +1351,7 @@ class Calls:
         if spec.is_async:
             async def arun(who: str, conv: str, **args: Any) -> Outcome:
                 call = self._prepare(spec, who, conv, args)
-                return await self._external_async(spec, call, args)
+                return spec.load(await self._external_async(spec, call, args))
 
             @functools.wraps(fn)
             async def acall(who: str, conv: str, **args: Any) -> Any:
@@ -1284,8 +1362,8 @@ class Calls:
             def run(who: str, conv: str, **args: Any) -> Outcome:
                 call = self._prepare(spec, who, conv, args)
                 if spec.kind == "local":
-                    return self._local(spec, call, args)
-                return self._external(spec, call, args)
+                    return spec.load(self._local(spec, call, args))
+                return spec.load(self._external(spec, call, args))
 
             @functools.wraps(fn)
             def call(who: str, conv: str, **args: Any) -> Any:
@@ -1343,6 +1421,7 @@ class Calls:
         raise _ERRORS.get(status, CallError)(
             key, _loads(reply) if reply else None)
 
+    @_mismatch_raises
     def _claim(self, call: _Call, owner: str) -> bool:
         """INSERT OR IGNORE the claim; True when this arrival owns it."""
         who, conv, tool, args, kind, ka = call.row
@@ -1422,7 +1501,7 @@ class Calls:
                                     " a local tool is synchronous; its writes were"
                                     " rolled back and the call released" % spec.name)
                 try:
-                    text, id_ = _encode(value, spec.name)
+                    text, id_ = _encode(value, spec.name, spec.serializer)
                     self._set(key, owner, "done", id_, text)
                 except Lost:
                     raise
@@ -1554,7 +1633,7 @@ class Calls:
                 " with reconcile = 'arrived' and the target's result"
                 % _unstorable_why(e, spec.name)), result, e)
         try:
-            text, id_ = _encode(value, spec.name)
+            text, id_ = _encode(value, spec.name, spec.serializer)
         except Exception as e:
             yield from unknown(e, value.result if isinstance(value, Result) else value)
             raise                           # not reached: _unknown raises
