@@ -395,21 +395,70 @@ function storable(value, tool) {
   return [text, ...idValue(id, `the id of ${tool}`)];
 }
 
+// Any value as text that can always be stored: never an exception (a
+// Symbol, an object whose toString throws or returns no text, a Proxy
+// whose traps throw are described instead), never a lone surrogate (each
+// becomes U+FFFD, as toWellFormed() writes it).
+function textOf(v) {
+  let text;
+  try {
+    if (typeof v === 'string') text = v;
+    else if (typeof v === 'symbol') text = v.toString();
+    else text = String(v);
+    if (typeof text !== 'string') throw new TypeError('not a string');
+  } catch (e) {
+    let kind;
+    try { kind = kindOf(v); } catch (e2) { kind = typeof v; }
+    text = `<${kind} that cannot be shown as text>`;
+  }
+  return text.isWellFormed() ? text : text.toWellFormed();
+}
+
+// A property of a thrown value, or undefined where reading it throws (a
+// getter, a Proxy).
+function peek(v, name) {
+  try {
+    return v == null ? undefined : v[name];
+  } catch (e) {
+    return undefined;
+  }
+}
+
+// v instanceof C, false where asking throws (a Proxy's getPrototypeOf).
+function isA(v, C) {
+  try {
+    return v instanceof C;
+  } catch (e) {
+    return false;
+  }
+}
+const isError = (v) => isA(v, Error);
+
 // An error as a note says it: "TimeoutError: the target did not answer".
+// It can always be built and stored, whatever was thrown.
 function noteOf(e) {
-  if (e instanceof Error) return `${e.name}: ${e.message}`;
-  return `thrown: ${typeof e === 'string' ? e : describe(e)}`;
+  if (isError(e)) return `${textOf(peek(e, 'name'))}: ${textOf(peek(e, 'message'))}`;
+  if (typeof e === 'string') return `thrown: ${textOf(e)}`;
+  let shown;
+  try { shown = describe(e); } catch (e2) { shown = textOf(e); }
+  return `thrown: ${textOf(shown)}`;
 }
 
 // Why a tool's result cannot be stored: idem's own words ("the result of
 // send is not JSON: ..."), or the database's error.
 function unstorableWhy(e, tool) {
-  if (e instanceof TypeError && e.message.startsWith('idem: ')) return e.message.slice('idem: '.length);
+  const message = isA(e, TypeError) ? peek(e, 'message') : undefined;
+  if (typeof message === 'string' && message.startsWith('idem: ')) {
+    return textOf(message.slice('idem: '.length));
+  }
   return `the result of ${tool} could not be recorded: ${noteOf(e)}`;
 }
 
 const NOTE_MAX = 2000;      // the longest note the wrapper writes
-const note = (text) => (text.length <= NOTE_MAX ? text : `${text.slice(0, NOTE_MAX - 3)}...`);
+const note = (text) => {
+  text = textOf(text);
+  return text.length <= NOTE_MAX ? text : `${text.slice(0, NOTE_MAX - 3)}...`.toWellFormed();
+};
 
 function isBusy(e) {
   const code = e && typeof e.code === 'string' ? e.code : '';
@@ -938,7 +987,7 @@ class Calls {
       try {
         value = fn(db, args);
       } catch (e) {
-        if (e instanceof NotSent) {
+        if (isA(e, NotSent)) {
           e.key = key;
           throw e;               // the finally below rolls all of it back: released
         }
@@ -960,7 +1009,7 @@ class Calls {
         stored = storable(value, row[2]);
         this._recordOwned(key, owner, 'done', [stored[1], stored[0], null]);
       } catch (e) {
-        if (e instanceof Lost || !(e instanceof TypeError || (e && e.code === 'SQLITE_TOOBIG'))) {
+        if (isA(e, Lost) || !(isA(e, TypeError) || peek(e, 'code') === 'SQLITE_TOOBIG')) {
           throw e;               // the finally below rolls all of it back
         }
         const why = unstorableWhy(e, row[2]);
@@ -1060,7 +1109,7 @@ class Calls {
     try {
       value = await fn(args, { idempotencyKey, key });
     } catch (e) {
-      if (e instanceof NotSent) {
+      if (isA(e, NotSent)) {
         // The tool's word that nothing left: release, so a retry runs.
         e.key = key;
         await this._releaseOwned(key, owner, e);
@@ -1079,7 +1128,7 @@ class Calls {
     try {
       stored = storable(value, tool);
     } catch (e) {
-      return unknown(e, value instanceof Result ? value.result : value);
+      return unknown(e, isA(value, Result) ? value.result : value);
     }
     const [text, id, readId] = stored;
     try {

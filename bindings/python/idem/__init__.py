@@ -475,7 +475,7 @@ def _json(value: Any, what: str, root: str) -> str:
         if found is None:
             if isinstance(e, RecursionError):
                 return _dumps_deep(value)
-            found = (type(e) if isinstance(e, TypeError) else ValueError, str(e))
+            found = (type(e) if isinstance(e, TypeError) else ValueError, _text(e))
         raise found[0]("idem: %s not JSON: %s" % (what, found[1])) from e
 
 
@@ -631,20 +631,56 @@ def _unstorable_why(error: BaseException, tname: str) -> str:
     """Why a tool's result cannot be stored, for a note or a message:
     idem's own words ("the result of send is not JSON: ..."), or the
     database's error with its class."""
-    text = str(error)
+    text = _text(error)
     if text.startswith("idem: ") and isinstance(error, (TypeError, ValueError,
                                                         OverflowError)):
         return text[len("idem: "):]
     return "the result of %s could not be recorded: %s" % (tname, _raised_note(error))
 
 
+def _text(value: Any) -> str:
+    """str(value) as text that can always be stored: never an exception
+    (a __str__ that raises, or returns something else, is described
+    instead), and never a lone surrogate (a file name decoded with
+    surrogateescape): those are written as \\udcxx escapes."""
+    try:
+        text = str(value)
+        if not isinstance(text, str):
+            raise TypeError("__str__ returned %s" % type(text).__name__)
+        text = str.__str__(text)        # a str subclass: its plain text
+    except BaseException as e:          # noqa: B902 -- whatever __str__ does
+        try:
+            why = type(e).__name__
+        except BaseException:           # pragma: no cover
+            why = "an error"
+        text = "<%s: str() raised %s>" % (_safe_name(value), why)
+    if not _is_text(text):
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _safe_name(value: Any) -> str:
+    """The name of value's class, as text that can always be stored."""
+    try:
+        name = type(value).__name__
+        if not isinstance(name, str):
+            name = "?"
+    except BaseException:               # pragma: no cover
+        name = "?"
+    return str.__str__(name).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _raised_note(error: BaseException) -> str:
-    """An error as a note says it: "TimeoutError: the target did not answer"."""
-    return "%s: %s" % (type(error).__name__, error)
+    """An error as a note says it: "TimeoutError: the target did not
+    answer".  It can always be built and stored, whatever the error (see
+    _text)."""
+    return "%s: %s" % (_safe_name(error), _text(error))
 
 
 def _note(text: str) -> str:
-    """A note as the wrapper writes it: at most 2000 characters."""
+    """A note as the wrapper writes it: at most 2000 characters, text
+    that can always be stored."""
+    text = _text(text)
     return text if len(text) <= _NOTE_MAX else text[:_NOTE_MAX - 3] + "..."
 
 
@@ -1589,7 +1625,7 @@ class Calls:
             _add_note(e, "idem: call %s was recorded as unknown (the request may"
                          " have left)" % key)
         except (Lost, NotRecorded) as r:
-            _add_note(e, str(r))
+            _add_note(e, _text(r))
         raise e
 
     def _release_steps(self, key: str, owner: str,
@@ -1631,7 +1667,8 @@ class Calls:
             return (yield from self._retry_steps(work, any_error))
         except _GaveUp as g:
             raise NotRecorded(key, outcome, result, "%s; tried for %g s" % (
-                g.error, self.record_timeout), self.table, id_) from (cause or g.error)
+                _text(g.error), self.record_timeout), self.table, id_) \
+                from (cause or g.error)
         except Lost as lost:
             lost.result, lost.id = result, id_
             if cause is not None:
@@ -1687,26 +1724,78 @@ class _GaveUp(Exception):
     last error."""
 
     def __init__(self, error: BaseException):
-        super().__init__(str(error))
+        super().__init__(_text(error))
         self.error = error
+
+
+# Every exit of a wrapper ends in a recorded state: an interrupt that comes
+# while an outcome is being recorded (KeyboardInterrupt or SystemExit in a
+# pause between attempts, an asyncio task cancelled by wait_for, a coroutine
+# closed) is held until the record is made (record_timeout at most), then
+# raised on, with a note that says what was recorded.
+
+def _deferred(interrupt: BaseException, error: Optional[BaseException] = None,
+              done: bool = False) -> None:
+    """Raise the interrupt held while the steps ran, with their outcome as
+    a note: what was recorded, or the error that said why not."""
+    if done:
+        _add_note(interrupt, "idem: the call's outcome was recorded before this"
+                  " interrupt was raised on")
+    elif error is not None:
+        _add_note(interrupt, _text(error))
+    raise interrupt.with_traceback(interrupt.__traceback__)
 
 
 def _drive(steps: Generator[float, None, R]) -> R:
     """Run recording steps, sleeping between attempts."""
-    try:
-        while True:
-            time.sleep(next(steps))
-    except StopIteration as done:
-        return cast(R, done.value)
+    held: Optional[BaseException] = None
+    while True:
+        try:
+            delay = next(steps)
+        except StopIteration as done:
+            if held is not None:
+                _deferred(held, done=True)
+            return cast(R, done.value)
+        except BaseException as e:
+            if held is not None and e is not held:
+                _deferred(held, error=e)
+            raise
+        try:
+            time.sleep(delay)
+        except BaseException as e:      # KeyboardInterrupt, SystemExit...
+            if held is None:
+                held = e
 
 
 async def _drive_async(steps: Generator[float, None, R]) -> R:
-    """Run recording steps, awaiting between attempts."""
-    try:
-        while True:
-            await asyncio.sleep(next(steps))
-    except StopIteration as done:
-        return cast(R, done.value)
+    """Run recording steps, awaiting between attempts.  A cancellation
+    (asyncio.wait_for, task.cancel()) waits for the record, then goes on;
+    a coroutine closed meanwhile finishes the record with time.sleep."""
+    held: Optional[BaseException] = None
+    while True:
+        try:
+            delay = next(steps)
+        except StopIteration as done:
+            if held is not None:
+                _deferred(held, done=True)
+            return cast(R, done.value)
+        except BaseException as e:
+            if held is not None and e is not held:
+                _deferred(held, error=e)
+            raise
+        try:
+            await asyncio.sleep(delay)
+        except GeneratorExit:
+            # Closed: it can await no more; the record ends here, blocking,
+            # and whatever it raises has nobody to go to.
+            try:
+                _drive(steps)
+            except BaseException:
+                pass
+            raise
+        except BaseException as e:      # CancelledError, KeyboardInterrupt...
+            if held is None:
+                held = e
 
 
 def _close(value: Any) -> None:
