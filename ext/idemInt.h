@@ -453,6 +453,9 @@ struct IdemVtab {
   int iTxnLevel;              /* The current savepoint level */
   IdemWindow aWin[IDEM_NWINDOW];  /* Statements of several rows running */
   int nWin;                   /* Their number */
+  struct IdemOpenList *pOpen; /* The connection's open tables, for
+                              ** idem_options() (idem_vtab.c) */
+  IdemVtab *pNextOpen;        /* The next one in that list */
 };
 
 /* The names of the columns, by IDEM_COL_* number. */
