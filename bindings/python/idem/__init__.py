@@ -52,6 +52,7 @@ import socket
 import sqlite3
 import threading
 import time
+import warnings
 import weakref
 from typing import (TYPE_CHECKING, Any, Awaitable, Callable, Dict, Generator,
                     List, NamedTuple, Optional, Sequence, Set, Tuple, Type, TypeVar,
@@ -67,7 +68,7 @@ else:
 
 __all__ = ["load", "loadable_path", "Calls", "Result", "Outcome", "Tool",
            "AsyncTool", "CallError", "InProgress", "Unknown", "Failed",
-           "NotSent", "Lost", "NotRecorded", "Unstorable", "HEADER",
+           "NotSent", "Lost", "NotRecorded", "Unstorable", "RelaxedTableWarning", "HEADER",
            "__version__"]
 
 __version__ = "2.0.0"
@@ -846,41 +847,47 @@ def _option(name: str, value: Any) -> Tuple[str, Any, str]:
     return n, _option_value(n, value), _option_text(n, value)
 
 
-def _existing_options(sql: str, table: str) -> Dict[str, Tuple[Any, str]]:
-    """The options of an existing idem table, from its CREATE VIRTUAL TABLE
-    text: name -> (effective value, as shown in an error).  An option not
-    written there has its default (or none: retain, stale_after)."""
-    m = re.search(r"\busing\s+(\w+)\s*(?:\((.*)\))?\s*;?\s*$", sql or "",
-                  re.IGNORECASE | re.DOTALL)
-    if not m or m.group(1).lower() != "idem":
-        raise ValueError("idem: the table %s exists and is not an idem table"
-                         " (%s); name another table" % (_quote(table), sql))
-    opts: Dict[str, Tuple[Any, str]] = {
-        n: (w[0], "%s=%s (the default)" % (n, w[0])) for n, w in _SWITCHES.items()}
-    opts.update({n: (None, "no %s" % n) for n in _DURATIONS})
-    for arg in re.findall(r"(?:[^,'\"]|'[^']*'|\"[^\"]*\")+", m.group(2) or ""):
-        if "=" not in arg:
-            continue
-        n, v = arg.split("=", 1)
-        n, v = n.strip(" \t\n").lower(), v.strip(" \t\n")
-        shown = "%s=%s" % (n, v)
-        if len(v) >= 2 and v[0] in "'\"" and v[-1] == v[0]:
-            v = v[1:-1]
-        try:
-            opts[n] = (_option_value(n, v), shown) if n in opts else (v, shown)
-        except ValueError:
-            opts[n] = (v, shown)
-    return opts
+def _table_options(conn: sqlite3.Connection, table: str,
+                   sql: Optional[str]) -> Dict[str, Any]:
+    """The options of an existing idem table as the extension parsed them
+    (idem_options(): its "options", "shown" and "relaxed"), never read
+    from the CREATE text, where a comment can hide what SQLite hands
+    idem.  ValueError for a table that is not an idem table."""
+    try:
+        text = conn.execute("SELECT idem_options(?)", (table,)).fetchone()[0]
+    except sqlite3.OperationalError as e:
+        if "is not an idem table" in str(e):
+            raise ValueError("idem: the table %s exists and is not an idem table"
+                             " (%s); name another table" % (_quote(table), sql)) from None
+        raise
+    return cast(Dict[str, Any], json.loads(text))
 
 
-def _check_options(table: str, sql: str, given: Dict[str, Tuple[Any, str]]) -> None:
-    have = _existing_options(sql, table)
+class RelaxedTableWarning(UserWarning):
+    """Warned by Calls() for a table made with an option that weakens what
+    a claim promises by default (durability=relaxed, a retain,
+    args_mismatch=replay) when that option was not given to Calls(): a
+    file can arrive with its table made so.  Give the option to accept it
+    (no warning), or turn the warning into an error:
+    ``warnings.simplefilter("error", idem.RelaxedTableWarning)``."""
+
+
+def _check_options(conn: sqlite3.Connection, table: str, sql: Optional[str],
+                   given: Dict[str, Tuple[Any, str]]) -> None:
+    have = _table_options(conn, table, sql)
     for n, (value, text) in given.items():
-        if have[n][0] != value:
+        if have["options"][n] != value:
             raise ValueError(
                 "idem: the table %s exists with %s, not %s: a table's options are"
                 " set when it is created; leave the option out to use the table as"
-                " it is, or use another table" % (_quote(table), have[n][1], text))
+                " it is, or use another table" % (_quote(table), have["shown"][n], text))
+    for n, why in have["relaxed"].items():
+        if n not in given:
+            value = have["shown"][n].split("=", 1)[1].strip("'")
+            warnings.warn(RelaxedTableWarning(
+                "idem: the table %s was made with %s; give %s=%r to idem.Calls() to"
+                " accept it, or use another table" % (_quote(table), why, n, value)),
+                stacklevel=3)
 
 
 # ---- typing of the wrappers ----------------------------------------------------
@@ -1114,7 +1121,7 @@ class Calls:
                 # Another connection may have created it first, otherwise.
                 row = conn.execute(find, (table,)).fetchone()
             if row is not None:
-                _check_options(table, row[0], given)
+                _check_options(conn, table, row[0], given)
 
     # ---- the parts of the protocol ------------------------------------
 

@@ -651,7 +651,8 @@ class MistakesTest(Base):
                                     r" the option out to use the table as it is, or use"
                                     r" another table$"):
             idem.Calls(self.conn, "t", local_failure="release")
-        with self.assertRaisesRegex(ValueError, r"exists with retain='24 hours', not"
+        # The value as idem parsed it (idem_options()), in its largest unit.
+        with self.assertRaisesRegex(ValueError, r"exists with retain='1 day', not"
                                     r" retain='2 days'"):
             idem.Calls(self.conn, "t", retain="2 days")
         with self.assertRaisesRegex(ValueError, r"exists with no stale_after, not"
@@ -669,7 +670,7 @@ class MistakesTest(Base):
         with self.assertRaisesRegex(ValueError, "exists with stale_after='10 minutes', not"
                                     " stale_after='5 minutes'"):
             idem.Calls(self.conn, "jobs", stale_after="5 minutes")
-        with self.assertRaisesRegex(ValueError, "exists with durability=RELAXED, not"
+        with self.assertRaisesRegex(ValueError, "exists with durability=relaxed, not"
                                     " durability=full"):
             idem.Calls(self.conn, "jobs", durability="full")
 
