@@ -533,43 +533,40 @@ function option(name, value) {
   return [n, optionValue(n, value), `${n}=${/^[A-Za-z0-9_.]+$/.test(value) ? value : `'${value}'`}`];
 }
 
-// The options of an existing idem table, from its CREATE VIRTUAL TABLE
-// text: name -> [effective value, as shown in an error], or null when it is
-// not an idem table.  An option not written there has its default (or
-// none: retain, stale_after).
-function tableOptions(sql) {
-  const m = /\busing\s+(\w+)\s*(?:\(([\s\S]*)\))?\s*;?\s*$/i.exec(sql || '');
-  if (!m || m[1].toLowerCase() !== 'idem') return null;
-  const out = {};
-  for (const [n, [words]] of Object.entries(SWITCHES)) out[n] = [words[0], `${n}=${words[0]} (the default)`];
-  for (const n of DURATION_OPTIONS) out[n] = [null, `no ${n}`];
-  for (const arg of (m[2] || '').match(/(?:[^,'"]|'[^']*'|"[^"]*")+/g) || []) {
-    const eq = arg.indexOf('=');
-    if (eq < 0) continue;
-    const n = arg.slice(0, eq).replace(/^[ \t\n]+|[ \t\n]+$/g, '').toLowerCase();
-    let v = arg.slice(eq + 1).replace(/^[ \t\n]+|[ \t\n]+$/g, '');
-    const shown = `${n}=${v}`;
-    if (v.length >= 2 && (v[0] === "'" || v[0] === '"') && v[v.length - 1] === v[0]) v = v.slice(1, -1);
-    try {
-      out[n] = [out[n] ? optionValue(n, v) : v, shown];
-    } catch (e) {
-      out[n] = [v, shown];
-    }
+// The options of an existing idem table as the extension parsed them
+// (idem_options(): its options, shown and relaxed), never read from the
+// CREATE text, where a comment can hide what SQLite hands idem; null when
+// it is not an idem table.
+function tableOptions(db, table) {
+  try {
+    return JSON.parse(db.prepare('SELECT idem_options(?) AS o').get(table).o);
+  } catch (e) {
+    if (/is not an idem table/.test(String(e && e.message))) return null;
+    throw e;
   }
-  return out;
 }
 
-function checkOptions(table, sql, given) {
-  const have = tableOptions(sql);
+function checkOptions(db, table, sql, given) {
+  const have = tableOptions(db, table);
   if (have === null) {
     throw new TypeError(`idem: the table ${quote(table)} exists and is not an idem table (${sql}); name another table`);
   }
   for (const [n, value, text] of given) {
-    if (have[n][0] !== value) {
-      throw new TypeError(`idem: the table ${quote(table)} exists with ${have[n][1]}, not ${text}: a ` +
+    if (have.options[n] !== value) {
+      throw new TypeError(`idem: the table ${quote(table)} exists with ${have.shown[n]}, not ${text}: a ` +
         'table\'s options are set when it is created; leave the option out to use the table as it ' +
         'is, or use another table');
     }
+  }
+  // A file can arrive with its table made so: what weakens a claim, and was
+  // not given, is said (process 'warning' event, code IDEM_RELAXED_TABLE).
+  const names = new Set(given.map(([n]) => n));
+  for (const [n, why] of Object.entries(have.relaxed)) {
+    if (names.has(n)) continue;
+    const value = have.shown[n].slice(have.shown[n].indexOf('=') + 1).replace(/^'|'$/g, '');
+    process.emitWarning(`idem: the table ${quote(table)} was made with ${why}; give ` +
+      `{ ${n}: '${value}' } to idem.calls() to accept it, or use another table`,
+    { type: 'RelaxedTableWarning', code: 'IDEM_RELAXED_TABLE' });
   }
 }
 
@@ -725,7 +722,7 @@ class Calls {
       db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${t} USING idem${opts ? `(${opts})` : ''}`);
       existing = find.get(table);       // another connection may have created it first
     }
-    if (existing) checkOptions(table, existing.sql, given);
+    if (existing) checkOptions(db, table, existing.sql, given);
     this._key = db.prepare('SELECT idem_key(?, ?, ?, ?) AS k');
     this._header = db.prepare('SELECT idem_header(?) AS h');
     this._row = db.prepare(
