@@ -644,13 +644,83 @@ function destructuredNames(fn, index) {
   return params && params.length > index ? patternNames(params[index]) : null;
 }
 
+// Whether a pattern entry ('c = 1', 'b: x = {}', "'a b': y") has a default:
+// an '=' outside strings and brackets that is not an arrow's.
+function hasDefault(entry) {
+  let depth = 0, quote = '';
+  for (let i = 0; i < entry.length; i++) {
+    const c = entry[i];
+    if (quote) { if (c === '\\') i += 1; else if (c === quote) quote = ''; continue; }
+    if (c === '"' || c === "'" || c === '`') quote = c;
+    else if (c === '{' || c === '[' || c === '(') depth += 1;
+    else if (c === '}' || c === ']' || c === ')') depth -= 1;
+    else if (c === '=' && depth === 0 && entry[i + 1] !== '>') return true;
+  }
+  return false;
+}
+
+// The arguments a tool takes, as Python reads them from its signature:
+// { names, required, any } from fn's args parameter when it is an object
+// pattern ('{ to, text = "" }': to required, text optional; a rest element
+// '...more' takes any other name too), else from params (a name ending in
+// '?' is optional), else null (any names: the tool's own business, as
+// **kwargs in Python).
+function argsSpec(fn, kind, params) {
+  const list = parameterList(fn);
+  const index = kind === 'local' ? 1 : 0;
+  const text = list && list.length > index ? list[index] : null;
+  const names = text === null ? null : patternNames(text);
+  if (names !== null) {
+    const entries = (splitList(`${text.slice(1, text.lastIndexOf('}'))})`, 0) || []).filter((e) => e !== '');
+    const required = names.filter((n, i) => !hasDefault(entries[i]));
+    return { names, required, any: false };
+  }
+  if (text !== null && text[0] === '{') {
+    // A rest element, or a name it does not spell out: the names it does.
+    const entries = (splitList(`${text.slice(1, text.lastIndexOf('}'))})`, 0) || []).filter((e) => e !== '');
+    const required = [];
+    for (const e of entries) {
+      const id = /^[\p{ID_Start}$_][\p{ID_Continue}$\u200c\u200d]*/u.exec(e);
+      if (id && !e.startsWith('...') && !hasDefault(e)) required.push(id[0]);
+    }
+    return { names: [], required, any: true };
+  }
+  if (params == null) return null;
+  return {
+    names: params.map((n) => n.replace(/\?$/, '')),
+    required: params.filter((n) => !n.endsWith('?')),
+    any: false,
+  };
+}
+
+// Refuse, before anything is claimed, an argument the tool does not take
+// or one it needs that is missing (as Python's signature check does).
+function checkArgs(spec, args, tool, where) {
+  if (spec === null) return;
+  const a = args === undefined ? {} : args;
+  if (!spec.any) {
+    for (const k of Object.keys(a)) {
+      if (a[k] !== undefined && !spec.names.includes(k)) {
+        throw new TypeError(`idem: ${where}: ${pathTo('args', k)} is not an argument of ${tool} ` +
+          `(it takes ${spec.names.length ? spec.names.join(', ') : 'none'}); nothing was claimed`);
+      }
+    }
+  }
+  for (const n of spec.required) {
+    if (!Object.prototype.hasOwnProperty.call(a, n) || a[n] === undefined) {
+      throw new TypeError(`idem: ${where}: ${pathTo('args', n)} is missing (${tool} requires ` +
+        `${spec.required.join(', ')}); nothing was claimed`);
+    }
+  }
+}
+
 function checkKeyargs(name, kind, keyargs, params, fn) {
   if (keyargs == null || typeof keyargs === 'function') return;
   if (!Array.isArray(keyargs) || keyargs.some((n) => typeof n !== 'string')) {
     throw new TypeError(`idem: tool ${name}: keyargs must be an array of argument ` +
       `names or a function of args, not ${describe(keyargs)}`);
   }
-  let known = params;
+  let known = params && params.map((n) => n.replace(/\?$/, ''));
   let from = 'params';
   if (known == null) {
     known = destructuredNames(fn, kind === 'local' ? 1 : 0);
@@ -903,20 +973,27 @@ class Calls {
     }
     checkKeyargs(name, kind, keyargs, params, fn);
     const where = `${name}(who, conv, args)`;
+    const takes = argsSpec(fn, kind, params);
     const prepare = (who, conv, args) => {
       who = partValue(who, 'who', where);
       conv = partValue(conv, 'conv', where);
       const text = argsText(args, name, where);
+      checkArgs(takes, args, name, where);
       const ka = keyArgs(keyargs, args === undefined ? {} : args, name);
       return [this._key.get(who, conv, name, ka === null ? text : ka).k,
         [who, conv, name, text, kind, ka]];
     };
-    const run = async (who, conv, args) => {
+    const run = async (who, conv, args, extra) => {
       const [key, row] = prepare(who, conv, args);
+      if (extra != null && (typeof extra !== 'object' || Array.isArray(extra))) {
+        throw new TypeError(`idem: ${name}.run(who, conv, args, extra): extra must be an object ` +
+          `(handed to the tool, beside the key), not ${describe(extra)}`);
+      }
       const a = args === undefined ? {} : args;
-      return kind === 'local' ? this._local(fn, key, row, a) : this._external(fn, key, row, a);
+      return kind === 'local' ? this._local(fn, key, row, a, extra)
+        : this._external(fn, key, row, a, extra);
     };
-    const call = async (who, conv, args) => (await run(who, conv, args)).result;
+    const call = async (who, conv, args, extra) => (await run(who, conv, args, extra)).result;
     call.run = run;
     call.key = (who, conv, args) => prepare(who, conv, args)[0];
     Object.defineProperty(call, 'name', { value: name });
@@ -955,7 +1032,7 @@ class Calls {
     }
   }
 
-  _local(fn, key, row, args) {
+  _local(fn, key, row, args, extra) {
     const db = this.db;
     const nested = db.inTransaction;
     db.exec(nested ? 'SAVEPOINT idem_call' : 'BEGIN IMMEDIATE');
@@ -982,7 +1059,7 @@ class Calls {
       db.exec('SAVEPOINT idem_tool');
       let value;
       try {
-        value = fn(db, args);
+        value = fn(db, args, { ...extra, key });
       } catch (e) {
         if (isA(e, NotSent)) {
           e.key = key;
@@ -1079,7 +1156,7 @@ class Calls {
     }
   }
 
-  async _external(fn, key, row, args) {
+  async _external(fn, key, row, args, extra) {
     const db = this.db;
     const tool = row[2];
     if (db.inTransaction) {
@@ -1104,7 +1181,7 @@ class Calls {
     const idempotencyKey = header.slice(header.indexOf(': ') + 2);   // '"<key>"'
     let value;
     try {
-      value = await fn(args, { idempotencyKey, key });
+      value = await fn(args, { ...extra, idempotencyKey, key });
     } catch (e) {
       if (isA(e, NotSent)) {
         // The tool's word that nothing left: release, so a retry runs.
