@@ -2,7 +2,8 @@
 /*
 ** idem_vtab.c -- the idem module: its slots, query plans and cursor.  The
 ** claim's rules (what an INSERT, UPDATE or DELETE may do) are in
-** idem_claim.c, the shadow tables and the statements in idem_store.c.
+** idem_claim.c, idem_outcome.c and idem_commit.c, the options in
+** idem_options.c, the shadow tables and the statements in idem_store.c.
 **
 **   CREATE VIRTUAL TABLE calls USING idem;                 -- or
 **   CREATE VIRTUAL TABLE calls USING idem(local_failure=keep,
@@ -24,8 +25,9 @@
 **
 **   SELECT idem_options('calls' [, 'main']);   -- the options as parsed
 **
-** The module stands on the rules of the claim (idem_claim.c: options,
-** INSERT, UPDATE, DELETE, COMMIT, the reply) and on the store
+** The module stands on the rules of the claim (idem_options.c: the
+** options; idem_claim.c: INSERT; idem_outcome.c: UPDATE, DELETE, the
+** reply; idem_commit.c: COMMIT) and on the store
 ** (idem_store.c: the shadow tables, the statements, the transaction's
 ** list of local claims); it calls the rules for everything a write may
 ** do, and the store for everything it reads.
@@ -226,7 +228,7 @@ static int idemBegin(sqlite3_vtab *pVtab){
 }
 
 static int idemSync(sqlite3_vtab *pVtab){
-  return idemClaimSync((IdemVtab*)pVtab);
+  return idemCommitSync((IdemVtab*)pVtab);
 }
 
 /* xCommit, after the pager's commit: an external claim's COMMIT in DELETE
@@ -656,7 +658,7 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
 
 /*
 ** xUpdate: the rowid is idem's; everything else is a rule of the claim
-** (idem_claim.c).
+** (idem_claim.c, idem_outcome.c).
 */
 static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                       sqlite3_int64 *pRowid){
@@ -672,7 +674,7 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     if( rc!=SQLITE_OK ) return rc;
   }
   if( argc==1 ){
-    return idemClaimDelete(p, sqlite3_value_int64(argv[0]));
+    return idemOutcomeDelete(p, sqlite3_value_int64(argv[0]));
   }
   if( sqlite3_value_type(argv[0])==SQLITE_NULL ){
     if( sqlite3_value_type(argv[1])!=SQLITE_NULL ){
@@ -687,7 +689,7 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                   " UPDATE");
     return SQLITE_ERROR;
   }
-  return idemClaimUpdate(p, sqlite3_value_int64(argv[0]), aCol);
+  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), aCol);
 }
 
 #if SQLITE_VERSION_NUMBER>=3044000
@@ -721,7 +723,7 @@ static sqlite3_module idemModule = {
   idemBegin,            /* xBegin: durability read again; the slots */
   idemSync,             /* xSync:  track the local claims of the */
   idemCommit,           /* xCommit: transaction, which never commit */
-  idemRollback,         /* xRollback: pending (idemClaimSync()) */
+  idemRollback,         /* xRollback: pending (idemCommitSync()) */
   0,                    /* xFindFunction */
   idemRename,           /* xRename: rename the shadow table */
   idemSavepointSp,      /* xSavepoint */
@@ -734,114 +736,6 @@ static sqlite3_module idemModule = {
 };
 
 /* ------------------------------------------------------- idem_options */
-
-/*
-** A duration in words that idem reads back as the same duration: the
-** largest unit it is a whole number of ('1 day', '36 hours', '90
-** seconds'), else seconds with a fraction ('1.5 seconds').
-*/
-static void idemDurationText(sqlite3_str *s, sqlite3_int64 iMs){
-  static const struct { const char *zUnit; sqlite3_int64 iMs; } aUnit[] = {
-    { "day", 86400000 }, { "hour", 3600000 }, { "minute", 60000 },
-    { "second", 1000 },
-  };
-  int i;
-  for(i=0; i<(int)(sizeof(aUnit)/sizeof(aUnit[0])); i++){
-    if( iMs%aUnit[i].iMs==0 ){
-      sqlite3_int64 n = iMs/aUnit[i].iMs;
-      sqlite3_str_appendf(s, "%lld %s%s", n, aUnit[i].zUnit, n==1 ? "" : "s");
-      return;
-    }
-  }
-  if( iMs%100==0 ){
-    sqlite3_str_appendf(s, "%lld.%lld seconds", iMs/1000, (iMs%1000)/100);
-  }else if( iMs%10==0 ){
-    sqlite3_str_appendf(s, "%lld.%02lld seconds", iMs/1000, (iMs%1000)/10);
-  }else{
-    sqlite3_str_appendf(s, "%lld.%03lld seconds", iMs/1000, iMs%1000);
-  }
-}
-
-/*
-** The options of p as idem_options() gives them (doc/contract.md §5):
-**
-**   {"options": {"local_failure": "release", "durability": "full",
-**                "args_mismatch": "error", "retain": null | <ms>,
-**                "stale_after": null | <ms>},
-**    "shown":   {each option as an error names it: "retain='1 day'",
-**                "durability=full (the default)", "no stale_after"},
-**    "relaxed": {each option whose value weakens what a claim promises
-**                by default, with why: durability=relaxed, retain (any),
-**                args_mismatch=replay}}
-**
-** Every text here is ASCII without quotes or backslashes, so it needs no
-** JSON escaping.
-*/
-static void idemOptionsJson(sqlite3_str *s, const IdemOptions *pOpt){
-  static const struct { const char *zName; const char *azWord[2];
-                        size_t iOffset; const char *zRelaxed; } aSw[] = {
-    { "local_failure", { "release", "keep" },
-      offsetof(IdemOptions, bKeepLocalFailure), 0 },
-    { "durability", { "full", "relaxed" },
-      offsetof(IdemOptions, bRelaxedDurability),
-      "a power loss may take back a claim, and its call may then run again" },
-    { "args_mismatch", { "error", "replay" },
-      offsetof(IdemOptions, bArgsMismatchReplay),
-      "a duplicate with other arguments replays the first call instead of"
-      " failing" },
-  };
-  const char *azDur[2];
-  sqlite3_int64 aiDur[2];
-  int i, bSep, iPart;
-  azDur[0] = "retain";      aiDur[0] = pOpt->iRetainMs;
-  azDur[1] = "stale_after"; aiDur[1] = pOpt->iStaleAfterMs;
-  for(iPart=0; iPart<3; iPart++){
-    sqlite3_str_appendf(s, "%s\"%s\":{", iPart ? "," : "{",
-                        iPart==0 ? "options" : iPart==1 ? "shown" : "relaxed");
-    bSep = 0;
-    for(i=0; i<3; i++){
-      int b;
-      memcpy(&b, (const char*)pOpt + aSw[i].iOffset, sizeof(b));
-      b = b!=0;
-      if( iPart==2 && !(b && aSw[i].zRelaxed) ) continue;
-      sqlite3_str_appendf(s, "%s\"%s\":", bSep ? "," : "", aSw[i].zName);
-      bSep = 1;
-      if( iPart==0 ){
-        sqlite3_str_appendf(s, "\"%s\"", aSw[i].azWord[b]);
-      }else if( iPart==1 ){
-        sqlite3_str_appendf(s, "\"%s=%s%s\"", aSw[i].zName, aSw[i].azWord[b],
-                            b ? "" : " (the default)");
-      }else{
-        sqlite3_str_appendf(s, "\"%s=%s: %s\"", aSw[i].zName,
-                            aSw[i].azWord[b], aSw[i].zRelaxed);
-      }
-    }
-    for(i=0; i<2; i++){
-      if( iPart==2 && (i!=0 || aiDur[i]==0) ) continue;
-      sqlite3_str_appendf(s, "%s\"%s\":", bSep ? "," : "", azDur[i]);
-      bSep = 1;
-      if( iPart==0 ){
-        if( aiDur[i] ) sqlite3_str_appendf(s, "%lld", aiDur[i]);
-        else sqlite3_str_appendall(s, "null");
-      }else if( aiDur[i]==0 ){
-        sqlite3_str_appendf(s, "\"no %s\"", azDur[i]);
-      }else{
-        sqlite3_str_appendf(s, "\"%s='", azDur[i]);
-        idemDurationText(s, aiDur[i]);
-        sqlite3_str_appendall(s, "'");
-        if( iPart==2 ){
-          sqlite3_str_appendall(s, ": a decided call is forgotten ");
-          idemDurationText(s, aiDur[i]);
-          sqlite3_str_appendall(s, " after it was decided, and an arrival"
-                                   " after that runs it again");
-        }
-        sqlite3_str_appendall(s, "\"");
-      }
-    }
-    sqlite3_str_appendall(s, "}");
-  }
-  sqlite3_str_appendall(s, "}");
-}
 
 /*
 ** The schema that table zTab (unqualified) names, as SQLite resolves the
@@ -952,7 +846,7 @@ static void idemOptionsFunc(sqlite3_context *ctx, int argc,
     return;
   }
   s = sqlite3_str_new(db);
-  idemOptionsJson(s, &p->opt);
+  idemOptionJson(s, &p->opt);
   zOut = sqlite3_str_finish(s);
   if( zOut==0 ){
     sqlite3_result_error_nomem(ctx);

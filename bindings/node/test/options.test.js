@@ -87,10 +87,10 @@ test('a table that relaxes what a claim promises, not given: a warning for each 
   db.exec("CREATE VIRTUAL TABLE calls USING idem(durability=relaxed, retain='1 seconds', " +
     "args_mismatch=replay, local_failure=keep, stale_after='1 hour')");
   assert.deepEqual(await warnedBy(() => idem.calls(db)), [
-    'idem: the table "calls" was made with durability=relaxed: a power loss may take back a claim, ' +
-      "and its call may then run again; give { durability: 'relaxed' } to idem.calls() to accept it, or use another table",
     'idem: the table "calls" was made with args_mismatch=replay: a duplicate with other arguments ' +
       "replays the first call instead of failing; give { args_mismatch: 'replay' } to idem.calls() to accept it, or use another table",
+    'idem: the table "calls" was made with durability=relaxed: a power loss may take back a claim, ' +
+      "and its call may then run again; give { durability: 'relaxed' } to idem.calls() to accept it, or use another table",
     "idem: the table \"calls\" was made with retain='1 second': a decided call is forgotten 1 second after it " +
       "was decided, and an arrival after that runs it again; give { retain: '1 second' } to idem.calls() to accept it, or use another table",
   ]);

@@ -100,12 +100,12 @@ class RelaxedTableTest(Base):
         self.made("durability=relaxed, retain='1 seconds', args_mismatch=replay,"
                   " local_failure=keep, stale_after='1 hour'")
         self.assertEqual(self.warned(), [
-            "idem: the table \"calls\" was made with durability=relaxed: a power loss"
-            " may take back a claim, and its call may then run again; give"
-            " durability='relaxed' to idem.Calls() to accept it, or use another table",
             "idem: the table \"calls\" was made with args_mismatch=replay: a duplicate"
             " with other arguments replays the first call instead of failing; give"
             " args_mismatch='replay' to idem.Calls() to accept it, or use another table",
+            "idem: the table \"calls\" was made with durability=relaxed: a power loss"
+            " may take back a claim, and its call may then run again; give"
+            " durability='relaxed' to idem.Calls() to accept it, or use another table",
             "idem: the table \"calls\" was made with retain='1 second': a decided call is"
             " forgotten 1 second after it was decided, and an arrival after that runs it"
             " again; give retain='1 second' to idem.Calls() to accept it, or use another"
