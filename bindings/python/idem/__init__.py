@@ -1529,8 +1529,9 @@ class Calls:
     # time.sleep (_drive) or asyncio.sleep (_drive_async): one rule for
     # plain and async tools.
 
-    def _external_claim(self, call: _Call) -> Union[Outcome, Tuple[str, str]]:
-        """Claim and commit; (owner, header value), or the replay."""
+    def _external_claim(self, call: _Call,
+                        owner: str) -> Union[Outcome, Tuple[str, str]]:
+        """Claim for owner and commit; (owner, header value), or the replay."""
         conn = self.conn
         with self.lock:
             if conn.in_transaction:
@@ -1539,7 +1540,6 @@ class Calls:
                     " its claim must commit before the request leaves; commit first")
             conn.execute("BEGIN IMMEDIATE")
             try:
-                owner = _token()
                 if not self._claim(call, owner):
                     row = self._row(call.key)
                     conn.execute("ROLLBACK")
@@ -1553,14 +1553,36 @@ class Calls:
                 raise
         return owner, header.split(": ", 1)[1]          # '"<key>"'
 
-    def _external(self, spec: _Spec, call: _Call, args: Dict[str, Any]) -> Outcome:
-        claimed = self._external_claim(call)
-        if isinstance(claimed, Outcome):
-            return claimed
-        owner, header = claimed
+    def _unclaim(self, key: str, owner: str, e: BaseException) -> None:
+        """An interrupt between the claim's COMMIT and the tool's start (a
+        KeyboardInterrupt, a cancellation): if the claim committed, release
+        it, since the request never left (a call pending with no owner
+        otherwise); e goes on."""
         try:
+            with self.lock:
+                if self.conn.in_transaction:
+                    return
+                mine = self.conn.execute(
+                    "SELECT 1 FROM %s WHERE key = ? AND member = 0 AND owner = ?"
+                    % self._t, (key, owner)).fetchone()
+            if mine is not None:
+                _drive(self._release_steps(key, owner, e))
+        except BaseException as r:      # e is what the caller must see
+            _add_note(e, "idem: call %s could not be released: %s" % (key, _text(r)))
+
+    def _external(self, spec: _Spec, call: _Call, args: Dict[str, Any]) -> Outcome:
+        owner, started = _token(), False
+        try:
+            claimed = self._external_claim(call, owner)
+            if isinstance(claimed, Outcome):
+                return claimed
+            header = claimed[1]
+            started = True          # from here on the request may leave
             value = spec.fn(**{spec.first: header}, **args)
         except BaseException as e:
+            if not started:
+                self._unclaim(call.key, owner, e)
+                raise
             _drive(self._raised(call.key, owner, e))
             raise                   # not reached: _raised raises
         if inspect.isawaitable(value):
@@ -1574,13 +1596,18 @@ class Calls:
 
     async def _external_async(self, spec: _Spec, call: _Call,
                               args: Dict[str, Any]) -> Outcome:
-        claimed = self._external_claim(call)
-        if isinstance(claimed, Outcome):
-            return claimed
-        owner, header = claimed
+        owner, started = _token(), False
         try:
+            claimed = self._external_claim(call, owner)
+            if isinstance(claimed, Outcome):
+                return claimed
+            header = claimed[1]
+            started = True          # from here on the request may leave
             value = await spec.fn(**{spec.first: header}, **args)
         except BaseException as e:
+            if not started:
+                self._unclaim(call.key, owner, e)
+                raise
             await _drive_async(self._raised(call.key, owner, e))
             raise
         return cast(Outcome, await _drive_async(

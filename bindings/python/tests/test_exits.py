@@ -12,6 +12,7 @@ Run with the package installed:  python -m unittest discover -s bindings/python/
 """
 import asyncio
 import os
+import sqlite3
 import sys
 import threading
 import time
@@ -317,6 +318,58 @@ class InterruptedWhileRecordingTest(BusyBase):
         if sys.version_info >= (3, 11):
             self.assertIn("stays pending", " ".join(cm.exception.__notes__))
         self.assertIsInstance(cm.exception.__context__, idem.NotRecorded)
+
+
+class Interrupting(sqlite3.Connection):
+    """A connection on which an interrupt comes right after a COMMIT
+    returns (as a signal does, at the next bytecode): armed, once."""
+    armed = None
+
+    def execute(self, sql, *args):
+        cur = super().execute(sql, *args)
+        if self.armed is not None and sql == "COMMIT":
+            exc, self.armed = self.armed, None
+            raise exc
+        return cur
+
+
+class InterruptedAfterTheClaimTest(Base):
+    """An interrupt between the claim's COMMIT and the tool's start: the
+    request never left, so the call is released (not left pending with no
+    owner), and the interrupt goes on; a retry runs."""
+
+    def setUp(self):
+        super().setUp()
+        self.conn = sqlite3.connect(self.path, isolation_level=None, factory=Interrupting,
+                                    check_same_thread=False)
+        self.addCleanup(self.conn.close)
+        self.calls = idem.Calls(self.conn)
+        self.runs = []
+
+    def test_plain(self):
+        @self.calls.tool(kind="external")
+        def send(idempotency_key, to):
+            self.runs.append(to)
+            return to
+        for exc in (KeyboardInterrupt(), SystemExit(2)):
+            self.conn.armed = exc
+            with self.assertRaises(type(exc)):
+                send("a", "c", to="bob")
+            self.assertEqual(self.runs, [])
+            self.assertIsNone(self.calls.reply(send.key("a", "c", to="bob")))
+        self.assertEqual(send("a", "c", to="bob"), "bob")           # a retry runs
+        self.assertEqual(self.runs, ["bob"])
+
+    def test_async(self):
+        @self.calls.tool(kind="external")
+        async def send(idempotency_key, to):
+            self.runs.append(to)
+            return to
+        self.conn.armed = asyncio.CancelledError()
+        with self.assertRaises(asyncio.CancelledError):
+            asyncio.run(send("a", "c", to="bob"))
+        self.assertEqual((self.runs, self.calls.reply(send.key("a", "c", to="bob"))), ([], None))
+        self.assertEqual(asyncio.run(send("a", "c", to="bob")), "bob")
 
 
 if __name__ == "__main__":
