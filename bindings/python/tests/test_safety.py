@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import unittest
+import warnings
 
 import idem
 from test_idem import Base
@@ -638,6 +639,12 @@ class MistakesTest(Base):
         self.assertEqual(self.count("SELECT count(*) FROM sqlite_master WHERE name = 't1'"), 0)
 
     def test_options_of_an_existing_table(self):
+        # A table with a retain, used without it: warned (test_options.py).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", idem.RelaxedTableWarning)
+            self.options_of_an_existing_table()
+
+    def options_of_an_existing_table(self):
         idem.Calls(self.conn, "t", local_failure="keep", retain="24 hours")
         self.assertEqual(self.count("SELECT sql FROM sqlite_master WHERE name = 't'"),
                          'CREATE VIRTUAL TABLE "t" USING idem(local_failure=keep,'
