@@ -222,4 +222,28 @@ foreach {all code} [regexp -all -inline -indices {```python\n(.*?)\n```} $text] 
   }
 }
 if {$n == 0} { puts "not ok doc/frameworks.md has no ```python block"; set failed 1 }
+
+# A user's `npm install` in an example prints no install-scripts warning:
+# each example approves its packages' install scripts in allowScripts (npm
+# 11.16 and later list those not approved; a package from a folder is
+# approved by its file: spec).  A dry run, in the source tree, writes
+# nothing.
+lassign [bindings_run npm --version] rc npmv
+if {$rc == 0 && [package vcompare $npmv 11.16.0] >= 0} {
+  foreach name [list . {*}$frameworks] {
+    cd [file join $examples $name]
+    lassign [bindings_run timeout 300 npm install --dry-run --prefer-offline \
+               --no-audit --no-fund] rc out
+    set what "bindings/node/examples/[string trimleft $name .]"
+    if {$rc == 0 && ![regexp {install-scripts|allowScripts} $out]} {
+      puts "ok $what: npm install warns of no install script"
+    } else {
+      puts "not ok $what: npm install (exit $rc):\n$out"
+      set failed 1
+    }
+  }
+  cd $dir
+} else {
+  puts "-- npm $npmv has no allowScripts: the examples' install was not checked"
+}
 exit $failed

@@ -52,6 +52,7 @@ import socket
 import sqlite3
 import threading
 import time
+import warnings
 import weakref
 from typing import (TYPE_CHECKING, Any, Awaitable, Callable, Dict, Generator,
                     List, NamedTuple, Optional, Sequence, Set, Tuple, Type, TypeVar,
@@ -70,7 +71,7 @@ else:
 __all__ = ["load", "loadable_path", "Calls", "Result", "Outcome", "Tool",
            "AsyncTool", "CallError", "InProgress", "Unknown", "Failed",
            "NotSent", "Lost", "NotRecorded", "Unstorable", "ArgsMismatch",
-           "Serializer", "HEADER", "__version__"]
+           "Serializer", "RelaxedTableWarning", "HEADER", "__version__"]
 
 __version__ = "2.0.0"
 
@@ -509,7 +510,7 @@ def _json(value: Any, what: str, root: str) -> str:
         if found is None:
             if isinstance(e, RecursionError):
                 return _dumps_deep(value)
-            found = (type(e) if isinstance(e, TypeError) else ValueError, str(e))
+            found = (type(e) if isinstance(e, TypeError) else ValueError, _text(e))
         raise found[0]("idem: %s not JSON: %s" % (what, found[1])) from e
 
 
@@ -668,20 +669,56 @@ def _unstorable_why(error: BaseException, tname: str) -> str:
     """Why a tool's result cannot be stored, for a note or a message:
     idem's own words ("the result of send is not JSON: ..."), or the
     database's error with its class."""
-    text = str(error)
+    text = _text(error)
     if text.startswith("idem: ") and isinstance(error, (TypeError, ValueError,
                                                         OverflowError)):
         return text[len("idem: "):]
     return "the result of %s could not be recorded: %s" % (tname, _raised_note(error))
 
 
+def _text(value: Any) -> str:
+    """str(value) as text that can always be stored: never an exception
+    (a __str__ that raises, or returns something else, is described
+    instead), and never a lone surrogate (a file name decoded with
+    surrogateescape): those are written as \\udcxx escapes."""
+    try:
+        text = str(value)
+        if not isinstance(text, str):
+            raise TypeError("__str__ returned %s" % type(text).__name__)
+        text = str.__str__(text)        # a str subclass: its plain text
+    except BaseException as e:          # noqa: B902 -- whatever __str__ does
+        try:
+            why = type(e).__name__
+        except BaseException:           # pragma: no cover
+            why = "an error"
+        text = "<%s: str() raised %s>" % (_safe_name(value), why)
+    if not _is_text(text):
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _safe_name(value: Any) -> str:
+    """The name of value's class, as text that can always be stored."""
+    try:
+        name = type(value).__name__
+        if not isinstance(name, str):
+            name = "?"
+    except BaseException:               # pragma: no cover
+        name = "?"
+    return str.__str__(name).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _raised_note(error: BaseException) -> str:
-    """An error as a note says it: "TimeoutError: the target did not answer"."""
-    return "%s: %s" % (type(error).__name__, error)
+    """An error as a note says it: "TimeoutError: the target did not
+    answer".  It can always be built and stored, whatever the error (see
+    _text)."""
+    return "%s: %s" % (_safe_name(error), _text(error))
 
 
 def _note(text: str) -> str:
-    """A note as the wrapper writes it: at most 2000 characters."""
+    """A note as the wrapper writes it: at most 2000 characters, text
+    that can always be stored."""
+    text = _text(text)
     return text if len(text) <= _NOTE_MAX else text[:_NOTE_MAX - 3] + "..."
 
 
@@ -847,41 +884,47 @@ def _option(name: str, value: Any) -> Tuple[str, Any, str]:
     return n, _option_value(n, value), _option_text(n, value)
 
 
-def _existing_options(sql: str, table: str) -> Dict[str, Tuple[Any, str]]:
-    """The options of an existing idem table, from its CREATE VIRTUAL TABLE
-    text: name -> (effective value, as shown in an error).  An option not
-    written there has its default (or none: retain, stale_after)."""
-    m = re.search(r"\busing\s+(\w+)\s*(?:\((.*)\))?\s*;?\s*$", sql or "",
-                  re.IGNORECASE | re.DOTALL)
-    if not m or m.group(1).lower() != "idem":
-        raise ValueError("idem: the table %s exists and is not an idem table"
-                         " (%s); name another table" % (_quote(table), sql))
-    opts: Dict[str, Tuple[Any, str]] = {
-        n: (w[0], "%s=%s (the default)" % (n, w[0])) for n, w in _SWITCHES.items()}
-    opts.update({n: (None, "no %s" % n) for n in _DURATIONS})
-    for arg in re.findall(r"(?:[^,'\"]|'[^']*'|\"[^\"]*\")+", m.group(2) or ""):
-        if "=" not in arg:
-            continue
-        n, v = arg.split("=", 1)
-        n, v = n.strip(" \t\n").lower(), v.strip(" \t\n")
-        shown = "%s=%s" % (n, v)
-        if len(v) >= 2 and v[0] in "'\"" and v[-1] == v[0]:
-            v = v[1:-1]
-        try:
-            opts[n] = (_option_value(n, v), shown) if n in opts else (v, shown)
-        except ValueError:
-            opts[n] = (v, shown)
-    return opts
+def _table_options(conn: sqlite3.Connection, table: str,
+                   sql: Optional[str]) -> Dict[str, Any]:
+    """The options of an existing idem table as the extension parsed them
+    (idem_options(): its "options", "shown" and "relaxed"), never read
+    from the CREATE text, where a comment can hide what SQLite hands
+    idem.  ValueError for a table that is not an idem table."""
+    try:
+        text = conn.execute("SELECT idem_options(?)", (table,)).fetchone()[0]
+    except sqlite3.OperationalError as e:
+        if "is not an idem table" in str(e):
+            raise ValueError("idem: the table %s exists and is not an idem table"
+                             " (%s); name another table" % (_quote(table), sql)) from None
+        raise
+    return cast(Dict[str, Any], json.loads(text))
 
 
-def _check_options(table: str, sql: str, given: Dict[str, Tuple[Any, str]]) -> None:
-    have = _existing_options(sql, table)
+class RelaxedTableWarning(UserWarning):
+    """Warned by Calls() for a table made with an option that weakens what
+    a claim promises by default (durability=relaxed, a retain,
+    args_mismatch=replay) when that option was not given to Calls(): a
+    file can arrive with its table made so.  Give the option to accept it
+    (no warning), or turn the warning into an error:
+    ``warnings.simplefilter("error", idem.RelaxedTableWarning)``."""
+
+
+def _check_options(conn: sqlite3.Connection, table: str, sql: Optional[str],
+                   given: Dict[str, Tuple[Any, str]]) -> None:
+    have = _table_options(conn, table, sql)
     for n, (value, text) in given.items():
-        if have[n][0] != value:
+        if have["options"][n] != value:
             raise ValueError(
                 "idem: the table %s exists with %s, not %s: a table's options are"
                 " set when it is created; leave the option out to use the table as"
-                " it is, or use another table" % (_quote(table), have[n][1], text))
+                " it is, or use another table" % (_quote(table), have["shown"][n], text))
+    for n, why in have["relaxed"].items():
+        if n not in given:
+            value = have["shown"][n].split("=", 1)[1].strip("'")
+            warnings.warn(RelaxedTableWarning(
+                "idem: the table %s was made with %s; give %s=%r to idem.Calls() to"
+                " accept it, or use another table" % (_quote(table), why, n, value)),
+                stacklevel=3)
 
 
 # ---- typing of the wrappers ----------------------------------------------------
@@ -1150,7 +1193,7 @@ class Calls:
                 # Another connection may have created it first, otherwise.
                 row = conn.execute(find, (table,)).fetchone()
             if row is not None:
-                _check_options(table, row[0], given)
+                _check_options(conn, table, row[0], given)
 
     # ---- the parts of the protocol ------------------------------------
 
@@ -1565,8 +1608,9 @@ class Calls:
     # time.sleep (_drive) or asyncio.sleep (_drive_async): one rule for
     # plain and async tools.
 
-    def _external_claim(self, call: _Call) -> Union[Outcome, Tuple[str, str]]:
-        """Claim and commit; (owner, header value), or the replay."""
+    def _external_claim(self, call: _Call,
+                        owner: str) -> Union[Outcome, Tuple[str, str]]:
+        """Claim for owner and commit; (owner, header value), or the replay."""
         conn = self.conn
         with self.lock:
             if conn.in_transaction:
@@ -1575,7 +1619,6 @@ class Calls:
                     " its claim must commit before the request leaves; commit first")
             conn.execute("BEGIN IMMEDIATE")
             try:
-                owner = _token()
                 if not self._claim(call, owner):
                     row = self._row(call.key)
                     conn.execute("ROLLBACK")
@@ -1589,14 +1632,36 @@ class Calls:
                 raise
         return owner, header.split(": ", 1)[1]          # '"<key>"'
 
-    def _external(self, spec: _Spec, call: _Call, args: Dict[str, Any]) -> Outcome:
-        claimed = self._external_claim(call)
-        if isinstance(claimed, Outcome):
-            return claimed
-        owner, header = claimed
+    def _unclaim(self, key: str, owner: str, e: BaseException) -> None:
+        """An interrupt between the claim's COMMIT and the tool's start (a
+        KeyboardInterrupt, a cancellation): if the claim committed, release
+        it, since the request never left (a call pending with no owner
+        otherwise); e goes on."""
         try:
+            with self.lock:
+                if self.conn.in_transaction:
+                    return
+                mine = self.conn.execute(
+                    "SELECT 1 FROM %s WHERE key = ? AND member = 0 AND owner = ?"
+                    % self._t, (key, owner)).fetchone()
+            if mine is not None:
+                _drive(self._release_steps(key, owner, e))
+        except BaseException as r:      # e is what the caller must see
+            _add_note(e, "idem: call %s could not be released: %s" % (key, _text(r)))
+
+    def _external(self, spec: _Spec, call: _Call, args: Dict[str, Any]) -> Outcome:
+        owner, started = _token(), False
+        try:
+            claimed = self._external_claim(call, owner)
+            if isinstance(claimed, Outcome):
+                return claimed
+            header = claimed[1]
+            started = True          # from here on the request may leave
             value = spec.fn(**{spec.first: header}, **args)
         except BaseException as e:
+            if not started:
+                self._unclaim(call.key, owner, e)
+                raise
             _drive(self._raised(call.key, owner, e))
             raise                   # not reached: _raised raises
         if inspect.isawaitable(value):
@@ -1610,13 +1675,18 @@ class Calls:
 
     async def _external_async(self, spec: _Spec, call: _Call,
                               args: Dict[str, Any]) -> Outcome:
-        claimed = self._external_claim(call)
-        if isinstance(claimed, Outcome):
-            return claimed
-        owner, header = claimed
+        owner, started = _token(), False
         try:
+            claimed = self._external_claim(call, owner)
+            if isinstance(claimed, Outcome):
+                return claimed
+            header = claimed[1]
+            started = True          # from here on the request may leave
             value = await spec.fn(**{spec.first: header}, **args)
         except BaseException as e:
+            if not started:
+                self._unclaim(call.key, owner, e)
+                raise
             await _drive_async(self._raised(call.key, owner, e))
             raise
         return cast(Outcome, await _drive_async(
@@ -1668,7 +1738,7 @@ class Calls:
             _add_note(e, "idem: call %s was recorded as unknown (the request may"
                          " have left)" % key)
         except (Lost, NotRecorded) as r:
-            _add_note(e, str(r))
+            _add_note(e, _text(r))
         raise e
 
     def _release_steps(self, key: str, owner: str,
@@ -1710,7 +1780,8 @@ class Calls:
             return (yield from self._retry_steps(work, any_error))
         except _GaveUp as g:
             raise NotRecorded(key, outcome, result, "%s; tried for %g s" % (
-                g.error, self.record_timeout), self.table, id_) from (cause or g.error)
+                _text(g.error), self.record_timeout), self.table, id_) \
+                from (cause or g.error)
         except Lost as lost:
             lost.result, lost.id = result, id_
             if cause is not None:
@@ -1766,26 +1837,78 @@ class _GaveUp(Exception):
     last error."""
 
     def __init__(self, error: BaseException):
-        super().__init__(str(error))
+        super().__init__(_text(error))
         self.error = error
+
+
+# Every exit of a wrapper ends in a recorded state: an interrupt that comes
+# while an outcome is being recorded (KeyboardInterrupt or SystemExit in a
+# pause between attempts, an asyncio task cancelled by wait_for, a coroutine
+# closed) is held until the record is made (record_timeout at most), then
+# raised on, with a note that says what was recorded.
+
+def _deferred(interrupt: BaseException, error: Optional[BaseException] = None,
+              done: bool = False) -> None:
+    """Raise the interrupt held while the steps ran, with their outcome as
+    a note: what was recorded, or the error that said why not."""
+    if done:
+        _add_note(interrupt, "idem: the call's outcome was recorded before this"
+                  " interrupt was raised on")
+    elif error is not None:
+        _add_note(interrupt, _text(error))
+    raise interrupt.with_traceback(interrupt.__traceback__)
 
 
 def _drive(steps: Generator[float, None, R]) -> R:
     """Run recording steps, sleeping between attempts."""
-    try:
-        while True:
-            time.sleep(next(steps))
-    except StopIteration as done:
-        return cast(R, done.value)
+    held: Optional[BaseException] = None
+    while True:
+        try:
+            delay = next(steps)
+        except StopIteration as done:
+            if held is not None:
+                _deferred(held, done=True)
+            return cast(R, done.value)
+        except BaseException as e:
+            if held is not None and e is not held:
+                _deferred(held, error=e)
+            raise
+        try:
+            time.sleep(delay)
+        except BaseException as e:      # KeyboardInterrupt, SystemExit...
+            if held is None:
+                held = e
 
 
 async def _drive_async(steps: Generator[float, None, R]) -> R:
-    """Run recording steps, awaiting between attempts."""
-    try:
-        while True:
-            await asyncio.sleep(next(steps))
-    except StopIteration as done:
-        return cast(R, done.value)
+    """Run recording steps, awaiting between attempts.  A cancellation
+    (asyncio.wait_for, task.cancel()) waits for the record, then goes on;
+    a coroutine closed meanwhile finishes the record with time.sleep."""
+    held: Optional[BaseException] = None
+    while True:
+        try:
+            delay = next(steps)
+        except StopIteration as done:
+            if held is not None:
+                _deferred(held, done=True)
+            return cast(R, done.value)
+        except BaseException as e:
+            if held is not None and e is not held:
+                _deferred(held, error=e)
+            raise
+        try:
+            await asyncio.sleep(delay)
+        except GeneratorExit:
+            # Closed: it can await no more; the record ends here, blocking,
+            # and whatever it raises has nobody to go to.
+            try:
+                _drive(steps)
+            except BaseException:
+                pass
+            raise
+        except BaseException as e:      # CancelledError, KeyboardInterrupt...
+            if held is None:
+                held = e
 
 
 def _close(value: Any) -> None:

@@ -115,9 +115,11 @@ class Desk:
         self.columns = [r[1] for r in conn.execute(
             "SELECT * FROM pragma_table_xinfo(?)", (self.table,))]
         self.optional = [c for c in OPTIONAL if c in self.columns]
-        sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?",
-                           (self.table,)).fetchone()[0]
-        self.stale_after = re.search(r"\bstale_after\s*=", sql, re.IGNORECASE) is not None
+        # The options as idem parsed them, never the CREATE text (where a
+        # comment can hide what SQLite hands idem).
+        opts = json.loads(conn.execute("SELECT idem_options(?, 'main')",
+                                       (self.table,)).fetchone()[0])
+        self.stale_after = opts["options"]["stale_after"] is not None
 
     # ---- reading ---------------------------------------------------------------
 

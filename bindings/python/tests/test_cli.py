@@ -303,6 +303,15 @@ class PurgeStatsTest(Desk):
                                  " '90 minutes'\n" % bad)
         self.assertEqual(self.count("SELECT count(*) FROM calls"), 3)
 
+    def test_stale_after_as_idem_parsed_it(self):
+        # A comment in the CREATE text hides nothing (issue 31 item 7).
+        from idem import ops
+        for sql, has in (("retain='1 day' /* , stale_after='1 hour' */", False),
+                         ("stale_after = '1 hour'", True)):
+            self.conn.execute("DROP TABLE IF EXISTS odd")
+            self.conn.execute("CREATE VIRTUAL TABLE odd USING idem(%s)" % sql)
+            self.assertEqual(ops.Desk(self.conn, "odd").stale_after, has, sql)
+
     def test_stats(self):
         s = self.json_cli("stats")
         self.assertEqual(s["total"], 3)
