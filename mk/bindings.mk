@@ -25,7 +25,15 @@ $(BUILD)/.deps-bindings: mk/bindings.mk | $(BUILD)/.deps
 	$(call need_pkgs,$(BINDINGS_PKGS))
 
 test: $(BUILD)/.deps-bindings
-TEST_BUILD += node-env
+TEST_BUILD += node-env $(BUILD)/node/idem.$(SO)
+
+# The Node package run from a clone loads build/node/idem.so, which its
+# install (bindings/node/build.js) compiles with the same flags: made again
+# here whenever ext/ changes, so that no test file loads a stale copy while
+# another one reinstalls the package.
+$(BUILD)/node/idem.$(SO): $(SOURCES)
+	@mkdir -p $(@D)
+	$(call loadable,-O2)
 
 node-env: | $(BUILD)/.deps  ## build/node-env: better-sqlite3@12, the MCP SDK, bindings/node (npm)
 	@tclsh test/bindings.tcl node-env
