@@ -19,6 +19,7 @@ What it does not do is refused with an error that says so.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import threading
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping,
@@ -158,6 +159,12 @@ def _translate(e: BaseException) -> BaseException:
         return e
     if isinstance(e, tuple(getattr(apsw, name) for name in _MISUSE
                            if hasattr(apsw, name))):
+        m = re.match(r"Incorrect number of bindings supplied\.  The current statement"
+                     r" uses (\d+) and there are (\d+) supplied", str(e))
+        if m:
+            return sqlite3.ProgrammingError(
+                "Incorrect number of bindings supplied. The current statement"
+                " uses %s, and there are %s supplied." % m.groups())
         return sqlite3.ProgrammingError(str(e))
     code = getattr(e, "result", -1)
     if not isinstance(code, int) or code < 0:
@@ -193,12 +200,32 @@ class _Translated:
 _translated = _Translated()
 
 
+class _Guard(_Translated):
+    """with conn._guard: one thread at a time uses the apsw connection (it
+    refuses to be used by two at once; sqlite3 waits on SQLite's mutex
+    instead), and apsw's exceptions come out as sqlite3's."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+
+    def __enter__(self) -> None:
+        self.lock.acquire()
+
+    def __exit__(self, t: Any, e: Optional[BaseException], tb: Any) -> bool:
+        self.lock.release()
+        return super().__exit__(t, e, tb)
+
+
 # ---- values: what sqlite3 binds ---------------------------------------------
 
 _PLAIN = (type(None), int, float, str, bytes)
 
 
 def _adapt_one(v: Any, n: Union[int, str]) -> Any:
+    if type(v) is int:
+        if not -2 ** 63 <= v < 2 ** 63:
+            raise OverflowError("Python int too large to convert to SQLite INTEGER")
+        return v
     if type(v) in _PLAIN:
         return v
     adapter = sqlite3.adapters.get((type(v), sqlite3.PrepareProtocol))
@@ -208,7 +235,7 @@ def _adapt_one(v: Any, n: Union[int, str]) -> Any:
             return v
     for kind in (int, float, str, bytes):          # subclasses (bool, IntEnum)
         if isinstance(v, kind):
-            return kind(v)
+            return _adapt_one(kind(v), n)
     if isinstance(v, (bytearray, memoryview)):
         return bytes(v)
     raise sqlite3.ProgrammingError("Error binding parameter %s: type '%s' is"
@@ -307,15 +334,12 @@ class ApswCursor:
         if not isinstance(sql, str):
             raise TypeError("execute() argument 1 must be str, not %s"
                             % type(sql).__name__)
-        self.connection._begin(sql)
         self.description = None
         self.rowcount = -1
         self._rows = None
-        params = _adapt(parameters)
-        with _translated:
-            cur = self._run(db, sql, params)
-            dml = _is_dml(sql)
-            if dml:
+        with self.connection._guard:
+            cur = self._begin_and_run(db, sql, parameters)
+            if _is_dml(sql):
                 rows = list(cur)                    # RETURNING: all at once
                 self._rows = iter(rows)
                 self.rowcount = db.changes()
@@ -324,6 +348,19 @@ class ApswCursor:
             self.lastrowid = db.last_insert_rowid()
         return self
 
+    def _begin_and_run(self, db: Any, sql: str, parameters: Params) -> Any:
+        """As sqlite3 does: the implicit BEGIN (outside autocommit mode,
+        before a DML statement) once the statement is prepared, then the
+        parameters bound, then the statement run."""
+        began = self.connection._begin(sql)
+        try:
+            return self._run(db, sql, _adapt(parameters))
+        except BaseException as e:
+            if began and self.description is None and not isinstance(
+                    _translate(e), (sqlite3.ProgrammingError, OverflowError)):
+                db.execute("ROLLBACK")              # not prepared: no BEGIN
+            raise
+
     def executemany(self, sql: str, seq_of_parameters: Iterable[Params]) -> "ApswCursor":
         db = self._check()
         if not isinstance(sql, str):
@@ -331,14 +368,12 @@ class ApswCursor:
                             % type(sql).__name__)
         if not _is_dml(sql):
             raise sqlite3.ProgrammingError("executemany() can only execute DML statements.")
-        self.connection._begin(sql)
         self.description = None
         self.rowcount = 0
         self._rows = iter(())
-        for parameters in seq_of_parameters:
-            params = _adapt(parameters)
-            with _translated:
-                cur = self._run(db, sql, params)
+        with self.connection._guard:
+            for parameters in seq_of_parameters:
+                cur = self._begin_and_run(db, sql, parameters)
                 for _ in cur:
                     pass
                 self.rowcount += db.changes()
@@ -352,7 +387,7 @@ class ApswCursor:
         self.connection.commit()
         self.description = None
         self._rows = iter(())
-        with _translated:
+        with self.connection._guard:
             for _ in db.cursor().execute(sql_script):
                 pass
         return self
@@ -361,7 +396,7 @@ class ApswCursor:
         self._check()
         if self._rows is None:
             return None
-        with _translated:
+        with self.connection._guard:
             row = next(self._rows, None)
         if row is None:
             self._rows = None
@@ -426,6 +461,7 @@ class ApswConnection:
                  uri: bool = False):
         apsw = _apsw()
         self._db: Any = None
+        self._guard = _Guard()
         self._thread = threading.get_ident() if check_same_thread else None
         self.row_factory: Optional[Callable[..., Any]] = None
         self.isolation_level = isolation_level
@@ -462,8 +498,7 @@ class ApswConnection:
     def isolation_level(self, level: Optional[str]) -> None:
         if level is not None:
             if not isinstance(level, str):
-                raise TypeError("isolation_level must be str or None, not %s"
-                                % type(level).__name__)
+                raise TypeError("isolation_level must be str or None")
             if level.upper() not in _LEVELS:
                 raise ValueError("isolation_level string must be '', 'DEFERRED',"
                                  " 'IMMEDIATE', or 'EXCLUSIVE'")
@@ -471,19 +506,26 @@ class ApswConnection:
             self.commit()          # as sqlite3 does when it becomes None
         self._level = level
 
-    def _begin(self, sql: str) -> None:
-        """sqlite3's implicit transaction, outside autocommit mode."""
+    def _begin(self, sql: str) -> bool:
+        """sqlite3's implicit transaction, outside autocommit mode: True
+        when it began one."""
         if self._level is not None and _is_dml(sql) and not self.in_transaction:
-            with _translated:
+            with self._guard:
                 self._db.execute("BEGIN " + self._level)
+            return True
+        return False
 
     @property
     def in_transaction(self) -> bool:
-        return not self._check().getautocommit()
+        db = self._check()
+        with self._guard:
+            return not db.getautocommit()
 
     @property
     def total_changes(self) -> int:
-        return int(self._check().totalchanges())
+        db = self._check()
+        with self._guard:
+            return int(db.totalchanges())
 
     def cursor(self, factory: Callable[["ApswConnection"], ApswCursor] = ApswCursor) -> ApswCursor:
         self._check()
@@ -500,12 +542,12 @@ class ApswConnection:
 
     def commit(self) -> None:
         if self.in_transaction:
-            with _translated:
+            with self._guard:
                 self._db.execute("COMMIT")
 
     def rollback(self) -> None:
         if self.in_transaction:
-            with _translated:
+            with self._guard:
                 self._db.execute("ROLLBACK")
 
     def close(self) -> None:
@@ -513,7 +555,7 @@ class ApswConnection:
             return
         self._check()
         db, self._db = self._db, None
-        with _translated:
+        with self._guard:
             db.close()
 
     def __enter__(self) -> "ApswConnection":
@@ -532,16 +574,16 @@ class ApswConnection:
         return False
 
     def enable_load_extension(self, enabled: bool) -> None:
-        with _translated:
+        with self._guard:
             self._check().enableloadextension(bool(enabled))
 
     def load_extension(self, path: str) -> None:
-        with _translated:
+        with self._guard:
             self._check().loadextension(path)
 
     def create_function(self, name: str, narg: int, func: Optional[Callable[..., Any]],
                         *, deterministic: bool = False) -> None:
-        with _translated:
+        with self._guard:
             self._check().createscalarfunction(name, func, narg,
                                                deterministic=deterministic)
 
@@ -556,15 +598,15 @@ class ApswConnection:
 
         def trace(event: Dict[str, Any]) -> None:
             trace_callback(event["sql"])
-        with _translated:
+        with self._guard:
             db.trace_v2(apsw.SQLITE_TRACE_STMT, trace)
 
     def setlimit(self, category: int, limit: int) -> int:
-        with _translated:
+        with self._guard:
             return int(self._check().limit(category, limit))
 
     def getlimit(self, category: int) -> int:
-        with _translated:
+        with self._guard:
             return int(self._check().limit(category))
 
     def interrupt(self) -> None:
