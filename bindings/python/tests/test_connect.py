@@ -261,6 +261,7 @@ class SameAsSqlite3Test(Tmp):
                 do(lambda: (c.in_transaction, look()))
                 c.isolation_level = None                        # commits
                 do(lambda: (c.in_transaction, look(), c.isolation_level))
+                c.isolation_level = level
                 c.execute("CREATE TABLE u(x UNIQUE)")
                 for sql, params in (("INSERT INTO nowhere VALUES(1)", ()),
                                     ("INSERT INTO u VALUES(?)", (object(),)),
@@ -309,9 +310,12 @@ class SameAsSqlite3Test(Tmp):
             shared = open_(isolation_level=None, check_same_thread=False, timeout=10)
             shared.execute("PRAGMA synchronous = OFF")
 
-            def work(i):
+            def work(i):                    # statements that take a while
                 for j in range(25):
-                    shared.execute("INSERT INTO t VALUES(?)", (i * 100 + j,))
+                    shared.execute("INSERT INTO t SELECT ? FROM (WITH RECURSIVE"
+                                   " n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n"
+                                   " WHERE k < 20000) SELECT count(*) FROM n)",
+                                   (i * 100 + j,))
             ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
             for t in ts:
                 t.start()
