@@ -157,24 +157,27 @@ def _translate(e: BaseException) -> BaseException:
     apsw = _apsw()
     if not isinstance(e, apsw.Error):
         return e
+    text = str(e)                       # older apsw: "ConstraintError: ..."
+    if text.startswith(type(e).__name__ + ": "):
+        text = text[len(type(e).__name__) + 2:]
     if isinstance(e, tuple(getattr(apsw, name) for name in _MISUSE
                            if hasattr(apsw, name))):
         m = re.match(r"Incorrect number of bindings supplied\.  The current statement"
-                     r" uses (\d+) and there are (\d+) supplied", str(e))
+                     r" uses (\d+) and there are (\d+) supplied", text)
         if m:
             return sqlite3.ProgrammingError(
                 "Incorrect number of bindings supplied. The current statement"
                 " uses %s, and there are %s supplied." % m.groups())
-        return sqlite3.ProgrammingError(str(e))
+        return sqlite3.ProgrammingError(text)
     code = getattr(e, "result", -1)
     if not isinstance(code, int) or code < 0:
-        return sqlite3.DatabaseError(str(e))
+        return sqlite3.DatabaseError(text)
     if code == 7:                                       # NOMEM
         return MemoryError()
     ext = getattr(e, "extendedresult", None)
     if not isinstance(ext, int) or ext < 0:
         ext = code
-    new = _class_of(code)(str(e))
+    new = _class_of(code)(text)
     names = apsw.mapping_extended_result_codes
     setattr(new, "sqlite_errorcode", ext)
     setattr(new, "sqlite_errorname", names.get(ext) or
