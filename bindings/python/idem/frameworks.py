@@ -70,7 +70,7 @@ import inspect
 import json
 import time
 import typing
-from typing import Any, Callable, Dict, List, Optional, Tuple, cast
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import idem
 from idem._serializers import plain as _plain, serializer_for as _serializer_for
