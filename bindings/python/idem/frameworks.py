@@ -30,15 +30,23 @@ a new id, and the repeat must meet the first call.
 attributes.)  who= and conv= override them: a str, or a function of the
 context object.
 
-What the model is handed (the same as the Node package's agentTool):
-  - the first arrival: the tool's result (as recorded, through the
-    tool's serializer);
-  - a repeat of a done call: {"status": "done", "idempotent": True, "key",
-    "id", "result": <the first arrival's result>};
-  - a call in progress (after waiting up to `wait` seconds for it), an
-    external call whose outcome is unknown (and every repeat of it), a kept
-    local failure: {"status", "idempotent", "key", "message"}, idem's own
-    message ("the request may already have reached the target system; ...").
+What the model is handed, the same shape on every arrival (as the Node
+package's agentTool: bindings/node/frameworks.js):
+  - a done call: {"status": "done", "idempotent", "key", "id", "result"}:
+    result as the first arrival's tool returned it, as recorded (its JSON
+    form: a dataclass or model through the tool's serializer), and beside
+    it "idempotent": False for the arrival that ran the tool, True for a
+    repeat (the tool did not run), so that a typed output is one type for
+    both;
+  - a call in progress or whose process died (after waiting up to `wait`
+    seconds for it): {"status": "pending", "idempotent": True, "key",
+    "message"};
+  - an external call whose outcome is unknown (its request may have
+    arrived; the target's records decide; it is not retried):
+    {"status": "unknown", "idempotent": False for the arrival that sent
+    it, True for a repeat, "key", "message"}, idem's own message ("the
+    request may already have reached the target system; ..."); a kept
+    local failure: "status": "failed".
 These are answers, not errors, so that each framework hands them to the
 model as they are (a framework's error path may say "please try again").
 Everything else is raised for the framework's error path: the local tool's
@@ -46,11 +54,14 @@ own error or idem.Unstorable (rolled back, released: a retry runs again),
 idem.NotSent (released), idem.Lost, idem.NotRecorded, and a run without a
 user or conversation (nothing was claimed).
 
-context="mcp" answers the MCP way instead (the Node example mcp-server.js
-does the same): a CallToolResult whose structured content and text are
-{"status": "done", "result": ...}, with "idempotent": true on a replay;
-isError and {"status", "key", "message"} (and "idempotent": true on a
-repeat) for the others.
+Each framework's own carrier holds that answer: the value itself
+(LangChain, Pydantic AI); its JSON text for the OpenAI Agents SDK, which
+hands the model str() of what a tool returns; for context="mcp", a
+CallToolResult whose structured content is the answer and whose text is
+its JSON, isError for every answer but "done".  MCP's error path has no
+structure, so there idem.NotSent is an answer too: isError and
+{"status": "not_sent", "idempotent": False, "key", "message"}
+(doc/choices.md).
 """
 from __future__ import annotations
 
@@ -59,9 +70,10 @@ import inspect
 import json
 import time
 import typing
-from typing import Any, Callable, Dict, List, Optional, Tuple, cast
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import idem
+from idem._serializers import plain as _plain, serializer_for as _serializer_for
 
 __all__ = ["agent_tool", "CONTEXTS"]
 
@@ -149,40 +161,29 @@ def _answer(e: idem.CallError) -> Dict[str, Any]:
             "message": e.reply.get("message")}
 
 
-def _done(outcome: idem.Outcome) -> Any:
-    if not outcome.replayed:
-        return outcome.result
+def _not_sent(e: BaseException) -> Dict[str, Any]:
+    """MCP's answer for idem.NotSent (released: sending it again runs it)."""
+    return {"status": "not_sent", "idempotent": False, "key": getattr(e, "key", None),
+            "message": "%s: nothing was sent; the call was released, and"
+                       " sending it again runs it" % e}
+
+
+def _done(outcome: idem.Outcome, ser: Optional[idem.Serializer]) -> Dict[str, Any]:
+    """What the model gets for a done call, first arrival and repeat alike."""
     id_ = outcome.id
     if isinstance(id_, (bytes, bytearray, memoryview)):
         id_ = bytes(id_).hex()              # JSON has no bytes
-    return {"status": "done", "idempotent": True, "key": outcome.key,
-            "id": id_, "result": outcome.result}
+    result = outcome.result if ser is None else ser.to_json(outcome.result)
+    return {"status": "done", "idempotent": outcome.replayed, "key": outcome.key,
+            "id": id_, "result": result}
 
 
-def _mcp_result(body: Dict[str, Any], error: bool) -> Any:
+def _mcp_result(body: Dict[str, Any]) -> Any:
     from mcp.types import CallToolResult, TextContent
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps(body))],
-                          structured_content=body, is_error=error)
-
-
-def _mcp_done(outcome: idem.Outcome) -> Any:
-    body: Dict[str, Any] = {"status": "done", "result": outcome.result}
-    if outcome.replayed:
-        body["idempotent"] = True
-    return _mcp_result(body, False)
-
-
-def _mcp_failure(e: BaseException) -> Any:
-    if isinstance(e, idem.CallError):
-        body: Dict[str, Any] = {"status": e.status, "key": e.key,
-                                "message": e.reply.get("message") or str(e)}
-        if e.replayed:
-            body["idempotent"] = True
-    else:                                   # NotSent: released, a retry runs
-        body = {"status": "not_sent", "key": getattr(e, "key", None),
-                "message": "%s: nothing was sent; the call was released, and"
-                           " sending it again runs it" % e}
-    return _mcp_result(body, True)
+    text = json.dumps(body, ensure_ascii=False, default=_plain)
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=json.loads(text),
+                          is_error=body["status"] != "done")
 
 
 def agent_tool(calls: idem.Calls, fn: Optional[Callable[..., Any]] = None, *,
@@ -217,13 +218,15 @@ def agent_tool(calls: idem.Calls, fn: Optional[Callable[..., Any]] = None, *,
     def wrap(body: Callable[..., Any]) -> Any:
         tool = calls.tool(kind=kind, name=name, keyargs=keyargs,
                           serializer=serializer)(body)
-        return _make(calls, tool, body, str(context), ctxdef, who, conv, wait)
+        ser = _serializer_for(serializer, body, tool.name)
+        return _make(calls, tool, body, str(context), ctxdef, who, conv, wait, ser)
 
     return wrap(fn) if fn is not None else wrap
 
 
 def _make(calls: idem.Calls, tool: Any, body: Callable[..., Any], context: str,
-          ctxdef: _Context, who: Any, conv: Any, wait: float) -> Any:
+          ctxdef: _Context, who: Any, conv: Any, wait: float,
+          ser: Optional[idem.Serializer]) -> Any:
     annotation, where = ctxdef.kind()
     tname = tool.name
     # The body's own parameters, less the connection (local) or the key
@@ -289,18 +292,30 @@ def _make(calls: idem.Calls, tool: Any, body: Callable[..., Any], context: str,
         c = _party(cv, "conv", tname, ctxdef.hint, ctx)
         return ctx, w, c, args
 
-    # The Agents SDK hands the model str() of what a tool returns: a dict
-    # would reach it as Python's repr, so it gets the JSON text.
-    def text(v: Any) -> Any:
-        return json.dumps(v, ensure_ascii=False) if context == "openai-agents" else v
+    # The answer in the framework's carrier.  The Agents SDK hands the model
+    # str() of what a tool returns: a dict would reach it as Python's repr,
+    # so it gets the JSON text; MCP, a CallToolResult.
+    def carry(body: Dict[str, Any]) -> Any:
+        if context == "mcp":
+            return _mcp_result(body)
+        if context == "openai-agents":
+            return json.dumps(body, ensure_ascii=False, default=_plain)
+        return body
 
     def done(outcome: idem.Outcome) -> Any:
-        return _mcp_done(outcome) if context == "mcp" else text(_done(outcome))
+        return carry(_done(outcome, ser))
+
+    # wait_outcome() gives the recorded JSON: the tool's run() gives it
+    # through the serializer's from_json (which _done undoes).
+    def waited(outcome: idem.Outcome) -> idem.Outcome:
+        if ser is None:
+            return outcome
+        return outcome._replace(result=ser.from_json(outcome.result))
 
     def failed(e: BaseException) -> Any:
-        if context == "mcp":
-            return _mcp_failure(e)
-        return text(_answer(cast(idem.CallError, e)))
+        if isinstance(e, idem.CallError):
+            return carry(_answer(e))
+        return carry(_not_sent(e))          # MCP only: NotSent
 
     if inspect.iscoroutinefunction(tool):
         async def call(*a: Any, **kw: Any) -> Any:
@@ -311,7 +326,7 @@ def _make(calls: idem.Calls, tool: Any, body: Callable[..., Any], context: str,
                 if not isinstance(e, idem.InProgress) or wait == 0:
                     return failed(e)
                 try:
-                    outcome = await _wait_async(calls, e.key, wait)
+                    outcome = waited(await _wait_async(calls, e.key, wait))
                 except idem.CallError as e2:
                     return failed(e2)
             except idem.NotSent as e:
@@ -329,7 +344,7 @@ def _make(calls: idem.Calls, tool: Any, body: Callable[..., Any], context: str,
                 if not isinstance(e, idem.InProgress) or wait == 0:
                     return failed(e)
                 try:
-                    outcome = calls.wait_outcome(e.key, wait)
+                    outcome = waited(calls.wait_outcome(e.key, wait))
                 except idem.CallError as e2:
                     return failed(e2)
             except idem.NotSent as e:

@@ -13,10 +13,11 @@ Each example's model.py wraps a Script in its framework's own test model
 (an OpenAI Agents SDK Model, a LangChain chat model, a Pydantic AI
 FunctionModel, an MCP client).  At each turn the framework asks the model
 for its next message; the model hands the script the tool results that it
-was given since its last turn (`seen`: [{"id", "name", "output"}]), and the
-script answers with the turn's tool calls, each with a new call id (as a
-model gives a repeated call a new id), or with its text.  script.turns
-records it all.  A turn past the end of the script is the text "done".
+was given since its last turn (`seen`: [{"id", "name", "output", "raw"}],
+output the tool message's JSON value, raw the message as the framework
+carried it: text, or a value), and the script answers with the turn's
+tool calls, each with a new call id (as a model gives a repeated call a
+new id), or with its text.  script.turns records it all.  A turn past the end of the script is the text "done".
 """
 import importlib.util
 import inspect

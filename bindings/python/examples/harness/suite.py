@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "test", "examples", "python"))
 
-from harness.script import converse, load       # noqa: E402
+from harness.script import converse, load, parsed       # noqa: E402
 from target_server import Target                # noqa: E402
 
 CHILD = os.path.join(HERE, "child.py")
@@ -93,22 +93,46 @@ class Run:
 class Stories(unittest.TestCase):
     example = None                      # the example's directory
 
-    # What the model was handed, read the way this example hands it.  The
-    # agent frameworks: the first arrival's result as it is; a replay
-    # {"status": "done", "idempotent": True, "key", "id", "result"}; the
+    # What the model was handed: one shape on every arrival, in every
+    # framework (as the Node package's agentTool): a done call
+    # {"status": "done", "idempotent", "key", "id", "result"}, idempotent
+    # False for the arrival that ran the tool and True for a repeat; the
     # others {"status", "idempotent", "key", "message"}.
-    def ran(self, out):
-        self.assertFalse(isinstance(out, dict) and out.get("idempotent") is True, out)
-        return out
+    DONE = ["status", "idempotent", "key", "id", "result"]
+    OTHER = ["status", "idempotent", "key", "message"]
+
+    def ran(self, out, key=None, id_=None):
+        """The result of the arrival that ran the tool."""
+        self.assertEqual(list(out), self.DONE, out)
+        self.assertEqual((out["status"], out["idempotent"]), ("done", False), out)
+        if key is not None:
+            self.assertEqual((out["key"], out["id"]), (key, id_), out)
+        return out["result"]
 
     def replayed(self, out, key, id_=None):
+        """The result handed to a repeat: the first arrival's."""
+        self.assertEqual(list(out), self.DONE, out)
         self.assertEqual((out["status"], out["idempotent"], out["key"], out["id"]),
                          ("done", True, key, id_), out)
         return out["result"]
 
     def answer(self, out):
         """(status, marked as a replay, key, message) of a call not done."""
+        self.assertEqual(list(out), self.OTHER, out)
         return out["status"], out["idempotent"], out["key"], out["message"]
+
+    def same_message(self, first, again):
+        """The tool message of a repeat is the first arrival's, but for its
+        mark: the same members in the same order (the same text, where the
+        framework hands the model text), idempotent false, then true."""
+        a, b = parsed(first), parsed(again)
+        self.assertEqual(list(a), list(b), (first, again))
+        self.assertEqual((a["idempotent"], b["idempotent"]), (False, True), (first, again))
+        self.assertEqual({**b, "idempotent": False}, a)
+        if isinstance(first, str):
+            self.assertEqual(again, first.replace('"idempotent": false', '"idempotent": true', 1))
+        else:
+            self.assertIsInstance(first, dict)
 
     @classmethod
     def setUpClass(cls):
@@ -160,11 +184,13 @@ class Stories(unittest.TestCase):
     def total(self):
         return sum(self.target.arrivals.values())
 
-    def handed(self, turns, i, name):
+    def handed(self, turns, i, name, raw=False):
+        """What the model was handed at turn i for the tool: its JSON value,
+        or (raw) the tool message as the framework carried it."""
         seen = turns[i].seen if hasattr(turns[i], "seen") else turns[i]["seen"]
         for r in seen:
             if r["name"] == name:
-                return r["output"]
+                return r["raw"] if raw else r["output"]
         self.fail("turn %d: the model was handed no result of %s: %r" % (i, name, seen))
 
     def start(self, **env):
@@ -176,7 +202,7 @@ class Stories(unittest.TestCase):
 
     def test_repeat_in_a_later_step(self):
         """a call repeated in a later step takes effect once; the repeat is
-        handed the first result marked idempotent"""
+        handed the first result, in the same shape, marked idempotent"""
         file = self.fresh("repeat")
         before = self.total()
         turns = self.run_(file, [
@@ -188,12 +214,17 @@ class Stories(unittest.TestCase):
         ], conversation="conv-repeat")
         okey = self.key(file, "alice", "conv-repeat", "place_order", {"sku": "A0001", "qty": 2})
         ckey = self.key(file, "alice", "conv-repeat", "charge_card", {"cents": 1990})
-        order = self.ran(self.handed(turns, 1, "place_order"))
-        charge = self.ran(self.handed(turns, 3, "charge_card"))
+        order = self.ran(self.handed(turns, 1, "place_order"), okey, 1)
+        charge = self.ran(self.handed(turns, 3, "charge_card"), ckey)
         self.assertEqual(order, {"order": 1, "sku": "A0001", "qty": 2})
         self.assertEqual(self.replayed(self.handed(turns, 2, "place_order"), okey, 1), order)
         self.assertEqual((sorted(charge), charge["cents"]), (["cents", "charge"], 1990))
         self.assertEqual(self.replayed(self.handed(turns, 4, "charge_card"), ckey), charge)
+        # One shape: the tool message of each repeat is the first one's, but
+        # for the mark, as the framework handed it to the model.
+        for first, again, name in ((1, 2, "place_order"), (3, 4, "charge_card")):
+            self.same_message(self.handed(turns, first, name, raw=True),
+                              self.handed(turns, again, name, raw=True))
         # The model gave the repeat a new tool-call id: the key does not hold it.
         self.assertNotEqual(turns[0].calls[0]["id"], turns[1].calls[0]["id"])
         self.assertNotEqual(turns[2].calls[0]["id"], turns[3].calls[0]["id"])

@@ -3,7 +3,9 @@
 test-frameworks): what each framework sees of the tool, and the mistakes it
 refuses."""
 import asyncio
+import dataclasses
 import inspect
+import json
 import os
 import sqlite3
 import tempfile
@@ -11,6 +13,44 @@ import unittest
 
 import idem
 from idem.frameworks import agent_tool
+
+# What the model is handed, in every framework (the Node package's
+# agentTool's shape): a done call, and the others.
+DONE = ["status", "idempotent", "key", "id", "result"]
+OTHER = ["status", "idempotent", "key", "message"]
+UNKNOWN = (r"^the request may already have reached the target system; the target's"
+           r" records decide the outcome; it is not retried\.")
+PENDING = r"^the call is in progress, or its process was interrupted; it is not executed again$"
+
+
+def contexts():
+    """Each context's way to call a tool for (user, conversation), and to
+    read what the model is handed from its carrier: (answer, is_error)."""
+    from agents import RunContextWrapper
+
+    class Run:                          # Pydantic AI's RunContext: ctx.deps
+        def __init__(self, deps):
+            self.deps = deps
+
+    def mcp(r):
+        text = json.loads(r.content[0].text)
+        assert text == r.structured_content, (text, r.structured_content)
+        return r.structured_content, r.is_error
+
+    return {
+        "openai-agents": (dict(),
+                          lambda t, u, c, **a: t(RunContextWrapper(context={"user": u, "conversation": c}), **a),
+                          lambda r: (json.loads(r), None)),
+        "langchain": (dict(),
+                      lambda t, u, c, **a: t(config={"configurable": {"user_id": u, "thread_id": c}}, **a),
+                      lambda r: (r, None)),
+        "pydantic-ai": (dict(),
+                        lambda t, u, c, **a: t(Run({"user": u, "conversation": c}), **a),
+                        lambda r: (r, None)),
+        "mcp": (dict(who="u"),
+                lambda t, u, c, **a: t(c, ctx=None, **a),
+                mcp),
+    }
 
 
 class AgentToolTest(unittest.TestCase):
@@ -71,12 +111,15 @@ class AgentToolTest(unittest.TestCase):
         t = self.order(context="openai-agents")
         first = t(RunContextWrapper(context=Ctx()), sku="A")
         again = t(RunContextWrapper(context={"user": "alice", "conversation": "conv-1"}), sku="A")
-        self.assertEqual(first, '{"order": 1}')                 # the SDK hands str(): JSON text
-        self.assertIn('"idempotent": true', again)
+        key = t.tool.key("alice", "conv-1", sku="A")
+        # The SDK hands the model str(): JSON text.
+        self.assertEqual(first, '{"status": "done", "idempotent": false, "key": "%s",'
+                                ' "id": null, "result": {"order": 1}}' % key)
+        self.assertEqual(again, first.replace("false", "true"))
         # who= and conv= override the context's.
         t2 = self.order(context="langchain", who=lambda c: "bob", conv="fixed")
-        self.assertEqual(t2(sku="A", config={}), {"order": 2})
-        self.assertEqual(t2(sku="A", config={})["status"], "done")
+        self.assertEqual(t2(sku="A", config={})["result"], {"order": 2})
+        self.assertEqual(t2(sku="A", config={})["key"], t2.tool.key("bob", "fixed", sku="A"))
 
     def test_mistakes(self):
         with self.assertRaisesRegex(ValueError, "context must be one of"):
@@ -100,7 +143,10 @@ class AgentToolTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "no stock"):      # the framework's error path
             boom(n=1, config=cfg)
         again = boom(n=1, config=cfg)
-        self.assertEqual((again["status"], again["idempotent"]), ("failed", True))
+        self.assertEqual(list(again), OTHER)
+        self.assertEqual((again["status"], again["idempotent"], again["key"]),
+                         ("failed", True, boom.tool.key("u", "c", n=1)))
+        self.assertRegex(again["message"], "no stock")
 
         @agent_tool(self.calls, kind="external", context="langchain")
         def send(idempotency_key, to: str):
@@ -114,7 +160,107 @@ class AgentToolTest(unittest.TestCase):
             raise idem.NotSent("refused")
         r = send2("conv", to="x", ctx=None)
         self.assertTrue(r.is_error)
-        self.assertEqual(r.structured_content["status"], "not_sent")
+        self.assertEqual(r.structured_content, {
+            "status": "not_sent", "idempotent": False, "key": send2.tool.key("u", "conv", to="x"),
+            "message": "refused: nothing was sent; the call was released, and sending it"
+                       " again runs it"})
+        self.assertEqual(json.loads(r.content[0].text), r.structured_content)
+        self.assertEqual(self.claimed(), 0)
+
+    def test_one_shape_on_every_arrival(self):
+        """In each framework's carrier, the first arrival and a repeat are
+        handed one shape: the same members, the result, idempotent false
+        then true (the first arrival got the bare result: issue 34)."""
+        for context, (opts, call, read) in contexts().items():
+            with self.subTest(context=context):
+                t = self.order(context=context, name="order_" + context.replace("-", "_"), **opts)
+                who = opts.get("who", "alice")
+                raw = [call(t, who, "conv-1", sku="A", qty=2), call(t, who, "conv-1", qty=2, sku="A")]
+                (first, e1), (again, e2) = map(read, raw)
+                key = t.tool.key(who, "conv-1", sku="A", qty=2)
+                self.assertEqual(list(first), DONE)
+                self.assertEqual(list(again), DONE)
+                self.assertEqual(first, {"status": "done", "idempotent": False, "key": key,
+                                         "id": None, "result": {"order": first["result"]["order"]}})
+                self.assertEqual(again, {**first, "idempotent": True})
+                error = False if context == "mcp" else None
+                self.assertEqual((e1, e2), (error, error))
+                if isinstance(raw[0], str):
+                    self.assertEqual(raw[1], raw[0].replace('"idempotent": false', '"idempotent": true'))
+        self.assertEqual(self.db.execute("SELECT count(*) FROM orders").fetchone()[0], 4)
+
+    def test_unknown_and_pending(self):
+        """An external call whose request may have arrived is unknown: idem's
+        sentence, idempotent false for the arrival that sent it, true for a
+        repeat; a repeat of a call in progress is pending; in each
+        framework's carrier (MCP: isError)."""
+        import threading
+        for context, (opts, call, read) in contexts().items():
+            with self.subTest(context=context):
+                sent = []
+
+                @agent_tool(self.calls, kind="external", context=context,
+                            name="charge_" + context.replace("-", "_"), **opts)
+                def charge(idempotency_key, cents: int):
+                    sent.append(cents)
+                    raise TimeoutError("the target did not answer")
+                who = opts.get("who", "alice")
+                key = charge.tool.key(who, "conv-1", cents=1)
+                (first, e1), (again, e2) = (read(call(charge, who, "conv-1", cents=1)) for _ in "12")
+                self.assertEqual(list(first), OTHER)
+                self.assertEqual((first["status"], first["idempotent"], first["key"]),
+                                 ("unknown", False, key))
+                self.assertRegex(first["message"], UNKNOWN)
+                self.assertEqual(again, {**first, "idempotent": True})
+                self.assertEqual(sent, [1])
+                error = True if context == "mcp" else None      # MCP: isError
+                self.assertEqual((e1, e2), (error, error))
+
+                gate, started = threading.Event(), threading.Event()
+
+                @agent_tool(self.calls, kind="external", context=context,
+                            name="slow_" + context.replace("-", "_"), **opts)
+                def slow(idempotency_key, cents: int):
+                    started.set()
+                    gate.wait(10)
+                    return {"cents": cents}
+                out = []
+                th = threading.Thread(target=lambda: out.append(call(slow, who, "conv-1", cents=2)))
+                th.start()
+                started.wait(10)
+                pending, e3 = read(call(slow, who, "conv-1", cents=2))
+                gate.set()
+                th.join(10)
+                self.assertEqual(list(pending), OTHER)
+                self.assertEqual((pending["status"], pending["idempotent"], pending["key"]),
+                                 ("pending", True, slow.tool.key(who, "conv-1", cents=2)))
+                self.assertRegex(pending["message"], PENDING)
+                self.assertEqual(e3, error)
+                done, _ = read(out[0])
+                self.assertEqual((done["status"], done["idempotent"], done["result"]),
+                                 ("done", False, {"cents": 2}))
+
+    def test_typed_results_are_handed_as_json(self):
+        """A tool whose result is a dataclass (stored through its serializer)
+        hands the model the result's JSON form, first arrival and repeat
+        alike, in each carrier (the JSON text of the Agents SDK and MCP
+        could not hold the dataclass)."""
+        @dataclasses.dataclass
+        class Order:
+            order: int
+            sku: str
+
+        for context, (opts, call, read) in contexts().items():
+            with self.subTest(context=context):
+                @agent_tool(self.calls, kind="local", context=context,
+                            name="typed_" + context.replace("-", "_"), **opts)
+                def typed(db, sku: str) -> Order:
+                    cur = db.execute("INSERT INTO orders(sku) VALUES(?)", (sku,))
+                    return Order(cur.lastrowid, sku)
+                who = opts.get("who", "alice")
+                (first, _), (again, _) = (read(call(typed, who, "conv-1", sku="T")) for _ in "12")
+                self.assertEqual(first["result"], {"order": first["result"]["order"], "sku": "T"})
+                self.assertEqual(again, {**first, "idempotent": True})
 
     def test_async_external_waits(self):
         gate = asyncio.Event()
@@ -135,9 +281,10 @@ class AgentToolTest(unittest.TestCase):
             gate.set()
             return await first, await other
         first, other = asyncio.run(both())
-        self.assertEqual(first, {"cents": 5})
-        self.assertEqual((other["status"], other["idempotent"], other["result"]),
-                         ("done", True, {"cents": 5}))
+        self.assertEqual(first, {"status": "done", "idempotent": False,
+                                 "key": charge.tool.key("u", "c", cents=5), "id": None,
+                                 "result": {"cents": 5}})
+        self.assertEqual(other, {**first, "idempotent": True})
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ class ScriptedChatModel(GenericFakeChatModel):
                 break
             out = parsed(m.content)
             seen.insert(0, {"id": m.tool_call_id, "name": m.name,
-                            "output": {"error": out} if m.status == "error" else out})
+                            "output": {"error": out} if m.status == "error" else out,
+                            "raw": m.content})
         turn = self.script.next(seen)
         if turn.text is not None:
             message = AIMessage(content=turn.text)

@@ -13,8 +13,10 @@ Each tool is @tool over idem.frameworks.agent_tool(): the user and the
 conversation come from the run's config (configurable user_id and
 thread_id, the thread LangGraph keeps a conversation by), the arguments
 from the tool call.  The tool-call id is not part of the key: a model that
-repeats a call gives it a new id.  A repeat gets the first result marked
-"idempotent": true; a call whose request may have arrived but whose
+repeats a call gives it a new id.  Every arrival of a done call gets one
+shape: {"status": "done", "idempotent", "key", "id", "result"},
+"idempotent" false for the arrival that ran the tool, true for a repeat
+(handed the first result); a call whose request may have arrived but whose
 answer did not (a timeout) gets the "unknown" note, and is not sent again.
 
     python ../harness/child.py .        a conversation with the test model

@@ -22,7 +22,8 @@ class ScriptedClient:
                     result = await client.call_tool(
                         c["name"], {"conversation": conversation, **c["args"]})
                     seen.append({"id": c["id"], "name": c["name"],
-                                 "output": result.structured_content})
+                                 "output": result.structured_content,
+                                 "raw": result.content[0].text})
 
 
 def scripted(script):

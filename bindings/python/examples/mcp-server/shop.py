@@ -13,17 +13,20 @@ MCP has no user, so the server names its principal (who=); the
 conversation is the tool's argument `conversation` (an MCP client names
 its conversation or session there), added by agent_tool; the other
 arguments make the key with them.  Every answer is a CallToolResult whose
-structured content and text are the same JSON (as the Node example
-bindings/node/examples/mcp-server.js answers):
+structured content and text are the same JSON, the answer of every
+framework (doc/frameworks.md), one shape on every arrival:
 
-    a first run    {"status": "done", "result": {...}}
-    a replay       {"status": "done", "result": {...}, "idempotent": true}
+    a first run    {"status": "done", "idempotent": false, "key", "id", "result"}
+    a replay       {"status": "done", "idempotent": true, "key", "id", "result"}:
+                   the first run's result; the tool did not run again
     in progress    (after waiting up to `wait` for it) isError and
-                   {"status": "pending", "key", "message", "idempotent": true}
-    unknown        isError and {"status": "unknown", "key", "message"}: the
-                   charge's request failed or timed out after it may have
-                   left; never sent again (a repeat: "idempotent": true)
-    not sent       isError and {"status": "not_sent", "key", "message"}
+                   {"status": "pending", "idempotent": true, "key", "message"}
+    unknown        isError and {"status": "unknown", "idempotent": false,
+                   "key", "message"}: the charge's request failed or timed
+                   out after it may have left; never sent again (a repeat:
+                   "idempotent": true)
+    not sent       isError and {"status": "not_sent", "idempotent": false,
+                   "key", "message"}: nothing left; sending it again runs it
 
     python server.py                    the server, on stdio
     python ../harness/child.py .        a conversation: the script plays the

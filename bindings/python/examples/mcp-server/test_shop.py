@@ -5,6 +5,7 @@ called through the MCP SDK's Client (model.py), and the server on stdio.
     python -m pytest        (or python -m unittest, in this folder)
 """
 import asyncio
+import json
 import os
 import sys
 import tempfile
@@ -15,20 +16,13 @@ from harness.suite import stories     # noqa: E402
 
 
 class Test(stories(__file__)):
-    # An MCP answer: {"status": "done", "result": ...} for a first run, with
-    # "idempotent": true beside it for a replay; {"status", "key",
-    # "message"} (and "idempotent": true on a repeat) for the others.
-    def ran(self, out):
-        self.assertEqual(out["status"], "done", out)
-        self.assertNotIn("idempotent", out)
-        return out["result"]
-
-    def replayed(self, out, key, id_=None):
-        self.assertEqual((out["status"], out.get("idempotent")), ("done", True), out)
-        return out["result"]
-
-    def answer(self, out):
-        return out["status"], out.get("idempotent", False), out["key"], out["message"]
+    # An MCP answer carries the answer of every framework (harness/suite.py)
+    # as its structured content, and the same JSON as its text.
+    def handed(self, turns, i, name, raw=False):
+        out = super().handed(turns, i, name)
+        text = super().handed(turns, i, name, raw=True)
+        self.assertEqual(json.loads(text), out)
+        return text if raw else out
 
 
 class StdioTest(unittest.TestCase):
@@ -57,7 +51,11 @@ class StdioTest(unittest.TestCase):
             first = asyncio.run(one(env, "charge_card", args))
             again = asyncio.run(one(env, "charge_card", args))
             order = asyncio.run(one(env, "place_order", {"conversation": "conv-1", "sku": "A", "qty": 1}))
-            self.assertEqual(first, {"status": "done", "result": {"charge": "ch_1", "cents": 500}})
+            key = first["key"]
+            self.assertEqual(first, {"status": "done", "idempotent": False, "key": key, "id": None,
+                                     "result": {"charge": "ch_1", "cents": 500}})
             self.assertEqual(again, {**first, "idempotent": True})
-            self.assertEqual(order, {"status": "done", "result": {"order": 1, "sku": "A", "qty": 1}})
+            self.assertEqual(order, {"status": "done", "idempotent": False, "key": order["key"],
+                                     "id": 1, "result": {"order": 1, "sku": "A", "qty": 1}})
+            self.assertNotEqual(order["key"], key)
             self.assertEqual(sum(target.arrivals.values()), 1)

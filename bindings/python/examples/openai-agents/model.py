@@ -24,7 +24,7 @@ class ScriptedModel(Model):
                 break
             cid = item.get("call_id")
             seen.insert(0, {"id": cid, "name": self.names.get(cid),
-                            "output": parsed(item.get("output"))})
+                            "output": parsed(item.get("output")), "raw": item.get("output")})
         turn = self.script.next(seen)
         if turn.text is not None:
             out = [assistant_message(turn.text)]

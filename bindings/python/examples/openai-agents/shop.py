@@ -12,9 +12,11 @@ Each tool is @function_tool over idem.frameworks.agent_tool(): the user and
 the conversation come from the run's context (Runner.run(agent, input,
 context={"user": ..., "conversation": ...})), the arguments from the tool
 call.  The call id is not part of the key: a model that repeats a call
-gives it a new id.  A repeat gets the first result marked "idempotent":
-true; a call whose request may have arrived but whose answer did not (a
-timeout) gets the "unknown" note, and is not sent again.  These are
+gives it a new id.  Every arrival of a done call gets one shape, as JSON
+text: {"status": "done", "idempotent", "key", "id", "result"}, "idempotent"
+false for the arrival that ran the tool, true for a repeat (handed the
+first result); a call whose request may have arrived but whose answer did
+not (a timeout) gets the "unknown" note, and is not sent again.  These are
 answers, not errors, so the SDK's error path ("An error occurred while
 running the tool. Please try again.") never invites a retry of an unknown
 call.

@@ -18,10 +18,11 @@ def scripted(script):
             for part in last.parts:
                 if isinstance(part, ToolReturnPart):
                     seen.append({"id": part.tool_call_id, "name": part.tool_name,
-                                 "output": parsed(part.content)})
+                                 "output": parsed(part.content), "raw": part.content})
                 elif isinstance(part, RetryPromptPart) and part.tool_name:
                     seen.append({"id": part.tool_call_id, "name": part.tool_name,
-                                 "output": {"error": part.model_response()}})
+                                 "output": {"error": part.model_response()},
+                                 "raw": part.model_response()})
         turn = script.next(seen)
         if turn.text is not None:
             return ModelResponse(parts=[TextPart(turn.text)])

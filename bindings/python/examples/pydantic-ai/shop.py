@@ -12,7 +12,9 @@ Each tool is @agent.tool over idem.frameworks.agent_tool(): the user and
 the conversation come from the run's deps (agent.run(prompt,
 deps=Deps(user=..., conversation=...))), the arguments from the tool call.
 The tool-call id is not part of the key: a model that repeats a call gives
-it a new id.  A repeat gets the first result marked "idempotent": true; a
+it a new id.  Every arrival of a done call gets one shape: {"status":
+"done", "idempotent", "key", "id", "result"}, "idempotent" false for the
+arrival that ran the tool, true for a repeat (handed the first result); a
 call whose request may have arrived but whose answer did not (a timeout)
 gets the "unknown" note, and is not sent again.
 
