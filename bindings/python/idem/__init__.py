@@ -1653,7 +1653,7 @@ class Calls:
                 if not isinstance(claimed, _Held):
                     return claimed
                 row = claimed.row
-            if not self._may_resend(row, deadline):
+            if row is None or not self._may_resend(row, deadline):
                 return self._replay(call.key, row)
             wait = max(0.0, row[6] or 0.0)
             if wait > 0:
