@@ -21,8 +21,13 @@
 **   idem_durable.c    the durability check of an external claim
 **   idem_store.c      a claim table's storage: shadow tables, statements,
 **                     the transaction's local claims, the table's error
-**   idem_claim.c      the claim's rules (doc/contract.md §4-5): options,
-**                     the claim, the transition function, writes, reply
+**   idem_options.c    a claim table's options, parsed in one place
+**   idem_claim.c      the claim (doc/contract.md §4): INSERT, and what the
+**                     rules share: status, release, the inner writes
+**   idem_outcome.c    the outcome (§5-7): UPDATE's transition function
+**                     and writes, DELETE, the reply of a duplicate
+**   idem_commit.c     the commit guard (§4): no local claim commits
+**                     pending, nor apart from its action
 **   idem_vtab.c       the idem module: slots, query plans, cursor
 **   idem_versioned.c  the version guard for ordinary tables
 */
@@ -366,7 +371,7 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_C_STATUS   1
 
 /* The table's options (CREATE VIRTUAL TABLE ... USING idem(name=value)),
-** parsed in one place: idemOptionParse() in idem_claim.c; the store reads
+** parsed in one place: idemOptionParse() in idem_options.c; the store reads
 ** retain to leave expires out of its queries. */
 typedef struct IdemOptions IdemOptions;
 struct IdemOptions {
@@ -522,27 +527,85 @@ IDEM_PRIVATE void idemTxnRelease(IdemVtab *p, int iSavepoint);
 IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint);
 
 /**************************************************************************
-** Interface to code in idem_claim.c (the claim's rules):
+** Interface to code in idem_options.c (a claim table's options):
 */
 
 IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
                                  char **pzErr);
 
-/* xUpdate's three cases: a claim or a member row; an UPDATE; a DELETE. */
+/**************************************************************************
+** Interface to code in idem_claim.c (the claim, and what the rules after
+** it share):
+*/
+
+/* A call's status, stored or asked for. */
+typedef enum IdemStatus {
+  IDEM_STATUS_PENDING,        /* claimed, outcome not recorded yet */
+  IDEM_STATUS_DONE,           /* recorded: final */
+  IDEM_STATUS_FAILED,         /* a local call that failed, kept: final */
+  IDEM_STATUS_UNKNOWN,        /* an external call that failed: reconcile it */
+  IDEM_STATUS_OTHER,          /* any other text (a bad UPDATE, a damaged row) */
+  IDEM_STATUS_NULL,           /* UPDATE ... SET status = NULL */
+  IDEM_STATUS_ABSENT          /* an UPDATE that leaves status alone */
+} IdemStatus;
+
+/* The text of the four stored statuses, by IdemStatus. */
+IDEM_PRIVATE_DATA const char *const azIdemStatus[IDEM_STATUS_OTHER];
+
+/* The status named by text z (NULL: a stored NULL, shown as "");
+** IDEM_STATUS_OTHER for any other text. */
+IDEM_PRIVATE IdemStatus idemStatusParse(const char *z);
+/* A decided call (done, or failed and kept) is final. */
+IDEM_PRIVATE int idemIsDecided(IdemStatus e);
+/* The text of a value that must be one word (a status, a kind, a
+** verdict), or 0: not text, or text with an embedded NUL (*pbNoMem set
+** on OOM). */
+IDEM_PRIVATE const char *idemWordValue(sqlite3_value *pVal, int *pbNoMem);
+/* The text of column iCol of pStmt's row, or "". */
+IDEM_PRIVATE const char *idemText(sqlite3_stmt *pStmt, int iCol);
+
+/* The inner writes on the shadow tables: a bind that failed (bindings
+** cleared, the table's message set; returns rc); did the write change
+** the rows it must (else SQLITE_CORRUPT_VTAB with the message); the error
+** of one that failed (never an ignorable SQLITE_CONSTRAINT); run and
+** reset a bound statement (SQLITE_DONE or the error). */
+IDEM_PRIVATE int idemBindError(IdemVtab *p, sqlite3_stmt *pStmt, int rc);
+IDEM_PRIVATE int idemCheckChanges(IdemVtab *p, const char *zWhat,
+                                  int bAtLeast, int nWant);
+IDEM_PRIVATE int idemInnerError(IdemVtab *p, int rc);
+IDEM_PRIVATE int idemStepReset(sqlite3_stmt *pStmt);
+
+/* Release a call: delete its whole group, so that it may be claimed
+** again. */
+IDEM_PRIVATE int idemRelease(IdemVtab *p,
+                             const unsigned char aKey[IDEM_KEY_BYTES]);
+
+/* xUpdate's INSERT: a claim or a member row. */
 IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
                                  sqlite3_int64 *pRowid);
-IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                 sqlite3_value **aCol);
-IDEM_PRIVATE int idemClaimDelete(IdemVtab *p, sqlite3_int64 iRid);
 
-/* xSync: refuse to commit a local claim of this transaction that is
-** still pending (doc/contract.md §4). */
-IDEM_PRIVATE int idemClaimSync(IdemVtab *p);
+/**************************************************************************
+** Interface to code in idem_outcome.c (a call's outcome):
+*/
+
+/* xUpdate's UPDATE and DELETE of the row with rid iRid. */
+IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
+                                   sqlite3_value **aCol);
+IDEM_PRIVATE int idemOutcomeDelete(IdemVtab *p, sqlite3_int64 iRid);
 
 /* The reply a duplicate arrival hands back (the hidden column reply). */
 IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
                            sqlite3_value *pResult, const char *zStatus,
                            const char *zNote, char **pzOut);
+
+/**************************************************************************
+** Interface to code in idem_commit.c (the commit guard):
+*/
+
+/* xSync: refuse to commit a local claim of this transaction that is
+** still pending, or a recorded one whose transaction's files would not
+** commit as one (doc/contract.md §4). */
+IDEM_PRIVATE int idemCommitSync(IdemVtab *p);
 
 /**************************************************************************
 ** Interface to code in idem_vtab.c (the idem module: slots, plans, cursor):

@@ -4,8 +4,9 @@
 ** (their schema, format and upgrade, the damage check, PRAGMA
 ** integrity_check), the cache of prepared statements and its lending to
 ** cursors, the list of the open transaction's local claims, and the
-** table's error message.  The claim's rules (idem_claim.c) and the module
-** (idem_vtab.c) stand on it; it calls neither.
+** table's error message.  The claim's rules (idem_options.c,
+** idem_claim.c, idem_outcome.c, idem_commit.c) and the module
+** (idem_vtab.c) stand on it; it calls none of them.
 **
 ** STORAGE.  Real shadow tables in the same schema, so that a claim
 ** commits and rolls back with the caller's own transaction and the
@@ -46,7 +47,7 @@
 **
 ** TRANSACTIONS.  The local claims made in the open transaction, each with
 ** the savepoint level it was made at (idemTxn*()): the rules refuse to
-** commit one still pending (idemClaimSync(), doc/contract.md §4).
+** commit one still pending (idemCommitSync(), doc/contract.md §4).
 */
 #include "idemInt.h"
 

@@ -2,7 +2,8 @@
 /*
 ** idem_vtab.c -- the idem module: its slots, query plans and cursor.  The
 ** claim's rules (what an INSERT, UPDATE or DELETE may do) are in
-** idem_claim.c, the shadow tables and the statements in idem_store.c.
+** idem_claim.c, idem_outcome.c and idem_commit.c, the options in
+** idem_options.c, the shadow tables and the statements in idem_store.c.
 **
 **   CREATE VIRTUAL TABLE calls USING idem;                 -- or
 **   CREATE VIRTUAL TABLE calls USING idem(local_failure=keep,
@@ -22,8 +23,9 @@
 ** note, created, updated, and the hidden reply, reconcile, keyargs, owner,
 ** expires and stale.
 **
-** The module stands on the rules of the claim (idem_claim.c: options,
-** INSERT, UPDATE, DELETE, COMMIT, the reply) and on the store
+** The module stands on the rules of the claim (idem_options.c: the
+** options; idem_claim.c: INSERT; idem_outcome.c: UPDATE, DELETE, the
+** reply; idem_commit.c: COMMIT) and on the store
 ** (idem_store.c: the shadow tables, the statements, the transaction's
 ** list of local claims); it calls the rules for everything a write may
 ** do, and the store for everything it reads.
@@ -201,7 +203,7 @@ static int idemBegin(sqlite3_vtab *pVtab){
 }
 
 static int idemSync(sqlite3_vtab *pVtab){
-  return idemClaimSync((IdemVtab*)pVtab);
+  return idemCommitSync((IdemVtab*)pVtab);
 }
 
 /* xCommit, after the pager's commit: an external claim's COMMIT in DELETE
@@ -631,7 +633,7 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
 
 /*
 ** xUpdate: the rowid is idem's; everything else is a rule of the claim
-** (idem_claim.c).
+** (idem_claim.c, idem_outcome.c).
 */
 static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                       sqlite3_int64 *pRowid){
@@ -647,7 +649,7 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     if( rc!=SQLITE_OK ) return rc;
   }
   if( argc==1 ){
-    return idemClaimDelete(p, sqlite3_value_int64(argv[0]));
+    return idemOutcomeDelete(p, sqlite3_value_int64(argv[0]));
   }
   if( sqlite3_value_type(argv[0])==SQLITE_NULL ){
     if( sqlite3_value_type(argv[1])!=SQLITE_NULL ){
@@ -662,7 +664,7 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                   " UPDATE");
     return SQLITE_ERROR;
   }
-  return idemClaimUpdate(p, sqlite3_value_int64(argv[0]), aCol);
+  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), aCol);
 }
 
 #if SQLITE_VERSION_NUMBER>=3044000
@@ -696,7 +698,7 @@ static sqlite3_module idemModule = {
   idemBegin,            /* xBegin: durability read again; the slots */
   idemSync,             /* xSync:  track the local claims of the */
   idemCommit,           /* xCommit: transaction, which never commit */
-  idemRollback,         /* xRollback: pending (idemClaimSync()) */
+  idemRollback,         /* xRollback: pending (idemCommitSync()) */
   0,                    /* xFindFunction */
   idemRename,           /* xRename: rename the shadow table */
   idemSavepointSp,      /* xSavepoint */
