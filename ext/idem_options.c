@@ -10,6 +10,9 @@
 **   args_mismatch=error|replay   the same keyargs, other args (§9)
 **   retain=<duration>            how long a decided call stays (§10)
 **   stale_after=<duration>       when a pending call is stale (§11)
+**   honours_key=no|yes           external calls' targets honour the key (§14)
+**   max_sends=<1 to 100>         the most sends of such a call (§14)
+**   resend_after=<duration>      the first resend's wait, doubled (§14)
 **
 ** A new option adds its field to IdemOptions, its parse here (an option
 ** of two words is one line of aIdemSwitch[]), and its rule where it acts:

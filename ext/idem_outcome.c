@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** idem_outcome.c -- a call's outcome (doc/contract.md §5-7): what an
-** UPDATE and a DELETE on an idem table may do, and the reply a duplicate
-** arrival gets.  It stands on the claim (idem_claim.c: the status, the
+** idem_outcome.c -- a call's outcome (doc/contract.md §5-7, §14): what
+** an UPDATE and a DELETE on an idem table may do, when a call whose
+** target honours the key may be resent (idemResendAt()), and the reply a
+** duplicate arrival gets.  It stands on the claim (idem_claim.c: the status, the
 ** release, the inner writes' checks) and the store, and never calls the
 ** module (idem_vtab.c), which calls it.
 **
