@@ -341,5 +341,52 @@ class Concurrent(ResendBase):
         self.assertEqual(self.row(key), ("done", 2, 1))
 
 
+class ReceivingSide(ResendBase):
+    """Both sides idem: the client resends with the key, and the receiving
+    example (test/examples/python/receiving_server.py, contract section 13)
+    honours it: 409 while the first request is at work, its stored
+    response after.  Its effects are its orders."""
+    options = {"resend_after": "0.05 seconds", "max_sends": "8"}
+
+    def server(self, **kw):
+        from receiving_server import Server
+        srv = Server(os.path.join(os.path.dirname(self.path), "orders.db"),
+                     idem.loadable_path(), **kw)
+        threading.Thread(target=srv.serve, daemon=True).start()
+        self.addCleanup(srv.httpd.server_close)
+        self.addCleanup(srv.httpd.shutdown)
+        return srv
+
+    def order_tool(self, srv, timeout):
+        @self.calls.tool(kind="external", name="order", honours_key=True)
+        def order(idempotency_key, sku, qty):
+            req = urllib.request.Request(
+                srv.url + "/orders", data=json.dumps({"sku": sku, "qty": qty}).encode(),
+                headers={idem.HEADER: idempotency_key, "X-Client": "shop"})
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return json.loads(r.read())
+        return order
+
+    def orders(self, srv):
+        conn = sqlite3.connect(srv.db_path)
+        self.addCleanup(conn.close)
+        return conn.execute("SELECT count(*) FROM orders").fetchone()[0]
+
+    def test_slow_receiver_timeouts_then_409_then_the_stored_response(self):
+        srv = self.server(work=0.6)
+        out = self.order_tool(srv, timeout=0.2).run("ann", "r1", sku="A1", qty=2)
+        self.assertEqual((out.result, out.replayed), ({"order": 1, "sku": "A1", "qty": 2}, False))
+        self.assertGreaterEqual(out.sends, 3)          # a timeout, a 409, ..., 201
+        self.assertEqual(sum(srv.arrivals.values()), out.sends)
+        self.assertEqual(self.orders(srv), 1)          # one effect
+
+    def test_lost_answer_from_the_receiver(self):
+        srv = self.server(lose=1)
+        out = self.order_tool(srv, timeout=2).run("ann", "r2", sku="B2", qty=1)
+        self.assertEqual((out.result["order"], out.sends), (1, 2))
+        self.assertEqual(sum(srv.arrivals.values()), 2)
+        self.assertEqual(self.orders(srv), 1)
+
+
 if __name__ == "__main__":
     unittest.main()
