@@ -169,4 +169,4 @@ clean:  ## remove build/
 # ---- the long targets, one file each (mk/); sqlite.mk first: cross.mk
 # builds on its amalgamation ------------------------------------------------
 include mk/sqlite.mk mk/bindings.mk mk/checks.mk mk/sanitize.mk mk/cross.mk \
-        mk/bench.mk mk/cluster.mk mk/frameworks.mk
+        mk/bench.mk mk/cluster.mk mk/frameworks.mk mk/ops.mk

@@ -483,6 +483,9 @@ struct IdemVtab {
   int iTxnLevel;              /* The current savepoint level */
   IdemWindow aWin[IDEM_NWINDOW];  /* Statements of several rows running */
   int nWin;                   /* Their number */
+  struct IdemOpenList *pOpen; /* The connection's open tables, for
+                              ** idem_options() (idem_vtab.c) */
+  IdemVtab *pNextOpen;        /* The next one in that list */
 };
 
 /* The names of the columns, by IDEM_COL_* number. */
@@ -557,6 +560,8 @@ IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint);
 
 IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
                                  char **pzErr);
+/* The options as JSON, appended to s: what idem_options() returns. */
+IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt);
 
 /**************************************************************************
 ** Interface to code in idem_claim.c (the claim, and what the rules after

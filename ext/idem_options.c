@@ -14,6 +14,9 @@
 **   max_sends=<1 to 100>         the most sends of such a call (§14)
 **   resend_after=<duration>      the first resend's wait, doubled (§14)
 **
+** idemOptionJson() writes them back as idem_options() (idem_vtab.c) shows
+** them.
+**
 ** A new option adds its field to IdemOptions, its parse here (an option
 ** of two words is one line of aIdemSwitch[]), and its rule where it acts:
 ** idem_claim.c, idem_outcome.c or idem_durable.c.  It calls no other part.
@@ -82,25 +85,32 @@ struct IdemSwitch {
   const char *azWord[2];      /* Its values: the default, the other */
   size_t iOffset;             /* offsetof() its int field in IdemOptions */
   const char *zHelp;          /* What the error for another value says */
+  const char *zRelaxed;       /* Why the other word weakens what a claim
+                              ** promises by default, or NULL */
 };
 static const IdemSwitch aIdemSwitch[] = {
   { "local_failure", { "release", "keep" },
     offsetof(IdemOptions, bKeepLocalFailure),
-    "local_failure=release (the default) or local_failure=keep" },
+    "local_failure=release (the default) or local_failure=keep", 0 },
   { "args_mismatch", { "error", "replay" },
     offsetof(IdemOptions, bArgsMismatchReplay),
-    "args_mismatch=error (the default) or args_mismatch=replay" },
+    "args_mismatch=error (the default) or args_mismatch=replay",
+    "a duplicate with other arguments replays the first call instead of"
+    " failing" },
   { "durability", { "full", "relaxed" },
     offsetof(IdemOptions, bRelaxedDurability),
     "durability=full (the default: a claim needs a commit that survives"
     " what its act survives) or durability=relaxed (accept that a power"
-    " loss may take back a claim)" },
+    " loss may take back a claim)",
+    "a power loss may take back a claim, and its call may then run again" },
   { "honours_key", { "no", "yes" },
     offsetof(IdemOptions, bHonoursKey),
     "honours_key=no (the default: an unknown external call is never sent"
     " again) or honours_key=yes (the table's external calls go to targets"
     " that honour the Idempotency-Key: one with an unknown outcome may be"
-    " resent with the same key)" },
+    " resent with the same key)",
+    "an external call whose outcome is unknown is sent again with the same"
+    " key, which is safe only where the target honours it" },
 };
 /* The bits of IdemOptions.mGiven past the switches' (one each, by their
 ** place in aIdemSwitch). */
@@ -207,4 +217,122 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
   *pzErr = sqlite3_mprintf("unknown option '%s'; the options are "
       IDEM_OPTIONS_HELP, zArg);
   return SQLITE_ERROR;
+}
+
+/*
+** A duration in words that idem reads back as the same duration: the
+** largest unit it is a whole number of ('1 day', '36 hours', '90
+** seconds'), else seconds with a fraction ('1.5 seconds').
+*/
+static void idemDurationText(sqlite3_str *s, sqlite3_int64 iMs){
+  static const struct { const char *zUnit; sqlite3_int64 iMs; } aUnit[] = {
+    { "day", 86400000 }, { "hour", 3600000 }, { "minute", 60000 },
+    { "second", 1000 },
+  };
+  int i;
+  for(i=0; i<(int)(sizeof(aUnit)/sizeof(aUnit[0])); i++){
+    if( iMs%aUnit[i].iMs==0 ){
+      sqlite3_int64 n = iMs/aUnit[i].iMs;
+      sqlite3_str_appendf(s, "%lld %s%s", n, aUnit[i].zUnit, n==1 ? "" : "s");
+      return;
+    }
+  }
+  if( iMs%100==0 ){
+    sqlite3_str_appendf(s, "%lld.%lld seconds", iMs/1000, (iMs%1000)/100);
+  }else if( iMs%10==0 ){
+    sqlite3_str_appendf(s, "%lld.%02lld seconds", iMs/1000, (iMs%1000)/10);
+  }else{
+    sqlite3_str_appendf(s, "%lld.%03lld seconds", iMs/1000, iMs%1000);
+  }
+}
+
+/*
+** Append *pOpt to s as idem_options() gives it (doc/contract.md §5):
+**
+**   {"options": {"local_failure": "release", "args_mismatch": "error",
+**                "durability": "full", "honours_key": "no",
+**                "retain": null | <ms>, "stale_after": null | <ms>,
+**                "max_sends": 5, "resend_after": <ms>},
+**    "shown":   {each option as an error names it: "retain='1 day'",
+**                "durability=full (the default)", "no stale_after"},
+**    "relaxed": {each option whose value weakens what a claim promises
+**                by default, with why: args_mismatch=replay,
+**                durability=relaxed, honours_key=yes, any retain}}
+**
+** Every text here is ASCII without quotes or backslashes: it needs no
+** JSON escaping.
+*/
+IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt){
+  static const char *const azDur[2] = { "retain", "stale_after" };
+  const int nSw = (int)(sizeof(aIdemSwitch)/sizeof(aIdemSwitch[0]));
+  sqlite3_int64 aiDur[2];
+  int i, bSep, iPart;
+  aiDur[0] = pOpt->iRetainMs;
+  aiDur[1] = pOpt->iStaleAfterMs;
+  for(iPart=0; iPart<3; iPart++){
+    sqlite3_str_appendf(s, "%s\"%s\":{", iPart ? "," : "{",
+                        iPart==0 ? "options" : iPart==1 ? "shown" : "relaxed");
+    bSep = 0;
+    for(i=0; i<nSw; i++){
+      const IdemSwitch *pSw = &aIdemSwitch[i];
+      int b;
+      memcpy(&b, (const char*)pOpt + pSw->iOffset, sizeof(b));
+      b = b!=0;
+      if( iPart==2 && !(b && pSw->zRelaxed) ) continue;
+      sqlite3_str_appendf(s, "%s\"%s\":", bSep ? "," : "", pSw->zName);
+      bSep = 1;
+      if( iPart==0 ){
+        sqlite3_str_appendf(s, "\"%s\"", pSw->azWord[b]);
+      }else if( iPart==1 ){
+        sqlite3_str_appendf(s, "\"%s=%s%s\"", pSw->zName, pSw->azWord[b],
+                            b ? "" : " (the default)");
+      }else{
+        sqlite3_str_appendf(s, "\"%s=%s: %s\"", pSw->zName, pSw->azWord[b],
+                            pSw->zRelaxed);
+      }
+    }
+    for(i=0; i<2; i++){
+      /* Any retain lets a decided call run again once it is forgotten; a
+      ** stale_after only marks calls for an operator. */
+      if( iPart==2 && (i!=0 || aiDur[i]==0) ) continue;
+      sqlite3_str_appendf(s, "%s\"%s\":", bSep ? "," : "", azDur[i]);
+      bSep = 1;
+      if( iPart==0 ){
+        if( aiDur[i] ) sqlite3_str_appendf(s, "%lld", aiDur[i]);
+        else sqlite3_str_appendall(s, "null");
+      }else if( aiDur[i]==0 ){
+        sqlite3_str_appendf(s, "\"no %s\"", azDur[i]);
+      }else{
+        sqlite3_str_appendf(s, "\"%s='", azDur[i]);
+        idemDurationText(s, aiDur[i]);
+        sqlite3_str_appendall(s, "'");
+        if( iPart==2 ){
+          sqlite3_str_appendall(s, ": a decided call is forgotten ");
+          idemDurationText(s, aiDur[i]);
+          sqlite3_str_appendall(s, " after it was decided, and an arrival"
+                                   " after that runs it again");
+        }
+        sqlite3_str_appendall(s, "\"");
+      }
+    }
+    if( iPart<2 ){
+      /* §14: the sends and the backoff, given or the default. */
+      int nMax = pOpt->nMaxSends ? pOpt->nMaxSends : IDEM_MAX_SENDS;
+      sqlite3_int64 iAfter = pOpt->iResendAfterMs ? pOpt->iResendAfterMs
+                                                  : IDEM_RESEND_AFTER_MS;
+      if( iPart==0 ){
+        sqlite3_str_appendf(s, "%s\"max_sends\":%d,\"resend_after\":%lld",
+                            bSep ? "," : "", nMax, iAfter);
+      }else{
+        sqlite3_str_appendf(s, "%s\"max_sends\":\"max_sends=%d%s\","
+                            "\"resend_after\":\"resend_after='", bSep ? "," : "",
+                            nMax, pOpt->nMaxSends ? "" : " (the default)");
+        idemDurationText(s, iAfter);
+        sqlite3_str_appendf(s, "'%s\"",
+                            pOpt->iResendAfterMs ? "" : " (the default)");
+      }
+    }
+    sqlite3_str_appendall(s, "}");
+  }
+  sqlite3_str_appendall(s, "}");
 }

@@ -552,15 +552,24 @@ static char *idemSqlDiff(const char *zFound, const char *zWant, int *pbNoMem){
   return z;
 }
 
-/* True if some name token of zSql names one of the shadow tables of
-** table zName. */
+/* True if some token of zSql that may name a table (a name, quoted or not,
+** or a string: SQLite takes a 'string literal' where a table name goes)
+** names one of the shadow tables of table zName.  Only where SQLite cannot
+** compile the SQL here (idemSchemaTouches()). */
 static int idemSqlNamesShadow(const char *zSql, const char *zName){
   IdemToken t;
   char zTok[256], zShadow[256];
   int i;
   for(idemTokenNext(&zSql, &t); t.eType!=IDEM_TK_END; idemTokenNext(&zSql, &t)){
-    if( t.eType!=IDEM_TK_NAME ) continue;
-    idemTokenName(&t, zTok, (int)sizeof(zTok));
+    if( t.eType==IDEM_TK_OTHER && t.z[0]=='\'' && t.n>=2 ){
+      IdemToken s = t;              /* 'calls_claim': as the name */
+      s.z++; s.n -= 2;
+      idemTokenName(&s, zTok, (int)sizeof(zTok));
+    }else if( t.eType==IDEM_TK_NAME ){
+      idemTokenName(&t, zTok, (int)sizeof(zTok));
+    }else{
+      continue;
+    }
     for(i=0; i<IDEM_NSHADOW; i++){
       sqlite3_snprintf((int)sizeof(zShadow), zShadow, "%s_%s", zName,
                        azIdemShadow[i]);
@@ -568,6 +577,181 @@ static int idemSqlNamesShadow(const char *zSql, const char *zName){
     }
   }
   return 0;
+}
+
+/*
+** WHAT TOUCHES A SHADOW TABLE is what SQLite resolves, not a spelling: a
+** table name may be bare, quoted in three ways or a 'string literal', and
+** a view or a trigger can reach a table through another view.  So a
+** trigger's program and a view's are compiled here (EXPLAIN of the
+** statements that fire the trigger, of a SELECT from the view: the
+** trigger programs are listed with the statement's) and their opcodes
+** searched for a cursor on a shadow table's b-tree or a clearing of it
+** (its root page, in the table's schema); a table's foreign keys are read
+** as SQLite parsed them (PRAGMA foreign_key_list).  Where SQLite cannot
+** compile it here (triggers or views switched off on this connection, an
+** authorizer that denies, a function that an untrusted schema may not
+** call, or the table being connected itself, which SQLite will not
+** connect again from inside its own xConnect), the SQL text is searched
+** instead, strings counted as names (idemSqlNamesShadow()).
+*/
+typedef struct IdemRoots IdemRoots;
+struct IdemRoots {
+  int iDb;                    /* The table's schema, as opcodes number it */
+  int n;                      /* Root pages in a[] */
+  int a[16];                  /* Of each shadow table and of its indexes */
+};
+
+/* The root pages of the shadow tables of p, and their schema's number. */
+static int idemRootsLoad(IdemVtab *p, IdemRoots *pR){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  memset(pR, 0, sizeof(*pR));
+  pR->iDb = -1;
+  rc = idemQueryRow(p->db, &pStmt, "SELECT seq FROM pragma_database_list"
+                    " WHERE name = '%q'", p->zDb);
+  if( rc==SQLITE_ROW ) pR->iDb = sqlite3_column_int(pStmt, 0);
+  sqlite3_finalize(pStmt);
+  if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return rc;
+  rc = idemQueryRow(p->db, &pStmt, "SELECT rootpage FROM \"%w\".sqlite_schema"
+      " WHERE tbl_name COLLATE NOCASE IN ('%q_claim','%q_expiry','%q_config')"
+      " AND rootpage>0", p->zDb, p->zName, p->zName, p->zName);
+  while( rc==SQLITE_ROW ){
+    if( pR->n<(int)(sizeof(pR->a)/sizeof(pR->a[0])) ){
+      pR->a[pR->n++] = sqlite3_column_int(pStmt, 0);
+    }
+    rc = sqlite3_step(pStmt);
+  }
+  sqlite3_finalize(pStmt);
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int idemRootsHas(const IdemRoots *pR, int iDb, int iRoot){
+  int i;
+  if( iDb!=pR->iDb ) return 0;
+  for(i=0; i<pR->n; i++) if( pR->a[i]==iRoot ) return 1;
+  return 0;
+}
+
+/* Compile zSql (EXPLAIN) and set *pbTouch if its program, or a trigger
+** program it runs, opens or clears a shadow table.  SQLITE_OK if it
+** compiled, SQLITE_NOMEM, or SQLITE_ERROR if SQLite would not compile it
+** here (the caller decides from the text instead). */
+static int idemExplainTouches(IdemVtab *p, const IdemRoots *pR,
+                              char *zSql, int *pbTouch){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  if( rc!=SQLITE_OK ){
+    sqlite3_finalize(pStmt);
+    return rc==SQLITE_NOMEM ? rc : SQLITE_ERROR;
+  }
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *zOp = (const char*)sqlite3_column_text(pStmt, 1);
+    int p1 = sqlite3_column_int(pStmt, 2);
+    int p2 = sqlite3_column_int(pStmt, 3);
+    int p3 = sqlite3_column_int(pStmt, 4);
+    if( zOp==0 ) continue;
+    if( (strcmp(zOp, "OpenRead")==0 || strcmp(zOp, "OpenWrite")==0
+         || strcmp(zOp, "ReopenIdx")==0) ? idemRootsHas(pR, p3, p2)
+      : strcmp(zOp, "Clear")==0 ? idemRootsHas(pR, p2, p1)
+      : strcmp(zOp, "Destroy")==0 ? idemRootsHas(pR, p3, p1) : 0 ){
+      *pbTouch = 1;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  return rc==SQLITE_DONE ? SQLITE_OK : rc==SQLITE_NOMEM ? rc : SQLITE_ERROR;
+}
+
+/* Set *pbTouch if trigger zTrig (in schema zSchema, on table or view zTbl)
+** can reach a shadow table: its program compiled with each statement that
+** fires it, the table found from each schema a TEMP trigger may name. */
+static int idemTriggerTouches(IdemVtab *p, const IdemRoots *pR,
+                              const char *zSchema, const char *zTbl,
+                              int *pbCompiled, int *pbTouch){
+  const char *azQ[2];
+  int nQ = 0, i, rc = SQLITE_OK;
+  azQ[nQ++] = zSchema;
+  if( sqlite3_stricmp(zSchema, "temp")==0 && sqlite3_stricmp(p->zDb, "temp") ){
+    azQ[nQ++] = p->zDb;
+  }
+  *pbCompiled = 0;
+  for(i=0; i<nQ && rc!=SQLITE_NOMEM; i++){
+    sqlite3_stmt *pCols = 0;
+    sqlite3_str *pSet = sqlite3_str_new(p->db);
+    char *zSet;
+    int nOk = 0, r;
+    /* UPDATE of every column that may be set: each UPDATE OF trigger fires */
+    r = idemQueryRow(p->db, &pCols, "SELECT name FROM pragma_table_xinfo('%q',"
+                     " '%q') WHERE hidden=0", zTbl, azQ[i]);
+    while( r==SQLITE_ROW ){
+      const char *zCol = (const char*)sqlite3_column_text(pCols, 0);
+      sqlite3_str_appendf(pSet, "%s\"%w\"=\"%w\"",
+                          sqlite3_str_length(pSet) ? "," : "", zCol, zCol);
+      r = sqlite3_step(pCols);
+    }
+    sqlite3_finalize(pCols);
+    if( r==SQLITE_NOMEM || sqlite3_str_errcode(pSet) ){
+      sqlite3_free(sqlite3_str_finish(pSet));
+      return SQLITE_NOMEM;
+    }
+    zSet = sqlite3_str_finish(pSet);    /* NULL: no column to set */
+    r = idemExplainTouches(p, pR, sqlite3_mprintf("EXPLAIN INSERT INTO"
+            " \"%w\".\"%w\" DEFAULT VALUES", azQ[i], zTbl), pbTouch);
+    if( r==SQLITE_OK ) nOk++; else if( r==SQLITE_NOMEM ) rc = r;
+    r = idemExplainTouches(p, pR, sqlite3_mprintf("EXPLAIN DELETE FROM"
+            " \"%w\".\"%w\"", azQ[i], zTbl), pbTouch);
+    if( r==SQLITE_OK ) nOk++; else if( r==SQLITE_NOMEM ) rc = r;
+    r = zSet==0 ? SQLITE_ERROR : idemExplainTouches(p, pR,
+            sqlite3_mprintf("EXPLAIN UPDATE \"%w\".\"%w\" SET %s", azQ[i],
+                            zTbl, zSet), pbTouch);
+    if( r==SQLITE_OK ) nOk++; else if( r==SQLITE_NOMEM ) rc = r;
+    sqlite3_free(zSet);
+    if( nOk==3 ) *pbCompiled = 1;
+  }
+  return rc;
+}
+
+/* Set *pbTouch if the schema object (zType: 'trigger', 'view' or 'table';
+** zSql its text) can reach a shadow table of p, as SQLite resolves it. */
+static int idemSchemaTouches(IdemVtab *p, const IdemRoots *pR, int bTriggers,
+                             const char *zSchema, const char *zType,
+                             const char *zName, const char *zTbl,
+                             const char *zSql, int *pbTouch){
+  int rc = SQLITE_OK, bCompiled = 0;
+  *pbTouch = 0;
+  if( zType[0]=='t' && zType[1]=='a' ){
+    /* A table: its foreign keys' parents, as SQLite parsed them. */
+    sqlite3_stmt *pStmt = 0;
+    if( sqlite3_stricmp(zSchema, p->zDb) ) return SQLITE_OK;
+    rc = idemQueryRow(p->db, &pStmt, "SELECT \"table\" FROM"
+                      " pragma_foreign_key_list('%q', '%q')", zName, zSchema);
+    while( rc==SQLITE_ROW && !*pbTouch ){
+      const char *zParent = (const char*)sqlite3_column_text(pStmt, 0);
+      int i;
+      for(i=0; zParent && i<IDEM_NSHADOW; i++){
+        char *z = sqlite3_mprintf("%s_%s", p->zName, azIdemShadow[i]);
+        if( z==0 ){ sqlite3_finalize(pStmt); return SQLITE_NOMEM; }
+        if( sqlite3_stricmp(zParent, z)==0 ) *pbTouch = 1;
+        sqlite3_free(z);
+      }
+      rc = sqlite3_step(pStmt);
+    }
+    sqlite3_finalize(pStmt);
+    return rc==SQLITE_NOMEM ? rc : SQLITE_OK;
+  }
+  if( zType[0]=='v' ){
+    rc = idemExplainTouches(p, pR, sqlite3_mprintf("EXPLAIN SELECT * FROM"
+                            " \"%w\".\"%w\"", zSchema, zName), pbTouch);
+    bCompiled = rc==SQLITE_OK;
+  }else if( bTriggers ){
+    rc = idemTriggerTouches(p, pR, zSchema, zTbl, &bCompiled, pbTouch);
+  }
+  if( rc==SQLITE_NOMEM ) return rc;
+  if( !bCompiled && !*pbTouch ) *pbTouch = idemSqlNamesShadow(zSql, p->zName);
+  return SQLITE_OK;
 }
 
 /*
@@ -664,7 +848,8 @@ static int idemCheckShadow(IdemVtab *p){
                               " claims are refused";
   sqlite3_stmt *pStmt = 0;
   char *zWhy = 0;
-  int i, rc, bNoMem = 0, bFormat2 = 0;
+  IdemRoots roots;
+  int i, rc, bNoMem = 0, bFormat2 = 0, bTriggers = 1;
 
   sqlite3_free(p->zDamaged);
   p->zDamaged = 0;
@@ -714,22 +899,35 @@ static int idemCheckShadow(IdemVtab *p){
   sqlite3_finalize(pStmt);
   pStmt = 0;
 
-  /* 3. Nothing elsewhere names them: a trigger or view (which could write
+  /* 3. Nothing elsewhere reaches them: a trigger or view (which could write
   ** or read them behind idem's back), a table's foreign key (whose action
-  ** could delete or change claims, or stop idem's own writes). */
-  rc = idemQueryRow(p->db, &pStmt, "SELECT type, name, sql FROM"
-      " (SELECT type, name, tbl_name, sql FROM \"%w\".sqlite_schema"
-      "  UNION ALL SELECT type, name, tbl_name, sql FROM temp.sqlite_schema)"
+  ** could delete or change claims, or stop idem's own writes), as SQLite
+  ** resolves each (idemSchemaTouches()). */
+  rc = idemRootsLoad(p, &roots);
+  if( rc!=SQLITE_OK ) goto done;
+  sqlite3_db_config(p->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, -1, &bTriggers);
+  rc = idemQueryRow(p->db, &pStmt, "SELECT type, name, sql, tbl_name, s FROM"
+      " (SELECT type, name, tbl_name, sql, '%q' AS s FROM \"%w\".sqlite_schema"
+      "  UNION ALL SELECT type, name, tbl_name, sql, 'temp' FROM"
+      "  temp.sqlite_schema)"
       " WHERE type IN ('trigger', 'view', 'table') AND sql IS NOT NULL"
       " AND tbl_name COLLATE NOCASE NOT IN ('%q', '%q_claim', '%q_expiry',"
-      " '%q_config')", p->zDb, p->zName, p->zName, p->zName, p->zName);
+      " '%q_config')", p->zDb, p->zDb, p->zName, p->zName, p->zName, p->zName);
   while( rc==SQLITE_ROW ){
+    const char *zType = (const char*)sqlite3_column_text(pStmt, 0);
+    const char *zObj = (const char*)sqlite3_column_text(pStmt, 1);
     const char *zSql = (const char*)sqlite3_column_text(pStmt, 2);
-    if( zSql && idemSqlNamesShadow(zSql, p->zName) ){
-      const char *zType = (const char*)sqlite3_column_text(pStmt, 0);
+    const char *zTbl = (const char*)sqlite3_column_text(pStmt, 3);
+    const char *zSchema = (const char*)sqlite3_column_text(pStmt, 4);
+    int bTouch = 0;
+    if( zType && zObj && zSql && zTbl && zSchema ){
+      rc = idemSchemaTouches(p, &roots, bTriggers, zSchema, zType, zObj, zTbl,
+                             zSql, &bTouch);
+      if( rc!=SQLITE_OK ) goto done;
+    }
+    if( bTouch ){
       zWhy = sqlite3_mprintf("%s %s names a shadow table of %s (%s)", zType,
-          sqlite3_column_text(pStmt, 1), p->zName,
-          zType && zType[0]=='t' && zType[1]=='a'
+          zObj, p->zName, zType[0]=='t' && zType[1]=='a'
             ? "a foreign key could change or block what idem writes"
             : "only idem may use them");
       if( zWhy==0 ) bNoMem = 1;

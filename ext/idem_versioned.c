@@ -1088,6 +1088,21 @@ static void idemvFunc(
     goto func_done;
   }
 #endif
+  if( bOn ){
+    /* The guard is made of triggers: on a connection that has them
+    ** switched off it would not hold, and an UPDATE here would go through
+    ** unguarded (doc/versioned.md, "Where the guard does not hold"). */
+    int bTriggers = 1;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, -1, &bTriggers);
+    if( !bTriggers ){
+      rc = idemvError(SQLITE_MISUSE, &zErr, "idem_versioned(): triggers are"
+          " switched off on this connection (SQLITE_DBCONFIG_ENABLE_TRIGGER"
+          " is 0): the guard is made of triggers, and no UPDATE from this"
+          " connection would be guarded; switch them on"
+          " (sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 1, 0))");
+      goto func_done;
+    }
+  }
   rc = idemvResolve(db, zTable, zColumn, &tgt, &zErr);
   if( rc ) goto func_done;
   /* The way back, prepared before anything is written: after an

@@ -23,6 +23,8 @@
 ** note, created, updated, and the hidden reply, reconcile, keyargs, owner,
 ** expires, stale, honours_key, sends and resend_at.
 **
+**   SELECT idem_options('calls' [, 'main']);   -- the options as parsed
+**
 ** The module stands on the rules of the claim (idem_options.c: the
 ** options; idem_claim.c: INSERT; idem_outcome.c: UPDATE, DELETE, the
 ** reply; idem_commit.c: COMMIT) and on the store
@@ -74,8 +76,28 @@ struct IdemCursor {
                                       ** since before this are stale */
 };
 
+/*
+** The tables of one connection that are open (connected), so that
+** idem_options() can read the options each was parsed with: the module's
+** client data, one per connection (idemVtabRegister()).
+*/
+typedef struct IdemOpenList IdemOpenList;
+struct IdemOpenList {
+  IdemVtab *pFirst;
+};
+
+static void idemOpenUnlink(IdemVtab *p){
+  if( p->pOpen ){
+    IdemVtab **pp = &p->pOpen->pFirst;
+    while( *pp && *pp!=p ) pp = &(*pp)->pNextOpen;
+    if( *pp ) *pp = p->pNextOpen;
+    p->pOpen = 0;
+  }
+}
+
 static void idemVtabFree(IdemVtab *p){
   if( p ){
+    idemOpenUnlink(p);
     idemStoreClose(p);
     idemDurableClear(&p->durable);
     idemJsonFree(p->pJson);
@@ -95,7 +117,7 @@ static void idemVtabFree(IdemVtab *p){
 ** argv[2] the table name, argv[3...] the options.
 */
 static int idemInit(
-  sqlite3 *db, int argc, const char *const*argv,
+  sqlite3 *db, IdemOpenList *pOpen, int argc, const char *const*argv,
   sqlite3_vtab **ppVtab, char **pzErr, int bCreate
 ){
   IdemVtab *p;
@@ -152,6 +174,11 @@ static int idemInit(
   sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   if( !bCreate && (rc = idemStoreConnect(p))!=SQLITE_OK ) goto fail;
+  if( pOpen ){
+    p->pOpen = pOpen;
+    p->pNextOpen = pOpen->pFirst;
+    pOpen->pFirst = p;
+  }
   *ppVtab = &p->base;
   return SQLITE_OK;
 
@@ -164,15 +191,13 @@ static int idemInit(
 static int idemCreate(sqlite3 *db, void *pAux, int argc,
                       const char *const*argv, sqlite3_vtab **ppVtab,
                       char **pzErr){
-  (void)pAux;
-  return idemInit(db, argc, argv, ppVtab, pzErr, 1);
+  return idemInit(db, (IdemOpenList*)pAux, argc, argv, ppVtab, pzErr, 1);
 }
 
 static int idemConnect(sqlite3 *db, void *pAux, int argc,
                        const char *const*argv, sqlite3_vtab **ppVtab,
                        char **pzErr){
-  (void)pAux;
-  return idemInit(db, argc, argv, ppVtab, pzErr, 0);
+  return idemInit(db, (IdemOpenList*)pAux, argc, argv, ppVtab, pzErr, 0);
 }
 
 static int idemDisconnect(sqlite3_vtab *pVtab){
@@ -750,6 +775,142 @@ static sqlite3_module idemModule = {
 #endif
 };
 
+/* ------------------------------------------------------- idem_options */
+
+/*
+** The schema that table zTab (unqualified) names, as SQLite resolves the
+** name: temp first, then main, then the attached schemas in order; in
+** *pzDb (sqlite3_free() it).  SQLITE_OK with *pzDb NULL: no such table.
+*/
+static int idemResolveSchema(sqlite3 *db, const char *zTab, char **pzDb){
+  sqlite3_stmt *pList = 0;
+  int rc;
+  *pzDb = 0;
+  rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list"
+      " ORDER BY CASE seq WHEN 1 THEN 0 WHEN 0 THEN 1 ELSE seq END", -1,
+      &pList, 0);
+  while( rc==SQLITE_OK && sqlite3_step(pList)==SQLITE_ROW ){
+    const char *zDb = (const char*)sqlite3_column_text(pList, 0);
+    sqlite3_stmt *pFound = 0;
+    if( zDb==0 ){ rc = SQLITE_NOMEM; break; }
+    rc = idemQueryRow(db, &pFound, "SELECT 1 FROM \"%w\".sqlite_schema"
+        " WHERE type IN ('table','view') AND name = %Q COLLATE NOCASE",
+        zDb, zTab);
+    sqlite3_finalize(pFound);
+    if( rc==SQLITE_ROW ){
+      *pzDb = sqlite3_mprintf("%s", zDb);
+      rc = *pzDb ? SQLITE_OK : SQLITE_NOMEM;
+      break;
+    }
+    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_reset(pList);
+  sqlite3_finalize(pList);
+  return rc;
+}
+
+/*
+** idem_options(table [, schema]): the options that table was parsed with,
+** as idem applies them (idemOptionsJson()), read from the open table
+** itself, never from the text of its CREATE statement (where a comment
+** can hide what idem reads).  Without schema, the table SQLite finds for
+** the bare name.  An error if it is not an idem table.
+*/
+static void idemOptionsFunc(sqlite3_context *ctx, int argc,
+                            sqlite3_value **argv){
+  IdemOpenList *pOpen = (IdemOpenList*)sqlite3_user_data(ctx);
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *zTab = (const char*)sqlite3_value_text(argv[0]);
+  const char *zGiven = argc>1 ? (const char*)sqlite3_value_text(argv[1]) : 0;
+  char *zDb = 0, *zSql = 0, *zOut;
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_str *s;
+  IdemVtab *p;
+  int rc;
+  if( sqlite3_value_type(argv[0])!=SQLITE_TEXT || zTab==0
+   || (argc>1 && (sqlite3_value_type(argv[1])!=SQLITE_TEXT || zGiven==0)) ){
+    idemResultError(ctx, SQLITE_ERROR, "idem_options(table [, schema]):"
+        " the table and the schema are names (text)");
+    return;
+  }
+  if( zGiven ){
+    zDb = sqlite3_mprintf("%s", zGiven);
+    rc = zDb ? SQLITE_OK : SQLITE_NOMEM;
+  }else{
+    rc = idemResolveSchema(db, zTab, &zDb);
+  }
+  if( rc==SQLITE_OK && zDb ){
+    /* Preparing a statement that names the table connects it (xConnect),
+    ** if this connection has not yet: its error is the answer. */
+    zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".\"%w\"", zDb, zTab);
+    if( zSql==0 ) rc = SQLITE_NOMEM;
+    else rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+    sqlite3_finalize(pStmt);
+    sqlite3_free(zSql);
+    if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+      /* The table's own error ("idem: calls: ...") goes as it is. */
+      const char *zErr = sqlite3_errmsg(db);
+      if( strncmp(zErr, "idem: ", 6)==0 ){
+        idemResultError(ctx, rc, "%s", zErr+6);
+      }else{
+        idemResultError(ctx, rc, "idem_options(%Q): %s", zTab, zErr);
+      }
+      sqlite3_free(zDb);
+      return;
+    }
+  }
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(zDb);
+    idemResultError(ctx, rc, "idem_options(%Q): %s", zTab, sqlite3_errmsg(db));
+    return;
+  }
+  for(p=zDb ? pOpen->pFirst : 0; p; p=p->pNextOpen){
+    if( sqlite3_stricmp(p->zDb, zDb)==0 && sqlite3_stricmp(p->zName, zTab)==0 ){
+      break;
+    }
+  }
+  if( p==0 ){
+    if( zDb ){
+      idemResultError(ctx, SQLITE_ERROR, "idem_options(%Q): %s.%s is not an"
+          " idem table", zTab, zDb, zTab);
+    }else{
+      idemResultError(ctx, SQLITE_ERROR, "idem_options(%Q): no such table",
+                      zTab);
+    }
+    sqlite3_free(zDb);
+    return;
+  }
+  sqlite3_free(zDb);
+  if( p->zUnusable ){
+    idemResultError(ctx, SQLITE_ERROR, "%s: %s", p->zName, p->zUnusable);
+    return;
+  }
+  s = sqlite3_str_new(db);
+  idemOptionJson(s, &p->opt);
+  zOut = sqlite3_str_finish(s);
+  if( zOut==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
+  sqlite3_result_subtype(ctx, 'J');       /* JSON, for json_extract and ->> */
+}
+
 IDEM_PRIVATE int idemVtabRegister(sqlite3 *db){
-  return sqlite3_create_module(db, "idem", &idemModule, 0);
+  IdemOpenList *pOpen = (IdemOpenList*)sqlite3_malloc(sizeof(*pOpen));
+  int rc;
+  if( pOpen==0 ) return SQLITE_NOMEM;
+  pOpen->pFirst = 0;
+  /* The list goes with the module (sqlite3_free() when it is dropped);
+  ** idem_options() only reads it, while the module exists. */
+  rc = sqlite3_create_module_v2(db, "idem", &idemModule, pOpen, sqlite3_free);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function(db, "idem_options", 1,
+        SQLITE_UTF8|SQLITE_DIRECTONLY, pOpen, idemOptionsFunc, 0, 0);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function(db, "idem_options", 2,
+        SQLITE_UTF8|SQLITE_DIRECTONLY, pOpen, idemOptionsFunc, 0, 0);
+  }
+  return rc;
 }

@@ -16,8 +16,10 @@
 #                        minutes; again when its package list changes)
 #   make dist-bindings   build/dist: the Python wheel and the npm tarball
 # The Debian packages that a venv with --no-build-isolation needs, and mypy
-# (the Python package's typing check), are installed like the others.
-BINDINGS_PKGS := python3-venv python3-pip python3-setuptools python3-wheel python3-mypy
+# (the Python package's typing check) and Pydantic 1 (a result that is a
+# Pydantic model, tests/test_expect.py), are installed like the others.
+BINDINGS_PKGS := python3-venv python3-pip python3-setuptools python3-wheel python3-mypy \
+                 python3-pydantic
 
 $(BUILD)/.deps-bindings: mk/bindings.mk | $(BUILD)/.deps
 	$(call need_pkgs,$(BINDINGS_PKGS))

@@ -11,6 +11,12 @@
 # target that times out.  test/frameworks.tcl installs the three into
 # build/frameworks (npm workspaces; better-sqlite3 is build/node-env's, so
 # nothing is compiled; npm runs again only when a package.json changes) and
-# runs their node:test tests.  make test does not run them.
-test-frameworks: all node-env  ## the agent-framework examples (AI SDK, LangChain.js, OpenAI Agents) with their test models
+# runs their node:test tests.  The Python ones, bindings/python/examples/
+# <framework> (the OpenAI Agents SDK, LangChain/LangGraph, Pydantic AI, an
+# MCP server; their harness tells the same stories), run beside them with
+# pytest, in a venv installed from the pinned
+# bindings/python/examples/requirements.txt once per machine and hash of
+# that file (~/.cache/idem/py-frameworks-<hash>: a fresh clone reuses it).
+# make test does not run them.
+test-frameworks: all node-env $(BUILD)/.deps-bindings  ## the agent-framework examples, Node (AI SDK, LangChain.js, OpenAI Agents) and Python (OpenAI Agents, LangGraph, Pydantic AI, MCP), with their test models
 	tclsh test/frameworks.tcl

@@ -1,9 +1,24 @@
 # SPDX-License-Identifier: MIT
 # frameworks.tcl -- make test-frameworks: the agent-framework examples of
 # bindings/node/examples (ai-sdk, langchain, openai-agents, and the harness
-# they share), installed under build/frameworks and run with node:test.
+# they share), installed under build/frameworks and run with node:test; and
+# those of bindings/python/examples (openai-agents, langchain, pydantic-ai,
+# mcp-server), in a venv under build/py-frameworks, run with pytest.
 #
 #   tclsh test/frameworks.tcl          install if needed, then run them all
+#
+# The Python venv (Debian's python3, $PYTHON3, whose sqlite3 loads
+# extensions) is made with `pip install -r
+# bindings/python/examples/requirements.txt` (every version pinned), once
+# per machine and hash of that file and the python: ~/.cache/idem/
+# py-frameworks-<hash> ($IDEM_CACHE or $XDG_CACHE_HOME/idem instead of
+# ~/.cache/idem), so that a fresh clone does not install it again.
+# sqlite-idem is not installed into it: each run puts the package's
+# sources and build/idem.so (make's, from the same ext/) in
+# build/py-frameworks/site, first on PYTHONPATH, so that the current
+# sources are tested without compiling them a second time.  The four
+# examples' tests run at once, beside the Node ones, in place (no bytecode
+# or pytest cache is written into the tree).
 #
 # Each example is copied into build/frameworks/<name>, its package.json as
 # it is but for `sqlite-idem`, which points at bindings/node itself; the
@@ -25,6 +40,73 @@ proc readfile {f} { set fd [open $f]; set t [read $fd]; close $fd; return $t }
 proc writefile {f t} { set fd [open $f w]; puts -nonewline $fd $t; close $fd }
 proc fail {msg} { puts stderr "test-frameworks: $msg"; exit 1 }
 
+# ---- Python: the venv, then the four examples' tests, started now -----------
+set pyexamples [file join $root bindings python examples]
+set pyframeworks {openai-agents langchain pydantic-ai mcp-server}
+set pydir [file join $root build py-frameworks]
+set python3 [expr {[info exists ::env(PYTHON3)] ? $::env(PYTHON3) : "/usr/bin/python3"}]
+set reqs [file join $pyexamples requirements.txt]
+# The venv is the machine's, kept by the hash of requirements.txt and the
+# python: every clone (CI's fresh one too) uses it, and installs it only
+# when it is missing.  It is made in a directory of its own and renamed
+# into place when complete, so that two runs at once never see half of one.
+set hash [exec $python3 -c {
+import hashlib, sys
+h = hashlib.sha256(open(sys.argv[1], "rb").read())
+h.update(sys.version.encode()); h.update(sys.executable.encode())
+print(h.hexdigest()[:16])} $reqs]
+if {[info exists ::env(IDEM_CACHE)] && $::env(IDEM_CACHE) ne ""} {
+  set cache $::env(IDEM_CACHE)
+} elseif {[info exists ::env(XDG_CACHE_HOME)] && $::env(XDG_CACHE_HOME) ne ""} {
+  set cache [file join $::env(XDG_CACHE_HOME) idem]
+} elseif {[info exists ::env(HOME)] && [file writable $::env(HOME)]} {
+  set cache [file join $::env(HOME) .cache idem]
+} else {
+  set cache [file join $root build cache]
+}
+set venv [file join $cache py-frameworks-$hash]
+set py [file join $venv bin python]
+if {![file exists [file join $venv .complete]]} {
+  puts "-- installing the Python frameworks (requirements.txt) into $venv (once per machine) ..."
+  flush stdout
+  set tmp $venv.tmp-[pid]
+  file delete -force $tmp
+  file mkdir $cache
+  lassign [bindings_run $python3 -m venv $tmp] rc out
+  if {$rc != 0} { fail "`$python3 -m venv` failed (exit $rc):\n$out" }
+  lassign [bindings_run env PIP_DISABLE_PIP_VERSION_CHECK=1 timeout 900 \
+             [file join $tmp bin python] -m pip install -q -r $reqs] rc out
+  if {$rc != 0} {
+    file delete -force $tmp
+    fail "`pip install -r requirements.txt` failed (exit $rc):\n$out"
+  }
+  writefile [file join $tmp .complete] "$reqs\n"
+  # One rename(2) (mv -T: never into a directory already there); a run at
+  # once that renamed its own first has won.  (python -m works from a
+  # renamed venv: its paths come from where pyvenv.cfg is.)
+  if {[catch {exec mv -T $tmp $venv 2>@1}]} { file delete -force $tmp }
+  if {![file exists [file join $venv .complete]]} { fail "$venv is not a complete venv: remove it" }
+}
+# Used now; those of other requirements unused for 30 days are removed.
+file mtime [file join $venv .complete] [clock seconds]
+foreach old [glob -nocomplain -directory $cache -types d py-frameworks-*] {
+  set done [file join $old .complete]
+  if {$old ne $venv && [file exists $done] &&
+      [clock seconds] - [file mtime $done] > 30 * 86400} {
+    file delete -force $old
+  }
+}
+# The package as installed, for this clone: its sources and the extension
+# make built, first on PYTHONPATH (nothing of a clone goes into the venv).
+set site [file join $pydir site]
+file delete -force $site
+file mkdir [file join $site idem]
+foreach f [glob -directory [file join $root bindings python idem] *.py py.typed] {
+  file copy $f [file join $site idem]
+}
+file copy [file join $root build idem.so] [file join $site idem idem.so]
+set ::env(PYTHONPATH) $site
+set ::env(PYTHONDONTWRITEBYTECODE) 1
 lassign [node_env] why envdir
 if {$why ne ""} { fail "build/node-env is not there: $why" }
 
@@ -83,8 +165,26 @@ set files {}
 foreach name $frameworks { lappend files [file join $name shop.test.js] }
 # The three files at once: their tests mostly wait (for processes to start,
 # for the target), and none depends on another's timing.
+# The Python examples' tests run meanwhile (they mostly wait too).
+set pyruns {}
+foreach name [list {*}$pyframeworks harness] {
+  # harness/test_agent_tool.py: idem.frameworks.agent_tool itself.
+  set d [file join $pyexamples $name]
+  set f [file join $d [expr {$name eq "harness" ? "test_agent_tool.py" : "test_shop.py"}]]
+  lappend pyruns $name [open |[list $py -m pytest -p no:cacheprovider -v --rootdir $d $f 2>@1] r]
+}
+
 set failed [catch {exec node --test --test-concurrency=3 --test-reporter=spec \
                      {*}$files >@ stdout 2>@ stderr}]
+
+# The Python examples' tests, started above.
+foreach {name chan} $pyruns {
+  set out [read $chan]
+  set rc [catch {close $chan}]
+  puts "# bindings/python/examples/$name (pytest)"
+  puts [string trimright $out]
+  if {$rc} { set failed 1 }
+}
 
 # Every ```js block of doc/frameworks.md runs as written (with the packages
 # installed here), and exits 0.
@@ -105,4 +205,45 @@ foreach {all code} [regexp -all -inline -indices {```js\n(.*?)\n```} $text] {
   }
 }
 if {$n == 0} { puts "not ok doc/frameworks.md has no ```js block"; set failed 1 }
+# And every ```python block, with the Python venv (the test target, where a
+# block needs it, is started by the block itself).
+set n 0
+foreach {all code} [regexp -all -inline -indices {```python\n(.*?)\n```} $text] {
+  set line [expr {[regexp -all \n [string range $text 0 [lindex $all 0]]] + 1}]
+  set pyf [file join $pydir doc-frameworks-$line.py]
+  writefile $pyf [string range $text {*}$code]\n
+  lassign [bindings_run $py $pyf] rc out
+  incr n
+  if {$rc == 0} {
+    puts "ok doc/frameworks.md:$line runs as written"
+  } else {
+    puts "not ok doc/frameworks.md:$line (exit $rc):\n$out"
+    set failed 1
+  }
+}
+if {$n == 0} { puts "not ok doc/frameworks.md has no ```python block"; set failed 1 }
+
+# A user's `npm install` in an example prints no install-scripts warning:
+# each example approves its packages' install scripts in allowScripts (npm
+# 11.16 and later list those not approved; a package from a folder is
+# approved by its file: spec).  A dry run, in the source tree, writes
+# nothing.
+lassign [bindings_run npm --version] rc npmv
+if {$rc == 0 && [package vcompare $npmv 11.16.0] >= 0} {
+  foreach name [list . {*}$frameworks] {
+    cd [file join $examples $name]
+    lassign [bindings_run timeout 300 npm install --dry-run --prefer-offline \
+               --no-audit --no-fund] rc out
+    set what "bindings/node/examples/[string trimleft $name .]"
+    if {$rc == 0 && ![regexp {install-scripts|allowScripts} $out]} {
+      puts "ok $what: npm install warns of no install script"
+    } else {
+      puts "not ok $what: npm install (exit $rc):\n$out"
+      set failed 1
+    }
+  }
+  cd $dir
+} else {
+  puts "-- npm $npmv has no allowScripts: the examples' install was not checked"
+}
 exit $failed

@@ -19,10 +19,17 @@
 // framework alike; what is per framework is only where its run context
 // keeps the user and the conversation (CONTEXTS below).
 //
-// What the model gets back:
-//   - the first arrival: the tool's result, as the tool returned it;
-//   - a repeat of a done call: { status: 'done', idempotent: true, key, id,
-//     result }, result being the first arrival's (the tool did not run);
+// What the tool gets: its arguments, and beside them (the external tool's
+// second argument, with idempotencyKey and key; the local tool's third,
+// with key) the framework's abortSignal, toolCallId and messages where the
+// framework gives them (the AI SDK all three; LangChain signal and
+// toolCall.id; the OpenAI Agents SDK details.signal and toolCall.callId).
+//
+// What the model gets back, the same shape on every arrival:
+//   - a done call: { status: 'done', idempotent, key, id, result }: result
+//     as the first arrival's tool returned it, and beside it idempotent:
+//     false for the arrival that ran the tool, true for a repeat (the tool
+//     did not run), so a typed output is one type for both;
 //   - a call in progress (or whose process died): { status: 'pending',
 //     idempotent: true, key, message } (after waiting up to waitMs for it);
 //   - an external call whose outcome is unknown (its request may have
@@ -41,25 +48,48 @@ const idem = require('./index.js');
 // Where each framework's run context keeps the user and the conversation,
 // as its tools receive it after their input.  `hint` completes the error
 // for a run that gave none.
+// `extra` picks what the tool gets beside its arguments from the same
+// context arguments: { abortSignal, toolCallId, messages }, those the
+// framework has.
 const CONTEXTS = Object.freeze({
   'ai-sdk': Object.freeze({
     who: (options) => options && options.experimental_context && options.experimental_context.user,
     conv: (options) => options && options.experimental_context && options.experimental_context.conversation,
+    extra: (options) => options && { abortSignal: options.abortSignal, toolCallId: options.toolCallId,
+      messages: options.messages },
     hint: 'generateText({ ..., experimental_context: { user, conversation } })',
   }),
   langchain: Object.freeze({
     who: (config) => config && config.configurable && config.configurable.user_id,
     conv: (config) => config && config.configurable && config.configurable.thread_id,
+    extra: (config) => config && { abortSignal: config.signal,
+      toolCallId: config.toolCall && config.toolCall.id },
     hint: 'invoke(input, { configurable: { user_id, thread_id } })',
   }),
   'openai-agents': Object.freeze({
     who: (runContext) => runContext && runContext.context && runContext.context.user,
     conv: (runContext) => runContext && runContext.context && runContext.context.conversation,
+    extra: (runContext, details) => details && { abortSignal: details.signal,
+      toolCallId: details.toolCall && details.toolCall.callId },
     hint: 'run(agent, input, { context: { user, conversation } })',
   }),
 });
 
-const OWN_OPTIONS = ['context', 'who', 'conv', 'waitMs'];
+const OWN_OPTIONS = ['context', 'who', 'conv', 'extra', 'waitMs'];
+
+// What the tool gets beside its arguments: extra's answer, its undefined
+// members left out.
+function extraOf(spec, name, ctx) {
+  if (spec === undefined) return {};
+  const v = spec(...ctx);
+  if (v == null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) {
+    throw new TypeError(`idem: tool ${name}: extra must return an object, not ${describe(v)}; nothing was claimed`);
+  }
+  const out = {};
+  for (const [k, m] of Object.entries(v)) if (m !== undefined) out[k] = m;
+  return out;
+}
 
 function describe(v) {
   if (typeof v === 'string') return JSON.stringify(v);
@@ -91,9 +121,10 @@ function answerFor(e) {
  * and context ('ai-sdk', 'langchain' or 'openai-agents': where the run
  * context keeps the user and the conversation), or who and conv (a string,
  * or a function of the context arguments that the framework passes after
- * the input; they override context's), and waitMs (how long a repeat of a
- * call in progress waits for its result before answering 'pending';
- * default 0).
+ * the input; they override context's), extra (a function of the same
+ * arguments returning what the tool gets beside its arguments; overrides
+ * context's), and waitMs (how long a repeat of a call in progress waits
+ * for its result before answering 'pending'; default 0).
  */
 function agentTool(calls, options, fn) {
   if (!(calls instanceof idem.Calls)) {
@@ -115,6 +146,11 @@ function agentTool(calls, options, fn) {
   const preset = context === undefined ? {} : CONTEXTS[context];
   const who = options.who === undefined ? preset.who : options.who;
   const conv = options.conv === undefined ? preset.conv : options.conv;
+  const extra = options.extra === undefined ? preset.extra : options.extra;
+  if (extra !== undefined && typeof extra !== 'function') {
+    throw new TypeError(`idem: tool ${tool.name}: extra must be a function of the framework's ` +
+      `context, not ${describe(extra)}`);
+  }
   for (const [what, spec] of [['who', who], ['conv', conv]]) {
     if (typeof spec !== 'function' && (typeof spec !== 'string' || spec === '')) {
       throw new TypeError(`idem: tool ${tool.name}: ${what} must be a string or a function ` +
@@ -130,9 +166,10 @@ function agentTool(calls, options, fn) {
 
   const execute = async (input, ...ctx) => {
     const [w, c] = parties(ctx);
+    const more = extraOf(extra, tool.name, ctx);
     let outcome;
     try {
-      outcome = await tool.run(w, c, input);
+      outcome = await tool.run(w, c, input, more);
     } catch (e) {
       if (!(e instanceof idem.CallError)) throw e;
       if (!(e instanceof idem.InProgress) || waitMs === 0) return answerFor(e);
@@ -143,9 +180,8 @@ function agentTool(calls, options, fn) {
         return answerFor(e2);
       }
     }
-    if (!outcome.replayed) return outcome.result;
     const id = typeof outcome.id === 'bigint' ? String(outcome.id) : outcome.id;   // JSON has no BigInt
-    return { status: 'done', idempotent: true, key: outcome.key, id, result: outcome.result };
+    return { status: 'done', idempotent: outcome.replayed, key: outcome.key, id, result: outcome.result };
   };
   execute.tool = tool;
   execute.key = (input, ...ctx) => tool.key(...parties(ctx), input);

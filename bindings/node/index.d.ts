@@ -165,29 +165,49 @@ export interface ToolOptions<A> {
   name?: string;
   /** The arguments that name the call: their names, or a function of args. */
   keyargs?: ReadonlyArray<keyof A & string> | ((args: A) => unknown);
-  /** The names of the arguments the tool takes, to check keyargs against
-   *  when its body does not destructure them. */
-  params?: ReadonlyArray<keyof A & string>;
+  /** The names of the arguments the tool takes, when its body does not
+   *  destructure them ({ sku, qty = 1 } says it): a call with another name,
+   *  or without one of them, is refused before anything is claimed; a name
+   *  ending in '?' is optional.  keyargs are checked against them too. */
+  params?: ReadonlyArray<(keyof A & string) | `${keyof A & string}?`>;
   /** An external tool whose target honours Idempotency-Key: an unknown
    *  outcome is sent again, with the same key, while idem allows it. */
   honoursKey?: boolean;
 }
 
+/** What a tool gets beside its arguments, from its caller (tool.run()'s
+ *  extra; agentTool() puts the framework's there). */
+export interface ToolExtra {
+  /** The framework's signal: the run was aborted. */
+  abortSignal?: AbortSignal;
+  /** The framework's id of this tool call (not part of the key). */
+  toolCallId?: string;
+  /** The conversation so far, where the framework gives it. */
+  messages?: unknown[];
+  [more: string]: unknown;
+}
+
 /** The wrapped tool. */
 export interface Tool<A, R> {
   /** Resolves to the recorded result (the first arrival's, on a replay). */
-  (who: Part, conv: Part, args?: A): Promise<R>;
-  /** Resolves to the Outcome: the result, and whether it was replayed. */
-  run(who: Part, conv: Part, args?: A): Promise<Outcome<R>>;
+  (who: Part, conv: Part, args?: A, extra?: ToolExtra): Promise<R>;
+  /** Resolves to the Outcome: the result, and whether it was replayed.
+   *  extra is handed to the tool, beside its arguments. */
+  run(who: Part, conv: Part, args?: A, extra?: ToolExtra): Promise<Outcome<R>>;
   /** The key this call would have. */
   key(who: Part, conv: Part, args?: A): string;
   readonly kind: 'local' | 'external';
   readonly name: string;
 }
 
-export interface ExternalContext {
+export interface ExternalContext extends ToolExtra {
   /** The header value to send: `"<key>"` (quotes included). */
   idempotencyKey: string;
+  /** The call's key: 32 hex digits. */
+  key: string;
+}
+
+export interface LocalContext extends ToolExtra {
   /** The call's key: 32 hex digits. */
   key: string;
 }
@@ -225,7 +245,7 @@ export class Calls<D extends Database = Database> {
   /** A local tool: fn runs synchronously inside the claim's transaction. */
   tool<A extends object, R>(
     options: ToolOptions<A> & { kind?: 'local' },
-    fn: (db: D, args: A) => R | Result<R>,
+    fn: (db: D, args: A, context: LocalContext) => R | Result<R>,
   ): Tool<A, R>;
   /** An external tool: fn runs after the claim has committed. */
   tool<A extends object, R>(

@@ -399,21 +399,70 @@ function storable(value, tool) {
   return [text, ...idValue(id, `the id of ${tool}`)];
 }
 
+// Any value as text that can always be stored: never an exception (a
+// Symbol, an object whose toString throws or returns no text, a Proxy
+// whose traps throw are described instead), never a lone surrogate (each
+// becomes U+FFFD, as toWellFormed() writes it).
+function textOf(v) {
+  let text;
+  try {
+    if (typeof v === 'string') text = v;
+    else if (typeof v === 'symbol') text = v.toString();
+    else text = String(v);
+    if (typeof text !== 'string') throw new TypeError('not a string');
+  } catch (e) {
+    let kind;
+    try { kind = kindOf(v); } catch (e2) { kind = typeof v; }
+    text = `<${kind} that cannot be shown as text>`;
+  }
+  return text.isWellFormed() ? text : text.toWellFormed();
+}
+
+// A property of a thrown value, or undefined where reading it throws (a
+// getter, a Proxy).
+function peek(v, name) {
+  try {
+    return v == null ? undefined : v[name];
+  } catch (e) {
+    return undefined;
+  }
+}
+
+// v instanceof C, false where asking throws (a Proxy's getPrototypeOf).
+function isA(v, C) {
+  try {
+    return v instanceof C;
+  } catch (e) {
+    return false;
+  }
+}
+const isError = (v) => isA(v, Error);
+
 // An error as a note says it: "TimeoutError: the target did not answer".
+// It can always be built and stored, whatever was thrown.
 function noteOf(e) {
-  if (e instanceof Error) return `${e.name}: ${e.message}`;
-  return `thrown: ${typeof e === 'string' ? e : describe(e)}`;
+  if (isError(e)) return `${textOf(peek(e, 'name'))}: ${textOf(peek(e, 'message'))}`;
+  if (typeof e === 'string') return `thrown: ${textOf(e)}`;
+  let shown;
+  try { shown = describe(e); } catch (e2) { shown = textOf(e); }
+  return `thrown: ${textOf(shown)}`;
 }
 
 // Why a tool's result cannot be stored: idem's own words ("the result of
 // send is not JSON: ..."), or the database's error.
 function unstorableWhy(e, tool) {
-  if (e instanceof TypeError && e.message.startsWith('idem: ')) return e.message.slice('idem: '.length);
+  const message = isA(e, TypeError) ? peek(e, 'message') : undefined;
+  if (typeof message === 'string' && message.startsWith('idem: ')) {
+    return textOf(message.slice('idem: '.length));
+  }
   return `the result of ${tool} could not be recorded: ${noteOf(e)}`;
 }
 
 const NOTE_MAX = 2000;      // the longest note the wrapper writes
-const note = (text) => (text.length <= NOTE_MAX ? text : `${text.slice(0, NOTE_MAX - 3)}...`);
+const note = (text) => {
+  text = textOf(text);
+  return text.length <= NOTE_MAX ? text : `${text.slice(0, NOTE_MAX - 3)}...`.toWellFormed();
+};
 
 function isBusy(e) {
   const code = e && typeof e.code === 'string' ? e.code : '';
@@ -503,45 +552,40 @@ function option(name, value) {
   return [n, optionValue(n, value), `${n}=${/^[A-Za-z0-9_.]+$/.test(value) ? value : `'${value}'`}`];
 }
 
-// The options of an existing idem table, from its CREATE VIRTUAL TABLE
-// text: name -> [effective value, as shown in an error], or null when it is
-// not an idem table.  An option not written there has its default (or
-// none: retain, stale_after).
-function tableOptions(sql) {
-  const m = /\busing\s+(\w+)\s*(?:\(([\s\S]*)\))?\s*;?\s*$/i.exec(sql || '');
-  if (!m || m[1].toLowerCase() !== 'idem') return null;
-  const out = {};
-  for (const [n, [words]] of Object.entries(SWITCHES)) out[n] = [words[0], `${n}=${words[0]} (the default)`];
-  for (const n of DURATION_OPTIONS) out[n] = [null, `no ${n}`];
-  for (const [n, [, , dflt]] of Object.entries(COUNTS)) out[n] = [dflt, `${n}=${dflt} (the default)`];
-  out.resend_after = [1000, "resend_after='1 second' (the default)"];
-  for (const arg of (m[2] || '').match(/(?:[^,'"]|'[^']*'|"[^"]*")+/g) || []) {
-    const eq = arg.indexOf('=');
-    if (eq < 0) continue;
-    const n = arg.slice(0, eq).replace(/^[ \t\n]+|[ \t\n]+$/g, '').toLowerCase();
-    let v = arg.slice(eq + 1).replace(/^[ \t\n]+|[ \t\n]+$/g, '');
-    const shown = `${n}=${v}`;
-    if (v.length >= 2 && (v[0] === "'" || v[0] === '"') && v[v.length - 1] === v[0]) v = v.slice(1, -1);
-    try {
-      out[n] = [out[n] ? optionValue(n, v) : v, shown];
-    } catch (e) {
-      out[n] = [v, shown];
-    }
+// The options of an existing idem table as the extension parsed them
+// (idem_options(): its options, shown and relaxed), never read from the
+// CREATE text, where a comment can hide what SQLite hands idem; null when
+// it is not an idem table.
+function tableOptions(db, table) {
+  try {
+    return JSON.parse(db.prepare('SELECT idem_options(?) AS o').get(table).o);
+  } catch (e) {
+    if (/is not an idem table/.test(String(e && e.message))) return null;
+    throw e;
   }
-  return out;
 }
 
-function checkOptions(table, sql, given) {
-  const have = tableOptions(sql);
+function checkOptions(db, table, sql, given) {
+  const have = tableOptions(db, table);
   if (have === null) {
     throw new TypeError(`idem: the table ${quote(table)} exists and is not an idem table (${sql}); name another table`);
   }
   for (const [n, value, text] of given) {
-    if (have[n][0] !== value) {
-      throw new TypeError(`idem: the table ${quote(table)} exists with ${have[n][1]}, not ${text}: a ` +
+    if (have.options[n] !== value) {
+      throw new TypeError(`idem: the table ${quote(table)} exists with ${have.shown[n]}, not ${text}: a ` +
         'table\'s options are set when it is created; leave the option out to use the table as it ' +
         'is, or use another table');
     }
+  }
+  // A file can arrive with its table made so: what weakens a claim, and was
+  // not given, is said (process 'warning' event, code IDEM_RELAXED_TABLE).
+  const names = new Set(given.map(([n]) => n));
+  for (const [n, why] of Object.entries(have.relaxed)) {
+    if (names.has(n)) continue;
+    const value = have.shown[n].slice(have.shown[n].indexOf('=') + 1).replace(/^'|'$/g, '');
+    process.emitWarning(`idem: the table ${quote(table)} was made with ${why}; give ` +
+      `{ ${n}: '${value}' } to idem.calls() to accept it, or use another table`,
+    { type: 'RelaxedTableWarning', code: 'IDEM_RELAXED_TABLE' });
   }
 }
 
@@ -619,13 +663,83 @@ function destructuredNames(fn, index) {
   return params && params.length > index ? patternNames(params[index]) : null;
 }
 
+// Whether a pattern entry ('c = 1', 'b: x = {}', "'a b': y") has a default:
+// an '=' outside strings and brackets that is not an arrow's.
+function hasDefault(entry) {
+  let depth = 0, quote = '';
+  for (let i = 0; i < entry.length; i++) {
+    const c = entry[i];
+    if (quote) { if (c === '\\') i += 1; else if (c === quote) quote = ''; continue; }
+    if (c === '"' || c === "'" || c === '`') quote = c;
+    else if (c === '{' || c === '[' || c === '(') depth += 1;
+    else if (c === '}' || c === ']' || c === ')') depth -= 1;
+    else if (c === '=' && depth === 0 && entry[i + 1] !== '>') return true;
+  }
+  return false;
+}
+
+// The arguments a tool takes, as Python reads them from its signature:
+// { names, required, any } from fn's args parameter when it is an object
+// pattern ('{ to, text = "" }': to required, text optional; a rest element
+// '...more' takes any other name too), else from params (a name ending in
+// '?' is optional), else null (any names: the tool's own business, as
+// **kwargs in Python).
+function argsSpec(fn, kind, params) {
+  const list = parameterList(fn);
+  const index = kind === 'local' ? 1 : 0;
+  const text = list && list.length > index ? list[index] : null;
+  const names = text === null ? null : patternNames(text);
+  if (names !== null) {
+    const entries = (splitList(`${text.slice(1, text.lastIndexOf('}'))})`, 0) || []).filter((e) => e !== '');
+    const required = names.filter((n, i) => !hasDefault(entries[i]));
+    return { names, required, any: false };
+  }
+  if (text !== null && text[0] === '{') {
+    // A rest element, or a name it does not spell out: the names it does.
+    const entries = (splitList(`${text.slice(1, text.lastIndexOf('}'))})`, 0) || []).filter((e) => e !== '');
+    const required = [];
+    for (const e of entries) {
+      const id = /^[\p{ID_Start}$_][\p{ID_Continue}$\u200c\u200d]*/u.exec(e);
+      if (id && !e.startsWith('...') && !hasDefault(e)) required.push(id[0]);
+    }
+    return { names: [], required, any: true };
+  }
+  if (params == null) return null;
+  return {
+    names: params.map((n) => n.replace(/\?$/, '')),
+    required: params.filter((n) => !n.endsWith('?')),
+    any: false,
+  };
+}
+
+// Refuse, before anything is claimed, an argument the tool does not take
+// or one it needs that is missing (as Python's signature check does).
+function checkArgs(spec, args, tool, where) {
+  if (spec === null) return;
+  const a = args === undefined ? {} : args;
+  if (!spec.any) {
+    for (const k of Object.keys(a)) {
+      if (a[k] !== undefined && !spec.names.includes(k)) {
+        throw new TypeError(`idem: ${where}: ${pathTo('args', k)} is not an argument of ${tool} ` +
+          `(it takes ${spec.names.length ? spec.names.join(', ') : 'none'}); nothing was claimed`);
+      }
+    }
+  }
+  for (const n of spec.required) {
+    if (!Object.prototype.hasOwnProperty.call(a, n) || a[n] === undefined) {
+      throw new TypeError(`idem: ${where}: ${pathTo('args', n)} is missing (${tool} requires ` +
+        `${spec.required.join(', ')}); nothing was claimed`);
+    }
+  }
+}
+
 function checkKeyargs(name, kind, keyargs, params, fn) {
   if (keyargs == null || typeof keyargs === 'function') return;
   if (!Array.isArray(keyargs) || keyargs.some((n) => typeof n !== 'string')) {
     throw new TypeError(`idem: tool ${name}: keyargs must be an array of argument ` +
       `names or a function of args, not ${describe(keyargs)}`);
   }
-  let known = params;
+  let known = params && params.map((n) => n.replace(/\?$/, ''));
   let from = 'params';
   if (known == null) {
     known = destructuredNames(fn, kind === 'local' ? 1 : 0);
@@ -698,7 +812,7 @@ class Calls {
       db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${t} USING idem${opts ? `(${opts})` : ''}`);
       existing = find.get(table);       // another connection may have created it first
     }
-    if (existing) checkOptions(table, existing.sql, given);
+    if (existing) checkOptions(db, table, existing.sql, given);
     this._key = db.prepare('SELECT idem_key(?, ?, ?, ?) AS k');
     this._header = db.prepare('SELECT idem_header(?) AS h');
     this._row = db.prepare(
@@ -901,20 +1015,27 @@ class Calls {
     }
     checkKeyargs(name, kind, keyargs, params, fn);
     const where = `${name}(who, conv, args)`;
+    const takes = argsSpec(fn, kind, params);
     const prepare = (who, conv, args) => {
       who = partValue(who, 'who', where);
       conv = partValue(conv, 'conv', where);
       const text = argsText(args, name, where);
+      checkArgs(takes, args, name, where);
       const ka = keyArgs(keyargs, args === undefined ? {} : args, name);
       return [this._key.get(who, conv, name, ka === null ? text : ka).k,
         [who, conv, name, text, kind, ka, honoursKey ? 1 : null]];
     };
-    const run = async (who, conv, args) => {
+    const run = async (who, conv, args, extra) => {
       const [key, row] = prepare(who, conv, args);
+      if (extra != null && (typeof extra !== 'object' || Array.isArray(extra))) {
+        throw new TypeError(`idem: ${name}.run(who, conv, args, extra): extra must be an object ` +
+          `(handed to the tool, beside the key), not ${describe(extra)}`);
+      }
       const a = args === undefined ? {} : args;
-      return kind === 'local' ? this._local(fn, key, row, a) : this._external(fn, key, row, a);
+      return kind === 'local' ? this._local(fn, key, row, a, extra)
+        : this._external(fn, key, row, a, extra);
     };
-    const call = async (who, conv, args) => (await run(who, conv, args)).result;
+    const call = async (who, conv, args, extra) => (await run(who, conv, args, extra)).result;
     call.run = run;
     call.key = (who, conv, args) => prepare(who, conv, args)[0];
     Object.defineProperty(call, 'name', { value: name });
@@ -954,7 +1075,7 @@ class Calls {
     }
   }
 
-  _local(fn, key, row, args) {
+  _local(fn, key, row, args, extra) {
     const db = this.db;
     const nested = db.inTransaction;
     db.exec(nested ? 'SAVEPOINT idem_call' : 'BEGIN IMMEDIATE');
@@ -981,9 +1102,9 @@ class Calls {
       db.exec('SAVEPOINT idem_tool');
       let value;
       try {
-        value = fn(db, args);
+        value = fn(db, args, { ...extra, key });
       } catch (e) {
-        if (e instanceof NotSent) {
+        if (isA(e, NotSent)) {
           e.key = key;
           throw e;               // the finally below rolls all of it back: released
         }
@@ -1005,7 +1126,7 @@ class Calls {
         stored = storable(value, row[2]);
         this._recordOwned(key, owner, 'done', [stored[1], stored[0], null]);
       } catch (e) {
-        if (e instanceof Lost || !(e instanceof TypeError || (e && e.code === 'SQLITE_TOOBIG'))) {
+        if (isA(e, Lost) || !(isA(e, TypeError) || peek(e, 'code') === 'SQLITE_TOOBIG')) {
           throw e;               // the finally below rolls all of it back
         }
         const why = unstorableWhy(e, row[2]);
@@ -1158,7 +1279,7 @@ class Calls {
     }
   }
 
-  async _external(fn, key, row, args) {
+  async _external(fn, key, row, args, extra) {
     const tool = row[2];
     const deadline = Date.now() + this._resendWaitMs;
     let taken = await this._takeOrReplay(key, row, deadline);
@@ -1169,10 +1290,10 @@ class Calls {
       const header = taken.header;
       const idempotencyKey = header.slice(header.indexOf(': ') + 2);   // '"<key>"'
       try {
-        value = await fn(args, { idempotencyKey, key });
+        value = await fn(args, { ...extra, idempotencyKey, key });
         break;
       } catch (e) {
-        if (e instanceof NotSent) {
+        if (isA(e, NotSent)) {
           // The tool's word that nothing left: release, so a retry runs.
           e.key = key;
           await this._releaseOwned(key, owner, e);
@@ -1184,7 +1305,7 @@ class Calls {
         try {
           await this._unknown(key, owner, note(noteOf(e)), null, e);
         } catch (u) {
-          const now = u instanceof Unknown ? this._row.get(key) : undefined;
+          const now = isA(u, Unknown) ? this._row.get(key) : undefined;
           if (!Calls._mayResend(now, deadline)) throw u;
           taken = await this._takeOrReplay(key, row, deadline, now);
         }
@@ -1199,7 +1320,7 @@ class Calls {
     try {
       stored = storable(value, tool);
     } catch (e) {
-      return unknown(e, value instanceof Result ? value.result : value);
+      return unknown(e, isA(value, Result) ? value.result : value);
     }
     const [text, id, readId] = stored;
     try {

@@ -411,6 +411,9 @@ static const Op aOp[] = {
   { "resend-read", TABLE_RESEND CLAIM_K2 UNKNOWN_K2,
       "SELECT sends, honours_key, resend_at IS NOT NULL, reply FROM calls"
       " WHERE key=:k2", 0, 0 },
+  { "options", TABLE_RETAIN, "SELECT idem_options('calls')", 1, 0 },
+  { "options-open", TABLE_RETAIN,
+      "SELECT idem_options('calls'), idem_options('calls','main')", 0, 0 },
   { "versioned-equip", INV, "SELECT idem_versioned('inv','ver')", 0, 1 },
   { "versioned-update", INV "SELECT idem_versioned('inv','ver');",
       "UPDATE inv SET qty=8, ver=0 WHERE sku='A'", 0, 0 },

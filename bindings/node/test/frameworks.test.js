@@ -76,15 +76,15 @@ function chargeTool(calls, tg, options = {}) {
     });
 }
 
-test('agentTool: the first arrival gets the result; a repeat with a new tool-call id gets it marked idempotent', async (t) => {
+test('agentTool: the first arrival and a repeat with a new tool-call id get one shape, the result beside the mark idempotent', async (t) => {
   const { db, calls } = setup(t);
   const runs = [];
   const execute = orderTool(calls, runs);
   const first = await execute({ sku: 'A1', qty: 2 }, aiOptions('call_1'));
   const again = await execute({ qty: 2, sku: 'A1' }, aiOptions('call_2'));
   const key = calls.key('alice', 'conv-1', 'place_order', { sku: 'A1', qty: 2 });
-  assert.deepEqual(first, { order: 1, sku: 'A1', qty: 2 });
-  assert.deepEqual(again, { status: 'done', idempotent: true, key, id: 1, result: first });
+  assert.deepEqual(first, { status: 'done', idempotent: false, key, id: 1, result: { order: 1, sku: 'A1', qty: 2 } });
+  assert.deepEqual(again, { ...first, idempotent: true });
   assert.deepEqual(runs, ['A1']);
   assert.equal(one(db, 'SELECT count(*) FROM orders'), 1);
   assert.equal(execute.key({ sku: 'A1', qty: 2 }, aiOptions('call_3')), key);
@@ -99,7 +99,7 @@ test('agentTool: who and conv are part of the key (another conversation, another
   await execute({ sku: 'A1', qty: 2 }, aiOptions('c1', 'alice', 'conv-1'));
   const other = await execute({ sku: 'A1', qty: 2 }, aiOptions('c2', 'alice', 'conv-2'));
   const bob = await execute({ sku: 'A1', qty: 2 }, aiOptions('c3', 'bob', 'conv-1'));
-  assert.deepEqual([other.order, bob.order, runs.length], [2, 3, 3]);
+  assert.deepEqual([other.result.order, bob.result.order, runs.length], [2, 3, 3]);
   assert.equal(one(db, 'SELECT count(DISTINCT who || conv) FROM calls'), 3);
 });
 
@@ -113,7 +113,7 @@ test('agentTool: each context preset reads the user and the conversation where i
   assert.deepEqual(Object.keys(CONTEXTS).sort(), Object.keys(ctx).sort());
   for (const [context, args] of Object.entries(ctx)) {
     const execute = agentTool(calls, { name: `order_${context}`, context }, (db, { sku }) => sku);
-    assert.equal(await execute({ sku: context }, ...args), context);
+    assert.equal((await execute({ sku: context }, ...args)).result, context);
   }
   assert.deepEqual(db.prepare('SELECT who, conv FROM calls ORDER BY who').raw().all(),
     [['u1', 'k1'], ['u2', 'k2'], ['u3', 'k3']]);
@@ -203,13 +203,13 @@ test('agentTool: a repeat of a call in progress is answered pending, or waits fo
   tg.delayMs = 200;
   const execute = chargeTool(calls, tg);
   const [a, b] = await Promise.all([execute({ cents: 1 }, aiOptions('c1')), execute({ cents: 1 }, aiOptions('c2'))]);
-  assert.deepEqual(a, { charge: 'ch_1' });
+  assert.deepEqual([a.result, a.idempotent], [{ charge: 'ch_1' }, false]);
   assert.deepEqual([b.status, b.idempotent, b.key], ['pending', true, execute.key({ cents: 1 }, aiOptions('c'))]);
   assert.match(b.message, /the call is in progress, or its process was interrupted; it is not executed again/);
   const waiting = chargeTool(calls, tg, { waitMs: 5000 });
   const [c, d] = await Promise.all([waiting({ cents: 2 }, aiOptions('c3')), waiting({ cents: 2 }, aiOptions('c4'))]);
-  assert.deepEqual(c, { charge: 'ch_2' });
-  assert.deepEqual(d, { status: 'done', idempotent: true, key: waiting.key({ cents: 2 }, aiOptions('c')), id: null, result: c });
+  assert.deepEqual(c, { status: 'done', idempotent: false, key: waiting.key({ cents: 2 }, aiOptions('c')), id: null, result: { charge: 'ch_2' } });
+  assert.deepEqual(d, { ...c, idempotent: true });
   assert.equal(tg.arrivals, 2);
 });
 
@@ -248,9 +248,10 @@ const order = agentTool(calls, { name: 'order', kind: 'local', context: 'ai-sdk'
 const charge = agentTool(calls, { name: 'charge', kind: 'external', who: 'u', conv: (rc: { id: string }) => rc.id, waitMs: 10 },
   async (args: { cents: number }, { idempotencyKey }) => ({ key: idempotencyKey }));
 async function main(): Promise<string> {
-  const r: { order: number } | Answer<{ order: number }> = await order({ sku: 'A' }, { toolCallId: 'x' });
+  const r: Answer<{ order: number }> = await order({ sku: 'A' }, { toolCallId: 'x' });
   const k: string = charge.key({ cents: 1 }, { id: 'c' });
-  return ('status' in r ? r.key : String(r.order)) + k + charge.tool.kind;
+  const replayed: boolean = r.idempotent;
+  return (r.status === 'done' ? String(r.result.order) + r.id : r.message) + k + charge.tool.kind + replayed;
 }
 // @ts-expect-error: no such context
 agentTool(calls, { name: 'x', context: 'vercel' }, (db, args: { a: number }) => 1);
@@ -264,3 +265,58 @@ main();
   assert.equal(r.stdout + r.stderr, '');
   assert.equal(r.status, 0);
 });
+
+test('agentTool: the framework\'s abortSignal, toolCallId and messages reach the tool, beside its arguments; not the key', async (t) => {
+  const { calls } = setup(t);
+  const seen = [];
+  const signal = new AbortController().signal;
+  const local = agentTool(calls, { name: 'note', kind: 'local', context: 'ai-sdk' },
+    (db, { text }, extra) => { seen.push(extra); return text; });
+  const messages = [{ role: 'user', content: 'hi' }];
+  const first = await local({ text: 'a' }, { ...aiOptions('call_1'), abortSignal: signal, messages });
+  await local({ text: 'a' }, aiOptions('call_2'));              // a replay: the tool does not run
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0].abortSignal, signal);
+  assert.equal(seen[0].messages, messages);
+  assert.deepEqual([seen[0].toolCallId, seen[0].key], ['call_1', first.key]);
+  // External: beside idempotencyKey and key; each preset where its framework keeps them.
+  const got = {};
+  const ctx = {
+    'ai-sdk': [{ toolCallId: 't1', abortSignal: signal, messages, experimental_context: { user: 'u', conversation: 'k' } }],
+    langchain: [{ configurable: { user_id: 'u', thread_id: 'k' }, toolCall: { id: 't2' }, signal }],
+    'openai-agents': [{ context: { user: 'u', conversation: 'k' } }, { toolCall: { callId: 't3' }, signal }],
+  };
+  for (const [context, args] of Object.entries(ctx)) {
+    const send = agentTool(calls, { name: `send_${context}`, kind: 'external', context },
+      async ({ to }, extra) => { got[context] = extra; return to; });
+    await send({ to: 'bob' }, ...args);
+    const { idempotencyKey, key, ...rest } = got[context];
+    assert.equal(idempotencyKey, `"${key}"`);
+    assert.equal(rest.abortSignal, signal, context);
+  }
+  assert.deepEqual(Object.values(got).map((e) => e.toolCallId), ['t1', 't2', 't3']);
+  assert.equal(got['ai-sdk'].messages, messages);
+  assert.equal('messages' in got.langchain, false);
+  // A tool-call id of the framework's cannot stand for the key.
+  const spoof = agentTool(calls, { name: 'spoof', kind: 'external', context: 'ai-sdk',
+    extra: () => ({ key: 'x', idempotencyKey: 'y', toolCallId: 'z' }) }, async (args, extra) => extra);
+  const out = await spoof({}, aiOptions('c'));
+  assert.equal(out.result.key, out.key);
+  assert.equal(out.result.toolCallId, 'z');
+  assert.throws(() => agentTool(calls, { name: 'x', context: 'ai-sdk', extra: 1 }, (db, a) => a),
+    /tool x: extra must be a function of the framework's context, not/);
+  const bad = agentTool(calls, { name: 'y', context: 'ai-sdk', extra: () => 'no' }, (db, a) => a);
+  await assert.rejects(bad({}, aiOptions('c')), /tool y: extra must return an object, not "no"; nothing was claimed/);
+});
+
+test('agentTool: a call with an argument the tool does not take, or without one it needs, is refused; nothing is claimed', async (t) => {
+  const { db, calls } = setup(t);
+  const runs = [];
+  const execute = orderTool(calls, runs);
+  await assert.rejects(execute({ txt: 'a' }, aiOptions('c1')),
+    /^TypeError: idem: place_order\(who, conv, args\): args.txt is not an argument of place_order \(it takes sku, qty\); nothing was claimed$/);
+  await assert.rejects(execute({ sku: 'A' }, aiOptions('c2')),
+    /^TypeError: idem: place_order\(who, conv, args\): args.qty is missing \(place_order requires sku, qty\); nothing was claimed$/);
+  assert.deepEqual([runs, one(db, 'SELECT count(*) FROM calls')], [[], 0]);
+});
+

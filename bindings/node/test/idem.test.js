@@ -338,7 +338,7 @@ test('keyargs (function): external (args_mismatch=replay)', async (t) => {
   const { calls } = setup(t, 'calls', { args_mismatch: 'replay' });
   const runs = [];
   const send = calls.tool({ kind: 'external', name: 'send', keyargs: (a) => ({ to: a.to.toLowerCase() }) },
-    async ({ text }) => { runs.push(text); return runs.length; });
+    async ({ to, text }) => { runs.push(text); return runs.length; });
   assert.equal(await send('a', 'c', { to: 'Bob', text: 'hi' }), 1);
   assert.equal(await send('a', 'c', { to: 'BOB', text: 'hi there' }), 1);
   assert.deepEqual(runs, ['hi']);

@@ -141,7 +141,7 @@ test('key(): NaN, Infinity, BigInt, undefined in an array are TypeErrors that na
 
 test('who, conv and args are checked', async (t) => {
   const { calls } = setup(t);
-  const place = calls.tool({ name: 'place' }, (db, { x }) => x);
+  const place = calls.tool({ name: 'place' }, (db, { x = null }) => x);
   await assert.rejects(place(undefined, 'c', {}), /^TypeError: idem: place\(who, conv, args\): who must be a string, an integer or bytes \(the user or principal\), not undefined$/);
   await assert.rejects(place('a', 4.5, {}), /conv must be a string, an integer or bytes \(the conversation or session\), not 4.5/);
   await assert.rejects(place('a', 'c', [1]), /args must be a plain object of named arguments, not an array/);

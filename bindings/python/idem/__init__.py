@@ -52,10 +52,13 @@ import socket
 import sqlite3
 import threading
 import time
+import warnings
 import weakref
 from typing import (TYPE_CHECKING, Any, Awaitable, Callable, Dict, Generator,
                     List, NamedTuple, Optional, Sequence, Set, Tuple, Type, TypeVar,
                     Union, cast, overload)
+
+from ._serializers import Serializer, plain as _plain, serializer_for as _serializer_for
 
 if TYPE_CHECKING:                               # pragma: no cover
     from typing import Protocol
@@ -67,8 +70,8 @@ else:
 
 __all__ = ["load", "loadable_path", "Calls", "Result", "Outcome", "Tool",
            "AsyncTool", "CallError", "InProgress", "Unknown", "Failed",
-           "NotSent", "Lost", "NotRecorded", "Unstorable", "HEADER",
-           "__version__"]
+           "NotSent", "Lost", "NotRecorded", "Unstorable", "ArgsMismatch",
+           "Serializer", "RelaxedTableWarning", "HEADER", "__version__"]
 
 __version__ = "2.0.0"
 
@@ -293,6 +296,31 @@ class Unstorable(TypeError):
         super().__init__(message)
 
 
+class ArgsMismatch(sqlite3.OperationalError):
+    """A call whose key (who, conv, tool and keyargs) was already used with
+    other arguments, refused under args_mismatch=error (the default):
+    nothing ran, nothing was claimed.  .key is the key, .tool the tool's
+    name; the message is idem's.  (A sqlite3.OperationalError, as it was.)"""
+
+    def __init__(self, key: str, tool: str, message: str):
+        self.key, self.tool = key, tool
+        super().__init__(message)
+
+
+def _mismatch_raises(claim: Callable[..., bool]) -> Callable[..., bool]:
+    """A claim refused under args_mismatch=error raises ArgsMismatch (the
+    extension's message says "already used with other arguments")."""
+    @functools.wraps(claim)
+    def checked(self: Any, call: Any, owner: str) -> bool:
+        try:
+            return claim(self, call, owner)
+        except sqlite3.OperationalError as e:
+            if "already used with other arguments" in str(e):
+                raise ArgsMismatch(call.key, call.row[2], str(e)) from e
+            raise
+    return checked
+
+
 _ERRORS = {"pending": InProgress, "unknown": Unknown, "failed": Failed}
 
 
@@ -382,7 +410,12 @@ def _why_not_json(value: Any, root: str) -> Optional[Tuple[type, str]]:
                 return ValueError, "%s holds a lone surrogate, which is not text" % path
             continue
         if not isinstance(v, (dict, list, tuple)):
-            return TypeError, "%s is %s, which JSON has no form for" % (path, _a(v))
+            try:
+                plain = _plain(v)
+            except Exception:
+                return TypeError, "%s is %s, which JSON has no form for" % (path, _a(v))
+            stack.append(("value", plain, path, depth, top))
+            continue
         if depth >= _MAX_DEPTH:
             return ValueError, "%s is nested deeper than %d levels, idem's limit" % (
                 top, _MAX_DEPTH)
@@ -414,7 +447,7 @@ def _dumps(value: Any) -> str:
     # idem canonicalizes the text (RFC 8785): key order and spacing do not
     # matter.  NaN and Infinity are not JSON and are refused here.
     return json.dumps(value, allow_nan=False, ensure_ascii=False,
-                      separators=(",", ":"))
+                      separators=(",", ":"), default=_plain)
 
 
 def _dumps_deep(value: Any) -> str:
@@ -439,6 +472,8 @@ def _dumps_deep(value: Any) -> str:
             out.append(float.__repr__(v))
         elif isinstance(v, str):
             out.append(_encode_str(v))
+        elif not isinstance(v, (dict, list, tuple)):
+            stack.append(_plain(v))     # a dataclass, a model: its JSON form
         elif isinstance(v, dict):
             items: List[Any] = [_Raw("{")]
             for i, (k, m) in enumerate(v.items()):
@@ -496,7 +531,7 @@ def _json(value: Any, what: str, root: str) -> str:
         if found is None:
             if isinstance(e, RecursionError):
                 return _dumps_deep(value)
-            found = (type(e) if isinstance(e, TypeError) else ValueError, str(e))
+            found = (type(e) if isinstance(e, TypeError) else ValueError, _text(e))
         raise found[0]("idem: %s not JSON: %s" % (what, found[1])) from e
 
 
@@ -630,12 +665,15 @@ def _id(id_: Any, what: str) -> Any:
     raise bad(TypeError, "id is %s; an id is one SQL value: %s" % (_a(id_), _ID_KINDS))
 
 
-def _encode(value: Any, tname: str) -> Tuple[str, Any]:
+def _encode(value: Any, tname: str,
+            ser: Optional[Serializer] = None) -> Tuple[str, Any]:
     """A tool's return value as (result JSON text, id), or an error."""
     if isinstance(value, Result):
         value, id_ = value.result, value.id
     else:
         id_ = None
+    if ser is not None:
+        value = ser.to_json(value)
     text = _json(value, "the result of %s is" % tname, "result")
     return text, _id(id_, "the id of %s" % tname)
 
@@ -652,20 +690,56 @@ def _unstorable_why(error: BaseException, tname: str) -> str:
     """Why a tool's result cannot be stored, for a note or a message:
     idem's own words ("the result of send is not JSON: ..."), or the
     database's error with its class."""
-    text = str(error)
+    text = _text(error)
     if text.startswith("idem: ") and isinstance(error, (TypeError, ValueError,
                                                         OverflowError)):
         return text[len("idem: "):]
     return "the result of %s could not be recorded: %s" % (tname, _raised_note(error))
 
 
+def _text(value: Any) -> str:
+    """str(value) as text that can always be stored: never an exception
+    (a __str__ that raises, or returns something else, is described
+    instead), and never a lone surrogate (a file name decoded with
+    surrogateescape): those are written as \\udcxx escapes."""
+    try:
+        text = str(value)
+        if not isinstance(text, str):
+            raise TypeError("__str__ returned %s" % type(text).__name__)
+        text = str.__str__(text)        # a str subclass: its plain text
+    except BaseException as e:          # noqa: B902 -- whatever __str__ does
+        try:
+            why = type(e).__name__
+        except BaseException:           # pragma: no cover
+            why = "an error"
+        text = "<%s: str() raised %s>" % (_safe_name(value), why)
+    if not _is_text(text):
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _safe_name(value: Any) -> str:
+    """The name of value's class, as text that can always be stored."""
+    try:
+        name = type(value).__name__
+        if not isinstance(name, str):
+            name = "?"
+    except BaseException:               # pragma: no cover
+        name = "?"
+    return str.__str__(name).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _raised_note(error: BaseException) -> str:
-    """An error as a note says it: "TimeoutError: the target did not answer"."""
-    return "%s: %s" % (type(error).__name__, error)
+    """An error as a note says it: "TimeoutError: the target did not
+    answer".  It can always be built and stored, whatever the error (see
+    _text)."""
+    return "%s: %s" % (_safe_name(error), _text(error))
 
 
 def _note(text: str) -> str:
-    """A note as the wrapper writes it: at most 2000 characters."""
+    """A note as the wrapper writes it: at most 2000 characters, text
+    that can always be stored."""
+    text = _text(text)
     return text if len(text) <= _NOTE_MAX else text[:_NOTE_MAX - 3] + "..."
 
 
@@ -846,44 +920,47 @@ def _option(name: str, value: Any) -> Tuple[str, Any, str]:
     return n, _option_value(n, value), _option_text(n, value)
 
 
-def _existing_options(sql: str, table: str) -> Dict[str, Tuple[Any, str]]:
-    """The options of an existing idem table, from its CREATE VIRTUAL TABLE
-    text: name -> (effective value, as shown in an error).  An option not
-    written there has its default (or none: retain, stale_after)."""
-    m = re.search(r"\busing\s+(\w+)\s*(?:\((.*)\))?\s*;?\s*$", sql or "",
-                  re.IGNORECASE | re.DOTALL)
-    if not m or m.group(1).lower() != "idem":
-        raise ValueError("idem: the table %s exists and is not an idem table"
-                         " (%s); name another table" % (_quote(table), sql))
-    opts: Dict[str, Tuple[Any, str]] = {
-        n: (w[0], "%s=%s (the default)" % (n, w[0])) for n, w in _SWITCHES.items()}
-    opts.update({n: (None, "no %s" % n) for n in _DURATIONS})
-    opts.update({n: (c[2], "%s=%d (the default)" % (n, c[2]))
-                 for n, c in _COUNTS.items()})
-    opts["resend_after"] = (1000, "resend_after='1 second' (the default)")
-    for arg in re.findall(r"(?:[^,'\"]|'[^']*'|\"[^\"]*\")+", m.group(2) or ""):
-        if "=" not in arg:
-            continue
-        n, v = arg.split("=", 1)
-        n, v = n.strip(" \t\n").lower(), v.strip(" \t\n")
-        shown = "%s=%s" % (n, v)
-        if len(v) >= 2 and v[0] in "'\"" and v[-1] == v[0]:
-            v = v[1:-1]
-        try:
-            opts[n] = (_option_value(n, v), shown) if n in opts else (v, shown)
-        except ValueError:
-            opts[n] = (v, shown)
-    return opts
+def _table_options(conn: sqlite3.Connection, table: str,
+                   sql: Optional[str]) -> Dict[str, Any]:
+    """The options of an existing idem table as the extension parsed them
+    (idem_options(): its "options", "shown" and "relaxed"), never read
+    from the CREATE text, where a comment can hide what SQLite hands
+    idem.  ValueError for a table that is not an idem table."""
+    try:
+        text = conn.execute("SELECT idem_options(?)", (table,)).fetchone()[0]
+    except sqlite3.OperationalError as e:
+        if "is not an idem table" in str(e):
+            raise ValueError("idem: the table %s exists and is not an idem table"
+                             " (%s); name another table" % (_quote(table), sql)) from None
+        raise
+    return cast(Dict[str, Any], json.loads(text))
 
 
-def _check_options(table: str, sql: str, given: Dict[str, Tuple[Any, str]]) -> None:
-    have = _existing_options(sql, table)
+class RelaxedTableWarning(UserWarning):
+    """Warned by Calls() for a table made with an option that weakens what
+    a claim promises by default (durability=relaxed, a retain,
+    args_mismatch=replay) when that option was not given to Calls(): a
+    file can arrive with its table made so.  Give the option to accept it
+    (no warning), or turn the warning into an error:
+    ``warnings.simplefilter("error", idem.RelaxedTableWarning)``."""
+
+
+def _check_options(conn: sqlite3.Connection, table: str, sql: Optional[str],
+                   given: Dict[str, Tuple[Any, str]]) -> None:
+    have = _table_options(conn, table, sql)
     for n, (value, text) in given.items():
-        if have[n][0] != value:
+        if have["options"][n] != value:
             raise ValueError(
                 "idem: the table %s exists with %s, not %s: a table's options are"
                 " set when it is created; leave the option out to use the table as"
-                " it is, or use another table" % (_quote(table), have[n][1], text))
+                " it is, or use another table" % (_quote(table), have["shown"][n], text))
+    for n, why in have["relaxed"].items():
+        if n not in given:
+            value = have["shown"][n].split("=", 1)[1].strip("'")
+            warnings.warn(RelaxedTableWarning(
+                "idem: the table %s was made with %s; give %s=%r to idem.Calls() to"
+                " accept it, or use another table" % (_quote(table), why, n, value)),
+                stacklevel=3)
 
 
 # ---- typing of the wrappers ----------------------------------------------------
@@ -930,6 +1007,8 @@ _P = inspect.Parameter
 
 class _Spec:
     """A tool as defined: its name, kind, body, and what its body takes."""
+
+    serializer: Optional[Serializer] = None     # set by Calls.tool
 
     def __init__(self, fn: Callable[..., Any], kind: str, name: Optional[str],
                  keyargs: KeyArgs, honours_key: bool = False):
@@ -986,6 +1065,14 @@ class _Spec:
                 raise TypeError("idem: the local tool %s takes the connection as"
                                 " its first parameter: def %s(db, ...)"
                                 % (self.name, self.name))
+            if params[0].kind != _P.VAR_POSITIONAL and not _is_conn_param(params[0]):
+                raise TypeError(
+                    "idem: the local tool %s takes the connection as its first"
+                    " parameter: def %s(db, ...); its first parameter, %s, is not"
+                    " named %s, nor annotated sqlite3.Connection (a tool argument"
+                    " there would be given the connection)" % (
+                        self.name, self.name, params[0].name,
+                        ", ".join(sorted(_CONN_NAMES))))
             first = params[0].name
             rest = params[1:] if params[0].kind != _P.VAR_POSITIONAL else params
         else:
@@ -1015,6 +1102,13 @@ class _Spec:
                                                       _P.KEYWORD_ONLY)]
         self.names = None if any(p.kind == _P.VAR_KEYWORD for p in params) else names
 
+    def load(self, outcome: Outcome) -> Outcome:
+        """The outcome as the caller gets it: the result through the
+        serializer's from_json, on the first arrival and on a replay."""
+        if self.serializer is None:
+            return outcome
+        return outcome._replace(result=self.serializer.from_json(outcome.result))
+
     def signature(self) -> inspect.Signature:
         """The wrapper's signature: (who, conv, *, <the tool's arguments>)."""
         ps = [_P("who", _P.POSITIONAL_OR_KEYWORD, annotation=str),
@@ -1037,6 +1131,24 @@ class _Spec:
                 self.sig.bind(**{self.first: ""}, **args)
         except TypeError as e:
             raise TypeError("idem: %s: %s" % (self.name, e)) from None
+
+
+# What a local tool's first parameter, the connection, may be called
+# (or it is annotated as a connection: sqlite3.Connection or another
+# class whose name ends in Connection).
+_CONN_NAMES = frozenset(("db", "conn", "con", "cx", "connection", "database"))
+
+
+def _is_conn_param(p: inspect.Parameter) -> bool:
+    a = p.annotation
+    if a is _P.empty:
+        return p.name in _CONN_NAMES
+    if a is Any:
+        return True
+    if isinstance(a, str):
+        return a.rsplit(".", 1)[-1].strip("'\"").endswith("Connection")
+    return isinstance(a, type) and (issubclass(a, sqlite3.Connection) or
+                                    a.__name__.endswith("Connection"))
 
 
 def _check_part(name: str, value: Any) -> None:
@@ -1119,7 +1231,7 @@ class Calls:
                 # Another connection may have created it first, otherwise.
                 row = conn.execute(find, (table,)).fetchone()
             if row is not None:
-                _check_options(table, row[0], given)
+                _check_options(conn, table, row[0], given)
 
     # ---- the parts of the protocol ------------------------------------
 
@@ -1245,11 +1357,13 @@ class Calls:
 
     @overload
     def tool(self, *, kind: str = "local", name: Optional[str] = None,
-             keyargs: KeyArgs = None, honours_key: bool = False) -> _Decorator: ...
+             keyargs: KeyArgs = None, serializer: Any = None,
+             honours_key: bool = False) -> _Decorator: ...
 
     def tool(self, fn: Optional[Callable[..., Any]] = None, *,
              kind: str = "local", name: Optional[str] = None,
-             keyargs: KeyArgs = None, honours_key: bool = False) -> Any:
+             keyargs: KeyArgs = None, serializer: Any = None,
+             honours_key: bool = False) -> Any:
         """Make fn an idempotent tool, called as ``tool(who, conv, **args)``
         (who and conv by position or by name) and returning the recorded
         result; ``tool.run(who, conv, **args)`` returns an Outcome (result,
@@ -1291,6 +1405,11 @@ class Calls:
         names (each one a parameter of fn, unless fn takes **kwargs), or a
         function of the args dict returning a JSON-able value.  The key is
         then idem_key(who, conv, tool, keyargs); all the args are stored.
+        serializer: how a result that is not JSON is stored and handed
+        back (idem.Serializer): a dataclass or Pydantic model class (the
+        default: fn's return annotation when it is one), or an object with
+        to_json(value) and from_json(data).  Without one, dataclasses and
+        models are stored as their JSON form and handed back as it.
 
         honours_key=True (external tools only): the target honours the
         Idempotency-Key (it answers a repeated key with its first answer and
@@ -1319,6 +1438,7 @@ class Calls:
 
         def wrap(fn: Callable[..., Any]) -> Any:
             spec = _Spec(fn, kind, name, keyargs, honours_key)
+            spec.serializer = _serializer_for(serializer, fn, spec.name)
             return self._wrapper(spec)
 
         return wrap(fn) if fn is not None else wrap
@@ -1332,7 +1452,7 @@ class Calls:
         if spec.is_async:
             async def arun(who: str, conv: str, **args: Any) -> Outcome:
                 call = self._prepare(spec, who, conv, args)
-                return await self._external_async(spec, call, args)
+                return spec.load(await self._external_async(spec, call, args))
 
             @functools.wraps(fn)
             async def acall(who: str, conv: str, **args: Any) -> Any:
@@ -1343,8 +1463,8 @@ class Calls:
             def run(who: str, conv: str, **args: Any) -> Outcome:
                 call = self._prepare(spec, who, conv, args)
                 if spec.kind == "local":
-                    return self._local(spec, call, args)
-                return self._external(spec, call, args)
+                    return spec.load(self._local(spec, call, args))
+                return spec.load(self._external(spec, call, args))
 
             @functools.wraps(fn)
             def call(who: str, conv: str, **args: Any) -> Any:
@@ -1406,6 +1526,7 @@ class Calls:
         raise _ERRORS.get(status, CallError)(
             key, _loads(reply) if reply else None)
 
+    @_mismatch_raises
     def _claim(self, call: _Call, owner: str) -> bool:
         """INSERT OR IGNORE the claim; True when this arrival owns it."""
         who, conv, tool, args, kind, ka = call.row
@@ -1491,7 +1612,7 @@ class Calls:
                                     " a local tool is synchronous; its writes were"
                                     " rolled back and the call released" % spec.name)
                 try:
-                    text, id_ = _encode(value, spec.name)
+                    text, id_ = _encode(value, spec.name, spec.serializer)
                     self._set(key, owner, "done", id_, text)
                 except Lost:
                     raise
@@ -1555,9 +1676,10 @@ class Calls:
     # time.sleep (_drive) or asyncio.sleep (_drive_async): one rule for
     # plain and async tools.
 
-    def _external_claim(self, call: _Call) -> Union["_Held", Tuple[str, str]]:
-        """Claim and commit; (owner, header value), or the call's row as
-        the claim found it held (_Held)."""
+    def _external_claim(self, call: _Call,
+                        owner: str) -> Union["_Held", Tuple[str, str]]:
+        """Claim for owner and commit; (owner, header value), or the
+        call's row as the claim found it held (_Held)."""
         conn = self.conn
         with self.lock:
             if conn.in_transaction:
@@ -1566,7 +1688,6 @@ class Calls:
                     " its claim must commit before the request leaves; commit first")
             conn.execute("BEGIN IMMEDIATE")
             try:
-                owner = _token()
                 if not self._claim(call, owner):
                     row = self._row(call.key)
                     conn.execute("ROLLBACK")
@@ -1609,8 +1730,8 @@ class Calls:
             and row[5] is not None \
             and time.monotonic() + max(0.0, row[6] or 0.0) <= deadline
 
-    def _resend(self, key: str) -> Tuple[Optional[str], Any]:
-        """reconcile = 'resend' with a new owner, committed before the
+    def _resend(self, key: str, owner: str) -> Tuple[Optional[str], Any]:
+        """reconcile = 'resend' for owner, a new one, committed before the
         request leaves again: (owner, header value), (None, the extension's
         refusal), or (None, None) if the call is gone."""
         conn = self.conn
@@ -1619,7 +1740,6 @@ class Calls:
                 raise RuntimeError(
                     "idem: an external tool cannot run inside an open transaction:"
                     " its claim must commit before the request leaves; commit first")
-            owner = _token()
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 n = conn.execute(
@@ -1640,16 +1760,17 @@ class Calls:
                 raise
         return owner, header.split(": ", 1)[1]
 
-    def _take_steps(self, call: _Call, deadline: float,
+    def _take_steps(self, call: _Call, deadline: float, owner: str,
                     row: Optional[Tuple[Any, ...]] = None
                     ) -> Generator[float, None, Union[Outcome, Tuple[str, str]]]:
-        """Take the call for sending: claim it, or, held, wait for its
-        resend_at and take it again with a new owner.  (owner, header), or
-        the replay (an Outcome, or InProgress/Unknown/Failed raised)."""
+        """Take the call for sending, for owner: claim it, or, held, wait
+        for its resend_at and take it again (owner is new to it).  (owner,
+        header), or the replay (an Outcome, or InProgress/Unknown/Failed
+        raised)."""
         refused = 0
         while True:
             if row is None:
-                claimed = self._external_claim(call)
+                claimed = self._external_claim(call, owner)
                 if not isinstance(claimed, _Held):
                     return claimed
                 row = claimed.row
@@ -1658,9 +1779,9 @@ class Calls:
             wait = max(0.0, row[6] or 0.0)
             if wait > 0:
                 yield wait + 0.002
-            owner, header = self._resend(call.key)
-            if owner is not None:
-                return owner, header
+            mine, header = self._resend(call.key, owner)
+            if mine is not None:
+                return mine, header
             new = self._row(call.key)
             if new is not None and (new[0], new[4]) == (row[0], row[4]):
                 refused += 1            # refused, and nothing moved
@@ -1672,16 +1793,47 @@ class Calls:
                 yield 0.01
             row = new
 
+    def _unclaim(self, key: str, owner: str, e: BaseException) -> None:
+        """An interrupt between the claim's COMMIT and the tool's start (a
+        KeyboardInterrupt, a cancellation): if the claim committed, release
+        it, since the request never left (a call pending with no owner
+        otherwise); if it was a resend (sends > 1), the earlier requests may
+        have arrived: record it unknown again.  e goes on."""
+        try:
+            with self.lock:
+                if self.conn.in_transaction:
+                    return
+                mine = self.conn.execute(
+                    "SELECT coalesce(sends, 1) FROM %s WHERE key = ? AND member = 0"
+                    " AND owner = ?" % self._t, (key, owner)).fetchone()
+            if mine is not None and mine[0] > 1:
+                def work() -> Tuple[Any, ...]:
+                    self._set(key, owner, "unknown", note=_note(
+                        "interrupted before the resend left: %s" % _raised_note(e)))
+                    return self._recorded(key)
+                _drive(self._record(key, "unknown", work, None, None, cause=e,
+                                    any_error=True))
+            elif mine is not None:
+                _drive(self._release_steps(key, owner, e))
+        except BaseException as r:      # e is what the caller must see
+            _add_note(e, "idem: call %s could not be released: %s" % (key, _text(r)))
+
     def _external(self, spec: _Spec, call: _Call, args: Dict[str, Any]) -> Outcome:
         deadline = time.monotonic() + self.resend_wait
-        claimed = _drive(self._take_steps(call, deadline))
+        row: Optional[Tuple[Any, ...]] = None       # None: claim it first
         while True:
-            if isinstance(claimed, Outcome):
-                return claimed
-            owner, header = claimed
+            owner, started = _token(), False
             try:
+                claimed = _drive(self._take_steps(call, deadline, owner, row))
+                if isinstance(claimed, Outcome):
+                    return claimed
+                header = claimed[1]
+                started = True          # from here on the request may leave
                 value = spec.fn(**{spec.first: header}, **args)
             except BaseException as e:
+                if not started:
+                    self._unclaim(call.key, owner, e)
+                    raise
                 try:
                     _drive(self._raised(call.key, owner, e))
                 except Unknown:
@@ -1689,8 +1841,7 @@ class Calls:
                     if not isinstance(e, Exception) or \
                             not self._may_resend(row, deadline):
                         raise
-                    claimed = _drive(self._take_steps(call, deadline, row))
-                    continue
+                    continue        # sent again, with the same key (§14)
                 raise                   # not reached: _raised raises
             break
         if inspect.isawaitable(value):
@@ -1705,14 +1856,21 @@ class Calls:
     async def _external_async(self, spec: _Spec, call: _Call,
                               args: Dict[str, Any]) -> Outcome:
         deadline = time.monotonic() + self.resend_wait
-        claimed = await _drive_async(self._take_steps(call, deadline))
+        row: Optional[Tuple[Any, ...]] = None       # None: claim it first
         while True:
-            if isinstance(claimed, Outcome):
-                return claimed
-            owner, header = claimed
+            owner, started = _token(), False
             try:
+                claimed = await _drive_async(
+                    self._take_steps(call, deadline, owner, row))
+                if isinstance(claimed, Outcome):
+                    return claimed
+                header = claimed[1]
+                started = True          # from here on the request may leave
                 value = await spec.fn(**{spec.first: header}, **args)
             except BaseException as e:
+                if not started:
+                    self._unclaim(call.key, owner, e)
+                    raise
                 try:
                     await _drive_async(self._raised(call.key, owner, e))
                 except Unknown:
@@ -1720,9 +1878,7 @@ class Calls:
                     if not isinstance(e, Exception) or \
                             not self._may_resend(row, deadline):
                         raise
-                    claimed = await _drive_async(
-                        self._take_steps(call, deadline, row))
-                    continue
+                    continue        # sent again, with the same key (§14)
                 raise
             break
         return cast(Outcome, await _drive_async(
@@ -1739,7 +1895,7 @@ class Calls:
                 " with reconcile = 'arrived' and the target's result"
                 % _unstorable_why(e, spec.name)), result, e)
         try:
-            text, id_ = _encode(value, spec.name)
+            text, id_ = _encode(value, spec.name, spec.serializer)
         except Exception as e:
             yield from unknown(e, value.result if isinstance(value, Result) else value)
             raise                           # not reached: _unknown raises
@@ -1774,7 +1930,7 @@ class Calls:
             _add_note(e, "idem: call %s was recorded as unknown (the request may"
                          " have left)" % key)
         except (Lost, NotRecorded) as r:
-            _add_note(e, str(r))
+            _add_note(e, _text(r))
         raise e
 
     def _release_steps(self, key: str, owner: str,
@@ -1816,7 +1972,8 @@ class Calls:
             return (yield from self._retry_steps(work, any_error))
         except _GaveUp as g:
             raise NotRecorded(key, outcome, result, "%s; tried for %g s" % (
-                g.error, self.record_timeout), self.table, id_) from (cause or g.error)
+                _text(g.error), self.record_timeout), self.table, id_) \
+                from (cause or g.error)
         except Lost as lost:
             lost.result, lost.id = result, id_
             if cause is not None:
@@ -1877,26 +2034,78 @@ class _GaveUp(Exception):
     last error."""
 
     def __init__(self, error: BaseException):
-        super().__init__(str(error))
+        super().__init__(_text(error))
         self.error = error
+
+
+# Every exit of a wrapper ends in a recorded state: an interrupt that comes
+# while an outcome is being recorded (KeyboardInterrupt or SystemExit in a
+# pause between attempts, an asyncio task cancelled by wait_for, a coroutine
+# closed) is held until the record is made (record_timeout at most), then
+# raised on, with a note that says what was recorded.
+
+def _deferred(interrupt: BaseException, error: Optional[BaseException] = None,
+              done: bool = False) -> None:
+    """Raise the interrupt held while the steps ran, with their outcome as
+    a note: what was recorded, or the error that said why not."""
+    if done:
+        _add_note(interrupt, "idem: the call's outcome was recorded before this"
+                  " interrupt was raised on")
+    elif error is not None:
+        _add_note(interrupt, _text(error))
+    raise interrupt.with_traceback(interrupt.__traceback__)
 
 
 def _drive(steps: Generator[float, None, R]) -> R:
     """Run recording steps, sleeping between attempts."""
-    try:
-        while True:
-            time.sleep(next(steps))
-    except StopIteration as done:
-        return cast(R, done.value)
+    held: Optional[BaseException] = None
+    while True:
+        try:
+            delay = next(steps)
+        except StopIteration as done:
+            if held is not None:
+                _deferred(held, done=True)
+            return cast(R, done.value)
+        except BaseException as e:
+            if held is not None and e is not held:
+                _deferred(held, error=e)
+            raise
+        try:
+            time.sleep(delay)
+        except BaseException as e:      # KeyboardInterrupt, SystemExit...
+            if held is None:
+                held = e
 
 
 async def _drive_async(steps: Generator[float, None, R]) -> R:
-    """Run recording steps, awaiting between attempts."""
-    try:
-        while True:
-            await asyncio.sleep(next(steps))
-    except StopIteration as done:
-        return cast(R, done.value)
+    """Run recording steps, awaiting between attempts.  A cancellation
+    (asyncio.wait_for, task.cancel()) waits for the record, then goes on;
+    a coroutine closed meanwhile finishes the record with time.sleep."""
+    held: Optional[BaseException] = None
+    while True:
+        try:
+            delay = next(steps)
+        except StopIteration as done:
+            if held is not None:
+                _deferred(held, done=True)
+            return cast(R, done.value)
+        except BaseException as e:
+            if held is not None and e is not held:
+                _deferred(held, error=e)
+            raise
+        try:
+            await asyncio.sleep(delay)
+        except GeneratorExit:
+            # Closed: it can await no more; the record ends here, blocking,
+            # and whatever it raises has nobody to go to.
+            try:
+                _drive(steps)
+            except BaseException:
+                pass
+            raise
+        except BaseException as e:      # CancelledError, KeyboardInterrupt...
+            if held is None:
+                held = e
 
 
 def _close(value: Any) -> None:

@@ -57,6 +57,10 @@ class Target:
         self.idle = threading.Condition(self.lock)
         self.inflight = 0
         self.server = None
+        # Answer each request this long (s) after it arrived (0: at once);
+        # stop() ends the wait.
+        self.delay = 0.0
+        self.stopped = threading.Event()
 
     @property
     def url(self):
@@ -114,6 +118,8 @@ class Target:
                     return
                 if target.slow:
                     target.answer.wait(10)        # later than the client waits
+                if target.delay:
+                    target.stopped.wait(target.delay)
                 try:
                     self.send_json(status, reply)
                 except OSError:
@@ -144,6 +150,7 @@ class Target:
     def stop(self, wait=5.0):
         """Stop serving; wait (bounded) for requests still being answered."""
         self.answer.set()
+        self.stopped.set()
         self.server.shutdown()
         with self.lock:
             self.idle.wait_for(lambda: self.inflight == 0, timeout=wait)

@@ -103,7 +103,7 @@ module.exports = function suite(dir) {
     return { child, events, until, exit, stderr: () => stderr };
   }
 
-  test(`${framework}: a call repeated in a later step takes effect once; the repeat is handed the first result marked idempotent`, { timeout: 60000 }, async () => {
+  test(`${framework}: a call repeated in a later step takes effect once; the repeat is handed the first result, in the same shape, marked idempotent`, { timeout: 60000 }, async () => {
     const file = fresh('repeat');
     const before = target.arrivals;
     const turns = await run(file, [
@@ -117,10 +117,11 @@ module.exports = function suite(dir) {
     const chargeKey = keyOf(file, 'alice', 'conv-repeat', 'charge_card', { cents: 1990 });
     const order = handed(turns, 1, 'place_order');
     const charge = handed(turns, 3, 'charge_card');
-    assert.deepEqual(order, { order: 1, sku: 'A0001', qty: 2 });
-    assert.deepEqual(handed(turns, 2, 'place_order'), { status: 'done', idempotent: true, key: orderKey, id: 1, result: order });
-    assert.deepEqual([Object.keys(charge).sort(), charge.cents], [['cents', 'charge'], 1990]);
-    assert.deepEqual(handed(turns, 4, 'charge_card'), { status: 'done', idempotent: true, key: chargeKey, id: null, result: charge });
+    assert.deepEqual(order, { status: 'done', idempotent: false, key: orderKey, id: 1, result: { order: 1, sku: 'A0001', qty: 2 } });
+    assert.deepEqual(handed(turns, 2, 'place_order'), { ...order, idempotent: true });
+    assert.deepEqual([charge.status, charge.idempotent, charge.key, charge.id], ['done', false, chargeKey, null]);
+    assert.deepEqual([Object.keys(charge.result).sort(), charge.result.cents], [['cents', 'charge'], 1990]);
+    assert.deepEqual(handed(turns, 4, 'charge_card'), { ...charge, idempotent: true });
     // The model gave the repeat a new tool-call id: the key does not hold it.
     assert.notEqual(turns[0].calls[0].id, turns[1].calls[0].id);
     assert.notEqual(turns[2].calls[0].id, turns[3].calls[0].id);
@@ -136,8 +137,8 @@ module.exports = function suite(dir) {
     for (const [user, conversation] of [['alice', 'conv-1'], ['alice', 'conv-2'], ['bob', 'conv-1'], ['alice', 'conv-1']]) {
       got.push(handed(await run(file, turns, { user, conversation }), 1, 'place_order'));
     }
-    assert.deepEqual(got.slice(0, 3).map((r) => r.order), [1, 2, 3]);
-    assert.deepEqual([got[3].idempotent, got[3].result], [true, got[0]]);
+    assert.deepEqual(got.slice(0, 3).map((r) => [r.result.order, r.idempotent]), [[1, false], [2, false], [3, false]]);
+    assert.deepEqual([got[3].idempotent, got[3].result], [true, got[0].result]);
     assert.equal(orders(file), 3);
   });
 
@@ -206,13 +207,15 @@ module.exports = function suite(dir) {
       target.delayMs = 0;
     }
     assert.deepEqual([orders(file), target.byKey[`"${chargeKey}"`]], [1, 1]);
-    // For each tool: one run got the tool's result, the other an answer
-    // marked idempotent.
+    // For each tool: one run got the tool's result (idempotent: false), the
+    // other an answer marked idempotent.
     return ['place_order', 'charge_card'].map((tool) => {
       const answers = ends.map((e) => handed(e.turns, 1, tool));
       const marked = answers.filter((a) => a.idempotent === true);
       assert.equal(marked.length, 1, `${tool}: ${JSON.stringify(answers)}`);
-      return { first: answers.find((a) => a.idempotent !== true), other: marked[0] };
+      const first = answers.find((a) => a.idempotent !== true);
+      assert.deepEqual([first.status, first.idempotent], ['done', false]);
+      return { first: first.result, other: marked[0] };
     });
   }
 

@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: MIT
+"""idem inside the OpenAI Agents SDK (openai-agents): two tools whose calls
+take effect once, however often the model makes them.
+
+    place_order  local: an order row in SQLite, written in the claim's
+                 transaction (the row, the claim and the result commit
+                 together)
+    charge_card  external: a POST to the target, with the call's key as the
+                 Idempotency-Key header
+
+Each tool is @function_tool over idem.frameworks.agent_tool(): the user and
+the conversation come from the run's context (Runner.run(agent, input,
+context={"user": ..., "conversation": ...})), the arguments from the tool
+call.  The call id is not part of the key: a model that repeats a call
+gives it a new id.  A repeat gets the first result marked "idempotent":
+true; a call whose request may have arrived but whose answer did not (a
+timeout) gets the "unknown" note, and is not sent again.  These are
+answers, not errors, so the SDK's error path ("An error occurred while
+running the tool. Please try again.") never invites a retry of an unknown
+call.
+
+    python ../harness/child.py .        a conversation with the test model
+    python -m pytest                    the tests (../harness/suite.py)
+"""
+import json
+import sqlite3
+import urllib.error
+import urllib.request
+
+import idem
+from idem.frameworks import agent_tool
+from agents import Agent, Runner, function_tool, set_tracing_disabled
+
+set_tracing_disabled(True)                  # no traces sent to OpenAI from here
+
+
+class Shop:
+    """The shop on a database file: its tools, and chat(model, user,
+    conversation, prompt), one run of an Agent (the model, then the tools
+    it calls, until it answers in text)."""
+
+    def __init__(self, file, target_url=None, timeout=5.0, wait=0.0):
+        # The SDK runs a plain def tool in a worker thread: one connection,
+        # shared by threads (idem serializes its own steps on it).
+        self.db = sqlite3.connect(file, isolation_level=None, timeout=10,
+                                  check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = FULL")   # a claim is on disk before its request leaves
+        self.db.execute("CREATE TABLE IF NOT EXISTS orders(id INTEGER PRIMARY KEY, sku TEXT, qty INTEGER)")
+        self.calls = calls = idem.Calls(self.db)
+
+        @function_tool
+        @agent_tool(calls, kind="local", context="openai-agents", wait=wait)
+        def place_order(db, sku: str, qty: int) -> dict:
+            """Place an order for qty items of sku."""
+            cur = db.execute("INSERT INTO orders(sku, qty) VALUES(?, ?)", (sku, qty))
+            return idem.Result({"order": cur.lastrowid, "sku": sku, "qty": qty}, id=cur.lastrowid)
+
+        @function_tool
+        @agent_tool(calls, kind="external", context="openai-agents", wait=wait)
+        def charge_card(idempotency_key, cents: int) -> dict:
+            """Charge the user's card, in cents."""
+            req = urllib.request.Request(
+                target_url, method="POST", data=json.dumps({"cents": cents}).encode(),
+                headers={"Content-Type": "application/json", idem.HEADER: idempotency_key})
+            try:
+                resp = urllib.request.urlopen(req, timeout=timeout)
+            except urllib.error.URLError as e:
+                if isinstance(e.reason, ConnectionRefusedError):
+                    raise idem.NotSent("the target is down") from e
+                raise                       # it may have arrived: the call is unknown
+            with resp:
+                return json.load(resp)
+
+        self.tools = [place_order, charge_card]
+
+    def chat(self, model, user, conversation, prompt):
+        agent = Agent(name="shop", instructions="You take orders and payments.",
+                      model=model, tools=self.tools)
+        return Runner.run(agent, prompt, context={"user": user, "conversation": conversation},
+                          max_turns=10)
+
+    def close(self):
+        self.db.close()
+
+
+def open(file, **options):
+    return Shop(file, **options)

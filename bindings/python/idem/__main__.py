@@ -1,0 +1,362 @@
+# SPDX-License-Identifier: MIT
+"""python -m idem DB COMMAND ...: the operator's desk for an idem table.
+
+    python -m idem app.db list                      the calls, unknown and stale first
+    python -m idem app.db list --status unknown     by status (--stale, --tool, --older-than)
+    python -m idem app.db show KEY                  one call: its row, members, note, reply
+    python -m idem app.db reconcile KEY arrived --result '{"charge":"ch_81"}' [--id ID]
+    python -m idem app.db reconcile KEY not_arrived (or not_sent)
+    python -m idem app.db purge --older-than '30 days' [--dry-run]
+    python -m idem app.db stats                     counts by status, tool and age
+
+--table NAME (default calls) names the idem table; --json prints JSON for
+scripts.  A refusal prints the table's own message and exits with status
+1; a usage error exits with 2.  See doc/operations.md of the repository.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sqlite3
+import sys
+import urllib.parse
+from typing import Any, Dict, List, Optional, Sequence, cast
+
+import idem
+from idem.ops import AGES, STATUSES, Desk, OpsError, age_text, note_tail
+
+
+class Refused(Exception):
+    """What the desk refused: printed as it is, exit status 1."""
+
+
+def connect(path: str) -> sqlite3.Connection:
+    """The database file, which must exist (never created here), with idem
+    loaded, in autocommit mode: through idem.connect() where the package
+    has it (any python3: sqlite3, else APSW), else sqlite3 and idem.load()
+    (a Python whose sqlite3 loads extensions, such as Debian's)."""
+    if not os.path.exists(path):
+        raise Refused("idem: no database file %s" % path)
+    uri = "file:%s?mode=rw" % urllib.parse.quote(os.path.abspath(path))
+    opener = getattr(idem, "connect", None)
+    try:
+        if opener is not None:
+            conn = opener(uri, uri=True, isolation_level=None, timeout=5.0)
+        else:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5.0)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as e:
+        raise Refused("idem: cannot open %s: %s" % (path, e))
+    except RuntimeError as e:
+        raise Refused(str(e))
+    if opener is None:
+        try:
+            idem.load(conn)
+        except (RuntimeError, sqlite3.Error) as e:
+            conn.close()
+            raise Refused(str(e))
+    return cast(sqlite3.Connection, conn)
+
+
+def _text(value: Any) -> str:
+    """A column as a person reads it: JSON for structures, '' for NULL."""
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(value, bytes):
+        return "x'%s'" % value.hex()
+    return str(value)
+
+
+def _blob(value: Any) -> str:
+    """A blob (a `who`, `conv` or `id` may be one) in JSON: x'<hex>'."""
+    if isinstance(value, bytes):
+        return "x'%s'" % value.hex()
+    raise TypeError("%s is not JSON" % type(value).__name__)
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _table(rows: List[List[str]], out: Any) -> None:
+    """Columns padded to their widest cell, the last one left as it is."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        cells = [c.ljust(w) for c, w in zip(r[:-1], widths)] + [r[-1]]
+        print("  ".join(cells).rstrip(), file=out)
+
+
+def _status(c: Dict[str, Any]) -> str:
+    return str(c["status"]) + (" (stale)" if c.get("stale") else "")
+
+
+# ---- the commands ----------------------------------------------------------------
+
+def cmd_list(desk: Desk, a: argparse.Namespace, out: Any) -> int:
+    rows, total = desk.calls(status=a.status, tool=a.tool, stale=a.stale,
+                             older_than=a.older_than, limit=a.limit)
+    if a.json:
+        for r in rows:
+            r["age"] = round(r["age"], 3)
+            r["idle"] = round(r["idle"], 3)
+        json.dump({"table": desk.table, "total": total, "calls": rows}, out,
+                  ensure_ascii=False, indent=1,
+                  default=_blob)
+        print(file=out)
+        return 0
+    if not rows:
+        print("no calls%s in %s" % (" that match" if total == 0 and _filtered(a)
+                                    else "", desk.table), file=out)
+        return 0
+    table = [["STATUS", "AGE", "TOOL", "WHO", "CONV", "KEY", "NOTE"]]
+    for r in rows:
+        table.append([_status(r), age_text(r["age"]), _text(r["tool"]),
+                      _cut(_text(r["who"]), 20), _cut(_text(r["conv"]), 20),
+                      r["key"], note_tail(r["note"], 60)])
+    _table(table, out)
+    if total > len(rows):
+        print("... and %d more (--limit)" % (total - len(rows)), file=out)
+    return 0
+
+
+def _filtered(a: argparse.Namespace) -> bool:
+    return bool(a.status or a.tool or a.stale or a.older_than)
+
+
+def cmd_show(desk: Desk, a: argparse.Namespace, out: Any) -> int:
+    c = desk.call(a.key)
+    if c is None:
+        raise Refused("idem: no call %s in %s (never claimed, released, or purged)"
+                      % (a.key, desk.table))
+    if a.json:
+        json.dump(c, out, ensure_ascii=False, indent=1,
+                  default=_blob)
+        print(file=out)
+        return 0
+    _show(desk, c, out, _prog(a, desk))
+    return 0
+
+
+def _prog(a: argparse.Namespace, desk: Desk) -> str:
+    """The command line that names this table, to show in a hint."""
+    return "python -m idem %s%s" % (shlex.quote(a.db), "" if desk.table == "calls"
+                                   else " --table " + shlex.quote(desk.table))
+
+
+def _show(desk: Desk, c: Dict[str, Any], out: Any, prog: str) -> None:
+    lines = [
+        ("key", c["key"]),
+        ("status", _status(c)),
+        ("tool", "%s (%s)" % (_text(c["tool"]), c["kind"])),
+        ("who", _text(c["who"])),
+        ("conv", _text(c["conv"])),
+        ("args", _text(c["args"])),
+    ]
+    if c["keyargs"] is not None:
+        lines.append(("keyargs", _text(c["keyargs"])))
+    lines += [
+        ("owner", _text(c["owner"])),
+        ("created", "%s UTC (%s ago)" % (c["created"], age_text(c["age"]))),
+        ("updated", "%s UTC (%s ago)" % (c["updated"], age_text(c["idle"]))),
+    ]
+    if c["expires"] is not None:
+        lines.append(("expires", c["expires"] + " UTC"))
+    for col in desk.optional:
+        lines.append((col, _text(c[col])))
+    lines += [("id", _text(c["id"])), ("result", _text(c["result"])),
+              ("note", _text(c["note"])), ("reply", _text(c["reply"])),
+              ("header", c["header"])]
+    for name, value in lines:
+        print("%-12s%s" % (name, value), file=out)
+    if c["members"]:
+        print("members", file=out)
+        for m in c["members"]:
+            print("  %d  id %s  result %s" % (m["member"], _text(m["id"]),
+                                              _text(m["result"])), file=out)
+    if c["status"] == "unknown" or c["stale"]:
+        print("\nAsk the target about the request sent with this header, then"
+              " record what it says:\n  %s reconcile %s arrived --result JSON"
+              " [--id ID]\n  %s reconcile %s not_arrived"
+              % (prog, c["key"], prog, c["key"]), file=out)
+
+
+def cmd_reconcile(desk: Desk, a: argparse.Namespace, out: Any) -> int:
+    given: Dict[str, Any] = {}
+    if a.result is not None:
+        try:
+            given["result"] = json.loads(a.result)
+        except ValueError as e:
+            raise Refused("idem: --result is not JSON: %s (in %r)" % (e, a.result))
+    if a.id is not None:
+        given["id"] = _id(a.id)
+    if a.note is not None:
+        given["note"] = a.note
+    try:
+        done = desk.reconcile(a.key, a.verdict, **given)
+    except OpsError as e:
+        raise Refused(str(e))
+    c = done["call"]
+    if a.json:
+        json.dump(done, out, ensure_ascii=False, indent=1,
+                  default=_blob)
+        print(file=out)
+        return 0
+    if c is None:
+        print("%s: released (%s); the next arrival claims it anew and runs"
+              % (a.key, a.verdict), file=out)
+    else:
+        print("%s: %s%s" % (a.key, c["status"], "" if c["result"] is None else
+                            ", result " + _text(c["result"])), file=out)
+    return 0
+
+
+def _id(text: str) -> Any:
+    """--id as the column holds it: an integer when it is one, else text."""
+    try:
+        n = int(text, 10)
+        if str(n) == text and -2**63 <= n < 2**63:
+            return n
+    except ValueError:
+        pass
+    return text
+
+
+def cmd_purge(desk: Desk, a: argparse.Namespace, out: Any) -> int:
+    try:
+        r = desk.purge(a.older_than, dry_run=a.dry_run)
+    except OpsError as e:
+        raise Refused(str(e))
+    if a.json:
+        r["dry_run"] = a.dry_run
+        json.dump(r, out, indent=1, default=_blob)
+        print(file=out)
+        return 0
+    print("%s %d decided call%s created before %s UTC; %d pending or unknown stay"
+          % ("would purge" if a.dry_run else "purged", r["purged"],
+             "" if r["purged"] == 1 else "s", r["before"], r["kept"]), file=out)
+    return 0
+
+
+def cmd_stats(desk: Desk, a: argparse.Namespace, out: Any) -> int:
+    s = desk.stats()
+    if a.json:
+        json.dump(s, out, ensure_ascii=False, indent=1,
+                  default=_blob)
+        print(file=out)
+        return 0
+    statuses = [k for k in s["status"]]
+    print("%s: %d call%s; %s" % (
+        desk.table, s["total"], "" if s["total"] == 1 else "s",
+        ", ".join("%s %d" % (k, s["status"][k]) for k in statuses)), file=out)
+    if s["stale_after"]:
+        print("stale (pending past stale_after): %d" % s["stale"], file=out)
+    if not s["total"]:
+        return 0
+    print(file=out)
+    rows = [["TOOL"] + statuses]
+    for tool, counts in s["tool"].items():
+        rows.append([_text(tool)] + [str(counts.get(k, 0)) for k in statuses])
+    _table(rows, out)
+    print(file=out)
+    rows = [["AGE"] + statuses]
+    for label, _ in AGES:
+        counts = s["age"][label]
+        rows.append([label] + [str(counts.get(k, 0)) for k in statuses])
+    _table(rows, out)
+    return 0
+
+
+# ---- the command line ------------------------------------------------------------
+
+def parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--table", default=argparse.SUPPRESS,
+                        help="the idem table (default: calls)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print JSON, for scripts")
+    p = argparse.ArgumentParser(
+        prog="python -m idem",
+        description="The operator's desk for an idem table: list, show, reconcile,"
+                    " purge and count its calls.",
+        epilog="A refusal prints the table's own message and exits with status 1.")
+    p.add_argument("db", metavar="DB", help="the database file (never created)")
+    p.add_argument("--table", default="calls", help="the idem table (default: calls)")
+    p.add_argument("--json", action="store_true", help="print JSON, for scripts")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    s = sub.add_parser("list", parents=[common],
+                       help="the calls, unknown and stale first")
+    s.add_argument("--status", choices=STATUSES, help="only calls of this status")
+    s.add_argument("--stale", action="store_true",
+                   help="only pending calls past the table's stale_after")
+    s.add_argument("--tool", help="only calls of this tool")
+    s.add_argument("--older-than", metavar="DURATION",
+                   help="only calls created longer ago than this ('2 hours')")
+    s.add_argument("--limit", type=int, default=100, metavar="N",
+                   help="at most N calls (default 100)")
+    s.set_defaults(run=cmd_list)
+
+    s = sub.add_parser("show", parents=[common],
+                       help="one call: its row, members, note and reply")
+    s.add_argument("key", metavar="KEY")
+    s.set_defaults(run=cmd_show)
+
+    s = sub.add_parser("reconcile", parents=[common],
+                       help="record what the target's records say about a call")
+    s.add_argument("key", metavar="KEY")
+    s.add_argument("verdict", metavar="VERDICT",
+                   help="arrived, not_arrived or not_sent (the table judges)")
+    s.add_argument("--result", metavar="JSON", help="the result the target reports")
+    s.add_argument("--id", metavar="ID", help="the id the target reports")
+    s.add_argument("--note", metavar="TEXT", help="a note (with arrived)")
+    s.set_defaults(run=cmd_reconcile)
+
+    s = sub.add_parser("purge", parents=[common],
+                       help="delete decided calls older than a duration")
+    s.add_argument("--older-than", metavar="DURATION", required=True,
+                   help="e.g. '30 days': pending and unknown calls always stay")
+    s.add_argument("--dry-run", action="store_true",
+                   help="count what would go, delete nothing")
+    s.set_defaults(run=cmd_purge)
+
+    s = sub.add_parser("stats", parents=[common],
+                       help="counts by status, tool and age")
+    s.set_defaults(run=cmd_stats)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None, out: Any = None,
+         err: Any = None) -> int:
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    a = parser().parse_args(argv)
+    try:
+        return _main(a, out, err)
+    except BrokenPipeError:             # python -m idem DB list | head
+        sys.stderr = open(os.devnull, "w")
+        return 1
+
+
+def _main(a: argparse.Namespace, out: Any, err: Any) -> int:
+    try:
+        conn = connect(a.db)
+        try:
+            desk = Desk(conn, a.table)
+            return int(a.run(desk, a, out))
+        finally:
+            conn.close()
+    except (Refused, OpsError) as e:
+        if a.json:
+            json.dump({"error": str(e)}, out, ensure_ascii=False)
+            print(file=out)
+        print(e, file=err)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,269 @@
+# SPDX-License-Identifier: MIT
+"""idem.ops: the operator's desk over an idem table -- what `python -m idem`
+and the Datasette plugin datasette-idem show and do.
+
+    desk = idem.ops.Desk(conn, "calls")   # an existing idem table; reads only
+    desk.calls(status="unknown")          # the open calls first
+    desk.call(key)                        # one call, its members, its reply
+    desk.stats()                          # counts by status, tool and age
+    desk.purge("30 days")                 # DELETE ... WHERE created < ...
+    desk.reconcile(key, "arrived", result={"charge": "ch_81"})
+
+Every decision is the extension's: a reconcile goes through
+idem.Calls.reconcile (the table's reconcile UPDATE), and its refusals are
+the table's own messages; a purge is the table's DELETE by age, which
+skips pending and unknown calls itself; `stale` and `reply` are the
+table's hidden columns.  This module only asks and arranges.  The
+columns that a newer table has (`sends`, `honours_key`, `resend_at`) are
+shown when the table has them.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from typing import Any, Dict, List, Optional, Tuple
+
+import idem
+
+__all__ = ["Desk", "OpsError", "idem_tables", "AGES", "STATUSES", "age_text",
+           "note_tail"]
+
+# The statuses in the order an operator reads them: what needs a person first.
+STATUSES = ("unknown", "pending", "failed", "done")
+
+# The age buckets of stats() and the page's chart: (label, upper bound in s).
+AGES = (("< 1 hour", 3600), ("1 hour - 1 day", 86400),
+        ("1 - 7 days", 7 * 86400), ("> 7 days", None))
+
+# Columns a table may have beyond those of every idem table (a newer
+# extension's): shown when present.
+OPTIONAL = ("sends", "honours_key", "resend_at")
+
+_USING = re.compile(r"\busing\s+idem\b", re.IGNORECASE)
+
+
+class OpsError(Exception):
+    """A request the desk cannot carry out: no such table or call, a bad
+    duration, or a refusal of the table (its message, verbatim)."""
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def idem_tables(conn: sqlite3.Connection) -> List[str]:
+    """The names of the idem tables of conn's main database."""
+    rows = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'table'"
+        " AND sql LIKE 'create virtual table%' ORDER BY name").fetchall()
+    return [name for name, sql in rows if _USING.search(sql or "")]
+
+
+def age_text(seconds: Optional[float]) -> str:
+    """An age as a person reads it: '< 1 min', '12 min', '3 h', '2 d'."""
+    if seconds is None:
+        return ""
+    s = max(0.0, seconds)
+    if s < 60:
+        return "< 1 min"
+    if s < 3600:
+        return "%d min" % (s // 60)
+    if s < 86400:
+        return "%d h" % (s // 3600)
+    return "%d d" % (s // 86400)
+
+
+def note_tail(note: Any, width: int) -> str:
+    """A note in a list: its end, where what differs between calls is (the
+    table's note for an unknown call ends with what the tool reported)."""
+    text = " ".join(str(note).split()) if note is not None else ""
+    return text if len(text) <= width else "..." + text[len(text) - width + 3:]
+
+
+def _decode(text: Any) -> Any:
+    """A JSON column as its value; a text that is not JSON as it is."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+class Desk:
+    """An existing idem table, as an operator sees it.  Construction only
+    reads: a missing table, or one that is not an idem table, is an
+    OpsError that names the idem tables there are."""
+
+    def __init__(self, conn: sqlite3.Connection, table: str = "calls"):
+        self.conn = conn
+        self.table = table
+        self._t = _quote(table)
+        try:
+            conn.execute("SELECT idem_version()").fetchone()
+        except sqlite3.OperationalError:
+            idem.load(conn)
+        tables = idem_tables(conn)
+        found = [t for t in tables if t.lower() == table.lower()]
+        if not found:
+            raise OpsError("idem: there is no idem table %s in this database (%s)"
+                           % (self._t, "its idem tables: " + ", ".join(tables)
+                              if tables else "it has no idem table"))
+        self.table = found[0]
+        self._t = _quote(self.table)
+        self.columns = [r[1] for r in conn.execute(
+            "SELECT * FROM pragma_table_xinfo(?)", (self.table,))]
+        self.optional = [c for c in OPTIONAL if c in self.columns]
+        # The options as idem parsed them, never the CREATE text (where a
+        # comment can hide what SQLite hands idem).
+        opts = json.loads(conn.execute("SELECT idem_options(?, 'main')",
+                                       (self.table,)).fetchone()[0])
+        self.stale_after = opts["options"]["stale_after"] is not None
+
+    # ---- reading ---------------------------------------------------------------
+
+    _COLS = ("key, status, stale, kind, tool, who, conv, owner, id, note,"
+             " created, updated,"
+             " (julianday('now') - julianday(created)) * 86400,"
+             " (julianday('now') - julianday(updated)) * 86400")
+    _NAMES = ("key", "status", "stale", "kind", "tool", "who", "conv", "owner",
+              "id", "note", "created", "updated", "age", "idle")
+
+    def _cutoff(self, duration: str, what: str) -> str:
+        """The time `duration` ago, as the table writes `created`; the
+        duration is one of SQLite's date modifiers ('30 days', '12 hours')."""
+        if not isinstance(duration, str) or not duration.strip() or \
+                duration.strip()[0] in "+-":
+            cut = None
+        else:
+            cut = self.conn.execute(
+                "SELECT strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || ?)",
+                (duration.strip(),)).fetchone()[0]
+        if cut is None:
+            raise OpsError("idem: %s %r is not a duration: give a number and a"
+                           " unit, e.g. '30 days', '12 hours', '90 minutes'"
+                           % (what, duration))
+        return str(cut)
+
+    def calls(self, status: Optional[str] = None, tool: Optional[str] = None,
+              stale: bool = False, older_than: Optional[str] = None,
+              limit: Optional[int] = None) -> Tuple[List[Dict[str, Any]], int]:
+        """The calls (main rows) that match, the unknown and stale ones
+        first (oldest first), then pending, failed and done (newest
+        first); and how many matched in all (limit cuts the list only)."""
+        where, binds = ["member = 0"], []   # type: List[str], List[Any]
+        if status is not None:
+            where.append("status = ?")
+            binds.append(status)
+        if tool is not None:
+            where.append("tool = ?")
+            binds.append(tool)
+        if stale:
+            where.append("stale")
+        if older_than is not None:
+            where.append("created < ?")
+            binds.append(self._cutoff(older_than, "--older-than"))
+        w = " AND ".join(where)
+        total = self.conn.execute("SELECT count(*) FROM %s WHERE %s" % (self._t, w),
+                                  binds).fetchone()[0]
+        rank = ("CASE WHEN status = 'unknown' THEN 0 WHEN stale THEN 1"
+                " WHEN status = 'pending' THEN 2 WHEN status = 'failed' THEN 3"
+                " ELSE 4 END")
+        sql = ("SELECT %s FROM %s WHERE %s ORDER BY %s,"
+               " CASE WHEN status IN ('unknown', 'pending') THEN created END,"
+               " created DESC, key" % (self._COLS, self._t, w, rank))
+        if limit is not None:
+            sql += " LIMIT %d" % int(limit)
+        rows = [dict(zip(self._NAMES, r)) for r in self.conn.execute(sql, binds)]
+        for r in rows:
+            r["stale"] = bool(r["stale"])
+        return rows, int(total)
+
+    def call(self, key: str) -> Optional[Dict[str, Any]]:
+        """One call: its main row's columns (args, result and reply decoded
+        from JSON), its members, and the header it was sent with; None if
+        no call has this key."""
+        extra = "".join(", " + c for c in self.optional)
+        row = self.conn.execute(
+            "SELECT %s, args, keyargs, result, reply, expires, idem_header(key)%s"
+            " FROM %s WHERE key = ? AND member = 0" % (self._COLS, extra, self._t),
+            (key,)).fetchone()
+        if row is None:
+            return None
+        names = self._NAMES + ("args", "keyargs", "result", "reply", "expires",
+                               "header") + tuple(self.optional)
+        c = dict(zip(names, row))
+        c["stale"] = bool(c["stale"])
+        for k in ("args", "keyargs", "result", "reply"):
+            c[k] = _decode(c[k])
+        c["members"] = [
+            {"member": m, "id": i, "result": _decode(r)} for m, i, r in
+            self.conn.execute("SELECT member, id, result FROM %s WHERE key = ?"
+                              " AND member > 0 ORDER BY member" % self._t, (key,))]
+        return c
+
+    def stats(self) -> Dict[str, Any]:
+        """Counts of calls: in all, by status, by tool and status, by age
+        (of created) and status, and the stale ones."""
+        t = self._t
+        by_status = dict(self.conn.execute(
+            "SELECT status, count(*) FROM %s WHERE member = 0 GROUP BY 1" % t))
+        by_tool: Dict[str, Dict[str, int]] = {}
+        for tool, status, n in self.conn.execute(
+                "SELECT tool, status, count(*) FROM %s WHERE member = 0"
+                " GROUP BY 1, 2 ORDER BY 1" % t):
+            by_tool.setdefault(tool, {})[status] = n
+        cases = ["ELSE %d" % i if upper is None else "WHEN a < %d THEN %d" % (upper, i)
+                 for i, (_, upper) in enumerate(AGES)]
+        by_age: Dict[str, Dict[str, int]] = {label: {} for label, _ in AGES}
+        for bucket, status, n in self.conn.execute(
+                "SELECT CASE %s END, status, count(*) FROM (SELECT status,"
+                " (julianday('now') - julianday(created)) * 86400 AS a FROM %s"
+                " WHERE member = 0) GROUP BY 1, 2" % (" ".join(cases), t)):
+            by_age[AGES[bucket][0]][status] = n
+        stale = self.conn.execute(
+            "SELECT count(*) FROM %s WHERE member = 0 AND stale" % t).fetchone()[0]
+        return {"table": self.table, "total": sum(by_status.values()),
+                "status": {s: by_status.get(s, 0) for s in
+                           STATUSES + tuple(sorted(set(by_status) - set(STATUSES)))},
+                "stale": stale, "stale_after": self.stale_after,
+                "tool": by_tool, "age": by_age}
+
+    # ---- writing -----------------------------------------------------------------
+
+    def purge(self, older_than: str, dry_run: bool = False) -> Dict[str, Any]:
+        """The table's purge by age: DELETE FROM t WHERE created < (now -
+        older_than), in one transaction.  The table skips pending and
+        unknown calls itself; what went and what stayed is counted from
+        the table before and after (changes() counts the skipped rows too)."""
+        conn = self.conn
+        if conn.in_transaction:
+            raise OpsError("idem: purge needs a connection outside a transaction")
+        cut = self._cutoff(older_than, "--older-than")
+        count = "SELECT count(*) FROM %s WHERE member = 0 AND created < ?" % self._t
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            before = conn.execute(count, (cut,)).fetchone()[0]
+            conn.execute("DELETE FROM %s WHERE created < ?" % self._t, (cut,))
+            after = conn.execute(count, (cut,)).fetchone()[0]
+            conn.execute("ROLLBACK" if dry_run else "COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return {"purged": before - after, "kept": after, "before": cut}
+
+    def reconcile(self, key: str, verdict: str, **given: Any) -> Dict[str, Any]:
+        """idem.Calls.reconcile(key, verdict, id=, result=, note=) on this
+        table (the table's reconcile UPDATE); the call as it is after
+        (None: released).  Every refusal is an OpsError with the message
+        of the table (or of the package, for what it checks first)."""
+        calls = idem.Calls(self.conn, self.table)
+        try:
+            calls.reconcile(key, verdict, **given)
+        except KeyError as e:
+            raise OpsError(e.args[0] if e.args else str(e)) from e
+        except (ValueError, TypeError, OverflowError, sqlite3.Error) as e:
+            raise OpsError(str(e)) from e
+        return {"key": key, "verdict": verdict, "call": self.call(key)}
