@@ -144,6 +144,35 @@ class LostAnswers(ResendBase):
         self.assertEqual((out.replayed, out.sends), (False, 2))
         self.assertEqual(len(t.charges), 1)
 
+    def test_interrupt_after_a_resend_commit_keeps_it_unknown(self):
+        # Interrupted between the resend's COMMIT and its send: earlier
+        # sends may have arrived, so the call is not released: it is
+        # unknown again, and a later retry resends it.
+        t = self.target(lose=1)
+        charge = self.charge_tool(self.calls, t)
+        self.calls.resend_wait = 0
+        with self.assertRaises(idem.Unknown) as cm:
+            charge.run("ann", "c9", cents=4)
+        key = cm.exception.key
+        time.sleep(0.1)
+        self.calls.resend_wait = 5
+        resend = self.calls._resend
+
+        def interrupted(k, owner):
+            resend(k, owner)
+            raise KeyboardInterrupt
+        self.calls._resend = interrupted
+        with self.assertRaises(KeyboardInterrupt):
+            charge.run("ann", "c9", cents=4)
+        self.assertEqual(self.row(key), ("unknown", 2, 1))
+        self.assertIn("interrupted before the resend left", self.conn.execute(
+            "SELECT note FROM calls WHERE key = ?", (key,)).fetchone()[0])
+        del self.calls._resend
+        time.sleep(0.2)
+        out = charge.run("ann", "c9", cents=4)
+        self.assertEqual((out.replayed, out.sends), (False, 3))
+        self.assertEqual(len(t.charges), 1)
+
     def test_not_sent_still_releases(self):
         t = self.target()
 
