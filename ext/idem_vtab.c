@@ -896,6 +896,14 @@ static void idemOptionsFunc(sqlite3_context *ctx, int argc,
   sqlite3_result_subtype(ctx, 'J');       /* JSON, for json_extract and ->> */
 }
 
+/* idem_options() sets a subtype ('J'): a SQLite built with
+** SQLITE_STRICT_SUBTYPE (APSW's, for one) refuses that to a function not
+** registered with SQLITE_RESULT_SUBTYPE (3.45); older SQLite ignores the
+** flag, which its headers lack. */
+#ifndef SQLITE_RESULT_SUBTYPE
+# define SQLITE_RESULT_SUBTYPE 0x001000000
+#endif
+
 IDEM_PRIVATE int idemVtabRegister(sqlite3 *db){
   IdemOpenList *pOpen = (IdemOpenList*)sqlite3_malloc(sizeof(*pOpen));
   int rc;
@@ -906,11 +914,13 @@ IDEM_PRIVATE int idemVtabRegister(sqlite3 *db){
   rc = sqlite3_create_module_v2(db, "idem", &idemModule, pOpen, sqlite3_free);
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_function(db, "idem_options", 1,
-        SQLITE_UTF8|SQLITE_DIRECTONLY, pOpen, idemOptionsFunc, 0, 0);
+        SQLITE_UTF8|SQLITE_DIRECTONLY|SQLITE_RESULT_SUBTYPE, pOpen,
+        idemOptionsFunc, 0, 0);
   }
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_function(db, "idem_options", 2,
-        SQLITE_UTF8|SQLITE_DIRECTONLY, pOpen, idemOptionsFunc, 0, 0);
+        SQLITE_UTF8|SQLITE_DIRECTONLY|SQLITE_RESULT_SUBTYPE, pOpen,
+        idemOptionsFunc, 0, 0);
   }
   return rc;
 }

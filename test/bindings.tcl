@@ -10,6 +10,18 @@
 #                    --system-site-packages --without-pip) with `python -m pip
 #                    install --no-build-isolation --no-index bindings/python`, which
 #                    builds the extension; returns {exit-status output python}
+#   python_wheel     the wheel that `make wheel` builds (built here if it is
+#                    missing or stale); returns {exit-status output path}
+#   py_wheels        build/py-wheels/HASH: `pip download` of the package's
+#                    extra [apsw] (its requirement in pyproject.toml) for the
+#                    python3 first on PATH, again only when the requirement
+#                    or that Python changes (HASH); returns {why-not dir}
+#   python_path_env DIR WHEEL WHEELS   a fresh venv in DIR of the python3
+#                    first on PATH (--without-pip) and that Python's pip
+#                    installing WHEEL[apsw] into it (pip --python) from the
+#                    wheels alone (--no-index --find-links WHEELS), with no
+#                    compiler on PATH (only the venv's bin) and CC=false;
+#                    returns {exit-status output python}
 #   node_env         build/node-env: `npm install` of better-sqlite3@12, the
 #                    MCP SDK, zod, TypeScript 5 and bindings/node (whose
 #                    install script builds the extension), again only when
@@ -47,6 +59,72 @@ proc python_env {dir} {
              $py -m pip install --no-build-isolation --no-index \
              [file join $::bindings_root bindings python]]
   }
+  return [list {*}$r $py]
+}
+
+proc python_wheel {} {
+  set r [bindings_run make --no-print-directory -s -C $::bindings_root wheel]
+  set whl [lsort [glob -nocomplain -directory [file join $::bindings_root build dist] \
+                    sqlite_idem-*.whl]]
+  return [list {*}$r [lindex $whl end]]
+}
+
+# The requirement of the extra [apsw], as pyproject.toml gives it.
+proc py_requirement {} {
+  set fd [open [file join $::bindings_root bindings python pyproject.toml]]
+  set text [read $fd]
+  close $fd
+  if {![regexp {\napsw = \["([^"]+)"\]} $text -> req]} {
+    error "bindings/python/pyproject.toml names no extra apsw"
+  }
+  return $req
+}
+
+proc py_wheels {} {
+  if {[auto_execok python3] eq ""} { return [list "python3 is not on PATH" ""] }
+  set req [py_requirement]
+  # The Python (its tags) and the requirement name the directory.
+  set r [bindings_run python3 -c "import hashlib, sys, sysconfig
+print(hashlib.sha256(repr((sys.argv\[1\], sys.implementation.cache_tag,
+      sysconfig.get_platform())).encode()).hexdigest()\[:16\])" $req]
+  if {[lindex $r 0] != 0} { return [list "python3 failed: [lindex $r 1]" ""] }
+  set dir [file join $::bindings_root build py-wheels [lindex $r 1]]
+  if {[file exists [file join $dir .done]]} { return [list "" $dir] }
+  file mkdir [file dirname $dir]
+  set lock $dir.lock
+  while {[catch {exec mkdir $lock 2>/dev/null}]} {
+    if {[catch {file mtime $lock} t] == 0 && [clock seconds] - $t > 600} {
+      file delete -force $lock
+    }
+    after 500
+  }
+  set why ""
+  if {![file exists [file join $dir .done]]} {
+    puts "-- downloading $req for [exec python3 -c {import sys; print(sys.executable)}]"
+    puts "   into build/py-wheels (once) ..."
+    flush stdout
+    file delete -force $dir
+    set r [bindings_run env PIP_DISABLE_PIP_VERSION_CHECK=1 timeout 300 python3 -m pip \
+             download -q --only-binary=:all: --dest $dir $req]
+    if {[lindex $r 0] == 0} {
+      close [open [file join $dir .done] w]
+    } else {
+      set why "`pip download $req` failed (exit [lindex $r 0]):\n[string range [lindex $r 1] end-600 end]"
+    }
+  }
+  file delete -force $lock
+  if {$why ne ""} { return [list $why ""] }
+  return [list "" $dir]
+}
+
+proc python_path_env {dir wheel wheels} {
+  set r [bindings_run python3 -m venv --without-pip $dir]
+  if {[lindex $r 0] != 0} { return [list {*}$r ""] }
+  set py [file join $dir bin python]
+  set real [exec $py -c {import sys, os; print(os.path.realpath(sys.executable))}]
+  set r [bindings_run env PATH=[file join $dir bin] CC=false CXX=false \
+           PIP_DISABLE_PIP_VERSION_CHECK=1 $real -m pip --python $py install \
+           --no-index --find-links $wheels "$wheel\[apsw\]"]
   return [list {*}$r $py]
 }
 
@@ -128,6 +206,12 @@ proc node_env_check {name why} {
   if {$why eq "" || ![info exists ::env(CI)] || $::env(CI) ne "true"} return
   if {[info exists ::env(IDEM_SKIP_NODE)] && $::env(IDEM_SKIP_NODE) ne ""} return
   do_test $name { set why } {}
+}
+
+if {[info exists argv0] && [file tail $argv0] eq "bindings.tcl" && [lindex $argv 0] eq "py-wheels"} {
+  lassign [py_wheels] why dir
+  if {$why ne ""} { puts "py-wheels: not downloaded: $why" } else { puts "py-wheels: $dir" }
+  if {$why ne "" && [info exists ::env(CI)] && $::env(CI) eq "true"} { exit 1 }
 }
 
 if {[info exists argv0] && [file tail $argv0] eq "bindings.tcl" && [lindex $argv 0] eq "node-env"} {

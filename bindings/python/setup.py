@@ -3,9 +3,17 @@
 
 The extension is an ordinary SQLite loadable extension, not a Python
 module: it is compiled from the C sources of this repository (../../ext,
-or the directory named by IDEM_SOURCE, which holds ext/ and include/) and
-installed as idem/idem.so, which idem.loadable_path() names.  It needs a C
-compiler and the headers of libsqlite3-dev and libxxhash-dev.
+or the directory named by IDEM_SOURCE, which holds ext/ and include/, or
+the ext/ and include/ an sdist carries beside this file) and installed as
+idem/idem.so, which idem.loadable_path() names.  Building needs a C
+compiler and the headers of libsqlite3-dev and libxxhash-dev; xxHash is
+compiled in (XXH_INLINE_ALL), so the built extension needs neither at
+run time.
+
+The wheel (pip wheel ./bindings/python) is tagged py3-none-PLATFORM: the
+extension is loaded by SQLite, not imported by Python, so one wheel serves
+every Python 3 on that platform.  An sdist (python -m build --sdist)
+carries the whole of ext/ and include/ (ext/idem.c includes its parts).
 
 Inside a clone of the repository the intermediate files go to the clone's
 build/python/ (not beside this file).
@@ -16,13 +24,19 @@ import sys
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.sdist import sdist
+
+try:                                    # setuptools >= 70.1
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:                     # older: the wheel package's
+    from wheel.bdist_wheel import bdist_wheel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def find_root():
     """The directory that holds ext/idem.c and include/idem.h."""
-    for root in (os.environ.get("IDEM_SOURCE"), os.path.join(HERE, "..", "..")):
+    for root in (os.environ.get("IDEM_SOURCE"), HERE, os.path.join(HERE, "..", "..")):
         if root and os.path.isfile(os.path.join(root, "ext", "idem.c")):
             return os.path.normpath(root)
     sys.exit("sqlite-idem: the C sources were not found: expected ext/idem.c "
@@ -68,6 +82,34 @@ class BuildLoadable(build_ext):
             ext.sources = given      # later steps want them relative
 
 
+class PlatformWheel(bdist_wheel):
+    """py3-none-PLATFORM: no Python ABI (the extension is not a Python
+    module), but a platform's machine code."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        self.root_is_pure = False
+
+    def get_tag(self):
+        return ("py3", "none") + tuple(super().get_tag()[2:])
+
+
+class SdistWithSources(sdist):
+    """An sdist that carries the C sources: the whole of ext/ (whatever its
+    parts are) and include/, beside setup.py, where find_root() looks."""
+
+    def make_release_tree(self, base_dir, files):
+        # The manifest names the sources as ../../ext/...: not those.
+        files = [f for f in files if not f.startswith(os.pardir)]
+        super().make_release_tree(base_dir, files)
+        for part in ("ext", "include"):
+            for f in sorted(os.listdir(os.path.join(ROOT, part))):
+                src = os.path.join(ROOT, part, f)
+                if os.path.isfile(src) and f.endswith((".c", ".h")):
+                    os.makedirs(os.path.join(base_dir, part), exist_ok=True)
+                    self.copy_file(src, os.path.join(base_dir, part, f))
+
+
 ROOT = find_root()
 SOURCE = os.path.relpath(os.path.join(ROOT, "ext", "idem.c"), HERE)
 options = {}
@@ -88,6 +130,7 @@ setup(
                  + [os.path.join(ROOT, "include", "idem.h")]],
         extra_compile_args=["-fvisibility=hidden", "-Wall", "-Wextra"],
     )],
-    cmdclass={"build_ext": BuildLoadable},
+    cmdclass={"build_ext": BuildLoadable, "bdist_wheel": PlatformWheel,
+              "sdist": SdistWithSources},
     options=options,
 )

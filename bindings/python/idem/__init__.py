@@ -58,6 +58,8 @@ from typing import (TYPE_CHECKING, Any, Awaitable, Callable, Dict, Generator,
                     List, NamedTuple, Optional, Sequence, Set, Tuple, Type, TypeVar,
                     Union, cast, overload)
 
+from . import _connect
+from ._connect import ApswConnection, connect
 from ._serializers import Serializer, plain as _plain, serializer_for as _serializer_for
 
 if TYPE_CHECKING:                               # pragma: no cover
@@ -69,9 +71,10 @@ else:
         Protocol = object
 
 __all__ = ["load", "loadable_path", "Calls", "Result", "Outcome", "Tool",
-           "AsyncTool", "CallError", "InProgress", "Unknown", "Failed",
-           "NotSent", "Lost", "NotRecorded", "Unstorable", "ArgsMismatch",
-           "Serializer", "RelaxedTableWarning", "HEADER", "__version__"]
+           "connect", "ApswConnection", "AsyncTool", "CallError", "InProgress",
+           "Unknown", "Failed", "NotSent", "Lost", "NotRecorded", "Unstorable",
+           "ArgsMismatch", "Serializer", "RelaxedTableWarning", "HEADER",
+           "__version__"]
 
 __version__ = "2.0.0"
 
@@ -92,6 +95,7 @@ _DURATIONS = ("retain", "stale_after", "resend_after")
 _COUNTS = {"max_sends": (1, 100, 5)}        # lowest, highest, the default
 _UNITS = {"second": 1000, "minute": 60000, "hour": 3600000, "day": 86400000}
 _NOTE_MAX = 2000                # the longest note the wrapper writes
+_Connection = Union[sqlite3.Connection, ApswConnection]
 
 
 def loadable_path() -> str:
@@ -99,22 +103,19 @@ def loadable_path() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "idem.so")
 
 
-def load(conn: sqlite3.Connection) -> None:
-    """Load the idem extension into conn (a sqlite3.Connection).
+def load(conn: "_Connection") -> None:
+    """Load the idem extension into conn (a sqlite3.Connection, or the
+    ApswConnection that idem.connect() opens where sqlite3 cannot load).
 
     Extension loading is switched on only while loading.  Raises
     RuntimeError when this Python's sqlite3 module cannot load extensions
     (Debian's /usr/bin/python3 can; many pyenv and python.org builds
-    cannot)."""
-    if not isinstance(conn, sqlite3.Connection):
+    cannot): idem.connect() opens a connection that can."""
+    if not isinstance(conn, (sqlite3.Connection, ApswConnection)):
         raise TypeError("idem.load() needs a sqlite3.Connection, not %s"
                         % _typename(conn))
     if not hasattr(conn, "enable_load_extension"):
-        raise RuntimeError(
-            "idem: this Python's sqlite3 module cannot load extensions "
-            "(sqlite3.Connection has no enable_load_extension); use a Python "
-            "built with --enable-loadable-sqlite-extensions, such as Debian's "
-            "/usr/bin/python3")
+        raise RuntimeError(_connect.CANNOT_LOAD)
     conn.enable_load_extension(True)
     try:
         conn.load_extension(loadable_path())
@@ -793,7 +794,7 @@ _registry = threading.Lock()
 _conn_locks: Dict[int, List[Any]] = {}        # id(conn) -> [RLock, users]
 
 
-def _conn_lock(user: object, conn: sqlite3.Connection) -> Any:
+def _conn_lock(user: object, conn: _Connection) -> Any:
     """The lock of conn, shared by every Calls on it (a Calls holds its
     connection, so the id stays conn's while any user is alive)."""
     key = id(conn)
@@ -920,7 +921,7 @@ def _option(name: str, value: Any) -> Tuple[str, Any, str]:
     return n, _option_value(n, value), _option_text(n, value)
 
 
-def _table_options(conn: sqlite3.Connection, table: str,
+def _table_options(conn: _Connection, table: str,
                    sql: Optional[str]) -> Dict[str, Any]:
     """The options of an existing idem table as the extension parsed them
     (idem_options(): its "options", "shown" and "relaxed"), never read
@@ -945,7 +946,7 @@ class RelaxedTableWarning(UserWarning):
     ``warnings.simplefilter("error", idem.RelaxedTableWarning)``."""
 
 
-def _check_options(conn: sqlite3.Connection, table: str, sql: Optional[str],
+def _check_options(conn: _Connection, table: str, sql: Optional[str],
                    given: Dict[str, Tuple[Any, str]]) -> None:
     have = _table_options(conn, table, sql)
     for n, (value, text) in given.items():
@@ -1200,9 +1201,9 @@ class Calls:
     def record_timeout(self, seconds: float) -> None:
         self._record_timeout = _seconds(seconds, "calls.record_timeout")
 
-    def __init__(self, conn: sqlite3.Connection, table: str = "calls",
+    def __init__(self, conn: _Connection, table: str = "calls",
                  **options: str):
-        if not isinstance(conn, sqlite3.Connection):
+        if not isinstance(conn, (sqlite3.Connection, ApswConnection)):
             raise TypeError("idem.Calls needs a sqlite3.Connection, not %s"
                             % _typename(conn))
         if not isinstance(table, str) or not table:

@@ -20,7 +20,7 @@ import unittest
 from unittest import mock
 
 import idem
-from test_idem import Base
+from test_idem import DRIVER, Base
 
 # A file name that is not UTF-8, as os.listdir() gives it (surrogateescape).
 ODD_NAME = os.fsdecode(b"caf\xe9.txt")
@@ -320,7 +320,7 @@ class InterruptedWhileRecordingTest(BusyBase):
         self.assertIsInstance(cm.exception.__context__, idem.NotRecorded)
 
 
-class Interrupting(sqlite3.Connection):
+class Arming:
     """A connection on which an interrupt comes right after a COMMIT
     returns (as a signal does, at the next bytecode): armed, once."""
     armed = None
@@ -333,6 +333,14 @@ class Interrupting(sqlite3.Connection):
         return cur
 
 
+class Interrupting(Arming, sqlite3.Connection):
+    pass
+
+
+class ApswInterrupting(Arming, idem.ApswConnection):
+    pass
+
+
 class InterruptedAfterTheClaimTest(Base):
     """An interrupt between the claim's COMMIT and the tool's start: the
     request never left, so the call is released (not left pending with no
@@ -340,8 +348,12 @@ class InterruptedAfterTheClaimTest(Base):
 
     def setUp(self):
         super().setUp()
-        self.conn = sqlite3.connect(self.path, isolation_level=None, factory=Interrupting,
-                                    check_same_thread=False)
+        if DRIVER == "sqlite3":
+            self.conn = sqlite3.connect(self.path, isolation_level=None,
+                                        factory=Interrupting, check_same_thread=False)
+        else:
+            self.conn = ApswInterrupting(self.path, isolation_level=None,
+                                         check_same_thread=False)
         self.addCleanup(self.conn.close)
         self.calls = idem.Calls(self.conn)
         self.runs = []

@@ -7,6 +7,10 @@ Run against the installed package, from outside the source tree:
 
 Every database lives in a temporary directory.  The tests marked
 "needs keyargs" use the claim column keyargs (doc/contract.md section 9).
+
+The connections are the sqlite3 module's where it can load extensions,
+else the idem.ApswConnection that idem.connect() opens (the package's
+extra [apsw]); IDEM_TEST_DRIVER=apsw chooses the latter anyway.
 """
 import http.server
 import json
@@ -20,6 +24,16 @@ import urllib.error
 import urllib.request
 
 import idem
+
+DRIVER = os.environ.get("IDEM_TEST_DRIVER") or \
+    ("sqlite3" if hasattr(sqlite3.Connection, "enable_load_extension") else "apsw")
+
+
+def plain_connect(database, **kw):
+    """A connection of the driver under test, without idem loaded."""
+    if DRIVER == "sqlite3":
+        return sqlite3.connect(database, **kw)
+    return idem.ApswConnection(database, **kw)
 
 
 class Base(unittest.TestCase):
@@ -40,7 +54,7 @@ class Base(unittest.TestCase):
             kw.setdefault("isolation_level", self.isolation_level)
         else:
             kw["isolation_level"] = None
-        conn = sqlite3.connect(self.path, check_same_thread=False, **kw)
+        conn = plain_connect(self.path, check_same_thread=False, **kw)
         self.addCleanup(conn.close)
         return conn
 
@@ -55,7 +69,7 @@ class LoadTest(Base):
         self.assertTrue(os.path.isfile(path))
 
     def test_load(self):
-        conn = sqlite3.connect(":memory:")
+        conn = plain_connect(":memory:")
         self.addCleanup(conn.close)
         idem.load(conn)
         self.assertRegex(conn.execute("SELECT idem_version()").fetchone()[0],
@@ -65,7 +79,7 @@ class LoadTest(Base):
             conn.execute("SELECT load_extension(?)", (idem.loadable_path(),))
 
     def test_calls_loads_and_creates(self):
-        conn = sqlite3.connect(":memory:")
+        conn = plain_connect(":memory:")
         self.addCleanup(conn.close)
         idem.Calls(conn, "tool_calls")
         sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'tool_calls'").fetchone()[0]

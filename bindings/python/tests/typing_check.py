@@ -4,7 +4,7 @@ user's code sees through @calls.tool are the wrapper's, not the body's.
 Each "type: ignore[code]" marks a mistake that mypy must find (strict mode
 reports an ignore that nothing needed)."""
 import sqlite3
-from typing import Dict, Optional
+from typing import Any, Dict, Optional
 
 import idem
 
@@ -14,6 +14,11 @@ except ImportError:                     # Python < 3.11
     from typing_extensions import assert_type
 
 calls = idem.Calls(sqlite3.connect("app.db", isolation_level=None))
+conn = idem.connect("app.db")            # sqlite3's, or APSW's behind ApswConnection
+idem.Calls(conn, "other")
+assert_type(conn.execute("SELECT 1").fetchone(), Any)
+idem.load(idem.ApswConnection("app.db", isolation_level=None))
+idem.connect("app.db", isolation_level="IMMEDIATE", driver="apsw")
 
 
 @calls.tool
