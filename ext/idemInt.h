@@ -149,6 +149,9 @@ IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]);
 IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
 /* The current time, from the VFS's clock, as Unix time in milliseconds. */
 IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
+/* Time text as idemFormatTime() writes it, as Unix time in milliseconds,
+** or -1 if z is not such a text. */
+IDEM_PRIVATE sqlite3_int64 idemParseTime(const char *z);
 
 /**************************************************************************
 ** Interface to code in idem_sql.c (what every part that speaks to SQLite
@@ -302,7 +305,10 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_COL_OWNER     16   /* hidden: who holds the call */
 #define IDEM_COL_EXPIRES   17   /* hidden, computed: when a decided call goes */
 #define IDEM_COL_STALE     18   /* hidden, computed: a pending call gone quiet */
-#define IDEM_NCOL          19
+#define IDEM_COL_HONOURS   19   /* hidden: the target honours the key */
+#define IDEM_COL_SENDS     20   /* hidden: times taken for sending */
+#define IDEM_COL_RESEND_AT 21   /* hidden, computed: when a resend is allowed */
+#define IDEM_NCOL          22
 
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
@@ -331,7 +337,8 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_STMT_EXPIRY_ADD   24   /* a decided call's expiry (retain) */
 #define IDEM_STMT_EXPIRY_DEL   25   /* ... and its removal */
 #define IDEM_STMT_EXPIRY_NEXT  26   /* the earliest expiry (retain) */
-#define IDEM_NSTMT             27
+#define IDEM_STMT_RESEND       27   /* take a call for sending again */
+#define IDEM_NSTMT             28
 #define IDEM_STMT_LENDABLE(i) \
   ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_L)
 
@@ -342,7 +349,7 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 
 /* Columns of the query statements (IDEM_STMT_Q_*) and of IDEM_STMT_BYRID:
 ** rid, key, member, then virtual columns 2..12 in order, then keyargs,
-** owner and expires. */
+** owner, expires, honours_key and sends. */
 #define IDEM_Q_RID      0
 #define IDEM_Q_KEY      1
 #define IDEM_Q_MEMBER   2
@@ -350,6 +357,8 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_Q_KEYARGS 14
 #define IDEM_Q_OWNER   15
 #define IDEM_Q_EXPIRES 16
+#define IDEM_Q_HONOURS 17
+#define IDEM_Q_SENDS   18
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: the call as its members
 ** show it. */
@@ -365,6 +374,8 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_M_KEYARGS  9
 #define IDEM_M_OWNER   10
 #define IDEM_M_EXPIRES 11
+#define IDEM_M_HONOURS 12
+#define IDEM_M_SENDS   13
 
 /* Columns of IDEM_STMT_CALLOF. */
 #define IDEM_C_KEY      0
@@ -380,9 +391,22 @@ struct IdemOptions {
   int bArgsMismatchReplay;    /* args_mismatch=replay (default: error) */
   sqlite3_int64 iRetainMs;    /* retain=<duration>; 0: decided calls stay */
   sqlite3_int64 iStaleAfterMs;/* stale_after=<duration>; 0: never stale */
+  int bHonoursKey;            /* honours_key=yes: external calls' default */
+  int nMaxSends;              /* max_sends=N (0: the default) */
+  sqlite3_int64 iResendAfterMs;/* resend_after=<duration> (0: the default) */
   unsigned int mGiven;        /* Options given so far, a bit each: none
                               ** may be given twice */
 };
+
+/* doc/contract.md §14: a call that honours the key is taken for sending at
+** most IDEM_MAX_SENDS times unless max_sends says otherwise (at most
+** IDEM_MAX_SENDS_LIMIT); the n-th resend waits resend_after
+** (IDEM_RESEND_AFTER_MS unless given) times 2^(n-1), at most
+** IDEM_RESEND_CAP times resend_after, from the call's last update. */
+#define IDEM_MAX_SENDS        5
+#define IDEM_MAX_SENDS_LIMIT  100
+#define IDEM_RESEND_AFTER_MS  1000
+#define IDEM_RESEND_CAP       64
 
 /* A local claim made in the open transaction, and the savepoint level it
 ** was made at (0: outside every savepoint; N+1: inside savepoint N). */
@@ -395,11 +419,12 @@ struct IdemTxnClaim {
 /*
 ** The format of a table's shadow tables, recorded in <name>_config
 ** (k = 'format').  Format 1 (idem 1.0.0) had no <name>_config and no
-** keyargs, owner or expires columns; it is upgraded in place by the first
-** write of a build that knows format 2.  A format above IDEM_FORMAT is
-** refused with an error naming both (doc/choices.md).
+** keyargs, owner or expires columns, format 2 (idem 1.x) no honours_key
+** or sends; each is upgraded in place by the first write of a build that
+** knows format 3.  A format above IDEM_FORMAT is refused with an error
+** naming both (doc/choices.md).
 */
-#define IDEM_FORMAT 2
+#define IDEM_FORMAT 3
 
 /*
 ** The statements of a connection that are running and write (idem's own
@@ -598,10 +623,19 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
                                    sqlite3_value **aCol);
 IDEM_PRIVATE int idemOutcomeDelete(IdemVtab *p, sqlite3_int64 iRid);
 
-/* The reply a duplicate arrival hands back (the hidden column reply). */
+/* The reply a duplicate arrival hands back (the hidden column reply).
+** An external call's carries "sends" (nSends; -1 for a local call). */
 IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
                            sqlite3_value *pResult, const char *zStatus,
-                           const char *zNote, char **pzOut);
+                           const char *zNote, sqlite3_int64 nSends,
+                           char **pzOut);
+
+/* doc/contract.md §14: when a call may be taken for sending again, as Unix
+** time in milliseconds, or -1 if it never may (the hidden column
+** resend_at): from its status, kind, honours_key, sends and updated. */
+IDEM_PRIVATE sqlite3_int64 idemResendAt(const IdemOptions *pOpt,
+    const char *zStatus, const char *zKind, int bHonours,
+    sqlite3_int64 nSends, const char *zUpdated);
 
 /**************************************************************************
 ** Interface to code in idem_commit.c (the commit guard):

@@ -283,8 +283,28 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
   /* The columns of doc/contract.md §9-11.  Their errors are never
   ** constraints: OR IGNORE must not turn them into "a duplicate". */
   if( idemMustBeNull(p, aCol, IDEM_COL_EXPIRES, "is computed by idem (retain); leave it out of the INSERT")
-   || idemMustBeNull(p, aCol, IDEM_COL_STALE, "is computed by idem (stale_after); leave it out of the INSERT") ){
+   || idemMustBeNull(p, aCol, IDEM_COL_STALE, "is computed by idem (stale_after); leave it out of the INSERT")
+   || idemMustBeNull(p, aCol, IDEM_COL_SENDS, "is counted by idem: 1 at the claim of an external call, one more at each resend; leave it out of the INSERT")
+   || idemMustBeNull(p, aCol, IDEM_COL_RESEND_AT, "is computed by idem (honours_key, max_sends, resend_after); leave it out of the INSERT") ){
     return SQLITE_ERROR;
+  }
+  {                                                      /* §14 */
+    sqlite3_value *pHon = aCol[IDEM_COL_HONOURS];
+    sqlite3_int64 iHon = -1;
+    if( sqlite3_value_type(pHon)!=SQLITE_NULL
+     && (idemValueInt64(pHon, &iHon)!=1 || (iHon!=0 && iHon!=1)) ){
+      idemVtabError(p, "honours_key must be 1 (the target honours the"
+          " Idempotency-Key: an unknown outcome may be resent with the same"
+          " key), 0 (it does not) or NULL (the table's option honours_key"
+          " decides)");
+      return SQLITE_MISMATCH;
+    }
+    if( iHon==1 && (*pzKind)[0]!='e' ){
+      idemVtabError(p, "honours_key = 1 is for external calls: a local"
+          " call sends no request (claim it with kind = 'external', or"
+          " leave honours_key out)");
+      return SQLITE_ERROR;
+    }
   }
   if( sqlite3_value_type(aCol[IDEM_COL_KEYARGS])==SQLITE_BLOB ){
     idemVtabError(p, "keyargs is a blob; expected JSON text (or NULL:"
@@ -617,6 +637,16 @@ static int idemClaimWrite(IdemVtab *p, sqlite3_stmt *pIns, sqlite3_value **aCol,
                            sqlite3_value_bytes(aCol[IDEM_COL_OWNER]),
                            SQLITE_STATIC);
   }
+  if( rc==SQLITE_OK ){
+    /* §14: an external call honours the key as its claim or the table
+    ** says, and was taken for sending once; a local call sends nothing. */
+    int bExt = pC->zKind[0]=='e';
+    sqlite3_value *pHon = aCol[IDEM_COL_HONOURS];
+    int bHon = bExt && (sqlite3_value_type(pHon)==SQLITE_NULL
+                        ? p->opt.bHonoursKey : sqlite3_value_int(pHon)==1);
+    rc = sqlite3_bind_int(pIns, 15, bHon);
+    if( rc==SQLITE_OK && bExt ) rc = sqlite3_bind_int(pIns, 16, 1);
+  }
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
   rc = idemStepReset(pIns);
   if( rc==SQLITE_DONE ){
@@ -708,7 +738,8 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   static const int aNull[] = { IDEM_COL_WHO, IDEM_COL_CONV, IDEM_COL_TOOL,
     IDEM_COL_ARGS, IDEM_COL_KIND, IDEM_COL_STATUS, IDEM_COL_NOTE,
     IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY, IDEM_COL_RECONCILE,
-    IDEM_COL_KEYARGS, IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE };
+    IDEM_COL_KEYARGS, IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE,
+    IDEM_COL_HONOURS, IDEM_COL_SENDS, IDEM_COL_RESEND_AT };
   unsigned char aKey[IDEM_KEY_BYTES];
   char zHex[IDEM_KEY_HEX+1];
   char zNow[IDEM_TIME_LEN];

@@ -10,6 +10,9 @@
 **   args_mismatch=error|replay   the same keyargs, other args (§9)
 **   retain=<duration>            how long a decided call stays (§10)
 **   stale_after=<duration>       when a pending call is stale (§11)
+**   honours_key=no|yes           external calls' targets honour the key (§14)
+**   max_sends=<1 to 100>         the most sends of such a call (§14)
+**   resend_after=<duration>      the first resend's wait, doubled (§14)
 **
 ** idemOptionJson() writes them back as idem_options() (idem_vtab.c) shows
 ** them.
@@ -23,8 +26,10 @@
 /* Every option, for the message that rejects an unknown one. */
 #define IDEM_OPTIONS_HELP \
   "local_failure=release|keep, durability=full|relaxed," \
-  " args_mismatch=error|replay, retain=<duration> and" \
-  " stale_after=<duration>"
+  " args_mismatch=error|replay, retain=<duration>," \
+  " stale_after=<duration>, honours_key=no|yes, max_sends=<1 to 100>" \
+  " and resend_after=<duration>"
+
 
 /* The longest duration accepted: 100 years, in milliseconds. */
 #define IDEM_DURATION_MAX ((sqlite3_int64)36525*86400000)
@@ -98,7 +103,21 @@ static const IdemSwitch aIdemSwitch[] = {
     " what its act survives) or durability=relaxed (accept that a power"
     " loss may take back a claim)",
     "a power loss may take back a claim, and its call may then run again" },
+  { "honours_key", { "no", "yes" },
+    offsetof(IdemOptions, bHonoursKey),
+    "honours_key=no (the default: an unknown external call is never sent"
+    " again) or honours_key=yes (the table's external calls go to targets"
+    " that honour the Idempotency-Key: one with an unknown outcome may be"
+    " resent with the same key)",
+    "an external call whose outcome is unknown is sent again with the same"
+    " key, which is safe only where the target honours it" },
 };
+/* The bits of IdemOptions.mGiven past the switches' (one each, by their
+** place in aIdemSwitch). */
+#define IDEM_GIVEN_RETAIN        8
+#define IDEM_GIVEN_STALE_AFTER   9
+#define IDEM_GIVEN_MAX_SENDS    10
+#define IDEM_GIVEN_RESEND_AFTER 11
 
 /* Note option number iOpt as given; an error if it was given before
 ** (the last one winning silently would hide a typo or a stale copy). */
@@ -154,11 +173,32 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
                              nValue, zValue, pSw->zName, pSw->zHelp);
     return SQLITE_ERROR;
   }
+  if( nName==9 && sqlite3_strnicmp(zArg, "max_sends", 9)==0 ){
+    int n = 0;
+    if( idemOptionTwice(pOpt, IDEM_GIVEN_MAX_SENDS, "max_sends", pzErr) ){
+      return SQLITE_ERROR;
+    }
+    for(i=0; i<nValue && i<4 && zValue[i]>='0' && zValue[i]<='9'; i++){
+      n = n*10 + (zValue[i]-'0');
+    }
+    if( nValue==0 || i<nValue || n<1 || n>IDEM_MAX_SENDS_LIMIT ){
+      *pzErr = sqlite3_mprintf("bad value '%.*s' for max_sends; use a whole"
+          " number from 1 to %d: how many times a call that honours the key"
+          " may be taken for sending, the claim included (the default is"
+          " %d)", nValue, zValue, IDEM_MAX_SENDS_LIMIT, IDEM_MAX_SENDS);
+      return SQLITE_ERROR;
+    }
+    pOpt->nMaxSends = n;
+    return SQLITE_OK;
+  }
   if( (nName==6 && sqlite3_strnicmp(zArg, "retain", 6)==0)
-   || (nName==11 && sqlite3_strnicmp(zArg, "stale_after", 11)==0) ){
+   || (nName==11 && sqlite3_strnicmp(zArg, "stale_after", 11)==0)
+   || (nName==12 && sqlite3_strnicmp(zArg, "resend_after", 12)==0) ){
     sqlite3_int64 iMs = idemDurationParse(zValue, nValue);
-    if( idemOptionTwice(pOpt, nName==6 ? 3 : 4, nName==6 ? "retain"
-                        : "stale_after", pzErr) ){
+    if( idemOptionTwice(pOpt, nName==6 ? IDEM_GIVEN_RETAIN
+                        : nName==11 ? IDEM_GIVEN_STALE_AFTER
+                        : IDEM_GIVEN_RESEND_AFTER, nName==6 ? "retain"
+                        : nName==11 ? "stale_after" : "resend_after", pzErr) ){
       return SQLITE_ERROR;
     }
     if( iMs==0 ){
@@ -168,7 +208,9 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
           nValue, zValue, nName, zArg, nName, zArg);
       return SQLITE_ERROR;
     }
-    if( nName==6 ) pOpt->iRetainMs = iMs; else pOpt->iStaleAfterMs = iMs;
+    if( nName==6 ) pOpt->iRetainMs = iMs;
+    else if( nName==11 ) pOpt->iStaleAfterMs = iMs;
+    else pOpt->iResendAfterMs = iMs;
     return SQLITE_OK;
   }
  bad:
@@ -208,13 +250,14 @@ static void idemDurationText(sqlite3_str *s, sqlite3_int64 iMs){
 ** Append *pOpt to s as idem_options() gives it (doc/contract.md §5):
 **
 **   {"options": {"local_failure": "release", "args_mismatch": "error",
-**                "durability": "full", "retain": null | <ms>,
-**                "stale_after": null | <ms>},
+**                "durability": "full", "honours_key": "no",
+**                "retain": null | <ms>, "stale_after": null | <ms>,
+**                "max_sends": 5, "resend_after": <ms>},
 **    "shown":   {each option as an error names it: "retain='1 day'",
 **                "durability=full (the default)", "no stale_after"},
 **    "relaxed": {each option whose value weakens what a claim promises
 **                by default, with why: args_mismatch=replay,
-**                durability=relaxed, any retain}}
+**                durability=relaxed, honours_key=yes, any retain}}
 **
 ** Every text here is ASCII without quotes or backslashes: it needs no
 ** JSON escaping.
@@ -270,6 +313,23 @@ IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt){
                                    " after that runs it again");
         }
         sqlite3_str_appendall(s, "\"");
+      }
+    }
+    if( iPart<2 ){
+      /* §14: the sends and the backoff, given or the default. */
+      int nMax = pOpt->nMaxSends ? pOpt->nMaxSends : IDEM_MAX_SENDS;
+      sqlite3_int64 iAfter = pOpt->iResendAfterMs ? pOpt->iResendAfterMs
+                                                  : IDEM_RESEND_AFTER_MS;
+      if( iPart==0 ){
+        sqlite3_str_appendf(s, "%s\"max_sends\":%d,\"resend_after\":%lld",
+                            bSep ? "," : "", nMax, iAfter);
+      }else{
+        sqlite3_str_appendf(s, "%s\"max_sends\":\"max_sends=%d%s\","
+                            "\"resend_after\":\"resend_after='", bSep ? "," : "",
+                            nMax, pOpt->nMaxSends ? "" : " (the default)");
+        idemDurationText(s, iAfter);
+        sqlite3_str_appendf(s, "'%s\"",
+                            pOpt->iResendAfterMs ? "" : " (the default)");
       }
     }
     sqlite3_str_appendall(s, "}");

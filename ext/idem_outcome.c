@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** idem_outcome.c -- a call's outcome (doc/contract.md §5-7): what an
-** UPDATE and a DELETE on an idem table may do, and the reply a duplicate
-** arrival gets.  It stands on the claim (idem_claim.c: the status, the
+** idem_outcome.c -- a call's outcome (doc/contract.md §5-7, §14): what
+** an UPDATE and a DELETE on an idem table may do, when a call whose
+** target honours the key may be resent (idemResendAt()), and the reply a
+** duplicate arrival gets.  It stands on the claim (idem_claim.c: the status, the
 ** release, the inner writes' checks) and the store, and never calls the
 ** module (idem_vtab.c), which calls it.
 **
@@ -43,6 +44,13 @@
   "from sending twice; only a target that honours the Idempotency-Key " \
   "header can refuse a duplicate"
 
+/* The same for a call whose target honours the key (§14). */
+#define IDEM_UNKNOWN_RESEND_NOTE \
+  "the request may already have reached the target system; the target " \
+  "honours the Idempotency-Key, so a retry may send it again with the " \
+  "same key from resend_at on, until max_sends; the target's records " \
+  "decide the outcome"
+
 #define IDEM_PENDING_NOTE \
   "the call is in progress, or its process was interrupted; it is not " \
   "executed again"
@@ -64,6 +72,7 @@ typedef enum IdemReconcile {
   IDEM_RECONCILE_ARRIVED,     /* the target's records show the request */
   IDEM_RECONCILE_NOT_ARRIVED, /* they show it never came */
   IDEM_RECONCILE_NOT_SENT,    /* the request never left (the owner's word) */
+  IDEM_RECONCILE_RESEND,      /* take it for sending again (§14) */
   IDEM_RECONCILE_OTHER        /* anything else */
 } IdemReconcile;
 
@@ -81,6 +90,7 @@ struct IdemChange {
 typedef enum IdemActionType {
   IDEM_ACT_RECORD,            /* store eStatus (and id, result, note) */
   IDEM_ACT_RELEASE,           /* delete the call's group: it may run again */
+  IDEM_ACT_RESEND,            /* pending again, sends+1, the new owner */
   IDEM_ACT_REFUSE             /* an error: eRefusal says which */
 } IdemActionType;
 
@@ -101,8 +111,23 @@ typedef enum IdemRefusal {
   IDEM_REFUSE_LOCAL_UNKNOWN,
   IDEM_REFUSE_PENDING_NOT_STALE,
   IDEM_REFUSE_NOT_SENT_UNKNOWN,
-  IDEM_REFUSE_BAD_STATUS
+  IDEM_REFUSE_BAD_STATUS,
+  IDEM_REFUSE_RESEND_LOCAL,
+  IDEM_REFUSE_RESEND_UNDECLARED,
+  IDEM_REFUSE_RESEND_EXHAUSTED,
+  IDEM_REFUSE_RESEND_PENDING,
+  IDEM_REFUSE_RESEND_EARLY,
+  IDEM_REFUSE_RESEND_OWNER
 } IdemRefusal;
+
+/* What a resend (§14) depends on besides the status and kind, read from
+** the call and the clock by the caller of idemTransition(). */
+typedef struct IdemSendState IdemSendState;
+struct IdemSendState {
+  int bHonours;               /* The call honours the key (honours_key) */
+  int bExhausted;             /* Its sends have reached max_sends */
+  int bEarly;                 /* Its backoff has not run out yet */
+};
 
 typedef struct IdemAction IdemAction;
 struct IdemAction {
@@ -130,8 +155,8 @@ static IdemAction idemAction(IdemActionType eType, IdemStatus eStatus,
   idemAction(IDEM_ACT_REFUSE, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN, eRefusal)
 
 /*
-** The rules of an UPDATE of a call (doc/contract.md §4, §5), in the order
-** they are tried.  Pure: it reads nothing but its arguments.
+** The rules of an UPDATE of a call (doc/contract.md §4, §5, §14), in the
+** order they are tried.  Pure: it reads nothing but its arguments.
 **
 **   pending -> pending   id, result, note may change
 **   pending -> done      recorded
@@ -145,18 +170,39 @@ static IdemAction idemAction(IdemActionType eType, IdemStatus eStatus,
 **   pending + reconcile = 'not_sent'              -> released (the explicit
 **                        word that the request never left)
 **   unknown + reconcile = 'not_sent'              -> refused: it may have left
+**   unknown, pending + reconcile = 'resend'       -> pending, sends+1, new
+**                        owner, if it is external, honours the key, has
+**                        sends left, its backoff ran out and (pending)
+**                        it is stale; else refused, saying which
 **   done, failed         final: every change is an error
 */
 static IdemAction idemTransition(
   IdemStatus eOld,                  /* The stored status */
   IdemKind eKind,                   /* The stored kind */
   int bStale,                       /* A pending call gone quiet (§11) */
+  const IdemSendState *pSend,       /* What a resend depends on (§14) */
   const IdemChange *pChg,           /* What the UPDATE asks for */
   const IdemOptions *pOpt           /* The table's options */
 ){
   IdemStatus eNew = pChg->eStatus;
   if( eNew==IDEM_STATUS_NULL ) return idemRefusal(IDEM_REFUSE_NULL_STATUS);
   if( idemIsDecided(eOld) ) return idemRefusal(IDEM_REFUSE_DECIDED);
+
+  /* §14: the same request, with the same key, taken for sending again. */
+  if( pChg->eReconcile==IDEM_RECONCILE_RESEND ){
+    if( eNew!=IDEM_STATUS_ABSENT ){
+      return idemRefusal(IDEM_REFUSE_RECONCILE_WITH_STATUS);
+    }
+    if( eKind!=IDEM_KIND_EXTERNAL ) return idemRefusal(IDEM_REFUSE_RESEND_LOCAL);
+    if( !pSend->bHonours ) return idemRefusal(IDEM_REFUSE_RESEND_UNDECLARED);
+    if( pSend->bExhausted ) return idemRefusal(IDEM_REFUSE_RESEND_EXHAUSTED);
+    if( !bStale && eOld==IDEM_STATUS_PENDING ){
+      return idemRefusal(IDEM_REFUSE_RESEND_PENDING);
+    }
+    if( pSend->bEarly ) return idemRefusal(IDEM_REFUSE_RESEND_EARLY);
+    return idemAction(IDEM_ACT_RESEND, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN,
+                      IDEM_REFUSE_BAD_STATUS);
+  }
 
   /* The operator's explicit reconciliation of an unknown (or abandoned
   ** pending) call, from the target's records. */
@@ -212,13 +258,100 @@ static IdemAction idemTransition(
   }
 }
 
+/* The wait before the resend that follows send nSends (1, 2, ...):
+** resend_after doubled with each send, capped (§14). */
+static sqlite3_int64 idemResendDelay(const IdemOptions *pOpt,
+                                     sqlite3_int64 nSends){
+  sqlite3_int64 iBase = pOpt->iResendAfterMs ? pOpt->iResendAfterMs
+                                             : IDEM_RESEND_AFTER_MS;
+  sqlite3_int64 iCap = iBase*IDEM_RESEND_CAP;
+  sqlite3_int64 iDelay = iBase;
+  while( --nSends>0 && iDelay<iCap ) iDelay *= 2;
+  return iDelay<iCap ? iDelay : iCap;
+}
+
+/* The most sends a call that honours the key may have (max_sends). */
+static sqlite3_int64 idemMaxSends(const IdemOptions *pOpt){
+  return pOpt->nMaxSends ? pOpt->nMaxSends : IDEM_MAX_SENDS;
+}
+
+/*
+** resend_at (doc/contract.md §14): when the call may be taken for sending
+** again, as Unix time in milliseconds, or -1 if it never may: a local
+** call, one that does not honour the key, a decided one, one whose sends
+** reached max_sends, a pending one in a table without stale_after.  An
+** unknown call may be resent once its backoff after its last update has
+** run out; a pending one once it is stale, and not before its backoff.
+*/
+IDEM_PRIVATE sqlite3_int64 idemResendAt(const IdemOptions *pOpt,
+    const char *zStatus, const char *zKind, int bHonours,
+    sqlite3_int64 nSends, const char *zUpdated){
+  IdemStatus eStatus = idemStatusParse(zStatus);
+  sqlite3_int64 iUpdated, iAt;
+  if( !bHonours || zKind==0 || strcmp(zKind, "external")!=0 ) return -1;
+  if( eStatus!=IDEM_STATUS_UNKNOWN && eStatus!=IDEM_STATUS_PENDING ) return -1;
+  if( nSends<1 ) nSends = 1;
+  if( nSends>=idemMaxSends(pOpt) ) return -1;
+  iUpdated = idemParseTime(zUpdated);
+  if( iUpdated<0 ) return -1;
+  iAt = iUpdated + idemResendDelay(pOpt, nSends);
+  if( eStatus==IDEM_STATUS_PENDING ){
+    if( pOpt->iStaleAfterMs==0 ) return -1;
+    if( iUpdated + pOpt->iStaleAfterMs > iAt ){
+      iAt = iUpdated + pOpt->iStaleAfterMs;
+    }
+  }
+  return iAt;
+}
+
 /*
 ** The message of a refused UPDATE.  zHex is the call's key, zOld its
-** stored status, zNew the status asked for.  Returns the error code.
+** stored status, zNew the status asked for, nSends and zAt the call's
+** sends and resend_at ("" if NULL).  Returns the error code.
 */
 static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
-                      const char *zOld, const char *zNew){
+                      const char *zOld, const char *zNew,
+                      sqlite3_int64 nSends, const char *zAt){
   switch( eRefusal ){
+    case IDEM_REFUSE_RESEND_LOCAL:
+      idemVtabError(p, "call '%s' is local: nothing was sent, so"
+          " reconcile = 'resend' does not apply (it resends an external"
+          " call that honours the key)", zHex);
+      break;
+    case IDEM_REFUSE_RESEND_UNDECLARED:
+      idemVtabError(p, "call '%s' is not declared to go to a target that"
+          " honours the Idempotency-Key, so it is never sent again: its"
+          " outcome stays %s until the target's records settle it"
+          " (reconcile = 'arrived' or 'not_arrived'); declare the target"
+          " at the claim (honours_key = 1) or with the table option"
+          " honours_key=yes", zHex, zOld);
+      break;
+    case IDEM_REFUSE_RESEND_EXHAUSTED:
+      idemVtabError(p, "call '%s' was taken for sending %lld times, the"
+          " most max_sends allows (%d): it is not sent again; its outcome"
+          " stays %s until the target's records settle it (reconcile ="
+          " 'arrived' or 'not_arrived')", zHex, nSends,
+          p->opt.nMaxSends ? p->opt.nMaxSends : IDEM_MAX_SENDS, zOld);
+      break;
+    case IDEM_REFUSE_RESEND_PENDING:
+      idemVtabError(p, "call '%s' is pending and not stale: its owner may"
+          " still be sending it, so reconcile = 'resend' does not take it"
+          " over%s%s%s", zHex, zAt[0] ? " before " : " (the table has no"
+          " stale_after, so a pending call is never taken over)",
+          zAt[0] ? zAt : "", zAt[0] ? " (resend_at)" : "");
+      break;
+    case IDEM_REFUSE_RESEND_EARLY:
+      idemVtabError(p, "call '%s' may be resent from %s (resend_at) on,"
+          " not before: its backoff after %lld send%s has not run out",
+          zHex, zAt, nSends, nSends==1 ? "" : "s");
+      break;
+    case IDEM_REFUSE_RESEND_OWNER:
+      idemVtabError(p, "reconcile = 'resend' needs the new sender's owner,"
+          " other than the one that holds call '%s': UPDATE \"%w\" SET"
+          " reconcile = 'resend', owner = ? WHERE key = '%s' AND member ="
+          " 0; the owner is the fence: the old sender's late record then"
+          " lands nowhere", zHex, p->zName, zHex);
+      break;
     case IDEM_REFUSE_NULL_STATUS:
       idemVtabError(p, "status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending");
       break;
@@ -229,15 +362,16 @@ static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
       break;
     case IDEM_REFUSE_RECONCILE_WITH_STATUS:
       idemVtabError(p, "reconcile = 'arrived' makes the call done,"
-          " 'not_arrived' and 'not_sent' release it; do not set another"
-          " status with it");
+          " 'not_arrived' and 'not_sent' release it, 'resend' makes it"
+          " pending again; do not set another status with it");
       break;
     case IDEM_REFUSE_BAD_RECONCILE:
       idemVtabError(p, "reconcile must be 'arrived' (the target's"
           " records show the request: the call becomes done),"
-          " 'not_arrived' (they show it never came: the claim is released)"
-          " or 'not_sent' (a pending call whose request never left: the"
-          " claim is released)");
+          " 'not_arrived' (they show it never came: the claim is released),"
+          " 'not_sent' (a pending call whose request never left: the"
+          " claim is released) or 'resend' (a call whose target honours the"
+          " key: sent again, with the same key, by a new owner)");
       break;
     case IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE:
       idemVtabError(p, "call '%s' has an unknown outcome and is never"
@@ -310,10 +444,12 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
         || memcmp(aKey, sqlite3_column_blob(pOld, IDEM_Q_KEY), IDEM_KEY_BYTES)!=0;
   }
   switch( iCol ){
-    case IDEM_COL_REPLY: case IDEM_COL_STALE:
+    case IDEM_COL_REPLY: case IDEM_COL_STALE: case IDEM_COL_RESEND_AT:
       /* Computed, not stored: any value given is a change. */
       return sqlite3_value_type(pNew)!=SQLITE_NULL;
     case IDEM_COL_KEYARGS: iQ = IDEM_Q_KEYARGS; break;
+    case IDEM_COL_HONOURS: iQ = IDEM_Q_HONOURS; break;
+    case IDEM_COL_SENDS:   iQ = IDEM_Q_SENDS;   break;
     case IDEM_COL_OWNER:   iQ = IDEM_Q_OWNER;   break;
     case IDEM_COL_EXPIRES: iQ = IDEM_Q_EXPIRES; break;
     default:               iQ = IDEM_QCOL(iCol); break;
@@ -322,10 +458,11 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
     return sqlite3_column_type(pOld, iQ)!=SQLITE_NULL;
   }
   if( sqlite3_column_type(pOld, iQ)==SQLITE_NULL ) return 1;
-  if( iCol==IDEM_COL_MEMBER ){
+  if( iCol==IDEM_COL_MEMBER || iCol==IDEM_COL_HONOURS
+   || iCol==IDEM_COL_SENDS ){
     sqlite3_int64 iNew;
     return idemValueInt64(pNew, &iNew)!=1
-        || iNew!=sqlite3_column_int64(pOld, IDEM_Q_MEMBER);
+        || iNew!=sqlite3_column_int64(pOld, iQ);
   }
   a = sqlite3_value_text(pNew);
   na = sqlite3_value_bytes(pNew);
@@ -350,11 +487,13 @@ static int idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
 ** times): the checks made before the rules.  zHex is the row's key.
 */
 static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
-                           sqlite3_value **aCol, const char *zHex){
+                           sqlite3_value **aCol, const char *zHex,
+                           int bResend){
   static const int aFixed[] = { IDEM_COL_KEY, IDEM_COL_MEMBER, IDEM_COL_WHO,
     IDEM_COL_CONV, IDEM_COL_TOOL, IDEM_COL_ARGS, IDEM_COL_KIND,
     IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY, IDEM_COL_KEYARGS,
-    IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE };
+    IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE, IDEM_COL_HONOURS,
+    IDEM_COL_SENDS, IDEM_COL_RESEND_AT };
   int i;
   if( sqlite3_column_int64(pOld, IDEM_Q_MEMBER)!=0 ){
     idemVtabError(p, "member rows are not updated; record the call's"
@@ -363,8 +502,23 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
     return SQLITE_ERROR;
   }
   for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
+    /* The new sender of a resend names itself (§14). */
+    if( bResend && aFixed[i]==IDEM_COL_OWNER ) continue;
     if( idemChanges(aCol, aFixed[i], pOld) ){
-      if( aFixed[i]==IDEM_COL_EXPIRES || aFixed[i]==IDEM_COL_STALE ){
+      if( aFixed[i]==IDEM_COL_SENDS ){
+        idemVtabError(p, "sends is counted by idem; take the call for"
+            " sending again with UPDATE \"%w\" SET reconcile = 'resend',"
+            " owner = ? WHERE key = '%s' AND member = 0", p->zName, zHex);
+        return SQLITE_ERROR;
+      }
+      if( aFixed[i]==IDEM_COL_OWNER ){
+        idemVtabError(p, "owner cannot be changed; it is fixed when the"
+            " call is claimed, and changes only with reconcile = 'resend'"
+            " (a new sender takes the call)");
+        return SQLITE_ERROR;
+      }
+      if( aFixed[i]==IDEM_COL_EXPIRES || aFixed[i]==IDEM_COL_STALE
+       || aFixed[i]==IDEM_COL_RESEND_AT ){
         idemVtabError(p, "%s is computed by idem; leave it out of"
                       " the UPDATE", azIdemCol[aFixed[i]]);
         return SQLITE_ERROR;
@@ -418,11 +572,40 @@ static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
       pChg->eReconcile = IDEM_RECONCILE_NOT_ARRIVED;
     }else if( strcmp(z, "not_sent")==0 ){
       pChg->eReconcile = IDEM_RECONCILE_NOT_SENT;
+    }else if( strcmp(z, "resend")==0 ){
+      pChg->eReconcile = IDEM_RECONCILE_RESEND;
     }else{
       pChg->eReconcile = IDEM_RECONCILE_OTHER;
     }
   }
   return SQLITE_OK;
+}
+
+/*
+** Take the call in pOld's row (rid iRid) for sending again (§14): pending,
+** one more send, updated now, the new owner, the note given (or none: the
+** unknown note no longer holds).
+*/
+static int idemResend(IdemVtab *p, sqlite3_int64 iRid, sqlite3_stmt *pOld,
+                      sqlite3_value **aCol){
+  char zNow[IDEM_TIME_LEN];
+  sqlite3_stmt *pRes;
+  int rc = idemStmt(p, IDEM_STMT_RESEND, &pRes);
+  sqlite3_reset(pOld);
+  if( rc!=SQLITE_OK ) return rc;
+  idemNow(p->pVfs, zNow);
+  rc = sqlite3_bind_int64(pRes, 1, iRid);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pRes, 2, aCol[IDEM_COL_OWNER]);
+  if( rc==SQLITE_OK && !sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ){
+    rc = sqlite3_bind_value(pRes, 3, aCol[IDEM_COL_NOTE]);
+  }else if( rc==SQLITE_OK ){
+    rc = sqlite3_bind_null(pRes, 3);
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pRes, 4, zNow, -1, SQLITE_STATIC);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pRes, rc);
+  rc = idemStepReset(pRes);
+  if( rc!=SQLITE_DONE ) return idemInnerError(p, rc);
+  return idemCheckChanges(p, "the resend's UPDATE", 0, 1);
 }
 
 /*
@@ -444,6 +627,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     sqlite3_reset(pOld);
     return rc ? rc : idemRelease(p, aKey);
   }
+  if( pAct->eType==IDEM_ACT_RESEND ) return idemResend(p, iRid, pOld, aCol);
   if( pAct->eNote==IDEM_NOTE_RECONCILED ){
     zNote = sqlite3_mprintf("%s", IDEM_RECONCILED_NOTE);
   }else if( pAct->eNote==IDEM_NOTE_UNKNOWN ){
@@ -451,9 +635,14 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     if( !sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ){
       zGiven = (const char*)sqlite3_value_text(aCol[IDEM_COL_NOTE]);
     }
+    sqlite3_int64 nSent = sqlite3_column_type(pOld, IDEM_Q_SENDS)==SQLITE_NULL
+                        ? 1 : sqlite3_column_int64(pOld, IDEM_Q_SENDS);
+    const char *zBase = sqlite3_column_int(pOld, IDEM_Q_HONOURS)==1
+                        && nSent<idemMaxSends(&p->opt)
+                      ? IDEM_UNKNOWN_RESEND_NOTE : IDEM_UNKNOWN_NOTE;
     zNote = zGiven && zGiven[0]
-      ? sqlite3_mprintf("%s (reported: %s)", IDEM_UNKNOWN_NOTE, zGiven)
-      : sqlite3_mprintf("%s", IDEM_UNKNOWN_NOTE);
+      ? sqlite3_mprintf("%s (reported: %s)", zBase, zGiven)
+      : sqlite3_mprintf("%s", zBase);
   }
   if( pAct->eNote!=IDEM_NOTE_GIVEN && zNote==0 ) return SQLITE_NOMEM;
 
@@ -521,6 +710,9 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   IdemKind eKind;
   IdemStatus eOld;
   const char *zOld, *zNew;
+  IdemSendState send;
+  sqlite3_int64 nSends;
+  char zAt[IDEM_TIME_LEN];
   int bStale = 0;
   int rc;
 
@@ -542,8 +734,11 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   }else{
     memcpy(zHex, "?", 2);
   }
-  rc = idemUpdateCheck(p, pOld, aCol, zHex);
-  if( rc==SQLITE_OK ) rc = idemChangeParse(aCol, &chg, &zNew);
+  rc = idemChangeParse(aCol, &chg, &zNew);
+  if( rc==SQLITE_OK ){
+    rc = idemUpdateCheck(p, pOld, aCol, zHex,
+                         chg.eReconcile==IDEM_RECONCILE_RESEND);
+  }
   if( rc ) goto done;
   zOld = idemText(pOld, IDEM_QCOL(IDEM_COL_STATUS));
   eKind = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_KIND)), "external")==0
@@ -558,9 +753,36 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
     idemFormatTime(idemNowMs(p->pVfs) - p->opt.iStaleAfterMs, zBefore);
     bStale = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED)), zBefore)<0;
   }
-  act = idemTransition(eOld, eKind, bStale, &chg, &p->opt);
+  memset(&send, 0, sizeof(send));
+  nSends = sqlite3_column_type(pOld, IDEM_Q_SENDS)==SQLITE_INTEGER
+         ? sqlite3_column_int64(pOld, IDEM_Q_SENDS) : 1;
+  zAt[0] = 0;
+  if( chg.eReconcile==IDEM_RECONCILE_RESEND ){
+    /* §14: the call's declaration, its sends and its backoff, now. */
+    sqlite3_int64 iUpdated, iAt;
+    const char *zUpd = idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED));
+    send.bHonours = sqlite3_column_int(pOld, IDEM_Q_HONOURS)==1;
+    send.bExhausted = nSends>=idemMaxSends(&p->opt);
+    iUpdated = idemParseTime(zUpd);
+    send.bEarly = iUpdated<0
+        || idemNowMs(p->pVfs) < iUpdated + idemResendDelay(&p->opt, nSends);
+    iAt = idemResendAt(&p->opt, zOld, eKind==IDEM_KIND_EXTERNAL
+                       ? "external" : "local", send.bHonours, nSends, zUpd);
+    if( iAt>=0 ) idemFormatTime(iAt, zAt);
+  }
+  act = idemTransition(eOld, eKind, bStale, &send, &chg, &p->opt);
+  if( act.eType==IDEM_ACT_RESEND ){
+    /* The new sender names itself, and is not the one that held it: the
+    ** owner is the fence against the old sender's late record. */
+    sqlite3_value *pOwner = aCol[IDEM_COL_OWNER];
+    if( sqlite3_value_nochange(pOwner)
+     || sqlite3_value_type(pOwner)!=SQLITE_TEXT
+     || !idemChanges(aCol, IDEM_COL_OWNER, pOld) ){
+      act = idemRefusal(IDEM_REFUSE_RESEND_OWNER);
+    }
+  }
   if( act.eType==IDEM_ACT_REFUSE ){
-    rc = idemRefuse(p, act.eRefusal, zHex, zOld, zNew);
+    rc = idemRefuse(p, act.eRefusal, zHex, zOld, zNew, nSends, zAt);
     goto done;
   }
 
@@ -667,13 +889,16 @@ static int idemAppendValue(IdemVtab *p, sqlite3_str *s, sqlite3_value *pVal,
 
 /*
 ** The reply a duplicate arrival hands back: a canonical JSON object
-**   {"id":<id>,"idempotent":true,"message":...,"result":...,"status":...}
+**   {"id":<id>,"idempotent":true,"message":...,"result":...,"sends":n,
+**    "status":...}
 ** "message" for calls that are not done, "result" when one was recorded
-** (embedded as JSON when it is JSON text).  *pzOut: from sqlite3_malloc().
+** (embedded as JSON when it is JSON text), "sends" for an external call
+** (nSends>=0: how many times it was taken for sending, §14).  *pzOut: from sqlite3_malloc().
 */
 IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
                            sqlite3_value *pResult, const char *zStatus,
-                           const char *zNote, char **pzOut){
+                           const char *zNote, sqlite3_int64 nSends,
+                           char **pzOut){
   sqlite3_str *s = sqlite3_str_new(0);
   IdemStatus eStatus = idemStatusParse(zStatus);
   int rc;
@@ -692,6 +917,9 @@ IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
     sqlite3_str_append(s, ",\"result\":", 10);
     rc = idemAppendValue(p, s, pResult, 1);
     if( rc ) goto done;
+  }
+  if( nSends>=0 ){
+    sqlite3_str_appendf(s, ",\"sends\":%lld", nSends);
   }
   sqlite3_str_append(s, ",\"status\":", 10);
   idemJsonAppendString(s, zStatus ? zStatus : "",

@@ -21,7 +21,7 @@
 **
 ** Columns: key, member, who, conv, tool, args, kind, status, id, result,
 ** note, created, updated, and the hidden reply, reconcile, keyargs, owner,
-** expires and stale.
+** expires, stale, honours_key, sends and resend_at.
 **
 **   SELECT idem_options('calls' [, 'main']);   -- the options as parsed
 **
@@ -165,7 +165,8 @@ static int idemInit(
       " kind TEXT, status TEXT, id, result, note TEXT, created TEXT,"
       " updated TEXT, reply TEXT HIDDEN, reconcile TEXT HIDDEN,"
       " keyargs TEXT HIDDEN, owner TEXT HIDDEN, expires TEXT HIDDEN,"
-      " stale INTEGER HIDDEN)");
+      " stale INTEGER HIDDEN, honours_key INTEGER HIDDEN,"
+      " sends INTEGER HIDDEN, resend_at TEXT HIDDEN)");
   if( rc!=SQLITE_OK ){
     idemVtabDbError(p, rc);
     goto fail;
@@ -579,6 +580,8 @@ static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
       case IDEM_COL_KEYARGS: iM = IDEM_M_KEYARGS; break;
       case IDEM_COL_OWNER:   iM = IDEM_M_OWNER;   break;
       case IDEM_COL_EXPIRES: iM = IDEM_M_EXPIRES; break;
+      case IDEM_COL_HONOURS: iM = IDEM_M_HONOURS; break;
+      case IDEM_COL_SENDS:   iM = IDEM_M_SENDS;   break;
     }
     if( iM>=0 ){
       if( pCur->pMain==0 || !sqlite3_stmt_busy(pCur->pMain)
@@ -592,8 +595,24 @@ static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
     case IDEM_COL_KEYARGS: return sqlite3_column_value(pCur->pStmt, IDEM_Q_KEYARGS);
     case IDEM_COL_OWNER:   return sqlite3_column_value(pCur->pStmt, IDEM_Q_OWNER);
     case IDEM_COL_EXPIRES: return sqlite3_column_value(pCur->pStmt, IDEM_Q_EXPIRES);
+    case IDEM_COL_HONOURS: return sqlite3_column_value(pCur->pStmt, IDEM_Q_HONOURS);
+    case IDEM_COL_SENDS:   return sqlite3_column_value(pCur->pStmt, IDEM_Q_SENDS);
   }
   return sqlite3_column_value(pCur->pStmt, IDEM_QCOL(iCol));
+}
+
+/*
+** The sends of the current row's call: the stored count, 1 for an
+** external call claimed before format 3 (its claim took it for sending
+** once), -1 for a local call (nothing is sent).
+*/
+static sqlite3_int64 idemCursorSends(IdemCursor *pCur){
+  sqlite3_value *pKind = idemCursorValue(pCur, IDEM_COL_KIND);
+  sqlite3_value *pSends = idemCursorValue(pCur, IDEM_COL_SENDS);
+  const char *zKind = pKind ? (const char*)sqlite3_value_text(pKind) : 0;
+  if( zKind==0 || strcmp(zKind, "external")!=0 ) return -1;
+  if( pSends==0 || sqlite3_value_type(pSends)!=SQLITE_INTEGER ) return 1;
+  return sqlite3_value_int64(pSends);
 }
 
 static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iCol){
@@ -627,7 +646,7 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
             sqlite3_column_value(pCur->pStmt, IDEM_QCOL(IDEM_COL_RESULT)),
             pStatus ? (const char*)sqlite3_value_text(pStatus) : 0,
             pNote ? (const char*)sqlite3_value_text(pNote) : 0,
-            &pCur->zReply);
+            idemCursorSends(pCur), &pCur->zReply);
         if( rc ) return rc;
       }
       sqlite3_result_text(ctx, pCur->zReply, -1, SQLITE_TRANSIENT);
@@ -648,6 +667,27 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
               && strcmp(zUpd, pCur->zStaleBefore)<0;
       }
       sqlite3_result_int(ctx, bStale);
+      return SQLITE_OK;
+    }
+    case IDEM_COL_RESEND_AT: {
+      /* doc/contract.md §14: when the call may be taken for sending
+      ** again, or NULL if it never may. */
+      sqlite3_int64 iAt = -1;
+      sqlite3_value *pStatus = idemCursorValue(pCur, IDEM_COL_STATUS);
+      sqlite3_value *pKind = idemCursorValue(pCur, IDEM_COL_KIND);
+      sqlite3_value *pHon = idemCursorValue(pCur, IDEM_COL_HONOURS);
+      sqlite3_value *pUpd = idemCursorValue(pCur, IDEM_COL_UPDATED);
+      if( pStatus && pKind && pHon && pUpd ){
+        iAt = idemResendAt(&p->opt, (const char*)sqlite3_value_text(pStatus),
+            (const char*)sqlite3_value_text(pKind),
+            sqlite3_value_int(pHon)==1, idemCursorSends(pCur),
+            (const char*)sqlite3_value_text(pUpd));
+      }
+      if( iAt>=0 ){
+        char zAt[IDEM_TIME_LEN];
+        idemFormatTime(iAt, zAt);
+        sqlite3_result_text(ctx, zAt, -1, SQLITE_TRANSIENT);
+      }
       return SQLITE_OK;
     }
   }

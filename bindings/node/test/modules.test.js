@@ -94,6 +94,9 @@ async function main(): Promise<number> {
   const who: string = await calls.tool({ name: 'w' }, () => 'ok')(42, Buffer.from('c'));
   calls.reconcile(k, 'not_sent');
   calls.recordTimeoutMs = 1000;
+  calls.resendWaitMs = 1000;
+  const sent: number | null = (await calls.tool({ kind: 'external', name: 'r', honoursKey: true },
+    () => 1).run('a', 'c')).sends;
   try { await charge('a', 'c', { cents: 1 }); } catch (e) {
     if (e instanceof idem.Lost || e instanceof idem.NotRecorded) return e.status === 'done' ? e.key.length : 0;
     if (e instanceof idem.NotSent) return e.key ? 1 : 0;

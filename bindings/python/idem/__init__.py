@@ -89,8 +89,10 @@ KeyArgs = Union[Callable[[Dict[str, Any]], Any], Sequence[str], None]
 # the two-word switches (the default first) and the durations.
 _SWITCHES = {"local_failure": ("release", "keep"),
              "args_mismatch": ("error", "replay"),
-             "durability": ("full", "relaxed")}
-_DURATIONS = ("retain", "stale_after")
+             "durability": ("full", "relaxed"),
+             "honours_key": ("no", "yes")}
+_DURATIONS = ("retain", "stale_after", "resend_after")
+_COUNTS = {"max_sends": (1, 100, 5)}        # lowest, highest, the default
 _UNITS = {"second": 1000, "minute": 60000, "hour": 3600000, "day": 86400000}
 _NOTE_MAX = 2000                # the longest note the wrapper writes
 _Connection = Union[sqlite3.Connection, ApswConnection]
@@ -132,16 +134,33 @@ class Result(NamedTuple):
     id: Any = None
 
 
-class Outcome(NamedTuple):
-    """What ``tool.run(who, conv, **args)`` returns: the recorded result
-    (decoded from its JSON), the call's id column, its key, and replayed:
-    False for the arrival that ran the tool, True for a duplicate that got
-    the first arrival's result without running it (the reply's
-    "idempotent": true)."""
+class _Outcome(NamedTuple):
     result: Any
     id: Any
     key: str
     replayed: bool
+
+
+class Outcome(_Outcome):
+    """What ``tool.run(who, conv, **args)`` returns: the recorded result
+    (decoded from its JSON), the call's id column, its key, and replayed:
+    False for the arrival that ran the tool, True for a duplicate that got
+    the first arrival's result without running it (the reply's
+    "idempotent": true).  .sends: how many times an external call's
+    request was taken for sending (the reply's "sends": 1, or more when a
+    target that honours the key was sent it again); None for a local call.
+    It is not part of the tuple (nor of its equality)."""
+    sends: Optional[int]
+
+    def __new__(cls, result: Any, id: Any, key: str, replayed: bool,
+                sends: Optional[int] = None) -> "Outcome":
+        self = super().__new__(cls, result, id, key, replayed)
+        self.sends = sends
+        return self
+
+    def __repr__(self) -> str:
+        return "Outcome(result=%r, id=%r, key=%r, replayed=%r, sends=%r)" % (
+            self.result, self.id, self.key, self.replayed, self.sends)
 
 
 # ---- errors -----------------------------------------------------------------
@@ -175,8 +194,10 @@ class InProgress(CallError):
 class Unknown(CallError):
     """An external call whose request may have reached the target, but
     whose outcome we do not know (an error or a timeout after the claim,
-    or a result that could not be stored).  It is never retried: the
-    target's records decide, and an operator reconciles it
+    or a result that could not be stored).  It is never retried, unless
+    its tool declares honours_key=True (then it is resent with the same key
+    while idem allows it: .reply["sends"] says how many times it was
+    sent): the target's records decide, and an operator reconciles it
     (Calls.reconcile)."""
 
 
@@ -811,14 +832,19 @@ def _token() -> str:
 # name included), or it is an error that names both values.
 
 _OPTIONS_HELP = ("local_failure=release|keep, durability=full|relaxed,"
-                 " args_mismatch=error|replay, retain=<duration> and"
-                 " stale_after=<duration>")
+                 " args_mismatch=error|replay, retain=<duration>,"
+                 " stale_after=<duration>, honours_key=no|yes,"
+                 " max_sends=<1 to 100> and resend_after=<duration>")
 _SWITCH_HELP = {
     "local_failure": "local_failure=release (the default) or local_failure=keep",
     "args_mismatch": "args_mismatch=error (the default) or args_mismatch=replay",
     "durability": "durability=full (the default: a claim needs a commit"
                   " that survives what its act survives) or durability=relaxed"
                   " (accept that a power loss may take back a claim)",
+    "honours_key": "honours_key=no (the default: an unknown external call is"
+                   " never sent again) or honours_key=yes (the table's external"
+                   " calls go to targets that honour the Idempotency-Key: one"
+                   " with an unknown outcome may be resent with the same key)",
 }
 _DURATION = re.compile(r"([0-9]*)(?:\.([0-9]*))?[ \t]*(second|minute|hour|day)s?\Z",
                        re.IGNORECASE)
@@ -851,6 +877,15 @@ def _option_value(name: str, value: str) -> Any:
             raise ValueError("idem: unknown value '%s' for %s; use %s"
                              % (value, name, _SWITCH_HELP[name]))
         return w
+    if name in _COUNTS:
+        low, high, default = _COUNTS[name]
+        if not re.fullmatch(r"[0-9]{1,4}", value) or not low <= int(value) <= high:
+            raise ValueError(
+                "idem: bad value '%s' for %s; use a whole number from %d to %d:"
+                " how many times a call that honours the key may be taken for"
+                " sending, the claim included (the default is %d)"
+                % (value, name, low, high, default))
+        return int(value)
     ms = _duration_ms(value)
     if ms is None:
         raise ValueError("idem: bad duration '%s' for %s; use a positive number"
@@ -870,12 +905,13 @@ def _option(name: str, value: Any) -> Tuple[str, Any, str]:
     """A table option given to Calls(), checked: (name, effective value,
     its text in a CREATE statement)."""
     n = name.lower()
-    if n not in _SWITCHES and n not in _DURATIONS:
+    if n not in _SWITCHES and n not in _DURATIONS and n not in _COUNTS:
         raise ValueError("idem: unknown option '%s'; the options are %s"
                          % (name, _OPTIONS_HELP))
     if not isinstance(value, str):
         raise TypeError("idem: the table option %s must be a str (%s), not %s"
                         % (n, "such as '30 days'" if n in _DURATIONS else
+                           "such as '3'" if n in _COUNTS else
                            " or ".join("'%s'" % w for w in _SWITCHES[n]),
                            _typename(value)))
     if _BAD_OPTION_CHARS.search(value) or not value.strip():
@@ -964,6 +1000,7 @@ class _Decorator(Protocol):
 class _Call(NamedTuple):
     key: str
     row: Tuple[Any, ...]       # who, conv, tool, args, kind, keyargs
+    honours_key: Optional[int] = None   # 1: declared; None: the table's
 
 
 _P = inspect.Parameter
@@ -975,13 +1012,14 @@ class _Spec:
     serializer: Optional[Serializer] = None     # set by Calls.tool
 
     def __init__(self, fn: Callable[..., Any], kind: str, name: Optional[str],
-                 keyargs: KeyArgs):
+                 keyargs: KeyArgs, honours_key: bool = False):
         if not callable(fn):
             raise TypeError("idem: a tool is a function, not %s" % _typename(fn))
         tname = name if name is not None else getattr(fn, "__name__", None)
         if not isinstance(tname, str) or not tname:
             raise TypeError("idem: give the tool a name: @calls.tool(name=...)")
         self.fn, self.kind, self.name, self.keyargs = fn, kind, tname, keyargs
+        self.honours_key = honours_key
         self.first = "idempotency_key"          # the external tool's key
         self.is_async = inspect.iscoroutinefunction(fn)
         if self.is_async and kind == "local":
@@ -1320,11 +1358,13 @@ class Calls:
 
     @overload
     def tool(self, *, kind: str = "local", name: Optional[str] = None,
-             keyargs: KeyArgs = None, serializer: Any = None) -> _Decorator: ...
+             keyargs: KeyArgs = None, serializer: Any = None,
+             honours_key: bool = False) -> _Decorator: ...
 
     def tool(self, fn: Optional[Callable[..., Any]] = None, *,
              kind: str = "local", name: Optional[str] = None,
-             keyargs: KeyArgs = None, serializer: Any = None) -> Any:
+             keyargs: KeyArgs = None, serializer: Any = None,
+             honours_key: bool = False) -> Any:
         """Make fn an idempotent tool, called as ``tool(who, conv, **args)``
         (who and conv by position or by name) and returning the recorded
         result; ``tool.run(who, conv, **args)`` returns an Outcome (result,
@@ -1371,16 +1411,34 @@ class Calls:
         default: fn's return annotation when it is one), or an object with
         to_json(value) and from_json(data).  Without one, dataclasses and
         models are stored as their JSON form and handed back as it.
+
+        honours_key=True (external tools only): the target honours the
+        Idempotency-Key (it answers a repeated key with its first answer and
+        acts once), so a call whose outcome is unknown (the tool raised: a
+        timeout, a lost answer; or its process died while the request was
+        out, once the call is stale) is sent again, with the same key and
+        the same arguments, by a new owner, while the extension allows it:
+        at most max_sends sends, each after the backoff it decides
+        (resend_at), within Calls.resend_wait seconds of this call.  A
+        duplicate arrival does the same.  Outcome.sends says how many sends
+        were made.  Without it nothing changes: unknown holds.
         """
         if kind not in ("local", "external"):
             raise ValueError("idem: kind must be 'local' or 'external', not %r"
                              % (kind,))
+        if not isinstance(honours_key, bool):
+            raise TypeError("idem: honours_key is True or False, not %r"
+                            % (honours_key,))
+        if honours_key and kind != "external":
+            raise ValueError("idem: honours_key=True is for external tools: a"
+                             " local tool sends no request (make it"
+                             " kind='external', or leave honours_key out)")
         if name is not None and (not isinstance(name, str) or not name):
             raise TypeError("idem: a tool's name is a non-empty str, not %r"
                             % (name,))
 
         def wrap(fn: Callable[..., Any]) -> Any:
-            spec = _Spec(fn, kind, name, keyargs)
+            spec = _Spec(fn, kind, name, keyargs, honours_key)
             spec.serializer = _serializer_for(serializer, fn, spec.name)
             return self._wrapper(spec)
 
@@ -1437,14 +1495,18 @@ class Calls:
         elif spec.keyargs is not None:
             ka = _dumps({n: args[n] for n in spec.keyargs if n in args})
         key = self.key(who, conv, spec.name, args_json if ka is None else ka)
-        return _Call(key, (who, conv, spec.name, args_json, spec.kind, ka))
+        return _Call(key, (who, conv, spec.name, args_json, spec.kind, ka),
+                     1 if spec.honours_key else None)
 
     def _row(self, key: str) -> Optional[Tuple[Any, ...]]:
-        """The call's (status, reply, id, result), or None."""
+        """The call's (status, reply, id, result, sends, resend_at, wait):
+        wait is the seconds until resend_at by the database's clock, or
+        None."""
         with self.lock:
             row = self.conn.execute(
-                "SELECT status, reply, id, result FROM %s WHERE key = ?"
-                " AND member = 0" % self._t, (key,)).fetchone()
+                "SELECT status, reply, id, result, sends, resend_at,"
+                " (julianday(resend_at) - julianday('now')) * 86400.0"
+                " FROM %s WHERE key = ? AND member = 0" % self._t, (key,)).fetchone()
         return cast(Optional[Tuple[Any, ...]], row)
 
     def _recorded(self, key: str) -> Tuple[Any, ...]:
@@ -1459,9 +1521,9 @@ class Calls:
             # Only a claim that someone holds is ignored; there is a row.
             raise RuntimeError("idem: the claim of %s was ignored, yet the "
                                "call is not there" % key)
-        status, reply, id_, result = row
+        status, reply, id_, result, sends = row[:5]
         if status == "done":
-            return Outcome(_decode(result), id_, key, True)
+            return Outcome(_decode(result), id_, key, True, sends)
         raise _ERRORS.get(status, CallError)(
             key, _loads(reply) if reply else None)
 
@@ -1469,10 +1531,16 @@ class Calls:
     def _claim(self, call: _Call, owner: str) -> bool:
         """INSERT OR IGNORE the claim; True when this arrival owns it."""
         who, conv, tool, args, kind, ka = call.row
-        cur = self.conn.execute(
-            "INSERT OR IGNORE INTO %s(who, conv, tool, args, kind, keyargs, owner)"
-            " VALUES(?, ?, ?, ?, ?, ?, ?)" % self._t,
-            (who, conv, tool, args, kind, ka, owner))
+        if call.honours_key is None:
+            cur = self.conn.execute(
+                "INSERT OR IGNORE INTO %s(who, conv, tool, args, kind, keyargs,"
+                " owner) VALUES(?, ?, ?, ?, ?, ?, ?)" % self._t,
+                (who, conv, tool, args, kind, ka, owner))
+        else:
+            cur = self.conn.execute(
+                "INSERT OR IGNORE INTO %s(who, conv, tool, args, kind, keyargs,"
+                " owner, honours_key) VALUES(?, ?, ?, ?, ?, ?, ?, ?)" % self._t,
+                (who, conv, tool, args, kind, ka, owner, call.honours_key))
         # rowcount is sqlite3_changes() of the INSERT: 1 = ours, 0 = held.
         return cur.rowcount == 1
 
@@ -1610,8 +1678,9 @@ class Calls:
     # plain and async tools.
 
     def _external_claim(self, call: _Call,
-                        owner: str) -> Union[Outcome, Tuple[str, str]]:
-        """Claim for owner and commit; (owner, header value), or the replay."""
+                        owner: str) -> Union["_Held", Tuple[str, str]]:
+        """Claim for owner and commit; (owner, header value), or the
+        call's row as the claim found it held (_Held)."""
         conn = self.conn
         with self.lock:
             if conn.in_transaction:
@@ -1623,7 +1692,7 @@ class Calls:
                 if not self._claim(call, owner):
                     row = self._row(call.key)
                     conn.execute("ROLLBACK")
-                    return self._replay(call.key, row)
+                    return _Held(row)
                 header = conn.execute("SELECT idem_header(?)",
                                       (call.key,)).fetchone()[0]
                 conn.execute("COMMIT")       # the claim is durable before
@@ -1633,38 +1702,149 @@ class Calls:
                 raise
         return owner, header.split(": ", 1)[1]          # '"<key>"'
 
+    # ---- a target that honours the key: resends (doc/contract.md §14) ----
+    #
+    # The extension decides whether and when a call may be sent again
+    # (resend_at, max_sends, the refusals of reconcile = 'resend'); the
+    # package waits for resend_at within resend_wait, takes the call with
+    # a new owner, and sends the same request with the same key.
+
+    _resend_wait = 30.0
+
+    @property
+    def resend_wait(self) -> float:
+        """How long (seconds) one call of a tool that honours the key may
+        spend waiting for its resends (resend_at); 30 by default.  A resend
+        that would wait beyond it is left to a later retry: the call raises
+        Unknown (or InProgress) as it stands."""
+        return self._resend_wait
+
+    @resend_wait.setter
+    def resend_wait(self, seconds: float) -> None:
+        self._resend_wait = _seconds(seconds, "calls.resend_wait")
+
+    @staticmethod
+    def _may_resend(row: Optional[Tuple[Any, ...]], deadline: float) -> bool:
+        """The extension allows a resend of the call in row (resend_at),
+        and it comes before deadline (time.monotonic())."""
+        return row is not None and row[0] in ("unknown", "pending") \
+            and row[5] is not None \
+            and time.monotonic() + max(0.0, row[6] or 0.0) <= deadline
+
+    def _resend(self, key: str, owner: str) -> Tuple[Optional[str], Any]:
+        """reconcile = 'resend' for owner, a new one, committed before the
+        request leaves again: (owner, header value), (None, the extension's
+        refusal), or (None, None) if the call is gone."""
+        conn = self.conn
+        with self.lock:
+            if conn.in_transaction:
+                raise RuntimeError(
+                    "idem: an external tool cannot run inside an open transaction:"
+                    " its claim must commit before the request leaves; commit first")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                n = conn.execute(
+                    "UPDATE %s SET reconcile = 'resend', owner = ? WHERE key = ?"
+                    " AND member = 0" % self._t, (owner, key)).rowcount
+                if n != 1:
+                    conn.execute("ROLLBACK")
+                    return None, None
+                header = conn.execute("SELECT idem_header(?)", (key,)).fetchone()[0]
+                conn.execute("COMMIT")
+            except sqlite3.Error as e:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                return None, e
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return owner, header.split(": ", 1)[1]
+
+    def _take_steps(self, call: _Call, deadline: float, owner: str,
+                    row: Optional[Tuple[Any, ...]] = None
+                    ) -> Generator[float, None, Union[Outcome, Tuple[str, str]]]:
+        """Take the call for sending, for owner: claim it, or, held, wait
+        for its resend_at and take it again (owner is new to it).  (owner,
+        header), or the replay (an Outcome, or InProgress/Unknown/Failed
+        raised)."""
+        refused = 0
+        while True:
+            if row is None:
+                claimed = self._external_claim(call, owner)
+                if not isinstance(claimed, _Held):
+                    return claimed
+                row = claimed.row
+            if row is None or not self._may_resend(row, deadline):
+                return self._replay(call.key, row)
+            wait = max(0.0, row[6] or 0.0)
+            if wait > 0:
+                yield wait + 0.002
+            mine, header = self._resend(call.key, owner)
+            if mine is not None:
+                return mine, header
+            new = self._row(call.key)
+            if new is not None and (new[0], new[4]) == (row[0], row[4]):
+                refused += 1            # refused, and nothing moved
+                if refused >= 3:
+                    try:
+                        return self._replay(call.key, new)
+                    except CallError as e:
+                        raise e from header
+                yield 0.01
+            row = new
+
     def _unclaim(self, key: str, owner: str, e: BaseException) -> None:
         """An interrupt between the claim's COMMIT and the tool's start (a
         KeyboardInterrupt, a cancellation): if the claim committed, release
         it, since the request never left (a call pending with no owner
-        otherwise); e goes on."""
+        otherwise); if it was a resend (sends > 1), the earlier requests may
+        have arrived: record it unknown again.  e goes on."""
         try:
             with self.lock:
                 if self.conn.in_transaction:
                     return
                 mine = self.conn.execute(
-                    "SELECT 1 FROM %s WHERE key = ? AND member = 0 AND owner = ?"
-                    % self._t, (key, owner)).fetchone()
-            if mine is not None:
+                    "SELECT coalesce(sends, 1) FROM %s WHERE key = ? AND member = 0"
+                    " AND owner = ?" % self._t, (key, owner)).fetchone()
+            if mine is not None and mine[0] > 1:
+                def work() -> Tuple[Any, ...]:
+                    self._set(key, owner, "unknown", note=_note(
+                        "interrupted before the resend left: %s" % _raised_note(e)))
+                    return self._recorded(key)
+                _drive(self._record(key, "unknown", work, None, None, cause=e,
+                                    any_error=True))
+            elif mine is not None:
                 _drive(self._release_steps(key, owner, e))
         except BaseException as r:      # e is what the caller must see
             _add_note(e, "idem: call %s could not be released: %s" % (key, _text(r)))
 
     def _external(self, spec: _Spec, call: _Call, args: Dict[str, Any]) -> Outcome:
-        owner, started = _token(), False
-        try:
-            claimed = self._external_claim(call, owner)
-            if isinstance(claimed, Outcome):
-                return claimed
-            header = claimed[1]
-            started = True          # from here on the request may leave
-            value = spec.fn(**{spec.first: header}, **args)
-        except BaseException as e:
-            if not started:
-                self._unclaim(call.key, owner, e)
-                raise
-            _drive(self._raised(call.key, owner, e))
-            raise                   # not reached: _raised raises
+        deadline = time.monotonic() + self.resend_wait
+        row: Optional[Tuple[Any, ...]] = None       # None: claim it first
+        while True:
+            owner, started = _token(), False
+            try:
+                claimed = _drive(self._take_steps(call, deadline, owner, row))
+                if isinstance(claimed, Outcome):
+                    return claimed
+                header = claimed[1]
+                started = True          # from here on the request may leave
+                value = spec.fn(**{spec.first: header}, **args)
+            except BaseException as e:
+                if not started:
+                    self._unclaim(call.key, owner, e)
+                    raise
+                try:
+                    _drive(self._raised(call.key, owner, e))
+                except Unknown:
+                    row = self._row(call.key)
+                    if not isinstance(e, Exception) or \
+                            not self._may_resend(row, deadline):
+                        raise
+                    continue        # sent again, with the same key (§14)
+                raise                   # not reached: _raised raises
+            break
         if inspect.isawaitable(value):
             _close(value)
             _drive(self._release_steps(call.key, owner, None))
@@ -1676,20 +1856,32 @@ class Calls:
 
     async def _external_async(self, spec: _Spec, call: _Call,
                               args: Dict[str, Any]) -> Outcome:
-        owner, started = _token(), False
-        try:
-            claimed = self._external_claim(call, owner)
-            if isinstance(claimed, Outcome):
-                return claimed
-            header = claimed[1]
-            started = True          # from here on the request may leave
-            value = await spec.fn(**{spec.first: header}, **args)
-        except BaseException as e:
-            if not started:
-                self._unclaim(call.key, owner, e)
+        deadline = time.monotonic() + self.resend_wait
+        row: Optional[Tuple[Any, ...]] = None       # None: claim it first
+        while True:
+            owner, started = _token(), False
+            try:
+                claimed = await _drive_async(
+                    self._take_steps(call, deadline, owner, row))
+                if isinstance(claimed, Outcome):
+                    return claimed
+                header = claimed[1]
+                started = True          # from here on the request may leave
+                value = await spec.fn(**{spec.first: header}, **args)
+            except BaseException as e:
+                if not started:
+                    self._unclaim(call.key, owner, e)
+                    raise
+                try:
+                    await _drive_async(self._raised(call.key, owner, e))
+                except Unknown:
+                    row = self._row(call.key)
+                    if not isinstance(e, Exception) or \
+                            not self._may_resend(row, deadline):
+                        raise
+                    continue        # sent again, with the same key (§14)
                 raise
-            await _drive_async(self._raised(call.key, owner, e))
-            raise
+            break
         return cast(Outcome, await _drive_async(
             self._returned(spec, call.key, owner, value)))
 
@@ -1717,7 +1909,7 @@ class Calls:
         except sqlite3.Error as e:          # the table refused it, not busy
             yield from unknown(e, _decode(text))
             raise
-        return Outcome(_decode(row[3]), row[2], key, False)
+        return Outcome(_decode(row[3]), row[2], key, False, row[4])
 
     def _raised(self, key: str, owner: str,
                 e: BaseException) -> Generator[float, None, None]:
@@ -1831,6 +2023,11 @@ class Calls:
                 raise _GaveUp(out)
             yield delay
             delay = min(delay * 2, 0.25)
+
+
+class _Held(NamedTuple):
+    """The claim found the call held: its row as _row() reads it."""
+    row: Optional[Tuple[Any, ...]]
 
 
 class _GaveUp(Exception):

@@ -172,7 +172,7 @@ def _show(desk: Desk, c: Dict[str, Any], out: Any, prog: str) -> None:
               ("note", _text(c["note"])), ("reply", _text(c["reply"])),
               ("header", c["header"])]
     for name, value in lines:
-        print("%-9s%s" % (name, value), file=out)
+        print("%-12s%s" % (name, value), file=out)
     if c["members"]:
         print("members", file=out)
         for m in c["members"]:

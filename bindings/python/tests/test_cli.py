@@ -188,7 +188,8 @@ class ShowTest(Desk):
         self.assertEqual(json.loads(fields["reply"]), self.calls.reply(self.unknown))
         self.assertEqual(fields["header"], 'Idempotency-Key: "%s"' % self.unknown)
         self.assertIn("reconcile %s arrived --result JSON" % self.unknown, out)
-        self.assertNotIn("sends", out)               # this table has no sends
+        self.assertEqual((fields["sends"], fields["honours_key"]), ("1", "0"))
+        self.assertNotIn("resend_at", fields)        # never resent: empty
 
     def test_done_call_json(self):
         c = self.json_cli("show", self.done)

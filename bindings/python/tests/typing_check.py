@@ -4,7 +4,7 @@ user's code sees through @calls.tool are the wrapper's, not the body's.
 Each "type: ignore[code]" marks a mistake that mypy must find (strict mode
 reports an ignore that nothing needed)."""
 import sqlite3
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import idem
 
@@ -34,6 +34,15 @@ def charge(idempotency_key: str, cents: int) -> Dict[str, str]:
 @calls.tool(kind="external")
 async def send(idempotency_key: str, to: str) -> int:
     return 1
+
+
+@calls.tool(kind="external", honours_key=True)
+def resent(idempotency_key: str, cents: int) -> int:
+    return cents
+
+
+assert_type(resent.run("alice", "conv-7", cents=5).sends, Optional[int])
+calls.resend_wait = 5.0
 
 
 assert_type(place_order, idem.Tool[Dict[str, int]])

@@ -30,10 +30,18 @@ are recorded in one transaction.  A request whose work fails leaves its
 call 'unknown' (the work may have happened): later requests with that key
 get 409 until an operator reconciles it (doc/operations.md).
 
+It counts the requests that arrive, by key (server.arrivals), and
+--lose N (Server(lose=N)) loses the answers of the first N requests: each
+is acted on and recorded, then its connection closes without an answer,
+as a network that drops the answer would; a client that honours the
+answer's loss by resending with the same key (doc/contract.md §14) gets
+the stored response.
+
 Run it:   /usr/bin/python3 receiving_server.py --db orders.db --ext build/idem
 It prints "listening on http://127.0.0.1:PORT" and serves until killed.
 """
 import argparse
+import collections
 import json
 import sqlite3
 import threading
@@ -67,8 +75,11 @@ def parse_key(value):
 
 
 class Server:
-    def __init__(self, db_path, ext, work=0.0, port=0):
+    def __init__(self, db_path, ext, work=0.0, port=0, lose=0):
         self.db_path, self.ext, self.work = db_path, ext, work
+        self.lose = lose                        # answers still to lose
+        self.arrivals = collections.Counter()   # key -> requests that arrived
+        self.lock = threading.Lock()
         self.local = threading.local()
         setup = connect(db_path, ext)
         setup.executescript(SCHEMA)
@@ -90,22 +101,32 @@ class Server:
             self.local.db = connect(self.db_path, self.ext)
         return self.local.db
 
-    @staticmethod
-    def reply(req, status, body, replayed=False):
+    def reply(self, req, status, body, replayed=False):
+        if getattr(self.local, "lose", False):   # acted on; the answer is lost
+            req.close_connection = True
+            return
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        req.send_response(status)
-        req.send_header("Content-Type", "application/json")
-        req.send_header("Content-Length", str(len(data)))
-        if replayed:
-            req.send_header("Idempotent-Replayed", "true")
-        req.end_headers()
-        req.wfile.write(data)
+        try:
+            req.send_response(status)
+            req.send_header("Content-Type", "application/json")
+            req.send_header("Content-Length", str(len(data)))
+            if replayed:
+                req.send_header("Idempotent-Replayed", "true")
+            req.end_headers()
+            req.wfile.write(data)
+        except OSError:             # the client gave up meanwhile (a timeout)
+            req.close_connection = True
 
     def handle(self, req):
+        self.local.lose = False
         if req.path != "/orders":
             return self.reply(req, 404, {"error": "no such route"})
         body = req.rfile.read(int(req.headers.get("Content-Length") or 0))
         key = parse_key(req.headers.get("Idempotency-Key"))
+        with self.lock:
+            self.arrivals[key] += 1
+            self.local.lose = self.lose > 0
+            self.lose -= self.local.lose
         if key is None:           # this route requires a key
             return self.reply(req, 400, {"error": "Idempotency-Key header is required"})
         who = req.headers.get("X-Client", "anonymous")
@@ -179,8 +200,10 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--work", type=float, default=0.0,
                     help="seconds the work of a request takes")
+    ap.add_argument("--lose", type=int, default=0, metavar="N",
+                    help="lose the answers of the first N requests")
     a = ap.parse_args()
-    server = Server(a.db, a.ext, a.work, a.port)
+    server = Server(a.db, a.ext, a.work, a.port, a.lose)
     print("listening on " + server.url, flush=True)
     server.serve()
 
