@@ -9,14 +9,19 @@
 #
 #   sh amalgamate.sh [EXT_DIR] [OUT]   (defaults: ../../ext, idem_amalgamation.h)
 #
-# go generate runs it (idem.go), and so does make (mk/cluster.mk), whenever
-# a file of ext/ or include/ changes.  The output is not committed: it is
-# made from ext/, the one copy of the code.
+# The list of parts is ext/idem.c's own #include lines (followed
+# recursively), never a list of ours: a part added to ext/idem.c is in the
+# next amalgamation.  go generate runs it (idem.go), and so does make
+# (mk/cluster.mk) whenever a file of ext/ or include/ changes.  The output
+# is committed, so that `go get` of the package builds with nothing to
+# generate; TestAmalgamationFresh (go test, in this repository) fails when
+# it is stale.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 ext=${1:-$here/../../ext}
 out=${2:-$here/idem_amalgamation.h}
 [ -f "$ext/idem.c" ] || { echo "amalgamate.sh: no idem.c in $ext" >&2; exit 1; }
+ext=$(cd "$ext" && pwd)
 root=$(cd "$ext/.." && pwd)
 tmp=$out.tmp.$$
 awk -v root="$root/" '

@@ -23,7 +23,7 @@ import (
 	"github.com/canonical/go-dqlite/client"
 	dqdriver "github.com/canonical/go-dqlite/driver"
 
-	"idem.example/idem"
+	idem "github.com/idem-sqlite/idem/bindings/go"
 )
 
 // The schema, made by any node at start (in a transaction: doc/cluster.md).
