@@ -106,4 +106,3 @@ func TestMattn(t *testing.T) {
 		t.Fatalf("an external claim without a durable commit, on a local file: %v", err)
 	}
 }
-

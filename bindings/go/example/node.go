@@ -116,8 +116,8 @@ func (s *Service) sweep(ctx context.Context) (int, error) {
 	n := 0
 	err := s.attempt(ctx, func(ctx context.Context, c *sql.Conn) error {
 		rows, err := c.QueryContext(ctx, "SELECT who, conv, tool, args, owner FROM calls"+
-			" WHERE status = 'pending' AND member = 0 AND owner LIKE ? AND owner NOT LIKE ?",
-			s.Node+":%", s.Node+":"+s.Boot+":%")
+			" WHERE status = 'pending' AND member = 0 AND substr(owner, 1, ?) = ? AND substr(owner, 1, ?) <> ?",
+			len(s.Node)+1, s.Node+":", len(s.Node+":"+s.Boot)+1, s.Node+":"+s.Boot+":")
 		if err != nil {
 			return err
 		}
@@ -147,10 +147,14 @@ func (s *Service) sweep(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// reconcile: this node's unknown calls (older than 3 s, so that no
-// request of theirs is still on its way) are decided by the target's
-// records: arrived (done, with the target's shipment) or not arrived
-// (released: a retry runs).
+// reconcile: this node's unknown calls are decided by the target: it
+// either has the key (arrived: done, with the target's shipment) or
+// fences it (it refuses the key from now on, so that no request still on
+// its way can take effect: not arrived, released, a retry runs under the
+// same key... and is refused, see below).  "Not seen" alone is never
+// taken for "not sent": a request may be on the wire.  Owner names are
+// compared exactly (substr), never with LIKE, whose _ and % are patterns
+// and whose "n1:%" would not tell n1 from n11 without the colon.
 func (s *Service) reconcile(ctx context.Context) error {
 	type unk struct {
 		key, owner string
@@ -158,7 +162,7 @@ func (s *Service) reconcile(ctx context.Context) error {
 	var l []unk
 	err := s.attempt(ctx, func(ctx context.Context, c *sql.Conn) error {
 		rows, err := c.QueryContext(ctx, "SELECT key, owner FROM calls WHERE status = 'unknown' AND member = 0"+
-			" AND owner LIKE ? AND julianday(updated) < julianday('now') - 3.0/86400", s.Node+":%")
+			" AND substr(owner, 1, ?) = ?", len(s.Node)+1, s.Node+":")
 		if err != nil {
 			return err
 		}
@@ -176,13 +180,13 @@ func (s *Service) reconcile(ctx context.Context) error {
 		return err
 	}
 	for _, u := range l {
-		a, err := arrivals(ctx, s.Target, u.key)
+		a, err := fence(ctx, s.Target, u.key)
 		if err != nil {
 			return err
 		}
 		err = s.attempt(ctx, func(ctx context.Context, c *sql.Conn) error {
 			_, err := inTx(ctx, c, func() error {
-				if a.Arrivals > 0 {
+				if a.Shipment > 0 {
 					_, err := exec(ctx, c, "UPDATE calls SET reconcile = 'arrived', id = ?, result = json_object('shipment', ?, 'by', 'reconciled'),"+
 						" note = 'reconciled: the target has it' WHERE key = ? AND member = 0 AND owner = ?",
 						a.Shipment, a.Shipment, u.key, u.owner)
@@ -198,7 +202,7 @@ func (s *Service) reconcile(ctx context.Context) error {
 			return err
 		}
 		verdict := "not_arrived"
-		if a.Arrivals > 0 {
+		if a.Shipment > 0 {
 			verdict = "arrived"
 		}
 		s.Log("reconciled %s %s (owner %s)", u.key, verdict, u.owner)
@@ -221,7 +225,6 @@ func cmdNode(args []string) error {
 		return fmt.Errorf("-name, -dir, -db, -cluster and -http are required")
 	}
 	logger := log.New(os.Stderr, *name+" ", log.Ltime|log.Lmicroseconds)
-	rand.Seed(time.Now().UnixNano())
 
 	// idem first: every SQLite connection the node opens will have it.
 	if err := idem.Register(); err != nil {
@@ -281,6 +284,7 @@ func cmdNode(args []string) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/call", func(w http.ResponseWriter, r *http.Request) {
 		var call Call
+		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
 		if err := json.NewDecoder(r.Body).Decode(&call); err != nil || call.Who == "" || len(call.Args) == 0 {
 			http.Error(w, "a call is {\"who\", \"conv\", \"tool\", \"args\"}", http.StatusBadRequest)
 			return
@@ -308,6 +312,8 @@ func cmdNode(args []string) error {
 			code = http.StatusConflict
 		case "error":
 			code = http.StatusServiceUnavailable
+		case "fenced":
+			code = http.StatusGone // final: the target refuses this key
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
@@ -316,7 +322,9 @@ func cmdNode(args []string) error {
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "{\"owes\":%d}\n", s.Pending())
 	})
-	srv := &http.Server{Addr: *httpAddr, Handler: mux}
+	srv := &http.Server{Addr: *httpAddr, Handler: mux,
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 70 * time.Second, IdleTimeout: 60 * time.Second}
 	go func() {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)

@@ -71,7 +71,7 @@ type Service struct {
 	Faults         bool // honour X-Crash-At (the tests' kill points)
 	Log            func(format string, a ...interface{})
 
-	seq     int64
+	seq int64
 	// Lost COMMIT answers this process recovered from, by what the
 	// retry found: its own pending claim, its own record already there.
 	OwnClaims, OwnRecords int64
@@ -342,6 +342,13 @@ func (s *Service) External(ctx context.Context, call Call, crashAt string) Outco
 
 	// 2. The request.
 	result, sent, err := s.send(ctx, key, token, call, crashAt)
+	if errors.Is(err, errFencedKey) {
+		// The target refuses the key for ever: no request of it can take
+		// effect, so the call is released; the caller is told, for good.
+		s.queue(settle{call: call, token: token, verdict: "not_sent"})
+		s.drain(ctx)
+		return Outcome{Status: "fenced", Attempts: n, Sent: true, Error: err.Error()}
+	}
 	if err != nil && !sent {
 		s.queue(settle{call: call, token: token, verdict: "not_sent"})
 		s.drain(ctx)
@@ -402,6 +409,9 @@ func (s *Service) send(ctx context.Context, key, token string, call Call, crashA
 	if err != nil {
 		return nil, true, err
 	}
+	if resp.StatusCode == http.StatusConflict && bytes.HasPrefix(body, []byte("fenced")) {
+		return nil, true, fmt.Errorf("%w: %s", errFencedKey, bytes.TrimSpace(body))
+	}
 	if resp.StatusCode/100 != 2 {
 		return nil, true, fmt.Errorf("target: %s: %s", resp.Status, body)
 	}
@@ -413,6 +423,9 @@ func (s *Service) send(ctx context.Context, key, token string, call Call, crashA
 	}
 	return json.RawMessage(fmt.Sprintf(`{"shipment":%d,"by":%q}`, r.Shipment, token)), true, nil
 }
+
+// errFencedKey: the target's answer that it refuses the key for ever.
+var errFencedKey = errors.New("the target fenced the key")
 
 // killAfterWrite: a connection that runs kill once a write has returned.
 type killAfterWrite struct {
@@ -429,7 +442,6 @@ func (k killAfterWrite) Write(b []byte) (int, error) {
 // One HTTP client, no connection reuse: a kept-alive connection to a
 // target would hide whether a request left.
 var sendClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-
 
 // ---- what this process still owes its pending calls -----------------------
 

@@ -21,6 +21,8 @@ import (
 )
 
 type keyStats struct {
+	Fenced   bool   `json:"fenced,omitempty"`  // refused for ever (see /fence)
+	Refused  int    `json:"refused,omitempty"` // arrivals refused by the fence
 	Arrivals int    `json:"arrivals"`
 	Firsts   int    `json:"firsts"`
 	Shipment int64  `json:"shipment"`
@@ -50,6 +52,12 @@ func cmdTarget(args []string) error {
 			keys[key] = k
 		}
 		k.Arrivals++
+		if k.Fenced {
+			k.Refused++
+			mu.Unlock()
+			http.Error(w, "fenced: this key is refused for ever", http.StatusConflict)
+			return
+		}
 		if r.Header.Get("X-Idem-Send") == "first" {
 			k.Firsts++
 		}
@@ -68,6 +76,23 @@ func cmdTarget(args []string) error {
 			w.Header().Set("Idempotent-Replayed", "true")
 		}
 		fmt.Fprintf(w, "{\"shipment\":%d}\n", id)
+	})
+	// /fence?key=K: the reconciler's question.  A key with an effect
+	// answers it (arrived); any other key is fenced: refused from now on,
+	// so that a request still on its way never takes effect.
+	mux.HandleFunc("/fence", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		key := `"` + r.URL.Query().Get("key") + `"`
+		k := keys[key]
+		if k == nil {
+			k = &keyStats{}
+			keys[key] = k
+		}
+		if k.Shipment == 0 {
+			k.Fenced = true
+		}
+		json.NewEncoder(w).Encode(k)
 	})
 	mux.HandleFunc("/arrivals", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
@@ -88,10 +113,11 @@ func cmdTarget(args []string) error {
 
 var getClient = &http.Client{Timeout: 3 * time.Second}
 
-// arrivals asks the target what arrived under key.
-func arrivals(ctx context.Context, target, key string) (keyStats, error) {
+// fence asks the target for the key's effect, fencing the key when it
+// has none.
+func fence(ctx context.Context, target, key string) (keyStats, error) {
 	var k keyStats
-	req, err := http.NewRequestWithContext(ctx, "GET", target+"/arrivals?key="+url.QueryEscape(key), nil)
+	req, err := http.NewRequestWithContext(ctx, "POST", target+"/fence?key="+url.QueryEscape(key), nil)
 	if err != nil {
 		return k, err
 	}
