@@ -7,6 +7,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -345,4 +347,67 @@ func TestAmalgamationFresh(t *testing.T) {
 	if string(want) != string(have) {
 		t.Fatal("idem_amalgamation.h is stale: run go generate in bindings/go (or make go) and commit it")
 	}
+}
+
+// The README's first tools, built and run as a Go developer would: a
+// module of its own outside the repository, requiring this module (by a
+// replace directive to this directory) and go-sqlite3 from the proxy.
+func TestReadmeProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module (-short)")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	i := strings.Index(text, "<!-- first-tools")
+	if i < 0 {
+		t.Fatal("README.md: no first-tools block")
+	}
+	text = text[i:]
+	text = text[strings.Index(text, "```go\n")+6:]
+	prog := text[:strings.Index(text, "```")]
+	if n := strings.Count(prog, "\n"); n > 60 {
+		t.Fatalf("the first tools take %d lines", n)
+	}
+	here, _ := os.Getwd()
+	dir := t.TempDir()
+	gomod := "module first\n\ngo 1.21\n\nrequire (\n\tgithub.com/idem-sqlite/idem/bindings/go v0.0.0\n\tgithub.com/mattn/go-sqlite3 " +
+		mattnVersion(t) + "\n)\n\nreplace github.com/idem-sqlite/idem/bindings/go => " + here + "\n"
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte(prog), 0o644)
+	charges := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Idempotency-Key") == "" {
+			http.Error(w, "no key", 400)
+			return
+		}
+		charges++
+		w.Header().Set("Charge-Id", fmt.Sprintf("ch_%d", charges))
+	}))
+	defer srv.Close()
+	cmd := exec.Command("go", "run", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "PAY_URL="+srv.URL)
+	out, err := cmd.CombinedOutput()
+	want := "1 false <nil> ch_1 false <nil>\n1 true <nil> ch_1 true <nil>\n"
+	if err != nil || !strings.HasSuffix(string(out), want) || charges != 1 {
+		t.Fatalf("go run: %v (%d charges)\n%s", err, charges, out)
+	}
+}
+
+// mattnVersion: the go-sqlite3 this module requires.
+func mattnVersion(t *testing.T) string {
+	b, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "github.com/mattn/go-sqlite3" {
+			return f[1]
+		}
+	}
+	t.Fatal("go.mod requires no go-sqlite3")
+	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -703,4 +704,16 @@ func (c *Calls) heartbeatWhile(key, token string) (stop func()) {
 		}
 	}()
 	return func() { once.Do(func() { close(quit) }) }
+}
+
+// NotSentIfDialFailed returns NotSent(err) when err says that no
+// connection was made (a dial that failed: refused, no route, its
+// timeout), so that nothing can have left; any other error as it is (the
+// request may have left: the call stays unknown).
+func NotSentIfDialFailed(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return NotSent(err)
+	}
+	return err
 }
