@@ -279,7 +279,7 @@ func (t *ExternalTool[A, R]) Call(ctx context.Context, who, conv string, args A)
 			break
 		}
 		if errors.Is(err, errResend) {
-			return t.resend(ctx, p, token, args)
+			return t.resend(ctx, p, args)
 		}
 		var ce *CallError
 		if errors.As(err, &ce) {
@@ -298,7 +298,11 @@ func (t *ExternalTool[A, R]) Call(ctx context.Context, who, conv string, args A)
 			return zero, hint(err)
 		}
 	}
-	return t.send(ctx, p, token, args, 1)
+	out, err := t.send(ctx, p, token, args, 1)
+	if t.HonoursKey && errors.Is(err, ErrUnknown) {
+		return t.resend(ctx, p, args)
+	}
+	return out, err
 }
 
 // claim: (a replay, false), (_, true) when the call is this arrival's to
@@ -344,8 +348,8 @@ func (t *ExternalTool[A, R]) claim(ctx context.Context, p prepared, token string
 	if r.status == "pending" && r.owner == token {
 		return out, true, nil // our claim's COMMIT took effect; its answer was lost
 	}
-	if r.status == "unknown" && t.HonoursKey {
-		return out, false, errResend
+	if t.HonoursKey && (r.status == "unknown" || r.status == "pending") {
+		return out, false, errResend // the extension says whether, and when
 	}
 	out, err = replay[R](p.key, r)
 	return out, false, err
@@ -353,50 +357,89 @@ func (t *ExternalTool[A, R]) claim(ctx context.Context, p prepared, token string
 
 var errResend = errors.New("idem: resend")
 
-// resend takes an unknown call of a target that honours the key for
-// sending again, when the extension allows it (the call declares
-// honours_key; its sends are not exhausted; its backoff has passed): one
-// UPDATE, under the new owner token, which fences every earlier owner
-// (their records name their token).  Refused, the call stays unknown and
-// the answer is ErrUnknown with the extension's refusal as the cause.
-func (t *ExternalTool[A, R]) resend(ctx context.Context, p prepared, token string, args A) (Outcome[R], error) {
+// resend takes a call of a target that honours the key for sending
+// again, when and while the extension allows it: its resend_at (NULL when
+// it may not be resent: not declared, sends exhausted per max_sends, or a
+// pending call that is not stale) says when; the wait for it must fit in
+// ctx.  Taking it is one UPDATE (reconcile = 'resend') under a new owner
+// token, which fences every earlier owner: their records name their
+// token.  The request is the identical one, with the identical key.  A
+// refusal leaves the call as it is, and the answer is its replay
+// (ErrUnknown, ErrInProgress) with the extension's refusal as the cause.
+func (t *ExternalTool[A, R]) resend(ctx context.Context, p prepared, args A) (Outcome[R], error) {
 	c := t.calls
-	var sends int
-	var r row
-	var n int64
-	err := c.inTx(ctx, func(cn *sql.Conn) error {
-		res, err := cn.ExecContext(ctx, "UPDATE "+c.q+" SET reconcile = 'resend', owner = ? WHERE key = ? AND member = 0",
-			token, p.key)
-		if err == nil {
-			n, err = res.RowsAffected()
+	var last error
+	for refusals := 0; ; {
+		var r row
+		var wait sql.NullFloat64
+		var owner sql.NullString
+		err := c.db.QueryRowContext(ctx, "SELECT status, owner, reply, id, result,"+
+			" (julianday(resend_at) - julianday('now')) * 86400.0 FROM "+c.q+
+			" WHERE key = ? AND member = 0", p.key).Scan(&r.status, &owner, &r.reply, &r.id, &r.result, &wait)
+		if err == sql.ErrNoRows {
+			return Outcome[R]{Key: p.key}, errors.New("idem: the call was released meanwhile: call again")
+		}
+		if err != nil {
+			return Outcome[R]{Key: p.key}, err
+		}
+		r.owner = owner.String
+		if (r.status != "unknown" && r.status != "pending") || !wait.Valid || refusals >= 3 {
+			out, err := replay[R](p.key, r)
+			if ce, ok := err.(*CallError); ok && last != nil {
+				ce.Err = last
+			}
+			return out, err
+		}
+		if d := time.Duration(wait.Float64*float64(time.Second)) + 2*time.Millisecond; d > 0 {
+			if dl, ok := ctx.Deadline(); ok && time.Now().Add(d).After(dl) {
+				return replay[R](p.key, r) // not within this call's deadline
+			}
+			tm := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				tm.Stop()
+				return replay[R](p.key, r)
+			case <-tm.C:
+			}
+		}
+		token := c.token()
+		var n int64
+		var sends int
+		err = c.inTx(ctx, func(cn *sql.Conn) error {
+			res, err := cn.ExecContext(ctx, "UPDATE "+c.q+" SET reconcile = 'resend', owner = ? WHERE key = ? AND member = 0",
+				token, p.key)
+			if err != nil {
+				return err
+			}
+			if n, err = res.RowsAffected(); err != nil || n != 1 {
+				return err
+			}
+			return cn.QueryRowContext(ctx, "SELECT sends FROM "+c.q+" WHERE key = ? AND member = 0", p.key).Scan(&sends)
+		})
+		if errors.Is(err, ErrCommitUnknown) {
+			// Ours if the row is pending under our token: nothing sent yet.
+			r2, ok, rerr := c.read(ctx, c.db, p.key)
+			if rerr == nil && ok && r2.status == "pending" && r2.owner == token {
+				err, n = c.db.QueryRowContext(ctx, "SELECT sends FROM "+c.q+" WHERE key = ? AND member = 0", p.key).Scan(&sends), 1
+			}
 		}
 		if err != nil || n != 1 {
-			var rerr error
-			r, _, rerr = c.read(ctx, cn, p.key)
-			return errors.Join(err, rerr)
+			if err != nil && !isIdemError(err) && !transient(ctx, err) {
+				return replay[R](p.key, r)
+			}
+			last = refused(err)
+			refusals++
+			if !pause(ctx, refusals) {
+				return replay[R](p.key, r)
+			}
+			continue
 		}
-		return cn.QueryRowContext(ctx, "SELECT sends FROM "+c.q+" WHERE key = ? AND member = 0", p.key).Scan(&sends)
-	})
-	if errors.Is(err, ErrCommitUnknown) {
-		// Ours or not, the row tells: pending under our token is ours.
-		r2, ok, rerr := c.read(ctx, c.db, p.key)
-		if rerr == nil && ok && r2.status == "pending" && r2.owner == token {
-			err = c.db.QueryRowContext(ctx, "SELECT sends FROM "+c.q+" WHERE key = ? AND member = 0", p.key).Scan(&sends)
-		} else if rerr == nil && ok {
-			out, rerr := replay[R](p.key, r2)
-			return out, errors.Join(rerr, err)
+		out, err := t.send(ctx, p, token, args, sends)
+		if !errors.Is(err, ErrUnknown) {
+			return out, err
 		}
+		last = err // unknown again: resend while the extension allows it
 	}
-	if err != nil || n != 1 {
-		if r.status != "" && r.status != "unknown" {
-			return replay[R](p.key, r)
-		}
-		if r.status == "" {
-			r = row{status: "unknown"}
-		}
-		return Outcome[R]{Key: p.key}, callError(p.key, r, true, refused(err))
-	}
-	return t.send(ctx, p, token, args, sends+1)
 }
 
 // hint adds to a refusal of an external claim what a Go user needs to
