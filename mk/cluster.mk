@@ -48,7 +48,7 @@ go-check: $(STATICCHECK) bindings/go/idem_amalgamation.h | $(CLUSTER)/.deps  ## 
 # go test -race of the library (go-sqlite3's bundled SQLite) and of the
 # example's package (a go-dqlite node): about 1.5 min cold, 15 s cached.
 test-go: go-check go  ## go test -race of bindings/go: the library on go-sqlite3 and on a go-dqlite node
-	cd bindings/go && $(GO_ENV) timeout 600 go test -race -count=1 . ./example
+	cd bindings/go && $(GO_ENV) timeout 600 go test -race -count=1 . ./example ./internal/mixed
 
 # The example service on three nodes, and the faults (test/cluster/run.sh).
 # Short (CI): every fault once, about 2.5 min; long: several rounds each.

@@ -373,7 +373,7 @@ func TestReadmeProgram(t *testing.T) {
 	}
 	here, _ := os.Getwd()
 	dir := t.TempDir()
-	gomod := "module first\n\ngo 1.21\n\nrequire (\n\tgithub.com/idem-sqlite/idem/bindings/go v0.0.0\n\tgithub.com/mattn/go-sqlite3 " +
+	gomod := "module first\n\ngo 1.22\n\nrequire (\n\tgithub.com/idem-sqlite/idem/bindings/go v0.0.0\n\tgithub.com/mattn/go-sqlite3 " +
 		mattnVersion(t) + "\n)\n\nreplace github.com/idem-sqlite/idem/bindings/go => " + here + "\n"
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644)
 	os.WriteFile(filepath.Join(dir, "main.go"), []byte(prog), 0o644)

@@ -1,6 +1,6 @@
 module github.com/idem-sqlite/idem/bindings/go
 
-go 1.21
+go 1.22
 
 require (
 	github.com/canonical/go-dqlite v1.11.5
