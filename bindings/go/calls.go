@@ -44,6 +44,10 @@ type Calls struct {
 	seq   atomic.Int64
 
 	heartbeat time.Duration // see Heartbeat
+	attempt   time.Duration // see AttemptTimeout
+	onStep    func(context.Context, Step)
+
+	ownCommits, ownClaims, ownRecords atomic.Int64
 
 	mu      sync.Mutex
 	owed    map[string]*owed // what this process still owes its calls
@@ -61,6 +65,74 @@ type openOpts struct {
 	options   []string
 	owner     string
 	heartbeat time.Duration
+	attempt   time.Duration
+	onStep    func(context.Context, Step)
+}
+
+// AttemptTimeout bounds each transaction attempt (and each connection
+// made for it) within the call's context, so that one attempt stuck on a
+// lost leader leaves time for another through the next one: a cluster's
+// setting (doc/cluster.md).  0, the default: the call's context only.
+func AttemptTimeout(d time.Duration) Option { return func(o *openOpts) { o.attempt = d } }
+
+// Step is a point of a call's protocol, told to an OnStep function.
+type Step string
+
+// The steps, in the order a call meets them.
+const (
+	StepLocalCommit    Step = "local-before-commit"     // a local call's COMMIT is next
+	StepLocalCommitted Step = "local-after-commit"      // it committed
+	StepClaimCommit    Step = "ext-before-claim-commit" // an external claim's COMMIT is next
+	StepClaimed        Step = "ext-after-claim-commit"  // it committed; the request is next
+	StepRecord         Step = "ext-before-record"       // the tool answered; its record is next
+)
+
+// OnStep calls f at each Step of every call (tracing, or a test's fault
+// injection), with the call's context: CallKey and CallOwner read it.
+func OnStep(f func(ctx context.Context, step Step)) Option {
+	return func(o *openOpts) { o.onStep = f }
+}
+
+type ctxKey int
+
+const (
+	keyCallKey ctxKey = iota
+	keyCallOwner
+)
+
+func withCall(ctx context.Context, key, owner string) context.Context {
+	return context.WithValue(context.WithValue(ctx, keyCallKey, key), keyCallOwner, owner)
+}
+
+// CallKey is the key of the call whose tool runs with ctx ("" outside a
+// tool): a local tool may store it with its row.
+func CallKey(ctx context.Context) string { s, _ := ctx.Value(keyCallKey).(string); return s }
+
+// CallOwner is the owner token of the call whose tool runs with ctx.
+func CallOwner(ctx context.Context) string { s, _ := ctx.Value(keyCallOwner).(string); return s }
+
+func (c *Calls) step(ctx context.Context, s Step) {
+	if c.onStep != nil {
+		c.onStep(ctx, s)
+	}
+}
+
+// attemptCtx is ctx bounded by the attempt timeout, if any.
+func (c *Calls) attemptCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.attempt > 0 {
+		return context.WithTimeout(ctx, c.attempt)
+	}
+	return context.WithCancel(ctx)
+}
+
+// Stats counts what this Calls recovered from lost COMMIT answers: local
+// calls whose retry found their own COMMIT done, external claims found
+// pending under their own token, records found already landed.
+type Stats struct{ OwnCommits, OwnClaims, OwnRecords int64 }
+
+// Stats returns the counters.
+func (c *Calls) Stats() Stats {
+	return Stats{c.ownCommits.Load(), c.ownClaims.Load(), c.ownRecords.Load()}
 }
 
 // Heartbeat sets how often the owner of a pending external call touches
@@ -105,7 +177,7 @@ func Open(ctx context.Context, db *sql.DB, opts ...Option) (*Calls, error) {
 	if strings.Contains(o.owner, "/") {
 		return nil, fmt.Errorf("idem: the owner name %q contains '/', which separates the parts of an owner token", o.owner)
 	}
-	c := &Calls{db: db, table: o.table, q: quoteIdent(o.table), owner: o.owner, heartbeat: o.heartbeat,
+	c := &Calls{db: db, table: o.table, q: quoteIdent(o.table), owner: o.owner, heartbeat: o.heartbeat, attempt: o.attempt, onStep: o.onStep,
 		boot: randomHex(4), owed: map[string]*owed{},
 		wake: make(chan struct{}, 1), closed: make(chan struct{}), done: make(chan struct{})}
 	var v string
@@ -295,7 +367,10 @@ func refused(err error) error {
 // isIdemError: the extension refused (its messages begin "idem: "), as
 // opposed to the database being busy, unreachable or the deadline.
 func isIdemError(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "idem: ")
+	if err == nil || errors.Is(err, ErrCommitUnknown) {
+		return false // ours, around the database's error: not a refusal
+	}
+	return errors.Is(err, ErrRefused) || strings.Contains(err.Error(), "idem: ")
 }
 
 // ---- the call's row -------------------------------------------------------
@@ -359,6 +434,12 @@ func callError(key string, r row, replayed bool, cause error) *CallError {
 // Tx.Commit ignores every deadline).  A connection that saw an error is
 // discarded.  An error of the COMMIT itself is ErrCommitUnknown.
 func (c *Calls) inTx(ctx context.Context, body func(*sql.Conn) error) error {
+	return c.inTxHook(ctx, body, nil)
+}
+
+func (c *Calls) inTxHook(pctx context.Context, body func(*sql.Conn) error, beforeCommit func()) error {
+	ctx, cancel := c.attemptCtx(pctx)
+	defer cancel()
 	cn, err := c.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -380,6 +461,9 @@ func (c *Calls) inTx(ctx context.Context, body func(*sql.Conn) error) error {
 		rollback(cn)
 		return err
 	}
+	if beforeCommit != nil {
+		beforeCommit()
+	}
 	if _, err := cn.ExecContext(ctx, "COMMIT"); err != nil {
 		return &sentinelWrap{ErrCommitUnknown, err}
 	}
@@ -399,21 +483,18 @@ func discard(cn *sql.Conn) {
 	cn.Close()
 }
 
-// commit runs tx.Commit within ctx (database/sql's Tx.Commit takes no
-// context, and some drivers' wait forever on a lost leader).  Past the
-// deadline the COMMIT may still happen: ErrCommitUnknown.
+// commit ends tx with a COMMIT statement under ctx (database/sql's
+// Tx.Commit takes no context, and some drivers' wait forever on a lost
+// leader), then releases the Tx (its ROLLBACK finds nothing to undo).  An
+// error of the COMMIT, or the deadline, is ErrCommitUnknown: it may have
+// happened.
 func commit(ctx context.Context, tx *sql.Tx) error {
-	ch := make(chan error, 1)
-	go func() { ch <- tx.Commit() }()
-	select {
-	case err := <-ch:
-		if err != nil {
-			return &sentinelWrap{ErrCommitUnknown, err}
-		}
-		return nil
-	case <-ctx.Done():
-		return &sentinelWrap{ErrCommitUnknown, ctx.Err()}
+	_, err := tx.ExecContext(ctx, "COMMIT")
+	go tx.Rollback()
+	if err != nil {
+		return &sentinelWrap{ErrCommitUnknown, err}
 	}
+	return nil
 }
 
 // pause before another attempt; false when ctx ends first.

@@ -63,8 +63,9 @@ func idOf(v any) any {
 // database busy or unreachable, a lost COMMIT answer), as opposed to a
 // refusal of the extension or the end of the deadline.
 func transient(ctx context.Context, err error) bool {
-	return err != nil && ctx.Err() == nil && !isIdemError(err) &&
-		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	// An attempt's own deadline (AttemptTimeout) is transient: the
+	// call's context decides.
+	return err != nil && ctx.Err() == nil && !isIdemError(err)
 }
 
 // ---- local tools --------------------------------------------------------
@@ -117,9 +118,11 @@ func (t *LocalTool[A, R]) Call(ctx context.Context, who, conv string, args A) (O
 	}
 }
 
-func (t *LocalTool[A, R]) attempt(ctx context.Context, p prepared, token string, args A) (Outcome[R], error) {
+func (t *LocalTool[A, R]) attempt(pctx context.Context, p prepared, token string, args A) (Outcome[R], error) {
 	c := t.calls
 	var zero Outcome[R]
+	ctx, cancel := c.attemptCtx(withCall(pctx, p.key, token))
+	defer cancel()
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
 		return zero, err
@@ -147,6 +150,7 @@ func (t *LocalTool[A, R]) attempt(ctx context.Context, p prepared, token string,
 		}
 		out, err := replay[R](p.key, r)
 		if r.owner == token { // our own COMMIT, whose answer was lost
+			c.ownCommits.Add(1)
 			out.Replayed = false
 			if ce, isCE := err.(*CallError); isCE {
 				ce.Replayed = false
@@ -212,10 +216,12 @@ func (t *LocalTool[A, R]) attempt(ctx context.Context, p prepared, token string,
 	if _, err := exec("RELEASE idem_tool"); err != nil {
 		return zero, err
 	}
+	c.step(ctx, StepLocalCommit)
 	open = false
 	if err := commit(ctx, tx); err != nil {
 		return zero, err
 	}
+	c.step(ctx, StepLocalCommitted)
 	return Outcome[R]{Result: v, ID: id, Key: p.key}, nil
 }
 
@@ -315,7 +321,8 @@ func (t *ExternalTool[A, R]) claim(ctx context.Context, p prepared, token string
 	}
 	var r row
 	var held bool
-	err = c.inTx(ctx, func(cn *sql.Conn) error {
+	cctx := withCall(ctx, p.key, token)
+	err = c.inTxHook(ctx, func(cn *sql.Conn) error {
 		q := "INSERT OR IGNORE INTO " + c.q + "(who, conv, tool, args, kind, owner) VALUES(?, ?, ?, ?, 'external', ?)"
 		a := []any{p.who, p.conv, p.tool, p.args, token}
 		if honours == 1 {
@@ -335,6 +342,10 @@ func (t *ExternalTool[A, R]) claim(ctx context.Context, p prepared, token string
 		held = true
 		r, _, err = c.read(ctx, cn, p.key)
 		return err
+	}, func() {
+		if !held {
+			c.step(cctx, StepClaimCommit)
+		}
 	})
 	if err != nil {
 		return out, false, err
@@ -346,6 +357,7 @@ func (t *ExternalTool[A, R]) claim(ctx context.Context, p prepared, token string
 		return out, false, errors.New("idem: the call was released meanwhile: try again")
 	}
 	if r.status == "pending" && r.owner == token {
+		c.ownClaims.Add(1)
 		return out, true, nil // our claim's COMMIT took effect; its answer was lost
 	}
 	if t.HonoursKey && (r.status == "unknown" || r.status == "pending") {
@@ -462,8 +474,10 @@ func (t *ExternalTool[A, R]) send(ctx context.Context, p prepared, token string,
 	c := t.calls
 	ch := make(chan answer[R], 1)
 	stop := c.heartbeatWhile(p.key, token)
+	cctx := withCall(ctx, p.key, token)
+	c.step(cctx, StepClaimed)
 	go func() {
-		v, err := t.fn(ctx, p.header, args)
+		v, err := t.fn(cctx, p.header, args)
 		ch <- answer[R]{v, err}
 	}()
 	var a answer[R]
@@ -482,6 +496,7 @@ func (t *ExternalTool[A, R]) send(ctx context.Context, p prepared, token string,
 	}
 	o := t.outcome(p, token, a)
 	o.stop = stop
+	c.step(cctx, StepRecord)
 	var err error
 	for n := 0; ; n++ {
 		if err = c.settle(ctx, o); err == nil || !transient(ctx, err) || !pause(ctx, n) {
@@ -611,6 +626,9 @@ func (c *Calls) settle(ctx context.Context, o *owed) error {
 		o.stop()
 	}
 	if landed {
+		if err != nil || n != 1 {
+			c.ownRecords.Add(1)
+		}
 		return nil
 	}
 	if ok && r.status == "pending" && r.owner == o.token {

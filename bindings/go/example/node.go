@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -26,11 +27,9 @@ import (
 	idem "github.com/idem-sqlite/idem/bindings/go"
 )
 
-// The schema, made by any node at start (in a transaction: doc/cluster.md).
-var schema = []string{
-	"CREATE VIRTUAL TABLE IF NOT EXISTS calls USING idem",
-	"CREATE TABLE IF NOT EXISTS orders(id INTEGER PRIMARY KEY, k TEXT NOT NULL, owner TEXT NOT NULL)",
-}
+// The orders table, made by any node at start (in a transaction:
+// doc/cluster.md); idem.Open makes the claim table.
+const ordersSchema = "CREATE TABLE IF NOT EXISTS orders(id INTEGER PRIMARY KEY, k TEXT NOT NULL, owner TEXT NOT NULL)"
 
 // shuffled is a node store that hands the addresses out in a new random
 // order each time: go-dqlite 1.11 tries them in order, and a fixed order
@@ -90,124 +89,66 @@ func splitList(s string) []string {
 	return l
 }
 
-// setup makes the schema, retried until the deadline.
-func setup(ctx context.Context, s *Service) error {
+// setup makes the schema and opens the service, retried until the
+// deadline (a node may start before the cluster has a leader).
+func setup(ctx context.Context, db *sql.DB, node, target string, faults bool, log func(string, ...interface{})) (*Service, error) {
 	for {
-		err := s.attempt(ctx, func(ctx context.Context, c *sql.Conn) error {
-			_, err := inTx(ctx, c, func() error {
-				for _, q := range schema {
-					if _, err := exec(ctx, c, q); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			return err
-		})
-		if err == nil || !backoff(ctx, err) {
-			return err
-		}
-	}
-}
-
-// sweep: the pending calls of an earlier run of this node (its process
-// died holding them) become unknown: the request may have left.
-func (s *Service) sweep(ctx context.Context) (int, error) {
-	n := 0
-	err := s.attempt(ctx, func(ctx context.Context, c *sql.Conn) error {
-		rows, err := c.QueryContext(ctx, "SELECT who, conv, tool, args, owner FROM calls"+
-			" WHERE status = 'pending' AND member = 0 AND substr(owner, 1, ?) = ? AND substr(owner, 1, ?) <> ?",
-			len(s.Node)+1, s.Node+":", len(s.Node+":"+s.Boot)+1, s.Node+":"+s.Boot+":")
-		if err != nil {
-			return err
-		}
-		var dead []settle
-		for rows.Next() {
-			var st settle
-			var args string
-			if err := rows.Scan(&st.call.Who, &st.call.Conv, &st.call.Tool, &args, &st.token); err != nil {
-				rows.Close()
+		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		err := func() error {
+			c, err := db.Conn(actx)
+			if err != nil {
 				return err
 			}
-			st.call.Args = json.RawMessage(args)
-			st.status = "failed"
-			st.note = "its owner " + st.token + " died holding it: the request may have left"
-			dead = append(dead, st)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, st := range dead {
-			s.queue(st)
-			n++
-		}
-		return nil
-	})
-	return n, err
-}
-
-// reconcile: this node's unknown calls are decided by the target: it
-// either has the key (arrived: done, with the target's shipment) or
-// fences it (it refuses the key from now on, so that no request still on
-// its way can take effect: not arrived, released, a retry runs under the
-// same key... and is refused, see below).  "Not seen" alone is never
-// taken for "not sent": a request may be on the wire.  Owner names are
-// compared exactly (substr), never with LIKE, whose _ and % are patterns
-// and whose "n1:%" would not tell n1 from n11 without the colon.
-func (s *Service) reconcile(ctx context.Context) error {
-	type unk struct {
-		key, owner string
-	}
-	var l []unk
-	err := s.attempt(ctx, func(ctx context.Context, c *sql.Conn) error {
-		rows, err := c.QueryContext(ctx, "SELECT key, owner FROM calls WHERE status = 'unknown' AND member = 0"+
-			" AND substr(owner, 1, ?) = ?", len(s.Node)+1, s.Node+":")
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var u unk
-			if err := rows.Scan(&u.key, &u.owner); err != nil {
-				return err
-			}
-			l = append(l, u)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return err
-	}
-	for _, u := range l {
-		a, err := fence(ctx, s.Target, u.key)
-		if err != nil {
-			return err
-		}
-		err = s.attempt(ctx, func(ctx context.Context, c *sql.Conn) error {
-			_, err := inTx(ctx, c, func() error {
-				if a.Shipment > 0 {
-					_, err := exec(ctx, c, "UPDATE calls SET reconcile = 'arrived', id = ?, result = json_object('shipment', ?, 'by', 'reconciled'),"+
-						" note = 'reconciled: the target has it' WHERE key = ? AND member = 0 AND owner = ?",
-						a.Shipment, a.Shipment, u.key, u.owner)
+			defer c.Close()
+			for _, q := range []string{"BEGIN", ordersSchema, "COMMIT"} {
+				if _, err := c.ExecContext(actx, q); err != nil {
+					c.Raw(func(any) error { return driver.ErrBadConn })
 					return err
 				}
-				_, err := exec(ctx, c, "UPDATE calls SET reconcile = 'not_arrived' WHERE key = ? AND member = 0 AND owner = ?",
-					u.key, u.owner)
-				return err
-			})
-			return err
-		})
-		if err != nil {
-			return err
+			}
+			return nil
+		}()
+		var s *Service
+		if err == nil {
+			s, err = NewService(actx, db, node, target, faults, log)
 		}
-		verdict := "not_arrived"
-		if a.Shipment > 0 {
-			verdict = "arrived"
+		cancel()
+		if err == nil {
+			return s, nil
 		}
-		s.Log("reconciled %s %s (owner %s)", u.key, verdict, u.owner)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	return nil
+}
+
+// duties: the owner's work in the background.  Calls left pending by an
+// earlier run of this node become unknown at once (Abandon: the node's
+// name matched exactly); calls of any owner whose lease lapsed (stale)
+// become unknown (TakeOver); unknown calls are reconciled with the target.
+func (s *Service) duties(target string) {
+	abandoned := false
+	for {
+		bctx, c := context.WithTimeout(context.Background(), 8*time.Second)
+		if !abandoned {
+			if keys, err := s.Calls.Abandon(bctx); err == nil {
+				abandoned = true
+				if len(keys) > 0 {
+					s.Log("abandon: %d pending calls of an earlier run marked unknown", len(keys))
+				}
+			}
+		}
+		if keys, err := s.Calls.TakeOver(bctx); err == nil && len(keys) > 0 {
+			s.Log("take-over: %d calls of lapsed owners marked unknown", len(keys))
+		}
+		if abandoned && target != "" {
+			s.reconcile(bctx)
+		}
+		c()
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 func cmdNode(args []string) error {
@@ -250,36 +191,11 @@ func cmdNode(args []string) error {
 	if err != nil {
 		return err
 	}
-	s := &Service{DB: db, Target: *target, Node: *name, Boot: strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
-		AttemptTimeout: 2 * time.Second, Faults: *faults, Log: logger.Printf}
-	if err := setup(ctx, s); err != nil {
+	s, err := setup(ctx, db, *name, *target, *faults, logger.Printf)
+	if err != nil {
 		return fmt.Errorf("schema: %w", err)
 	}
-	// The owner's duties, in the background: calls left pending by an
-	// earlier run become unknown; what this process owes is settled;
-	// this node's unknown calls are reconciled with the target.
-	go func() {
-		swept := false
-		for {
-			bctx, c := context.WithTimeout(context.Background(), 8*time.Second)
-			if !swept {
-				if n, err := s.sweep(bctx); err == nil {
-					swept = true
-					if n > 0 {
-						s.Log("sweep: %d pending calls of an earlier run marked unknown", n)
-					}
-				}
-			}
-			if s.Pending() > 0 {
-				s.settleOnce(bctx)
-			}
-			if swept && *target != "" {
-				s.reconcile(bctx)
-			}
-			c()
-			time.Sleep(500 * time.Millisecond)
-		}
-	}()
+	go s.duties(*target)
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/call", func(w http.ResponseWriter, r *http.Request) {
@@ -296,16 +212,11 @@ func cmdNode(args []string) error {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
-		var out Outcome
-		switch call.Tool {
-		case "order":
-			out = s.Local(ctx, call, r.Header.Get("X-Crash-At"))
-		case "ship":
-			out = s.External(ctx, call, r.Header.Get("X-Crash-At"))
-		default:
+		if call.Tool != "order" && call.Tool != "ship" {
 			http.Error(w, "tool is order (local) or ship (external)", http.StatusBadRequest)
 			return
 		}
+		out := s.Run(ctx, call, r.Header.Get("X-Crash-At"))
 		code := http.StatusOK
 		switch out.Status {
 		case "pending", "unknown":
