@@ -16,7 +16,7 @@
 # allowed.  Compiled packages go to Go's build cache (~/.cache/go-build),
 # or to build/go where there is no HOME.
 CLUSTER      := $(BUILD)/cluster
-CLUSTER_PKGS := libdqlite-dev libraft-dev libsqlite3-dev libxxhash-dev iproute2
+CLUSTER_PKGS := libdqlite-dev libraft-dev libsqlite3-dev libxxhash-dev iproute2 curl
 GO_ENV       := GOFLAGS=-mod=mod CGO_LDFLAGS_ALLOW='-Wl,-z,now' \
                 $(if $(HOME),,GOCACHE=$(abspath $(BUILD)/go/cache) GOPATH=$(abspath $(BUILD)/go/path))
 GO_SOURCES   := $(wildcard bindings/go/*.go bindings/go/*.c bindings/go/go.* bindings/go/example/*.go)

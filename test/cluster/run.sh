@@ -49,7 +49,7 @@ esac
 command -v timeout >/dev/null || { echo "missing timeout"; exit 2; }
 
 T=$(mktemp -d /tmp/idem-cluster.XXXXXX) || exit 2
-NS=idemt$$                       # namespace prefix, unique to this run
+NS=${IDEM_CLUSTER_NS:-idemt}$$            # namespace prefix, unique to this run
 pass=0 fail=0
 START=$(date +%s)
 PIDS=()                          # every process started here
@@ -89,7 +89,7 @@ run_in() { local ns=$1; shift; if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; e
 start_node() {
   local i=$1 join=""
   [ "$i" != 1 ] && [ ! -d "$T/$TAG-n$i" ] && join="-join ${DB[1]}"
-  local cmd=("$EX" node -name "n$i" -dir "$T/$TAG-n$i" -db "${DB[$i]}" $join
+  local cmd=("$EX" node -name "n$i" -dir "$T/$TAG-n$i" -db "${DB[$i]}" $join ${SENDVIA:+-send-via "$SENDVIA"}
              -cluster "$ALL" -http "${HTTP[$i]}" -target "$TARGET" -faults)
   # a simple command in the background: $! is the node's own PID
   if [ -n "${NSOF[$i]}" ]; then
@@ -147,13 +147,17 @@ HTTP=("" 127.0.0.1:$((PORT+10)) 127.0.0.1:$((PORT+11)) 127.0.0.1:$((PORT+12)))
 NSOF=("" "" "" "")
 ALL=${DB[1]},${DB[2]},${DB[3]}
 TARGET=http://127.0.0.1:$((PORT+20))
-for p in $PORT $((PORT+1)) $((PORT+2)) $((PORT+10)) $((PORT+11)) $((PORT+12)) $((PORT+20)) $((PORT+21)); do
+# The nodes send to the target through a holding queue (hold), whose delay
+# is 0 until the test of requests held on the wire (5) sets it.
+SENDVIA=http://127.0.0.1:$((PORT+22))
+for p in $PORT $((PORT+1)) $((PORT+2)) $((PORT+10)) $((PORT+11)) $((PORT+12)) $((PORT+20)) $((PORT+21)) $((PORT+22)) $((PORT+23)); do
   if (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
     echo "port $p on 127.0.0.1 is in use: set IDEM_CLUSTER_PORT"; exit 2
   fi
 done
 
 "$EX" target -http "${TARGET#http://}" -delay 60 >>"$T/lo-target.log" 2>&1 & PIDS+=($!)
+"$EX" hold -listen "${SENDVIA#http://}" -to "${TARGET#http://}" -control 127.0.0.1:$((PORT+23)) >>"$T/lo-hold.log" 2>&1 & PIDS+=($!)
 t=$(now)
 start_node 1; wait_up 1 || { not_ok "node 1 did not start"; finish; }
 start_node 2; start_node 3
@@ -236,6 +240,29 @@ for how in close hang; do
   [ "$(grep -c dropped "$T/lo-proxy-$how.log")" -gt 0 ] || not_ok "3: the proxy dropped no answer ($how)"
   check "3: lost answers ($how)" lost-$how
 done
+
+# 5. requests held on the wire: the queue in front of the target holds
+# every request 6 s, past the client's 3 s deadline; the senders give up,
+# their calls become unknown, and the reconciler asks the target, which
+# has not seen the key.  Released then, a retry's request would arrive
+# with the held one (the bug of the reconciler that took "not seen" for
+# "not sent"); the target fences the key instead, and the held request
+# is refused when it comes.  Counted at the target: arrivals, refused
+# arrivals, and keys taken twice as a first send (must be 0).
+phase "5: requests held on the wire"
+hold() { curl -s --max-time 5 "http://127.0.0.1:$((PORT+23))/delay?ms=$1" >/dev/null; }
+hold 6000
+load held "" "$(urls 1 2 3)" held -keys 10 -workers 2 -budget 90s >"$T/held.out" 2>&1 &
+lp=$!; PIDS+=($lp)
+sleep 10; hold 0
+wait $lp; rc=$?
+refused=$(curl -s --max-time 5 "$TARGET/stats" | grep -o '"refused":[0-9]*' | awk -F: '{s+=$2} END {print s+0}')
+if [ $rc = 0 ] && [ "$refused" -gt 0 ]; then
+  ok "5: held 6 s on the wire for 10 s, then released: $(cat "$T/held.out"); $refused held or late arrivals refused by a fenced key"
+else
+  not_ok "5: held on the wire (refused $refused): $(cat "$T/held.out")"
+fi
+check "5: held on the wire" held
 
 # ---- cluster 2: network namespaces, the leader cut off ---------------------
 phase "4: a partition"

@@ -162,6 +162,7 @@ func cmdCheck(args []string) error {
 			c["external effects"] += t.Arrivals
 			if t.Firsts > 1 {
 				c["double first arrivals"]++ // keys that idem sent twice as a first send
+				problems = append(problems, fmt.Sprintf("%s: taken twice as a first send at the target", x.conv))
 			}
 			if t.Arrivals > 1 {
 				problems = append(problems, fmt.Sprintf("%s: %d arrivals at the target (%d sent as first; owners %s)", x.conv, t.Arrivals, t.Firsts, t.Owners))

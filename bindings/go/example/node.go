@@ -160,6 +160,7 @@ func cmdNode(args []string) error {
 	cluster := fs.String("cluster", "", "addresses of all nodes (for the service's driver)")
 	httpAddr := fs.String("http", "", "HTTP address of the service")
 	target := fs.String("target", "", "base URL of the outside target")
+	sendVia := fs.String("send-via", "", "base URL the requests to the target go through (a hold proxy); default -target")
 	faults := fs.Bool("faults", false, "honour X-Crash-At (tests only)")
 	fs.Parse(args)
 	if *name == "" || *dir == "" || *dbAddr == "" || *httpAddr == "" || *cluster == "" {
@@ -194,6 +195,9 @@ func cmdNode(args []string) error {
 	s, err := setup(ctx, db, *name, *target, *faults, logger.Printf)
 	if err != nil {
 		return fmt.Errorf("schema: %w", err)
+	}
+	if *sendVia != "" {
+		s.Send = *sendVia
 	}
 	go s.duties(*target)
 
@@ -230,25 +234,55 @@ func cmdNode(args []string) error {
 		w.WriteHeader(code)
 		json.NewEncoder(w).Encode(out)
 	})
+	// /health: 200 only when the cluster has a leader with a quorum
+	// behind it (a read through the leader answers within 1 s: a leader
+	// cut off from the majority steps down, and the read fails), with
+	// what this process still owes its calls; 503 otherwise.
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "{\"owes\":%d}\n", s.Pending())
+		hctx, c := context.WithTimeout(r.Context(), time.Second)
+		defer c()
+		var pending int
+		err := db.QueryRowContext(hctx, "SELECT count(*) FROM calls WHERE status = 'pending'").Scan(&pending)
+		w.Header().Set("Content-Type", "application/json")
+		if err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "{\"quorum\":false,\"owes\":%d,\"error\":%q}\n", s.Pending(), err.Error())
+			return
+		}
+		fmt.Fprintf(w, "{\"quorum\":true,\"owes\":%d,\"pending\":%d}\n", s.Pending(), pending)
 	})
 	srv := &http.Server{Addr: *httpAddr, Handler: mux,
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 70 * time.Second, IdleTimeout: 60 * time.Second}
+	stopped := make(chan struct{})
 	go func() {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
 		<-ch
-		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+		// Graceful: stop accepting and finish the calls in flight (each
+		// ends by its deadline), record what is still owed, hand the
+		// leadership over, then stop.
+		logger.Printf("shutting down")
+		sctx, c := context.WithTimeout(context.Background(), 15*time.Second)
 		defer c()
 		srv.Shutdown(sctx)
+		close(stopped)
 	}()
 	logger.Printf("serving on %s, dqlite %s", *httpAddr, *dbAddr)
 	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
 		return err
 	}
+	<-stopped
+	cctx, c := context.WithTimeout(context.Background(), 10*time.Second)
+	defer c()
+	if err := s.Calls.Close(cctx); err != nil {
+		logger.Printf("%v: they stay pending under this run, and are taken over when their lease lapses", err)
+	}
+	if err := node.Handover(cctx); err != nil {
+		logger.Printf("handover: %v", err)
+	}
 	db.Close()
+	logger.Printf("stopped")
 	return node.Close()
 }
 

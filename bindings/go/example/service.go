@@ -61,7 +61,8 @@ func (r Result) IdemID() any {
 // Service runs tool calls through idem on db.
 type Service struct {
 	Calls  *idem.Calls
-	Target string // the outside target's base URL (ship)
+	Target string // the outside target's base URL (ship; reconcile asks it)
+	Send   string // where requests go, if not Target (a proxy in front of it)
 	Faults bool   // honour X-Crash-At (the tests' kill points)
 	Log    func(format string, a ...interface{})
 
@@ -147,7 +148,11 @@ func (s *Service) Pending() int { return s.Calls.Owed() }
 // Idempotency-Key.  A dial that failed sent nothing (NotSent); the
 // target's "fenced" is Fenced; any other error leaves the call unknown.
 func (s *Service) send(ctx context.Context, key string, args json.RawMessage) (Result, error) {
-	req, err := http.NewRequestWithContext(ctx, "POST", s.Target+"/ship", bytes.NewReader(args))
+	base := s.Target
+	if s.Send != "" {
+		base = s.Send
+	}
+	req, err := http.NewRequestWithContext(ctx, "POST", base+"/ship", bytes.NewReader(args))
 	if err != nil {
 		return Result{}, idem.NotSent(err)
 	}

@@ -34,6 +34,14 @@ func cmdTarget(args []string) error {
 	addr := fs.String("http", "", "listen address")
 	delay := fs.Int("delay", 0, "answer after a random delay of up to MS milliseconds")
 	fs.Parse(args)
+	srv := &http.Server{Addr: *addr, Handler: targetHandler(*delay),
+		ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 60 * time.Second}
+	return srv.ListenAndServe()
+}
+
+// targetHandler is the target: it honours Idempotency-Key (one shipment
+// per key), counts arrivals per key, and fences a key on /fence.
+func targetHandler(delay int) http.Handler {
 	var mu sync.Mutex
 	keys := map[string]*keyStats{}
 	var shipments int64
@@ -69,8 +77,8 @@ func cmdTarget(args []string) error {
 		}
 		id := k.Shipment
 		mu.Unlock()
-		if *delay > 0 {
-			time.Sleep(time.Duration(rand.Intn(*delay+1)) * time.Millisecond)
+		if delay > 0 {
+			time.Sleep(time.Duration(rand.Intn(delay+1)) * time.Millisecond)
 		}
 		if replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
@@ -108,7 +116,7 @@ func cmdTarget(args []string) error {
 		defer mu.Unlock()
 		json.NewEncoder(w).Encode(keys)
 	})
-	return http.ListenAndServe(*addr, mux)
+	return mux
 }
 
 var getClient = &http.Client{Timeout: 3 * time.Second}
