@@ -188,12 +188,27 @@ func Open(ctx context.Context, db *sql.DB, opts ...Option) (*Calls, error) {
 	if len(o.options) > 0 {
 		stmt += "(" + strings.Join(o.options, ", ") + ")"
 	}
-	// In a transaction: a node of a replicated engine keeps only what a
-	// transaction wrote (doc/cluster.md).
-	err := c.inTx(ctx, func(cn *sql.Conn) error {
-		_, err := cn.ExecContext(ctx, stmt)
-		return err
-	})
+	// Only when missing, in a transaction (a node of a replicated engine
+	// keeps only what a transaction wrote: doc/cluster.md), and a COMMIT
+	// whose answer was lost is judged by whether the table is there.
+	exists := func() (bool, error) {
+		var n int
+		err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND lower(name) = lower(?)",
+			o.table).Scan(&n)
+		return n > 0, err
+	}
+	there, err := exists()
+	if err == nil && !there {
+		err = c.inTx(ctx, func(cn *sql.Conn) error {
+			_, err := cn.ExecContext(ctx, stmt)
+			return err
+		})
+		if errors.Is(err, ErrCommitUnknown) {
+			if there, _ = exists(); there {
+				err = nil
+			}
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("idem: %s: %w", stmt, err)
 	}

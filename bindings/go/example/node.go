@@ -100,6 +100,10 @@ func setup(ctx context.Context, db *sql.DB, node, target string, faults bool, lo
 				return err
 			}
 			defer c.Close()
+			var n int
+			if err := c.QueryRowContext(actx, "SELECT count(*) FROM sqlite_schema WHERE name = 'orders'").Scan(&n); err != nil || n > 0 {
+				return err // there: nothing to do (a COMMIT whose answer was lost, too)
+			}
 			for _, q := range []string{"BEGIN", ordersSchema, "COMMIT"} {
 				if _, err := c.ExecContext(actx, q); err != nil {
 					c.Raw(func(any) error { return driver.ErrBadConn })
