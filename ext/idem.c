@@ -25,15 +25,21 @@
 **   idem_durable.c    an external claim needs a durable commit (§12):
 **                     the check, and the option durability=full|relaxed
 **
-**   The claim table, in three layers:
+**   The claim table, in three layers: the store, the rules, the module.
 **   idem_store.c      where it keeps its calls: the shadow tables (schema,
 **                     format, upgrade, damage check, integrity_check), the
 **                     statement cache and its lending to cursors, the
 **                     transaction's list of local claims, the table's error
-**   idem_claim.c      its rules (doc/contract.md §4-5): the options, the
-**                     claim (prepare, write, held), the transition function
-**                     of an UPDATE and the writes it decides, the COMMIT
-**                     check, the reply of a duplicate
+**   Its rules (doc/contract.md §4-7), in the order of a call's life:
+**   idem_options.c    the table's options, parsed in one place
+**   idem_claim.c      the claim, an INSERT (prepare, write, held), and what
+**                     the rules share: a call's status, its release, the
+**                     checks of the inner writes
+**   idem_outcome.c    the outcome: the transition function of an UPDATE
+**                     and the writes it decides, DELETE, and the reply of
+**                     a duplicate
+**   idem_commit.c     the commit guard: no local claim commits pending,
+**                     nor apart from the files its action wrote
 **   idem_vtab.c       the module: CREATE VIRTUAL TABLE calls USING idem(...),
 **                     its slots, query plans and cursor
 **
@@ -71,7 +77,10 @@ SQLITE_EXTENSION_INIT1
 #include "idem_key.c"
 #include "idem_durable.c"
 #include "idem_store.c"
+#include "idem_options.c"
 #include "idem_claim.c"
+#include "idem_outcome.c"
+#include "idem_commit.c"
 #include "idem_vtab.c"
 #include "idem_versioned.c"
 #endif

@@ -21,8 +21,13 @@
 **   idem_durable.c    the durability check of an external claim
 **   idem_store.c      a claim table's storage: shadow tables, statements,
 **                     the transaction's local claims, the table's error
-**   idem_claim.c      the claim's rules (doc/contract.md §4-5): options,
-**                     the claim, the transition function, writes, reply
+**   idem_options.c    a claim table's options, parsed in one place
+**   idem_claim.c      the claim (doc/contract.md §4): INSERT, and what the
+**                     rules share: status, release, the inner writes
+**   idem_outcome.c    the outcome (§5-7): UPDATE's transition function
+**                     and writes, DELETE, the reply of a duplicate
+**   idem_commit.c     the commit guard (§4): no local claim commits
+**                     pending, nor apart from its action
 **   idem_vtab.c       the idem module: slots, query plans, cursor
 **   idem_versioned.c  the version guard for ordinary tables
 */
@@ -144,6 +149,9 @@ IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]);
 IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
 /* The current time, from the VFS's clock, as Unix time in milliseconds. */
 IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
+/* Time text as idemFormatTime() writes it, as Unix time in milliseconds,
+** or -1 if z is not such a text. */
+IDEM_PRIVATE sqlite3_int64 idemParseTime(const char *z);
 
 /**************************************************************************
 ** Interface to code in idem_sql.c (what every part that speaks to SQLite
@@ -297,7 +305,10 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_COL_OWNER     16   /* hidden: who holds the call */
 #define IDEM_COL_EXPIRES   17   /* hidden, computed: when a decided call goes */
 #define IDEM_COL_STALE     18   /* hidden, computed: a pending call gone quiet */
-#define IDEM_NCOL          19
+#define IDEM_COL_HONOURS   19   /* hidden: the target honours the key */
+#define IDEM_COL_SENDS     20   /* hidden: times taken for sending */
+#define IDEM_COL_RESEND_AT 21   /* hidden, computed: when a resend is allowed */
+#define IDEM_NCOL          22
 
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
@@ -326,7 +337,8 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_STMT_EXPIRY_ADD   24   /* a decided call's expiry (retain) */
 #define IDEM_STMT_EXPIRY_DEL   25   /* ... and its removal */
 #define IDEM_STMT_EXPIRY_NEXT  26   /* the earliest expiry (retain) */
-#define IDEM_NSTMT             27
+#define IDEM_STMT_RESEND       27   /* take a call for sending again */
+#define IDEM_NSTMT             28
 #define IDEM_STMT_LENDABLE(i) \
   ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_L)
 
@@ -337,7 +349,7 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 
 /* Columns of the query statements (IDEM_STMT_Q_*) and of IDEM_STMT_BYRID:
 ** rid, key, member, then virtual columns 2..12 in order, then keyargs,
-** owner and expires. */
+** owner, expires, honours_key and sends. */
 #define IDEM_Q_RID      0
 #define IDEM_Q_KEY      1
 #define IDEM_Q_MEMBER   2
@@ -345,6 +357,8 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_Q_KEYARGS 14
 #define IDEM_Q_OWNER   15
 #define IDEM_Q_EXPIRES 16
+#define IDEM_Q_HONOURS 17
+#define IDEM_Q_SENDS   18
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: the call as its members
 ** show it. */
@@ -360,13 +374,15 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_M_KEYARGS  9
 #define IDEM_M_OWNER   10
 #define IDEM_M_EXPIRES 11
+#define IDEM_M_HONOURS 12
+#define IDEM_M_SENDS   13
 
 /* Columns of IDEM_STMT_CALLOF. */
 #define IDEM_C_KEY      0
 #define IDEM_C_STATUS   1
 
 /* The table's options (CREATE VIRTUAL TABLE ... USING idem(name=value)),
-** parsed in one place: idemOptionParse() in idem_claim.c; the store reads
+** parsed in one place: idemOptionParse() in idem_options.c; the store reads
 ** retain to leave expires out of its queries. */
 typedef struct IdemOptions IdemOptions;
 struct IdemOptions {
@@ -375,9 +391,22 @@ struct IdemOptions {
   int bArgsMismatchReplay;    /* args_mismatch=replay (default: error) */
   sqlite3_int64 iRetainMs;    /* retain=<duration>; 0: decided calls stay */
   sqlite3_int64 iStaleAfterMs;/* stale_after=<duration>; 0: never stale */
+  int bHonoursKey;            /* honours_key=yes: external calls' default */
+  int nMaxSends;              /* max_sends=N (0: the default) */
+  sqlite3_int64 iResendAfterMs;/* resend_after=<duration> (0: the default) */
   unsigned int mGiven;        /* Options given so far, a bit each: none
                               ** may be given twice */
 };
+
+/* doc/contract.md §14: a call that honours the key is taken for sending at
+** most IDEM_MAX_SENDS times unless max_sends says otherwise (at most
+** IDEM_MAX_SENDS_LIMIT); the n-th resend waits resend_after
+** (IDEM_RESEND_AFTER_MS unless given) times 2^(n-1), at most
+** IDEM_RESEND_CAP times resend_after, from the call's last update. */
+#define IDEM_MAX_SENDS        5
+#define IDEM_MAX_SENDS_LIMIT  100
+#define IDEM_RESEND_AFTER_MS  1000
+#define IDEM_RESEND_CAP       64
 
 /* A local claim made in the open transaction, and the savepoint level it
 ** was made at (0: outside every savepoint; N+1: inside savepoint N). */
@@ -390,11 +419,12 @@ struct IdemTxnClaim {
 /*
 ** The format of a table's shadow tables, recorded in <name>_config
 ** (k = 'format').  Format 1 (idem 1.0.0) had no <name>_config and no
-** keyargs, owner or expires columns; it is upgraded in place by the first
-** write of a build that knows format 2.  A format above IDEM_FORMAT is
-** refused with an error naming both (doc/choices.md).
+** keyargs, owner or expires columns, format 2 (idem 1.x) no honours_key
+** or sends; each is upgraded in place by the first write of a build that
+** knows format 3.  A format above IDEM_FORMAT is refused with an error
+** naming both (doc/choices.md).
 */
-#define IDEM_FORMAT 2
+#define IDEM_FORMAT 3
 
 /*
 ** The statements of a connection that are running and write (idem's own
@@ -522,27 +552,94 @@ IDEM_PRIVATE void idemTxnRelease(IdemVtab *p, int iSavepoint);
 IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint);
 
 /**************************************************************************
-** Interface to code in idem_claim.c (the claim's rules):
+** Interface to code in idem_options.c (a claim table's options):
 */
 
 IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
                                  char **pzErr);
 
-/* xUpdate's three cases: a claim or a member row; an UPDATE; a DELETE. */
+/**************************************************************************
+** Interface to code in idem_claim.c (the claim, and what the rules after
+** it share):
+*/
+
+/* A call's status, stored or asked for. */
+typedef enum IdemStatus {
+  IDEM_STATUS_PENDING,        /* claimed, outcome not recorded yet */
+  IDEM_STATUS_DONE,           /* recorded: final */
+  IDEM_STATUS_FAILED,         /* a local call that failed, kept: final */
+  IDEM_STATUS_UNKNOWN,        /* an external call that failed: reconcile it */
+  IDEM_STATUS_OTHER,          /* any other text (a bad UPDATE, a damaged row) */
+  IDEM_STATUS_NULL,           /* UPDATE ... SET status = NULL */
+  IDEM_STATUS_ABSENT          /* an UPDATE that leaves status alone */
+} IdemStatus;
+
+/* The text of the four stored statuses, by IdemStatus. */
+IDEM_PRIVATE_DATA const char *const azIdemStatus[IDEM_STATUS_OTHER];
+
+/* The status named by text z (NULL: a stored NULL, shown as "");
+** IDEM_STATUS_OTHER for any other text. */
+IDEM_PRIVATE IdemStatus idemStatusParse(const char *z);
+/* A decided call (done, or failed and kept) is final. */
+IDEM_PRIVATE int idemIsDecided(IdemStatus e);
+/* The text of a value that must be one word (a status, a kind, a
+** verdict), or 0: not text, or text with an embedded NUL (*pbNoMem set
+** on OOM). */
+IDEM_PRIVATE const char *idemWordValue(sqlite3_value *pVal, int *pbNoMem);
+/* The text of column iCol of pStmt's row, or "". */
+IDEM_PRIVATE const char *idemText(sqlite3_stmt *pStmt, int iCol);
+
+/* The inner writes on the shadow tables: a bind that failed (bindings
+** cleared, the table's message set; returns rc); did the write change
+** the rows it must (else SQLITE_CORRUPT_VTAB with the message); the error
+** of one that failed (never an ignorable SQLITE_CONSTRAINT); run and
+** reset a bound statement (SQLITE_DONE or the error). */
+IDEM_PRIVATE int idemBindError(IdemVtab *p, sqlite3_stmt *pStmt, int rc);
+IDEM_PRIVATE int idemCheckChanges(IdemVtab *p, const char *zWhat,
+                                  int bAtLeast, int nWant);
+IDEM_PRIVATE int idemInnerError(IdemVtab *p, int rc);
+IDEM_PRIVATE int idemStepReset(sqlite3_stmt *pStmt);
+
+/* Release a call: delete its whole group, so that it may be claimed
+** again. */
+IDEM_PRIVATE int idemRelease(IdemVtab *p,
+                             const unsigned char aKey[IDEM_KEY_BYTES]);
+
+/* xUpdate's INSERT: a claim or a member row. */
 IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
                                  sqlite3_int64 *pRowid);
-IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                 sqlite3_value **aCol);
-IDEM_PRIVATE int idemClaimDelete(IdemVtab *p, sqlite3_int64 iRid);
 
-/* xSync: refuse to commit a local claim of this transaction that is
-** still pending (doc/contract.md §4). */
-IDEM_PRIVATE int idemClaimSync(IdemVtab *p);
+/**************************************************************************
+** Interface to code in idem_outcome.c (a call's outcome):
+*/
 
-/* The reply a duplicate arrival hands back (the hidden column reply). */
+/* xUpdate's UPDATE and DELETE of the row with rid iRid. */
+IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
+                                   sqlite3_value **aCol);
+IDEM_PRIVATE int idemOutcomeDelete(IdemVtab *p, sqlite3_int64 iRid);
+
+/* The reply a duplicate arrival hands back (the hidden column reply).
+** An external call's carries "sends" (nSends; -1 for a local call). */
 IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
                            sqlite3_value *pResult, const char *zStatus,
-                           const char *zNote, char **pzOut);
+                           const char *zNote, sqlite3_int64 nSends,
+                           char **pzOut);
+
+/* doc/contract.md §14: when a call may be taken for sending again, as Unix
+** time in milliseconds, or -1 if it never may (the hidden column
+** resend_at): from its status, kind, honours_key, sends and updated. */
+IDEM_PRIVATE sqlite3_int64 idemResendAt(const IdemOptions *pOpt,
+    const char *zStatus, const char *zKind, int bHonours,
+    sqlite3_int64 nSends, const char *zUpdated);
+
+/**************************************************************************
+** Interface to code in idem_commit.c (the commit guard):
+*/
+
+/* xSync: refuse to commit a local claim of this transaction that is
+** still pending, or a recorded one whose transaction's files would not
+** commit as one (doc/contract.md §4). */
+IDEM_PRIVATE int idemCommitSync(IdemVtab *p);
 
 /**************************************************************************
 ** Interface to code in idem_vtab.c (the idem module: slots, plans, cursor):

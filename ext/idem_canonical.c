@@ -2438,7 +2438,7 @@ IDEM_PRIVATE const char *idemJsonError(IdemJson *p){
 ** it (RFC 8785): '"' and '\' with a backslash, the control characters as
 ** \b \t \n \f \r or \u00xx in lowercase hex, every other byte as it is
 ** (z is not checked to be UTF-8).  The writer of every JSON string idem
-** makes from SQL text (the reply of a duplicate, idem_claim.c).
+** makes from SQL text (the reply of a duplicate, idem_outcome.c).
 */
 IDEM_PRIVATE void idemJsonAppendString(sqlite3_str *s, const char *z,
                                        sqlite3_int64 n){

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** idem_claim.c -- the claim's rules (doc/contract.md §4, §5): what an
-** INSERT, an UPDATE and a DELETE on an idem table may do, the COMMIT of
-** its local claims, its options, and the reply of a duplicate.  It stands
-** on the store (idem_store.c: the shadow tables, the statements, the
-** transaction's list) and never calls the module (idem_vtab.c), which
-** calls it.
+** idem_claim.c -- the claim (doc/contract.md §4): what an INSERT on an
+** idem table may do, a call's claim or a member row; and what the rules
+** after it share (idemInt.h, "Interface to code in idem_claim.c"): a
+** call's status, the release of a call, the checks and errors of the
+** inner writes.  It stands on the store (idem_store.c: the shadow tables,
+** the statements, the transaction's list) and never calls the module
+** (idem_vtab.c), which calls it.  The options are read in
+** idem_options.c, the outcome (UPDATE, DELETE, reconcile, the reply) is
+** decided in idem_outcome.c, the COMMIT checked in idem_commit.c.
 **
 ** THE CLAIM, in three steps (idemInsertCall()), as doc/contract.md §4
 ** says them:
@@ -40,219 +43,18 @@
 ** other refusal, bad input or broken rule alike, is SQLITE_ERROR (or
 ** SQLITE_MISMATCH for a value of the wrong type), so that it stays an
 ** error under every conflict clause.
-**
-** THE OUTCOME.  An UPDATE of a call's main row goes in three steps:
-**
-**   1. read   the stored row; refuse what is never allowed (updating a
-**             member row, changing a fixed column); parse the stored
-**             status and kind and the requested change (IdemChange) once;
-**   2. decide idemTransition(): a pure function of (stored status, kind,
-**             requested change, table options) -> IdemAction: record a
-**             status, release the claim, or refuse with which message;
-**   3. apply  idemApply(): run the statement the action names.
-**
-** The rules live in idemTransition(), one line or one case each.  The
-** table's options are one struct (IdemOptions, idemInt.h) parsed in one
-** place, idemOptionParse().  A new rule adds its option to IdemOptions
-** and idemOptionParse(), its status or verdict
-** to the enums below, its case to idemTransition(), its message to
-** idemRefuse() and, if it writes something new, its step to idemApply().
-**
-** DELETE removes a decided call's whole group; an open call (pending or
-** unknown) is kept: only reconcile releases it (doc/contract.md §5, §7).
 */
 #include "idemInt.h"
 
-/*
-** The note recorded on an external call that failed (doc/contract.md §5,
-** §6), and the message a pending call's reply carries.
-*/
-#define IDEM_UNKNOWN_NOTE \
-  "the request may already have reached the target system; the target's " \
-  "records decide the outcome; it is not retried. idem stops this side " \
-  "from sending twice; only a target that honours the Idempotency-Key " \
-  "header can refuse a duplicate"
+/* ------------------------------------------------------------ status */
 
-#define IDEM_PENDING_NOTE \
-  "the call is in progress, or its process was interrupted; it is not " \
-  "executed again"
-
-#define IDEM_RECONCILED_NOTE \
-  "reconciled: the target's records show that the request arrived"
-
-/* ------------------------------------------------------------- options */
-
-/* Every option, for the message that rejects an unknown one. */
-#define IDEM_OPTIONS_HELP \
-  "local_failure=release|keep, durability=full|relaxed," \
-  " args_mismatch=error|replay, retain=<duration> and" \
-  " stale_after=<duration>"
-
-/* The longest duration accepted: 100 years, in milliseconds. */
-#define IDEM_DURATION_MAX ((sqlite3_int64)36525*86400000)
-
-/*
-** Parse a duration z[0..n): a number (digits, an optional fraction) and a
-** unit, second(s), minute(s), hour(s) or day(s), with or without blanks
-** between ("90 seconds", "24 hours", "1.5days").  Returns the duration in
-** milliseconds (at least 1), or 0 if the text is not a duration.
-*/
-static sqlite3_int64 idemDurationParse(const char *z, int n){
-  static const struct { const char *zUnit; sqlite3_int64 iMs; } aUnit[] = {
-    { "second", 1000 }, { "minute", 60000 }, { "hour", 3600000 },
-    { "day", 86400000 },
-  };
-  double r = 0.0, rScale = 1.0;
-  int i = 0, nDigit = 0, j, nUnit;
-  while( i<n && z[i]>='0' && z[i]<='9' ){
-    if( nDigit<15 ) r = r*10.0 + (z[i]-'0');
-    else return 0;
-    nDigit++; i++;
-  }
-  if( i<n && z[i]=='.' ){
-    i++;
-    while( i<n && z[i]>='0' && z[i]<='9' ){
-      rScale /= 10.0;
-      r += (z[i]-'0')*rScale;
-      nDigit++; i++;
-    }
-  }
-  if( nDigit==0 ) return 0;
-  while( i<n && (z[i]==' ' || z[i]=='\t') ) i++;
-  nUnit = n - i;
-  if( nUnit>0 && (z[n-1]=='s' || z[n-1]=='S') ) nUnit--;
-  for(j=0; j<(int)(sizeof(aUnit)/sizeof(aUnit[0])); j++){
-    if( nUnit==(int)strlen(aUnit[j].zUnit)
-     && sqlite3_strnicmp(z+i, aUnit[j].zUnit, nUnit)==0 ){
-      sqlite3_int64 iMs = (sqlite3_int64)(r*(double)aUnit[j].iMs + 0.5);
-      if( iMs<1 || iMs>IDEM_DURATION_MAX ) return 0;   /* 36525 days is in */
-      return iMs;
-    }
-  }
-  return 0;
-}
-
-/*
-** The options that take one of two words: the first word (the default)
-** stores 0 in the IdemOptions field at iOffset, the second 1.
-*/
-typedef struct IdemSwitch IdemSwitch;
-struct IdemSwitch {
-  const char *zName;          /* The option */
-  const char *azWord[2];      /* Its values: the default, the other */
-  size_t iOffset;             /* offsetof() its int field in IdemOptions */
-  const char *zHelp;          /* What the error for another value says */
-};
-static const IdemSwitch aIdemSwitch[] = {
-  { "local_failure", { "release", "keep" },
-    offsetof(IdemOptions, bKeepLocalFailure),
-    "local_failure=release (the default) or local_failure=keep" },
-  { "args_mismatch", { "error", "replay" },
-    offsetof(IdemOptions, bArgsMismatchReplay),
-    "args_mismatch=error (the default) or args_mismatch=replay" },
-  { "durability", { "full", "relaxed" },
-    offsetof(IdemOptions, bRelaxedDurability),
-    "durability=full (the default: a claim needs a commit that survives"
-    " what its act survives) or durability=relaxed (accept that a power"
-    " loss may take back a claim)" },
-};
-
-/* Note option number iOpt as given; an error if it was given before
-** (the last one winning silently would hide a typo or a stale copy). */
-static int idemOptionTwice(IdemOptions *pOpt, int iOpt, const char *zName,
-                           char **pzErr){
-  if( pOpt->mGiven & (1u<<iOpt) ){
-    *pzErr = sqlite3_mprintf("%s is given twice; give each option once",
-                             zName);
-    return 1;
-  }
-  pOpt->mGiven |= 1u<<iOpt;
-  return 0;
-}
-
-/*
-** Parse one module argument "name=value" into *pOpt.  Returns SQLITE_OK
-** or an error with *pzErr set (the text alone: the table's error puts
-** "idem: <table>: " in front).  A value may be quoted ('24 hours') or not
-** (24 hours): SQLite hands the argument over as it was written.
-*/
-IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
-                                 char **pzErr){
-  const char *zEq = strchr(zArg, '=');
-  int nName, nValue, i;
-  const char *zValue;
-  while( *zArg==' ' || *zArg=='\t' || *zArg=='\n' ) zArg++;
-  if( zEq==0 ) goto bad;
-  nName = (int)(zEq - zArg);
-  while( nName>0 && (zArg[nName-1]==' ' || zArg[nName-1]=='\t') ) nName--;
-  zValue = zEq+1;
-  while( *zValue==' ' || *zValue=='\t' ) zValue++;
-  nValue = (int)strlen(zValue);
-  while( nValue>0 && (zValue[nValue-1]==' ' || zValue[nValue-1]=='\t'
-                      || zValue[nValue-1]=='\n') ) nValue--;
-  if( nValue>=2 && (zValue[0]=='\'' || zValue[0]=='"')
-   && zValue[nValue-1]==zValue[0] ){
-    zValue++; nValue -= 2;
-  }
-  for(i=0; i<(int)(sizeof(aIdemSwitch)/sizeof(aIdemSwitch[0])); i++){
-    const IdemSwitch *pSw = &aIdemSwitch[i];
-    int j;
-    if( nName!=(int)strlen(pSw->zName)
-     || sqlite3_strnicmp(zArg, pSw->zName, nName)!=0 ) continue;
-    if( idemOptionTwice(pOpt, i, pSw->zName, pzErr) ) return SQLITE_ERROR;
-    for(j=0; j<2; j++){
-      if( nValue==(int)strlen(pSw->azWord[j])
-       && sqlite3_strnicmp(zValue, pSw->azWord[j], nValue)==0 ){
-        memcpy((char*)pOpt + pSw->iOffset, &j, sizeof(j));
-        return SQLITE_OK;
-      }
-    }
-    *pzErr = sqlite3_mprintf("unknown value '%.*s' for %s; use %s",
-                             nValue, zValue, pSw->zName, pSw->zHelp);
-    return SQLITE_ERROR;
-  }
-  if( (nName==6 && sqlite3_strnicmp(zArg, "retain", 6)==0)
-   || (nName==11 && sqlite3_strnicmp(zArg, "stale_after", 11)==0) ){
-    sqlite3_int64 iMs = idemDurationParse(zValue, nValue);
-    if( idemOptionTwice(pOpt, nName==6 ? 3 : 4, nName==6 ? "retain"
-                        : "stale_after", pzErr) ){
-      return SQLITE_ERROR;
-    }
-    if( iMs==0 ){
-      *pzErr = sqlite3_mprintf("bad duration '%.*s' for %.*s; use a"
-          " positive number and a unit of seconds, minutes, hours or days"
-          " (at most 36525 days), e.g. %.*s='24 hours'",
-          nValue, zValue, nName, zArg, nName, zArg);
-      return SQLITE_ERROR;
-    }
-    if( nName==6 ) pOpt->iRetainMs = iMs; else pOpt->iStaleAfterMs = iMs;
-    return SQLITE_OK;
-  }
- bad:
-  *pzErr = sqlite3_mprintf("unknown option '%s'; the options are "
-      IDEM_OPTIONS_HELP, zArg);
-  return SQLITE_ERROR;
-}
-
-/* ---------------------------------------------------- status and kind */
-
-/* A call's status, stored or asked for. */
-typedef enum IdemStatus {
-  IDEM_STATUS_PENDING,        /* claimed, outcome not recorded yet */
-  IDEM_STATUS_DONE,           /* recorded: final */
-  IDEM_STATUS_FAILED,         /* a local call that failed, kept: final */
-  IDEM_STATUS_UNKNOWN,        /* an external call that failed: reconcile it */
-  IDEM_STATUS_OTHER,          /* any other text (a bad UPDATE, a damaged row) */
-  IDEM_STATUS_NULL,           /* UPDATE ... SET status = NULL */
-  IDEM_STATUS_ABSENT          /* an UPDATE that leaves status alone */
-} IdemStatus;
-
-static const char *const azIdemStatus[] = {
+/* The stored statuses by IdemStatus (idemInt.h). */
+IDEM_PRIVATE const char *const azIdemStatus[IDEM_STATUS_OTHER] = {
   "pending", "done", "failed", "unknown"
 };
 
 /* The status named by text z (NULL: a stored NULL, shown as ""). */
-static IdemStatus idemStatusParse(const char *z){
+IDEM_PRIVATE IdemStatus idemStatusParse(const char *z){
   int i;
   if( z ){
     for(i=0; i<(int)(sizeof(azIdemStatus)/sizeof(azIdemStatus[0])); i++){
@@ -267,7 +69,7 @@ static IdemStatus idemStatusParse(const char *z){
 ** verdict), or 0 if it cannot be: not text, or text with an embedded NUL,
 ** which C would silently cut at the NUL.  *pbNoMem is set on OOM.
 */
-static const char *idemWordValue(sqlite3_value *pVal, int *pbNoMem){
+IDEM_PRIVATE const char *idemWordValue(sqlite3_value *pVal, int *pbNoMem){
   const char *z;
   if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) return 0;
   z = (const char*)sqlite3_value_text(pVal);
@@ -277,235 +79,14 @@ static const char *idemWordValue(sqlite3_value *pVal, int *pbNoMem){
 }
 
 /* A decided call (done, or failed and kept) is final. */
-static int idemIsDecided(IdemStatus e){
+IDEM_PRIVATE int idemIsDecided(IdemStatus e){
   return e==IDEM_STATUS_DONE || e==IDEM_STATUS_FAILED;
-}
-
-/* A call's kind: anything stored but 'external' counts as local. */
-typedef enum IdemKind {
-  IDEM_KIND_LOCAL,            /* a write into this database (the default) */
-  IDEM_KIND_EXTERNAL          /* a request to another system */
-} IdemKind;
-
-/* UPDATE ... SET reconcile = ?: the operator's verdict on an open call. */
-typedef enum IdemReconcile {
-  IDEM_RECONCILE_NONE,        /* not given */
-  IDEM_RECONCILE_ARRIVED,     /* the target's records show the request */
-  IDEM_RECONCILE_NOT_ARRIVED, /* they show it never came */
-  IDEM_RECONCILE_NOT_SENT,    /* the request never left (the owner's word) */
-  IDEM_RECONCILE_OTHER        /* anything else */
-} IdemReconcile;
-
-/* ------------------------------------------------- the transition table */
-
-/* What an UPDATE asks for, parsed once. */
-typedef struct IdemChange IdemChange;
-struct IdemChange {
-  IdemStatus eStatus;         /* The status asked for, or _NULL, _ABSENT */
-  IdemReconcile eReconcile;   /* The verdict given, or _NONE */
-  int bNote;                  /* True if a note is given */
-};
-
-/* What to do about it. */
-typedef enum IdemActionType {
-  IDEM_ACT_RECORD,            /* store eStatus (and id, result, note) */
-  IDEM_ACT_RELEASE,           /* delete the call's group: it may run again */
-  IDEM_ACT_REFUSE             /* an error: eRefusal says which */
-} IdemActionType;
-
-/* The note stored by IDEM_ACT_RECORD. */
-typedef enum IdemNote {
-  IDEM_NOTE_GIVEN,            /* the one given, or the one stored */
-  IDEM_NOTE_RECONCILED,       /* IDEM_RECONCILED_NOTE */
-  IDEM_NOTE_UNKNOWN           /* IDEM_UNKNOWN_NOTE, and the one given */
-} IdemNote;
-
-/* Why an UPDATE is refused: see idemRefuse() for each message. */
-typedef enum IdemRefusal {
-  IDEM_REFUSE_NULL_STATUS,
-  IDEM_REFUSE_DECIDED,
-  IDEM_REFUSE_RECONCILE_WITH_STATUS,
-  IDEM_REFUSE_BAD_RECONCILE,
-  IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE,
-  IDEM_REFUSE_LOCAL_UNKNOWN,
-  IDEM_REFUSE_PENDING_NOT_STALE,
-  IDEM_REFUSE_NOT_SENT_UNKNOWN,
-  IDEM_REFUSE_BAD_STATUS
-} IdemRefusal;
-
-typedef struct IdemAction IdemAction;
-struct IdemAction {
-  IdemActionType eType;
-  IdemStatus eStatus;         /* IDEM_ACT_RECORD: the status to store */
-  IdemNote eNote;             /* IDEM_ACT_RECORD: the note to store */
-  IdemRefusal eRefusal;       /* IDEM_ACT_REFUSE: why */
-};
-
-static IdemAction idemAction(IdemActionType eType, IdemStatus eStatus,
-                             IdemNote eNote, IdemRefusal eRefusal){
-  IdemAction a;
-  a.eType = eType;
-  a.eStatus = eStatus;
-  a.eNote = eNote;
-  a.eRefusal = eRefusal;
-  return a;
-}
-#define idemRecord(eStatus, eNote) \
-  idemAction(IDEM_ACT_RECORD, eStatus, eNote, IDEM_REFUSE_BAD_STATUS)
-#define idemReleaseAction() \
-  idemAction(IDEM_ACT_RELEASE, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN, \
-             IDEM_REFUSE_BAD_STATUS)
-#define idemRefusal(eRefusal) \
-  idemAction(IDEM_ACT_REFUSE, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN, eRefusal)
-
-/*
-** The rules of an UPDATE of a call (doc/contract.md §4, §5), in the order
-** they are tried.  Pure: it reads nothing but its arguments.
-**
-**   pending -> pending   id, result, note may change
-**   pending -> done      recorded
-**   pending -> failed    local: released (rows deleted) or, with
-**                        local_failure=keep, kept as failed;
-**                        external: kept as 'unknown' with the note
-**   unknown, pending + reconcile = 'arrived'      -> done
-**   unknown + reconcile = 'not_arrived'           -> released
-**   pending + reconcile = 'not_arrived'           -> released if stale now,
-**                        else refused: its owner may still be sending it
-**   pending + reconcile = 'not_sent'              -> released (the explicit
-**                        word that the request never left)
-**   unknown + reconcile = 'not_sent'              -> refused: it may have left
-**   done, failed         final: every change is an error
-*/
-static IdemAction idemTransition(
-  IdemStatus eOld,                  /* The stored status */
-  IdemKind eKind,                   /* The stored kind */
-  int bStale,                       /* A pending call gone quiet (§11) */
-  const IdemChange *pChg,           /* What the UPDATE asks for */
-  const IdemOptions *pOpt           /* The table's options */
-){
-  IdemStatus eNew = pChg->eStatus;
-  if( eNew==IDEM_STATUS_NULL ) return idemRefusal(IDEM_REFUSE_NULL_STATUS);
-  if( idemIsDecided(eOld) ) return idemRefusal(IDEM_REFUSE_DECIDED);
-
-  /* The operator's explicit reconciliation of an unknown (or abandoned
-  ** pending) call, from the target's records. */
-  if( pChg->eReconcile!=IDEM_RECONCILE_NONE ){
-    if( eNew!=IDEM_STATUS_ABSENT && eNew!=IDEM_STATUS_DONE ){
-      return idemRefusal(IDEM_REFUSE_RECONCILE_WITH_STATUS);
-    }
-    switch( pChg->eReconcile ){
-      case IDEM_RECONCILE_ARRIVED:
-        return idemRecord(IDEM_STATUS_DONE,
-                          pChg->bNote ? IDEM_NOTE_GIVEN : IDEM_NOTE_RECONCILED);
-      case IDEM_RECONCILE_NOT_ARRIVED:
-        /* A pending call's owner may still be working: only a call that
-        ** is stale at this very UPDATE (not at a sweeper's earlier
-        ** SELECT) is released on the target's word alone. */
-        if( eOld==IDEM_STATUS_PENDING && !bStale ){
-          return idemRefusal(IDEM_REFUSE_PENDING_NOT_STALE);
-        }
-        return idemReleaseAction();
-      case IDEM_RECONCILE_NOT_SENT:
-        if( eOld==IDEM_STATUS_UNKNOWN ){
-          return idemRefusal(IDEM_REFUSE_NOT_SENT_UNKNOWN);
-        }
-        return idemReleaseAction();
-      default:
-        return idemRefusal(IDEM_REFUSE_BAD_RECONCILE);
-    }
-  }
-  if( eOld==IDEM_STATUS_UNKNOWN ){
-    return idemRefusal(IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE);
-  }
-
-  switch( eNew ){
-    case IDEM_STATUS_ABSENT:
-    case IDEM_STATUS_PENDING:
-      return idemRecord(IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN);
-    case IDEM_STATUS_DONE:
-      return idemRecord(IDEM_STATUS_DONE, IDEM_NOTE_GIVEN);
-    case IDEM_STATUS_FAILED:
-    case IDEM_STATUS_UNKNOWN:
-      if( eKind==IDEM_KIND_EXTERNAL ){
-        return idemRecord(IDEM_STATUS_UNKNOWN, IDEM_NOTE_UNKNOWN);
-      }
-      if( eNew==IDEM_STATUS_UNKNOWN ){
-        return idemRefusal(IDEM_REFUSE_LOCAL_UNKNOWN);
-      }
-      if( pOpt->bKeepLocalFailure ){
-        return idemRecord(IDEM_STATUS_FAILED, IDEM_NOTE_GIVEN);
-      }
-      return idemReleaseAction();
-    default:
-      return idemRefusal(IDEM_REFUSE_BAD_STATUS);
-  }
-}
-
-/*
-** The message of a refused UPDATE.  zHex is the call's key, zOld its
-** stored status, zNew the status asked for.  Returns the error code.
-*/
-static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
-                      const char *zOld, const char *zNew){
-  switch( eRefusal ){
-    case IDEM_REFUSE_NULL_STATUS:
-      idemVtabError(p, "status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending");
-      break;
-    case IDEM_REFUSE_DECIDED:
-      idemVtabError(p, "call '%s' is already decided (status: %s); a"
-          " decided call is final: replay it with SELECT reply FROM \"%w\""
-          " WHERE key = '%s'", zHex, zOld, p->zName, zHex);
-      break;
-    case IDEM_REFUSE_RECONCILE_WITH_STATUS:
-      idemVtabError(p, "reconcile = 'arrived' makes the call done,"
-          " 'not_arrived' and 'not_sent' release it; do not set another"
-          " status with it");
-      break;
-    case IDEM_REFUSE_BAD_RECONCILE:
-      idemVtabError(p, "reconcile must be 'arrived' (the target's"
-          " records show the request: the call becomes done),"
-          " 'not_arrived' (they show it never came: the claim is released)"
-          " or 'not_sent' (a pending call whose request never left: the"
-          " claim is released)");
-      break;
-    case IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE:
-      idemVtabError(p, "call '%s' has an unknown outcome and is never"
-          " released or completed by an ordinary UPDATE; after checking the"
-          " target's records, reconcile it: UPDATE \"%w\" SET reconcile ="
-          " 'arrived' (or 'not_arrived') WHERE key = '%s' AND member = 0",
-          zHex, p->zName, zHex);
-      break;
-    case IDEM_REFUSE_LOCAL_UNKNOWN:
-      idemVtabError(p, "call '%s' is local: its outcome is known;"
-                    " set status to 'done' or 'failed'", zHex);
-      break;
-    case IDEM_REFUSE_PENDING_NOT_STALE:
-      idemVtabError(p, "call '%s' is pending and not stale: its"
-          " owner may still be sending it, so reconcile = 'not_arrived' does"
-          " not release it (a pending call is released on the target's"
-          " records only once it is stale: the table option stale_after);"
-          " if you know that the request never left, say so: UPDATE \"%w\""
-          " SET reconcile = 'not_sent' WHERE key = '%s' AND member = 0",
-          zHex, p->zName, zHex);
-      break;
-    case IDEM_REFUSE_NOT_SENT_UNKNOWN:
-      idemVtabError(p, "call '%s' has an unknown outcome: its"
-          " request may have left, so reconcile = 'not_sent' cannot release"
-          " it; after checking the target's records, set reconcile ="
-          " 'arrived' or 'not_arrived'", zHex);
-      break;
-    case IDEM_REFUSE_BAD_STATUS:
-      idemVtabError(p, "status must be 'pending', 'done' or"
-                    " 'failed', not '%s'", zNew ? zNew : "(not text)");
-      break;
-  }
-  return SQLITE_ERROR;
 }
 
 /* ------------------------------------------------------------- helpers */
 
 /* The text of column iCol of pStmt's row, or "" */
-static const char *idemText(sqlite3_stmt *pStmt, int iCol){
+IDEM_PRIVATE const char *idemText(sqlite3_stmt *pStmt, int iCol){
   const char *z = (const char*)sqlite3_column_text(pStmt, iCol);
   return z ? z : "";
 }
@@ -524,25 +105,6 @@ static int idemSameBytes(sqlite3_stmt *pStmt, int iCol, const IdemPart *pPart){
   if( a==0 ) return pPart->n==0 && sqlite3_column_type(pStmt, iCol)!=SQLITE_NULL;
   return n==pPart->n && memcmp(a, pPart->p, (size_t)n)==0;
 }
-
-/*
-** The packed key in column iCol of the current row of pStmt, or an
-** error if it is not a 16-byte blob, as only a database changed outside
-** idem can have.
-*/
-static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
-                      unsigned char aKey[IDEM_KEY_BYTES]){
-  if( sqlite3_column_type(pStmt, iCol)!=SQLITE_BLOB
-   || sqlite3_column_bytes(pStmt, iCol)!=IDEM_KEY_BYTES ){
-    idemVtabError(p, "a row of %s_claim has a damaged key (not a"
-        " 16-byte blob); the database was changed outside idem: see PRAGMA"
-        " integrity_check", p->zName);
-    return SQLITE_CORRUPT_VTAB;
-  }
-  memcpy(aKey, sqlite3_column_blob(pStmt, iCol), IDEM_KEY_BYTES);
-  return SQLITE_OK;
-}
-
 /* A value that must not be given on INSERT: error unless NULL. */
 static int idemMustBeNull(IdemVtab *p, sqlite3_value **aCol, int iCol, const char *zWhy){
   if( sqlite3_value_type(aCol[iCol])!=SQLITE_NULL ){
@@ -555,7 +117,7 @@ static int idemMustBeNull(IdemVtab *p, sqlite3_value **aCol, int iCol, const cha
 /* The error of a bind that failed (a value beyond SQLITE_LIMIT_LENGTH, out
 ** of memory): pStmt's bindings cleared, the table's message set.  Returns
 ** rc. */
-static int idemBindError(IdemVtab *p, sqlite3_stmt *pStmt, int rc){
+IDEM_PRIVATE int idemBindError(IdemVtab *p, sqlite3_stmt *pStmt, int rc){
   sqlite3_clear_bindings(pStmt);
   return idemVtabDbError(p, rc);
 }
@@ -567,8 +129,8 @@ static int idemBindError(IdemVtab *p, sqlite3_stmt *pStmt, int rc){
 ** into a second winner or lose a record.  zWhat names the write.  Returns
 ** SQLITE_OK, or SQLITE_CORRUPT_VTAB with the message.
 */
-static int idemCheckChanges(IdemVtab *p, const char *zWhat, int bAtLeast,
-                            int nWant){
+IDEM_PRIVATE int idemCheckChanges(IdemVtab *p, const char *zWhat,
+                                  int bAtLeast, int nWant){
   int n = sqlite3_changes(p->db);
   if( bAtLeast ? n>=nWant : n==nWant ) return SQLITE_OK;
   idemVtabError(p, "%s changed %d rows of %s_claim, not %s%d; the"
@@ -589,19 +151,35 @@ static int idemIsUniqueError(IdemVtab *p, int rc){
 /* The error of an inner write that failed: a constraint of the shadow
 ** table other than UNIQUE(key, member) (one that a damaged schema added)
 ** is never ignorable, so it is not SQLITE_CONSTRAINT. */
-static int idemInnerError(IdemVtab *p, int rc){
+IDEM_PRIVATE int idemInnerError(IdemVtab *p, int rc){
   idemVtabDbError(p, rc);
   return (rc&0xff)==SQLITE_CONSTRAINT ? SQLITE_CORRUPT_VTAB : rc;
 }
 
 /* Run pStmt (an INSERT, UPDATE or DELETE bound by the caller) and reset
 ** it: SQLITE_DONE or the error code. */
-static int idemStepReset(sqlite3_stmt *pStmt){
+IDEM_PRIVATE int idemStepReset(sqlite3_stmt *pStmt){
   int rc = sqlite3_step(pStmt);
   sqlite3_reset(pStmt);
   sqlite3_clear_bindings(pStmt);
   return rc;
 }
+
+/* Delete a call's whole group: a release (idem_outcome.c), an expired
+** call (idemSweep()). */
+IDEM_PRIVATE int idemRelease(IdemVtab *p,
+                             const unsigned char aKey[IDEM_KEY_BYTES]){
+  sqlite3_stmt *pDel;
+  int rc = idemStmt(p, IDEM_STMT_RELEASE, &pDel);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = sqlite3_bind_blob(pDel, 1, aKey, IDEM_KEY_BYTES, SQLITE_TRANSIENT);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pDel, rc);
+  rc = sqlite3_step(pDel);
+  sqlite3_reset(pDel);
+  if( rc!=SQLITE_DONE ) return idemInnerError(p, rc);
+  return idemCheckChanges(p, "the release's DELETE", 1, 1);
+}
+
 
 /* --------------------------------------------------------------- INSERT */
 
@@ -705,8 +283,28 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
   /* The columns of doc/contract.md §9-11.  Their errors are never
   ** constraints: OR IGNORE must not turn them into "a duplicate". */
   if( idemMustBeNull(p, aCol, IDEM_COL_EXPIRES, "is computed by idem (retain); leave it out of the INSERT")
-   || idemMustBeNull(p, aCol, IDEM_COL_STALE, "is computed by idem (stale_after); leave it out of the INSERT") ){
+   || idemMustBeNull(p, aCol, IDEM_COL_STALE, "is computed by idem (stale_after); leave it out of the INSERT")
+   || idemMustBeNull(p, aCol, IDEM_COL_SENDS, "is counted by idem: 1 at the claim of an external call, one more at each resend; leave it out of the INSERT")
+   || idemMustBeNull(p, aCol, IDEM_COL_RESEND_AT, "is computed by idem (honours_key, max_sends, resend_after); leave it out of the INSERT") ){
     return SQLITE_ERROR;
+  }
+  {                                                      /* §14 */
+    sqlite3_value *pHon = aCol[IDEM_COL_HONOURS];
+    sqlite3_int64 iHon = -1;
+    if( sqlite3_value_type(pHon)!=SQLITE_NULL
+     && (idemValueInt64(pHon, &iHon)!=1 || (iHon!=0 && iHon!=1)) ){
+      idemVtabError(p, "honours_key must be 1 (the target honours the"
+          " Idempotency-Key: an unknown outcome may be resent with the same"
+          " key), 0 (it does not) or NULL (the table's option honours_key"
+          " decides)");
+      return SQLITE_MISMATCH;
+    }
+    if( iHon==1 && (*pzKind)[0]!='e' ){
+      idemVtabError(p, "honours_key = 1 is for external calls: a local"
+          " call sends no request (claim it with kind = 'external', or"
+          " leave honours_key out)");
+      return SQLITE_ERROR;
+    }
   }
   if( sqlite3_value_type(aCol[IDEM_COL_KEYARGS])==SQLITE_BLOB ){
     idemVtabError(p, "keyargs is a blob; expected JSON text (or NULL:"
@@ -737,8 +335,6 @@ static int idemClaimKey(IdemVtab *p, sqlite3_value **aCol,
   }
   return SQLITE_OK;
 }
-
-static int idemRelease(IdemVtab*, const unsigned char[IDEM_KEY_BYTES]);
 
 /*
 ** Delete the calls that have expired by zNow (retain, doc/contract.md §10):
@@ -1041,6 +637,16 @@ static int idemClaimWrite(IdemVtab *p, sqlite3_stmt *pIns, sqlite3_value **aCol,
                            sqlite3_value_bytes(aCol[IDEM_COL_OWNER]),
                            SQLITE_STATIC);
   }
+  if( rc==SQLITE_OK ){
+    /* §14: an external call honours the key as its claim or the table
+    ** says, and was taken for sending once; a local call sends nothing. */
+    int bExt = pC->zKind[0]=='e';
+    sqlite3_value *pHon = aCol[IDEM_COL_HONOURS];
+    int bHon = bExt && (sqlite3_value_type(pHon)==SQLITE_NULL
+                        ? p->opt.bHonoursKey : sqlite3_value_int(pHon)==1);
+    rc = sqlite3_bind_int(pIns, 15, bHon);
+    if( rc==SQLITE_OK && bExt ) rc = sqlite3_bind_int(pIns, 16, 1);
+  }
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
   rc = idemStepReset(pIns);
   if( rc==SQLITE_DONE ){
@@ -1132,7 +738,8 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   static const int aNull[] = { IDEM_COL_WHO, IDEM_COL_CONV, IDEM_COL_TOOL,
     IDEM_COL_ARGS, IDEM_COL_KIND, IDEM_COL_STATUS, IDEM_COL_NOTE,
     IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY, IDEM_COL_RECONCILE,
-    IDEM_COL_KEYARGS, IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE };
+    IDEM_COL_KEYARGS, IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE,
+    IDEM_COL_HONOURS, IDEM_COL_SENDS, IDEM_COL_RESEND_AT };
   unsigned char aKey[IDEM_KEY_BYTES];
   char zHex[IDEM_KEY_HEX+1];
   char zNow[IDEM_TIME_LEN];
@@ -1235,636 +842,4 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
   }
   if( iMember==0 ) return idemInsertCall(p, aCol, pRowid);
   return idemInsertMember(p, aCol, iMember, pRowid);
-}
-
-/* --------------------------------------------------------------- UPDATE */
-
-/* Delete a call's whole group. */
-static int idemRelease(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]){
-  sqlite3_stmt *pDel;
-  int rc = idemStmt(p, IDEM_STMT_RELEASE, &pDel);
-  if( rc!=SQLITE_OK ) return rc;
-  rc = sqlite3_bind_blob(pDel, 1, aKey, IDEM_KEY_BYTES, SQLITE_TRANSIENT);
-  if( rc!=SQLITE_OK ) return idemBindError(p, pDel, rc);
-  rc = sqlite3_step(pDel);
-  sqlite3_reset(pDel);
-  if( rc!=SQLITE_DONE ) return idemInnerError(p, rc);
-  return idemCheckChanges(p, "the release's DELETE", 1, 1);
-}
-
-/* Is a new value given for column iCol that differs from the stored one
-** (pOld: the BYRID statement)?  Keys compare as hex text. */
-static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
-  sqlite3_value *pNew = aCol[iCol];
-  const void *a, *b;
-  int na, nb, iQ;
-  if( sqlite3_value_nochange(pNew) ) return 0;
-  if( iCol==IDEM_COL_KEY ){
-    unsigned char aKey[IDEM_KEY_BYTES];
-    if( !idemKeyFromValue(pNew, aKey) ) return 1;
-    return sqlite3_column_bytes(pOld, IDEM_Q_KEY)!=IDEM_KEY_BYTES
-        || memcmp(aKey, sqlite3_column_blob(pOld, IDEM_Q_KEY), IDEM_KEY_BYTES)!=0;
-  }
-  switch( iCol ){
-    case IDEM_COL_REPLY: case IDEM_COL_STALE:
-      /* Computed, not stored: any value given is a change. */
-      return sqlite3_value_type(pNew)!=SQLITE_NULL;
-    case IDEM_COL_KEYARGS: iQ = IDEM_Q_KEYARGS; break;
-    case IDEM_COL_OWNER:   iQ = IDEM_Q_OWNER;   break;
-    case IDEM_COL_EXPIRES: iQ = IDEM_Q_EXPIRES; break;
-    default:               iQ = IDEM_QCOL(iCol); break;
-  }
-  if( sqlite3_value_type(pNew)==SQLITE_NULL ){
-    return sqlite3_column_type(pOld, iQ)!=SQLITE_NULL;
-  }
-  if( sqlite3_column_type(pOld, iQ)==SQLITE_NULL ) return 1;
-  if( iCol==IDEM_COL_MEMBER ){
-    sqlite3_int64 iNew;
-    return idemValueInt64(pNew, &iNew)!=1
-        || iNew!=sqlite3_column_int64(pOld, IDEM_Q_MEMBER);
-  }
-  a = sqlite3_value_text(pNew);
-  na = sqlite3_value_bytes(pNew);
-  b = sqlite3_column_text(pOld, iQ);
-  nb = sqlite3_column_bytes(pOld, iQ);
-  return na!=nb || (na>0 && memcmp(a, b, na)!=0);
-}
-
-/* The value to store for column iCol on UPDATE: the new one, or the old.
-** Returns the bind's result. */
-static int idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
-                            sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
-  if( sqlite3_value_nochange(aCol[iCol]) ){
-    return sqlite3_bind_value(pStmt, iParam,
-                              sqlite3_column_value(pOld, IDEM_QCOL(iCol)));
-  }
-  return sqlite3_bind_value(pStmt, iParam, aCol[iCol]);
-}
-
-/*
-** Refuse an UPDATE of a member row or of a fixed column (identity, kind,
-** times): the checks made before the rules.  zHex is the row's key.
-*/
-static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
-                           sqlite3_value **aCol, const char *zHex){
-  static const int aFixed[] = { IDEM_COL_KEY, IDEM_COL_MEMBER, IDEM_COL_WHO,
-    IDEM_COL_CONV, IDEM_COL_TOOL, IDEM_COL_ARGS, IDEM_COL_KIND,
-    IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY, IDEM_COL_KEYARGS,
-    IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE };
-  int i;
-  if( sqlite3_column_int64(pOld, IDEM_Q_MEMBER)!=0 ){
-    idemVtabError(p, "member rows are not updated; record the call's"
-        " outcome on its main row: UPDATE \"%w\" SET status = ... WHERE"
-        " key = '%s' AND member = 0", p->zName, zHex);
-    return SQLITE_ERROR;
-  }
-  for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
-    if( idemChanges(aCol, aFixed[i], pOld) ){
-      if( aFixed[i]==IDEM_COL_EXPIRES || aFixed[i]==IDEM_COL_STALE ){
-        idemVtabError(p, "%s is computed by idem; leave it out of"
-                      " the UPDATE", azIdemCol[aFixed[i]]);
-        return SQLITE_ERROR;
-      }
-      idemVtabError(p, "%s cannot be changed; it is fixed when the"
-                    " call is claimed", azIdemCol[aFixed[i]]);
-      return SQLITE_ERROR;
-    }
-  }
-  return SQLITE_OK;
-}
-
-/*
-** What an UPDATE asks for (*pChg), and the text of the status it names
-** (*pzNew, for the message that refuses it).
-*/
-static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
-                           const char **pzNew){
-  sqlite3_value *pStatus = aCol[IDEM_COL_STATUS];
-  sqlite3_value *pReconcile = aCol[IDEM_COL_RECONCILE];
-  *pzNew = 0;
-  pChg->eStatus = IDEM_STATUS_ABSENT;
-  pChg->eReconcile = IDEM_RECONCILE_NONE;
-  pChg->bNote = !sqlite3_value_nochange(aCol[IDEM_COL_NOTE]);
-  if( !sqlite3_value_nochange(pStatus) ){
-    if( sqlite3_value_type(pStatus)==SQLITE_NULL ){
-      pChg->eStatus = IDEM_STATUS_NULL;
-    }else{
-      int bNoMem = 0;
-      *pzNew = idemWordValue(pStatus, &bNoMem);
-      if( bNoMem ) return SQLITE_NOMEM;
-      if( *pzNew==0 ){
-        *pzNew = sqlite3_value_type(pStatus)==SQLITE_TEXT
-               ? "text with an embedded NUL" : "a value that is not text";
-        pChg->eStatus = IDEM_STATUS_OTHER;
-      }else{
-        pChg->eStatus = idemStatusParse(*pzNew);
-      }
-    }
-  }
-  if( !sqlite3_value_nochange(pReconcile)
-   && sqlite3_value_type(pReconcile)!=SQLITE_NULL ){
-    int bNoMem = 0;
-    const char *z = idemWordValue(pReconcile, &bNoMem);
-    if( bNoMem ) return SQLITE_NOMEM;
-    if( z==0 ){
-      pChg->eReconcile = IDEM_RECONCILE_OTHER;
-    }else if( strcmp(z, "arrived")==0 ){
-      pChg->eReconcile = IDEM_RECONCILE_ARRIVED;
-    }else if( strcmp(z, "not_arrived")==0 ){
-      pChg->eReconcile = IDEM_RECONCILE_NOT_ARRIVED;
-    }else if( strcmp(z, "not_sent")==0 ){
-      pChg->eReconcile = IDEM_RECONCILE_NOT_SENT;
-    }else{
-      pChg->eReconcile = IDEM_RECONCILE_OTHER;
-    }
-  }
-  return SQLITE_OK;
-}
-
-/*
-** Carry out a decided action on the call in pOld's row (rid iRid): record
-** its new status with pRec (IDEM_STMT_RECORD), with the new or old id,
-** result and note, or release it.
-*/
-static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
-                     sqlite3_stmt *pOld, sqlite3_stmt *pRec,
-                     sqlite3_value **aCol){
-  char zNow[IDEM_TIME_LEN], zExpires[IDEM_TIME_LEN];
-  sqlite3_int64 iNow;
-  char *zNote = 0;
-  int rc;
-
-  if( pAct->eType==IDEM_ACT_RELEASE ){
-    unsigned char aKey[IDEM_KEY_BYTES];
-    rc = idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
-    sqlite3_reset(pOld);
-    return rc ? rc : idemRelease(p, aKey);
-  }
-  if( pAct->eNote==IDEM_NOTE_RECONCILED ){
-    zNote = sqlite3_mprintf("%s", IDEM_RECONCILED_NOTE);
-  }else if( pAct->eNote==IDEM_NOTE_UNKNOWN ){
-    const char *zGiven = 0;
-    if( !sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ){
-      zGiven = (const char*)sqlite3_value_text(aCol[IDEM_COL_NOTE]);
-    }
-    zNote = zGiven && zGiven[0]
-      ? sqlite3_mprintf("%s (reported: %s)", IDEM_UNKNOWN_NOTE, zGiven)
-      : sqlite3_mprintf("%s", IDEM_UNKNOWN_NOTE);
-  }
-  if( pAct->eNote!=IDEM_NOTE_GIVEN && zNote==0 ) return SQLITE_NOMEM;
-
-  iNow = idemNowMs(p->pVfs);
-  idemFormatTime(iNow, zNow);
-  rc = sqlite3_bind_int64(pRec, 1, iRid);
-  if( rc==SQLITE_OK ){
-    rc = sqlite3_bind_text(pRec, 2, azIdemStatus[pAct->eStatus], -1, SQLITE_STATIC);
-  }
-  if( rc==SQLITE_OK ) rc = idemBindNewOrOld(pRec, 3, aCol, IDEM_COL_ID, pOld);
-  if( rc==SQLITE_OK ) rc = idemBindNewOrOld(pRec, 4, aCol, IDEM_COL_RESULT, pOld);
-  if( rc==SQLITE_OK ){
-    if( zNote ){
-      rc = sqlite3_bind_text(pRec, 5, zNote, -1, SQLITE_STATIC);
-    }else{
-      rc = idemBindNewOrOld(pRec, 5, aCol, IDEM_COL_NOTE, pOld);
-    }
-  }
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pRec, 6, zNow, -1, SQLITE_STATIC);
-  if( rc==SQLITE_OK && p->opt.iRetainMs>0 && idemIsDecided(pAct->eStatus) ){
-    /* doc/contract.md §10: a decided call's lifetime runs from now.  Its
-    ** place in <name>_expiry is written first: alone (if the record
-    ** fails) it is harmless, as idemSweep() checks the call. */
-    sqlite3_stmt *pAdd;
-    unsigned char aKey[IDEM_KEY_BYTES];
-    idemFormatTime(iNow + p->opt.iRetainMs, zExpires);
-    rc = idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
-    if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_EXPIRY_ADD, &pAdd);
-    if( rc==SQLITE_OK ){
-      rc = sqlite3_bind_text(pAdd, 1, zExpires, -1, SQLITE_STATIC);
-      if( rc==SQLITE_OK ){
-        rc = sqlite3_bind_blob(pAdd, 2, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-      }
-      if( rc!=SQLITE_OK ){
-        idemBindError(p, pAdd, rc);
-      }else{
-        rc = idemStepReset(pAdd);
-        rc = rc==SQLITE_DONE ? SQLITE_OK : idemInnerError(p, rc);
-      }
-    }
-    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pRec, 7, zExpires, -1, SQLITE_STATIC);
-  }
-  sqlite3_reset(pOld);
-  if( rc!=SQLITE_OK ){
-    sqlite3_free(zNote);
-    return idemBindError(p, pRec, rc);
-  }
-  rc = idemStepReset(pRec);
-  sqlite3_free(zNote);
-  if( rc!=SQLITE_DONE ) return idemInnerError(p, rc);
-  return idemCheckChanges(p, "the record's UPDATE", 0, 1);
-}
-
-/*
-** xUpdate's UPDATE of the row with rid iRid: read, decide, apply (see the
-** header comment).  Identity, kind and times never change; members are
-** not updated.
-*/
-IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                 sqlite3_value **aCol){
-  sqlite3_stmt *pOld, *pRec;
-  char zHex[IDEM_KEY_HEX+1];
-  IdemChange chg;
-  IdemAction act;
-  IdemKind eKind;
-  IdemStatus eOld;
-  const char *zOld, *zNew;
-  int bStale = 0;
-  int rc;
-
-  /* 1. Read. */
-  if( (rc = idemStmt(p, IDEM_STMT_RECORD, &pRec))!=SQLITE_OK
-   || (rc = idemStmt(p, IDEM_STMT_BYRID, &pOld))!=SQLITE_OK ){
-    return rc;
-  }
-  rc = sqlite3_bind_int64(pOld, 1, iRid);
-  if( rc!=SQLITE_OK ) return idemBindError(p, pOld, rc);
-  rc = sqlite3_step(pOld);
-  if( rc!=SQLITE_ROW ){
-    sqlite3_reset(pOld);
-    if( rc==SQLITE_DONE ) return SQLITE_OK;   /* released earlier in this statement */
-    return idemVtabDbError(p, rc);
-  }
-  if( sqlite3_column_bytes(pOld, IDEM_Q_KEY)==IDEM_KEY_BYTES ){
-    idemKeyHex(sqlite3_column_blob(pOld, IDEM_Q_KEY), zHex);
-  }else{
-    memcpy(zHex, "?", 2);
-  }
-  rc = idemUpdateCheck(p, pOld, aCol, zHex);
-  if( rc==SQLITE_OK ) rc = idemChangeParse(aCol, &chg, &zNew);
-  if( rc ) goto done;
-  zOld = idemText(pOld, IDEM_QCOL(IDEM_COL_STATUS));
-  eKind = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_KIND)), "external")==0
-        ? IDEM_KIND_EXTERNAL : IDEM_KIND_LOCAL;
-
-  /* 2. Decide. */
-  eOld = idemStatusParse(zOld);
-  if( eOld==IDEM_STATUS_PENDING && chg.eReconcile!=IDEM_RECONCILE_NONE
-   && p->opt.iStaleAfterMs>0 ){
-    /* Stale now (doc/contract.md §11), as the hidden column shows it. */
-    char zBefore[IDEM_TIME_LEN];
-    idemFormatTime(idemNowMs(p->pVfs) - p->opt.iStaleAfterMs, zBefore);
-    bStale = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED)), zBefore)<0;
-  }
-  act = idemTransition(eOld, eKind, bStale, &chg, &p->opt);
-  if( act.eType==IDEM_ACT_REFUSE ){
-    rc = idemRefuse(p, act.eRefusal, zHex, zOld, zNew);
-    goto done;
-  }
-
-  /* 3. Apply: an external call's outcome as durable as its claim (§12). */
-  if( eKind==IDEM_KIND_EXTERNAL && !p->opt.bRelaxedDurability ){
-    idemDurableRecord(&p->durable, p->db, p->zDb);
-  }
-  rc = idemApply(p, &act, iRid, pOld, pRec, aCol);
- done:
-  sqlite3_reset(pOld);
-  return rc;
-}
-
-/* ------------------------------------------------------------- COMMIT */
-
-/* True if schema zSchema's pages live in memory: temp, ":memory:", or a
-** VFS that keeps them in RAM (memdb: sqlite3_deserialize()). */
-static int idemSchemaInMemory(sqlite3 *db, const char *zSchema){
-  return idemDurableStore(db, zSchema)!=IDEM_STORE_FILE;
-}
-
-/* Schema zSchema's journal_mode, lower case, into zMode (16 bytes; ""
-** when it cannot be read).  SQLITE_OK or SQLITE_NOMEM. */
-static int idemJournalMode(sqlite3 *db, const char *zSchema, char zMode[16]){
-  sqlite3_stmt *pStmt = 0;
-  int rc = idemQueryRow(db, &pStmt, "PRAGMA \"%w\".journal_mode", zSchema);
-  zMode[0] = 0;
-  if( rc==SQLITE_ROW ){
-    const char *z = (const char*)sqlite3_column_text(pStmt, 0);
-    if( z ) sqlite3_snprintf(16, zMode, "%s", z);
-  }
-  sqlite3_finalize(pStmt);
-  return rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
-}
-
-/*
-** The size of the header a rollback journal of schema zSchema starts with,
-** as the pager sizes it (setSectorSize() in SQLite's pager.c): 512 bytes
-** for temp and in-memory files and where writes are powersafe, else the
-** file's sector size (at least 32 bytes or it counts as 512, at most 64 KB).
-*/
-static sqlite3_int64 idemJournalHeader(sqlite3 *db, const char *zSchema){
-  sqlite3_file *pDb = 0;
-  int n;
-  if( sqlite3_stricmp(zSchema, "temp")==0 || idemSchemaInMemory(db, zSchema) ){
-    return 512;
-  }
-  if( sqlite3_file_control(db, zSchema, SQLITE_FCNTL_FILE_POINTER, &pDb)
-        !=SQLITE_OK || pDb==0 || pDb->pMethods==0
-   || (pDb->pMethods->xDeviceCharacteristics(pDb)
-         & SQLITE_IOCAP_POWERSAFE_OVERWRITE)!=0 ){
-    return 512;
-  }
-  n = pDb->pMethods->xSectorSize(pDb);
-  return n<32 ? 512 : n>65536 ? 65536 : n;
-}
-
-/*
-** Whether this transaction has written schema zSchema (journal mode
-** zMode).  A write transaction is not enough: BEGIN IMMEDIATE opens one on
-** every database of the connection.  In a rollback journal, every page
-** the transaction changes is copied after the journal's header (which a
-** temp file's pager writes at BEGIN already): more than the header is a
-** write.  A WAL file, or a journal that is OFF, keeps nothing to look at
-** before the COMMIT: a write transaction on them counts as a write.
-*/
-static int idemSchemaWritten(sqlite3 *db, const char *zSchema,
-                             const char *zMode){
-  sqlite3_file *pJournal = 0;
-  sqlite3_int64 sz = 0;
-  if( sqlite3_txn_state(db, zSchema)!=SQLITE_TXN_WRITE ) return 0;
-  if( strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0 ) return 1;
-  if( sqlite3_file_control(db, zSchema, SQLITE_FCNTL_JOURNAL_POINTER,
-                           &pJournal)!=SQLITE_OK
-   || pJournal==0 || pJournal->pMethods==0 ){
-    return 0;                       /* no journal opened: nothing written */
-  }
-  if( pJournal->pMethods->xFileSize(pJournal, &sz)!=SQLITE_OK ) return 1;
-  return sz>idemJournalHeader(db, zSchema);
-}
-
-/*
-** Why schema zSchema (journal mode zMode) does not commit atomically with
-** the other files of the transaction: NULL if SQLite commits it through
-** the super-journal with every other file, else the reason
-** (sqlite3_malloc'd; *pbNoMem set when it cannot be made).  SQLite writes
-** a super-journal only for files with a rollback journal on disk, and
-** only when the main database is a file; the temp schema, a WAL file and
-** a journal that is OFF or in MEMORY each commit on their own
-** (doc/contract.md §4).
-*/
-static char *idemCommitAlone(IdemVtab *p, const char *zSchema,
-                             const char *zMode, int *pbNoMem){
-  char *zWhy;
-  if( sqlite3_stricmp(zSchema, "temp")==0 ){
-    zWhy = sqlite3_mprintf("the temp schema commits on its own");
-  }else if( idemSchemaInMemory(p->db, zSchema) ){
-    zWhy = sqlite3_mprintf("%s is in memory, which a crash empties", zSchema);
-  }else if( strcmp(zMode, "wal")==0 ){
-    zWhy = sqlite3_mprintf("%s is in WAL mode, where SQLite commits each"
-                           " attached file on its own", zSchema);
-  }else if( strcmp(zMode, "off")==0 || strcmp(zMode, "memory")==0 ){
-    zWhy = sqlite3_mprintf("%s has journal_mode=%s, which cannot roll back"
-                           " across a crash", zSchema, zMode);
-  }else if( idemSchemaInMemory(p->db, "main") ){
-    zWhy = sqlite3_mprintf("the main database is in memory, so SQLite"
-        " writes no super-journal and each file commits on its own");
-  }else{
-    return 0;
-  }
-  if( zWhy==0 ) *pbNoMem = 1;
-  return zWhy;
-}
-
-/*
-** A transaction that records a local call in the table's schema and also
-** writes another schema: SQLITE_OK if SQLite commits them all atomically,
-** else the error that refuses the COMMIT before anything is written.  A
-** local call's action may be in any of those files: committed one file
-** at a time, a crash in between would leave the call done without its
-** action (a retry replays an action that never happened) or the action
-** without its call (a retry does it twice).
-*/
-static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
-  const char *zOther = 0, *z;
-  char *zWhy = 0;
-  char zMode[16];
-  int i, rc, bNoMem = 0, bHeld = 0;
-  for(i=0; (z = sqlite3_db_name(p->db, i))!=0 && zWhy==0 && !bNoMem; i++){
-    if( sqlite3_stricmp(z, p->zDb)==0
-     || sqlite3_txn_state(p->db, z)!=SQLITE_TXN_WRITE ){
-      continue;
-    }
-    if( (rc = idemJournalMode(p->db, z, zMode))!=SQLITE_OK ) return rc;
-    if( !idemSchemaWritten(p->db, z, zMode) ) continue;
-    zOther = z;
-    bHeld = strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0;
-    zWhy = idemCommitAlone(p, z, zMode, &bNoMem);
-    if( zWhy==0 && !bNoMem ){
-      if( (rc = idemJournalMode(p->db, p->zDb, zMode))!=SQLITE_OK ) return rc;
-      zWhy = idemCommitAlone(p, p->zDb, zMode, &bNoMem);
-    }
-  }
-  if( bNoMem ){
-    sqlite3_free(zWhy);
-    return SQLITE_NOMEM;
-  }
-  if( zWhy ){
-    char zHex[IDEM_KEY_HEX+1];
-    idemKeyHex(aKey, zHex);
-    idemVtabError(p, "this transaction records local call '%s' in %s and"
-        " also %s %s, and they would not commit as one (%s): a crash"
-        " between the two could leave the call recorded without its action"
-        " or its action without the call; keep a local call's writes in"
-        " the database of its table (%s), or give every file written a"
-        " rollback journal on disk (journal_mode=DELETE, TRUNCATE or"
-        " PERSIST) with a main database that is a file; the transaction"
-        " was rolled back", zHex, p->zDb,
-        bHeld ? "holds a write transaction on" : "writes", zOther, zWhy,
-        p->zDb);
-    sqlite3_free(zWhy);
-    return SQLITE_ERROR;
-  }
-  return SQLITE_OK;
-}
-
-/*
-** xSync, before the transaction commits: a local claim made in it that is
-** still pending fails the COMMIT (which SQLite then rolls back).  Its
-** action and its record belong in its own transaction (doc/contract.md
-** §4): committed pending, the claim would hold its key forever and its
-** action would never run.  External claims commit pending: that is their
-** protocol (the claim is on disk before the request leaves).  A local
-** claim that is recorded must commit as one with everything else the
-** transaction wrote (idemCommitAtomic()).
-*/
-IDEM_PRIVATE int idemClaimSync(IdemVtab *p){
-  sqlite3_stmt *pMain;
-  const unsigned char *aLocal = 0;    /* a recorded local claim of ours */
-  int i, rc;
-  if( p->nTxn==0 ) return SQLITE_OK;
-  rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
-  for(i=0; rc==SQLITE_OK && i<p->nTxn; i++){
-    rc = sqlite3_bind_blob(pMain, 1, p->aTxn[i].aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-    if( rc!=SQLITE_OK ){
-      idemBindError(p, pMain, rc);
-      break;
-    }
-    rc = sqlite3_step(pMain);
-    if( rc==SQLITE_ROW ){
-      int bLocal = strcmp(idemText(pMain, IDEM_M_KIND), "external")!=0;
-      if( idemStatusParse(idemText(pMain, IDEM_M_STATUS))==IDEM_STATUS_PENDING
-       && bLocal ){
-        char zHex[IDEM_KEY_HEX+1];
-        idemKeyHex(p->aTxn[i].aKey, zHex);
-        idemVtabError(p, "local call '%s' is still pending at"
-            " COMMIT; a local claim never commits pending: record its"
-            " outcome in the same transaction (UPDATE \"%w\" SET status ="
-            " 'done' ... WHERE key = '%s' AND member = 0, or status ="
-            " 'failed'), or roll back; the transaction was rolled back",
-            zHex, p->zName, zHex);
-        rc = SQLITE_ERROR;
-      }else{
-        if( bLocal && aLocal==0 ) aLocal = p->aTxn[i].aKey;
-        rc = SQLITE_OK;
-      }
-    }else if( rc==SQLITE_DONE ){
-      rc = SQLITE_OK;                   /* released */
-    }else{
-      idemVtabDbError(p, rc);
-    }
-    sqlite3_reset(pMain);
-  }
-  if( rc==SQLITE_OK && aLocal ) rc = idemCommitAtomic(p, aLocal);
-  return rc;
-}
-
-/* --------------------------------------------------------------- DELETE */
-
-/*
-** xUpdate's DELETE of the row with rid iRid: a decided call (done, failed)
-** goes with its whole group.  A pending or unknown call is kept: DELETE
-** never releases a claim whose outcome is open (doc/contract.md §5, §7);
-** reconcile does.
-*/
-IDEM_PRIVATE int idemClaimDelete(IdemVtab *p, sqlite3_int64 iRid){
-  sqlite3_stmt *pRow;
-  unsigned char aKey[IDEM_KEY_BYTES];
-  int rc, bDecided;
-  rc = idemStmt(p, IDEM_STMT_CALLOF, &pRow);
-  if( rc ) return rc;
-  rc = sqlite3_bind_int64(pRow, 1, iRid);
-  if( rc!=SQLITE_OK ) return idemBindError(p, pRow, rc);
-  rc = sqlite3_step(pRow);
-  if( rc!=SQLITE_ROW ){
-    sqlite3_reset(pRow);
-    if( rc==SQLITE_DONE ) return SQLITE_OK;   /* gone with its group */
-    return idemVtabDbError(p, rc);
-  }
-  rc = idemRowKey(p, pRow, IDEM_C_KEY, aKey);
-  /* A member without its call (a damaged database) is removable. */
-  bDecided = sqlite3_column_type(pRow, IDEM_C_STATUS)==SQLITE_NULL
-          || idemIsDecided(idemStatusParse(idemText(pRow, IDEM_C_STATUS)));
-  sqlite3_reset(pRow);
-  if( rc || !bDecided ) return rc;
-  return idemRelease(p, aKey);
-}
-
-/* ---------------------------------------------------------------- reply */
-
-/* Append an SQL value as JSON: numbers as numbers, text as a string (or as
-** itself, canonical, if bJson and it is valid JSON), blobs as hex strings,
-** NULL as null. */
-static int idemAppendValue(IdemVtab *p, sqlite3_str *s, sqlite3_value *pVal,
-                           int bJson){
-  static const char aHex[] = IDEM_HEX_DIGITS;
-  switch( sqlite3_value_type(pVal) ){
-    case SQLITE_INTEGER:
-    case SQLITE_FLOAT: {
-      char zNum[IDEM_JSON_NUMBUF];
-      int n = idemJsonNumberText(pVal, zNum);
-      if( n<0 ){
-        sqlite3_str_append(s, "null", 4);       /* infinities */
-      }else{
-        sqlite3_str_append(s, zNum, n);
-      }
-      break;
-    }
-    case SQLITE_TEXT: {
-      const char *z = (const char*)sqlite3_value_text(pVal);
-      int n = sqlite3_value_bytes(pVal);
-      if( bJson ){
-        IdemJson *pJson = idemJsonAcquire(&p->pJson);
-        int rc;
-        if( pJson==0 ) return SQLITE_NOMEM;
-        rc = idemJsonCanonical(pJson, z, n);
-        if( rc==SQLITE_OK ){
-          int nJ;
-          const char *zJ = idemJsonText(pJson, &nJ);
-          sqlite3_str_append(s, zJ, nJ);
-        }
-        idemJsonRelease(&p->pJson, pJson);
-        if( rc==SQLITE_NOMEM ) return rc;
-        if( rc==SQLITE_OK ) break;
-      }
-      idemJsonAppendString(s, z, n);
-      break;
-    }
-    case SQLITE_BLOB: {
-      const unsigned char *a = (const unsigned char*)sqlite3_value_blob(pVal);
-      int n = sqlite3_value_bytes(pVal), i;
-      sqlite3_str_appendchar(s, 1, '"');
-      for(i=0; i<n; i++){
-        char zByte[2];
-        zByte[0] = aHex[a[i]>>4];
-        zByte[1] = aHex[a[i]&0xf];
-        sqlite3_str_append(s, zByte, 2);
-      }
-      sqlite3_str_appendchar(s, 1, '"');
-      break;
-    }
-    default:
-      sqlite3_str_append(s, "null", 4);
-      break;
-  }
-  return sqlite3_str_errcode(s);
-}
-
-/*
-** The reply a duplicate arrival hands back: a canonical JSON object
-**   {"id":<id>,"idempotent":true,"message":...,"result":...,"status":...}
-** "message" for calls that are not done, "result" when one was recorded
-** (embedded as JSON when it is JSON text).  *pzOut: from sqlite3_malloc().
-*/
-IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
-                           sqlite3_value *pResult, const char *zStatus,
-                           const char *zNote, char **pzOut){
-  sqlite3_str *s = sqlite3_str_new(0);
-  IdemStatus eStatus = idemStatusParse(zStatus);
-  int rc;
-  sqlite3_str_append(s, "{\"id\":", 6);
-  rc = idemAppendValue(p, s, pId, 0);
-  if( rc ) goto done;
-  sqlite3_str_append(s, ",\"idempotent\":true", 18);
-  if( zStatus && eStatus!=IDEM_STATUS_DONE ){
-    const char *zMsg = zNote;
-    if( eStatus==IDEM_STATUS_PENDING ) zMsg = IDEM_PENDING_NOTE;
-    if( zMsg==0 ) zMsg = "";
-    sqlite3_str_append(s, ",\"message\":", 11);
-    idemJsonAppendString(s, zMsg, (sqlite3_int64)strlen(zMsg));
-  }
-  if( sqlite3_value_type(pResult)!=SQLITE_NULL ){
-    sqlite3_str_append(s, ",\"result\":", 10);
-    rc = idemAppendValue(p, s, pResult, 1);
-    if( rc ) goto done;
-  }
-  sqlite3_str_append(s, ",\"status\":", 10);
-  idemJsonAppendString(s, zStatus ? zStatus : "",
-                       zStatus ? (sqlite3_int64)strlen(zStatus) : 0);
-  sqlite3_str_appendchar(s, 1, '}');
-  rc = sqlite3_str_errcode(s);
- done:
-  *pzOut = sqlite3_str_finish(s);
-  if( rc ){
-    sqlite3_free(*pzOut);
-    *pzOut = 0;
-  }else if( *pzOut==0 ){
-    rc = SQLITE_NOMEM;
-  }
-  return rc;
 }

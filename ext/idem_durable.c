@@ -106,7 +106,7 @@
 **
 ** Interface for the other parts: "Interface to code in idem_durable.c"
 ** in idemInt.h.  The option itself, durability=full|relaxed, is parsed
-** with the others in idem_claim.c (IdemOptions.bRelaxedDurability).
+** with the others in idem_options.c (IdemOptions.bRelaxedDurability).
 */
 #include "idemInt.h"
 

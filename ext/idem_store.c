@@ -4,8 +4,9 @@
 ** (their schema, format and upgrade, the damage check, PRAGMA
 ** integrity_check), the cache of prepared statements and its lending to
 ** cursors, the list of the open transaction's local claims, and the
-** table's error message.  The claim's rules (idem_claim.c) and the module
-** (idem_vtab.c) stand on it; it calls neither.
+** table's error message.  The claim's rules (idem_options.c,
+** idem_claim.c, idem_outcome.c, idem_commit.c) and the module
+** (idem_vtab.c) stand on it; it calls none of them.
 **
 ** STORAGE.  Real shadow tables in the same schema, so that a claim
 ** commits and rolls back with the caller's own transaction and the
@@ -18,6 +19,7 @@
 **   who conv tool args kind status note updated   -- main rows only
 **   id result created                             -- every row
 **   keyargs owner expires                         -- main rows only
+**   honours_key sends                             -- main rows only
 **   UNIQUE(key, member)              the arbiter, and the replay's seek
 **   UNIQUE(created, rid)             purge by age (an ordinary index; the
 **                                    UNIQUE form keeps its name tied to
@@ -46,14 +48,14 @@
 **
 ** TRANSACTIONS.  The local claims made in the open transaction, each with
 ** the savepoint level it was made at (idemTxn*()): the rules refuse to
-** commit one still pending (idemClaimSync(), doc/contract.md §4).
+** commit one still pending (idemCommitSync(), doc/contract.md §4).
 */
 #include "idemInt.h"
 
 IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL] = {
   "key", "member", "who", "conv", "tool", "args", "kind", "status", "id",
   "result", "note", "created", "updated", "reply", "reconcile", "keyargs",
-  "owner", "expires", "stale"
+  "owner", "expires", "stale", "honours_key", "sends", "resend_at"
 };
 
 /* ------------------------------------------------------------ errors */
@@ -98,17 +100,17 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 ** IDEM_Q_* and IDEM_QCOL() in idemInt.h. */
 #define IDEM_QCOLS \
   "rid, key, member, who, conv, tool, args, kind, status, id, result, " \
-  "note, created, updated, keyargs, owner, expires"
+  "note, created, updated, keyargs, owner, expires, honours_key, sends"
 /* The same, with NULL for who, conv, tool, args, keyargs, owner
 ** (IDEM_PLAN_LIGHT) */
 #define IDEM_QCOLS_LIGHT \
   "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, created, updated, NULL, NULL, expires"
+  "note, created, updated, NULL, NULL, expires, honours_key, sends"
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
   "who, conv, tool, args, kind, status, note, updated, key, keyargs, owner," \
-  " expires"
+  " expires, honours_key, sends"
 
 /*
 ** The SQL of each statement, by IDEM_STMT_* number, with %w for the schema
@@ -124,8 +126,9 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 static const char *const azIdemSql[IDEM_NSTMT] = {
   /* INSERT */     "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
                    " args, kind, status, id, result, note, created, updated,"
-                   " keyargs, owner)"
-                   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?12,?13,?14)",
+                   " keyargs, owner, honours_key, sends)"
+                   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?12,?13,?14,"
+                   "?15,?16)",
   /* MAIN */       "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
   /* BYRID */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE rid=?1",
   /* RECORD */     "UPDATE \"%w\".\"%w_claim\" SET status=?2, id=?3, result=?4,"
@@ -159,6 +162,9 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
                    " VALUES(?1, ?2)",
   /* EXPIRY_DEL */ "DELETE FROM \"%w\".\"%w_expiry\" WHERE expires=?1 AND key=?2",
   /* EXPIRY_NEXT */"SELECT min(expires) FROM \"%w\".\"%w_expiry\"",
+  /* RESEND */     "UPDATE \"%w\".\"%w_claim\" SET status='pending',"
+                   " sends=coalesce(sends,1)+1, owner=?2, note=?3, updated=?4"
+                   " WHERE rid=?1",
 };
 
 /*
@@ -174,29 +180,38 @@ static int idemPrepare(IdemVtab *p, const char *zSql, unsigned int flags,
 
 /*
 ** The SQL of statement i for p's format and options.  A format-1 table
-** (before keyargs, owner and expires) is read as it is: those columns read
-** as NULL.  Writes upgrade it first (idemStoreUpgrade()), so only queries are
-** prepared against format 1.  A table without retain never sets expires:
+** (before keyargs, owner and expires) or format-2 table (before
+** honours_key and sends) is read as it is: those columns read as NULL.
+** Writes upgrade it first (idemStoreUpgrade()), so only queries are
+** prepared against formats 1 and 2.  A table without retain never sets expires:
 ** its queries read NULL instead of the column, which a replay then does
 ** not pay for.  The rewrite is made on the template, before the table's
 ** name is in it.
 */
 static char *idemStmtSql(IdemVtab *p, int i){
-  static const char *const azNew[] = { "expires", "keyargs", "owner" };
+  static const char *const azNew[] = { "honours_key", "sends", "expires",
+                                       "keyargs", "owner" };
   const char *zTemplate = azIdemSql[i];
   char *zOld = 0, *zSql;
-  int nNull = 0;
+  int nNull = 0, iFirst = 0;
   if( p->iFormat<2 ){
-    nNull = 3;
+    nNull = 5;
+  }else if( p->iFormat<3 ){
+    nNull = 2;
+    if( p->opt.iRetainMs==0 && i!=IDEM_STMT_EXPIRED
+     && strncmp(zTemplate, "SELECT", 6)==0 ){
+      nNull = 3;
+    }
   }else if( p->opt.iRetainMs==0 && i!=IDEM_STMT_EXPIRED
          && strncmp(zTemplate, "SELECT", 6)==0 ){
     nNull = 1;
+    iFirst = 2;
   }
   if( nNull ){
     int j;
     zOld = sqlite3_mprintf("%s", zTemplate);
     if( zOld==0 ) return 0;
-    for(j=0; j<nNull; j++){
+    for(j=iFirst; j<iFirst+nNull; j++){
       char *z;
       int n = (int)strlen(azNew[j]);
       while( (z = strstr(zOld, azNew[j]))!=0 ){
@@ -363,14 +378,19 @@ static const char *const azIdemShadowDef[] = {
   " who, conv, tool, args TEXT, kind TEXT, status TEXT, id, result,"
   " note TEXT, created TEXT NOT NULL, updated TEXT,"
   " keyargs TEXT, owner TEXT, expires TEXT,"
+  " honours_key INTEGER, sends INTEGER,"
   " UNIQUE(key, member), UNIQUE(created, rid))",
   "(expires TEXT NOT NULL, key BLOB NOT NULL, PRIMARY KEY(expires, key))"
   " WITHOUT ROWID",
   "(k TEXT PRIMARY KEY, v) WITHOUT ROWID"
 };
-/* The columns format 2 added to <name>_claim, in the order of its
-** definition (ALTER TABLE ADD COLUMN puts each after the last column). */
-static const char *const azIdemNewCol[] = { "keyargs", "owner", "expires" };
+/* The columns formats 2 (the first three) and 3 (the last two) added to
+** <name>_claim, with their types, in the order of its definition (ALTER
+** TABLE ADD COLUMN puts each after the last column). */
+static const char *const azIdemNewCol[] = { "keyargs TEXT", "owner TEXT",
+  "expires TEXT", "honours_key INTEGER", "sends INTEGER" };
+#define IDEM_NNEWCOL 5
+#define IDEM_NNEWCOL3 2       /* of them, format 3's */
 #define IDEM_NSHADOW 3
 
 /*
@@ -553,13 +573,14 @@ static int idemSqlNamesShadow(const char *zSql, const char *zName){
 /*
 ** What is wrong with shadow table iShadow, whose schema row pStmt holds
 ** (type, name, tbl_name, sql), or NULL if it is exactly idem's.  Format 1's
-** claim table (bFormat2 false) may lack the columns format 2 added.
+** claim table (bFormat2 false: no <name>_config) may lack the columns
+** formats 2 and 3 added, format 2's those format 3 added.
 */
 static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
                             sqlite3_stmt *pStmt, int *pbNoMem){
   const char *zType = (const char*)sqlite3_column_text(pStmt, 0);
   const char *zSql = (const char*)sqlite3_column_text(pStmt, 3);
-  char *zWant = 0, *zWhy = 0;
+  char *zWant = 0, *zWhy = 0, *zDiff;
   int i;
   if( zType==0 || strcmp(zType, "table")!=0 ){
     zWhy = sqlite3_mprintf("%s_%s is a%s %s, not a table", p->zName,
@@ -568,9 +589,10 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
     if( zWhy==0 ) *pbNoMem = 1;
     return zWhy;
   }
-  /* Format 2; and format 1 (no <name>_config) without the new columns,
-  ** or with the first of them (an upgrade adds them one by one). */
-  for(i=0; i<=(iShadow==0 && !bFormat2 ? 3 : 0); i++){
+  /* Format 3; format 2 without the columns format 3 added, and format 1
+  ** (no <name>_config) without those of both, or with the first of them
+  ** (an upgrade adds them one by one). */
+  for(i=0; i<=(iShadow!=0 ? 0 : bFormat2 ? IDEM_NNEWCOL3 : IDEM_NNEWCOL); i++){
     const char *zDef = azIdemShadowDef[iShadow];
     char *zCut = 0;
     if( i>0 ){
@@ -578,11 +600,12 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
       ** dropped to the one after the last. */
       char zFrom[32];
       const char *zA, *zB;
-      sqlite3_snprintf((int)sizeof(zFrom), zFrom, " %s TEXT,", azIdemNewCol[3-i]);
+      sqlite3_snprintf((int)sizeof(zFrom), zFrom, " %s,",
+                       azIdemNewCol[IDEM_NNEWCOL-i]);
       zA = strstr(zDef, zFrom);
-      zB = strstr(zDef, " expires TEXT,");
+      zB = strstr(zDef, " sends INTEGER,");
       assert( zA && zB );
-      zB += strlen(" expires TEXT,");
+      zB += strlen(" sends INTEGER,");
       zCut = sqlite3_mprintf("%.*s%s", (int)(zA - zDef), zDef, zB);
       if( zCut==0 ){ *pbNoMem = 1; break; }
       zDef = zCut;
@@ -591,11 +614,19 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
                             azIdemShadow[iShadow], zDef);
     sqlite3_free(zCut);
     if( zWant==0 ){ *pbNoMem = 1; break; }
-    sqlite3_free(zWhy);
-    zWhy = zSql ? idemSqlDiff(zSql, zWant, pbNoMem)
-                : sqlite3_mprintf("it has no definition");
+    zDiff = zSql ? idemSqlDiff(zSql, zWant, pbNoMem)
+                 : sqlite3_mprintf("it has no definition");
     sqlite3_free(zWant);
-    if( zWhy==0 || *pbNoMem ) break;
+    /* The difference reported is the one from the newest format's. */
+    if( zWhy==0 ){
+      zWhy = zDiff;
+    }else{
+      sqlite3_free(zDiff);
+    }
+    if( zDiff==0 || *pbNoMem ){
+      if( zWhy!=zDiff ){ sqlite3_free(zWhy); zWhy = 0; }
+      break;
+    }
   }
   if( zWhy ){
     char *z = sqlite3_mprintf("%s_%s is not the table idem made: %s",
@@ -803,8 +834,9 @@ static int idemReadFormat(IdemVtab *p){
 }
 
 /*
-** Upgrade a format-1 table to format 2 in place, on the first write of a
-** build that knows format 2: add keyargs, owner and expires to
+** Upgrade a format-1 or format-2 table to format 3 in place, on the first
+** write of a build that knows format 3: add the columns it lacks of
+** keyargs, owner, expires (format 2), honours_key and sends (format 3) to
 ** <name>_claim (each a NULL for the rows that are there), the expiry index
 ** <name>_expiry and <name>_config.  Every step is idempotent, and the format row comes
 ** last, so that an interrupted upgrade is finished by the next write.
@@ -815,18 +847,19 @@ IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
   sqlite3_str *s = sqlite3_str_new(p->db);
   char *zSql;
   int i, rc;
-  for(i=0; i<3; i++){
+  for(i=0; i<IDEM_NNEWCOL; i++){
     sqlite3_stmt *pStmt;
+    int nName = (int)(strchr(azIdemNewCol[i], ' ') - azIdemNewCol[i]);
     rc = idemQueryRow(p->db, &pStmt, "SELECT 1 FROM"
-                      " pragma_table_info('%q_claim', %Q) WHERE name='%s'",
-                      p->zName, p->zDb, azIdemNewCol[i]);
+                      " pragma_table_info('%q_claim', %Q) WHERE name='%.*s'",
+                      p->zName, p->zDb, nName, azIdemNewCol[i]);
     sqlite3_finalize(pStmt);
     if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
       sqlite3_free(sqlite3_str_finish(s));
       return rc==SQLITE_NOMEM ? rc : idemVtabDbError(p, rc);
     }
     if( rc==SQLITE_DONE ){
-      sqlite3_str_appendf(s, "ALTER TABLE \"%w\".\"%w_claim\" ADD COLUMN %s TEXT;",
+      sqlite3_str_appendf(s, "ALTER TABLE \"%w\".\"%w_claim\" ADD COLUMN %s;",
                           p->zDb, p->zName, azIdemNewCol[i]);
     }
   }
@@ -841,7 +874,7 @@ IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
     return rc;
   }
   p->iFormat = IDEM_FORMAT;
-  idemStmtFinalizeAll(p);     /* prepared for format 1 */
+  idemStmtFinalizeAll(p);     /* prepared for format 1 or 2 */
   return SQLITE_OK;
 }
 

@@ -5,6 +5,7 @@
 **   idemNow(pVfs, zOut)        the current time, UTC, from the VFS's clock
 **   idemNowMs(pVfs)            the same, as Unix time in milliseconds
 **   idemFormatTime(ms, zOut)   Unix time in milliseconds as text
+**   idemParseTime(z)           that text back as Unix time in milliseconds
 **
 ** Both write 'YYYY-MM-DD HH:MM:SS.SSS', the form of SQLite's
 ** strftime('%Y-%m-%d %H:%M:%f'), into IDEM_TIME_LEN bytes: the created and
@@ -78,4 +79,44 @@ IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs){
 /* The same, as the stored time text. */
 IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]){
   idemFormatTime(idemNowMs(pVfs), zOut);
+}
+
+/* The value of the n decimal digits at z, or -1 if one is not a digit. */
+static int idemGetDigits(const char *z, int n){
+  int v = 0;
+  while( n-- > 0 ){
+    if( *z<'0' || *z>'9' ) return -1;
+    v = v*10 + (*z++ - '0');
+  }
+  return v;
+}
+
+/*
+** The text idemFormatTime() writes, 'YYYY-MM-DD HH:MM:SS.SSS', as Unix time
+** in milliseconds (the inverse of its civil date: days from the era of
+** 400 years), or -1 if z is not that form (a damaged row, NULL).
+*/
+IDEM_PRIVATE sqlite3_int64 idemParseTime(const char *z){
+  int y, m, d, hh, mi, ss, ms;
+  sqlite3_int64 era, yoe, doy, doe, days;
+  if( z==0 || strlen(z)!=IDEM_TIME_LEN-1 || z[4]!='-' || z[7]!='-'
+   || z[10]!=' ' || z[13]!=':' || z[16]!=':' || z[19]!='.' ){
+    return -1;
+  }
+  y = idemGetDigits(z, 4);     m = idemGetDigits(z+5, 2);
+  d = idemGetDigits(z+8, 2);   hh = idemGetDigits(z+11, 2);
+  mi = idemGetDigits(z+14, 2); ss = idemGetDigits(z+17, 2);
+  ms = idemGetDigits(z+20, 3);
+  if( y<0 || m<1 || m>12 || d<1 || d>31 || hh<0 || hh>23 || mi<0 || mi>59
+   || ss<0 || ss>59 || ms<0 ){
+    return -1;
+  }
+  if( m<=2 ) y--;
+  era = y/400;
+  yoe = y - era*400;                                      /* [0, 399] */
+  doy = (153*(m>2 ? m-3 : m+9) + 2)/5 + d - 1;            /* [0, 365] */
+  doe = yoe*365 + yoe/4 - yoe/100 + doy;                  /* [0, 146096] */
+  days = era*146097 + doe - 719468;
+  if( days<0 ) return -1;
+  return days*86400000 + hh*3600000 + mi*60000 + ss*1000 + ms;
 }

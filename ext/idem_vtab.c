@@ -2,7 +2,8 @@
 /*
 ** idem_vtab.c -- the idem module: its slots, query plans and cursor.  The
 ** claim's rules (what an INSERT, UPDATE or DELETE may do) are in
-** idem_claim.c, the shadow tables and the statements in idem_store.c.
+** idem_claim.c, idem_outcome.c and idem_commit.c, the options in
+** idem_options.c, the shadow tables and the statements in idem_store.c.
 **
 **   CREATE VIRTUAL TABLE calls USING idem;                 -- or
 **   CREATE VIRTUAL TABLE calls USING idem(local_failure=keep,
@@ -20,10 +21,11 @@
 **
 ** Columns: key, member, who, conv, tool, args, kind, status, id, result,
 ** note, created, updated, and the hidden reply, reconcile, keyargs, owner,
-** expires and stale.
+** expires, stale, honours_key, sends and resend_at.
 **
-** The module stands on the rules of the claim (idem_claim.c: options,
-** INSERT, UPDATE, DELETE, COMMIT, the reply) and on the store
+** The module stands on the rules of the claim (idem_options.c: the
+** options; idem_claim.c: INSERT; idem_outcome.c: UPDATE, DELETE, the
+** reply; idem_commit.c: COMMIT) and on the store
 ** (idem_store.c: the shadow tables, the statements, the transaction's
 ** list of local claims); it calls the rules for everything a write may
 ** do, and the store for everything it reads.
@@ -141,7 +143,8 @@ static int idemInit(
       " kind TEXT, status TEXT, id, result, note TEXT, created TEXT,"
       " updated TEXT, reply TEXT HIDDEN, reconcile TEXT HIDDEN,"
       " keyargs TEXT HIDDEN, owner TEXT HIDDEN, expires TEXT HIDDEN,"
-      " stale INTEGER HIDDEN)");
+      " stale INTEGER HIDDEN, honours_key INTEGER HIDDEN,"
+      " sends INTEGER HIDDEN, resend_at TEXT HIDDEN)");
   if( rc!=SQLITE_OK ){
     idemVtabDbError(p, rc);
     goto fail;
@@ -201,7 +204,7 @@ static int idemBegin(sqlite3_vtab *pVtab){
 }
 
 static int idemSync(sqlite3_vtab *pVtab){
-  return idemClaimSync((IdemVtab*)pVtab);
+  return idemCommitSync((IdemVtab*)pVtab);
 }
 
 /* xCommit, after the pager's commit: an external claim's COMMIT in DELETE
@@ -552,6 +555,8 @@ static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
       case IDEM_COL_KEYARGS: iM = IDEM_M_KEYARGS; break;
       case IDEM_COL_OWNER:   iM = IDEM_M_OWNER;   break;
       case IDEM_COL_EXPIRES: iM = IDEM_M_EXPIRES; break;
+      case IDEM_COL_HONOURS: iM = IDEM_M_HONOURS; break;
+      case IDEM_COL_SENDS:   iM = IDEM_M_SENDS;   break;
     }
     if( iM>=0 ){
       if( pCur->pMain==0 || !sqlite3_stmt_busy(pCur->pMain)
@@ -565,8 +570,24 @@ static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
     case IDEM_COL_KEYARGS: return sqlite3_column_value(pCur->pStmt, IDEM_Q_KEYARGS);
     case IDEM_COL_OWNER:   return sqlite3_column_value(pCur->pStmt, IDEM_Q_OWNER);
     case IDEM_COL_EXPIRES: return sqlite3_column_value(pCur->pStmt, IDEM_Q_EXPIRES);
+    case IDEM_COL_HONOURS: return sqlite3_column_value(pCur->pStmt, IDEM_Q_HONOURS);
+    case IDEM_COL_SENDS:   return sqlite3_column_value(pCur->pStmt, IDEM_Q_SENDS);
   }
   return sqlite3_column_value(pCur->pStmt, IDEM_QCOL(iCol));
+}
+
+/*
+** The sends of the current row's call: the stored count, 1 for an
+** external call claimed before format 3 (its claim took it for sending
+** once), -1 for a local call (nothing is sent).
+*/
+static sqlite3_int64 idemCursorSends(IdemCursor *pCur){
+  sqlite3_value *pKind = idemCursorValue(pCur, IDEM_COL_KIND);
+  sqlite3_value *pSends = idemCursorValue(pCur, IDEM_COL_SENDS);
+  const char *zKind = pKind ? (const char*)sqlite3_value_text(pKind) : 0;
+  if( zKind==0 || strcmp(zKind, "external")!=0 ) return -1;
+  if( pSends==0 || sqlite3_value_type(pSends)!=SQLITE_INTEGER ) return 1;
+  return sqlite3_value_int64(pSends);
 }
 
 static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iCol){
@@ -600,7 +621,7 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
             sqlite3_column_value(pCur->pStmt, IDEM_QCOL(IDEM_COL_RESULT)),
             pStatus ? (const char*)sqlite3_value_text(pStatus) : 0,
             pNote ? (const char*)sqlite3_value_text(pNote) : 0,
-            &pCur->zReply);
+            idemCursorSends(pCur), &pCur->zReply);
         if( rc ) return rc;
       }
       sqlite3_result_text(ctx, pCur->zReply, -1, SQLITE_TRANSIENT);
@@ -623,6 +644,27 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
       sqlite3_result_int(ctx, bStale);
       return SQLITE_OK;
     }
+    case IDEM_COL_RESEND_AT: {
+      /* doc/contract.md §14: when the call may be taken for sending
+      ** again, or NULL if it never may. */
+      sqlite3_int64 iAt = -1;
+      sqlite3_value *pStatus = idemCursorValue(pCur, IDEM_COL_STATUS);
+      sqlite3_value *pKind = idemCursorValue(pCur, IDEM_COL_KIND);
+      sqlite3_value *pHon = idemCursorValue(pCur, IDEM_COL_HONOURS);
+      sqlite3_value *pUpd = idemCursorValue(pCur, IDEM_COL_UPDATED);
+      if( pStatus && pKind && pHon && pUpd ){
+        iAt = idemResendAt(&p->opt, (const char*)sqlite3_value_text(pStatus),
+            (const char*)sqlite3_value_text(pKind),
+            sqlite3_value_int(pHon)==1, idemCursorSends(pCur),
+            (const char*)sqlite3_value_text(pUpd));
+      }
+      if( iAt>=0 ){
+        char zAt[IDEM_TIME_LEN];
+        idemFormatTime(iAt, zAt);
+        sqlite3_result_text(ctx, zAt, -1, SQLITE_TRANSIENT);
+      }
+      return SQLITE_OK;
+    }
   }
   pVal = idemCursorValue(pCur, iCol);
   if( pVal ) sqlite3_result_value(ctx, pVal);
@@ -631,7 +673,7 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
 
 /*
 ** xUpdate: the rowid is idem's; everything else is a rule of the claim
-** (idem_claim.c).
+** (idem_claim.c, idem_outcome.c).
 */
 static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                       sqlite3_int64 *pRowid){
@@ -647,7 +689,7 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     if( rc!=SQLITE_OK ) return rc;
   }
   if( argc==1 ){
-    return idemClaimDelete(p, sqlite3_value_int64(argv[0]));
+    return idemOutcomeDelete(p, sqlite3_value_int64(argv[0]));
   }
   if( sqlite3_value_type(argv[0])==SQLITE_NULL ){
     if( sqlite3_value_type(argv[1])!=SQLITE_NULL ){
@@ -662,7 +704,7 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                   " UPDATE");
     return SQLITE_ERROR;
   }
-  return idemClaimUpdate(p, sqlite3_value_int64(argv[0]), aCol);
+  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), aCol);
 }
 
 #if SQLITE_VERSION_NUMBER>=3044000
@@ -696,7 +738,7 @@ static sqlite3_module idemModule = {
   idemBegin,            /* xBegin: durability read again; the slots */
   idemSync,             /* xSync:  track the local claims of the */
   idemCommit,           /* xCommit: transaction, which never commit */
-  idemRollback,         /* xRollback: pending (idemClaimSync()) */
+  idemRollback,         /* xRollback: pending (idemCommitSync()) */
   0,                    /* xFindFunction */
   idemRename,           /* xRename: rename the shadow table */
   idemSavepointSp,      /* xSavepoint */

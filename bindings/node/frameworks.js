@@ -87,7 +87,7 @@ function answerFor(e) {
 
 /**
  * A framework tool's execute function over calls.tool(): see the top of
- * this file.  options: those of calls.tool (kind, name, keyargs, params),
+ * this file.  options: those of calls.tool (kind, name, keyargs, params, honoursKey),
  * and context ('ai-sdk', 'langchain' or 'openai-agents': where the run
  * context keeps the user and the conversation), or who and conv (a string,
  * or a function of the context arguments that the framework passes after

@@ -46,11 +46,15 @@ export class Result<R = unknown> {
  * result (the tool did not run), false when it ran the tool.
  */
 export class Outcome<R = unknown> {
-  constructor(result: R, id: Id, key: string, replayed: boolean);
+  constructor(result: R, id: Id, key: string, replayed: boolean, sends?: number | null);
   readonly result: R;
   readonly id: Id;
   readonly key: string;
   readonly replayed: boolean;
+  /** How many times an external call's request was taken for sending
+   *  (more than 1: resent to a target that honours the key); null for a
+   *  local call.  Not enumerable. */
+  readonly sends: number | null;
 }
 
 /** The JSON object that idem hands a duplicate arrival. */
@@ -60,6 +64,8 @@ export interface Reply {
   status: 'pending' | 'done' | 'failed' | 'unknown';
   result?: unknown;
   message?: string;
+  /** An external call's sends (doc/contract.md §14). */
+  sends?: number;
   [more: string]: unknown;
 }
 
@@ -144,6 +150,12 @@ export interface TableOptions {
   retain?: string;
   /** A duration: '5 minutes'. */
   stale_after?: string;
+  /** 'yes': the table's external calls go to targets that honour the key. */
+  honours_key?: 'no' | 'yes';
+  /** How many sends a call that honours the key may have: '1' to '100' (default '5'). */
+  max_sends?: string;
+  /** The first resend's wait, doubled with each send: a duration (default '1 second'). */
+  resend_after?: string;
 }
 
 export interface ToolOptions<A> {
@@ -156,6 +168,9 @@ export interface ToolOptions<A> {
   /** The names of the arguments the tool takes, to check keyargs against
    *  when its body does not destructure them. */
   params?: ReadonlyArray<keyof A & string>;
+  /** An external tool whose target honours Idempotency-Key: an unknown
+   *  outcome is sent again, with the same key, while idem allows it. */
+  honoursKey?: boolean;
 }
 
 /** The wrapped tool. */
@@ -193,6 +208,9 @@ export class Calls<D extends Database = Database> {
   /** How long recording an external call's outcome retries a busy
    *  database before NotRecorded, in ms (default 30000). */
   recordTimeoutMs: number;
+  /** How long one call of a tool that honours the key may wait for its
+   *  resends, in ms (default 30000). */
+  resendWaitMs: number;
   /** idem_key(who, conv, tool, args); args as JSON text or a value. */
   key(who: Part, conv: Part, tool: string, args: unknown): string;
   /** The reply a duplicate of this call gets, or null if it is not claimed. */

@@ -58,14 +58,18 @@ class Result {
 /**
  * What tool.run() resolves to: the call's result and id as recorded, its
  * key, and whether this arrival replayed an earlier one (replayed: true)
- * or ran the tool itself (false).
+ * or ran the tool itself (false).  .sends: how many times an external
+ * call's request was taken for sending (the reply's "sends"; more than 1
+ * when a target that honours the key was sent it again), null for a local
+ * call; not enumerable, so not part of a comparison of outcomes.
  */
 class Outcome {
-  constructor(result, id, key, replayed) {
+  constructor(result, id, key, replayed, sends) {
     this.result = result;
     this.id = id === undefined ? null : id;
     this.key = key;
     this.replayed = Boolean(replayed);
+    Object.defineProperty(this, 'sends', { value: sends == null ? null : Number(sends) });
     Object.freeze(this);
   }
 }
@@ -424,14 +428,19 @@ function isBusy(e) {
 // name included), or it is an error that names both values.
 
 const OPTIONS_HELP = 'local_failure=release|keep, durability=full|relaxed, ' +
-  'args_mismatch=error|replay, retain=<duration> and stale_after=<duration>';
+  'args_mismatch=error|replay, retain=<duration>, stale_after=<duration>, honours_key=no|yes, ' +
+  'max_sends=<1 to 100> and resend_after=<duration>';
 const SWITCHES = {
   local_failure: [['release', 'keep'], 'local_failure=release (the default) or local_failure=keep'],
   args_mismatch: [['error', 'replay'], 'args_mismatch=error (the default) or args_mismatch=replay'],
   durability: [['full', 'relaxed'], 'durability=full (the default: a claim needs a commit that ' +
     'survives what its act survives) or durability=relaxed (accept that a power loss may take back a claim)'],
+  honours_key: [['no', 'yes'], 'honours_key=no (the default: an unknown external call is never sent ' +
+    'again) or honours_key=yes (the table\'s external calls go to targets that honour the ' +
+    'Idempotency-Key: one with an unknown outcome may be resent with the same key)'],
 };
-const DURATION_OPTIONS = ['retain', 'stale_after'];
+const DURATION_OPTIONS = ['retain', 'stale_after', 'resend_after'];
+const COUNTS = { max_sends: [1, 100, 5] };       // lowest, highest, the default
 const DURATION_UNITS = { second: 1000, minute: 60000, hour: 3600000, day: 86400000 };
 const DURATION_MAX = 36525 * 86400000;
 
@@ -458,6 +467,15 @@ function optionValue(name, value) {
     }
     return w;
   }
+  if (COUNTS[name]) {
+    const [low, high, dflt] = COUNTS[name];
+    if (!/^[0-9]{1,4}$/.test(value) || Number(value) < low || Number(value) > high) {
+      throw new TypeError(`idem: bad value '${value}' for ${name}; use a whole number from ${low} ` +
+        `to ${high}: how many times a call that honours the key may be taken for sending, the ` +
+        `claim included (the default is ${dflt})`);
+    }
+    return Number(value);
+  }
   const ms = durationMs(value);
   if (ms === null) {
     throw new TypeError(`idem: bad duration '${value}' for ${name}; use a positive number and ` +
@@ -470,12 +488,13 @@ function optionValue(name, value) {
 // text in a CREATE statement (a word bare, any other value quoted)].
 function option(name, value) {
   const n = name.toLowerCase();
-  if (!SWITCHES[n] && !DURATION_OPTIONS.includes(n)) {
+  if (!SWITCHES[n] && !DURATION_OPTIONS.includes(n) && !COUNTS[n]) {
     throw new TypeError(`idem: unknown option '${name}'; the options are ${OPTIONS_HELP}`);
   }
   if (typeof value !== 'string') {
     throw new TypeError(`idem: the table option ${n} must be a string (${DURATION_OPTIONS.includes(n)
-      ? "such as '30 days'" : SWITCHES[n][0].map((w) => `'${w}'`).join(' or ')}), not ${describe(value)}`);
+      ? "such as '30 days'" : COUNTS[n] ? "such as '3'"
+        : SWITCHES[n][0].map((w) => `'${w}'`).join(' or ')}), not ${describe(value)}`);
   }
   if (/[,()'";\n\r]/.test(value) || value.trim() === '') {
     throw new TypeError(`idem: the table option ${n}=${JSON.stringify(value)} is blank or holds a ` +
@@ -494,6 +513,8 @@ function tableOptions(sql) {
   const out = {};
   for (const [n, [words]] of Object.entries(SWITCHES)) out[n] = [words[0], `${n}=${words[0]} (the default)`];
   for (const n of DURATION_OPTIONS) out[n] = [null, `no ${n}`];
+  for (const [n, [, , dflt]] of Object.entries(COUNTS)) out[n] = [dflt, `${n}=${dflt} (the default)`];
+  out.resend_after = [1000, "resend_after='1 second' (the default)"];
   for (const arg of (m[2] || '').match(/(?:[^,'"]|'[^']*'|"[^"]*")+/g) || []) {
     const eq = arg.indexOf('=');
     if (eq < 0) continue;
@@ -663,6 +684,7 @@ class Calls {
     this.db = db;
     this.table = table;
     this._recordTimeoutMs = 30000;
+    this._resendWaitMs = 30000;
     const t = quote(table);
     try {
       db.prepare('SELECT idem_version()').get();
@@ -680,9 +702,13 @@ class Calls {
     this._key = db.prepare('SELECT idem_key(?, ?, ?, ?) AS k');
     this._header = db.prepare('SELECT idem_header(?) AS h');
     this._row = db.prepare(
-      `SELECT status, reply, id, result FROM ${t} WHERE key = ? AND member = 0`).safeIntegers(true);
+      'SELECT status, reply, id, result, sends, resend_at, ' +
+      "(julianday(resend_at) - julianday('now')) * 86400000.0 AS wait " +
+      `FROM ${t} WHERE key = ? AND member = 0`).safeIntegers(true);
     this._claim = db.prepare(`INSERT OR IGNORE INTO ${t}` +
-      '(who, conv, tool, args, kind, keyargs, owner) VALUES (?, ?, ?, ?, ?, ?, ?)');
+      '(who, conv, tool, args, kind, keyargs, owner, honours_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    this._resend = db.prepare(`UPDATE ${t} SET reconcile = 'resend', owner = ? ` +
+      'WHERE key = ? AND member = 0');
     this._record = db.prepare(`UPDATE ${t} SET status = ?, id = ?, result = ?, note = ? ` +
       'WHERE key = ? AND member = 0 AND owner = ?');
     this._release = db.prepare(`UPDATE ${t} SET reconcile = 'not_sent' ` +
@@ -698,6 +724,17 @@ class Calls {
 
   set recordTimeoutMs(ms) {
     this._recordTimeoutMs = checkMs(ms, 'calls.recordTimeoutMs');
+  }
+
+  /** How long one call of a tool that honours the key may wait for its
+   *  resends (resend_at), in ms (default 30000); a resend beyond it is left
+   *  to a later retry, and the call rejects as it stands. */
+  get resendWaitMs() {
+    return this._resendWaitMs;
+  }
+
+  set resendWaitMs(ms) {
+    this._resendWaitMs = checkMs(ms, 'calls.resendWaitMs');
   }
 
   /** The key of a call: idem_key(who, conv, tool, args); args JSON text or a value. */
@@ -834,12 +871,19 @@ class Calls {
       throw new TypeError(`idem: calls.tool(options, fn): fn must be a function, not ${describe(fn)}`);
     }
     for (const k of Object.keys(options)) {
-      if (!['kind', 'name', 'keyargs', 'params'].includes(k)) {
+      if (!['kind', 'name', 'keyargs', 'params', 'honoursKey'].includes(k)) {
         throw new TypeError(`idem: calls.tool(options, fn): no option ${JSON.stringify(k)} ` +
-          '(kind, name, keyargs, params)');
+          '(kind, name, keyargs, params, honoursKey)');
       }
     }
-    const { kind = 'local', keyargs = null, params = null } = options;
+    const { kind = 'local', keyargs = null, params = null, honoursKey = false } = options;
+    if (typeof honoursKey !== 'boolean') {
+      throw new TypeError(`idem: honoursKey is true or false, not ${describe(honoursKey)}`);
+    }
+    if (honoursKey && kind !== 'external') {
+      throw new TypeError('idem: honoursKey: true is for external tools: a local tool sends no ' +
+        "request (make it kind: 'external', or leave honoursKey out)");
+    }
     const name = options.name === undefined ? fn.name : options.name;
     if (kind !== 'local' && kind !== 'external') {
       throw new TypeError(`idem: kind must be 'local' or 'external', not ${JSON.stringify(kind)}`);
@@ -863,7 +907,7 @@ class Calls {
       const text = argsText(args, name, where);
       const ka = keyArgs(keyargs, args === undefined ? {} : args, name);
       return [this._key.get(who, conv, name, ka === null ? text : ka).k,
-        [who, conv, name, text, kind, ka]];
+        [who, conv, name, text, kind, ka, honoursKey ? 1 : null]];
     };
     const run = async (who, conv, args) => {
       const [key, row] = prepare(who, conv, args);
@@ -883,7 +927,8 @@ class Calls {
   _replay(key, row) {
     if (!row) throw new Error(`idem: the claim of ${key} was ignored, yet the call is not there`);
     if (row.status === 'done') {
-      return new Outcome(row.result == null ? null : JSON.parse(row.result), fromSql(row.id), key, true);
+      return new Outcome(row.result == null ? null : JSON.parse(row.result), fromSql(row.id), key,
+        true, row.sends);
     }
     const E = ERRORS[row.status] || CallError;
     throw new E(key, row.reply ? JSON.parse(row.reply) : null);
@@ -891,9 +936,9 @@ class Calls {
 
   // Claim the call for a new owner; the owner's token, or null if it is
   // someone else's.
-  _claimOwned([who, conv, tool, args, kind, ka]) {
+  _claimOwned([who, conv, tool, args, kind, ka, hk]) {
     const owner = `${HOST}:${crypto.randomBytes(8).toString('hex')}`;
-    return this._claim.run(who, conv, tool, args, kind, ka, owner).changes === 1 ? owner : null;
+    return this._claim.run(who, conv, tool, args, kind, ka, owner, hk).changes === 1 ? owner : null;
   }
 
   // Record this owner's outcome of its call ('done', 'unknown', 'failed' or
@@ -1033,42 +1078,117 @@ class Calls {
     }
   }
 
-  async _external(fn, key, row, args) {
+  // Take the call for sending, in a transaction of its own committed
+  // before the request leaves: claim it (held is null), or take it again
+  // with a new owner (reconcile = 'resend', doc/contract.md §14).  The
+  // owner and the header; { held: row } when the claim found it held;
+  // { refused: error } when the extension refused the resend.
+  _take(key, row, resend) {
     const db = this.db;
-    const tool = row[2];
     if (db.inTransaction) {
       throw new Error('idem: an external tool cannot run inside an open ' +
         'transaction: its claim must commit before the request leaves; commit first');
     }
-    let header, owner;
     db.exec('BEGIN IMMEDIATE');
     try {
-      owner = this._claimOwned(row);
-      if (!owner) {
-        const replay = this._row.get(key);
-        db.exec('ROLLBACK');
-        return this._replay(key, replay);
+      let owner;
+      if (resend) {
+        owner = `${HOST}:${crypto.randomBytes(8).toString('hex')}`;
+        try {
+          if (this._resend.run(owner, key).changes !== 1) owner = null;
+        } catch (e) {
+          if (!e || e.code === undefined || isBusy(e)) throw e;
+          db.exec('ROLLBACK');
+          return { refused: e };
+        }
+      } else {
+        owner = this._claimOwned(row);
       }
-      header = this._header.get(key).h;
+      if (!owner) {
+        const held = this._row.get(key);
+        db.exec('ROLLBACK');
+        return { held };
+      }
+      const header = this._header.get(key).h;
       db.exec('COMMIT');               // the claim is durable before
-    } catch (e) {                      // anything leaves this process
+      return { owner, header };        // anything leaves this process
+    } catch (e) {
       if (db.inTransaction) db.exec('ROLLBACK');
       throw e;
     }
-    const idempotencyKey = header.slice(header.indexOf(': ') + 2);   // '"<key>"'
-    let value;
-    try {
-      value = await fn(args, { idempotencyKey, key });
-    } catch (e) {
-      if (e instanceof NotSent) {
-        // The tool's word that nothing left: release, so a retry runs.
-        e.key = key;
-        await this._releaseOwned(key, owner, e);
-        throw e;
+  }
+
+  // May the call in row (as this._row reads it) be sent again, before
+  // deadline (Date.now())?  The extension says when: resend_at.
+  static _mayResend(row, deadline) {
+    return Boolean(row) && (row.status === 'unknown' || row.status === 'pending') &&
+      row.resend_at != null && Date.now() + Math.max(0, Number(row.wait)) <= deadline;
+  }
+
+  // The call taken for sending ({ owner, header }), or its replay (an
+  // Outcome, or InProgress/Unknown/Failed thrown): claimed, or, held and
+  // allowed, taken again once its resend_at comes.
+  async _takeOrReplay(key, row, deadline, held) {
+    let refused = 0;
+    for (;;) {
+      if (held === undefined) {
+        const t = this._take(key, row, false);
+        if (t.owner) return t;
+        held = t.held;
       }
-      // The request may have reached the target: 'failed' on an external
-      // call is recorded as 'unknown', and never retried.
-      return this._unknown(key, owner, note(noteOf(e)), null, e);
+      if (!Calls._mayResend(held, deadline)) return this._replay(key, held);
+      const wait = Math.max(0, Number(held.wait));
+      if (wait > 0) await sleep(wait + 2);
+      const t = this._take(key, row, true);
+      if (t.owner) return t;
+      const now = this._row.get(key);
+      if (t.refused && now && now.status === held.status && now.sends === held.sends) {
+        refused += 1;                // refused, and nothing moved
+        if (refused >= 3) {
+          try {
+            return this._replay(key, now);
+          } catch (e) {
+            e.cause = t.refused;
+            throw e;
+          }
+        }
+        await sleep(10);
+      }
+      held = now === undefined ? undefined : now;
+    }
+  }
+
+  async _external(fn, key, row, args) {
+    const tool = row[2];
+    const deadline = Date.now() + this._resendWaitMs;
+    let taken = await this._takeOrReplay(key, row, deadline);
+    let value, owner;
+    for (;;) {
+      if (taken instanceof Outcome) return taken;
+      owner = taken.owner;
+      const header = taken.header;
+      const idempotencyKey = header.slice(header.indexOf(': ') + 2);   // '"<key>"'
+      try {
+        value = await fn(args, { idempotencyKey, key });
+        break;
+      } catch (e) {
+        if (e instanceof NotSent) {
+          // The tool's word that nothing left: release, so a retry runs.
+          e.key = key;
+          await this._releaseOwned(key, owner, e);
+          throw e;
+        }
+        // The request may have reached the target: 'failed' on an external
+        // call is recorded as 'unknown', never retried, unless the target
+        // honours the key and the extension allows a resend.
+        try {
+          await this._unknown(key, owner, note(noteOf(e)), null, e);
+        } catch (u) {
+          const now = u instanceof Unknown ? this._row.get(key) : undefined;
+          if (!Calls._mayResend(now, deadline)) throw u;
+          taken = await this._takeOrReplay(key, row, deadline, now);
+        }
+      }
     }
     // The tool returned: its request was made.  What cannot be stored (not
     // JSON, or refused by the table) leaves the call unknown, with why.
@@ -1088,7 +1208,8 @@ class Calls {
       if (e instanceof Lost || e instanceof NotRecorded) throw e;
       return unknown(e, JSON.parse(text));        // the table refused it, not busy
     }
-    return new Outcome(JSON.parse(text), readId, key, false);
+    const done = this._row.get(key);
+    return new Outcome(JSON.parse(text), readId, key, false, done ? done.sends : null);
   }
 
   // reconcile = 'not_sent' on this owner's call; if the table refuses it

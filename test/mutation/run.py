@@ -19,7 +19,7 @@ behind the code.
 The list's format, one block per mutant, blank lines between:
 
     id:      claim-reconcile-stale
-    file:    ext/idem_claim.c
+    file:    ext/idem_outcome.c
     find:    if( eOld==IDEM_STATUS_PENDING && !bStale ){
     replace: if( 0 ){
     rule:    contract §5: a pending call is released on 'not_arrived' only when stale

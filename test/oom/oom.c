@@ -301,6 +301,16 @@ static int dumpDb(sqlite3 *db, Buf *pOut){
 #define CLAIM_K3 \
   "INSERT INTO calls(who,conv,tool,args,keyargs,owner,kind)" \
   " VALUES('bob','c3','send','{\"to\":\"x\",\"text\":\"hi\"}','{\"to\":\"x\"}','w1','external');"
+/* A table whose external calls honour the key (doc/contract.md §14), and
+** K2 unknown since long ago: its resend is due. */
+#define TABLE_RESEND \
+  "CREATE VIRTUAL TABLE calls USING idem(durability=relaxed," \
+  " honours_key=yes, resend_after='1 hour', stale_after='1 minute');"
+#define TABLE_RESEND1 \
+  "CREATE VIRTUAL TABLE calls USING idem(durability=relaxed," \
+  " honours_key=yes, max_sends=1);"
+#define AGED_K2 \
+  "UPDATE calls_claim SET updated='2000-01-01 00:00:00.000' WHERE member=0;"
 #define INV \
   "CREATE TABLE inv(sku TEXT PRIMARY KEY, qty INTEGER," \
   " ver INTEGER NOT NULL DEFAULT 0);" \
@@ -392,6 +402,15 @@ static const Op aOp[] = {
       " VALUES('alice','c1','send','{\"a\":1,\"b\":2}','external')", 0, 0 },
   { "retain-read", TABLE_RETAIN CLAIM_K1 MEMBERS_K1 DONE_K1 CLAIM_K3,
       "SELECT key, member, keyargs, owner, expires, stale FROM calls ORDER BY rowid", 0, 0 },
+  { "resend", TABLE_RESEND CLAIM_K2 UNKNOWN_K2 AGED_K2,
+      "UPDATE calls SET reconcile='resend', owner='w2' WHERE key=:k2 AND member=0", 0, 0 },
+  { "resend-stale", TABLE_RESEND CLAIM_K2 AGED_K2,
+      "UPDATE calls SET reconcile='resend', owner='w2' WHERE key=:k2 AND member=0", 0, 0 },
+  { "resend-refused", TABLE_RESEND1 CLAIM_K2 UNKNOWN_K2 AGED_K2,
+      "UPDATE calls SET reconcile='resend', owner='w2' WHERE key=:k2 AND member=0", 0, 0 },
+  { "resend-read", TABLE_RESEND CLAIM_K2 UNKNOWN_K2,
+      "SELECT sends, honours_key, resend_at IS NOT NULL, reply FROM calls"
+      " WHERE key=:k2", 0, 0 },
   { "versioned-equip", INV, "SELECT idem_versioned('inv','ver')", 0, 1 },
   { "versioned-update", INV "SELECT idem_versioned('inv','ver');",
       "UPDATE inv SET qty=8, ver=0 WHERE sku='A'", 0, 0 },

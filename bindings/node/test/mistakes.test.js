@@ -54,7 +54,7 @@ test('keyargs: args that cannot be checked need params', (t) => {
 
 test('tool(): options and fn are checked', (t) => {
   const { calls } = setup(t);
-  assert.throws(() => calls.tool({ name: 'p', keyarg: ['sku'] }, (db, { sku }) => 1), /no option "keyarg" \(kind, name, keyargs, params\)/);
+  assert.throws(() => calls.tool({ name: 'p', keyarg: ['sku'] }, (db, { sku }) => 1), /no option "keyarg" \(kind, name, keyargs, params, honoursKey\)/);
   assert.throws(() => calls.tool({ name: 'p' }), /fn must be a function, not undefined/);
   assert.throws(() => calls.tool('place', () => 1), /options must be a plain object, not the string "place"/);
   assert.throws(() => calls.tool({ name: 7 }, () => 1), /needs a name/);
@@ -81,7 +81,7 @@ test('calls(): a table name that is not a string is an error, not a table "[obje
   assert.throws(() => idem.calls(db, 'x', { retain: 86400 }),
     /^TypeError: idem: the table option retain must be a string \(such as '30 days'\), not 86400$/);
   assert.throws(() => idem.calls(db, 'x', { locl_failure: 'keep' }),
-    /^TypeError: idem: unknown option 'locl_failure'; the options are local_failure=release\|keep, durability=full\|relaxed, args_mismatch=error\|replay, retain=<duration> and stale_after=<duration>$/);
+    /^TypeError: idem: unknown option 'locl_failure'; the options are local_failure=release\|keep, durability=full\|relaxed, args_mismatch=error\|replay, retain=<duration>, stale_after=<duration>, honours_key=no\|yes, max_sends=<1 to 100> and resend_after=<duration>$/);
   assert.throws(() => idem.calls(db, 'x', { 'local failure': 'keep' }), /unknown option 'local failure'/);
   assert.throws(() => idem.calls('app.db'), /db must be a better-sqlite3 Database, not the string "app.db"/);
   assert.throws(() => idem.calls(), /db must be a better-sqlite3 Database, not undefined/);

@@ -83,8 +83,10 @@ KeyArgs = Union[Callable[[Dict[str, Any]], Any], Sequence[str], None]
 # the two-word switches (the default first) and the durations.
 _SWITCHES = {"local_failure": ("release", "keep"),
              "args_mismatch": ("error", "replay"),
-             "durability": ("full", "relaxed")}
-_DURATIONS = ("retain", "stale_after")
+             "durability": ("full", "relaxed"),
+             "honours_key": ("no", "yes")}
+_DURATIONS = ("retain", "stale_after", "resend_after")
+_COUNTS = {"max_sends": (1, 100, 5)}        # lowest, highest, the default
 _UNITS = {"second": 1000, "minute": 60000, "hour": 3600000, "day": 86400000}
 _NOTE_MAX = 2000                # the longest note the wrapper writes
 
@@ -128,16 +130,33 @@ class Result(NamedTuple):
     id: Any = None
 
 
-class Outcome(NamedTuple):
-    """What ``tool.run(who, conv, **args)`` returns: the recorded result
-    (decoded from its JSON), the call's id column, its key, and replayed:
-    False for the arrival that ran the tool, True for a duplicate that got
-    the first arrival's result without running it (the reply's
-    "idempotent": true)."""
+class _Outcome(NamedTuple):
     result: Any
     id: Any
     key: str
     replayed: bool
+
+
+class Outcome(_Outcome):
+    """What ``tool.run(who, conv, **args)`` returns: the recorded result
+    (decoded from its JSON), the call's id column, its key, and replayed:
+    False for the arrival that ran the tool, True for a duplicate that got
+    the first arrival's result without running it (the reply's
+    "idempotent": true).  .sends: how many times an external call's
+    request was taken for sending (the reply's "sends": 1, or more when a
+    target that honours the key was sent it again); None for a local call.
+    It is not part of the tuple (nor of its equality)."""
+    sends: Optional[int]
+
+    def __new__(cls, result: Any, id: Any, key: str, replayed: bool,
+                sends: Optional[int] = None) -> "Outcome":
+        self = super().__new__(cls, result, id, key, replayed)
+        self.sends = sends
+        return self
+
+    def __repr__(self) -> str:
+        return "Outcome(result=%r, id=%r, key=%r, replayed=%r, sends=%r)" % (
+            self.result, self.id, self.key, self.replayed, self.sends)
 
 
 # ---- errors -----------------------------------------------------------------
@@ -171,8 +190,10 @@ class InProgress(CallError):
 class Unknown(CallError):
     """An external call whose request may have reached the target, but
     whose outcome we do not know (an error or a timeout after the claim,
-    or a result that could not be stored).  It is never retried: the
-    target's records decide, and an operator reconciles it
+    or a result that could not be stored).  It is never retried, unless
+    its tool declares honours_key=True (then it is resent with the same key
+    while idem allows it: .reply["sends"] says how many times it was
+    sent): the target's records decide, and an operator reconciles it
     (Calls.reconcile)."""
 
 
@@ -736,14 +757,19 @@ def _token() -> str:
 # name included), or it is an error that names both values.
 
 _OPTIONS_HELP = ("local_failure=release|keep, durability=full|relaxed,"
-                 " args_mismatch=error|replay, retain=<duration> and"
-                 " stale_after=<duration>")
+                 " args_mismatch=error|replay, retain=<duration>,"
+                 " stale_after=<duration>, honours_key=no|yes,"
+                 " max_sends=<1 to 100> and resend_after=<duration>")
 _SWITCH_HELP = {
     "local_failure": "local_failure=release (the default) or local_failure=keep",
     "args_mismatch": "args_mismatch=error (the default) or args_mismatch=replay",
     "durability": "durability=full (the default: a claim needs a commit"
                   " that survives what its act survives) or durability=relaxed"
                   " (accept that a power loss may take back a claim)",
+    "honours_key": "honours_key=no (the default: an unknown external call is"
+                   " never sent again) or honours_key=yes (the table's external"
+                   " calls go to targets that honour the Idempotency-Key: one"
+                   " with an unknown outcome may be resent with the same key)",
 }
 _DURATION = re.compile(r"([0-9]*)(?:\.([0-9]*))?[ \t]*(second|minute|hour|day)s?\Z",
                        re.IGNORECASE)
@@ -776,6 +802,15 @@ def _option_value(name: str, value: str) -> Any:
             raise ValueError("idem: unknown value '%s' for %s; use %s"
                              % (value, name, _SWITCH_HELP[name]))
         return w
+    if name in _COUNTS:
+        low, high, default = _COUNTS[name]
+        if not re.fullmatch(r"[0-9]{1,4}", value) or not low <= int(value) <= high:
+            raise ValueError(
+                "idem: bad value '%s' for %s; use a whole number from %d to %d:"
+                " how many times a call that honours the key may be taken for"
+                " sending, the claim included (the default is %d)"
+                % (value, name, low, high, default))
+        return int(value)
     ms = _duration_ms(value)
     if ms is None:
         raise ValueError("idem: bad duration '%s' for %s; use a positive number"
@@ -795,12 +830,13 @@ def _option(name: str, value: Any) -> Tuple[str, Any, str]:
     """A table option given to Calls(), checked: (name, effective value,
     its text in a CREATE statement)."""
     n = name.lower()
-    if n not in _SWITCHES and n not in _DURATIONS:
+    if n not in _SWITCHES and n not in _DURATIONS and n not in _COUNTS:
         raise ValueError("idem: unknown option '%s'; the options are %s"
                          % (name, _OPTIONS_HELP))
     if not isinstance(value, str):
         raise TypeError("idem: the table option %s must be a str (%s), not %s"
                         % (n, "such as '30 days'" if n in _DURATIONS else
+                           "such as '3'" if n in _COUNTS else
                            " or ".join("'%s'" % w for w in _SWITCHES[n]),
                            _typename(value)))
     if _BAD_OPTION_CHARS.search(value) or not value.strip():
@@ -822,6 +858,9 @@ def _existing_options(sql: str, table: str) -> Dict[str, Tuple[Any, str]]:
     opts: Dict[str, Tuple[Any, str]] = {
         n: (w[0], "%s=%s (the default)" % (n, w[0])) for n, w in _SWITCHES.items()}
     opts.update({n: (None, "no %s" % n) for n in _DURATIONS})
+    opts.update({n: (c[2], "%s=%d (the default)" % (n, c[2]))
+                 for n, c in _COUNTS.items()})
+    opts["resend_after"] = (1000, "resend_after='1 second' (the default)")
     for arg in re.findall(r"(?:[^,'\"]|'[^']*'|\"[^\"]*\")+", m.group(2) or ""):
         if "=" not in arg:
             continue
@@ -883,6 +922,7 @@ class _Decorator(Protocol):
 class _Call(NamedTuple):
     key: str
     row: Tuple[Any, ...]       # who, conv, tool, args, kind, keyargs
+    honours_key: Optional[int] = None   # 1: declared; None: the table's
 
 
 _P = inspect.Parameter
@@ -892,13 +932,14 @@ class _Spec:
     """A tool as defined: its name, kind, body, and what its body takes."""
 
     def __init__(self, fn: Callable[..., Any], kind: str, name: Optional[str],
-                 keyargs: KeyArgs):
+                 keyargs: KeyArgs, honours_key: bool = False):
         if not callable(fn):
             raise TypeError("idem: a tool is a function, not %s" % _typename(fn))
         tname = name if name is not None else getattr(fn, "__name__", None)
         if not isinstance(tname, str) or not tname:
             raise TypeError("idem: give the tool a name: @calls.tool(name=...)")
         self.fn, self.kind, self.name, self.keyargs = fn, kind, tname, keyargs
+        self.honours_key = honours_key
         self.first = "idempotency_key"          # the external tool's key
         self.is_async = inspect.iscoroutinefunction(fn)
         if self.is_async and kind == "local":
@@ -1204,11 +1245,11 @@ class Calls:
 
     @overload
     def tool(self, *, kind: str = "local", name: Optional[str] = None,
-             keyargs: KeyArgs = None) -> _Decorator: ...
+             keyargs: KeyArgs = None, honours_key: bool = False) -> _Decorator: ...
 
     def tool(self, fn: Optional[Callable[..., Any]] = None, *,
              kind: str = "local", name: Optional[str] = None,
-             keyargs: KeyArgs = None) -> Any:
+             keyargs: KeyArgs = None, honours_key: bool = False) -> Any:
         """Make fn an idempotent tool, called as ``tool(who, conv, **args)``
         (who and conv by position or by name) and returning the recorded
         result; ``tool.run(who, conv, **args)`` returns an Outcome (result,
@@ -1250,16 +1291,34 @@ class Calls:
         names (each one a parameter of fn, unless fn takes **kwargs), or a
         function of the args dict returning a JSON-able value.  The key is
         then idem_key(who, conv, tool, keyargs); all the args are stored.
+
+        honours_key=True (external tools only): the target honours the
+        Idempotency-Key (it answers a repeated key with its first answer and
+        acts once), so a call whose outcome is unknown (the tool raised: a
+        timeout, a lost answer; or its process died while the request was
+        out, once the call is stale) is sent again, with the same key and
+        the same arguments, by a new owner, while the extension allows it:
+        at most max_sends sends, each after the backoff it decides
+        (resend_at), within Calls.resend_wait seconds of this call.  A
+        duplicate arrival does the same.  Outcome.sends says how many sends
+        were made.  Without it nothing changes: unknown holds.
         """
         if kind not in ("local", "external"):
             raise ValueError("idem: kind must be 'local' or 'external', not %r"
                              % (kind,))
+        if not isinstance(honours_key, bool):
+            raise TypeError("idem: honours_key is True or False, not %r"
+                            % (honours_key,))
+        if honours_key and kind != "external":
+            raise ValueError("idem: honours_key=True is for external tools: a"
+                             " local tool sends no request (make it"
+                             " kind='external', or leave honours_key out)")
         if name is not None and (not isinstance(name, str) or not name):
             raise TypeError("idem: a tool's name is a non-empty str, not %r"
                             % (name,))
 
         def wrap(fn: Callable[..., Any]) -> Any:
-            spec = _Spec(fn, kind, name, keyargs)
+            spec = _Spec(fn, kind, name, keyargs, honours_key)
             return self._wrapper(spec)
 
         return wrap(fn) if fn is not None else wrap
@@ -1315,14 +1374,18 @@ class Calls:
         elif spec.keyargs is not None:
             ka = _dumps({n: args[n] for n in spec.keyargs if n in args})
         key = self.key(who, conv, spec.name, args_json if ka is None else ka)
-        return _Call(key, (who, conv, spec.name, args_json, spec.kind, ka))
+        return _Call(key, (who, conv, spec.name, args_json, spec.kind, ka),
+                     1 if spec.honours_key else None)
 
     def _row(self, key: str) -> Optional[Tuple[Any, ...]]:
-        """The call's (status, reply, id, result), or None."""
+        """The call's (status, reply, id, result, sends, resend_at, wait):
+        wait is the seconds until resend_at by the database's clock, or
+        None."""
         with self.lock:
             row = self.conn.execute(
-                "SELECT status, reply, id, result FROM %s WHERE key = ?"
-                " AND member = 0" % self._t, (key,)).fetchone()
+                "SELECT status, reply, id, result, sends, resend_at,"
+                " (julianday(resend_at) - julianday('now')) * 86400.0"
+                " FROM %s WHERE key = ? AND member = 0" % self._t, (key,)).fetchone()
         return cast(Optional[Tuple[Any, ...]], row)
 
     def _recorded(self, key: str) -> Tuple[Any, ...]:
@@ -1337,19 +1400,25 @@ class Calls:
             # Only a claim that someone holds is ignored; there is a row.
             raise RuntimeError("idem: the claim of %s was ignored, yet the "
                                "call is not there" % key)
-        status, reply, id_, result = row
+        status, reply, id_, result, sends = row[:5]
         if status == "done":
-            return Outcome(_decode(result), id_, key, True)
+            return Outcome(_decode(result), id_, key, True, sends)
         raise _ERRORS.get(status, CallError)(
             key, _loads(reply) if reply else None)
 
     def _claim(self, call: _Call, owner: str) -> bool:
         """INSERT OR IGNORE the claim; True when this arrival owns it."""
         who, conv, tool, args, kind, ka = call.row
-        cur = self.conn.execute(
-            "INSERT OR IGNORE INTO %s(who, conv, tool, args, kind, keyargs, owner)"
-            " VALUES(?, ?, ?, ?, ?, ?, ?)" % self._t,
-            (who, conv, tool, args, kind, ka, owner))
+        if call.honours_key is None:
+            cur = self.conn.execute(
+                "INSERT OR IGNORE INTO %s(who, conv, tool, args, kind, keyargs,"
+                " owner) VALUES(?, ?, ?, ?, ?, ?, ?)" % self._t,
+                (who, conv, tool, args, kind, ka, owner))
+        else:
+            cur = self.conn.execute(
+                "INSERT OR IGNORE INTO %s(who, conv, tool, args, kind, keyargs,"
+                " owner, honours_key) VALUES(?, ?, ?, ?, ?, ?, ?, ?)" % self._t,
+                (who, conv, tool, args, kind, ka, owner, call.honours_key))
         # rowcount is sqlite3_changes() of the INSERT: 1 = ours, 0 = held.
         return cur.rowcount == 1
 
@@ -1486,8 +1555,9 @@ class Calls:
     # time.sleep (_drive) or asyncio.sleep (_drive_async): one rule for
     # plain and async tools.
 
-    def _external_claim(self, call: _Call) -> Union[Outcome, Tuple[str, str]]:
-        """Claim and commit; (owner, header value), or the replay."""
+    def _external_claim(self, call: _Call) -> Union["_Held", Tuple[str, str]]:
+        """Claim and commit; (owner, header value), or the call's row as
+        the claim found it held (_Held)."""
         conn = self.conn
         with self.lock:
             if conn.in_transaction:
@@ -1500,7 +1570,7 @@ class Calls:
                 if not self._claim(call, owner):
                     row = self._row(call.key)
                     conn.execute("ROLLBACK")
-                    return self._replay(call.key, row)
+                    return _Held(row)
                 header = conn.execute("SELECT idem_header(?)",
                                       (call.key,)).fetchone()[0]
                 conn.execute("COMMIT")       # the claim is durable before
@@ -1510,16 +1580,119 @@ class Calls:
                 raise
         return owner, header.split(": ", 1)[1]          # '"<key>"'
 
+    # ---- a target that honours the key: resends (doc/contract.md §14) ----
+    #
+    # The extension decides whether and when a call may be sent again
+    # (resend_at, max_sends, the refusals of reconcile = 'resend'); the
+    # package waits for resend_at within resend_wait, takes the call with
+    # a new owner, and sends the same request with the same key.
+
+    _resend_wait = 30.0
+
+    @property
+    def resend_wait(self) -> float:
+        """How long (seconds) one call of a tool that honours the key may
+        spend waiting for its resends (resend_at); 30 by default.  A resend
+        that would wait beyond it is left to a later retry: the call raises
+        Unknown (or InProgress) as it stands."""
+        return self._resend_wait
+
+    @resend_wait.setter
+    def resend_wait(self, seconds: float) -> None:
+        self._resend_wait = _seconds(seconds, "calls.resend_wait")
+
+    @staticmethod
+    def _may_resend(row: Optional[Tuple[Any, ...]], deadline: float) -> bool:
+        """The extension allows a resend of the call in row (resend_at),
+        and it comes before deadline (time.monotonic())."""
+        return row is not None and row[0] in ("unknown", "pending") \
+            and row[5] is not None \
+            and time.monotonic() + max(0.0, row[6] or 0.0) <= deadline
+
+    def _resend(self, key: str) -> Tuple[Optional[str], Any]:
+        """reconcile = 'resend' with a new owner, committed before the
+        request leaves again: (owner, header value), (None, the extension's
+        refusal), or (None, None) if the call is gone."""
+        conn = self.conn
+        with self.lock:
+            if conn.in_transaction:
+                raise RuntimeError(
+                    "idem: an external tool cannot run inside an open transaction:"
+                    " its claim must commit before the request leaves; commit first")
+            owner = _token()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                n = conn.execute(
+                    "UPDATE %s SET reconcile = 'resend', owner = ? WHERE key = ?"
+                    " AND member = 0" % self._t, (owner, key)).rowcount
+                if n != 1:
+                    conn.execute("ROLLBACK")
+                    return None, None
+                header = conn.execute("SELECT idem_header(?)", (key,)).fetchone()[0]
+                conn.execute("COMMIT")
+            except sqlite3.Error as e:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                return None, e
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return owner, header.split(": ", 1)[1]
+
+    def _take_steps(self, call: _Call, deadline: float,
+                    row: Optional[Tuple[Any, ...]] = None
+                    ) -> Generator[float, None, Union[Outcome, Tuple[str, str]]]:
+        """Take the call for sending: claim it, or, held, wait for its
+        resend_at and take it again with a new owner.  (owner, header), or
+        the replay (an Outcome, or InProgress/Unknown/Failed raised)."""
+        refused = 0
+        while True:
+            if row is None:
+                claimed = self._external_claim(call)
+                if not isinstance(claimed, _Held):
+                    return claimed
+                row = claimed.row
+            if row is None or not self._may_resend(row, deadline):
+                return self._replay(call.key, row)
+            wait = max(0.0, row[6] or 0.0)
+            if wait > 0:
+                yield wait + 0.002
+            owner, header = self._resend(call.key)
+            if owner is not None:
+                return owner, header
+            new = self._row(call.key)
+            if new is not None and (new[0], new[4]) == (row[0], row[4]):
+                refused += 1            # refused, and nothing moved
+                if refused >= 3:
+                    try:
+                        return self._replay(call.key, new)
+                    except CallError as e:
+                        raise e from header
+                yield 0.01
+            row = new
+
     def _external(self, spec: _Spec, call: _Call, args: Dict[str, Any]) -> Outcome:
-        claimed = self._external_claim(call)
-        if isinstance(claimed, Outcome):
-            return claimed
-        owner, header = claimed
-        try:
-            value = spec.fn(**{spec.first: header}, **args)
-        except BaseException as e:
-            _drive(self._raised(call.key, owner, e))
-            raise                   # not reached: _raised raises
+        deadline = time.monotonic() + self.resend_wait
+        claimed = _drive(self._take_steps(call, deadline))
+        while True:
+            if isinstance(claimed, Outcome):
+                return claimed
+            owner, header = claimed
+            try:
+                value = spec.fn(**{spec.first: header}, **args)
+            except BaseException as e:
+                try:
+                    _drive(self._raised(call.key, owner, e))
+                except Unknown:
+                    row = self._row(call.key)
+                    if not isinstance(e, Exception) or \
+                            not self._may_resend(row, deadline):
+                        raise
+                    claimed = _drive(self._take_steps(call, deadline, row))
+                    continue
+                raise                   # not reached: _raised raises
+            break
         if inspect.isawaitable(value):
             _close(value)
             _drive(self._release_steps(call.key, owner, None))
@@ -1531,15 +1704,27 @@ class Calls:
 
     async def _external_async(self, spec: _Spec, call: _Call,
                               args: Dict[str, Any]) -> Outcome:
-        claimed = self._external_claim(call)
-        if isinstance(claimed, Outcome):
-            return claimed
-        owner, header = claimed
-        try:
-            value = await spec.fn(**{spec.first: header}, **args)
-        except BaseException as e:
-            await _drive_async(self._raised(call.key, owner, e))
-            raise
+        deadline = time.monotonic() + self.resend_wait
+        claimed = await _drive_async(self._take_steps(call, deadline))
+        while True:
+            if isinstance(claimed, Outcome):
+                return claimed
+            owner, header = claimed
+            try:
+                value = await spec.fn(**{spec.first: header}, **args)
+            except BaseException as e:
+                try:
+                    await _drive_async(self._raised(call.key, owner, e))
+                except Unknown:
+                    row = self._row(call.key)
+                    if not isinstance(e, Exception) or \
+                            not self._may_resend(row, deadline):
+                        raise
+                    claimed = await _drive_async(
+                        self._take_steps(call, deadline, row))
+                    continue
+                raise
+            break
         return cast(Outcome, await _drive_async(
             self._returned(spec, call.key, owner, value)))
 
@@ -1567,7 +1752,7 @@ class Calls:
         except sqlite3.Error as e:          # the table refused it, not busy
             yield from unknown(e, _decode(text))
             raise
-        return Outcome(_decode(row[3]), row[2], key, False)
+        return Outcome(_decode(row[3]), row[2], key, False, row[4])
 
     def _raised(self, key: str, owner: str,
                 e: BaseException) -> Generator[float, None, None]:
@@ -1680,6 +1865,11 @@ class Calls:
                 raise _GaveUp(out)
             yield delay
             delay = min(delay * 2, 0.25)
+
+
+class _Held(NamedTuple):
+    """The claim found the call held: its row as _row() reads it."""
+    row: Optional[Tuple[Any, ...]]
 
 
 class _GaveUp(Exception):

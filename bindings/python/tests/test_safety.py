@@ -633,7 +633,9 @@ class MistakesTest(Base):
         with self.assertRaisesRegex(ValueError, r"^idem: unknown option 'locl_failure'; the"
                                     r" options are local_failure=release\|keep,"
                                     r" durability=full\|relaxed, args_mismatch=error\|replay,"
-                                    r" retain=<duration> and stale_after=<duration>$"):
+                                    r" retain=<duration>, stale_after=<duration>,"
+                                    r" honours_key=no\|yes, max_sends=<1 to 100> and"
+                                    r" resend_after=<duration>$"):
             idem.Calls(self.conn, "t1", locl_failure="keep")
         self.assertEqual(self.count("SELECT count(*) FROM sqlite_master WHERE name = 't1'"), 0)
 

@@ -16,15 +16,24 @@ A real HTTP service on 127.0.0.1 (a random free port), a toy card processor:
     Target(slow=True)         charges, then holds its answer until
                               target.answer.set() (or stop(), or 10 s):
                               the client times out, yet the charge was made
+    Target(lose=N)            the first N requests arrive and are acted on
+                              (charged, or replayed for a known key), and
+                              their answers are lost: the connection closes
+                              without one (target.lost counts them)
+    target.on_arrival         None, or a function(key) called as a request
+                              arrives, before it is acted on (a test kills
+                              the sender there)
 
-It counts arrivals per key (target.arrivals) and keeps every charge made
-(target.charges).  Use it as a context manager, which starts and stops it:
+It counts arrivals per key (target.arrivals: every request that arrived,
+repeats and lost answers included) and keeps every charge made
+(target.charges: its effects).  Use it as a context manager, which starts and stops it:
 
     with Target() as target:
         urllib.request.urlopen(target.url + "/charges", ...)
 
 Or run it by itself to try it with curl (or the README's examples, whose
-default PAY_URL is port 8000):  python3 target_server.py [--port 8000] [--ignore-key]
+default PAY_URL is port 8000):
+    python3 target_server.py [--port 8000] [--ignore-key] [--lose N]
 """
 import collections
 import json
@@ -34,9 +43,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class Target:
-    def __init__(self, honour_key=True, slow=False):
+    def __init__(self, honour_key=True, slow=False, lose=0):
         self.honour_key = honour_key
         self.slow = slow
+        self.lose = lose                         # answers still to lose
+        self.lost = 0                            # answers lost
+        self.on_arrival = None
         self.answer = threading.Event()         # a slow target answers now
         self.arrivals = collections.Counter()   # key -> requests received
         self.charges = []                        # every charge made
@@ -88,7 +100,18 @@ class Target:
             def do_POST(self):
                 n = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(n) or b"{}")
-                status, reply = target.charge(self.headers.get("Idempotency-Key"), body)
+                key = self.headers.get("Idempotency-Key")
+                if target.on_arrival is not None:
+                    target.on_arrival(key)
+                status, reply = target.charge(key, body)
+                with target.lock:
+                    lose = target.lose > 0
+                    if lose:
+                        target.lose -= 1
+                        target.lost += 1
+                if lose:                          # acted on; the answer is lost
+                    self.close_connection = True
+                    return
                 if target.slow:
                     target.answer.wait(10)        # later than the client waits
                 try:
@@ -139,8 +162,10 @@ if __name__ == "__main__":
     ap.add_argument("--port", type=int, default=0, help="default: a free one")
     ap.add_argument("--ignore-key", action="store_true",
                     help="charge every arrival (ignore Idempotency-Key)")
+    ap.add_argument("--lose", type=int, default=0, metavar="N",
+                    help="lose the answers of the first N requests")
     opts = ap.parse_args()
-    t = Target(honour_key=not opts.ignore_key).start(opts.port)
+    t = Target(honour_key=not opts.ignore_key, lose=opts.lose).start(opts.port)
     print("listening on", t.url, "(Ctrl-C stops)")
     try:
         threading.Event().wait()

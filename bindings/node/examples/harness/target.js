@@ -9,6 +9,9 @@
 //   target.byKey[key]     requests that arrived with that Idempotency-Key
 //   target.effects        charges made: one per key, whatever arrives
 //   target.delayMs        how long it waits before it answers
+//   target.lose           answers still to lose: a request is acted on (a
+//                         charge, or a replay) and its connection is then
+//                         destroyed without an answer (target.lost counts)
 //   target.onArrival      (key, body) => {}: called as a request arrives,
 //                         before the answer (a test kills its sender there)
 //   await target.close()
@@ -20,7 +23,7 @@ const http = require('node:http');
 
 async function startTarget() {
   const first = new Map();                 // key -> { body, answer }
-  const target = { arrivals: 0, byKey: {}, effects: 0, delayMs: 0, onArrival: null };
+  const target = { arrivals: 0, byKey: {}, effects: 0, delayMs: 0, onArrival: null, lose: 0, lost: 0 };
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => { body += c; });
@@ -30,7 +33,10 @@ async function startTarget() {
       if (key !== undefined) target.byKey[key] = (target.byKey[key] || 0) + 1;
       if (target.onArrival) target.onArrival(key, body);
       // (unref: an answer still waiting keeps no test process alive)
+      const lose = target.lose > 0;
+      if (lose) { target.lose -= 1; target.lost += 1; }
       const answer = (status, json, headers = {}) => setTimeout(() => {
+        if (lose) return req.socket.destroy();      // acted on; the answer is lost
         res.writeHead(status, { 'content-type': 'application/json', ...headers });
         res.end(JSON.stringify(json));
       }, target.delayMs).unref();

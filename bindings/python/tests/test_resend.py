@@ -1,0 +1,345 @@
+# SPDX-License-Identifier: MIT
+"""A target that honours the key (doc/contract.md section 14): a tool
+declared honours_key=True is sent again, with the same key, when its
+outcome is unknown, and the call ends done with one effect at the target.
+The target is test/examples/python/target_server.py, which honours
+Idempotency-Key and counts every request that arrives; these tests count
+its effects (charges) under lost answers, timeouts, a sender killed after
+its request arrived, and concurrent retries.  Without the declaration
+nothing changes: unknown holds.
+
+Run with the package installed:  python -m unittest discover -s bindings/python/tests -v
+"""
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import unittest
+import urllib.request
+
+import idem
+from test_idem import Base
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "test", "examples", "python"))
+from target_server import Target  # noqa: E402
+
+
+def post(url, key, cents, timeout=2.0):
+    """One charge, sent with the key, as a user's tool sends it."""
+    req = urllib.request.Request(
+        url + "/charges", data=json.dumps({"cents": cents}).encode(),
+        headers={idem.HEADER: key, "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return json.loads(r.read())
+
+
+class ResendBase(Base):
+    options = {"resend_after": "0.05 seconds"}
+
+    def setUp(self):
+        super().setUp()
+        self.calls = idem.Calls(self.conn, **self.options)
+
+    def target(self, **kw):
+        t = Target(**kw).start()
+        self.addCleanup(t.stop)
+        return t
+
+    def charge_tool(self, calls, target, honours_key=True, timeout=2.0):
+        @calls.tool(kind="external", name="charge", honours_key=honours_key)
+        def charge(idempotency_key, cents):
+            return post(target.url, idempotency_key, cents, timeout)
+        return charge
+
+    def row(self, key, conn=None):
+        return (conn or self.conn).execute(
+            "SELECT status, sends, honours_key FROM calls WHERE key = ? AND member = 0",
+            (key,)).fetchone()
+
+
+class LostAnswers(ResendBase):
+    def test_lost_answers_are_resent_once_done(self):
+        t = self.target(lose=2)
+        charge = self.charge_tool(self.calls, t)
+        out = charge.run("ann", "c1", cents=500)
+        self.assertEqual((out.result["cents"], out.replayed, out.sends), (500, False, 3))
+        self.assertEqual(len(t.charges), 1)                 # one effect
+        self.assertEqual(t.arrivals[out.key.join('""')], 3)  # three arrivals
+        self.assertEqual(self.row(out.key), ("done", 3, 1))
+        # A duplicate replays, with the sends made.
+        again = charge.run("ann", "c1", cents=500)
+        self.assertEqual((again.result, again.replayed, again.sends),
+                         (out.result, True, 3))
+        self.assertEqual(self.calls.reply(out.key)["sends"], 3)
+        self.assertEqual(len(t.charges), 1)
+
+    def test_timeout_then_resend_one_effect(self):
+        # The first request is slow to act (still on the wire when the
+        # client gives up); the resend arrives first.  One charge.
+        t = self.target()
+        first = []
+
+        def slow_first(key):
+            if not first:
+                first.append(key)
+                time.sleep(0.5)
+        t.on_arrival = slow_first
+        charge = self.charge_tool(self.calls, t, timeout=0.2)
+        out = charge.run("ann", "c2", cents=7)
+        self.assertEqual(out.sends, 2)
+        t.answer.wait(0.5)
+        time.sleep(0.6)                                    # the slow one lands
+        self.assertEqual(len(t.charges), 1)
+        self.assertEqual(t.arrivals[out.key.join('""')], 2)
+        self.assertEqual(self.row(out.key)[0], "done")
+
+    def test_undeclared_unknown_holds(self):
+        t = self.target(lose=1)
+        charge = self.charge_tool(self.calls, t, honours_key=False)
+        with self.assertRaises(idem.Unknown) as cm:
+            charge.run("ann", "c3", cents=1)
+        key = cm.exception.key
+        self.assertEqual(cm.exception.reply["sends"], 1)
+        with self.assertRaises(idem.Unknown) as again:
+            charge.run("ann", "c3", cents=1)
+        self.assertTrue(again.exception.replayed)
+        self.assertEqual(t.arrivals[key.join('""')], 1)      # never resent
+        self.assertEqual(self.row(key), ("unknown", 1, 0))
+        self.assertIsNone(self.conn.execute(
+            "SELECT resend_at FROM calls WHERE key = ?", (key,)).fetchone()[0])
+
+    def test_attempts_are_bounded(self):
+        conn = self.connect()
+        calls = idem.Calls(conn, "few", max_sends="3", resend_after="0.05 seconds")
+        t = self.target(lose=10)
+        charge = self.charge_tool(calls, t)
+        with self.assertRaises(idem.Unknown) as cm:
+            charge.run("ann", "c4", cents=2)
+        key = cm.exception.key
+        self.assertFalse(cm.exception.replayed)
+        self.assertEqual(cm.exception.reply["sends"], 3)
+        self.assertEqual(t.arrivals[key.join('""')], 3)
+        self.assertEqual(len(t.charges), 1)
+        # Exhausted: a retry is not sent again; the target's records decide.
+        with self.assertRaises(idem.Unknown):
+            charge.run("ann", "c4", cents=2)
+        self.assertEqual(t.arrivals[key.join('""')], 3)
+        calls.reconcile(key, "arrived", id="ch_1")
+        self.assertEqual(charge.run("ann", "c4", cents=2).sends, 3)
+
+    def test_resend_wait_leaves_it_to_a_later_retry(self):
+        t = self.target(lose=1)
+        charge = self.charge_tool(self.calls, t)
+        self.calls.resend_wait = 0
+        with self.assertRaises(idem.Unknown) as cm:
+            charge.run("ann", "c5", cents=3)
+        self.assertEqual(cm.exception.reply["sends"], 1)
+        self.calls.resend_wait = 5
+        out = charge.run("ann", "c5", cents=3)
+        self.assertEqual((out.replayed, out.sends), (False, 2))
+        self.assertEqual(len(t.charges), 1)
+
+    def test_not_sent_still_releases(self):
+        t = self.target()
+
+        @self.calls.tool(kind="external", honours_key=True)
+        def refuse(idempotency_key, n):
+            raise idem.NotSent("bad card")
+        with self.assertRaises(idem.NotSent):
+            refuse("ann", "c6", n=1)
+        self.assertIsNone(self.row(refuse.key("ann", "c6", n=1)))
+        self.assertEqual(len(t.charges), 0)
+
+
+class Declaring(ResendBase):
+    def test_local_tool_cannot_honour(self):
+        with self.assertRaisesRegex(ValueError, "honours_key=True is for external tools"):
+            @self.calls.tool(kind="local", honours_key=True)
+            def place(db, n):
+                return n
+        with self.assertRaisesRegex(TypeError, "honours_key is True or False"):
+            @self.calls.tool(kind="external", honours_key="yes")
+            def send(idempotency_key, n):
+                return n
+
+    def test_sends_of_local_and_external(self):
+        @self.calls.tool(kind="local")
+        def place(db, n):
+            return n
+
+        @self.calls.tool(kind="external")
+        def send(idempotency_key, n):
+            return n
+        self.assertIsNone(place.run("a", "c", n=1).sends)
+        self.assertEqual(send.run("a", "c", n=1).sends, 1)
+        self.assertEqual(send.run("a", "c", n=1), idem.Outcome(1, None, send.key("a", "c", n=1), True))
+
+    def test_table_options(self):
+        idem.Calls(self.conn, "t1", honours_key="yes", max_sends="3",
+                   resend_after="2 seconds")
+        sql = self.conn.execute("SELECT sql FROM sqlite_master WHERE name = 't1'").fetchone()[0]
+        self.assertEqual(sql, "CREATE VIRTUAL TABLE \"t1\" USING idem(honours_key=yes,"
+                              " max_sends=3, resend_after='2 seconds')")
+        idem.Calls(self.conn, "t1", max_sends="3")
+        with self.assertRaisesRegex(ValueError, r"exists with max_sends=3, not max_sends=5"):
+            idem.Calls(self.conn, "t1", max_sends="5")
+        with self.assertRaisesRegex(ValueError, r"^idem: bad value '0' for max_sends; use a"
+                                    r" whole number from 1 to 100"):
+            idem.Calls(self.conn, "t2", max_sends="0")
+        with self.assertRaisesRegex(ValueError, r"^idem: unknown value 'maybe' for honours_key"):
+            idem.Calls(self.conn, "t2", honours_key="maybe")
+        # A table that honours the key: its external tools resend undeclared.
+        conn = self.connect()
+        calls = idem.Calls(conn, "t3", honours_key="yes", resend_after="0.05 seconds")
+        t = self.target(lose=1)
+        charge = self.charge_tool(calls, t, honours_key=False)
+        self.assertEqual(charge.run("a", "c", cents=9).sends, 2)
+        self.assertEqual(len(t.charges), 1)
+
+
+KILLED_CHILD = r"""
+import json, sqlite3, sys, time, urllib.request
+import idem
+db, url = sys.argv[1], sys.argv[2]
+calls = idem.Calls(sqlite3.connect(db, isolation_level=None, timeout=10),
+                   stale_after="0.5 seconds", resend_after="0.05 seconds")
+@calls.tool(kind="external", name="charge", honours_key=True)
+def charge(idempotency_key, cents):
+    req = urllib.request.Request(url + "/charges", data=json.dumps({"cents": cents}).encode(),
+                                 headers={idem.HEADER: idempotency_key})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return json.loads(r.read())
+print("claimed", flush=True)
+charge("ann", "c-kill", cents=42)
+print("NOT KILLED", flush=True)
+"""
+
+
+class Killed(ResendBase):
+    options = {"stale_after": "0.5 seconds", "resend_after": "0.05 seconds"}
+
+    def test_sender_killed_after_the_request_arrived(self):
+        t = self.target()
+        child = subprocess.Popen([sys.executable, "-c", KILLED_CHILD, self.path, t.url],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(lambda: child.poll() is None and child.kill())
+        killed = threading.Event()
+
+        def kill(key):                      # the request arrived: kill its sender
+            if not killed.is_set():
+                os.kill(child.pid, signal.SIGKILL)
+                child.wait(10)
+                killed.set()
+        t.on_arrival = kill
+        child.wait(20)
+        self.assertEqual(child.returncode, -signal.SIGKILL)
+        self.assertTrue(killed.is_set())
+        t.on_arrival = None
+        self.assertEqual(len(t.charges), 1)                 # it acted
+        charge = self.charge_tool(self.calls, t)
+        key = charge.key("ann", "c-kill", cents=42)
+        self.assertEqual(self.row(key), ("pending", 1, 1))   # its sender is dead
+        out = charge.run("ann", "c-kill", cents=42)          # waits until stale
+        self.assertEqual((out.replayed, out.sends, out.result["charge"]), (False, 2, "ch_1"))
+        self.assertEqual(len(t.charges), 1)                 # one effect
+        self.assertEqual(t.arrivals[key.join('""')], 2)
+        self.assertEqual(self.row(key), ("done", 2, 1))
+
+    def test_old_owner_record_lands_nowhere(self):
+        # The first sender is slow, not dead: the call goes stale, a retry
+        # takes it over and finishes it; the first sender's late record is
+        # refused (Lost), and the target acted once.
+        t = self.target()
+        gate = threading.Event()
+
+        def hold(key):
+            if not gate.is_set():
+                gate.set()
+                time.sleep(1.2)
+        t.on_arrival = hold
+        conn = self.connect()
+        calls = idem.Calls(conn)
+        slow = self.charge_tool(calls, t, timeout=5)
+        errors = []
+
+        def first():
+            try:
+                slow.run("ann", "c-slow", cents=5)
+            except Exception as e:      # noqa: BLE001
+                errors.append(e)
+        th = threading.Thread(target=first)
+        th.start()
+        gate.wait(5)
+        charge = self.charge_tool(self.calls, t)
+        out = charge.run("ann", "c-slow", cents=5)
+        th.join(10)
+        self.assertEqual((out.replayed, out.sends), (False, 2))
+        self.assertEqual(len(errors), 1)
+        self.assertIsInstance(errors[0], idem.Lost)
+        self.assertEqual(len(t.charges), 1)
+        self.assertEqual(self.row(out.key), ("done", 2, 1))
+
+
+class Concurrent(ResendBase):
+    def test_concurrent_retries_one_resend(self):
+        t = self.target(lose=1)
+        charge = self.charge_tool(self.calls, t)
+        self.calls.resend_wait = 0
+        with self.assertRaises(idem.Unknown) as cm:
+            charge.run("ann", "c7", cents=8)
+        key = cm.exception.key
+        time.sleep(0.1)                                    # resend_at passed
+        results, start = [], threading.Barrier(6)
+
+        def retry():
+            conn = self.connect()
+            calls = idem.Calls(conn)
+            tool = self.charge_tool(calls, t)
+            start.wait()
+            try:
+                results.append(tool.run("ann", "c7", cents=8))
+            except idem.CallError as e:
+                results.append(e)
+        threads = [threading.Thread(target=retry) for _ in range(6)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(20)
+        ran = [r for r in results if isinstance(r, idem.Outcome) and not r.replayed]
+        self.assertEqual(len(results), 6)
+        self.assertEqual(len(ran), 1, results)              # one sender
+        for r in results:                                  # the others replay
+            self.assertTrue(isinstance(r, (idem.Outcome, idem.InProgress)), r)
+        self.assertEqual(len(t.charges), 1)
+        self.assertEqual(t.arrivals[key.join('""')], 2)
+        self.assertEqual(self.row(key), ("done", 2, 1))
+
+    def test_concurrent_processes(self):
+        # Four processes retry one unknown call at once: one resends.
+        t = self.target(lose=1)
+        charge = self.charge_tool(self.calls, t)
+        self.calls.resend_wait = 0
+        with self.assertRaises(idem.Unknown) as cm:
+            charge.run("ann", "c8", cents=9)
+        key = cm.exception.key
+        time.sleep(0.1)
+        script = KILLED_CHILD.replace('"c-kill", cents=42', '"c8", cents=9') \
+                             .replace('stale_after="0.5 seconds", ', '')
+        procs = [subprocess.Popen([sys.executable, "-c", script, self.path, t.url],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for _ in range(4)]
+        outs = [p.communicate(timeout=30) for p in procs]
+        self.assertEqual(sum(b"NOT KILLED" in o[0] for o in outs)
+                         + sum(b"InProgress" in o[1] for o in outs), 4, outs)
+        self.assertEqual(len(t.charges), 1)
+        self.assertEqual(t.arrivals[key.join('""')], 2)
+        self.assertEqual(self.row(key), ("done", 2, 1))
+
+
+if __name__ == "__main__":
+    unittest.main()

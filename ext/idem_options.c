@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** idem_options.c -- a claim table's options, CREATE VIRTUAL TABLE ...
+** USING idem(name=value, ...), parsed in one place, idemOptionParse(),
+** into the table's IdemOptions (idemInt.h), as fts5_config.c parses
+** fts5's:
+**
+**   local_failure=release|keep   a local call that failed (contract §5)
+**   durability=full|relaxed      what a claim's commit survives (§12)
+**   args_mismatch=error|replay   the same keyargs, other args (§9)
+**   retain=<duration>            how long a decided call stays (§10)
+**   stale_after=<duration>       when a pending call is stale (§11)
+**
+** A new option adds its field to IdemOptions, its parse here (an option
+** of two words is one line of aIdemSwitch[]), and its rule where it acts:
+** idem_claim.c, idem_outcome.c or idem_durable.c.  It calls no other part.
+*/
+#include "idemInt.h"
+
+/* Every option, for the message that rejects an unknown one. */
+#define IDEM_OPTIONS_HELP \
+  "local_failure=release|keep, durability=full|relaxed," \
+  " args_mismatch=error|replay, retain=<duration>," \
+  " stale_after=<duration>, honours_key=no|yes, max_sends=<1 to 100>" \
+  " and resend_after=<duration>"
+
+
+/* The longest duration accepted: 100 years, in milliseconds. */
+#define IDEM_DURATION_MAX ((sqlite3_int64)36525*86400000)
+
+/*
+** Parse a duration z[0..n): a number (digits, an optional fraction) and a
+** unit, second(s), minute(s), hour(s) or day(s), with or without blanks
+** between ("90 seconds", "24 hours", "1.5days").  Returns the duration in
+** milliseconds (at least 1), or 0 if the text is not a duration.
+*/
+static sqlite3_int64 idemDurationParse(const char *z, int n){
+  static const struct { const char *zUnit; sqlite3_int64 iMs; } aUnit[] = {
+    { "second", 1000 }, { "minute", 60000 }, { "hour", 3600000 },
+    { "day", 86400000 },
+  };
+  double r = 0.0, rScale = 1.0;
+  int i = 0, nDigit = 0, j, nUnit;
+  while( i<n && z[i]>='0' && z[i]<='9' ){
+    if( nDigit<15 ) r = r*10.0 + (z[i]-'0');
+    else return 0;
+    nDigit++; i++;
+  }
+  if( i<n && z[i]=='.' ){
+    i++;
+    while( i<n && z[i]>='0' && z[i]<='9' ){
+      rScale /= 10.0;
+      r += (z[i]-'0')*rScale;
+      nDigit++; i++;
+    }
+  }
+  if( nDigit==0 ) return 0;
+  while( i<n && (z[i]==' ' || z[i]=='\t') ) i++;
+  nUnit = n - i;
+  if( nUnit>0 && (z[n-1]=='s' || z[n-1]=='S') ) nUnit--;
+  for(j=0; j<(int)(sizeof(aUnit)/sizeof(aUnit[0])); j++){
+    if( nUnit==(int)strlen(aUnit[j].zUnit)
+     && sqlite3_strnicmp(z+i, aUnit[j].zUnit, nUnit)==0 ){
+      sqlite3_int64 iMs = (sqlite3_int64)(r*(double)aUnit[j].iMs + 0.5);
+      if( iMs<1 || iMs>IDEM_DURATION_MAX ) return 0;   /* 36525 days is in */
+      return iMs;
+    }
+  }
+  return 0;
+}
+
+/*
+** The options that take one of two words: the first word (the default)
+** stores 0 in the IdemOptions field at iOffset, the second 1.
+*/
+typedef struct IdemSwitch IdemSwitch;
+struct IdemSwitch {
+  const char *zName;          /* The option */
+  const char *azWord[2];      /* Its values: the default, the other */
+  size_t iOffset;             /* offsetof() its int field in IdemOptions */
+  const char *zHelp;          /* What the error for another value says */
+};
+static const IdemSwitch aIdemSwitch[] = {
+  { "local_failure", { "release", "keep" },
+    offsetof(IdemOptions, bKeepLocalFailure),
+    "local_failure=release (the default) or local_failure=keep" },
+  { "args_mismatch", { "error", "replay" },
+    offsetof(IdemOptions, bArgsMismatchReplay),
+    "args_mismatch=error (the default) or args_mismatch=replay" },
+  { "durability", { "full", "relaxed" },
+    offsetof(IdemOptions, bRelaxedDurability),
+    "durability=full (the default: a claim needs a commit that survives"
+    " what its act survives) or durability=relaxed (accept that a power"
+    " loss may take back a claim)" },
+  { "honours_key", { "no", "yes" },
+    offsetof(IdemOptions, bHonoursKey),
+    "honours_key=no (the default: an unknown external call is never sent"
+    " again) or honours_key=yes (the table's external calls go to targets"
+    " that honour the Idempotency-Key: one with an unknown outcome may be"
+    " resent with the same key)" },
+};
+/* The bits of IdemOptions.mGiven past the switches' (one each, by their
+** place in aIdemSwitch). */
+#define IDEM_GIVEN_RETAIN        8
+#define IDEM_GIVEN_STALE_AFTER   9
+#define IDEM_GIVEN_MAX_SENDS    10
+#define IDEM_GIVEN_RESEND_AFTER 11
+
+/* Note option number iOpt as given; an error if it was given before
+** (the last one winning silently would hide a typo or a stale copy). */
+static int idemOptionTwice(IdemOptions *pOpt, int iOpt, const char *zName,
+                           char **pzErr){
+  if( pOpt->mGiven & (1u<<iOpt) ){
+    *pzErr = sqlite3_mprintf("%s is given twice; give each option once",
+                             zName);
+    return 1;
+  }
+  pOpt->mGiven |= 1u<<iOpt;
+  return 0;
+}
+
+/*
+** Parse one module argument "name=value" into *pOpt.  Returns SQLITE_OK
+** or an error with *pzErr set (the text alone: the table's error puts
+** "idem: <table>: " in front).  A value may be quoted ('24 hours') or not
+** (24 hours): SQLite hands the argument over as it was written.
+*/
+IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
+                                 char **pzErr){
+  const char *zEq = strchr(zArg, '=');
+  int nName, nValue, i;
+  const char *zValue;
+  while( *zArg==' ' || *zArg=='\t' || *zArg=='\n' ) zArg++;
+  if( zEq==0 ) goto bad;
+  nName = (int)(zEq - zArg);
+  while( nName>0 && (zArg[nName-1]==' ' || zArg[nName-1]=='\t') ) nName--;
+  zValue = zEq+1;
+  while( *zValue==' ' || *zValue=='\t' ) zValue++;
+  nValue = (int)strlen(zValue);
+  while( nValue>0 && (zValue[nValue-1]==' ' || zValue[nValue-1]=='\t'
+                      || zValue[nValue-1]=='\n') ) nValue--;
+  if( nValue>=2 && (zValue[0]=='\'' || zValue[0]=='"')
+   && zValue[nValue-1]==zValue[0] ){
+    zValue++; nValue -= 2;
+  }
+  for(i=0; i<(int)(sizeof(aIdemSwitch)/sizeof(aIdemSwitch[0])); i++){
+    const IdemSwitch *pSw = &aIdemSwitch[i];
+    int j;
+    if( nName!=(int)strlen(pSw->zName)
+     || sqlite3_strnicmp(zArg, pSw->zName, nName)!=0 ) continue;
+    if( idemOptionTwice(pOpt, i, pSw->zName, pzErr) ) return SQLITE_ERROR;
+    for(j=0; j<2; j++){
+      if( nValue==(int)strlen(pSw->azWord[j])
+       && sqlite3_strnicmp(zValue, pSw->azWord[j], nValue)==0 ){
+        memcpy((char*)pOpt + pSw->iOffset, &j, sizeof(j));
+        return SQLITE_OK;
+      }
+    }
+    *pzErr = sqlite3_mprintf("unknown value '%.*s' for %s; use %s",
+                             nValue, zValue, pSw->zName, pSw->zHelp);
+    return SQLITE_ERROR;
+  }
+  if( nName==9 && sqlite3_strnicmp(zArg, "max_sends", 9)==0 ){
+    int n = 0;
+    if( idemOptionTwice(pOpt, IDEM_GIVEN_MAX_SENDS, "max_sends", pzErr) ){
+      return SQLITE_ERROR;
+    }
+    for(i=0; i<nValue && i<4 && zValue[i]>='0' && zValue[i]<='9'; i++){
+      n = n*10 + (zValue[i]-'0');
+    }
+    if( nValue==0 || i<nValue || n<1 || n>IDEM_MAX_SENDS_LIMIT ){
+      *pzErr = sqlite3_mprintf("bad value '%.*s' for max_sends; use a whole"
+          " number from 1 to %d: how many times a call that honours the key"
+          " may be taken for sending, the claim included (the default is"
+          " %d)", nValue, zValue, IDEM_MAX_SENDS_LIMIT, IDEM_MAX_SENDS);
+      return SQLITE_ERROR;
+    }
+    pOpt->nMaxSends = n;
+    return SQLITE_OK;
+  }
+  if( (nName==6 && sqlite3_strnicmp(zArg, "retain", 6)==0)
+   || (nName==11 && sqlite3_strnicmp(zArg, "stale_after", 11)==0)
+   || (nName==12 && sqlite3_strnicmp(zArg, "resend_after", 12)==0) ){
+    sqlite3_int64 iMs = idemDurationParse(zValue, nValue);
+    if( idemOptionTwice(pOpt, nName==6 ? IDEM_GIVEN_RETAIN
+                        : nName==11 ? IDEM_GIVEN_STALE_AFTER
+                        : IDEM_GIVEN_RESEND_AFTER, nName==6 ? "retain"
+                        : nName==11 ? "stale_after" : "resend_after", pzErr) ){
+      return SQLITE_ERROR;
+    }
+    if( iMs==0 ){
+      *pzErr = sqlite3_mprintf("bad duration '%.*s' for %.*s; use a"
+          " positive number and a unit of seconds, minutes, hours or days"
+          " (at most 36525 days), e.g. %.*s='24 hours'",
+          nValue, zValue, nName, zArg, nName, zArg);
+      return SQLITE_ERROR;
+    }
+    if( nName==6 ) pOpt->iRetainMs = iMs;
+    else if( nName==11 ) pOpt->iStaleAfterMs = iMs;
+    else pOpt->iResendAfterMs = iMs;
+    return SQLITE_OK;
+  }
+ bad:
+  *pzErr = sqlite3_mprintf("unknown option '%s'; the options are "
+      IDEM_OPTIONS_HELP, zArg);
+  return SQLITE_ERROR;
+}
