@@ -385,7 +385,15 @@ func isIdemError(err error) bool {
 	if err == nil || errors.Is(err, ErrCommitUnknown) {
 		return false // ours, around the database's error: not a refusal
 	}
-	return errors.Is(err, ErrRefused) || strings.Contains(err.Error(), "idem: ")
+	if errors.Is(err, ErrRefused) {
+		return true
+	}
+	// The database's own error, innermost: the package's wrappers begin
+	// "idem: " too, around errors that are not refusals.
+	for u := errors.Unwrap(err); u != nil; u = errors.Unwrap(err) {
+		err = u
+	}
+	return strings.Contains(err.Error(), "idem: ")
 }
 
 // ---- the call's row -------------------------------------------------------
@@ -486,6 +494,40 @@ func (c *Calls) inTxHook(pctx context.Context, body func(*sql.Conn) error, befor
 	return nil
 }
 
+// onConn runs f on a connection of its own under the attempt deadline,
+// again while its error is transient and ctx lasts; a connection that saw
+// an error is discarded (on a cluster it may lead to a deposed leader).
+func (c *Calls) onConn(ctx context.Context, f func(ctx context.Context, cn *sql.Conn) error) error {
+	for n := 0; ; n++ {
+		err := func() error {
+			actx, cancel := c.attemptCtx(ctx)
+			defer cancel()
+			cn, err := c.db.Conn(actx)
+			if err != nil {
+				return err
+			}
+			if err := f(actx, cn); err != nil {
+				discard(cn)
+				return err
+			}
+			return cn.Close()
+		}()
+		if err == nil || err == sql.ErrNoRows || !transient(ctx, err) || !pause(ctx, n) {
+			return err
+		}
+	}
+}
+
+// readFresh reads the call's main row on a connection of its own.
+func (c *Calls) readFresh(ctx context.Context, key string) (r row, ok bool, err error) {
+	err = c.onConn(ctx, func(ctx context.Context, cn *sql.Conn) error {
+		var err error
+		r, ok, err = c.read(ctx, cn, key)
+		return err
+	})
+	return r, ok, err
+}
+
 func rollback(cn *sql.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -500,12 +542,12 @@ func discard(cn *sql.Conn) {
 
 // commit ends tx with a COMMIT statement under ctx (database/sql's
 // Tx.Commit takes no context, and some drivers' wait forever on a lost
-// leader), then releases the Tx (its ROLLBACK finds nothing to undo).  An
+// leader); the caller then releases the Tx (its ROLLBACK finds nothing
+// to undo).  An
 // error of the COMMIT, or the deadline, is ErrCommitUnknown: it may have
 // happened.
 func commit(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, "COMMIT")
-	go tx.Rollback()
 	if err != nil {
 		return &sentinelWrap{ErrCommitUnknown, err}
 	}

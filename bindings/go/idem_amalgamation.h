@@ -27,15 +27,21 @@
 **   idem_durable.c    an external claim needs a durable commit (§12):
 **                     the check, and the option durability=full|relaxed
 **
-**   The claim table, in three layers:
+**   The claim table, in three layers: the store, the rules, the module.
 **   idem_store.c      where it keeps its calls: the shadow tables (schema,
 **                     format, upgrade, damage check, integrity_check), the
 **                     statement cache and its lending to cursors, the
 **                     transaction's list of local claims, the table's error
-**   idem_claim.c      its rules (doc/contract.md §4-5): the options, the
-**                     claim (prepare, write, held), the transition function
-**                     of an UPDATE and the writes it decides, the COMMIT
-**                     check, the reply of a duplicate
+**   Its rules (doc/contract.md §4-7), in the order of a call's life:
+**   idem_options.c    the table's options, parsed in one place
+**   idem_claim.c      the claim, an INSERT (prepare, write, held), and what
+**                     the rules share: a call's status, its release, the
+**                     checks of the inner writes
+**   idem_outcome.c    the outcome: the transition function of an UPDATE
+**                     and the writes it decides, DELETE, and the reply of
+**                     a duplicate
+**   idem_commit.c     the commit guard: no local claim commits pending,
+**                     nor apart from the files its action wrote
 **   idem_vtab.c       the module: CREATE VIRTUAL TABLE calls USING idem(...),
 **                     its slots, query plans and cursor
 **
@@ -82,8 +88,13 @@
 **   idem_durable.c    the durability check of an external claim
 **   idem_store.c      a claim table's storage: shadow tables, statements,
 **                     the transaction's local claims, the table's error
-**   idem_claim.c      the claim's rules (doc/contract.md §4-5): options,
-**                     the claim, the transition function, writes, reply
+**   idem_options.c    a claim table's options, parsed in one place
+**   idem_claim.c      the claim (doc/contract.md §4): INSERT, and what the
+**                     rules share: status, release, the inner writes
+**   idem_outcome.c    the outcome (§5-7): UPDATE's transition function
+**                     and writes, DELETE, the reply of a duplicate
+**   idem_commit.c     the commit guard (§4): no local claim commits
+**                     pending, nor apart from its action
 **   idem_vtab.c       the idem module: slots, query plans, cursor
 **   idem_versioned.c  the version guard for ordinary tables
 */
@@ -251,6 +262,9 @@ IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]);
 IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
 /* The current time, from the VFS's clock, as Unix time in milliseconds. */
 IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
+/* Time text as idemFormatTime() writes it, as Unix time in milliseconds,
+** or -1 if z is not such a text. */
+IDEM_PRIVATE sqlite3_int64 idemParseTime(const char *z);
 
 /**************************************************************************
 ** Interface to code in idem_sql.c (what every part that speaks to SQLite
@@ -404,7 +418,10 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_COL_OWNER     16   /* hidden: who holds the call */
 #define IDEM_COL_EXPIRES   17   /* hidden, computed: when a decided call goes */
 #define IDEM_COL_STALE     18   /* hidden, computed: a pending call gone quiet */
-#define IDEM_NCOL          19
+#define IDEM_COL_HONOURS   19   /* hidden: the target honours the key */
+#define IDEM_COL_SENDS     20   /* hidden: times taken for sending */
+#define IDEM_COL_RESEND_AT 21   /* hidden, computed: when a resend is allowed */
+#define IDEM_NCOL          22
 
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
@@ -433,7 +450,8 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_STMT_EXPIRY_ADD   24   /* a decided call's expiry (retain) */
 #define IDEM_STMT_EXPIRY_DEL   25   /* ... and its removal */
 #define IDEM_STMT_EXPIRY_NEXT  26   /* the earliest expiry (retain) */
-#define IDEM_NSTMT             27
+#define IDEM_STMT_RESEND       27   /* take a call for sending again */
+#define IDEM_NSTMT             28
 #define IDEM_STMT_LENDABLE(i) \
   ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_L)
 
@@ -444,7 +462,7 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 
 /* Columns of the query statements (IDEM_STMT_Q_*) and of IDEM_STMT_BYRID:
 ** rid, key, member, then virtual columns 2..12 in order, then keyargs,
-** owner and expires. */
+** owner, expires, honours_key and sends. */
 #define IDEM_Q_RID      0
 #define IDEM_Q_KEY      1
 #define IDEM_Q_MEMBER   2
@@ -452,6 +470,8 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_Q_KEYARGS 14
 #define IDEM_Q_OWNER   15
 #define IDEM_Q_EXPIRES 16
+#define IDEM_Q_HONOURS 17
+#define IDEM_Q_SENDS   18
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: the call as its members
 ** show it. */
@@ -467,13 +487,15 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_M_KEYARGS  9
 #define IDEM_M_OWNER   10
 #define IDEM_M_EXPIRES 11
+#define IDEM_M_HONOURS 12
+#define IDEM_M_SENDS   13
 
 /* Columns of IDEM_STMT_CALLOF. */
 #define IDEM_C_KEY      0
 #define IDEM_C_STATUS   1
 
 /* The table's options (CREATE VIRTUAL TABLE ... USING idem(name=value)),
-** parsed in one place: idemOptionParse() in idem_claim.c; the store reads
+** parsed in one place: idemOptionParse() in idem_options.c; the store reads
 ** retain to leave expires out of its queries. */
 typedef struct IdemOptions IdemOptions;
 struct IdemOptions {
@@ -482,9 +504,22 @@ struct IdemOptions {
   int bArgsMismatchReplay;    /* args_mismatch=replay (default: error) */
   sqlite3_int64 iRetainMs;    /* retain=<duration>; 0: decided calls stay */
   sqlite3_int64 iStaleAfterMs;/* stale_after=<duration>; 0: never stale */
+  int bHonoursKey;            /* honours_key=yes: external calls' default */
+  int nMaxSends;              /* max_sends=N (0: the default) */
+  sqlite3_int64 iResendAfterMs;/* resend_after=<duration> (0: the default) */
   unsigned int mGiven;        /* Options given so far, a bit each: none
                               ** may be given twice */
 };
+
+/* doc/contract.md §14: a call that honours the key is taken for sending at
+** most IDEM_MAX_SENDS times unless max_sends says otherwise (at most
+** IDEM_MAX_SENDS_LIMIT); the n-th resend waits resend_after
+** (IDEM_RESEND_AFTER_MS unless given) times 2^(n-1), at most
+** IDEM_RESEND_CAP times resend_after, from the call's last update. */
+#define IDEM_MAX_SENDS        5
+#define IDEM_MAX_SENDS_LIMIT  100
+#define IDEM_RESEND_AFTER_MS  1000
+#define IDEM_RESEND_CAP       64
 
 /* A local claim made in the open transaction, and the savepoint level it
 ** was made at (0: outside every savepoint; N+1: inside savepoint N). */
@@ -497,11 +532,12 @@ struct IdemTxnClaim {
 /*
 ** The format of a table's shadow tables, recorded in <name>_config
 ** (k = 'format').  Format 1 (idem 1.0.0) had no <name>_config and no
-** keyargs, owner or expires columns; it is upgraded in place by the first
-** write of a build that knows format 2.  A format above IDEM_FORMAT is
-** refused with an error naming both (doc/choices.md).
+** keyargs, owner or expires columns, format 2 (idem 1.x) no honours_key
+** or sends; each is upgraded in place by the first write of a build that
+** knows format 3.  A format above IDEM_FORMAT is refused with an error
+** naming both (doc/choices.md).
 */
-#define IDEM_FORMAT 2
+#define IDEM_FORMAT 3
 
 /*
 ** The statements of a connection that are running and write (idem's own
@@ -629,27 +665,94 @@ IDEM_PRIVATE void idemTxnRelease(IdemVtab *p, int iSavepoint);
 IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint);
 
 /**************************************************************************
-** Interface to code in idem_claim.c (the claim's rules):
+** Interface to code in idem_options.c (a claim table's options):
 */
 
 IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
                                  char **pzErr);
 
-/* xUpdate's three cases: a claim or a member row; an UPDATE; a DELETE. */
+/**************************************************************************
+** Interface to code in idem_claim.c (the claim, and what the rules after
+** it share):
+*/
+
+/* A call's status, stored or asked for. */
+typedef enum IdemStatus {
+  IDEM_STATUS_PENDING,        /* claimed, outcome not recorded yet */
+  IDEM_STATUS_DONE,           /* recorded: final */
+  IDEM_STATUS_FAILED,         /* a local call that failed, kept: final */
+  IDEM_STATUS_UNKNOWN,        /* an external call that failed: reconcile it */
+  IDEM_STATUS_OTHER,          /* any other text (a bad UPDATE, a damaged row) */
+  IDEM_STATUS_NULL,           /* UPDATE ... SET status = NULL */
+  IDEM_STATUS_ABSENT          /* an UPDATE that leaves status alone */
+} IdemStatus;
+
+/* The text of the four stored statuses, by IdemStatus. */
+IDEM_PRIVATE_DATA const char *const azIdemStatus[IDEM_STATUS_OTHER];
+
+/* The status named by text z (NULL: a stored NULL, shown as "");
+** IDEM_STATUS_OTHER for any other text. */
+IDEM_PRIVATE IdemStatus idemStatusParse(const char *z);
+/* A decided call (done, or failed and kept) is final. */
+IDEM_PRIVATE int idemIsDecided(IdemStatus e);
+/* The text of a value that must be one word (a status, a kind, a
+** verdict), or 0: not text, or text with an embedded NUL (*pbNoMem set
+** on OOM). */
+IDEM_PRIVATE const char *idemWordValue(sqlite3_value *pVal, int *pbNoMem);
+/* The text of column iCol of pStmt's row, or "". */
+IDEM_PRIVATE const char *idemText(sqlite3_stmt *pStmt, int iCol);
+
+/* The inner writes on the shadow tables: a bind that failed (bindings
+** cleared, the table's message set; returns rc); did the write change
+** the rows it must (else SQLITE_CORRUPT_VTAB with the message); the error
+** of one that failed (never an ignorable SQLITE_CONSTRAINT); run and
+** reset a bound statement (SQLITE_DONE or the error). */
+IDEM_PRIVATE int idemBindError(IdemVtab *p, sqlite3_stmt *pStmt, int rc);
+IDEM_PRIVATE int idemCheckChanges(IdemVtab *p, const char *zWhat,
+                                  int bAtLeast, int nWant);
+IDEM_PRIVATE int idemInnerError(IdemVtab *p, int rc);
+IDEM_PRIVATE int idemStepReset(sqlite3_stmt *pStmt);
+
+/* Release a call: delete its whole group, so that it may be claimed
+** again. */
+IDEM_PRIVATE int idemRelease(IdemVtab *p,
+                             const unsigned char aKey[IDEM_KEY_BYTES]);
+
+/* xUpdate's INSERT: a claim or a member row. */
 IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
                                  sqlite3_int64 *pRowid);
-IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                 sqlite3_value **aCol);
-IDEM_PRIVATE int idemClaimDelete(IdemVtab *p, sqlite3_int64 iRid);
 
-/* xSync: refuse to commit a local claim of this transaction that is
-** still pending (doc/contract.md §4). */
-IDEM_PRIVATE int idemClaimSync(IdemVtab *p);
+/**************************************************************************
+** Interface to code in idem_outcome.c (a call's outcome):
+*/
 
-/* The reply a duplicate arrival hands back (the hidden column reply). */
+/* xUpdate's UPDATE and DELETE of the row with rid iRid. */
+IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
+                                   sqlite3_value **aCol);
+IDEM_PRIVATE int idemOutcomeDelete(IdemVtab *p, sqlite3_int64 iRid);
+
+/* The reply a duplicate arrival hands back (the hidden column reply).
+** An external call's carries "sends" (nSends; -1 for a local call). */
 IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
                            sqlite3_value *pResult, const char *zStatus,
-                           const char *zNote, char **pzOut);
+                           const char *zNote, sqlite3_int64 nSends,
+                           char **pzOut);
+
+/* doc/contract.md §14: when a call may be taken for sending again, as Unix
+** time in milliseconds, or -1 if it never may (the hidden column
+** resend_at): from its status, kind, honours_key, sends and updated. */
+IDEM_PRIVATE sqlite3_int64 idemResendAt(const IdemOptions *pOpt,
+    const char *zStatus, const char *zKind, int bHonours,
+    sqlite3_int64 nSends, const char *zUpdated);
+
+/**************************************************************************
+** Interface to code in idem_commit.c (the commit guard):
+*/
+
+/* xSync: refuse to commit a local claim of this transaction that is
+** still pending, or a recorded one whose transaction's files would not
+** commit as one (doc/contract.md §4). */
+IDEM_PRIVATE int idemCommitSync(IdemVtab *p);
 
 /**************************************************************************
 ** Interface to code in idem_vtab.c (the idem module: slots, plans, cursor):
@@ -2956,6 +3059,7 @@ IDEM_PRIVATE int idemUtf8Valid(const unsigned char *z, size_t n){
 **   idemNow(pVfs, zOut)        the current time, UTC, from the VFS's clock
 **   idemNowMs(pVfs)            the same, as Unix time in milliseconds
 **   idemFormatTime(ms, zOut)   Unix time in milliseconds as text
+**   idemParseTime(z)           that text back as Unix time in milliseconds
 **
 ** Both write 'YYYY-MM-DD HH:MM:SS.SSS', the form of SQLite's
 ** strftime('%Y-%m-%d %H:%M:%f'), into IDEM_TIME_LEN bytes: the created and
@@ -3029,6 +3133,46 @@ IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs){
 /* The same, as the stored time text. */
 IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]){
   idemFormatTime(idemNowMs(pVfs), zOut);
+}
+
+/* The value of the n decimal digits at z, or -1 if one is not a digit. */
+static int idemGetDigits(const char *z, int n){
+  int v = 0;
+  while( n-- > 0 ){
+    if( *z<'0' || *z>'9' ) return -1;
+    v = v*10 + (*z++ - '0');
+  }
+  return v;
+}
+
+/*
+** The text idemFormatTime() writes, 'YYYY-MM-DD HH:MM:SS.SSS', as Unix time
+** in milliseconds (the inverse of its civil date: days from the era of
+** 400 years), or -1 if z is not that form (a damaged row, NULL).
+*/
+IDEM_PRIVATE sqlite3_int64 idemParseTime(const char *z){
+  int y, m, d, hh, mi, ss, ms;
+  sqlite3_int64 era, yoe, doy, doe, days;
+  if( z==0 || strlen(z)!=IDEM_TIME_LEN-1 || z[4]!='-' || z[7]!='-'
+   || z[10]!=' ' || z[13]!=':' || z[16]!=':' || z[19]!='.' ){
+    return -1;
+  }
+  y = idemGetDigits(z, 4);     m = idemGetDigits(z+5, 2);
+  d = idemGetDigits(z+8, 2);   hh = idemGetDigits(z+11, 2);
+  mi = idemGetDigits(z+14, 2); ss = idemGetDigits(z+17, 2);
+  ms = idemGetDigits(z+20, 3);
+  if( y<0 || m<1 || m>12 || d<1 || d>31 || hh<0 || hh>23 || mi<0 || mi>59
+   || ss<0 || ss>59 || ms<0 ){
+    return -1;
+  }
+  if( m<=2 ) y--;
+  era = y/400;
+  yoe = y - era*400;                                      /* [0, 399] */
+  doy = (153*(m>2 ? m-3 : m+9) + 2)/5 + d - 1;            /* [0, 365] */
+  doe = yoe*365 + yoe/4 - yoe/100 + doy;                  /* [0, 146096] */
+  days = era*146097 + doe - 719468;
+  if( days<0 ) return -1;
+  return days*86400000 + hh*3600000 + mi*60000 + ss*1000 + ms;
 }
 /************** end ext/idem_time.c **************/
 /************** begin ext/idem_sql.c **************/
@@ -5695,7 +5839,7 @@ IDEM_PRIVATE const char *idemJsonError(IdemJson *p){
 ** it (RFC 8785): '"' and '\' with a backslash, the control characters as
 ** \b \t \n \f \r or \u00xx in lowercase hex, every other byte as it is
 ** (z is not checked to be UTF-8).  The writer of every JSON string idem
-** makes from SQL text (the reply of a duplicate, idem_claim.c).
+** makes from SQL text (the reply of a duplicate, idem_outcome.c).
 */
 IDEM_PRIVATE void idemJsonAppendString(sqlite3_str *s, const char *z,
                                        sqlite3_int64 n){
@@ -6271,7 +6415,7 @@ IDEM_PRIVATE int idemKeyRegister(sqlite3 *db){
 **
 ** Interface for the other parts: "Interface to code in idem_durable.c"
 ** in idemInt.h.  The option itself, durability=full|relaxed, is parsed
-** with the others in idem_claim.c (IdemOptions.bRelaxedDurability).
+** with the others in idem_options.c (IdemOptions.bRelaxedDurability).
 */
 /* #include "idemInt.h" (already inlined) */
 
@@ -6583,8 +6727,9 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
 ** (their schema, format and upgrade, the damage check, PRAGMA
 ** integrity_check), the cache of prepared statements and its lending to
 ** cursors, the list of the open transaction's local claims, and the
-** table's error message.  The claim's rules (idem_claim.c) and the module
-** (idem_vtab.c) stand on it; it calls neither.
+** table's error message.  The claim's rules (idem_options.c,
+** idem_claim.c, idem_outcome.c, idem_commit.c) and the module
+** (idem_vtab.c) stand on it; it calls none of them.
 **
 ** STORAGE.  Real shadow tables in the same schema, so that a claim
 ** commits and rolls back with the caller's own transaction and the
@@ -6597,6 +6742,7 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
 **   who conv tool args kind status note updated   -- main rows only
 **   id result created                             -- every row
 **   keyargs owner expires                         -- main rows only
+**   honours_key sends                             -- main rows only
 **   UNIQUE(key, member)              the arbiter, and the replay's seek
 **   UNIQUE(created, rid)             purge by age (an ordinary index; the
 **                                    UNIQUE form keeps its name tied to
@@ -6625,14 +6771,14 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
 **
 ** TRANSACTIONS.  The local claims made in the open transaction, each with
 ** the savepoint level it was made at (idemTxn*()): the rules refuse to
-** commit one still pending (idemClaimSync(), doc/contract.md §4).
+** commit one still pending (idemCommitSync(), doc/contract.md §4).
 */
 /* #include "idemInt.h" (already inlined) */
 
 IDEM_PRIVATE const char *const azIdemCol[IDEM_NCOL] = {
   "key", "member", "who", "conv", "tool", "args", "kind", "status", "id",
   "result", "note", "created", "updated", "reply", "reconcile", "keyargs",
-  "owner", "expires", "stale"
+  "owner", "expires", "stale", "honours_key", "sends", "resend_at"
 };
 
 /* ------------------------------------------------------------ errors */
@@ -6677,17 +6823,17 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 ** IDEM_Q_* and IDEM_QCOL() in idemInt.h. */
 #define IDEM_QCOLS \
   "rid, key, member, who, conv, tool, args, kind, status, id, result, " \
-  "note, created, updated, keyargs, owner, expires"
+  "note, created, updated, keyargs, owner, expires, honours_key, sends"
 /* The same, with NULL for who, conv, tool, args, keyargs, owner
 ** (IDEM_PLAN_LIGHT) */
 #define IDEM_QCOLS_LIGHT \
   "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, created, updated, NULL, NULL, expires"
+  "note, created, updated, NULL, NULL, expires, honours_key, sends"
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
   "who, conv, tool, args, kind, status, note, updated, key, keyargs, owner," \
-  " expires"
+  " expires, honours_key, sends"
 
 /*
 ** The SQL of each statement, by IDEM_STMT_* number, with %w for the schema
@@ -6703,8 +6849,9 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 static const char *const azIdemSql[IDEM_NSTMT] = {
   /* INSERT */     "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
                    " args, kind, status, id, result, note, created, updated,"
-                   " keyargs, owner)"
-                   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?12,?13,?14)",
+                   " keyargs, owner, honours_key, sends)"
+                   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?12,?13,?14,"
+                   "?15,?16)",
   /* MAIN */       "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
   /* BYRID */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE rid=?1",
   /* RECORD */     "UPDATE \"%w\".\"%w_claim\" SET status=?2, id=?3, result=?4,"
@@ -6738,6 +6885,9 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
                    " VALUES(?1, ?2)",
   /* EXPIRY_DEL */ "DELETE FROM \"%w\".\"%w_expiry\" WHERE expires=?1 AND key=?2",
   /* EXPIRY_NEXT */"SELECT min(expires) FROM \"%w\".\"%w_expiry\"",
+  /* RESEND */     "UPDATE \"%w\".\"%w_claim\" SET status='pending',"
+                   " sends=coalesce(sends,1)+1, owner=?2, note=?3, updated=?4"
+                   " WHERE rid=?1",
 };
 
 /*
@@ -6753,29 +6903,38 @@ static int idemPrepare(IdemVtab *p, const char *zSql, unsigned int flags,
 
 /*
 ** The SQL of statement i for p's format and options.  A format-1 table
-** (before keyargs, owner and expires) is read as it is: those columns read
-** as NULL.  Writes upgrade it first (idemStoreUpgrade()), so only queries are
-** prepared against format 1.  A table without retain never sets expires:
+** (before keyargs, owner and expires) or format-2 table (before
+** honours_key and sends) is read as it is: those columns read as NULL.
+** Writes upgrade it first (idemStoreUpgrade()), so only queries are
+** prepared against formats 1 and 2.  A table without retain never sets expires:
 ** its queries read NULL instead of the column, which a replay then does
 ** not pay for.  The rewrite is made on the template, before the table's
 ** name is in it.
 */
 static char *idemStmtSql(IdemVtab *p, int i){
-  static const char *const azNew[] = { "expires", "keyargs", "owner" };
+  static const char *const azNew[] = { "honours_key", "sends", "expires",
+                                       "keyargs", "owner" };
   const char *zTemplate = azIdemSql[i];
   char *zOld = 0, *zSql;
-  int nNull = 0;
+  int nNull = 0, iFirst = 0;
   if( p->iFormat<2 ){
-    nNull = 3;
+    nNull = 5;
+  }else if( p->iFormat<3 ){
+    nNull = 2;
+    if( p->opt.iRetainMs==0 && i!=IDEM_STMT_EXPIRED
+     && strncmp(zTemplate, "SELECT", 6)==0 ){
+      nNull = 3;
+    }
   }else if( p->opt.iRetainMs==0 && i!=IDEM_STMT_EXPIRED
          && strncmp(zTemplate, "SELECT", 6)==0 ){
     nNull = 1;
+    iFirst = 2;
   }
   if( nNull ){
     int j;
     zOld = sqlite3_mprintf("%s", zTemplate);
     if( zOld==0 ) return 0;
-    for(j=0; j<nNull; j++){
+    for(j=iFirst; j<iFirst+nNull; j++){
       char *z;
       int n = (int)strlen(azNew[j]);
       while( (z = strstr(zOld, azNew[j]))!=0 ){
@@ -6942,14 +7101,19 @@ static const char *const azIdemShadowDef[] = {
   " who, conv, tool, args TEXT, kind TEXT, status TEXT, id, result,"
   " note TEXT, created TEXT NOT NULL, updated TEXT,"
   " keyargs TEXT, owner TEXT, expires TEXT,"
+  " honours_key INTEGER, sends INTEGER,"
   " UNIQUE(key, member), UNIQUE(created, rid))",
   "(expires TEXT NOT NULL, key BLOB NOT NULL, PRIMARY KEY(expires, key))"
   " WITHOUT ROWID",
   "(k TEXT PRIMARY KEY, v) WITHOUT ROWID"
 };
-/* The columns format 2 added to <name>_claim, in the order of its
-** definition (ALTER TABLE ADD COLUMN puts each after the last column). */
-static const char *const azIdemNewCol[] = { "keyargs", "owner", "expires" };
+/* The columns formats 2 (the first three) and 3 (the last two) added to
+** <name>_claim, with their types, in the order of its definition (ALTER
+** TABLE ADD COLUMN puts each after the last column). */
+static const char *const azIdemNewCol[] = { "keyargs TEXT", "owner TEXT",
+  "expires TEXT", "honours_key INTEGER", "sends INTEGER" };
+#define IDEM_NNEWCOL 5
+#define IDEM_NNEWCOL3 2       /* of them, format 3's */
 #define IDEM_NSHADOW 3
 
 /*
@@ -7132,13 +7296,14 @@ static int idemSqlNamesShadow(const char *zSql, const char *zName){
 /*
 ** What is wrong with shadow table iShadow, whose schema row pStmt holds
 ** (type, name, tbl_name, sql), or NULL if it is exactly idem's.  Format 1's
-** claim table (bFormat2 false) may lack the columns format 2 added.
+** claim table (bFormat2 false: no <name>_config) may lack the columns
+** formats 2 and 3 added, format 2's those format 3 added.
 */
 static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
                             sqlite3_stmt *pStmt, int *pbNoMem){
   const char *zType = (const char*)sqlite3_column_text(pStmt, 0);
   const char *zSql = (const char*)sqlite3_column_text(pStmt, 3);
-  char *zWant = 0, *zWhy = 0;
+  char *zWant = 0, *zWhy = 0, *zDiff;
   int i;
   if( zType==0 || strcmp(zType, "table")!=0 ){
     zWhy = sqlite3_mprintf("%s_%s is a%s %s, not a table", p->zName,
@@ -7147,9 +7312,10 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
     if( zWhy==0 ) *pbNoMem = 1;
     return zWhy;
   }
-  /* Format 2; and format 1 (no <name>_config) without the new columns,
-  ** or with the first of them (an upgrade adds them one by one). */
-  for(i=0; i<=(iShadow==0 && !bFormat2 ? 3 : 0); i++){
+  /* Format 3; format 2 without the columns format 3 added, and format 1
+  ** (no <name>_config) without those of both, or with the first of them
+  ** (an upgrade adds them one by one). */
+  for(i=0; i<=(iShadow!=0 ? 0 : bFormat2 ? IDEM_NNEWCOL3 : IDEM_NNEWCOL); i++){
     const char *zDef = azIdemShadowDef[iShadow];
     char *zCut = 0;
     if( i>0 ){
@@ -7157,11 +7323,12 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
       ** dropped to the one after the last. */
       char zFrom[32];
       const char *zA, *zB;
-      sqlite3_snprintf((int)sizeof(zFrom), zFrom, " %s TEXT,", azIdemNewCol[3-i]);
+      sqlite3_snprintf((int)sizeof(zFrom), zFrom, " %s,",
+                       azIdemNewCol[IDEM_NNEWCOL-i]);
       zA = strstr(zDef, zFrom);
-      zB = strstr(zDef, " expires TEXT,");
+      zB = strstr(zDef, " sends INTEGER,");
       assert( zA && zB );
-      zB += strlen(" expires TEXT,");
+      zB += strlen(" sends INTEGER,");
       zCut = sqlite3_mprintf("%.*s%s", (int)(zA - zDef), zDef, zB);
       if( zCut==0 ){ *pbNoMem = 1; break; }
       zDef = zCut;
@@ -7170,11 +7337,19 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
                             azIdemShadow[iShadow], zDef);
     sqlite3_free(zCut);
     if( zWant==0 ){ *pbNoMem = 1; break; }
-    sqlite3_free(zWhy);
-    zWhy = zSql ? idemSqlDiff(zSql, zWant, pbNoMem)
-                : sqlite3_mprintf("it has no definition");
+    zDiff = zSql ? idemSqlDiff(zSql, zWant, pbNoMem)
+                 : sqlite3_mprintf("it has no definition");
     sqlite3_free(zWant);
-    if( zWhy==0 || *pbNoMem ) break;
+    /* The difference reported is the one from the newest format's. */
+    if( zWhy==0 ){
+      zWhy = zDiff;
+    }else{
+      sqlite3_free(zDiff);
+    }
+    if( zDiff==0 || *pbNoMem ){
+      if( zWhy!=zDiff ){ sqlite3_free(zWhy); zWhy = 0; }
+      break;
+    }
   }
   if( zWhy ){
     char *z = sqlite3_mprintf("%s_%s is not the table idem made: %s",
@@ -7382,8 +7557,9 @@ static int idemReadFormat(IdemVtab *p){
 }
 
 /*
-** Upgrade a format-1 table to format 2 in place, on the first write of a
-** build that knows format 2: add keyargs, owner and expires to
+** Upgrade a format-1 or format-2 table to format 3 in place, on the first
+** write of a build that knows format 3: add the columns it lacks of
+** keyargs, owner, expires (format 2), honours_key and sends (format 3) to
 ** <name>_claim (each a NULL for the rows that are there), the expiry index
 ** <name>_expiry and <name>_config.  Every step is idempotent, and the format row comes
 ** last, so that an interrupted upgrade is finished by the next write.
@@ -7394,18 +7570,19 @@ IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
   sqlite3_str *s = sqlite3_str_new(p->db);
   char *zSql;
   int i, rc;
-  for(i=0; i<3; i++){
+  for(i=0; i<IDEM_NNEWCOL; i++){
     sqlite3_stmt *pStmt;
+    int nName = (int)(strchr(azIdemNewCol[i], ' ') - azIdemNewCol[i]);
     rc = idemQueryRow(p->db, &pStmt, "SELECT 1 FROM"
-                      " pragma_table_info('%q_claim', %Q) WHERE name='%s'",
-                      p->zName, p->zDb, azIdemNewCol[i]);
+                      " pragma_table_info('%q_claim', %Q) WHERE name='%.*s'",
+                      p->zName, p->zDb, nName, azIdemNewCol[i]);
     sqlite3_finalize(pStmt);
     if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
       sqlite3_free(sqlite3_str_finish(s));
       return rc==SQLITE_NOMEM ? rc : idemVtabDbError(p, rc);
     }
     if( rc==SQLITE_DONE ){
-      sqlite3_str_appendf(s, "ALTER TABLE \"%w\".\"%w_claim\" ADD COLUMN %s TEXT;",
+      sqlite3_str_appendf(s, "ALTER TABLE \"%w\".\"%w_claim\" ADD COLUMN %s;",
                           p->zDb, p->zName, azIdemNewCol[i]);
     }
   }
@@ -7420,7 +7597,7 @@ IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
     return rc;
   }
   p->iFormat = IDEM_FORMAT;
-  idemStmtFinalizeAll(p);     /* prepared for format 1 */
+  idemStmtFinalizeAll(p);     /* prepared for format 1 or 2 */
   return SQLITE_OK;
 }
 
@@ -7743,96 +7920,33 @@ IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint){
   idemTxnCheck(p);
 }
 /************** end ext/idem_store.c **************/
-/************** begin ext/idem_claim.c **************/
+/************** begin ext/idem_options.c **************/
 /* SPDX-License-Identifier: MIT */
 /*
-** idem_claim.c -- the claim's rules (doc/contract.md §4, §5): what an
-** INSERT, an UPDATE and a DELETE on an idem table may do, the COMMIT of
-** its local claims, its options, and the reply of a duplicate.  It stands
-** on the store (idem_store.c: the shadow tables, the statements, the
-** transaction's list) and never calls the module (idem_vtab.c), which
-** calls it.
+** idem_options.c -- a claim table's options, CREATE VIRTUAL TABLE ...
+** USING idem(name=value, ...), parsed in one place, idemOptionParse(),
+** into the table's IdemOptions (idemInt.h), as fts5_config.c parses
+** fts5's:
 **
-** THE CLAIM, in three steps (idemInsertCall()), as doc/contract.md §4
-** says them:
+**   local_failure=release|keep   a local call that failed (contract §5)
+**   durability=full|relaxed      what a claim's commit survives (§12)
+**   args_mismatch=error|replay   the same keyargs, other args (§9)
+**   retain=<duration>            how long a decided call stays (§10)
+**   stale_after=<duration>       when a pending call is stale (§11)
 **
-**   1. prepare  idemClaimPrepare(): check every value, canonicalize args
-**               and keyargs, make the key; nothing is written (a
-**               single-row INSERT has no statement journal, so nothing may
-**               be written before a write that can fail);
-**   2. write    idemClaimWrite(): exactly one write, the INSERT into
-**               <name>_claim, whose UNIQUE(key, member) is the arbiter: a
-**               new key is this caller's;
-**   3. held     idemClaimHeld(): the key was held; by whom?
-**
-** In step 3 the stored identity (who, conv, tool, and keyargs if the call
-** has them, else args) is compared: the same call is a SQLITE_CONSTRAINT
-** (which OR IGNORE turns into "0 rows changed"); another call under the
-** same key is SQLITE_ERROR, never ignorable, and tells nothing of the call
-** that holds the key; the same keyargs with other args is what
-** args_mismatch decides (doc/contract.md §9).
-**
-** RETENTION (doc/contract.md §10).  With retain, deciding a call sets its
-** expires and adds it to <name>_expiry.  Expired calls are invisible (the
-** cursor skips them).  Before its INSERT a claim deletes at most
-** IDEM_SWEEP_LIMIT expired calls (idemSweep()): invisible rows, so the
-** INSERT stays the one write that decides.  An expired call that still
-** holds the claimed key is deleted when the INSERT meets it, and the
-** INSERT is made again.
-**
-** ERRORS.  That duplicate is the only SQLITE_CONSTRAINT that xUpdate ever
-** returns: OR IGNORE silences every constraint error, and "0 rows changed"
-** must mean "someone else holds this call" (doc/contract.md §4).  Every
-** other refusal, bad input or broken rule alike, is SQLITE_ERROR (or
-** SQLITE_MISMATCH for a value of the wrong type), so that it stays an
-** error under every conflict clause.
-**
-** THE OUTCOME.  An UPDATE of a call's main row goes in three steps:
-**
-**   1. read   the stored row; refuse what is never allowed (updating a
-**             member row, changing a fixed column); parse the stored
-**             status and kind and the requested change (IdemChange) once;
-**   2. decide idemTransition(): a pure function of (stored status, kind,
-**             requested change, table options) -> IdemAction: record a
-**             status, release the claim, or refuse with which message;
-**   3. apply  idemApply(): run the statement the action names.
-**
-** The rules live in idemTransition(), one line or one case each.  The
-** table's options are one struct (IdemOptions, idemInt.h) parsed in one
-** place, idemOptionParse().  A new rule adds its option to IdemOptions
-** and idemOptionParse(), its status or verdict
-** to the enums below, its case to idemTransition(), its message to
-** idemRefuse() and, if it writes something new, its step to idemApply().
-**
-** DELETE removes a decided call's whole group; an open call (pending or
-** unknown) is kept: only reconcile releases it (doc/contract.md §5, §7).
+** A new option adds its field to IdemOptions, its parse here (an option
+** of two words is one line of aIdemSwitch[]), and its rule where it acts:
+** idem_claim.c, idem_outcome.c or idem_durable.c.  It calls no other part.
 */
 /* #include "idemInt.h" (already inlined) */
-
-/*
-** The note recorded on an external call that failed (doc/contract.md §5,
-** §6), and the message a pending call's reply carries.
-*/
-#define IDEM_UNKNOWN_NOTE \
-  "the request may already have reached the target system; the target's " \
-  "records decide the outcome; it is not retried. idem stops this side " \
-  "from sending twice; only a target that honours the Idempotency-Key " \
-  "header can refuse a duplicate"
-
-#define IDEM_PENDING_NOTE \
-  "the call is in progress, or its process was interrupted; it is not " \
-  "executed again"
-
-#define IDEM_RECONCILED_NOTE \
-  "reconciled: the target's records show that the request arrived"
-
-/* ------------------------------------------------------------- options */
 
 /* Every option, for the message that rejects an unknown one. */
 #define IDEM_OPTIONS_HELP \
   "local_failure=release|keep, durability=full|relaxed," \
-  " args_mismatch=error|replay, retain=<duration> and" \
-  " stale_after=<duration>"
+  " args_mismatch=error|replay, retain=<duration>," \
+  " stale_after=<duration>, honours_key=no|yes, max_sends=<1 to 100>" \
+  " and resend_after=<duration>"
+
 
 /* The longest duration accepted: 100 years, in milliseconds. */
 #define IDEM_DURATION_MAX ((sqlite3_int64)36525*86400000)
@@ -7901,7 +8015,19 @@ static const IdemSwitch aIdemSwitch[] = {
     "durability=full (the default: a claim needs a commit that survives"
     " what its act survives) or durability=relaxed (accept that a power"
     " loss may take back a claim)" },
+  { "honours_key", { "no", "yes" },
+    offsetof(IdemOptions, bHonoursKey),
+    "honours_key=no (the default: an unknown external call is never sent"
+    " again) or honours_key=yes (the table's external calls go to targets"
+    " that honour the Idempotency-Key: one with an unknown outcome may be"
+    " resent with the same key)" },
 };
+/* The bits of IdemOptions.mGiven past the switches' (one each, by their
+** place in aIdemSwitch). */
+#define IDEM_GIVEN_RETAIN        8
+#define IDEM_GIVEN_STALE_AFTER   9
+#define IDEM_GIVEN_MAX_SENDS    10
+#define IDEM_GIVEN_RESEND_AFTER 11
 
 /* Note option number iOpt as given; an error if it was given before
 ** (the last one winning silently would hide a typo or a stale copy). */
@@ -7957,11 +8083,32 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
                              nValue, zValue, pSw->zName, pSw->zHelp);
     return SQLITE_ERROR;
   }
+  if( nName==9 && sqlite3_strnicmp(zArg, "max_sends", 9)==0 ){
+    int n = 0;
+    if( idemOptionTwice(pOpt, IDEM_GIVEN_MAX_SENDS, "max_sends", pzErr) ){
+      return SQLITE_ERROR;
+    }
+    for(i=0; i<nValue && i<4 && zValue[i]>='0' && zValue[i]<='9'; i++){
+      n = n*10 + (zValue[i]-'0');
+    }
+    if( nValue==0 || i<nValue || n<1 || n>IDEM_MAX_SENDS_LIMIT ){
+      *pzErr = sqlite3_mprintf("bad value '%.*s' for max_sends; use a whole"
+          " number from 1 to %d: how many times a call that honours the key"
+          " may be taken for sending, the claim included (the default is"
+          " %d)", nValue, zValue, IDEM_MAX_SENDS_LIMIT, IDEM_MAX_SENDS);
+      return SQLITE_ERROR;
+    }
+    pOpt->nMaxSends = n;
+    return SQLITE_OK;
+  }
   if( (nName==6 && sqlite3_strnicmp(zArg, "retain", 6)==0)
-   || (nName==11 && sqlite3_strnicmp(zArg, "stale_after", 11)==0) ){
+   || (nName==11 && sqlite3_strnicmp(zArg, "stale_after", 11)==0)
+   || (nName==12 && sqlite3_strnicmp(zArg, "resend_after", 12)==0) ){
     sqlite3_int64 iMs = idemDurationParse(zValue, nValue);
-    if( idemOptionTwice(pOpt, nName==6 ? 3 : 4, nName==6 ? "retain"
-                        : "stale_after", pzErr) ){
+    if( idemOptionTwice(pOpt, nName==6 ? IDEM_GIVEN_RETAIN
+                        : nName==11 ? IDEM_GIVEN_STALE_AFTER
+                        : IDEM_GIVEN_RESEND_AFTER, nName==6 ? "retain"
+                        : nName==11 ? "stale_after" : "resend_after", pzErr) ){
       return SQLITE_ERROR;
     }
     if( iMs==0 ){
@@ -7971,7 +8118,9 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
           nValue, zValue, nName, zArg, nName, zArg);
       return SQLITE_ERROR;
     }
-    if( nName==6 ) pOpt->iRetainMs = iMs; else pOpt->iStaleAfterMs = iMs;
+    if( nName==6 ) pOpt->iRetainMs = iMs;
+    else if( nName==11 ) pOpt->iStaleAfterMs = iMs;
+    else pOpt->iResendAfterMs = iMs;
     return SQLITE_OK;
   }
  bad:
@@ -7979,26 +8128,65 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
       IDEM_OPTIONS_HELP, zArg);
   return SQLITE_ERROR;
 }
+/************** end ext/idem_options.c **************/
+/************** begin ext/idem_claim.c **************/
+/* SPDX-License-Identifier: MIT */
+/*
+** idem_claim.c -- the claim (doc/contract.md §4): what an INSERT on an
+** idem table may do, a call's claim or a member row; and what the rules
+** after it share (idemInt.h, "Interface to code in idem_claim.c"): a
+** call's status, the release of a call, the checks and errors of the
+** inner writes.  It stands on the store (idem_store.c: the shadow tables,
+** the statements, the transaction's list) and never calls the module
+** (idem_vtab.c), which calls it.  The options are read in
+** idem_options.c, the outcome (UPDATE, DELETE, reconcile, the reply) is
+** decided in idem_outcome.c, the COMMIT checked in idem_commit.c.
+**
+** THE CLAIM, in three steps (idemInsertCall()), as doc/contract.md §4
+** says them:
+**
+**   1. prepare  idemClaimPrepare(): check every value, canonicalize args
+**               and keyargs, make the key; nothing is written (a
+**               single-row INSERT has no statement journal, so nothing may
+**               be written before a write that can fail);
+**   2. write    idemClaimWrite(): exactly one write, the INSERT into
+**               <name>_claim, whose UNIQUE(key, member) is the arbiter: a
+**               new key is this caller's;
+**   3. held     idemClaimHeld(): the key was held; by whom?
+**
+** In step 3 the stored identity (who, conv, tool, and keyargs if the call
+** has them, else args) is compared: the same call is a SQLITE_CONSTRAINT
+** (which OR IGNORE turns into "0 rows changed"); another call under the
+** same key is SQLITE_ERROR, never ignorable, and tells nothing of the call
+** that holds the key; the same keyargs with other args is what
+** args_mismatch decides (doc/contract.md §9).
+**
+** RETENTION (doc/contract.md §10).  With retain, deciding a call sets its
+** expires and adds it to <name>_expiry.  Expired calls are invisible (the
+** cursor skips them).  Before its INSERT a claim deletes at most
+** IDEM_SWEEP_LIMIT expired calls (idemSweep()): invisible rows, so the
+** INSERT stays the one write that decides.  An expired call that still
+** holds the claimed key is deleted when the INSERT meets it, and the
+** INSERT is made again.
+**
+** ERRORS.  That duplicate is the only SQLITE_CONSTRAINT that xUpdate ever
+** returns: OR IGNORE silences every constraint error, and "0 rows changed"
+** must mean "someone else holds this call" (doc/contract.md §4).  Every
+** other refusal, bad input or broken rule alike, is SQLITE_ERROR (or
+** SQLITE_MISMATCH for a value of the wrong type), so that it stays an
+** error under every conflict clause.
+*/
+/* #include "idemInt.h" (already inlined) */
 
-/* ---------------------------------------------------- status and kind */
+/* ------------------------------------------------------------ status */
 
-/* A call's status, stored or asked for. */
-typedef enum IdemStatus {
-  IDEM_STATUS_PENDING,        /* claimed, outcome not recorded yet */
-  IDEM_STATUS_DONE,           /* recorded: final */
-  IDEM_STATUS_FAILED,         /* a local call that failed, kept: final */
-  IDEM_STATUS_UNKNOWN,        /* an external call that failed: reconcile it */
-  IDEM_STATUS_OTHER,          /* any other text (a bad UPDATE, a damaged row) */
-  IDEM_STATUS_NULL,           /* UPDATE ... SET status = NULL */
-  IDEM_STATUS_ABSENT          /* an UPDATE that leaves status alone */
-} IdemStatus;
-
-static const char *const azIdemStatus[] = {
+/* The stored statuses by IdemStatus (idemInt.h). */
+IDEM_PRIVATE const char *const azIdemStatus[IDEM_STATUS_OTHER] = {
   "pending", "done", "failed", "unknown"
 };
 
 /* The status named by text z (NULL: a stored NULL, shown as ""). */
-static IdemStatus idemStatusParse(const char *z){
+IDEM_PRIVATE IdemStatus idemStatusParse(const char *z){
   int i;
   if( z ){
     for(i=0; i<(int)(sizeof(azIdemStatus)/sizeof(azIdemStatus[0])); i++){
@@ -8013,7 +8201,7 @@ static IdemStatus idemStatusParse(const char *z){
 ** verdict), or 0 if it cannot be: not text, or text with an embedded NUL,
 ** which C would silently cut at the NUL.  *pbNoMem is set on OOM.
 */
-static const char *idemWordValue(sqlite3_value *pVal, int *pbNoMem){
+IDEM_PRIVATE const char *idemWordValue(sqlite3_value *pVal, int *pbNoMem){
   const char *z;
   if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) return 0;
   z = (const char*)sqlite3_value_text(pVal);
@@ -8023,235 +8211,14 @@ static const char *idemWordValue(sqlite3_value *pVal, int *pbNoMem){
 }
 
 /* A decided call (done, or failed and kept) is final. */
-static int idemIsDecided(IdemStatus e){
+IDEM_PRIVATE int idemIsDecided(IdemStatus e){
   return e==IDEM_STATUS_DONE || e==IDEM_STATUS_FAILED;
-}
-
-/* A call's kind: anything stored but 'external' counts as local. */
-typedef enum IdemKind {
-  IDEM_KIND_LOCAL,            /* a write into this database (the default) */
-  IDEM_KIND_EXTERNAL          /* a request to another system */
-} IdemKind;
-
-/* UPDATE ... SET reconcile = ?: the operator's verdict on an open call. */
-typedef enum IdemReconcile {
-  IDEM_RECONCILE_NONE,        /* not given */
-  IDEM_RECONCILE_ARRIVED,     /* the target's records show the request */
-  IDEM_RECONCILE_NOT_ARRIVED, /* they show it never came */
-  IDEM_RECONCILE_NOT_SENT,    /* the request never left (the owner's word) */
-  IDEM_RECONCILE_OTHER        /* anything else */
-} IdemReconcile;
-
-/* ------------------------------------------------- the transition table */
-
-/* What an UPDATE asks for, parsed once. */
-typedef struct IdemChange IdemChange;
-struct IdemChange {
-  IdemStatus eStatus;         /* The status asked for, or _NULL, _ABSENT */
-  IdemReconcile eReconcile;   /* The verdict given, or _NONE */
-  int bNote;                  /* True if a note is given */
-};
-
-/* What to do about it. */
-typedef enum IdemActionType {
-  IDEM_ACT_RECORD,            /* store eStatus (and id, result, note) */
-  IDEM_ACT_RELEASE,           /* delete the call's group: it may run again */
-  IDEM_ACT_REFUSE             /* an error: eRefusal says which */
-} IdemActionType;
-
-/* The note stored by IDEM_ACT_RECORD. */
-typedef enum IdemNote {
-  IDEM_NOTE_GIVEN,            /* the one given, or the one stored */
-  IDEM_NOTE_RECONCILED,       /* IDEM_RECONCILED_NOTE */
-  IDEM_NOTE_UNKNOWN           /* IDEM_UNKNOWN_NOTE, and the one given */
-} IdemNote;
-
-/* Why an UPDATE is refused: see idemRefuse() for each message. */
-typedef enum IdemRefusal {
-  IDEM_REFUSE_NULL_STATUS,
-  IDEM_REFUSE_DECIDED,
-  IDEM_REFUSE_RECONCILE_WITH_STATUS,
-  IDEM_REFUSE_BAD_RECONCILE,
-  IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE,
-  IDEM_REFUSE_LOCAL_UNKNOWN,
-  IDEM_REFUSE_PENDING_NOT_STALE,
-  IDEM_REFUSE_NOT_SENT_UNKNOWN,
-  IDEM_REFUSE_BAD_STATUS
-} IdemRefusal;
-
-typedef struct IdemAction IdemAction;
-struct IdemAction {
-  IdemActionType eType;
-  IdemStatus eStatus;         /* IDEM_ACT_RECORD: the status to store */
-  IdemNote eNote;             /* IDEM_ACT_RECORD: the note to store */
-  IdemRefusal eRefusal;       /* IDEM_ACT_REFUSE: why */
-};
-
-static IdemAction idemAction(IdemActionType eType, IdemStatus eStatus,
-                             IdemNote eNote, IdemRefusal eRefusal){
-  IdemAction a;
-  a.eType = eType;
-  a.eStatus = eStatus;
-  a.eNote = eNote;
-  a.eRefusal = eRefusal;
-  return a;
-}
-#define idemRecord(eStatus, eNote) \
-  idemAction(IDEM_ACT_RECORD, eStatus, eNote, IDEM_REFUSE_BAD_STATUS)
-#define idemReleaseAction() \
-  idemAction(IDEM_ACT_RELEASE, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN, \
-             IDEM_REFUSE_BAD_STATUS)
-#define idemRefusal(eRefusal) \
-  idemAction(IDEM_ACT_REFUSE, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN, eRefusal)
-
-/*
-** The rules of an UPDATE of a call (doc/contract.md §4, §5), in the order
-** they are tried.  Pure: it reads nothing but its arguments.
-**
-**   pending -> pending   id, result, note may change
-**   pending -> done      recorded
-**   pending -> failed    local: released (rows deleted) or, with
-**                        local_failure=keep, kept as failed;
-**                        external: kept as 'unknown' with the note
-**   unknown, pending + reconcile = 'arrived'      -> done
-**   unknown + reconcile = 'not_arrived'           -> released
-**   pending + reconcile = 'not_arrived'           -> released if stale now,
-**                        else refused: its owner may still be sending it
-**   pending + reconcile = 'not_sent'              -> released (the explicit
-**                        word that the request never left)
-**   unknown + reconcile = 'not_sent'              -> refused: it may have left
-**   done, failed         final: every change is an error
-*/
-static IdemAction idemTransition(
-  IdemStatus eOld,                  /* The stored status */
-  IdemKind eKind,                   /* The stored kind */
-  int bStale,                       /* A pending call gone quiet (§11) */
-  const IdemChange *pChg,           /* What the UPDATE asks for */
-  const IdemOptions *pOpt           /* The table's options */
-){
-  IdemStatus eNew = pChg->eStatus;
-  if( eNew==IDEM_STATUS_NULL ) return idemRefusal(IDEM_REFUSE_NULL_STATUS);
-  if( idemIsDecided(eOld) ) return idemRefusal(IDEM_REFUSE_DECIDED);
-
-  /* The operator's explicit reconciliation of an unknown (or abandoned
-  ** pending) call, from the target's records. */
-  if( pChg->eReconcile!=IDEM_RECONCILE_NONE ){
-    if( eNew!=IDEM_STATUS_ABSENT && eNew!=IDEM_STATUS_DONE ){
-      return idemRefusal(IDEM_REFUSE_RECONCILE_WITH_STATUS);
-    }
-    switch( pChg->eReconcile ){
-      case IDEM_RECONCILE_ARRIVED:
-        return idemRecord(IDEM_STATUS_DONE,
-                          pChg->bNote ? IDEM_NOTE_GIVEN : IDEM_NOTE_RECONCILED);
-      case IDEM_RECONCILE_NOT_ARRIVED:
-        /* A pending call's owner may still be working: only a call that
-        ** is stale at this very UPDATE (not at a sweeper's earlier
-        ** SELECT) is released on the target's word alone. */
-        if( eOld==IDEM_STATUS_PENDING && !bStale ){
-          return idemRefusal(IDEM_REFUSE_PENDING_NOT_STALE);
-        }
-        return idemReleaseAction();
-      case IDEM_RECONCILE_NOT_SENT:
-        if( eOld==IDEM_STATUS_UNKNOWN ){
-          return idemRefusal(IDEM_REFUSE_NOT_SENT_UNKNOWN);
-        }
-        return idemReleaseAction();
-      default:
-        return idemRefusal(IDEM_REFUSE_BAD_RECONCILE);
-    }
-  }
-  if( eOld==IDEM_STATUS_UNKNOWN ){
-    return idemRefusal(IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE);
-  }
-
-  switch( eNew ){
-    case IDEM_STATUS_ABSENT:
-    case IDEM_STATUS_PENDING:
-      return idemRecord(IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN);
-    case IDEM_STATUS_DONE:
-      return idemRecord(IDEM_STATUS_DONE, IDEM_NOTE_GIVEN);
-    case IDEM_STATUS_FAILED:
-    case IDEM_STATUS_UNKNOWN:
-      if( eKind==IDEM_KIND_EXTERNAL ){
-        return idemRecord(IDEM_STATUS_UNKNOWN, IDEM_NOTE_UNKNOWN);
-      }
-      if( eNew==IDEM_STATUS_UNKNOWN ){
-        return idemRefusal(IDEM_REFUSE_LOCAL_UNKNOWN);
-      }
-      if( pOpt->bKeepLocalFailure ){
-        return idemRecord(IDEM_STATUS_FAILED, IDEM_NOTE_GIVEN);
-      }
-      return idemReleaseAction();
-    default:
-      return idemRefusal(IDEM_REFUSE_BAD_STATUS);
-  }
-}
-
-/*
-** The message of a refused UPDATE.  zHex is the call's key, zOld its
-** stored status, zNew the status asked for.  Returns the error code.
-*/
-static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
-                      const char *zOld, const char *zNew){
-  switch( eRefusal ){
-    case IDEM_REFUSE_NULL_STATUS:
-      idemVtabError(p, "status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending");
-      break;
-    case IDEM_REFUSE_DECIDED:
-      idemVtabError(p, "call '%s' is already decided (status: %s); a"
-          " decided call is final: replay it with SELECT reply FROM \"%w\""
-          " WHERE key = '%s'", zHex, zOld, p->zName, zHex);
-      break;
-    case IDEM_REFUSE_RECONCILE_WITH_STATUS:
-      idemVtabError(p, "reconcile = 'arrived' makes the call done,"
-          " 'not_arrived' and 'not_sent' release it; do not set another"
-          " status with it");
-      break;
-    case IDEM_REFUSE_BAD_RECONCILE:
-      idemVtabError(p, "reconcile must be 'arrived' (the target's"
-          " records show the request: the call becomes done),"
-          " 'not_arrived' (they show it never came: the claim is released)"
-          " or 'not_sent' (a pending call whose request never left: the"
-          " claim is released)");
-      break;
-    case IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE:
-      idemVtabError(p, "call '%s' has an unknown outcome and is never"
-          " released or completed by an ordinary UPDATE; after checking the"
-          " target's records, reconcile it: UPDATE \"%w\" SET reconcile ="
-          " 'arrived' (or 'not_arrived') WHERE key = '%s' AND member = 0",
-          zHex, p->zName, zHex);
-      break;
-    case IDEM_REFUSE_LOCAL_UNKNOWN:
-      idemVtabError(p, "call '%s' is local: its outcome is known;"
-                    " set status to 'done' or 'failed'", zHex);
-      break;
-    case IDEM_REFUSE_PENDING_NOT_STALE:
-      idemVtabError(p, "call '%s' is pending and not stale: its"
-          " owner may still be sending it, so reconcile = 'not_arrived' does"
-          " not release it (a pending call is released on the target's"
-          " records only once it is stale: the table option stale_after);"
-          " if you know that the request never left, say so: UPDATE \"%w\""
-          " SET reconcile = 'not_sent' WHERE key = '%s' AND member = 0",
-          zHex, p->zName, zHex);
-      break;
-    case IDEM_REFUSE_NOT_SENT_UNKNOWN:
-      idemVtabError(p, "call '%s' has an unknown outcome: its"
-          " request may have left, so reconcile = 'not_sent' cannot release"
-          " it; after checking the target's records, set reconcile ="
-          " 'arrived' or 'not_arrived'", zHex);
-      break;
-    case IDEM_REFUSE_BAD_STATUS:
-      idemVtabError(p, "status must be 'pending', 'done' or"
-                    " 'failed', not '%s'", zNew ? zNew : "(not text)");
-      break;
-  }
-  return SQLITE_ERROR;
 }
 
 /* ------------------------------------------------------------- helpers */
 
 /* The text of column iCol of pStmt's row, or "" */
-static const char *idemText(sqlite3_stmt *pStmt, int iCol){
+IDEM_PRIVATE const char *idemText(sqlite3_stmt *pStmt, int iCol){
   const char *z = (const char*)sqlite3_column_text(pStmt, iCol);
   return z ? z : "";
 }
@@ -8270,25 +8237,6 @@ static int idemSameBytes(sqlite3_stmt *pStmt, int iCol, const IdemPart *pPart){
   if( a==0 ) return pPart->n==0 && sqlite3_column_type(pStmt, iCol)!=SQLITE_NULL;
   return n==pPart->n && memcmp(a, pPart->p, (size_t)n)==0;
 }
-
-/*
-** The packed key in column iCol of the current row of pStmt, or an
-** error if it is not a 16-byte blob, as only a database changed outside
-** idem can have.
-*/
-static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
-                      unsigned char aKey[IDEM_KEY_BYTES]){
-  if( sqlite3_column_type(pStmt, iCol)!=SQLITE_BLOB
-   || sqlite3_column_bytes(pStmt, iCol)!=IDEM_KEY_BYTES ){
-    idemVtabError(p, "a row of %s_claim has a damaged key (not a"
-        " 16-byte blob); the database was changed outside idem: see PRAGMA"
-        " integrity_check", p->zName);
-    return SQLITE_CORRUPT_VTAB;
-  }
-  memcpy(aKey, sqlite3_column_blob(pStmt, iCol), IDEM_KEY_BYTES);
-  return SQLITE_OK;
-}
-
 /* A value that must not be given on INSERT: error unless NULL. */
 static int idemMustBeNull(IdemVtab *p, sqlite3_value **aCol, int iCol, const char *zWhy){
   if( sqlite3_value_type(aCol[iCol])!=SQLITE_NULL ){
@@ -8301,7 +8249,7 @@ static int idemMustBeNull(IdemVtab *p, sqlite3_value **aCol, int iCol, const cha
 /* The error of a bind that failed (a value beyond SQLITE_LIMIT_LENGTH, out
 ** of memory): pStmt's bindings cleared, the table's message set.  Returns
 ** rc. */
-static int idemBindError(IdemVtab *p, sqlite3_stmt *pStmt, int rc){
+IDEM_PRIVATE int idemBindError(IdemVtab *p, sqlite3_stmt *pStmt, int rc){
   sqlite3_clear_bindings(pStmt);
   return idemVtabDbError(p, rc);
 }
@@ -8313,8 +8261,8 @@ static int idemBindError(IdemVtab *p, sqlite3_stmt *pStmt, int rc){
 ** into a second winner or lose a record.  zWhat names the write.  Returns
 ** SQLITE_OK, or SQLITE_CORRUPT_VTAB with the message.
 */
-static int idemCheckChanges(IdemVtab *p, const char *zWhat, int bAtLeast,
-                            int nWant){
+IDEM_PRIVATE int idemCheckChanges(IdemVtab *p, const char *zWhat,
+                                  int bAtLeast, int nWant){
   int n = sqlite3_changes(p->db);
   if( bAtLeast ? n>=nWant : n==nWant ) return SQLITE_OK;
   idemVtabError(p, "%s changed %d rows of %s_claim, not %s%d; the"
@@ -8335,19 +8283,35 @@ static int idemIsUniqueError(IdemVtab *p, int rc){
 /* The error of an inner write that failed: a constraint of the shadow
 ** table other than UNIQUE(key, member) (one that a damaged schema added)
 ** is never ignorable, so it is not SQLITE_CONSTRAINT. */
-static int idemInnerError(IdemVtab *p, int rc){
+IDEM_PRIVATE int idemInnerError(IdemVtab *p, int rc){
   idemVtabDbError(p, rc);
   return (rc&0xff)==SQLITE_CONSTRAINT ? SQLITE_CORRUPT_VTAB : rc;
 }
 
 /* Run pStmt (an INSERT, UPDATE or DELETE bound by the caller) and reset
 ** it: SQLITE_DONE or the error code. */
-static int idemStepReset(sqlite3_stmt *pStmt){
+IDEM_PRIVATE int idemStepReset(sqlite3_stmt *pStmt){
   int rc = sqlite3_step(pStmt);
   sqlite3_reset(pStmt);
   sqlite3_clear_bindings(pStmt);
   return rc;
 }
+
+/* Delete a call's whole group: a release (idem_outcome.c), an expired
+** call (idemSweep()). */
+IDEM_PRIVATE int idemRelease(IdemVtab *p,
+                             const unsigned char aKey[IDEM_KEY_BYTES]){
+  sqlite3_stmt *pDel;
+  int rc = idemStmt(p, IDEM_STMT_RELEASE, &pDel);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = sqlite3_bind_blob(pDel, 1, aKey, IDEM_KEY_BYTES, SQLITE_TRANSIENT);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pDel, rc);
+  rc = sqlite3_step(pDel);
+  sqlite3_reset(pDel);
+  if( rc!=SQLITE_DONE ) return idemInnerError(p, rc);
+  return idemCheckChanges(p, "the release's DELETE", 1, 1);
+}
+
 
 /* --------------------------------------------------------------- INSERT */
 
@@ -8451,8 +8415,28 @@ static int idemClaimCheck(IdemVtab *p, sqlite3_value **aCol,
   /* The columns of doc/contract.md §9-11.  Their errors are never
   ** constraints: OR IGNORE must not turn them into "a duplicate". */
   if( idemMustBeNull(p, aCol, IDEM_COL_EXPIRES, "is computed by idem (retain); leave it out of the INSERT")
-   || idemMustBeNull(p, aCol, IDEM_COL_STALE, "is computed by idem (stale_after); leave it out of the INSERT") ){
+   || idemMustBeNull(p, aCol, IDEM_COL_STALE, "is computed by idem (stale_after); leave it out of the INSERT")
+   || idemMustBeNull(p, aCol, IDEM_COL_SENDS, "is counted by idem: 1 at the claim of an external call, one more at each resend; leave it out of the INSERT")
+   || idemMustBeNull(p, aCol, IDEM_COL_RESEND_AT, "is computed by idem (honours_key, max_sends, resend_after); leave it out of the INSERT") ){
     return SQLITE_ERROR;
+  }
+  {                                                      /* §14 */
+    sqlite3_value *pHon = aCol[IDEM_COL_HONOURS];
+    sqlite3_int64 iHon = -1;
+    if( sqlite3_value_type(pHon)!=SQLITE_NULL
+     && (idemValueInt64(pHon, &iHon)!=1 || (iHon!=0 && iHon!=1)) ){
+      idemVtabError(p, "honours_key must be 1 (the target honours the"
+          " Idempotency-Key: an unknown outcome may be resent with the same"
+          " key), 0 (it does not) or NULL (the table's option honours_key"
+          " decides)");
+      return SQLITE_MISMATCH;
+    }
+    if( iHon==1 && (*pzKind)[0]!='e' ){
+      idemVtabError(p, "honours_key = 1 is for external calls: a local"
+          " call sends no request (claim it with kind = 'external', or"
+          " leave honours_key out)");
+      return SQLITE_ERROR;
+    }
   }
   if( sqlite3_value_type(aCol[IDEM_COL_KEYARGS])==SQLITE_BLOB ){
     idemVtabError(p, "keyargs is a blob; expected JSON text (or NULL:"
@@ -8483,8 +8467,6 @@ static int idemClaimKey(IdemVtab *p, sqlite3_value **aCol,
   }
   return SQLITE_OK;
 }
-
-static int idemRelease(IdemVtab*, const unsigned char[IDEM_KEY_BYTES]);
 
 /*
 ** Delete the calls that have expired by zNow (retain, doc/contract.md §10):
@@ -8787,6 +8769,16 @@ static int idemClaimWrite(IdemVtab *p, sqlite3_stmt *pIns, sqlite3_value **aCol,
                            sqlite3_value_bytes(aCol[IDEM_COL_OWNER]),
                            SQLITE_STATIC);
   }
+  if( rc==SQLITE_OK ){
+    /* §14: an external call honours the key as its claim or the table
+    ** says, and was taken for sending once; a local call sends nothing. */
+    int bExt = pC->zKind[0]=='e';
+    sqlite3_value *pHon = aCol[IDEM_COL_HONOURS];
+    int bHon = bExt && (sqlite3_value_type(pHon)==SQLITE_NULL
+                        ? p->opt.bHonoursKey : sqlite3_value_int(pHon)==1);
+    rc = sqlite3_bind_int(pIns, 15, bHon);
+    if( rc==SQLITE_OK && bExt ) rc = sqlite3_bind_int(pIns, 16, 1);
+  }
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
   rc = idemStepReset(pIns);
   if( rc==SQLITE_DONE ){
@@ -8878,7 +8870,8 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   static const int aNull[] = { IDEM_COL_WHO, IDEM_COL_CONV, IDEM_COL_TOOL,
     IDEM_COL_ARGS, IDEM_COL_KIND, IDEM_COL_STATUS, IDEM_COL_NOTE,
     IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY, IDEM_COL_RECONCILE,
-    IDEM_COL_KEYARGS, IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE };
+    IDEM_COL_KEYARGS, IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE,
+    IDEM_COL_HONOURS, IDEM_COL_SENDS, IDEM_COL_RESEND_AT };
   unsigned char aKey[IDEM_KEY_BYTES];
   char zHex[IDEM_KEY_HEX+1];
   char zNow[IDEM_TIME_LEN];
@@ -8982,21 +8975,438 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
   if( iMember==0 ) return idemInsertCall(p, aCol, pRowid);
   return idemInsertMember(p, aCol, iMember, pRowid);
 }
+/************** end ext/idem_claim.c **************/
+/************** begin ext/idem_outcome.c **************/
+/* SPDX-License-Identifier: MIT */
+/*
+** idem_outcome.c -- a call's outcome (doc/contract.md §5-7): what an
+** UPDATE and a DELETE on an idem table may do, and the reply a duplicate
+** arrival gets.  It stands on the claim (idem_claim.c: the status, the
+** release, the inner writes' checks) and the store, and never calls the
+** module (idem_vtab.c), which calls it.
+**
+** THE OUTCOME.  An UPDATE of a call's main row goes in three steps:
+**
+**   1. read   the stored row; refuse what is never allowed (updating a
+**             member row, changing a fixed column); parse the stored
+**             status and kind and the requested change (IdemChange) once;
+**   2. decide idemTransition(): a pure function of (stored status, kind,
+**             requested change, table options) -> IdemAction: record a
+**             status, release the claim, or refuse with which message;
+**   3. apply  idemApply(): run the statement the action names.
+**
+** The rules live in idemTransition(), one line or one case each.  The
+** table's options are one struct (IdemOptions, idemInt.h) parsed in one
+** place, idemOptionParse() (idem_options.c).  A new rule adds its option
+** to IdemOptions and idemOptionParse(), its status to IdemStatus
+** (idemInt.h) or its verdict to the enums below, its case to
+** idemTransition(), its message to idemRefuse() and, if it writes
+** something new, its step to idemApply().
+**
+** DELETE removes a decided call's whole group; an open call (pending or
+** unknown) is kept: only reconcile releases it (doc/contract.md §5, §7).
+**
+** THE REPLY.  A duplicate arrival reads the call's reply (the hidden
+** column): its id, result and status as one canonical JSON object
+** (idemReply()).
+*/
+/* #include "idemInt.h" (already inlined) */
+
+/*
+** The note recorded on an external call that failed (doc/contract.md §5,
+** §6), and the message a pending call's reply carries.
+*/
+#define IDEM_UNKNOWN_NOTE \
+  "the request may already have reached the target system; the target's " \
+  "records decide the outcome; it is not retried. idem stops this side " \
+  "from sending twice; only a target that honours the Idempotency-Key " \
+  "header can refuse a duplicate"
+
+/* The same for a call whose target honours the key (§14). */
+#define IDEM_UNKNOWN_RESEND_NOTE \
+  "the request may already have reached the target system; the target " \
+  "honours the Idempotency-Key, so a retry may send it again with the " \
+  "same key from resend_at on, until max_sends; the target's records " \
+  "decide the outcome"
+
+#define IDEM_PENDING_NOTE \
+  "the call is in progress, or its process was interrupted; it is not " \
+  "executed again"
+
+#define IDEM_RECONCILED_NOTE \
+  "reconciled: the target's records show that the request arrived"
+
+/* ---------------------------------------------------- kind and verdict */
+
+/* A call's kind: anything stored but 'external' counts as local. */
+typedef enum IdemKind {
+  IDEM_KIND_LOCAL,            /* a write into this database (the default) */
+  IDEM_KIND_EXTERNAL          /* a request to another system */
+} IdemKind;
+
+/* UPDATE ... SET reconcile = ?: the operator's verdict on an open call. */
+typedef enum IdemReconcile {
+  IDEM_RECONCILE_NONE,        /* not given */
+  IDEM_RECONCILE_ARRIVED,     /* the target's records show the request */
+  IDEM_RECONCILE_NOT_ARRIVED, /* they show it never came */
+  IDEM_RECONCILE_NOT_SENT,    /* the request never left (the owner's word) */
+  IDEM_RECONCILE_RESEND,      /* take it for sending again (§14) */
+  IDEM_RECONCILE_OTHER        /* anything else */
+} IdemReconcile;
+
+/* ------------------------------------------------- the transition table */
+
+/* What an UPDATE asks for, parsed once. */
+typedef struct IdemChange IdemChange;
+struct IdemChange {
+  IdemStatus eStatus;         /* The status asked for, or _NULL, _ABSENT */
+  IdemReconcile eReconcile;   /* The verdict given, or _NONE */
+  int bNote;                  /* True if a note is given */
+};
+
+/* What to do about it. */
+typedef enum IdemActionType {
+  IDEM_ACT_RECORD,            /* store eStatus (and id, result, note) */
+  IDEM_ACT_RELEASE,           /* delete the call's group: it may run again */
+  IDEM_ACT_RESEND,            /* pending again, sends+1, the new owner */
+  IDEM_ACT_REFUSE             /* an error: eRefusal says which */
+} IdemActionType;
+
+/* The note stored by IDEM_ACT_RECORD. */
+typedef enum IdemNote {
+  IDEM_NOTE_GIVEN,            /* the one given, or the one stored */
+  IDEM_NOTE_RECONCILED,       /* IDEM_RECONCILED_NOTE */
+  IDEM_NOTE_UNKNOWN           /* IDEM_UNKNOWN_NOTE, and the one given */
+} IdemNote;
+
+/* Why an UPDATE is refused: see idemRefuse() for each message. */
+typedef enum IdemRefusal {
+  IDEM_REFUSE_NULL_STATUS,
+  IDEM_REFUSE_DECIDED,
+  IDEM_REFUSE_RECONCILE_WITH_STATUS,
+  IDEM_REFUSE_BAD_RECONCILE,
+  IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE,
+  IDEM_REFUSE_LOCAL_UNKNOWN,
+  IDEM_REFUSE_PENDING_NOT_STALE,
+  IDEM_REFUSE_NOT_SENT_UNKNOWN,
+  IDEM_REFUSE_BAD_STATUS,
+  IDEM_REFUSE_RESEND_LOCAL,
+  IDEM_REFUSE_RESEND_UNDECLARED,
+  IDEM_REFUSE_RESEND_EXHAUSTED,
+  IDEM_REFUSE_RESEND_PENDING,
+  IDEM_REFUSE_RESEND_EARLY,
+  IDEM_REFUSE_RESEND_OWNER
+} IdemRefusal;
+
+/* What a resend (§14) depends on besides the status and kind, read from
+** the call and the clock by the caller of idemTransition(). */
+typedef struct IdemSendState IdemSendState;
+struct IdemSendState {
+  int bHonours;               /* The call honours the key (honours_key) */
+  int bExhausted;             /* Its sends have reached max_sends */
+  int bEarly;                 /* Its backoff has not run out yet */
+};
+
+typedef struct IdemAction IdemAction;
+struct IdemAction {
+  IdemActionType eType;
+  IdemStatus eStatus;         /* IDEM_ACT_RECORD: the status to store */
+  IdemNote eNote;             /* IDEM_ACT_RECORD: the note to store */
+  IdemRefusal eRefusal;       /* IDEM_ACT_REFUSE: why */
+};
+
+static IdemAction idemAction(IdemActionType eType, IdemStatus eStatus,
+                             IdemNote eNote, IdemRefusal eRefusal){
+  IdemAction a;
+  a.eType = eType;
+  a.eStatus = eStatus;
+  a.eNote = eNote;
+  a.eRefusal = eRefusal;
+  return a;
+}
+#define idemRecord(eStatus, eNote) \
+  idemAction(IDEM_ACT_RECORD, eStatus, eNote, IDEM_REFUSE_BAD_STATUS)
+#define idemReleaseAction() \
+  idemAction(IDEM_ACT_RELEASE, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN, \
+             IDEM_REFUSE_BAD_STATUS)
+#define idemRefusal(eRefusal) \
+  idemAction(IDEM_ACT_REFUSE, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN, eRefusal)
+
+/*
+** The rules of an UPDATE of a call (doc/contract.md §4, §5, §14), in the
+** order they are tried.  Pure: it reads nothing but its arguments.
+**
+**   pending -> pending   id, result, note may change
+**   pending -> done      recorded
+**   pending -> failed    local: released (rows deleted) or, with
+**                        local_failure=keep, kept as failed;
+**                        external: kept as 'unknown' with the note
+**   unknown, pending + reconcile = 'arrived'      -> done
+**   unknown + reconcile = 'not_arrived'           -> released
+**   pending + reconcile = 'not_arrived'           -> released if stale now,
+**                        else refused: its owner may still be sending it
+**   pending + reconcile = 'not_sent'              -> released (the explicit
+**                        word that the request never left)
+**   unknown + reconcile = 'not_sent'              -> refused: it may have left
+**   unknown, pending + reconcile = 'resend'       -> pending, sends+1, new
+**                        owner, if it is external, honours the key, has
+**                        sends left, its backoff ran out and (pending)
+**                        it is stale; else refused, saying which
+**   done, failed         final: every change is an error
+*/
+static IdemAction idemTransition(
+  IdemStatus eOld,                  /* The stored status */
+  IdemKind eKind,                   /* The stored kind */
+  int bStale,                       /* A pending call gone quiet (§11) */
+  const IdemSendState *pSend,       /* What a resend depends on (§14) */
+  const IdemChange *pChg,           /* What the UPDATE asks for */
+  const IdemOptions *pOpt           /* The table's options */
+){
+  IdemStatus eNew = pChg->eStatus;
+  if( eNew==IDEM_STATUS_NULL ) return idemRefusal(IDEM_REFUSE_NULL_STATUS);
+  if( idemIsDecided(eOld) ) return idemRefusal(IDEM_REFUSE_DECIDED);
+
+  /* §14: the same request, with the same key, taken for sending again. */
+  if( pChg->eReconcile==IDEM_RECONCILE_RESEND ){
+    if( eNew!=IDEM_STATUS_ABSENT ){
+      return idemRefusal(IDEM_REFUSE_RECONCILE_WITH_STATUS);
+    }
+    if( eKind!=IDEM_KIND_EXTERNAL ) return idemRefusal(IDEM_REFUSE_RESEND_LOCAL);
+    if( !pSend->bHonours ) return idemRefusal(IDEM_REFUSE_RESEND_UNDECLARED);
+    if( pSend->bExhausted ) return idemRefusal(IDEM_REFUSE_RESEND_EXHAUSTED);
+    if( !bStale && eOld==IDEM_STATUS_PENDING ){
+      return idemRefusal(IDEM_REFUSE_RESEND_PENDING);
+    }
+    if( pSend->bEarly ) return idemRefusal(IDEM_REFUSE_RESEND_EARLY);
+    return idemAction(IDEM_ACT_RESEND, IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN,
+                      IDEM_REFUSE_BAD_STATUS);
+  }
+
+  /* The operator's explicit reconciliation of an unknown (or abandoned
+  ** pending) call, from the target's records. */
+  if( pChg->eReconcile!=IDEM_RECONCILE_NONE ){
+    if( eNew!=IDEM_STATUS_ABSENT && eNew!=IDEM_STATUS_DONE ){
+      return idemRefusal(IDEM_REFUSE_RECONCILE_WITH_STATUS);
+    }
+    switch( pChg->eReconcile ){
+      case IDEM_RECONCILE_ARRIVED:
+        return idemRecord(IDEM_STATUS_DONE,
+                          pChg->bNote ? IDEM_NOTE_GIVEN : IDEM_NOTE_RECONCILED);
+      case IDEM_RECONCILE_NOT_ARRIVED:
+        /* A pending call's owner may still be working: only a call that
+        ** is stale at this very UPDATE (not at a sweeper's earlier
+        ** SELECT) is released on the target's word alone. */
+        if( eOld==IDEM_STATUS_PENDING && !bStale ){
+          return idemRefusal(IDEM_REFUSE_PENDING_NOT_STALE);
+        }
+        return idemReleaseAction();
+      case IDEM_RECONCILE_NOT_SENT:
+        if( eOld==IDEM_STATUS_UNKNOWN ){
+          return idemRefusal(IDEM_REFUSE_NOT_SENT_UNKNOWN);
+        }
+        return idemReleaseAction();
+      default:
+        return idemRefusal(IDEM_REFUSE_BAD_RECONCILE);
+    }
+  }
+  if( eOld==IDEM_STATUS_UNKNOWN ){
+    return idemRefusal(IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE);
+  }
+
+  switch( eNew ){
+    case IDEM_STATUS_ABSENT:
+    case IDEM_STATUS_PENDING:
+      return idemRecord(IDEM_STATUS_PENDING, IDEM_NOTE_GIVEN);
+    case IDEM_STATUS_DONE:
+      return idemRecord(IDEM_STATUS_DONE, IDEM_NOTE_GIVEN);
+    case IDEM_STATUS_FAILED:
+    case IDEM_STATUS_UNKNOWN:
+      if( eKind==IDEM_KIND_EXTERNAL ){
+        return idemRecord(IDEM_STATUS_UNKNOWN, IDEM_NOTE_UNKNOWN);
+      }
+      if( eNew==IDEM_STATUS_UNKNOWN ){
+        return idemRefusal(IDEM_REFUSE_LOCAL_UNKNOWN);
+      }
+      if( pOpt->bKeepLocalFailure ){
+        return idemRecord(IDEM_STATUS_FAILED, IDEM_NOTE_GIVEN);
+      }
+      return idemReleaseAction();
+    default:
+      return idemRefusal(IDEM_REFUSE_BAD_STATUS);
+  }
+}
+
+/* The wait before the resend that follows send nSends (1, 2, ...):
+** resend_after doubled with each send, capped (§14). */
+static sqlite3_int64 idemResendDelay(const IdemOptions *pOpt,
+                                     sqlite3_int64 nSends){
+  sqlite3_int64 iBase = pOpt->iResendAfterMs ? pOpt->iResendAfterMs
+                                             : IDEM_RESEND_AFTER_MS;
+  sqlite3_int64 iCap = iBase*IDEM_RESEND_CAP;
+  sqlite3_int64 iDelay = iBase;
+  while( --nSends>0 && iDelay<iCap ) iDelay *= 2;
+  return iDelay<iCap ? iDelay : iCap;
+}
+
+/* The most sends a call that honours the key may have (max_sends). */
+static sqlite3_int64 idemMaxSends(const IdemOptions *pOpt){
+  return pOpt->nMaxSends ? pOpt->nMaxSends : IDEM_MAX_SENDS;
+}
+
+/*
+** resend_at (doc/contract.md §14): when the call may be taken for sending
+** again, as Unix time in milliseconds, or -1 if it never may: a local
+** call, one that does not honour the key, a decided one, one whose sends
+** reached max_sends, a pending one in a table without stale_after.  An
+** unknown call may be resent once its backoff after its last update has
+** run out; a pending one once it is stale, and not before its backoff.
+*/
+IDEM_PRIVATE sqlite3_int64 idemResendAt(const IdemOptions *pOpt,
+    const char *zStatus, const char *zKind, int bHonours,
+    sqlite3_int64 nSends, const char *zUpdated){
+  IdemStatus eStatus = idemStatusParse(zStatus);
+  sqlite3_int64 iUpdated, iAt;
+  if( !bHonours || zKind==0 || strcmp(zKind, "external")!=0 ) return -1;
+  if( eStatus!=IDEM_STATUS_UNKNOWN && eStatus!=IDEM_STATUS_PENDING ) return -1;
+  if( nSends<1 ) nSends = 1;
+  if( nSends>=idemMaxSends(pOpt) ) return -1;
+  iUpdated = idemParseTime(zUpdated);
+  if( iUpdated<0 ) return -1;
+  iAt = iUpdated + idemResendDelay(pOpt, nSends);
+  if( eStatus==IDEM_STATUS_PENDING ){
+    if( pOpt->iStaleAfterMs==0 ) return -1;
+    if( iUpdated + pOpt->iStaleAfterMs > iAt ){
+      iAt = iUpdated + pOpt->iStaleAfterMs;
+    }
+  }
+  return iAt;
+}
+
+/*
+** The message of a refused UPDATE.  zHex is the call's key, zOld its
+** stored status, zNew the status asked for, nSends and zAt the call's
+** sends and resend_at ("" if NULL).  Returns the error code.
+*/
+static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
+                      const char *zOld, const char *zNew,
+                      sqlite3_int64 nSends, const char *zAt){
+  switch( eRefusal ){
+    case IDEM_REFUSE_RESEND_LOCAL:
+      idemVtabError(p, "call '%s' is local: nothing was sent, so"
+          " reconcile = 'resend' does not apply (it resends an external"
+          " call that honours the key)", zHex);
+      break;
+    case IDEM_REFUSE_RESEND_UNDECLARED:
+      idemVtabError(p, "call '%s' is not declared to go to a target that"
+          " honours the Idempotency-Key, so it is never sent again: its"
+          " outcome stays %s until the target's records settle it"
+          " (reconcile = 'arrived' or 'not_arrived'); declare the target"
+          " at the claim (honours_key = 1) or with the table option"
+          " honours_key=yes", zHex, zOld);
+      break;
+    case IDEM_REFUSE_RESEND_EXHAUSTED:
+      idemVtabError(p, "call '%s' was taken for sending %lld times, the"
+          " most max_sends allows (%d): it is not sent again; its outcome"
+          " stays %s until the target's records settle it (reconcile ="
+          " 'arrived' or 'not_arrived')", zHex, nSends,
+          p->opt.nMaxSends ? p->opt.nMaxSends : IDEM_MAX_SENDS, zOld);
+      break;
+    case IDEM_REFUSE_RESEND_PENDING:
+      idemVtabError(p, "call '%s' is pending and not stale: its owner may"
+          " still be sending it, so reconcile = 'resend' does not take it"
+          " over%s%s%s", zHex, zAt[0] ? " before " : " (the table has no"
+          " stale_after, so a pending call is never taken over)",
+          zAt[0] ? zAt : "", zAt[0] ? " (resend_at)" : "");
+      break;
+    case IDEM_REFUSE_RESEND_EARLY:
+      idemVtabError(p, "call '%s' may be resent from %s (resend_at) on,"
+          " not before: its backoff after %lld send%s has not run out",
+          zHex, zAt, nSends, nSends==1 ? "" : "s");
+      break;
+    case IDEM_REFUSE_RESEND_OWNER:
+      idemVtabError(p, "reconcile = 'resend' needs the new sender's owner,"
+          " other than the one that holds call '%s': UPDATE \"%w\" SET"
+          " reconcile = 'resend', owner = ? WHERE key = '%s' AND member ="
+          " 0; the owner is the fence: the old sender's late record then"
+          " lands nowhere", zHex, p->zName, zHex);
+      break;
+    case IDEM_REFUSE_NULL_STATUS:
+      idemVtabError(p, "status cannot be NULL; set it to 'done' or 'failed', or leave it out to keep the call pending");
+      break;
+    case IDEM_REFUSE_DECIDED:
+      idemVtabError(p, "call '%s' is already decided (status: %s); a"
+          " decided call is final: replay it with SELECT reply FROM \"%w\""
+          " WHERE key = '%s'", zHex, zOld, p->zName, zHex);
+      break;
+    case IDEM_REFUSE_RECONCILE_WITH_STATUS:
+      idemVtabError(p, "reconcile = 'arrived' makes the call done,"
+          " 'not_arrived' and 'not_sent' release it, 'resend' makes it"
+          " pending again; do not set another status with it");
+      break;
+    case IDEM_REFUSE_BAD_RECONCILE:
+      idemVtabError(p, "reconcile must be 'arrived' (the target's"
+          " records show the request: the call becomes done),"
+          " 'not_arrived' (they show it never came: the claim is released),"
+          " 'not_sent' (a pending call whose request never left: the"
+          " claim is released) or 'resend' (a call whose target honours the"
+          " key: sent again, with the same key, by a new owner)");
+      break;
+    case IDEM_REFUSE_UNKNOWN_NEEDS_RECONCILE:
+      idemVtabError(p, "call '%s' has an unknown outcome and is never"
+          " released or completed by an ordinary UPDATE; after checking the"
+          " target's records, reconcile it: UPDATE \"%w\" SET reconcile ="
+          " 'arrived' (or 'not_arrived') WHERE key = '%s' AND member = 0",
+          zHex, p->zName, zHex);
+      break;
+    case IDEM_REFUSE_LOCAL_UNKNOWN:
+      idemVtabError(p, "call '%s' is local: its outcome is known;"
+                    " set status to 'done' or 'failed'", zHex);
+      break;
+    case IDEM_REFUSE_PENDING_NOT_STALE:
+      idemVtabError(p, "call '%s' is pending and not stale: its"
+          " owner may still be sending it, so reconcile = 'not_arrived' does"
+          " not release it (a pending call is released on the target's"
+          " records only once it is stale: the table option stale_after);"
+          " if you know that the request never left, say so: UPDATE \"%w\""
+          " SET reconcile = 'not_sent' WHERE key = '%s' AND member = 0",
+          zHex, p->zName, zHex);
+      break;
+    case IDEM_REFUSE_NOT_SENT_UNKNOWN:
+      idemVtabError(p, "call '%s' has an unknown outcome: its"
+          " request may have left, so reconcile = 'not_sent' cannot release"
+          " it; after checking the target's records, set reconcile ="
+          " 'arrived' or 'not_arrived'", zHex);
+      break;
+    case IDEM_REFUSE_BAD_STATUS:
+      idemVtabError(p, "status must be 'pending', 'done' or"
+                    " 'failed', not '%s'", zNew ? zNew : "(not text)");
+      break;
+  }
+  return SQLITE_ERROR;
+}
+
+/* ------------------------------------------------------------- helpers */
+
+/*
+** The packed key in column iCol of the current row of pStmt, or an
+** error if it is not a 16-byte blob, as only a database changed outside
+** idem can have.
+*/
+static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
+                      unsigned char aKey[IDEM_KEY_BYTES]){
+  if( sqlite3_column_type(pStmt, iCol)!=SQLITE_BLOB
+   || sqlite3_column_bytes(pStmt, iCol)!=IDEM_KEY_BYTES ){
+    idemVtabError(p, "a row of %s_claim has a damaged key (not a"
+        " 16-byte blob); the database was changed outside idem: see PRAGMA"
+        " integrity_check", p->zName);
+    return SQLITE_CORRUPT_VTAB;
+  }
+  memcpy(aKey, sqlite3_column_blob(pStmt, iCol), IDEM_KEY_BYTES);
+  return SQLITE_OK;
+}
+
 
 /* --------------------------------------------------------------- UPDATE */
-
-/* Delete a call's whole group. */
-static int idemRelease(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTES]){
-  sqlite3_stmt *pDel;
-  int rc = idemStmt(p, IDEM_STMT_RELEASE, &pDel);
-  if( rc!=SQLITE_OK ) return rc;
-  rc = sqlite3_bind_blob(pDel, 1, aKey, IDEM_KEY_BYTES, SQLITE_TRANSIENT);
-  if( rc!=SQLITE_OK ) return idemBindError(p, pDel, rc);
-  rc = sqlite3_step(pDel);
-  sqlite3_reset(pDel);
-  if( rc!=SQLITE_DONE ) return idemInnerError(p, rc);
-  return idemCheckChanges(p, "the release's DELETE", 1, 1);
-}
 
 /* Is a new value given for column iCol that differs from the stored one
 ** (pOld: the BYRID statement)?  Keys compare as hex text. */
@@ -9012,10 +9422,12 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
         || memcmp(aKey, sqlite3_column_blob(pOld, IDEM_Q_KEY), IDEM_KEY_BYTES)!=0;
   }
   switch( iCol ){
-    case IDEM_COL_REPLY: case IDEM_COL_STALE:
+    case IDEM_COL_REPLY: case IDEM_COL_STALE: case IDEM_COL_RESEND_AT:
       /* Computed, not stored: any value given is a change. */
       return sqlite3_value_type(pNew)!=SQLITE_NULL;
     case IDEM_COL_KEYARGS: iQ = IDEM_Q_KEYARGS; break;
+    case IDEM_COL_HONOURS: iQ = IDEM_Q_HONOURS; break;
+    case IDEM_COL_SENDS:   iQ = IDEM_Q_SENDS;   break;
     case IDEM_COL_OWNER:   iQ = IDEM_Q_OWNER;   break;
     case IDEM_COL_EXPIRES: iQ = IDEM_Q_EXPIRES; break;
     default:               iQ = IDEM_QCOL(iCol); break;
@@ -9024,10 +9436,11 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
     return sqlite3_column_type(pOld, iQ)!=SQLITE_NULL;
   }
   if( sqlite3_column_type(pOld, iQ)==SQLITE_NULL ) return 1;
-  if( iCol==IDEM_COL_MEMBER ){
+  if( iCol==IDEM_COL_MEMBER || iCol==IDEM_COL_HONOURS
+   || iCol==IDEM_COL_SENDS ){
     sqlite3_int64 iNew;
     return idemValueInt64(pNew, &iNew)!=1
-        || iNew!=sqlite3_column_int64(pOld, IDEM_Q_MEMBER);
+        || iNew!=sqlite3_column_int64(pOld, iQ);
   }
   a = sqlite3_value_text(pNew);
   na = sqlite3_value_bytes(pNew);
@@ -9052,11 +9465,13 @@ static int idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
 ** times): the checks made before the rules.  zHex is the row's key.
 */
 static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
-                           sqlite3_value **aCol, const char *zHex){
+                           sqlite3_value **aCol, const char *zHex,
+                           int bResend){
   static const int aFixed[] = { IDEM_COL_KEY, IDEM_COL_MEMBER, IDEM_COL_WHO,
     IDEM_COL_CONV, IDEM_COL_TOOL, IDEM_COL_ARGS, IDEM_COL_KIND,
     IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY, IDEM_COL_KEYARGS,
-    IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE };
+    IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE, IDEM_COL_HONOURS,
+    IDEM_COL_SENDS, IDEM_COL_RESEND_AT };
   int i;
   if( sqlite3_column_int64(pOld, IDEM_Q_MEMBER)!=0 ){
     idemVtabError(p, "member rows are not updated; record the call's"
@@ -9065,8 +9480,23 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
     return SQLITE_ERROR;
   }
   for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
+    /* The new sender of a resend names itself (§14). */
+    if( bResend && aFixed[i]==IDEM_COL_OWNER ) continue;
     if( idemChanges(aCol, aFixed[i], pOld) ){
-      if( aFixed[i]==IDEM_COL_EXPIRES || aFixed[i]==IDEM_COL_STALE ){
+      if( aFixed[i]==IDEM_COL_SENDS ){
+        idemVtabError(p, "sends is counted by idem; take the call for"
+            " sending again with UPDATE \"%w\" SET reconcile = 'resend',"
+            " owner = ? WHERE key = '%s' AND member = 0", p->zName, zHex);
+        return SQLITE_ERROR;
+      }
+      if( aFixed[i]==IDEM_COL_OWNER ){
+        idemVtabError(p, "owner cannot be changed; it is fixed when the"
+            " call is claimed, and changes only with reconcile = 'resend'"
+            " (a new sender takes the call)");
+        return SQLITE_ERROR;
+      }
+      if( aFixed[i]==IDEM_COL_EXPIRES || aFixed[i]==IDEM_COL_STALE
+       || aFixed[i]==IDEM_COL_RESEND_AT ){
         idemVtabError(p, "%s is computed by idem; leave it out of"
                       " the UPDATE", azIdemCol[aFixed[i]]);
         return SQLITE_ERROR;
@@ -9120,11 +9550,40 @@ static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
       pChg->eReconcile = IDEM_RECONCILE_NOT_ARRIVED;
     }else if( strcmp(z, "not_sent")==0 ){
       pChg->eReconcile = IDEM_RECONCILE_NOT_SENT;
+    }else if( strcmp(z, "resend")==0 ){
+      pChg->eReconcile = IDEM_RECONCILE_RESEND;
     }else{
       pChg->eReconcile = IDEM_RECONCILE_OTHER;
     }
   }
   return SQLITE_OK;
+}
+
+/*
+** Take the call in pOld's row (rid iRid) for sending again (§14): pending,
+** one more send, updated now, the new owner, the note given (or none: the
+** unknown note no longer holds).
+*/
+static int idemResend(IdemVtab *p, sqlite3_int64 iRid, sqlite3_stmt *pOld,
+                      sqlite3_value **aCol){
+  char zNow[IDEM_TIME_LEN];
+  sqlite3_stmt *pRes;
+  int rc = idemStmt(p, IDEM_STMT_RESEND, &pRes);
+  sqlite3_reset(pOld);
+  if( rc!=SQLITE_OK ) return rc;
+  idemNow(p->pVfs, zNow);
+  rc = sqlite3_bind_int64(pRes, 1, iRid);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pRes, 2, aCol[IDEM_COL_OWNER]);
+  if( rc==SQLITE_OK && !sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ){
+    rc = sqlite3_bind_value(pRes, 3, aCol[IDEM_COL_NOTE]);
+  }else if( rc==SQLITE_OK ){
+    rc = sqlite3_bind_null(pRes, 3);
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pRes, 4, zNow, -1, SQLITE_STATIC);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pRes, rc);
+  rc = idemStepReset(pRes);
+  if( rc!=SQLITE_DONE ) return idemInnerError(p, rc);
+  return idemCheckChanges(p, "the resend's UPDATE", 0, 1);
 }
 
 /*
@@ -9146,6 +9605,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     sqlite3_reset(pOld);
     return rc ? rc : idemRelease(p, aKey);
   }
+  if( pAct->eType==IDEM_ACT_RESEND ) return idemResend(p, iRid, pOld, aCol);
   if( pAct->eNote==IDEM_NOTE_RECONCILED ){
     zNote = sqlite3_mprintf("%s", IDEM_RECONCILED_NOTE);
   }else if( pAct->eNote==IDEM_NOTE_UNKNOWN ){
@@ -9153,9 +9613,14 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     if( !sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ){
       zGiven = (const char*)sqlite3_value_text(aCol[IDEM_COL_NOTE]);
     }
+    sqlite3_int64 nSent = sqlite3_column_type(pOld, IDEM_Q_SENDS)==SQLITE_NULL
+                        ? 1 : sqlite3_column_int64(pOld, IDEM_Q_SENDS);
+    const char *zBase = sqlite3_column_int(pOld, IDEM_Q_HONOURS)==1
+                        && nSent<idemMaxSends(&p->opt)
+                      ? IDEM_UNKNOWN_RESEND_NOTE : IDEM_UNKNOWN_NOTE;
     zNote = zGiven && zGiven[0]
-      ? sqlite3_mprintf("%s (reported: %s)", IDEM_UNKNOWN_NOTE, zGiven)
-      : sqlite3_mprintf("%s", IDEM_UNKNOWN_NOTE);
+      ? sqlite3_mprintf("%s (reported: %s)", zBase, zGiven)
+      : sqlite3_mprintf("%s", zBase);
   }
   if( pAct->eNote!=IDEM_NOTE_GIVEN && zNote==0 ) return SQLITE_NOMEM;
 
@@ -9214,8 +9679,8 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
 ** header comment).  Identity, kind and times never change; members are
 ** not updated.
 */
-IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                 sqlite3_value **aCol){
+IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
+                                   sqlite3_value **aCol){
   sqlite3_stmt *pOld, *pRec;
   char zHex[IDEM_KEY_HEX+1];
   IdemChange chg;
@@ -9223,6 +9688,9 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
   IdemKind eKind;
   IdemStatus eOld;
   const char *zOld, *zNew;
+  IdemSendState send;
+  sqlite3_int64 nSends;
+  char zAt[IDEM_TIME_LEN];
   int bStale = 0;
   int rc;
 
@@ -9244,8 +9712,11 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
   }else{
     memcpy(zHex, "?", 2);
   }
-  rc = idemUpdateCheck(p, pOld, aCol, zHex);
-  if( rc==SQLITE_OK ) rc = idemChangeParse(aCol, &chg, &zNew);
+  rc = idemChangeParse(aCol, &chg, &zNew);
+  if( rc==SQLITE_OK ){
+    rc = idemUpdateCheck(p, pOld, aCol, zHex,
+                         chg.eReconcile==IDEM_RECONCILE_RESEND);
+  }
   if( rc ) goto done;
   zOld = idemText(pOld, IDEM_QCOL(IDEM_COL_STATUS));
   eKind = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_KIND)), "external")==0
@@ -9260,9 +9731,36 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
     idemFormatTime(idemNowMs(p->pVfs) - p->opt.iStaleAfterMs, zBefore);
     bStale = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED)), zBefore)<0;
   }
-  act = idemTransition(eOld, eKind, bStale, &chg, &p->opt);
+  memset(&send, 0, sizeof(send));
+  nSends = sqlite3_column_type(pOld, IDEM_Q_SENDS)==SQLITE_INTEGER
+         ? sqlite3_column_int64(pOld, IDEM_Q_SENDS) : 1;
+  zAt[0] = 0;
+  if( chg.eReconcile==IDEM_RECONCILE_RESEND ){
+    /* §14: the call's declaration, its sends and its backoff, now. */
+    sqlite3_int64 iUpdated, iAt;
+    const char *zUpd = idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED));
+    send.bHonours = sqlite3_column_int(pOld, IDEM_Q_HONOURS)==1;
+    send.bExhausted = nSends>=idemMaxSends(&p->opt);
+    iUpdated = idemParseTime(zUpd);
+    send.bEarly = iUpdated<0
+        || idemNowMs(p->pVfs) < iUpdated + idemResendDelay(&p->opt, nSends);
+    iAt = idemResendAt(&p->opt, zOld, eKind==IDEM_KIND_EXTERNAL
+                       ? "external" : "local", send.bHonours, nSends, zUpd);
+    if( iAt>=0 ) idemFormatTime(iAt, zAt);
+  }
+  act = idemTransition(eOld, eKind, bStale, &send, &chg, &p->opt);
+  if( act.eType==IDEM_ACT_RESEND ){
+    /* The new sender names itself, and is not the one that held it: the
+    ** owner is the fence against the old sender's late record. */
+    sqlite3_value *pOwner = aCol[IDEM_COL_OWNER];
+    if( sqlite3_value_nochange(pOwner)
+     || sqlite3_value_type(pOwner)!=SQLITE_TEXT
+     || !idemChanges(aCol, IDEM_COL_OWNER, pOld) ){
+      act = idemRefusal(IDEM_REFUSE_RESEND_OWNER);
+    }
+  }
   if( act.eType==IDEM_ACT_REFUSE ){
-    rc = idemRefuse(p, act.eRefusal, zHex, zOld, zNew);
+    rc = idemRefuse(p, act.eRefusal, zHex, zOld, zNew, nSends, zAt);
     goto done;
   }
 
@@ -9276,7 +9774,159 @@ IDEM_PRIVATE int idemClaimUpdate(IdemVtab *p, sqlite3_int64 iRid,
   return rc;
 }
 
-/* ------------------------------------------------------------- COMMIT */
+/* --------------------------------------------------------------- DELETE */
+
+/*
+** xUpdate's DELETE of the row with rid iRid: a decided call (done, failed)
+** goes with its whole group.  A pending or unknown call is kept: DELETE
+** never releases a claim whose outcome is open (doc/contract.md §5, §7);
+** reconcile does.
+*/
+IDEM_PRIVATE int idemOutcomeDelete(IdemVtab *p, sqlite3_int64 iRid){
+  sqlite3_stmt *pRow;
+  unsigned char aKey[IDEM_KEY_BYTES];
+  int rc, bDecided;
+  rc = idemStmt(p, IDEM_STMT_CALLOF, &pRow);
+  if( rc ) return rc;
+  rc = sqlite3_bind_int64(pRow, 1, iRid);
+  if( rc!=SQLITE_OK ) return idemBindError(p, pRow, rc);
+  rc = sqlite3_step(pRow);
+  if( rc!=SQLITE_ROW ){
+    sqlite3_reset(pRow);
+    if( rc==SQLITE_DONE ) return SQLITE_OK;   /* gone with its group */
+    return idemVtabDbError(p, rc);
+  }
+  rc = idemRowKey(p, pRow, IDEM_C_KEY, aKey);
+  /* A member without its call (a damaged database) is removable. */
+  bDecided = sqlite3_column_type(pRow, IDEM_C_STATUS)==SQLITE_NULL
+          || idemIsDecided(idemStatusParse(idemText(pRow, IDEM_C_STATUS)));
+  sqlite3_reset(pRow);
+  if( rc || !bDecided ) return rc;
+  return idemRelease(p, aKey);
+}
+
+/* ---------------------------------------------------------------- reply */
+
+/* Append an SQL value as JSON: numbers as numbers, text as a string (or as
+** itself, canonical, if bJson and it is valid JSON), blobs as hex strings,
+** NULL as null. */
+static int idemAppendValue(IdemVtab *p, sqlite3_str *s, sqlite3_value *pVal,
+                           int bJson){
+  static const char aHex[] = IDEM_HEX_DIGITS;
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT: {
+      char zNum[IDEM_JSON_NUMBUF];
+      int n = idemJsonNumberText(pVal, zNum);
+      if( n<0 ){
+        sqlite3_str_append(s, "null", 4);       /* infinities */
+      }else{
+        sqlite3_str_append(s, zNum, n);
+      }
+      break;
+    }
+    case SQLITE_TEXT: {
+      const char *z = (const char*)sqlite3_value_text(pVal);
+      int n = sqlite3_value_bytes(pVal);
+      if( bJson ){
+        IdemJson *pJson = idemJsonAcquire(&p->pJson);
+        int rc;
+        if( pJson==0 ) return SQLITE_NOMEM;
+        rc = idemJsonCanonical(pJson, z, n);
+        if( rc==SQLITE_OK ){
+          int nJ;
+          const char *zJ = idemJsonText(pJson, &nJ);
+          sqlite3_str_append(s, zJ, nJ);
+        }
+        idemJsonRelease(&p->pJson, pJson);
+        if( rc==SQLITE_NOMEM ) return rc;
+        if( rc==SQLITE_OK ) break;
+      }
+      idemJsonAppendString(s, z, n);
+      break;
+    }
+    case SQLITE_BLOB: {
+      const unsigned char *a = (const unsigned char*)sqlite3_value_blob(pVal);
+      int n = sqlite3_value_bytes(pVal), i;
+      sqlite3_str_appendchar(s, 1, '"');
+      for(i=0; i<n; i++){
+        char zByte[2];
+        zByte[0] = aHex[a[i]>>4];
+        zByte[1] = aHex[a[i]&0xf];
+        sqlite3_str_append(s, zByte, 2);
+      }
+      sqlite3_str_appendchar(s, 1, '"');
+      break;
+    }
+    default:
+      sqlite3_str_append(s, "null", 4);
+      break;
+  }
+  return sqlite3_str_errcode(s);
+}
+
+/*
+** The reply a duplicate arrival hands back: a canonical JSON object
+**   {"id":<id>,"idempotent":true,"message":...,"result":...,"sends":n,
+**    "status":...}
+** "message" for calls that are not done, "result" when one was recorded
+** (embedded as JSON when it is JSON text), "sends" for an external call
+** (nSends>=0: how many times it was taken for sending, §14).  *pzOut: from sqlite3_malloc().
+*/
+IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
+                           sqlite3_value *pResult, const char *zStatus,
+                           const char *zNote, sqlite3_int64 nSends,
+                           char **pzOut){
+  sqlite3_str *s = sqlite3_str_new(0);
+  IdemStatus eStatus = idemStatusParse(zStatus);
+  int rc;
+  sqlite3_str_append(s, "{\"id\":", 6);
+  rc = idemAppendValue(p, s, pId, 0);
+  if( rc ) goto done;
+  sqlite3_str_append(s, ",\"idempotent\":true", 18);
+  if( zStatus && eStatus!=IDEM_STATUS_DONE ){
+    const char *zMsg = zNote;
+    if( eStatus==IDEM_STATUS_PENDING ) zMsg = IDEM_PENDING_NOTE;
+    if( zMsg==0 ) zMsg = "";
+    sqlite3_str_append(s, ",\"message\":", 11);
+    idemJsonAppendString(s, zMsg, (sqlite3_int64)strlen(zMsg));
+  }
+  if( sqlite3_value_type(pResult)!=SQLITE_NULL ){
+    sqlite3_str_append(s, ",\"result\":", 10);
+    rc = idemAppendValue(p, s, pResult, 1);
+    if( rc ) goto done;
+  }
+  if( nSends>=0 ){
+    sqlite3_str_appendf(s, ",\"sends\":%lld", nSends);
+  }
+  sqlite3_str_append(s, ",\"status\":", 10);
+  idemJsonAppendString(s, zStatus ? zStatus : "",
+                       zStatus ? (sqlite3_int64)strlen(zStatus) : 0);
+  sqlite3_str_appendchar(s, 1, '}');
+  rc = sqlite3_str_errcode(s);
+ done:
+  *pzOut = sqlite3_str_finish(s);
+  if( rc ){
+    sqlite3_free(*pzOut);
+    *pzOut = 0;
+  }else if( *pzOut==0 ){
+    rc = SQLITE_NOMEM;
+  }
+  return rc;
+}
+/************** end ext/idem_outcome.c **************/
+/************** begin ext/idem_commit.c **************/
+/* SPDX-License-Identifier: MIT */
+/*
+** idem_commit.c -- the commit guard (doc/contract.md §4), at xSync,
+** before the transaction commits: a local claim made in it that is still
+** pending fails the COMMIT, and a recorded local call commits only where
+** SQLite commits everything the transaction wrote as one (no attached
+** file in WAL mode, in memory, or with a journal that cannot roll back).
+** It reads the store and the claim's status (idem_claim.c), and never
+** calls the module (idem_vtab.c), which calls it.
+*/
+/* #include "idemInt.h" (already inlined) */
 
 /* True if schema zSchema's pages live in memory: temp, ":memory:", or a
 ** VFS that keeps them in RAM (memdb: sqlite3_deserialize()). */
@@ -9439,7 +10089,7 @@ static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
 ** claim that is recorded must commit as one with everything else the
 ** transaction wrote (idemCommitAtomic()).
 */
-IDEM_PRIVATE int idemClaimSync(IdemVtab *p){
+IDEM_PRIVATE int idemCommitSync(IdemVtab *p){
   sqlite3_stmt *pMain;
   const unsigned char *aLocal = 0;    /* a recorded local claim of ours */
   int i, rc;
@@ -9479,148 +10129,14 @@ IDEM_PRIVATE int idemClaimSync(IdemVtab *p){
   if( rc==SQLITE_OK && aLocal ) rc = idemCommitAtomic(p, aLocal);
   return rc;
 }
-
-/* --------------------------------------------------------------- DELETE */
-
-/*
-** xUpdate's DELETE of the row with rid iRid: a decided call (done, failed)
-** goes with its whole group.  A pending or unknown call is kept: DELETE
-** never releases a claim whose outcome is open (doc/contract.md §5, §7);
-** reconcile does.
-*/
-IDEM_PRIVATE int idemClaimDelete(IdemVtab *p, sqlite3_int64 iRid){
-  sqlite3_stmt *pRow;
-  unsigned char aKey[IDEM_KEY_BYTES];
-  int rc, bDecided;
-  rc = idemStmt(p, IDEM_STMT_CALLOF, &pRow);
-  if( rc ) return rc;
-  rc = sqlite3_bind_int64(pRow, 1, iRid);
-  if( rc!=SQLITE_OK ) return idemBindError(p, pRow, rc);
-  rc = sqlite3_step(pRow);
-  if( rc!=SQLITE_ROW ){
-    sqlite3_reset(pRow);
-    if( rc==SQLITE_DONE ) return SQLITE_OK;   /* gone with its group */
-    return idemVtabDbError(p, rc);
-  }
-  rc = idemRowKey(p, pRow, IDEM_C_KEY, aKey);
-  /* A member without its call (a damaged database) is removable. */
-  bDecided = sqlite3_column_type(pRow, IDEM_C_STATUS)==SQLITE_NULL
-          || idemIsDecided(idemStatusParse(idemText(pRow, IDEM_C_STATUS)));
-  sqlite3_reset(pRow);
-  if( rc || !bDecided ) return rc;
-  return idemRelease(p, aKey);
-}
-
-/* ---------------------------------------------------------------- reply */
-
-/* Append an SQL value as JSON: numbers as numbers, text as a string (or as
-** itself, canonical, if bJson and it is valid JSON), blobs as hex strings,
-** NULL as null. */
-static int idemAppendValue(IdemVtab *p, sqlite3_str *s, sqlite3_value *pVal,
-                           int bJson){
-  static const char aHex[] = IDEM_HEX_DIGITS;
-  switch( sqlite3_value_type(pVal) ){
-    case SQLITE_INTEGER:
-    case SQLITE_FLOAT: {
-      char zNum[IDEM_JSON_NUMBUF];
-      int n = idemJsonNumberText(pVal, zNum);
-      if( n<0 ){
-        sqlite3_str_append(s, "null", 4);       /* infinities */
-      }else{
-        sqlite3_str_append(s, zNum, n);
-      }
-      break;
-    }
-    case SQLITE_TEXT: {
-      const char *z = (const char*)sqlite3_value_text(pVal);
-      int n = sqlite3_value_bytes(pVal);
-      if( bJson ){
-        IdemJson *pJson = idemJsonAcquire(&p->pJson);
-        int rc;
-        if( pJson==0 ) return SQLITE_NOMEM;
-        rc = idemJsonCanonical(pJson, z, n);
-        if( rc==SQLITE_OK ){
-          int nJ;
-          const char *zJ = idemJsonText(pJson, &nJ);
-          sqlite3_str_append(s, zJ, nJ);
-        }
-        idemJsonRelease(&p->pJson, pJson);
-        if( rc==SQLITE_NOMEM ) return rc;
-        if( rc==SQLITE_OK ) break;
-      }
-      idemJsonAppendString(s, z, n);
-      break;
-    }
-    case SQLITE_BLOB: {
-      const unsigned char *a = (const unsigned char*)sqlite3_value_blob(pVal);
-      int n = sqlite3_value_bytes(pVal), i;
-      sqlite3_str_appendchar(s, 1, '"');
-      for(i=0; i<n; i++){
-        char zByte[2];
-        zByte[0] = aHex[a[i]>>4];
-        zByte[1] = aHex[a[i]&0xf];
-        sqlite3_str_append(s, zByte, 2);
-      }
-      sqlite3_str_appendchar(s, 1, '"');
-      break;
-    }
-    default:
-      sqlite3_str_append(s, "null", 4);
-      break;
-  }
-  return sqlite3_str_errcode(s);
-}
-
-/*
-** The reply a duplicate arrival hands back: a canonical JSON object
-**   {"id":<id>,"idempotent":true,"message":...,"result":...,"status":...}
-** "message" for calls that are not done, "result" when one was recorded
-** (embedded as JSON when it is JSON text).  *pzOut: from sqlite3_malloc().
-*/
-IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
-                           sqlite3_value *pResult, const char *zStatus,
-                           const char *zNote, char **pzOut){
-  sqlite3_str *s = sqlite3_str_new(0);
-  IdemStatus eStatus = idemStatusParse(zStatus);
-  int rc;
-  sqlite3_str_append(s, "{\"id\":", 6);
-  rc = idemAppendValue(p, s, pId, 0);
-  if( rc ) goto done;
-  sqlite3_str_append(s, ",\"idempotent\":true", 18);
-  if( zStatus && eStatus!=IDEM_STATUS_DONE ){
-    const char *zMsg = zNote;
-    if( eStatus==IDEM_STATUS_PENDING ) zMsg = IDEM_PENDING_NOTE;
-    if( zMsg==0 ) zMsg = "";
-    sqlite3_str_append(s, ",\"message\":", 11);
-    idemJsonAppendString(s, zMsg, (sqlite3_int64)strlen(zMsg));
-  }
-  if( sqlite3_value_type(pResult)!=SQLITE_NULL ){
-    sqlite3_str_append(s, ",\"result\":", 10);
-    rc = idemAppendValue(p, s, pResult, 1);
-    if( rc ) goto done;
-  }
-  sqlite3_str_append(s, ",\"status\":", 10);
-  idemJsonAppendString(s, zStatus ? zStatus : "",
-                       zStatus ? (sqlite3_int64)strlen(zStatus) : 0);
-  sqlite3_str_appendchar(s, 1, '}');
-  rc = sqlite3_str_errcode(s);
- done:
-  *pzOut = sqlite3_str_finish(s);
-  if( rc ){
-    sqlite3_free(*pzOut);
-    *pzOut = 0;
-  }else if( *pzOut==0 ){
-    rc = SQLITE_NOMEM;
-  }
-  return rc;
-}
-/************** end ext/idem_claim.c **************/
+/************** end ext/idem_commit.c **************/
 /************** begin ext/idem_vtab.c **************/
 /* SPDX-License-Identifier: MIT */
 /*
 ** idem_vtab.c -- the idem module: its slots, query plans and cursor.  The
 ** claim's rules (what an INSERT, UPDATE or DELETE may do) are in
-** idem_claim.c, the shadow tables and the statements in idem_store.c.
+** idem_claim.c, idem_outcome.c and idem_commit.c, the options in
+** idem_options.c, the shadow tables and the statements in idem_store.c.
 **
 **   CREATE VIRTUAL TABLE calls USING idem;                 -- or
 **   CREATE VIRTUAL TABLE calls USING idem(local_failure=keep,
@@ -9638,10 +10154,11 @@ IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
 **
 ** Columns: key, member, who, conv, tool, args, kind, status, id, result,
 ** note, created, updated, and the hidden reply, reconcile, keyargs, owner,
-** expires and stale.
+** expires, stale, honours_key, sends and resend_at.
 **
-** The module stands on the rules of the claim (idem_claim.c: options,
-** INSERT, UPDATE, DELETE, COMMIT, the reply) and on the store
+** The module stands on the rules of the claim (idem_options.c: the
+** options; idem_claim.c: INSERT; idem_outcome.c: UPDATE, DELETE, the
+** reply; idem_commit.c: COMMIT) and on the store
 ** (idem_store.c: the shadow tables, the statements, the transaction's
 ** list of local claims); it calls the rules for everything a write may
 ** do, and the store for everything it reads.
@@ -9759,7 +10276,8 @@ static int idemInit(
       " kind TEXT, status TEXT, id, result, note TEXT, created TEXT,"
       " updated TEXT, reply TEXT HIDDEN, reconcile TEXT HIDDEN,"
       " keyargs TEXT HIDDEN, owner TEXT HIDDEN, expires TEXT HIDDEN,"
-      " stale INTEGER HIDDEN)");
+      " stale INTEGER HIDDEN, honours_key INTEGER HIDDEN,"
+      " sends INTEGER HIDDEN, resend_at TEXT HIDDEN)");
   if( rc!=SQLITE_OK ){
     idemVtabDbError(p, rc);
     goto fail;
@@ -9819,7 +10337,7 @@ static int idemBegin(sqlite3_vtab *pVtab){
 }
 
 static int idemSync(sqlite3_vtab *pVtab){
-  return idemClaimSync((IdemVtab*)pVtab);
+  return idemCommitSync((IdemVtab*)pVtab);
 }
 
 /* xCommit, after the pager's commit: an external claim's COMMIT in DELETE
@@ -10170,6 +10688,8 @@ static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
       case IDEM_COL_KEYARGS: iM = IDEM_M_KEYARGS; break;
       case IDEM_COL_OWNER:   iM = IDEM_M_OWNER;   break;
       case IDEM_COL_EXPIRES: iM = IDEM_M_EXPIRES; break;
+      case IDEM_COL_HONOURS: iM = IDEM_M_HONOURS; break;
+      case IDEM_COL_SENDS:   iM = IDEM_M_SENDS;   break;
     }
     if( iM>=0 ){
       if( pCur->pMain==0 || !sqlite3_stmt_busy(pCur->pMain)
@@ -10183,8 +10703,24 @@ static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
     case IDEM_COL_KEYARGS: return sqlite3_column_value(pCur->pStmt, IDEM_Q_KEYARGS);
     case IDEM_COL_OWNER:   return sqlite3_column_value(pCur->pStmt, IDEM_Q_OWNER);
     case IDEM_COL_EXPIRES: return sqlite3_column_value(pCur->pStmt, IDEM_Q_EXPIRES);
+    case IDEM_COL_HONOURS: return sqlite3_column_value(pCur->pStmt, IDEM_Q_HONOURS);
+    case IDEM_COL_SENDS:   return sqlite3_column_value(pCur->pStmt, IDEM_Q_SENDS);
   }
   return sqlite3_column_value(pCur->pStmt, IDEM_QCOL(iCol));
+}
+
+/*
+** The sends of the current row's call: the stored count, 1 for an
+** external call claimed before format 3 (its claim took it for sending
+** once), -1 for a local call (nothing is sent).
+*/
+static sqlite3_int64 idemCursorSends(IdemCursor *pCur){
+  sqlite3_value *pKind = idemCursorValue(pCur, IDEM_COL_KIND);
+  sqlite3_value *pSends = idemCursorValue(pCur, IDEM_COL_SENDS);
+  const char *zKind = pKind ? (const char*)sqlite3_value_text(pKind) : 0;
+  if( zKind==0 || strcmp(zKind, "external")!=0 ) return -1;
+  if( pSends==0 || sqlite3_value_type(pSends)!=SQLITE_INTEGER ) return 1;
+  return sqlite3_value_int64(pSends);
 }
 
 static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iCol){
@@ -10218,7 +10754,7 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
             sqlite3_column_value(pCur->pStmt, IDEM_QCOL(IDEM_COL_RESULT)),
             pStatus ? (const char*)sqlite3_value_text(pStatus) : 0,
             pNote ? (const char*)sqlite3_value_text(pNote) : 0,
-            &pCur->zReply);
+            idemCursorSends(pCur), &pCur->zReply);
         if( rc ) return rc;
       }
       sqlite3_result_text(ctx, pCur->zReply, -1, SQLITE_TRANSIENT);
@@ -10241,6 +10777,27 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
       sqlite3_result_int(ctx, bStale);
       return SQLITE_OK;
     }
+    case IDEM_COL_RESEND_AT: {
+      /* doc/contract.md §14: when the call may be taken for sending
+      ** again, or NULL if it never may. */
+      sqlite3_int64 iAt = -1;
+      sqlite3_value *pStatus = idemCursorValue(pCur, IDEM_COL_STATUS);
+      sqlite3_value *pKind = idemCursorValue(pCur, IDEM_COL_KIND);
+      sqlite3_value *pHon = idemCursorValue(pCur, IDEM_COL_HONOURS);
+      sqlite3_value *pUpd = idemCursorValue(pCur, IDEM_COL_UPDATED);
+      if( pStatus && pKind && pHon && pUpd ){
+        iAt = idemResendAt(&p->opt, (const char*)sqlite3_value_text(pStatus),
+            (const char*)sqlite3_value_text(pKind),
+            sqlite3_value_int(pHon)==1, idemCursorSends(pCur),
+            (const char*)sqlite3_value_text(pUpd));
+      }
+      if( iAt>=0 ){
+        char zAt[IDEM_TIME_LEN];
+        idemFormatTime(iAt, zAt);
+        sqlite3_result_text(ctx, zAt, -1, SQLITE_TRANSIENT);
+      }
+      return SQLITE_OK;
+    }
   }
   pVal = idemCursorValue(pCur, iCol);
   if( pVal ) sqlite3_result_value(ctx, pVal);
@@ -10249,7 +10806,7 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
 
 /*
 ** xUpdate: the rowid is idem's; everything else is a rule of the claim
-** (idem_claim.c).
+** (idem_claim.c, idem_outcome.c).
 */
 static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                       sqlite3_int64 *pRowid){
@@ -10265,7 +10822,7 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     if( rc!=SQLITE_OK ) return rc;
   }
   if( argc==1 ){
-    return idemClaimDelete(p, sqlite3_value_int64(argv[0]));
+    return idemOutcomeDelete(p, sqlite3_value_int64(argv[0]));
   }
   if( sqlite3_value_type(argv[0])==SQLITE_NULL ){
     if( sqlite3_value_type(argv[1])!=SQLITE_NULL ){
@@ -10280,7 +10837,7 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                   " UPDATE");
     return SQLITE_ERROR;
   }
-  return idemClaimUpdate(p, sqlite3_value_int64(argv[0]), aCol);
+  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), aCol);
 }
 
 #if SQLITE_VERSION_NUMBER>=3044000
@@ -10314,7 +10871,7 @@ static sqlite3_module idemModule = {
   idemBegin,            /* xBegin: durability read again; the slots */
   idemSync,             /* xSync:  track the local claims of the */
   idemCommit,           /* xCommit: transaction, which never commit */
-  idemRollback,         /* xRollback: pending (idemClaimSync()) */
+  idemRollback,         /* xRollback: pending (idemCommitSync()) */
   0,                    /* xFindFunction */
   idemRename,           /* xRename: rename the shadow table */
   idemSavepointSp,      /* xSavepoint */

@@ -122,7 +122,12 @@ func scanCall(s interface{ Scan(...any) error }) (Call, error) {
 
 // Get reads the call key; ErrNoCall when there is none.
 func (c *Calls) Get(ctx context.Context, key string) (Call, error) {
-	k, err := scanCall(c.db.QueryRowContext(ctx, "SELECT "+callColumns+" FROM "+c.q+" WHERE key = ? AND member = 0", key))
+	var k Call
+	err := c.onConn(ctx, func(ctx context.Context, cn *sql.Conn) error {
+		var err error
+		k, err = scanCall(cn.QueryRowContext(ctx, "SELECT "+callColumns+" FROM "+c.q+" WHERE key = ? AND member = 0", key))
+		return err
+	})
 	if err == sql.ErrNoRows {
 		return k, fmt.Errorf("%w: %s in %s", ErrNoCall, key, c.table)
 	}
@@ -146,20 +151,24 @@ func (c *Calls) List(ctx context.Context, status string, stale bool, limit int) 
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rows, err := c.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out []Call
-	for rows.Next() {
-		k, err := scanCall(rows)
+	err := c.onConn(ctx, func(ctx context.Context, cn *sql.Conn) error {
+		out = nil
+		rows, err := cn.QueryContext(ctx, q, args...)
 		if err != nil {
-			return out, err
+			return err
 		}
-		out = append(out, k)
-	}
-	return out, rows.Err()
+		defer rows.Close()
+		for rows.Next() {
+			k, err := scanCall(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, k)
+		}
+		return rows.Err()
+	})
+	return out, err
 }
 
 // TakeOver fences the pending external calls whose owner's lease has

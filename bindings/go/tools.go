@@ -41,10 +41,12 @@ func (c *Calls) prepare(ctx context.Context, tool, who, conv string, args any) (
 	}
 	p.args = string(b)
 	// The key and its header are the extension's (idem_key, idem_header).
-	err = c.db.QueryRowContext(ctx, "SELECT k, idem_header(k) FROM (SELECT idem_key(?, ?, ?, ?) AS k)",
-		who, conv, tool, p.args).Scan(&p.key, &p.header)
+	err = c.onConn(ctx, func(ctx context.Context, cn *sql.Conn) error {
+		return cn.QueryRowContext(ctx, "SELECT k, idem_header(k) FROM (SELECT idem_key(?, ?, ?, ?) AS k)",
+			who, conv, tool, p.args).Scan(&p.key, &p.header)
+	})
 	if err != nil {
-		return p, refused(fmt.Errorf("idem: the key of %s: %w", tool, err))
+		return p, fmt.Errorf("idem: the key of %s: %w", tool, refused(err))
 	}
 	if i := strings.Index(p.header, ": "); i >= 0 {
 		p.header = p.header[i+2:]
@@ -123,15 +125,28 @@ func (t *LocalTool[A, R]) attempt(pctx context.Context, p prepared, token string
 	var zero Outcome[R]
 	ctx, cancel := c.attemptCtx(withCall(pctx, p.key, token))
 	defer cancel()
-	tx, err := c.db.BeginTx(ctx, nil)
+	cn, err := c.db.Conn(ctx)
 	if err != nil {
 		return zero, err
 	}
-	open := true
+	tx, err := cn.BeginTx(ctx, nil)
+	if err != nil {
+		discard(cn)
+		return zero, err
+	}
+	bad := true
 	defer func() {
-		if open {
+		// The Tx ends (ROLLBACK: nothing to undo after our COMMIT), then
+		// its connection: discarded if it saw an error.  In the
+		// background: a driver's Rollback may ignore every deadline.
+		go func() {
 			tx.Rollback()
-		}
+			if bad {
+				discard(cn)
+			} else {
+				cn.Close()
+			}
+		}()
 	}()
 	res, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO "+c.q+
 		"(who, conv, tool, args, owner) VALUES(?, ?, ?, ?, ?)", p.who, p.conv, p.tool, p.args, token)
@@ -145,6 +160,7 @@ func (t *LocalTool[A, R]) attempt(pctx context.Context, p prepared, token string
 		if err != nil {
 			return zero, err
 		}
+		bad = false
 		if !ok {
 			return zero, errors.New("idem: the call was released meanwhile: try again")
 		}
@@ -198,7 +214,7 @@ func (t *LocalTool[A, R]) attempt(pctx context.Context, p prepared, token string
 		if err := commit(ctx, tx); err != nil {
 			return zero, err
 		}
-		open = false
+		bad = false
 		if kept {
 			return zero, callError(p.key, r, false, ferr)
 		}
@@ -217,10 +233,10 @@ func (t *LocalTool[A, R]) attempt(pctx context.Context, p prepared, token string
 		return zero, err
 	}
 	c.step(ctx, StepLocalCommit)
-	open = false
 	if err := commit(ctx, tx); err != nil {
 		return zero, err
 	}
+	bad = false
 	c.step(ctx, StepLocalCommitted)
 	return Outcome[R]{Result: v, ID: id, Key: p.key}, nil
 }
@@ -247,9 +263,14 @@ type ExternalTool[A, R any] struct {
 	calls *Calls
 	name  string
 	fn    ExternalFunc[A, R]
-	// HonoursKey declares that the target honours Idempotency-Key: a call
-	// whose outcome is unknown may then be resent with the same key, when
-	// the extension allows it (see Resend).
+	// HonoursKey declares that the target honours Idempotency-Key (it acts
+	// on a key once, and answers a repeat with its first answer): the
+	// claim sets honours_key = 1, and a call whose outcome is unknown (or
+	// pending under an owner gone stale) is sent again with the same key
+	// and the same request while the extension allows it (its resend_at,
+	// max_sends, resend_after: contract §14), by this call or a duplicate,
+	// within their deadline.  Left false, the table's option honours_key
+	// decides.
 	HonoursKey bool
 }
 
@@ -305,8 +326,10 @@ func (t *ExternalTool[A, R]) Call(ctx context.Context, who, conv string, args A)
 		}
 	}
 	out, err := t.send(ctx, p, token, args, 1)
-	if t.HonoursKey && errors.Is(err, ErrUnknown) {
-		return t.resend(ctx, p, args)
+	if errors.Is(err, ErrUnknown) {
+		if o, rerr := t.resend(ctx, p, args); rerr == nil || !errors.Is(rerr, ErrUnknown) {
+			return o, rerr
+		}
 	}
 	return out, err
 }
@@ -360,8 +383,10 @@ func (t *ExternalTool[A, R]) claim(ctx context.Context, p prepared, token string
 		c.ownClaims.Add(1)
 		return out, true, nil // our claim's COMMIT took effect; its answer was lost
 	}
-	if t.HonoursKey && (r.status == "unknown" || r.status == "pending") {
-		return out, false, errResend // the extension says whether, and when
+	if r.status == "unknown" || r.status == "pending" {
+		// A target that honours the key: the extension says whether, and
+		// when, it may be sent again (resend_at; NULL: it may not).
+		return out, false, errResend
 	}
 	out, err = replay[R](p.key, r)
 	return out, false, err
@@ -385,9 +410,11 @@ func (t *ExternalTool[A, R]) resend(ctx context.Context, p prepared, args A) (Ou
 		var r row
 		var wait sql.NullFloat64
 		var owner sql.NullString
-		err := c.db.QueryRowContext(ctx, "SELECT status, owner, reply, id, result,"+
-			" (julianday(resend_at) - julianday('now')) * 86400.0 FROM "+c.q+
-			" WHERE key = ? AND member = 0", p.key).Scan(&r.status, &owner, &r.reply, &r.id, &r.result, &wait)
+		err := c.onConn(ctx, func(ctx context.Context, cn *sql.Conn) error {
+			return cn.QueryRowContext(ctx, "SELECT status, owner, reply, id, result,"+
+				" (julianday(resend_at) - julianday('now')) * 86400.0 FROM "+c.q+
+				" WHERE key = ? AND member = 0", p.key).Scan(&r.status, &owner, &r.reply, &r.id, &r.result, &wait)
+		})
 		if err == sql.ErrNoRows {
 			return Outcome[R]{Key: p.key}, errors.New("idem: the call was released meanwhile: call again")
 		}
@@ -430,9 +457,12 @@ func (t *ExternalTool[A, R]) resend(ctx context.Context, p prepared, args A) (Ou
 		})
 		if errors.Is(err, ErrCommitUnknown) {
 			// Ours if the row is pending under our token: nothing sent yet.
-			r2, ok, rerr := c.read(ctx, c.db, p.key)
+			r2, ok, rerr := c.readFresh(ctx, p.key)
 			if rerr == nil && ok && r2.status == "pending" && r2.owner == token {
-				err, n = c.db.QueryRowContext(ctx, "SELECT sends FROM "+c.q+" WHERE key = ? AND member = 0", p.key).Scan(&sends), 1
+				err = c.onConn(ctx, func(ctx context.Context, cn *sql.Conn) error {
+					return cn.QueryRowContext(ctx, "SELECT sends FROM "+c.q+" WHERE key = ? AND member = 0", p.key).Scan(&sends)
+				})
+				n = 1
 			}
 		}
 		if err != nil || n != 1 {
@@ -527,7 +557,7 @@ func (t *ExternalTool[A, R]) send(ctx context.Context, p prepared, token string,
 		return out, a.err // ErrNotSent or ErrFenced, with the tool's error
 	}
 	if !o.done {
-		r, _, rerr := c.read(ctx, c.db, p.key)
+		r, _, rerr := c.readFresh(ctx, p.key)
 		if rerr != nil || r.status == "" {
 			return out, &CallError{Key: p.key, Status: "unknown", Err: a.err}
 		}
@@ -609,7 +639,7 @@ func (c *Calls) settle(ctx context.Context, o *owed) error {
 	}
 	// No row of ours, or a refusal ("already decided", "unknown outcome"):
 	// an earlier attempt of ours may have landed.  The row tells.
-	r, ok, rerr := c.read(ctx, c.db, o.key)
+	r, ok, rerr := c.readFresh(ctx, o.key)
 	if rerr != nil {
 		return rerr
 	}

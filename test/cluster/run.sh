@@ -267,6 +267,7 @@ check "5: held on the wire" held
 # ---- cluster 2: network namespaces, the leader cut off ---------------------
 phase "4: a partition"
 for i in 1 2 3; do kill_node $i; done
+SENDVIA=""                       # straight to the target, inside the namespaces
 NET=10.231.$(( $$ % 200 + 20 ))
 # make_net: the namespaces, a bridge in the hub, a veth pair to each node;
 # any step that fails (no CAP_NET_ADMIN, no veth or bridge support) fails it.

@@ -109,7 +109,7 @@ func TestDqliteNode(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), ": call already claimed (status: done)") {
 		t.Fatalf("the duplicate: %v", err)
 	}
-	if got := one(t, conn, "SELECT reply FROM calls WHERE key = idem_key("+call+")"); got != `{"id":7,"idempotent":true,"result":{"shipped":7},"status":"done"}` {
+	if got := one(t, conn, "SELECT reply FROM calls WHERE key = idem_key("+call+")"); got != `{"id":7,"idempotent":true,"result":{"shipped":7},"sends":1,"status":"done"}` {
 		t.Fatalf("replay: %s", got)
 	}
 	err = exec("SELECT idem_versioned('stock', 'ver')")
