@@ -67,6 +67,10 @@ func idOf(v any) any {
 func transient(ctx context.Context, err error) bool {
 	// An attempt's own deadline (AttemptTimeout) is transient: the
 	// call's context decides.
+	var ce *CallError
+	if errors.As(err, &ce) || errors.Is(err, ErrLost) || errors.Is(err, ErrNotSent) || errors.Is(err, ErrFenced) {
+		return false // the call's own outcome, not the database's trouble
+	}
 	return err != nil && ctx.Err() == nil && !isIdemError(err)
 }
 
