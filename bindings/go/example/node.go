@@ -229,7 +229,7 @@ func cmdNode(args []string) error {
 		switch out.Status {
 		case "pending", "unknown":
 			code = http.StatusConflict
-		case "error":
+		case "error", "retry":
 			code = http.StatusServiceUnavailable
 		case "fenced":
 			code = http.StatusGone // final: the target refuses this key

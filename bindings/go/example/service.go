@@ -35,7 +35,7 @@ type Call struct {
 
 // Outcome is what the service answers.
 type Outcome struct {
-	Status   string          `json:"status"` // won, replayed, pending, unknown, fenced, error
+	Status   string          `json:"status"` // won, replayed, pending, unknown, fenced, retry, error
 	Reply    json.RawMessage `json:"reply,omitempty"`
 	Own      bool            `json:"own,omitempty"` // our own lost COMMIT, found done
 	Sent     bool            `json:"sent,omitempty"`
@@ -104,8 +104,29 @@ func (s *Service) crash(ctx context.Context, point string) {
 	}
 }
 
-// Run runs call within ctx (crashAt: a test's kill point).
+// Run runs call within ctx (crashAt: a test's kill point), and answers
+// by ctx's deadline whatever the driver does (go-dqlite's connect loop
+// may overrun a deadline): past it, the call goes on in the background
+// and the answer is "retry" (its outcome is not known: send the same call
+// again, the claim decides).
 func (s *Service) Run(ctx context.Context, call Call, crashAt string) Outcome {
+	ch := make(chan Outcome, 1)
+	go func() { ch <- s.run(ctx, call, crashAt) }()
+	select {
+	case o := <-ch:
+		return o
+	case <-ctx.Done():
+		select {
+		case o := <-ch:
+			return o
+		case <-time.After(50 * time.Millisecond):
+		}
+		return Outcome{Status: "retry", Attempts: 1,
+			Error: "the deadline passed before the outcome was known: send the same call again, the claim decides"}
+	}
+}
+
+func (s *Service) run(ctx context.Context, call Call, crashAt string) Outcome {
 	ctx = context.WithValue(ctx, crashKey{}, crashAt)
 	var o idem.Outcome[Result]
 	var err error
@@ -131,6 +152,8 @@ func (s *Service) Run(ctx context.Context, call Call, crashAt string) Outcome {
 		out.Status = "pending"
 	case errors.Is(err, idem.ErrUnknown):
 		out.Status = "unknown"
+	case errors.Is(err, idem.ErrCommitUnknown), errors.Is(err, idem.ErrNotSent):
+		out.Status = "retry" // not "not done": the claim of the next one decides
 	default:
 		out.Status = "error"
 	}
