@@ -156,7 +156,7 @@ for p in $PORT $((PORT+1)) $((PORT+2)) $((PORT+10)) $((PORT+11)) $((PORT+12)) $(
   fi
 done
 
-"$EX" target -http "${TARGET#http://}" -delay 60 >>"$T/lo-target.log" 2>&1 & PIDS+=($!)
+"$EX" target -http "${TARGET#http://}" -delay 60 ${IDEM_CLUSTER_TARGET_FLAGS:-} >>"$T/lo-target.log" 2>&1 & PIDS+=($!)
 "$EX" hold -listen "${SENDVIA#http://}" -to "${TARGET#http://}" -control 127.0.0.1:$((PORT+23)) >>"$T/lo-hold.log" 2>&1 & PIDS+=($!)
 t=$(now)
 start_node 1; wait_up 1 || { not_ok "node 1 did not start"; finish; }

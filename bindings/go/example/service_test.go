@@ -36,7 +36,7 @@ func TestServiceOnNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	target := httptest.NewServer(targetHandler(0))
+	target := httptest.NewServer(targetHandler(0, false))
 	defer target.Close()
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(2 * time.Second) // a request held on the wire

@@ -33,15 +33,16 @@ func cmdTarget(args []string) error {
 	fs := flag.NewFlagSet("target", flag.ExitOnError)
 	addr := fs.String("http", "", "listen address")
 	delay := fs.Int("delay", 0, "answer after a random delay of up to MS milliseconds")
+	noFence := fs.Bool("no-fence", false, "answer /fence without fencing (the reconciler that took 'not seen' for 'not sent'): to see the harness catch it")
 	fs.Parse(args)
-	srv := &http.Server{Addr: *addr, Handler: targetHandler(*delay),
+	srv := &http.Server{Addr: *addr, Handler: targetHandler(*delay, *noFence),
 		ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 60 * time.Second}
 	return srv.ListenAndServe()
 }
 
 // targetHandler is the target: it honours Idempotency-Key (one shipment
 // per key), counts arrivals per key, and fences a key on /fence.
-func targetHandler(delay int) http.Handler {
+func targetHandler(delay int, noFence bool) http.Handler {
 	var mu sync.Mutex
 	keys := map[string]*keyStats{}
 	var shipments int64
@@ -97,7 +98,7 @@ func targetHandler(delay int) http.Handler {
 			k = &keyStats{}
 			keys[key] = k
 		}
-		if k.Shipment == 0 {
+		if k.Shipment == 0 && !noFence {
 			k.Fenced = true
 		}
 		json.NewEncoder(w).Encode(k)
