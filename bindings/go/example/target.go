@@ -36,7 +36,9 @@ func cmdTarget(args []string) error {
 	noFence := fs.Bool("no-fence", false, "answer /fence without fencing (the reconciler that took 'not seen' for 'not sent'): to see the harness catch it")
 	fs.Parse(args)
 	srv := &http.Server{Addr: *addr, Handler: targetHandler(*delay, *noFence),
-		ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 60 * time.Second}
+		// Longer than any hold of the test's queue on the wire: a held
+		// request must arrive, not be cut by the target.
+		ReadHeaderTimeout: 60 * time.Second, IdleTimeout: 60 * time.Second}
 	return srv.ListenAndServe()
 }
 
