@@ -107,6 +107,39 @@ func Local[A, R any](c *Calls, name string, fn LocalFunc[A, R]) *LocalTool[A, R]
 // duplicate of a call not done gets a *CallError: errors.Is(err,
 // ErrInProgress), ErrFailed.
 func (t *LocalTool[A, R]) Call(ctx context.Context, who, conv string, args A) (Outcome[R], error) {
+	return guard(ctx, func() (Outcome[R], error) { return t.call(ctx, who, conv, args) })
+}
+
+// guard answers by ctx's deadline whatever a driver does past it (a
+// connect loop, a Tx that ignores its context): f goes on in the
+// background, and the answer is ErrCommitUnknown: its outcome is not
+// known yet; call again, and the claim decides.
+func guard[R any](ctx context.Context, f func() (Outcome[R], error)) (Outcome[R], error) {
+	type res struct {
+		o   Outcome[R]
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		o, err := f()
+		ch <- res{o, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.o, r.err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(100 * time.Millisecond) // what is about to end, ends
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		return r.o, r.err
+	case <-t.C:
+		return Outcome[R]{}, &sentinelWrap{ErrCommitUnknown, fmt.Errorf("the deadline passed before the outcome was known: %w", ctx.Err())}
+	}
+}
+
+func (t *LocalTool[A, R]) call(ctx context.Context, who, conv string, args A) (Outcome[R], error) {
 	c := t.calls
 	p, err := c.prepare(ctx, t.name, who, conv, args)
 	if err != nil {
@@ -293,6 +326,10 @@ func External[A, R any](c *Calls, name string, fn ExternalFunc[A, R]) *ExternalT
 // answer was lost and cannot be confirmed before the deadline is
 // answered ErrNotSent: nothing was sent (its release is queued).
 func (t *ExternalTool[A, R]) Call(ctx context.Context, who, conv string, args A) (Outcome[R], error) {
+	return guard(ctx, func() (Outcome[R], error) { return t.call(ctx, who, conv, args) })
+}
+
+func (t *ExternalTool[A, R]) call(ctx context.Context, who, conv string, args A) (Outcome[R], error) {
 	c := t.calls
 	var zero Outcome[R]
 	p, err := c.prepare(ctx, t.name, who, conv, args)
@@ -506,6 +543,12 @@ type answer[R any] struct {
 // send runs fn and records what it answered; sends counts the sends made.
 func (t *ExternalTool[A, R]) send(ctx context.Context, p prepared, token string, args A, sends int) (Outcome[R], error) {
 	c := t.calls
+	if ctx.Err() != nil {
+		// The deadline passed before anything left: release the call.
+		c.owe(&owed{key: p.key, token: token, release: true,
+			note: "released by its owner: its deadline passed before the request left"})
+		return Outcome[R]{Key: p.key}, NotSent(ctx.Err())
+	}
 	ch := make(chan answer[R], 1)
 	stop := c.heartbeatWhile(p.key, token)
 	cctx := withCall(ctx, p.key, token)
