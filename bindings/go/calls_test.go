@@ -361,9 +361,9 @@ func TestReadmeProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(readme)
-	i := strings.Index(text, "<!-- first-tools")
+	i := strings.Index(text, "TestReadmeProgram (go test")
 	if i < 0 {
-		t.Fatal("README.md: no first-tools block")
+		t.Fatal("README.md: no block marked as TestReadmeProgram's")
 	}
 	text = text[i:]
 	text = text[strings.Index(text, "```go\n")+6:]
