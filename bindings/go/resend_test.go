@@ -111,6 +111,10 @@ func TestResendAfterDeadSender(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	live := openCalls(t, db, idem.Owner("live"))
 	retry := idem.External(live, "charge", func(ctx context.Context, key string, cents int) (string, error) {
+		// While the call is pending under the new sender, the old one
+		// wakes up and records: it must land nowhere.
+		close(stuck)
+		<-done
 		return target.charge(key)
 	})
 	retry.HonoursKey = true
@@ -120,8 +124,6 @@ func TestResendAfterDeadSender(t *testing.T) {
 	if err != nil || out.Sends != 2 {
 		t.Fatalf("the retry after the sender died: %+v %v", out, err)
 	}
-	close(stuck)
-	<-done
 	if !errors.Is(deadErr, idem.ErrLost) {
 		t.Fatalf("the dead sender's late record: %v", deadErr)
 	}
