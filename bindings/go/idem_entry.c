@@ -34,6 +34,16 @@ int idemGoInitReplicated(sqlite3*, char**, const sqlite3_api_routines*);
 
 /* The SQLite of the binary, bound by the final link (see above). */
 #pragma weak sqlite3_auto_extension
+#pragma weak sqlite3_config
+
+/* Present when the binary holds libdqlite (go-dqlite) and go-sqlite3
+** (one of its cgo exports): then one SQLite serves both, and go-dqlite's
+** init has set it to single-thread mode, unsafe for go-sqlite3's
+** connections on other threads. */
+extern int dqlite_node_create(void);
+extern void callbackTrampoline(void);
+#pragma weak dqlite_node_create
+#pragma weak callbackTrampoline
 
 /* 1 if db's main database is in one of dqlite's VFSes. */
 static int idemGoIsReplicated(sqlite3 *db, const sqlite3_api_routines *pApi){
@@ -61,5 +71,11 @@ static int idemGoInit(
 ** so calling this twice is harmless. */
 int idemGoRegister(void){
   if( sqlite3_auto_extension==0 ) return -1;
+  if( dqlite_node_create!=0 && callbackTrampoline!=0 && sqlite3_config!=0 ){
+    /* As GO_DQLITE_MULTITHREAD=1 would: multi-thread mode, while SQLite
+    ** is not initialized yet (Register runs first in main); once it is,
+    ** SQLite refuses the change (SQLITE_MISUSE), which changes nothing. */
+    sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+  }
   return sqlite3_auto_extension((void(*)(void))idemGoInit);
 }

@@ -14,8 +14,6 @@ import (
 	"database/sql"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -26,23 +24,6 @@ import (
 
 	idem "github.com/idem-sqlite/idem/bindings/go"
 )
-
-func TestMain(m *testing.M) {
-	if os.Getenv("GO_DQLITE_MULTITHREAD") != "1" {
-		cmd := exec.Command(os.Args[0], os.Args[1:]...)
-		cmd.Env = append(os.Environ(), "GO_DQLITE_MULTITHREAD=1")
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			if e, ok := err.(*exec.ExitError); ok {
-				os.Exit(e.ExitCode())
-			}
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
 
 type args struct {
 	N int `json:"n"`
