@@ -61,7 +61,7 @@ cleanup() {
   sleep 0.2
   for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  for n in hub n1 n2 n3; do ip netns del "$NS-$n" 2>/dev/null; done
+  for n in hub n1 n2 n3 qs; do ip netns del "$NS-$n" 2>/dev/null; done
   rm -rf "$T"
 }
 trap cleanup EXIT
@@ -264,6 +264,28 @@ else
 fi
 check "5: held on the wire" held
 
+# 6. doc/cluster.md's quick start, pasted as it is (its fixed ports, on a
+# loopback of its own: a network namespace; the node directories under
+# this run's scratch directory), with the binary built here.
+phase "6: the quick start of doc/cluster.md"
+QS=$NS-qs
+if ip netns add "$QS" 2>/dev/null && ip -n "$QS" link set lo up; then
+  awk '/^```sh$/ && prev ~ /not run: a three-node cluster/ {on=1; next} on && /^```$/ {exit} on {print} {prev=$0}' \
+    doc/cluster.md | sed -e 's#^make go .*##' -e "s#build/cluster/idem-example#$EX#" -e "s#/tmp/n#$T/qs-n#g" >"$T/qs.sh"
+  t=$(now)
+  timeout 120 ip netns exec "$QS" bash -e "$T/qs.sh" >"$T/qs.out" 2>"$T/qs.err"; rc=$?
+  for p in $(ip netns pids "$QS"); do kill -KILL "$p" 2>/dev/null; done
+  ip netns del "$QS"
+  won=$(grep -c '"status":"won"' "$T/qs.out"); rep=$(grep -c '"status":"replayed"' "$T/qs.out")
+  if [ $rc = 0 ] && [ "$won" = 2 ] && [ "$rep" = 1 ] && grep -q '"double first arrivals":0' "$T/qs.out"; then
+    ok "6: the quick start, pasted, in $(since "$t") s: won $won, replayed $rep; $(grep '^check:' "$T/qs.out")"
+  else
+    not_ok "6: the quick start (rc $rc): $(tr '\n' ' ' <"$T/qs.out") $(tail -3 "$T/qs.err" | tr '\n' ' ')"
+  fi
+else
+  echo "   skipped: no network namespace for the quick start's fixed ports (needs CAP_NET_ADMIN)"
+fi
+
 # ---- cluster 2: network namespaces, the leader cut off ---------------------
 phase "4: a partition"
 for i in 1 2 3; do kill_node $i; done
@@ -289,7 +311,7 @@ make_net() {
   done
 }
 if ! command -v ip >/dev/null || ! err=$(make_net 2>&1); then
-  for n in hub n1 n2 n3; do ip netns del "$NS-$n" 2>/dev/null; done
+  for n in hub n1 n2 n3 qs; do ip netns del "$NS-$n" 2>/dev/null; done
   echo "SKIPPED: 4 (partition): cannot make network namespaces and veth pairs here" \
        "(they need root, CAP_NET_ADMIN and CAP_SYS_ADMIN): ${err:-no ip command}" | head -c 400; echo
   finish
