@@ -411,3 +411,32 @@ func mattnVersion(t *testing.T) string {
 	t.Fatal("go.mod requires no go-sqlite3")
 	return ""
 }
+
+// A restarted node abandons the pending calls of its earlier run (same
+// owner name, another run): unknown at once, its name matched exactly
+// (n1's restart leaves n11's call alone, and its own new calls too).
+func TestAbandonEarlierRun(t *testing.T) {
+	db, old := open(t, idem.Owner("n1"), idem.Heartbeat(-1))
+	n11 := openCalls(t, db, idem.Owner("n11"), idem.Heartbeat(-1))
+	gate := make(chan struct{})
+	defer close(gate)
+	blocked := func(c *idem.Calls, conv string) {
+		go idem.External(c, "ship", func(ctx context.Context, key string, a int) (int, error) {
+			<-gate
+			return 1, nil
+		}).Call(context.Background(), "w", conv, 1)
+	}
+	blocked(old, "c-old")
+	blocked(n11, "c-n11")
+	restarted := openCalls(t, db, idem.Owner("n1"), idem.Heartbeat(-1))
+	blocked(restarted, "c-new")
+	time.Sleep(300 * time.Millisecond)
+	keys, err := restarted.Abandon(ctx5(t))
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("abandoned: %v %v", keys, err)
+	}
+	k, _ := restarted.Get(ctx5(t), keys[0])
+	if k.Status != "unknown" || k.Conv != "c-old" {
+		t.Fatalf("the call abandoned: %+v", k)
+	}
+}
