@@ -25,16 +25,23 @@
 package idem
 
 /*
-#cgo CFLAGS: -DSQLITE_CORE
-#cgo LDFLAGS: -lsqlite3 -lm
-#include <sqlite3.h>
+#cgo LDFLAGS: -lm
 int idemGoRegister(void);
 */
 import "C"
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 //go:generate sh amalgamate.sh
+
+// ErrNoSQLite: Register found no SQLite linked into the binary.  Import a
+// driver that carries one (github.com/mattn/go-sqlite3, or
+// github.com/canonical/go-dqlite), in the same binary.
+var ErrNoSQLite = errors.New("idem: this binary links no SQLite: import a driver that does" +
+	" (github.com/mattn/go-sqlite3, or github.com/canonical/go-dqlite's app or driver)")
 
 // Register makes every SQLite connection opened afterwards in this
 // process have idem's functions (idem_key, idem_canonical, idem_header,
@@ -42,8 +49,12 @@ import "fmt"
 // USING idem). Connections already open are not changed. Calling it again
 // does nothing.
 func Register() error {
-	if rc := C.idemGoRegister(); rc != C.SQLITE_OK {
-		return fmt.Errorf("idem: sqlite3_auto_extension: %s", C.GoString(C.sqlite3_errstr(rc)))
+	switch rc := C.idemGoRegister(); rc {
+	case 0:
+		return nil
+	case -1:
+		return ErrNoSQLite
+	default:
+		return fmt.Errorf("idem: sqlite3_auto_extension failed (SQLite result code %d)", int(rc))
 	}
-	return nil
 }

@@ -129,7 +129,7 @@ func cmdLoad(args []string) error {
 					if dt > sum.MaxAttemptS {
 						sum.MaxAttemptS = dt
 					}
-					ok := status == "won" || status == "replayed"
+					ok := status == "won" || status == "replayed" || status == "fenced"
 					if ok {
 						done[i] = true
 						sum.Successes = append(sum.Successes, [2]float64{float64(t0.UnixNano()) / 1e9, float64(time.Now().UnixNano()) / 1e9})

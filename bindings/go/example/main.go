@@ -7,6 +7,7 @@
 //	idem-example node   -name N -dir DIR -db ADDR [-join ADDR,...] -http ADDR -target URL [-faults]
 //	idem-example target -http ADDR [-delay MS]
 //	idem-example proxy  -listen ADDR -to ADDR -drop-every K [-hang]
+//	idem-example hold   -listen ADDR -to ADDR -control ADDR
 //	idem-example call   -cluster ADDR,... [-via ADDR=PROXY] -target URL -n N -prefix P
 //	idem-example load   -nodes URL,... -keys N -prefix P -workers W -deadline MS -budget S -out FILE
 //	idem-example check  -cluster ADDR,... -target URL -prefix P[,P...] [-loads FILE,...]
@@ -25,7 +26,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: idem-example node|target|proxy|call|load|check|leader [flags] (see main.go)")
+		fmt.Fprintln(os.Stderr, "usage: idem-example node|target|proxy|hold|call|load|check|leader [flags] (see main.go)")
 		os.Exit(2)
 	}
 	cmd, args := os.Args[1], os.Args[2:]
@@ -37,6 +38,8 @@ func main() {
 		err = cmdTarget(args)
 	case "proxy":
 		err = cmdProxy(args)
+	case "hold":
+		err = cmdHold(args)
 	case "call":
 		err = cmdCall(args)
 	case "load":

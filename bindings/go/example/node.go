@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -23,14 +24,12 @@ import (
 	"github.com/canonical/go-dqlite/client"
 	dqdriver "github.com/canonical/go-dqlite/driver"
 
-	"idem.example/idem"
+	idem "github.com/idem-sqlite/idem/bindings/go"
 )
 
-// The schema, made by any node at start (in a transaction: doc/cluster.md).
-var schema = []string{
-	"CREATE VIRTUAL TABLE IF NOT EXISTS calls USING idem",
-	"CREATE TABLE IF NOT EXISTS orders(id INTEGER PRIMARY KEY, k TEXT NOT NULL, owner TEXT NOT NULL)",
-}
+// The orders table, made by any node at start (in a transaction:
+// doc/cluster.md); idem.Open makes the claim table.
+const ordersSchema = "CREATE TABLE IF NOT EXISTS orders(id INTEGER PRIMARY KEY, k TEXT NOT NULL, owner TEXT NOT NULL)"
 
 // shuffled is a node store that hands the addresses out in a new random
 // order each time: go-dqlite 1.11 tries them in order, and a fixed order
@@ -90,120 +89,70 @@ func splitList(s string) []string {
 	return l
 }
 
-// setup makes the schema, retried until the deadline.
-func setup(ctx context.Context, s *Service) error {
+// setup makes the schema and opens the service, retried until the
+// deadline (a node may start before the cluster has a leader).
+func setup(ctx context.Context, db *sql.DB, node, target string, faults bool, log func(string, ...interface{})) (*Service, error) {
 	for {
-		err := s.attempt(ctx, func(ctx context.Context, c *sql.Conn) error {
-			_, err := inTx(ctx, c, func() error {
-				for _, q := range schema {
-					if _, err := exec(ctx, c, q); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			return err
-		})
-		if err == nil || !backoff(ctx, err) {
-			return err
-		}
-	}
-}
-
-// sweep: the pending calls of an earlier run of this node (its process
-// died holding them) become unknown: the request may have left.
-func (s *Service) sweep(ctx context.Context) (int, error) {
-	n := 0
-	err := s.attempt(ctx, func(ctx context.Context, c *sql.Conn) error {
-		rows, err := c.QueryContext(ctx, "SELECT who, conv, tool, args, owner FROM calls"+
-			" WHERE status = 'pending' AND member = 0 AND owner LIKE ? AND owner NOT LIKE ?",
-			s.Node+":%", s.Node+":"+s.Boot+":%")
-		if err != nil {
-			return err
-		}
-		var dead []settle
-		for rows.Next() {
-			var st settle
-			var args string
-			if err := rows.Scan(&st.call.Who, &st.call.Conv, &st.call.Tool, &args, &st.token); err != nil {
-				rows.Close()
+		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		err := func() error {
+			c, err := db.Conn(actx)
+			if err != nil {
 				return err
 			}
-			st.call.Args = json.RawMessage(args)
-			st.status = "failed"
-			st.note = "its owner " + st.token + " died holding it: the request may have left"
-			dead = append(dead, st)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, st := range dead {
-			s.queue(st)
-			n++
-		}
-		return nil
-	})
-	return n, err
-}
-
-// reconcile: this node's unknown calls (older than 3 s, so that no
-// request of theirs is still on its way) are decided by the target's
-// records: arrived (done, with the target's shipment) or not arrived
-// (released: a retry runs).
-func (s *Service) reconcile(ctx context.Context) error {
-	type unk struct {
-		key, owner string
-	}
-	var l []unk
-	err := s.attempt(ctx, func(ctx context.Context, c *sql.Conn) error {
-		rows, err := c.QueryContext(ctx, "SELECT key, owner FROM calls WHERE status = 'unknown' AND member = 0"+
-			" AND owner LIKE ? AND julianday(updated) < julianday('now') - 3.0/86400", s.Node+":%")
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var u unk
-			if err := rows.Scan(&u.key, &u.owner); err != nil {
-				return err
+			defer c.Close()
+			var n int
+			if err := c.QueryRowContext(actx, "SELECT count(*) FROM sqlite_schema WHERE name = 'orders'").Scan(&n); err != nil || n > 0 {
+				return err // there: nothing to do (a COMMIT whose answer was lost, too)
 			}
-			l = append(l, u)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return err
-	}
-	for _, u := range l {
-		a, err := arrivals(ctx, s.Target, u.key)
-		if err != nil {
-			return err
-		}
-		err = s.attempt(ctx, func(ctx context.Context, c *sql.Conn) error {
-			_, err := inTx(ctx, c, func() error {
-				if a.Arrivals > 0 {
-					_, err := exec(ctx, c, "UPDATE calls SET reconcile = 'arrived', id = ?, result = json_object('shipment', ?, 'by', 'reconciled'),"+
-						" note = 'reconciled: the target has it' WHERE key = ? AND member = 0 AND owner = ?",
-						a.Shipment, a.Shipment, u.key, u.owner)
+			for _, q := range []string{"BEGIN", ordersSchema, "COMMIT"} {
+				if _, err := c.ExecContext(actx, q); err != nil {
+					c.Raw(func(any) error { return driver.ErrBadConn })
 					return err
 				}
-				_, err := exec(ctx, c, "UPDATE calls SET reconcile = 'not_arrived' WHERE key = ? AND member = 0 AND owner = ?",
-					u.key, u.owner)
-				return err
-			})
-			return err
-		})
-		if err != nil {
-			return err
+			}
+			return nil
+		}()
+		var s *Service
+		if err == nil {
+			s, err = NewService(actx, db, node, target, faults, log)
 		}
-		verdict := "not_arrived"
-		if a.Arrivals > 0 {
-			verdict = "arrived"
+		cancel()
+		if err == nil {
+			return s, nil
 		}
-		s.Log("reconciled %s %s (owner %s)", u.key, verdict, u.owner)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	return nil
+}
+
+// duties: the owner's work in the background.  Calls left pending by an
+// earlier run of this node become unknown at once (Abandon: the node's
+// name matched exactly); calls of any owner whose lease lapsed (stale)
+// become unknown (TakeOver); unknown calls are reconciled with the target.
+func (s *Service) duties(target string) {
+	abandoned := false
+	for {
+		bctx, c := context.WithTimeout(context.Background(), 8*time.Second)
+		if !abandoned {
+			if keys, err := s.Calls.Abandon(bctx); err == nil {
+				abandoned = true
+				if len(keys) > 0 {
+					s.Log("abandon: %d pending calls of an earlier run marked unknown", len(keys))
+				}
+			}
+		}
+		if keys, err := s.Calls.TakeOver(bctx); err == nil && len(keys) > 0 {
+			s.Log("take-over: %d calls of lapsed owners marked unknown", len(keys))
+		}
+		if abandoned && target != "" {
+			s.reconcile(bctx)
+		}
+		c()
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 func cmdNode(args []string) error {
@@ -215,13 +164,13 @@ func cmdNode(args []string) error {
 	cluster := fs.String("cluster", "", "addresses of all nodes (for the service's driver)")
 	httpAddr := fs.String("http", "", "HTTP address of the service")
 	target := fs.String("target", "", "base URL of the outside target")
+	sendVia := fs.String("send-via", "", "base URL the requests to the target go through (a hold proxy); default -target")
 	faults := fs.Bool("faults", false, "honour X-Crash-At (tests only)")
 	fs.Parse(args)
 	if *name == "" || *dir == "" || *dbAddr == "" || *httpAddr == "" || *cluster == "" {
 		return fmt.Errorf("-name, -dir, -db, -cluster and -http are required")
 	}
 	logger := log.New(os.Stderr, *name+" ", log.Ltime|log.Lmicroseconds)
-	rand.Seed(time.Now().UnixNano())
 
 	// idem first: every SQLite connection the node opens will have it.
 	if err := idem.Register(); err != nil {
@@ -247,40 +196,19 @@ func cmdNode(args []string) error {
 	if err != nil {
 		return err
 	}
-	s := &Service{DB: db, Target: *target, Node: *name, Boot: strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
-		AttemptTimeout: 2 * time.Second, Faults: *faults, Log: logger.Printf}
-	if err := setup(ctx, s); err != nil {
+	s, err := setup(ctx, db, *name, *target, *faults, logger.Printf)
+	if err != nil {
 		return fmt.Errorf("schema: %w", err)
 	}
-	// The owner's duties, in the background: calls left pending by an
-	// earlier run become unknown; what this process owes is settled;
-	// this node's unknown calls are reconciled with the target.
-	go func() {
-		swept := false
-		for {
-			bctx, c := context.WithTimeout(context.Background(), 8*time.Second)
-			if !swept {
-				if n, err := s.sweep(bctx); err == nil {
-					swept = true
-					if n > 0 {
-						s.Log("sweep: %d pending calls of an earlier run marked unknown", n)
-					}
-				}
-			}
-			if s.Pending() > 0 {
-				s.settleOnce(bctx)
-			}
-			if swept && *target != "" {
-				s.reconcile(bctx)
-			}
-			c()
-			time.Sleep(500 * time.Millisecond)
-		}
-	}()
+	if *sendVia != "" {
+		s.Send = *sendVia
+	}
+	go s.duties(*target)
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/call", func(w http.ResponseWriter, r *http.Request) {
 		var call Call
+		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
 		if err := json.NewDecoder(r.Body).Decode(&call); err != nil || call.Who == "" || len(call.Args) == 0 {
 			http.Error(w, "a call is {\"who\", \"conv\", \"tool\", \"args\"}", http.StatusBadRequest)
 			return
@@ -292,44 +220,73 @@ func cmdNode(args []string) error {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
-		var out Outcome
-		switch call.Tool {
-		case "order":
-			out = s.Local(ctx, call, r.Header.Get("X-Crash-At"))
-		case "ship":
-			out = s.External(ctx, call, r.Header.Get("X-Crash-At"))
-		default:
+		if call.Tool != "order" && call.Tool != "ship" {
 			http.Error(w, "tool is order (local) or ship (external)", http.StatusBadRequest)
 			return
 		}
+		out := s.Run(ctx, call, r.Header.Get("X-Crash-At"))
 		code := http.StatusOK
 		switch out.Status {
 		case "pending", "unknown":
 			code = http.StatusConflict
-		case "error":
+		case "error", "retry":
 			code = http.StatusServiceUnavailable
+		case "fenced":
+			code = http.StatusGone // final: the target refuses this key
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
 		json.NewEncoder(w).Encode(out)
 	})
+	// /health: 200 only when the cluster has a leader with a quorum
+	// behind it (a read through the leader answers within 1 s: a leader
+	// cut off from the majority steps down, and the read fails), with
+	// what this process still owes its calls; 503 otherwise.
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "{\"owes\":%d}\n", s.Pending())
+		hctx, c := context.WithTimeout(r.Context(), time.Second)
+		defer c()
+		var pending int
+		err := db.QueryRowContext(hctx, "SELECT count(*) FROM calls WHERE status = 'pending'").Scan(&pending)
+		w.Header().Set("Content-Type", "application/json")
+		if err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "{\"quorum\":false,\"owes\":%d,\"error\":%q}\n", s.Pending(), err.Error())
+			return
+		}
+		fmt.Fprintf(w, "{\"quorum\":true,\"owes\":%d,\"pending\":%d}\n", s.Pending(), pending)
 	})
-	srv := &http.Server{Addr: *httpAddr, Handler: mux}
+	srv := &http.Server{Addr: *httpAddr, Handler: mux,
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 70 * time.Second, IdleTimeout: 60 * time.Second}
+	stopped := make(chan struct{})
 	go func() {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
 		<-ch
-		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+		// Graceful: stop accepting and finish the calls in flight (each
+		// ends by its deadline), record what is still owed, hand the
+		// leadership over, then stop.
+		logger.Printf("shutting down")
+		sctx, c := context.WithTimeout(context.Background(), 15*time.Second)
 		defer c()
 		srv.Shutdown(sctx)
+		close(stopped)
 	}()
 	logger.Printf("serving on %s, dqlite %s", *httpAddr, *dbAddr)
 	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
 		return err
 	}
+	<-stopped
+	cctx, c := context.WithTimeout(context.Background(), 10*time.Second)
+	defer c()
+	if err := s.Calls.Close(cctx); err != nil {
+		logger.Printf("%v: they stay pending under this run, and are taken over when their lease lapses", err)
+	}
+	if err := node.Handover(cctx); err != nil {
+		logger.Printf("handover: %v", err)
+	}
 	db.Close()
+	logger.Printf("stopped")
 	return node.Close()
 }
 

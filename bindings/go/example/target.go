@@ -21,6 +21,8 @@ import (
 )
 
 type keyStats struct {
+	Fenced   bool   `json:"fenced,omitempty"`  // refused for ever (see /fence)
+	Refused  int    `json:"refused,omitempty"` // arrivals refused by the fence
 	Arrivals int    `json:"arrivals"`
 	Firsts   int    `json:"firsts"`
 	Shipment int64  `json:"shipment"`
@@ -31,7 +33,18 @@ func cmdTarget(args []string) error {
 	fs := flag.NewFlagSet("target", flag.ExitOnError)
 	addr := fs.String("http", "", "listen address")
 	delay := fs.Int("delay", 0, "answer after a random delay of up to MS milliseconds")
+	noFence := fs.Bool("no-fence", false, "answer /fence without fencing (the reconciler that took 'not seen' for 'not sent'): to see the harness catch it")
 	fs.Parse(args)
+	srv := &http.Server{Addr: *addr, Handler: targetHandler(*delay, *noFence),
+		// Longer than any hold of the test's queue on the wire: a held
+		// request must arrive, not be cut by the target.
+		ReadHeaderTimeout: 60 * time.Second, IdleTimeout: 60 * time.Second}
+	return srv.ListenAndServe()
+}
+
+// targetHandler is the target: it honours Idempotency-Key (one shipment
+// per key), counts arrivals per key, and fences a key on /fence.
+func targetHandler(delay int, noFence bool) http.Handler {
 	var mu sync.Mutex
 	keys := map[string]*keyStats{}
 	var shipments int64
@@ -50,6 +63,12 @@ func cmdTarget(args []string) error {
 			keys[key] = k
 		}
 		k.Arrivals++
+		if k.Fenced {
+			k.Refused++
+			mu.Unlock()
+			http.Error(w, "fenced: this key is refused for ever", http.StatusConflict)
+			return
+		}
 		if r.Header.Get("X-Idem-Send") == "first" {
 			k.Firsts++
 		}
@@ -61,13 +80,30 @@ func cmdTarget(args []string) error {
 		}
 		id := k.Shipment
 		mu.Unlock()
-		if *delay > 0 {
-			time.Sleep(time.Duration(rand.Intn(*delay+1)) * time.Millisecond)
+		if delay > 0 {
+			time.Sleep(time.Duration(rand.Intn(delay+1)) * time.Millisecond)
 		}
 		if replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
 		}
 		fmt.Fprintf(w, "{\"shipment\":%d}\n", id)
+	})
+	// /fence?key=K: the reconciler's question.  A key with an effect
+	// answers it (arrived); any other key is fenced: refused from now on,
+	// so that a request still on its way never takes effect.
+	mux.HandleFunc("/fence", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		key := `"` + r.URL.Query().Get("key") + `"`
+		k := keys[key]
+		if k == nil {
+			k = &keyStats{}
+			keys[key] = k
+		}
+		if k.Shipment == 0 && !noFence {
+			k.Fenced = true
+		}
+		json.NewEncoder(w).Encode(k)
 	})
 	mux.HandleFunc("/arrivals", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
@@ -83,15 +119,16 @@ func cmdTarget(args []string) error {
 		defer mu.Unlock()
 		json.NewEncoder(w).Encode(keys)
 	})
-	return http.ListenAndServe(*addr, mux)
+	return mux
 }
 
 var getClient = &http.Client{Timeout: 3 * time.Second}
 
-// arrivals asks the target what arrived under key.
-func arrivals(ctx context.Context, target, key string) (keyStats, error) {
+// fence asks the target for the key's effect, fencing the key when it
+// has none.
+func fence(ctx context.Context, target, key string) (keyStats, error) {
 	var k keyStats
-	req, err := http.NewRequestWithContext(ctx, "GET", target+"/arrivals?key="+url.QueryEscape(key), nil)
+	req, err := http.NewRequestWithContext(ctx, "POST", target+"/fence?key="+url.QueryEscape(key), nil)
 	if err != nil {
 		return k, err
 	}

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+
+package idem
+
+// The operator's side: reading calls, reconciling them, and taking over
+// the calls of an owner whose lease lapsed.  Every rule is the
+// extension's: which verdict applies to which call, what is stale, what
+// is released; this file only writes the UPDATEs and reads the answers.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Verdict is what is known of an open call's request, from the target's
+// records (the table's reconcile column, doc/contract.md §5).
+type Verdict struct {
+	word   string
+	id     any
+	result json.RawMessage
+	note   *string
+}
+
+// Arrived: the target's records show the request: the call becomes done
+// with id and result (any JSON-able value; nil keeps the column).
+func Arrived(id any, result any) (Verdict, error) {
+	v := Verdict{word: "arrived", id: id}
+	if result != nil {
+		b, err := json.Marshal(result)
+		if err != nil {
+			return v, fmt.Errorf("idem: the result given to Arrived is not JSON: %w", err)
+		}
+		v.result = b
+	}
+	return v, nil
+}
+
+// NotArrived: the target's records show that the request never came,
+// and that it never will: say it only of a target that has fenced the
+// key (it refuses the key from now on), since a request may still be on
+// its way.  An unknown call is released; a pending one only if it is
+// stale (the extension decides).
+var NotArrived = Verdict{word: "not_arrived"}
+
+// NotSentVerdict: the request of a pending call never left (an operator
+// who knows): released.  Refused on an unknown call.
+var NotSentVerdict = Verdict{word: "not_sent"}
+
+// WithNote sets the note recorded with an Arrived verdict.
+func (v Verdict) WithNote(note string) Verdict { v.note = &note; return v }
+
+// String is the verdict's word in the table.
+func (v Verdict) String() string { return v.word }
+
+// Reconcile records v on the call key, in a transaction bounded by ctx.
+// ErrNoCall when no such call is claimed; the extension's refusal (a
+// decided call, a pending call not stale, not_sent on an unknown call)
+// as an error that matches ErrRefused, in its words.
+func (c *Calls) Reconcile(ctx context.Context, key string, v Verdict) error {
+	if v.word == "" {
+		return errors.New("idem: Reconcile: the verdict is empty: use Arrived(...), NotArrived or NotSentVerdict")
+	}
+	set, args := "reconcile = ?", []any{v.word}
+	if v.word == "arrived" {
+		if v.id != nil {
+			set, args = set+", id = ?", append(args, v.id)
+		}
+		if v.result != nil {
+			set, args = set+", result = ?", append(args, string(v.result))
+		}
+		if v.note != nil {
+			set, args = set+", note = ?", append(args, *v.note)
+		}
+	}
+	var n int64
+	err := c.inTx(ctx, func(cn *sql.Conn) error {
+		res, err := cn.ExecContext(ctx, "UPDATE "+c.q+" SET "+set+" WHERE key = ? AND member = 0", append(args, key)...)
+		if err != nil {
+			return refused(err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return fmt.Errorf("%w: %s in %s", ErrNoCall, key, c.table)
+	}
+	return nil
+}
+
+// Call is a call's main row, as an operator reads it.
+type Call struct {
+	Key, Who, Conv, Tool, Kind, Status, Owner, Note, Created, Updated string
+	Args, Result, Reply                                               json.RawMessage
+	ID                                                                any
+	Stale                                                             bool
+}
+
+const callColumns = "key, who, conv, tool, kind, status, owner, note, created, updated, args, result, reply, id, stale"
+
+func scanCall(s interface{ Scan(...any) error }) (Call, error) {
+	var k Call
+	var owner, note, result sql.NullString
+	var args, reply string
+	err := s.Scan(&k.Key, &k.Who, &k.Conv, &k.Tool, &k.Kind, &k.Status, &owner, &note,
+		&k.Created, &k.Updated, &args, &result, &reply, &k.ID, &k.Stale)
+	k.Owner, k.Note = owner.String, note.String
+	k.Args, k.Reply = json.RawMessage(args), json.RawMessage(reply)
+	if result.Valid {
+		k.Result = json.RawMessage(result.String)
+	}
+	if b, ok := k.ID.([]byte); ok {
+		k.ID = string(b)
+	}
+	return k, err
+}
+
+// Get reads the call key; ErrNoCall when there is none.
+func (c *Calls) Get(ctx context.Context, key string) (Call, error) {
+	var k Call
+	err := c.onConn(ctx, func(ctx context.Context, cn *sql.Conn) error {
+		var err error
+		k, err = scanCall(cn.QueryRowContext(ctx, "SELECT "+callColumns+" FROM "+c.q+" WHERE key = ? AND member = 0", key))
+		return err
+	})
+	if err == sql.ErrNoRows {
+		return k, fmt.Errorf("%w: %s in %s", ErrNoCall, key, c.table)
+	}
+	return k, err
+}
+
+// List reads the calls with status ("" for any), only the stale ones if
+// stale (pending calls whose owner has been quiet for the table's
+// stale_after), oldest first, at most limit (0: all).
+func (c *Calls) List(ctx context.Context, status string, stale bool, limit int) ([]Call, error) {
+	q := "SELECT " + callColumns + " FROM " + c.q + " WHERE member = 0"
+	var args []any
+	if status != "" {
+		q += " AND status = ?"
+		args = append(args, status)
+	}
+	if stale {
+		q += " AND stale = 1"
+	}
+	q += " ORDER BY updated"
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	var out []Call
+	err := c.onConn(ctx, func(ctx context.Context, cn *sql.Conn) error {
+		out = nil
+		rows, err := cn.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			k, err := scanCall(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, k)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// TakeOver fences the pending external calls whose owner's lease has
+// lapsed (stale: quiet for the table's stale_after; the extension
+// computes it at the UPDATE itself) and that this Calls does not own:
+// each becomes unknown (its request may have left), in one UPDATE that
+// names the old owner, so that the old owner's late record lands nowhere.
+// Unknown calls are then for Reconcile, ReconcileAll, or a resend when
+// their target honours the key.  It returns the keys taken over.
+func (c *Calls) TakeOver(ctx context.Context) ([]string, error) {
+	stale, err := c.List(ctx, "pending", true, 0)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, k := range stale {
+		if k.Kind != "external" || c.owns(k.Owner) {
+			continue
+		}
+		ok, err := c.fence(ctx, k, "stale = 1", "its owner's lease lapsed (owner "+k.Owner+")")
+		if err != nil {
+			return keys, err
+		}
+		if ok {
+			keys = append(keys, k.Key)
+		}
+	}
+	return keys, nil
+}
+
+// Abandon fences the pending external calls of an earlier run of this
+// owner (the same Owner name, another process): a restarted node's calls
+// whose request may have left.  The owner name is matched exactly (the
+// token's prefix up to its '/'), never by a pattern.
+func (c *Calls) Abandon(ctx context.Context) ([]string, error) {
+	pending, err := c.List(ctx, "pending", false, 0)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	mine := c.OwnerPrefix()
+	for _, k := range pending {
+		if k.Kind != "external" || len(k.Owner) <= len(mine) || k.Owner[:len(mine)] != mine || c.owns(k.Owner) {
+			continue
+		}
+		ok, err := c.fence(ctx, k, "1", "its owner ("+k.Owner+") restarted while the request may have been out")
+		if err != nil {
+			return keys, err
+		}
+		if ok {
+			keys = append(keys, k.Key)
+		}
+	}
+	return keys, nil
+}
+
+// owns: the token is one of this Calls' (this process, this run).
+func (c *Calls) owns(token string) bool {
+	p := c.OwnerPrefix() + c.boot + "/"
+	return len(token) > len(p) && token[:len(p)] == p
+}
+
+func (c *Calls) fence(ctx context.Context, k Call, cond, why string) (bool, error) {
+	var n int64
+	err := c.inTx(ctx, func(cn *sql.Conn) error {
+		res, err := cn.ExecContext(ctx, "UPDATE "+c.q+" SET status = 'failed', note = ?"+
+			" WHERE key = ? AND member = 0 AND owner = ? AND status = 'pending' AND "+cond,
+			note(why+": the request may have left"), k.Key, k.Owner)
+		if err != nil {
+			return refused(err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n == 1, err
+}
+
+// ReconcileAll asks ask about every unknown call (oldest first, at most
+// limit; 0: all) and records its verdict: Arrived when the target has the
+// key, NotArrived only when the target fenced the key (it refuses it from
+// now on); ok false keeps the call unknown.  It returns the verdicts
+// recorded by key; a refusal of one call does not stop the others.
+func (c *Calls) ReconcileAll(ctx context.Context, limit int, ask func(context.Context, Call) (v Verdict, ok bool, err error)) (map[string]string, error) {
+	unknown, err := c.List(ctx, "unknown", false, limit)
+	if err != nil {
+		return nil, err
+	}
+	done := map[string]string{}
+	var errs []error
+	for _, k := range unknown {
+		v, ok, err := ask(ctx, k)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", k.Key, err))
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if err := c.Reconcile(ctx, k.Key, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", k.Key, err))
+			continue
+		}
+		done[k.Key] = v.word
+	}
+	return done, errors.Join(errs...)
+}
