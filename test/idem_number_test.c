@@ -411,6 +411,12 @@ static int checkRandom(long nTest){
       ** is its own text with the 16th digit moved (step 3b, 3c) */
       bits = (bits & ~((uint64_t)0x7ff<<52)) | ((uint64_t)(1000 + (i/8)%94)<<52);
     }
+    if( (i&15)==7 ){
+      /* subnormal, or among the least normal doubles (step 3 rounds a
+      ** subnormal at a higher bit: the literals of these test it) */
+      bits = (bits & ~((uint64_t)0x7ff<<52)) | ((uint64_t)((i/16)%3)<<52);
+      if( (i&63)==7 ) bits &= ((uint64_t)1<<(i/64%52 + 1)) - 1;
+    }
     if( (i&31)==3 ){
       /* an integral value near 1e16 */
       memcpy(&v, &bits, 8);
