@@ -1551,6 +1551,33 @@ static int idemNumTiny17(int neg, const char *zM, char *zOut){
 }
 
 /*
+** A decimal of 20 significant digits or more, with no exponent and a
+** first digit that is not 0 (its '.' at z[iInt], iInt-neg <= 300): step 3
+** for its first 19 digits w and for w+1, both read at once (idemNumSwar16()
+** and 3 more), then step 5, when both give the same double (the literal
+** lies between them).  Returns -2 if not (the long way then).
+*/
+static int idemNumLong(const char *z, int n, int neg, int iInt, char *zOut){
+  char aBuf[24];
+  int k = iInt - neg;               /* digits before the '.' */
+  uint64_t w, m, m2;
+  int e, e2, q = k - 19;
+  if( k>=19 ){
+    memcpy(aBuf, z+neg, 19);
+  }else{
+    memcpy(aBuf, z+neg, (size_t)k);
+    memcpy(aBuf+k, z+iInt+1, (size_t)(19-k));
+  }
+  w = idemNumSwar16(idemNumLoad8(aBuf), idemNumLoad8(aBuf+8))*1000
+    + (uint64_t)(aBuf[16]-'0')*100 + (uint64_t)(aBuf[17]-'0')*10
+    + (uint64_t)(aBuf[18]-'0');
+  (void)n;
+  if( !idemNumEiselLemire(w, q, &m, &e) ) return -2;
+  if( !idemNumEiselLemire(w+1, q, &m2, &e2) || m2!=m || e2!=e ) return -2;
+  return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/*
 ** idemNumberCanonical() of every literal that step 3b does not take: the
 ** scan of step 1, then steps 2 to 5.
 */
@@ -1576,6 +1603,15 @@ static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
    && z[neg+20]=='3' && z[neg]!='0' ){
     i = idemNumTiny17(neg, z+neg, zOut);
     if( i>=0 ) return i;
+  }
+  if( n-neg>=21 && z[neg]!='0' ){
+    /* 20 digits or more with no exponent: idemNumLong() */
+    for(i=neg; i<n && z[i]>='0' && z[i]<='9'; i++){}
+    if( i<n && z[i]=='.' && i-neg<=300 && memchr(z+i, 'e', (size_t)(n-i))==0
+     && memchr(z+i, 'E', (size_t)(n-i))==0 ){
+      int r = idemNumLong(z, n, neg, i, zOut);
+      if( r>=0 ) return r;
+    }
   }
 
   /* Where the integer digits and the fraction digits end (a validated

@@ -288,6 +288,19 @@ static int checkLiterals(double v){
         }
       }
     }
+    /* 20 to 57 digits with no exponent, the first not 0 ("%.25f" of a
+    ** value of 1 or more, and 38 significant digits): the value's exact
+    ** digits, and one more digit than that changed, which do not read
+    ** back as an end of a 19-digit interval */
+    if( a>=1.0 && a<1e30 ){
+      snprintf(azLit[nLit++], 64, "%.25f", v);
+      snprintf(azLit[nLit++], 64, "%.38g", v);
+      snprintf(azLit[nLit], 64, "%.37g", v);
+      if( strchr(azLit[nLit], '.') && !strchr(azLit[nLit], 'e') ){
+        strcat(azLit[nLit], (n&1) ? "9" : "1");
+        nLit++;
+      }
+    }
     /* Python's repr() of an integral value below 1e16: "ddd.0" */
     if( a<1e17 && a==(double)(int64_t)a ){
       snprintf(azLit[nLit++], 64, "%.1f", v);
