@@ -1470,9 +1470,19 @@ static int idemJsonSortMembers(
     if( memchr(z, '\\', (size_t)nz)==0 ) continue;
     aT[i].z = zDec;
     for(k=0; k<nz; ){
-      int nEsc = 1;
-      *zDec++ = z[k]=='\\' ? (unsigned char)idemJsonUnescape(z+k, &nEsc) : z[k];
-      k += nEsc;
+      /* The bytes up to the next escape in one copy, then the escape's
+      ** value (a canonical text escapes only '"', '\\' and the control
+      ** characters: one byte each) */
+      const unsigned char *zEsc = memchr(z+k, '\\', (size_t)(nz-k));
+      sqlite3_int64 nRun = zEsc ? zEsc-(z+k) : nz-k;
+      int nEsc;
+      memcpy(zDec, z+k, (size_t)nRun);
+      zDec += nRun;
+      k += nRun;
+      if( k<nz ){
+        *zDec++ = (unsigned char)idemJsonUnescape(z+k, &nEsc);
+        k += nEsc;
+      }
     }
     aT[i].n = zDec - aT[i].z;
   }
