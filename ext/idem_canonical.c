@@ -882,7 +882,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** names that go on form a group at iOff+8.  When every key of a group is
 ** equal and every name goes on, the group's common prefix is measured at
 ** once (idemJsonGroupPrefix(), 32 bytes a step) and the keys are taken
-** after it.  Each byte of a name is so read a bounded number of times,
+** after it.  When every name that goes on has the same key and only a
+** few end within it (a prefix chain), a group of 32 or more is split
+** around its longest name instead (idemJsonPivot()).  Each byte of a name is so read a bounded number of times,
 ** and each member is sorted once per word that still ties it with
 ** another: the work is linear in the bytes that tell the names apart.
 **

@@ -71,8 +71,9 @@
 **    2 units of the halfway point; that happens with probability ~2^-73
 **    for random input, or on exact ties.  With more than 19 digits, x lies
 **    in [w*10^q, (w+1)*10^q) and the result is accepted when both ends
-**    round to the same double.  A result in the subnormal range, a result
-**    that may overflow and every undecided case go to step 4.
+**    round to the same double.  A subnormal result is rounded at the bit
+**    where its last one is, by the same test.  A result that may overflow
+**    and every undecided case go to step 4.
 **
 ** 3b. Already the shortest.  Most long literals were written by a shortest
 **    printer (JSON.stringify(), Python's repr()), so that their digits are
@@ -181,7 +182,10 @@
 ** elsewhere), the exponent's digits 4 at a time, and step 3 is written out
 ** for the test of step 3b.  Everything else, and every literal that steps
 ** 3b and 3c do not take, goes the long way (idemNumCanonicalSlow(), or
-** step 5 from the double).  The parser calls one of three entry points,
+** step 5 from the double); two shapes are taken at the long way's entry
+** before its scan: "%.17g" of a double below 1e-299 (idemNumTiny17()) and
+** a decimal of 20 digits or more (idemNumLong()), each read at once and
+** given to step 3, then step 5.  The parser calls one of three entry points,
 ** the same code compiled for one shape of literal each: a decimal with no
 ** exponent (idemNumberDecimal(): "%.17g" of most doubles, Python's and
 ** JSON.stringify()'s), a decimal with one (idemNumberDecimalExp()), and
