@@ -1361,15 +1361,19 @@ static int idemJsonSortNames(
       }
       if( bRaw && kEsc ) return SQLITE_MISUSE;
       if( bEnd && k>=32 ){
-        /* Do the names that go on past these 8 bytes all share them? */
-        uint64_t kGo = 0, kOr = 0, kAnd = ~(uint64_t)0;
+        /* Do the names that go on past these 8 bytes all share them?
+        ** (Most groups say no within their first few names.) */
+        int iGo = -1;
         for(i=0; i<k; i++){
-          uint64_t go = aT[r[i].iMem].n - iOff > 8 ? ~(uint64_t)0 : 0;
-          kGo |= go;
-          kOr |= r[i].iKey & go;
-          kAnd &= r[i].iKey | ~go;
+          if( aT[r[i].iMem].n - iOff > 8 ){
+            if( iGo<0 ){
+              iGo = i;
+            }else if( r[i].iKey!=r[iGo].iKey ){
+              break;
+            }
+          }
         }
-        bChain = kGo && kOr==kAnd;
+        bChain = iGo>=0 && i==k;
         if( bChain ) break;
       }
       if( kDiff || bEnd ) break;
