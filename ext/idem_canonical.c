@@ -882,7 +882,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** names that go on form a group at iOff+8.  When every key of a group is
 ** equal and every name goes on, the group's common prefix is measured at
 ** once (idemJsonGroupPrefix(), 32 bytes a step) and the keys are taken
-** after it.  Each byte of a name is so read a bounded number of times,
+** after it.  When every name that goes on has the same key and only a
+** few end within it (a prefix chain), a group of 32 or more is split
+** around its longest name instead (idemJsonPivot()).  Each byte of a name is so read a bounded number of times,
 ** and each member is sorted once per word that still ties it with
 ** another: the work is linear in the bytes that tell the names apart.
 **
@@ -1132,6 +1134,119 @@ static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
   }
 }
 
+/* The length of the prefix that a[0..n) and b[0..n) share. */
+static sqlite3_int64 idemJsonCommon(
+  const unsigned char *a,
+  const unsigned char *b,
+  sqlite3_int64 n
+){
+  sqlite3_int64 j = 0;
+  while( n-j>=32 ){
+    uint64_t a0, a1, a2, a3, b0, b1, b2, b3;
+    memcpy(&a0, a+j, 8);     memcpy(&b0, b+j, 8);
+    memcpy(&a1, a+j+8, 8);   memcpy(&b1, b+j+8, 8);
+    memcpy(&a2, a+j+16, 8);  memcpy(&b2, b+j+16, 8);
+    memcpy(&a3, a+j+24, 8);  memcpy(&b3, b+j+24, 8);
+    if( (a0^b0) | (a1^b1) | (a2^b2) | (a3^b3) ) break;
+    j += 32;
+  }
+  while( n-j>=8 && memcmp(a+j, b+j, 8)==0 ) j += 8;
+  while( j<n && a[j]==b[j] ) j++;
+  return j;
+}
+
+/* Keys of idemJsonPivot(): the pivot's, and the field of the offset. */
+#define IJ_PIVOT   ((uint64_t)1<<62)
+#define IJ_LCPMAX  (((uint64_t)1<<40) - 1)
+
+/*
+** A group r[0..k) (names equal in their first iOff bytes) in which every
+** name that goes on past the next 8 bytes has the same 8 bytes there, so
+** that a step of 8 bytes would only take out the few names that end
+** within them ("a", "aa", "aaa", ...: such steps would cost the group's
+** size for every 8 bytes of its longest name).  Instead every name is
+** compared with one, the pivot P (the longest), once, over the bytes
+** they share (idemJsonCommon(), 32 at a time): a name x that first
+** differs from P at byte L (x[L] or P[L] may be the end) comes before P
+** if x[L] < P[L], after it if not; those before are in the order of L,
+** then x[L]; those after in the reverse order of L, then x[L].  Each run
+** of names with the same L and x[L] is a group at L+1 (sorted by the
+** caller), two that both end at L are equal.  So a name costs its
+** shared bytes / 32 steps here plus its sort, and every group it goes
+** into next starts further on by at least one byte past the bytes read.
+** Returns SQLITE_MISUSE (bRaw: a backslash among the bytes read), else
+** SQLITE_OK; *pbEqual is set if two names are equal.
+*/
+static int idemJsonPivot(
+  const IdemJsonSortText *aT,
+  IdemJsonRank *r,
+  IdemJsonRank *aTmp,
+  int k,
+  sqlite3_int64 iOff,
+  IdemJsonGroup *aG,
+  int *pnG,
+  uint32_t iBase,             /* r's offset in the object's ranks */
+  int bRaw,
+  int *pbEqual
+){
+  const IdemJsonSortText *pP;
+  int i, j, iP = 0;
+  sqlite3_int64 nMax = 0;
+  for(i=0; i<k; i++){
+    if( aT[r[i].iMem].n>nMax ){
+      nMax = aT[r[i].iMem].n;
+      iP = i;
+    }
+  }
+  pP = &aT[r[iP].iMem];
+  if( bRaw && memchr(pP->z + iOff, '\\', (size_t)(pP->n - iOff)) ){
+    return SQLITE_MISUSE;
+  }
+  for(i=0; i<k; i++){
+    const IdemJsonSortText *t = &aT[r[i].iMem];
+    sqlite3_int64 m = t->n<pP->n ? t->n : pP->n, L;
+    unsigned int cx, cp;
+    if( i==iP ){
+      r[i].iKey = IJ_PIVOT;
+      continue;
+    }
+    L = iOff + idemJsonCommon(t->z + iOff, pP->z + iOff, m - iOff);
+    cx = L<t->n ? t->z[L] : 0;
+    cp = L<pP->n ? pP->z[L] : 0;
+    if( bRaw && cx=='\\' ) return SQLITE_MISUSE;
+    /* Lead bytes 0xee and 0xef go after 0xf0..0xf4; the end first */
+    if( L<t->n ) cx += 1 + (((cx & 0xfe)==0xee) ? 0x10 : 0);
+    if( L<pP->n ) cp += 1 + (((cp & 0xfe)==0xee) ? 0x10 : 0);
+    if( cx<cp ){
+      r[i].iKey = ((uint64_t)(L - iOff) << 9) | cx;
+    }else if( cx>cp ){
+      r[i].iKey = ((uint64_t)1<<63) | ((IJ_LCPMAX - (uint64_t)(L - iOff)) << 9) | cx;
+    }else{
+      r[i].iKey = IJ_PIVOT;           /* x is P: equal names */
+      *pbEqual = 1;
+    }
+  }
+  idemJsonSortRanks(r, aTmp, k);
+  for(i=0; i<k; i=j){
+    uint64_t x = r[i].iKey;
+    for(j=i+1; j<k && r[j].iKey==x; j++){}
+    if( j-i>1 ){
+      sqlite3_int64 L;
+      if( x==IJ_PIVOT || (x & 0x1ff)==0 ){
+        *pbEqual = 1;                 /* two names end at L alike */
+        continue;
+      }
+      L = (sqlite3_int64)((x>>9) & IJ_LCPMAX);
+      if( x>>63 ) L = (sqlite3_int64)IJ_LCPMAX - L;
+      aG[*pnG].iLo = iBase + (uint32_t)i;
+      aG[*pnG].iHi = iBase + (uint32_t)j;
+      aG[*pnG].iOff = (uint32_t)(iOff + L + 1);
+      (*pnG)++;
+    }
+  }
+  return SQLITE_OK;
+}
+
 /* The sort of idemJsonSortMembers(): first by the keys a[].iKey, then the
 ** groups that they tie by the names aT[0..n) (with bRaw, those of the
 ** groups are set here from zOut; without, all are set already).  The members in sorted order are left in aR[0..n).
@@ -1148,7 +1263,7 @@ static int idemJsonSortNames(
   IdemJsonGroup *aG,
   int bRaw
 ){
-  int i, j, nG = 0, bEqual = 0;
+  int i, j, nG = 0, bEqual = 0, bChain;
   uint64_t kDiff;
 
   /* First by the keys of idemJsonNameKey(), which order the names where
@@ -1228,7 +1343,10 @@ static int idemJsonSortNames(
     }
 
     /* The keys at iOff.  If they are all equal and no name ends within
-    ** them, the group's common prefix is passed over first. */
+    ** them, the group's common prefix is passed over first.  If all but
+    ** those of names that end within them are equal, a large group goes
+    ** to idemJsonPivot(). */
+    bChain = 0;
     for(;;){
       uint64_t kEsc = 0;
       int bEnd = 0;
@@ -1242,12 +1360,34 @@ static int idemJsonSortNames(
         bEnd |= t->n - iOff <= 8;
       }
       if( bRaw && kEsc ) return SQLITE_MISUSE;
+      if( bEnd && k>=32 ){
+        /* Do the names that go on past these 8 bytes all share them?
+        ** (Most groups say no within their first few names.) */
+        int iGo = -1;
+        for(i=0; i<k; i++){
+          if( aT[r[i].iMem].n - iOff > 8 ){
+            if( iGo<0 ){
+              iGo = i;
+            }else if( r[i].iKey!=r[iGo].iKey ){
+              break;
+            }
+          }
+        }
+        bChain = iGo>=0 && i==k;
+        if( bChain ) break;
+      }
       if( kDiff || bEnd ) break;
       j = (int)idemJsonGroupPrefix(aT, r, k, iOff+8);
       if( bRaw && memchr(aT[r[0].iMem].z + iOff + 8, '\\', j - iOff - 8) ){
         return SQLITE_MISUSE;
       }
       iOff = j;
+    }
+    if( bChain ){
+      int rc = idemJsonPivot(aT, r, aR + n + (r - aR), k, iOff, aG, &nG,
+                             (uint32_t)(r - aR), bRaw, &bEqual);
+      if( rc ) return rc;
+      continue;
     }
     idemJsonSortRanks(r, aR + n + (r - aR), k);
 
@@ -1336,9 +1476,19 @@ static int idemJsonSortMembers(
     if( memchr(z, '\\', (size_t)nz)==0 ) continue;
     aT[i].z = zDec;
     for(k=0; k<nz; ){
-      int nEsc = 1;
-      *zDec++ = z[k]=='\\' ? (unsigned char)idemJsonUnescape(z+k, &nEsc) : z[k];
-      k += nEsc;
+      /* The bytes up to the next escape in one copy, then the escape's
+      ** value (a canonical text escapes only '"', '\\' and the control
+      ** characters: one byte each) */
+      const unsigned char *zEsc = memchr(z+k, '\\', (size_t)(nz-k));
+      sqlite3_int64 nRun = zEsc ? zEsc-(z+k) : nz-k;
+      int nEsc;
+      memcpy(zDec, z+k, (size_t)nRun);
+      zDec += nRun;
+      k += nRun;
+      if( k<nz ){
+        *zDec++ = (unsigned char)idemJsonUnescape(z+k, &nEsc);
+        k += nEsc;
+      }
     }
     aT[i].n = zDec - aT[i].z;
   }

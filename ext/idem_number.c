@@ -71,8 +71,9 @@
 **    2 units of the halfway point; that happens with probability ~2^-73
 **    for random input, or on exact ties.  With more than 19 digits, x lies
 **    in [w*10^q, (w+1)*10^q) and the result is accepted when both ends
-**    round to the same double.  A result in the subnormal range, a result
-**    that may overflow and every undecided case go to step 4.
+**    round to the same double.  A subnormal result is rounded at the bit
+**    where its last one is, by the same test.  A result that may overflow
+**    and every undecided case go to step 4.
 **
 ** 3b. Already the shortest.  Most long literals were written by a shortest
 **    printer (JSON.stringify(), Python's repr()), so that their digits are
@@ -181,7 +182,10 @@
 ** elsewhere), the exponent's digits 4 at a time, and step 3 is written out
 ** for the test of step 3b.  Everything else, and every literal that steps
 ** 3b and 3c do not take, goes the long way (idemNumCanonicalSlow(), or
-** step 5 from the double).  The parser calls one of three entry points,
+** step 5 from the double); two shapes are taken at the long way's entry
+** before its scan: "%.17g" of a double below 1e-299 (idemNumTiny17()) and
+** a decimal of 20 digits or more (idemNumLong()), each read at once and
+** given to step 3, then step 5.  The parser calls one of three entry points,
 ** the same code compiled for one shape of literal each: a decimal with no
 ** exponent (idemNumberDecimal(): "%.17g" of most doubles, Python's and
 ** JSON.stringify()'s), a decimal with one (idemNumberDecimalExp()), and
@@ -1296,11 +1300,17 @@ IDEM_PRIVATE int idemNumberFormat(double v, char *zOut){
 /*
 ** Step 3: the double nearest to w*10^q, for 0 < w < 2^64 and
 ** IDEMNUM_POW10_MIN <= q <= 308, as m*2^e (m and e as in the IEEE layout
-** comment above).  Return 1 if that is certainly the correctly rounded
-** result, normal and finite.  Return 0 if not; m*2^e is then still within
+** comment above; a subnormal has e = IDEMNUM_EMIN and m < 2^52, and
+** idemNumBits() makes the bits of either).  Return 1 if that is certainly
+** the correctly rounded result, finite.  Return 0 if not; m*2^e is then still within
 ** a few units of the last place of it (clamped to the largest double),
 ** a starting point for idemNumBigCorrect().
 */
+static IDEMNUM_INLINE uint64_t idemNumBits(uint64_t m, int e){
+  /* e+1074 is the biased exponent less one, and m's bit 52 (set unless
+  ** subnormal) adds that one back. */
+  return ((uint64_t)(e+1074)<<52) + m;
+}
 static int idemNumEiselLemire(uint64_t w, int q, uint64_t *pM, int *pE){
   const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
   int lz = idemNumClz64(w);
@@ -1320,8 +1330,24 @@ static int idemNumEiselLemire(uint64_t w, int q, uint64_t *pM, int *pE){
   ** is undecided if those bits are half or just below half, as d might
   ** push them to half (a tie) or over it. */
   sh = 10 + (int)(uHi>>63);
-  m = uHi >> sh;
   e = sh + 1 + idemNumFloorLog2Pow10(q) - lz;
+  if( e<IDEMNUM_EMIN ){
+    /* Subnormal: the value is m*2^EMIN with fewer than 53 bits in m, so
+    ** the rounding bit is higher in U, EMIN-e bits up, and the same test
+    ** decides it (U is still less than 2 units short of the exact
+    ** product).  m may round up to 2^52, the least normal double, whose
+    ** bits are m as well.  Beyond 63 bits (below about 2^-1075, the
+    ** bound where everything rounds to 0 or to the least subnormal) it
+    ** is left to the exact comparison. */
+    sh += IDEMNUM_EMIN - e;
+    e = IDEMNUM_EMIN;
+    if( sh>63 ){
+      *pM = 0;
+      *pE = e;
+      return 0;
+    }
+  }
+  m = uHi >> sh;
   r = uHi & (((uint64_t)1<<sh) - 1);
   half = (uint64_t)1 << (sh-1);
   ok = !((r==half && uLo==0) || (r==half-1 && uLo==~(uint64_t)0));
@@ -1332,12 +1358,7 @@ static int idemNumEiselLemire(uint64_t w, int q, uint64_t *pM, int *pE){
       e++;
     }
   }
-  if( e<IDEMNUM_EMIN ){
-    /* Subnormal: left to the exact comparison. */
-    m = (IDEMNUM_EMIN - e < 64) ? m >> (IDEMNUM_EMIN - e) : 0;
-    e = IDEMNUM_EMIN;
-    ok = 0;
-  }else if( e>IDEMNUM_EMAX ){
+  if( e>IDEMNUM_EMAX ){
     /* Overflow, or close to it. */
     m = (IDEMNUM_HIDDEN<<1) - 1;
     e = IDEMNUM_EMAX;
@@ -1503,7 +1524,7 @@ static int idemNumDecimalToDouble(
     uint64_t m2;
     int e2;
     if( nDig<=19 || (idemNumEiselLemire(w+1, q, &m2, &e2) && m2==m && e2==e) ){
-      *pBits = ((uint64_t)(e+1075)<<52) | (m & (IDEMNUM_HIDDEN-1));
+      *pBits = idemNumBits(m, e);
       return 0;
     }
   }
@@ -1511,6 +1532,54 @@ static int idemNumDecimalToDouble(
 }
 
 #define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
+
+/*
+** "%.17g" of a double below 10^-299, subnormals included: the 17 digits
+** d.dddddddddddddddd and an exponent e-3NN, the sign not counted, as zM
+** holds them.  Their value w (read as step 3b reads it) goes to step 3,
+** which rounds a subnormal too, and the double to step 5: the long way's
+** scan, its digits gathered and its exact comparisons are not needed.
+** Returns -2 if step 3 does not decide (the long way then).
+*/
+static int idemNumTiny17(int neg, const char *zM, char *zOut){
+  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
+  uint64_t c1 = idemNumLoad8(zM+9);
+  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
+  int x10 = (zM[20]-'0')*100 + (zM[21]-'0')*10 + (zM[22]-'0'), e;
+  if( x10>324 || !idemNumEiselLemire(w, -x10-16, &m, &e) ) return -2;
+  if( m==0 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/*
+** A decimal of 20 significant digits or more, with no exponent and a
+** first digit that is not 0 (its '.' at z[iInt], iInt-neg <= 300): step 3
+** for its first 19 digits w and for w+1, both read at once (idemNumSwar16()
+** and 3 more), then step 5, when both give the same double (the literal
+** lies between them).  Returns -2 if not (the long way then).
+*/
+static int idemNumLong(const char *z, int n, int neg, int iInt, char *zOut){
+  char aBuf[24];
+  int k = iInt - neg;               /* digits before the '.' */
+  uint64_t w, m, m2;
+  int e, e2, q = k - 19;
+  if( k>=19 ){
+    memcpy(aBuf, z+neg, 19);
+  }else{
+    memcpy(aBuf, z+neg, (size_t)k);
+    memcpy(aBuf+k, z+iInt+1, (size_t)(19-k));
+  }
+  w = idemNumSwar16(idemNumLoad8(aBuf), idemNumLoad8(aBuf+8))*1000
+    + (uint64_t)(aBuf[16]-'0')*100 + (uint64_t)(aBuf[17]-'0')*10
+    + (uint64_t)(aBuf[18]-'0');
+  (void)n;
+  if( !idemNumEiselLemire(w, q, &m, &e) ) return -2;
+  if( !idemNumEiselLemire(w+1, q, &m2, &e2) || m2!=m || e2!=e ) return -2;
+  return idemNumFormatParts(neg, m, e, zOut);
+}
 
 /*
 ** idemNumberCanonical() of every literal that step 3b does not take: the
@@ -1533,6 +1602,21 @@ static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
   int64_t e10 = 0, L;
   uint64_t bits;
   double v;
+
+  if( n-neg==23 && z[neg+1]=='.' && z[neg+18]=='e' && z[neg+19]=='-'
+   && z[neg+20]=='3' && z[neg]!='0' ){
+    i = idemNumTiny17(neg, z+neg, zOut);
+    if( i>=0 ) return i;
+  }
+  if( n-neg>=21 && z[neg]!='0' ){
+    /* 20 digits or more with no exponent: idemNumLong() */
+    for(i=neg; i<n && z[i]>='0' && z[i]<='9'; i++){}
+    if( i<n && z[i]=='.' && i-neg<=300 && memchr(z+i, 'e', (size_t)(n-i))==0
+     && memchr(z+i, 'E', (size_t)(n-i))==0 ){
+      int r = idemNumLong(z, n, neg, i, zOut);
+      if( r>=0 ) return r;
+    }
+  }
 
   /* Where the integer digits and the fraction digits end (a validated
   ** literal: no checks needed). */
@@ -1615,7 +1699,7 @@ static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
     uint64_t m;
     int e;
     if( idemNumEiselLemire(w, (int)L - nDig + 1, &m, &e) ){
-      bits = ((uint64_t)(e+1075)<<52) | (m & (IDEMNUM_HIDDEN-1));
+      bits = idemNumBits(m, e);
       goto format;
     }
   }
@@ -2046,6 +2130,7 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
 ){
   return idemNumCanonical(z, n, iInt, iFrac, zOut, 0);
 }
+
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
   const char *z, int n,
   int iInt,

@@ -288,6 +288,19 @@ static int checkLiterals(double v){
         }
       }
     }
+    /* 20 to 57 digits with no exponent, the first not 0 ("%.25f" of a
+    ** value of 1 or more, and 38 significant digits): the value's exact
+    ** digits, and one more digit than that changed, which do not read
+    ** back as an end of a 19-digit interval */
+    if( a>=1.0 && a<1e30 ){
+      snprintf(azLit[nLit++], 64, "%.25f", v);
+      snprintf(azLit[nLit++], 64, "%.38g", v);
+      snprintf(azLit[nLit], 64, "%.37g", v);
+      if( strchr(azLit[nLit], '.') && !strchr(azLit[nLit], 'e') ){
+        strcat(azLit[nLit], (n&1) ? "9" : "1");
+        nLit++;
+      }
+    }
     /* Python's repr() of an integral value below 1e16: "ddd.0" */
     if( a<1e17 && a==(double)(int64_t)a ){
       snprintf(azLit[nLit++], 64, "%.1f", v);
@@ -410,6 +423,12 @@ static int checkRandom(long nTest){
       ** would (ddd.ddd, 0.000ddd): a non-shortest literal whose answer
       ** is its own text with the 16th digit moved (step 3b, 3c) */
       bits = (bits & ~((uint64_t)0x7ff<<52)) | ((uint64_t)(1000 + (i/8)%94)<<52);
+    }
+    if( (i&15)==7 ){
+      /* subnormal, or among the least normal doubles (step 3 rounds a
+      ** subnormal at a higher bit: the literals of these test it) */
+      bits = (bits & ~((uint64_t)0x7ff<<52)) | ((uint64_t)((i/16)%3)<<52);
+      if( (i&63)==7 ) bits &= ((uint64_t)1<<(i/64%52 + 1)) - 1;
     }
     if( (i&31)==3 ){
       /* an integral value near 1e16 */

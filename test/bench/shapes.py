@@ -120,7 +120,89 @@ def shape(name, r):
         return json.dumps({k: i for i, k in enumerate(ks)})
     if name == "tiny":
         return json.dumps({"q": "weather", "city": "Paris"})
+    if name == "subnormal \"%.17g\" doubles":
+        return subnormals(200, r)
+    if name == "40-digit decimals":
+        return decimals_40(100, r)
+    if name == "names, each a prefix of the next":
+        return prefix_chain(60, r)
+    if name == "names with a 200-byte prefix holding an escape":
+        return escaped_prefix(1000, r, 200)
+    if name == "names that sort otherwise in UTF-16":
+        return utf16_names(400, r)
+    if name == "names that sort otherwise in UTF-16, as \\u escapes":
+        return utf16_escaped(400, r)
     raise ValueError(name)
+
+
+# The shapes of issue 35, each also sized below.
+def subnormals(n, r):
+    """Doubles below 2^-1022 (subnormal), as C's "%.17g" prints them."""
+    return '{"v":[%s]}' % ",".join("%.17g" % (r.random() * 2.2250738585072014e-308)
+                                   for _ in range(n))
+
+
+def decimals_40(n, r):
+    """Decimals of 40 significant digits, the '.' anywhere among them."""
+    out = []
+    for _ in range(n):
+        d = str(r.randint(1, 9)) + "".join(r.choice("0123456789")
+                                           for _ in range(38)) + str(r.randint(1, 9))
+        k = r.randint(1, 39)
+        out.append(("-" if r.random() < 0.3 else "") + d[:k] + "." + d[k:])
+    return '{"v":[%s]}' % ",".join(out)
+
+
+def prefix_chain(n, r):
+    """n names, each a prefix of the next ("a", "aa", "aaa", ...), in
+    random order."""
+    ks = ["a" * i for i in range(1, n + 1)]
+    r.shuffle(ks)
+    return json.dumps({k: i for i, k in enumerate(ks)})
+
+
+def escaped_prefix(n, r, nPre=1000):
+    """n names sharing an nPre-byte prefix that holds one escape (a newline,
+    written \\n, in its middle), then 6 digits."""
+    p = "/srv/" + "p" * (nPre // 2 - 6) + "\n" + "q" * (nPre - nPre // 2 - 1)
+    ks = set()
+    while len(ks) < n:
+        ks.add("%s%06d" % (p, r.randint(0, 999999)))
+    ks = list(ks)
+    r.shuffle(ks)
+    return json.dumps({k: i for i, k in enumerate(ks)}, ensure_ascii=False)
+
+
+UTF16_CHARS = ([chr(c) for c in range(0xff21, 0xff3b)]         # fullwidth A-Z
+               + [chr(c) for c in range(0xe000, 0xe010)]       # private use
+               + [chr(c) for c in range(0x1f600, 0x1f620)]     # emoji
+               + [chr(c) for c in range(0x20000, 0x20010)]     # CJK ext. B
+               + [chr(c) for c in range(0x4e00, 0x4e10)])      # CJK
+
+
+def utf16_names(n, r, ascii=False):
+    """n names of characters from U+E000..U+FFFF and the astral planes
+    (and some CJK), whose UTF-16 order is not their code point order, in
+    random order: half of 6-24 characters, half of 2-5 after a shared
+    12-byte prefix; with ascii, as json.dumps() writes them by
+    default (\\u escapes, surrogate pairs for the astral ones)."""
+    ks = set()
+    while len(ks) < n // 2:
+        ks.add("".join(r.choice(UTF16_CHARS) for _ in range(r.randint(6, 24))))
+    ks = list(ks)
+    # and as many that share a 12-byte prefix, then 2-5 such characters
+    # (their order is decided beyond the first 8 bytes)
+    ks2 = set()
+    while len(ks2) < n - n // 2:
+        ks2.add("ユーザー" + "".join(r.choice(UTF16_CHARS)
+                                  for _ in range(r.randint(2, 5))))
+    ks += list(ks2)
+    r.shuffle(ks)
+    return json.dumps({k: i for i, k in enumerate(ks)}, ensure_ascii=ascii)
+
+
+def utf16_escaped(n, r):
+    return utf16_names(n, r, True)
 
 
 # ---------------------------------------------------------------- corpora
@@ -311,7 +393,19 @@ SIZED = [("names sharing a 1000-byte prefix, plus one short name", prefix_names,
          ("\"%.17g\" doubles (not the shortest)", doubles_17g,
           [50000, 100000, 200000, 400000], "numbers"),
          ("\"%.17g\" doubles with exponents (d.ddde+NN)", doubles_17g_exp,
-          [50000, 100000, 200000, 400000], "numbers")]
+          [50000, 100000, 200000, 400000], "numbers"),
+         ("subnormal \"%.17g\" doubles", subnormals,
+          [50000, 100000, 200000, 400000], "numbers"),
+         ("40-digit decimals", decimals_40,
+          [25000, 50000, 100000, 200000], "numbers"),
+         ("names, each a prefix of the next", prefix_chain,
+          [500, 1000, 2000, 4000], "names"),
+         ("names sharing a 1000-byte prefix holding an escape", escaped_prefix,
+          [1000, 2000, 4000, 8000], "names"),
+         ("names that sort otherwise in UTF-16", utf16_names,
+          [12500, 25000, 50000, 100000], "names"),
+         ("names that sort otherwise in UTF-16, as \\u escapes", utf16_escaped,
+          [12500, 25000, 50000, 100000], "names")]
 SIZED_BYTES = 8 << 20       # a sized row's documents: about this many bytes
 
 
@@ -321,10 +415,18 @@ SHAPES = ["long ASCII string", "array of objects", "integers",
           "mostly \\\" \\\\ \\n", "200 members, random order",
           "17-digit doubles", "doubles with exponents", "\"%.17g\" doubles",
           "\"%.17g\" doubles with exponents",
-          "900 deep, out of order", "names with a 200-byte prefix"]
+          "900 deep, out of order", "names with a 200-byte prefix",
+          "subnormal \"%.17g\" doubles", "40-digit decimals",
+          "names, each a prefix of the next",
+          "names with a 200-byte prefix holding an escape",
+          "names that sort otherwise in UTF-16",
+          "names that sort otherwise in UTF-16, as \\u escapes"]
 
 # Shapes of large documents: --docs divided by this, for a like total size.
-DIVIDE = {"900 deep, out of order": 20, "names with a 200-byte prefix": 200}
+DIVIDE = {"900 deep, out of order": 20, "names with a 200-byte prefix": 200,
+          "names with a 200-byte prefix holding an escape": 200,
+          "names that sort otherwise in UTF-16": 4,
+          "names that sort otherwise in UTF-16, as \\u escapes": 4}
 
 
 # The functions compared, each in the same scan.
