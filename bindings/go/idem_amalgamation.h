@@ -852,8 +852,9 @@ SQLITE_EXTENSION_INIT1
 **    2 units of the halfway point; that happens with probability ~2^-73
 **    for random input, or on exact ties.  With more than 19 digits, x lies
 **    in [w*10^q, (w+1)*10^q) and the result is accepted when both ends
-**    round to the same double.  A result in the subnormal range, a result
-**    that may overflow and every undecided case go to step 4.
+**    round to the same double.  A subnormal result is rounded at the bit
+**    where its last one is, by the same test.  A result that may overflow
+**    and every undecided case go to step 4.
 **
 ** 3b. Already the shortest.  Most long literals were written by a shortest
 **    printer (JSON.stringify(), Python's repr()), so that their digits are
@@ -962,7 +963,10 @@ SQLITE_EXTENSION_INIT1
 ** elsewhere), the exponent's digits 4 at a time, and step 3 is written out
 ** for the test of step 3b.  Everything else, and every literal that steps
 ** 3b and 3c do not take, goes the long way (idemNumCanonicalSlow(), or
-** step 5 from the double).  The parser calls one of three entry points,
+** step 5 from the double); two shapes are taken at the long way's entry
+** before its scan: "%.17g" of a double below 1e-299 (idemNumTiny17()) and
+** a decimal of 20 digits or more (idemNumLong()), each read at once and
+** given to step 3, then step 5.  The parser calls one of three entry points,
 ** the same code compiled for one shape of literal each: a decimal with no
 ** exponent (idemNumberDecimal(): "%.17g" of most doubles, Python's and
 ** JSON.stringify()'s), a decimal with one (idemNumberDecimalExp()), and
@@ -2077,11 +2081,17 @@ IDEM_PRIVATE int idemNumberFormat(double v, char *zOut){
 /*
 ** Step 3: the double nearest to w*10^q, for 0 < w < 2^64 and
 ** IDEMNUM_POW10_MIN <= q <= 308, as m*2^e (m and e as in the IEEE layout
-** comment above).  Return 1 if that is certainly the correctly rounded
-** result, normal and finite.  Return 0 if not; m*2^e is then still within
+** comment above; a subnormal has e = IDEMNUM_EMIN and m < 2^52, and
+** idemNumBits() makes the bits of either).  Return 1 if that is certainly
+** the correctly rounded result, finite.  Return 0 if not; m*2^e is then still within
 ** a few units of the last place of it (clamped to the largest double),
 ** a starting point for idemNumBigCorrect().
 */
+static IDEMNUM_INLINE uint64_t idemNumBits(uint64_t m, int e){
+  /* e+1074 is the biased exponent less one, and m's bit 52 (set unless
+  ** subnormal) adds that one back. */
+  return ((uint64_t)(e+1074)<<52) + m;
+}
 static int idemNumEiselLemire(uint64_t w, int q, uint64_t *pM, int *pE){
   const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
   int lz = idemNumClz64(w);
@@ -2101,8 +2111,24 @@ static int idemNumEiselLemire(uint64_t w, int q, uint64_t *pM, int *pE){
   ** is undecided if those bits are half or just below half, as d might
   ** push them to half (a tie) or over it. */
   sh = 10 + (int)(uHi>>63);
-  m = uHi >> sh;
   e = sh + 1 + idemNumFloorLog2Pow10(q) - lz;
+  if( e<IDEMNUM_EMIN ){
+    /* Subnormal: the value is m*2^EMIN with fewer than 53 bits in m, so
+    ** the rounding bit is higher in U, EMIN-e bits up, and the same test
+    ** decides it (U is still less than 2 units short of the exact
+    ** product).  m may round up to 2^52, the least normal double, whose
+    ** bits are m as well.  Beyond 63 bits (below about 2^-1075, the
+    ** bound where everything rounds to 0 or to the least subnormal) it
+    ** is left to the exact comparison. */
+    sh += IDEMNUM_EMIN - e;
+    e = IDEMNUM_EMIN;
+    if( sh>63 ){
+      *pM = 0;
+      *pE = e;
+      return 0;
+    }
+  }
+  m = uHi >> sh;
   r = uHi & (((uint64_t)1<<sh) - 1);
   half = (uint64_t)1 << (sh-1);
   ok = !((r==half && uLo==0) || (r==half-1 && uLo==~(uint64_t)0));
@@ -2113,12 +2139,7 @@ static int idemNumEiselLemire(uint64_t w, int q, uint64_t *pM, int *pE){
       e++;
     }
   }
-  if( e<IDEMNUM_EMIN ){
-    /* Subnormal: left to the exact comparison. */
-    m = (IDEMNUM_EMIN - e < 64) ? m >> (IDEMNUM_EMIN - e) : 0;
-    e = IDEMNUM_EMIN;
-    ok = 0;
-  }else if( e>IDEMNUM_EMAX ){
+  if( e>IDEMNUM_EMAX ){
     /* Overflow, or close to it. */
     m = (IDEMNUM_HIDDEN<<1) - 1;
     e = IDEMNUM_EMAX;
@@ -2284,7 +2305,7 @@ static int idemNumDecimalToDouble(
     uint64_t m2;
     int e2;
     if( nDig<=19 || (idemNumEiselLemire(w+1, q, &m2, &e2) && m2==m && e2==e) ){
-      *pBits = ((uint64_t)(e+1075)<<52) | (m & (IDEMNUM_HIDDEN-1));
+      *pBits = idemNumBits(m, e);
       return 0;
     }
   }
@@ -2292,6 +2313,54 @@ static int idemNumDecimalToDouble(
 }
 
 #define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
+
+/*
+** "%.17g" of a double below 10^-299, subnormals included: the 17 digits
+** d.dddddddddddddddd and an exponent e-3NN, the sign not counted, as zM
+** holds them.  Their value w (read as step 3b reads it) goes to step 3,
+** which rounds a subnormal too, and the double to step 5: the long way's
+** scan, its digits gathered and its exact comparisons are not needed.
+** Returns -2 if step 3 does not decide (the long way then).
+*/
+static int idemNumTiny17(int neg, const char *zM, char *zOut){
+  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
+  uint64_t c1 = idemNumLoad8(zM+9);
+  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
+  int x10 = (zM[20]-'0')*100 + (zM[21]-'0')*10 + (zM[22]-'0'), e;
+  if( x10>324 || !idemNumEiselLemire(w, -x10-16, &m, &e) ) return -2;
+  if( m==0 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/*
+** A decimal of 20 significant digits or more, with no exponent and a
+** first digit that is not 0 (its '.' at z[iInt], iInt-neg <= 300): step 3
+** for its first 19 digits w and for w+1, both read at once (idemNumSwar16()
+** and 3 more), then step 5, when both give the same double (the literal
+** lies between them).  Returns -2 if not (the long way then).
+*/
+static int idemNumLong(const char *z, int n, int neg, int iInt, char *zOut){
+  char aBuf[24];
+  int k = iInt - neg;               /* digits before the '.' */
+  uint64_t w, m, m2;
+  int e, e2, q = k - 19;
+  if( k>=19 ){
+    memcpy(aBuf, z+neg, 19);
+  }else{
+    memcpy(aBuf, z+neg, (size_t)k);
+    memcpy(aBuf+k, z+iInt+1, (size_t)(19-k));
+  }
+  w = idemNumSwar16(idemNumLoad8(aBuf), idemNumLoad8(aBuf+8))*1000
+    + (uint64_t)(aBuf[16]-'0')*100 + (uint64_t)(aBuf[17]-'0')*10
+    + (uint64_t)(aBuf[18]-'0');
+  (void)n;
+  if( !idemNumEiselLemire(w, q, &m, &e) ) return -2;
+  if( !idemNumEiselLemire(w+1, q, &m2, &e2) || m2!=m || e2!=e ) return -2;
+  return idemNumFormatParts(neg, m, e, zOut);
+}
 
 /*
 ** idemNumberCanonical() of every literal that step 3b does not take: the
@@ -2314,6 +2383,21 @@ static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
   int64_t e10 = 0, L;
   uint64_t bits;
   double v;
+
+  if( n-neg==23 && z[neg+1]=='.' && z[neg+18]=='e' && z[neg+19]=='-'
+   && z[neg+20]=='3' && z[neg]!='0' ){
+    i = idemNumTiny17(neg, z+neg, zOut);
+    if( i>=0 ) return i;
+  }
+  if( n-neg>=21 && z[neg]!='0' ){
+    /* 20 digits or more with no exponent: idemNumLong() */
+    for(i=neg; i<n && z[i]>='0' && z[i]<='9'; i++){}
+    if( i<n && z[i]=='.' && i-neg<=300 && memchr(z+i, 'e', (size_t)(n-i))==0
+     && memchr(z+i, 'E', (size_t)(n-i))==0 ){
+      int r = idemNumLong(z, n, neg, i, zOut);
+      if( r>=0 ) return r;
+    }
+  }
 
   /* Where the integer digits and the fraction digits end (a validated
   ** literal: no checks needed). */
@@ -2396,7 +2480,7 @@ static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
     uint64_t m;
     int e;
     if( idemNumEiselLemire(w, (int)L - nDig + 1, &m, &e) ){
-      bits = ((uint64_t)(e+1075)<<52) | (m & (IDEMNUM_HIDDEN-1));
+      bits = idemNumBits(m, e);
       goto format;
     }
   }
@@ -2827,6 +2911,7 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
 ){
   return idemNumCanonical(z, n, iInt, iFrac, zOut, 0);
 }
+
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
   const char *z, int n,
   int iInt,
@@ -4289,7 +4374,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** names that go on form a group at iOff+8.  When every key of a group is
 ** equal and every name goes on, the group's common prefix is measured at
 ** once (idemJsonGroupPrefix(), 32 bytes a step) and the keys are taken
-** after it.  Each byte of a name is so read a bounded number of times,
+** after it.  When every name that goes on has the same key and only a
+** few end within it (a prefix chain), a group of 32 or more is split
+** around its longest name instead (idemJsonPivot()).  Each byte of a name is so read a bounded number of times,
 ** and each member is sorted once per word that still ties it with
 ** another: the work is linear in the bytes that tell the names apart.
 **
@@ -4539,6 +4626,119 @@ static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
   }
 }
 
+/* The length of the prefix that a[0..n) and b[0..n) share. */
+static sqlite3_int64 idemJsonCommon(
+  const unsigned char *a,
+  const unsigned char *b,
+  sqlite3_int64 n
+){
+  sqlite3_int64 j = 0;
+  while( n-j>=32 ){
+    uint64_t a0, a1, a2, a3, b0, b1, b2, b3;
+    memcpy(&a0, a+j, 8);     memcpy(&b0, b+j, 8);
+    memcpy(&a1, a+j+8, 8);   memcpy(&b1, b+j+8, 8);
+    memcpy(&a2, a+j+16, 8);  memcpy(&b2, b+j+16, 8);
+    memcpy(&a3, a+j+24, 8);  memcpy(&b3, b+j+24, 8);
+    if( (a0^b0) | (a1^b1) | (a2^b2) | (a3^b3) ) break;
+    j += 32;
+  }
+  while( n-j>=8 && memcmp(a+j, b+j, 8)==0 ) j += 8;
+  while( j<n && a[j]==b[j] ) j++;
+  return j;
+}
+
+/* Keys of idemJsonPivot(): the pivot's, and the field of the offset. */
+#define IJ_PIVOT   ((uint64_t)1<<62)
+#define IJ_LCPMAX  (((uint64_t)1<<40) - 1)
+
+/*
+** A group r[0..k) (names equal in their first iOff bytes) in which every
+** name that goes on past the next 8 bytes has the same 8 bytes there, so
+** that a step of 8 bytes would only take out the few names that end
+** within them ("a", "aa", "aaa", ...: such steps would cost the group's
+** size for every 8 bytes of its longest name).  Instead every name is
+** compared with one, the pivot P (the longest), once, over the bytes
+** they share (idemJsonCommon(), 32 at a time): a name x that first
+** differs from P at byte L (x[L] or P[L] may be the end) comes before P
+** if x[L] < P[L], after it if not; those before are in the order of L,
+** then x[L]; those after in the reverse order of L, then x[L].  Each run
+** of names with the same L and x[L] is a group at L+1 (sorted by the
+** caller), two that both end at L are equal.  So a name costs its
+** shared bytes / 32 steps here plus its sort, and every group it goes
+** into next starts further on by at least one byte past the bytes read.
+** Returns SQLITE_MISUSE (bRaw: a backslash among the bytes read), else
+** SQLITE_OK; *pbEqual is set if two names are equal.
+*/
+static int idemJsonPivot(
+  const IdemJsonSortText *aT,
+  IdemJsonRank *r,
+  IdemJsonRank *aTmp,
+  int k,
+  sqlite3_int64 iOff,
+  IdemJsonGroup *aG,
+  int *pnG,
+  uint32_t iBase,             /* r's offset in the object's ranks */
+  int bRaw,
+  int *pbEqual
+){
+  const IdemJsonSortText *pP;
+  int i, j, iP = 0;
+  sqlite3_int64 nMax = 0;
+  for(i=0; i<k; i++){
+    if( aT[r[i].iMem].n>nMax ){
+      nMax = aT[r[i].iMem].n;
+      iP = i;
+    }
+  }
+  pP = &aT[r[iP].iMem];
+  if( bRaw && memchr(pP->z + iOff, '\\', (size_t)(pP->n - iOff)) ){
+    return SQLITE_MISUSE;
+  }
+  for(i=0; i<k; i++){
+    const IdemJsonSortText *t = &aT[r[i].iMem];
+    sqlite3_int64 m = t->n<pP->n ? t->n : pP->n, L;
+    unsigned int cx, cp;
+    if( i==iP ){
+      r[i].iKey = IJ_PIVOT;
+      continue;
+    }
+    L = iOff + idemJsonCommon(t->z + iOff, pP->z + iOff, m - iOff);
+    cx = L<t->n ? t->z[L] : 0;
+    cp = L<pP->n ? pP->z[L] : 0;
+    if( bRaw && cx=='\\' ) return SQLITE_MISUSE;
+    /* Lead bytes 0xee and 0xef go after 0xf0..0xf4; the end first */
+    if( L<t->n ) cx += 1 + (((cx & 0xfe)==0xee) ? 0x10 : 0);
+    if( L<pP->n ) cp += 1 + (((cp & 0xfe)==0xee) ? 0x10 : 0);
+    if( cx<cp ){
+      r[i].iKey = ((uint64_t)(L - iOff) << 9) | cx;
+    }else if( cx>cp ){
+      r[i].iKey = ((uint64_t)1<<63) | ((IJ_LCPMAX - (uint64_t)(L - iOff)) << 9) | cx;
+    }else{
+      r[i].iKey = IJ_PIVOT;           /* x is P: equal names */
+      *pbEqual = 1;
+    }
+  }
+  idemJsonSortRanks(r, aTmp, k);
+  for(i=0; i<k; i=j){
+    uint64_t x = r[i].iKey;
+    for(j=i+1; j<k && r[j].iKey==x; j++){}
+    if( j-i>1 ){
+      sqlite3_int64 L;
+      if( x==IJ_PIVOT || (x & 0x1ff)==0 ){
+        *pbEqual = 1;                 /* two names end at L alike */
+        continue;
+      }
+      L = (sqlite3_int64)((x>>9) & IJ_LCPMAX);
+      if( x>>63 ) L = (sqlite3_int64)IJ_LCPMAX - L;
+      aG[*pnG].iLo = iBase + (uint32_t)i;
+      aG[*pnG].iHi = iBase + (uint32_t)j;
+      aG[*pnG].iOff = (uint32_t)(iOff + L + 1);
+      (*pnG)++;
+    }
+  }
+  return SQLITE_OK;
+}
+
 /* The sort of idemJsonSortMembers(): first by the keys a[].iKey, then the
 ** groups that they tie by the names aT[0..n) (with bRaw, those of the
 ** groups are set here from zOut; without, all are set already).  The members in sorted order are left in aR[0..n).
@@ -4555,7 +4755,7 @@ static int idemJsonSortNames(
   IdemJsonGroup *aG,
   int bRaw
 ){
-  int i, j, nG = 0, bEqual = 0;
+  int i, j, nG = 0, bEqual = 0, bChain;
   uint64_t kDiff;
 
   /* First by the keys of idemJsonNameKey(), which order the names where
@@ -4635,7 +4835,10 @@ static int idemJsonSortNames(
     }
 
     /* The keys at iOff.  If they are all equal and no name ends within
-    ** them, the group's common prefix is passed over first. */
+    ** them, the group's common prefix is passed over first.  If all but
+    ** those of names that end within them are equal, a large group goes
+    ** to idemJsonPivot(). */
+    bChain = 0;
     for(;;){
       uint64_t kEsc = 0;
       int bEnd = 0;
@@ -4649,12 +4852,34 @@ static int idemJsonSortNames(
         bEnd |= t->n - iOff <= 8;
       }
       if( bRaw && kEsc ) return SQLITE_MISUSE;
+      if( bEnd && k>=32 ){
+        /* Do the names that go on past these 8 bytes all share them?
+        ** (Most groups say no within their first few names.) */
+        int iGo = -1;
+        for(i=0; i<k; i++){
+          if( aT[r[i].iMem].n - iOff > 8 ){
+            if( iGo<0 ){
+              iGo = i;
+            }else if( r[i].iKey!=r[iGo].iKey ){
+              break;
+            }
+          }
+        }
+        bChain = iGo>=0 && i==k;
+        if( bChain ) break;
+      }
       if( kDiff || bEnd ) break;
       j = (int)idemJsonGroupPrefix(aT, r, k, iOff+8);
       if( bRaw && memchr(aT[r[0].iMem].z + iOff + 8, '\\', j - iOff - 8) ){
         return SQLITE_MISUSE;
       }
       iOff = j;
+    }
+    if( bChain ){
+      int rc = idemJsonPivot(aT, r, aR + n + (r - aR), k, iOff, aG, &nG,
+                             (uint32_t)(r - aR), bRaw, &bEqual);
+      if( rc ) return rc;
+      continue;
     }
     idemJsonSortRanks(r, aR + n + (r - aR), k);
 
@@ -4743,9 +4968,19 @@ static int idemJsonSortMembers(
     if( memchr(z, '\\', (size_t)nz)==0 ) continue;
     aT[i].z = zDec;
     for(k=0; k<nz; ){
-      int nEsc = 1;
-      *zDec++ = z[k]=='\\' ? (unsigned char)idemJsonUnescape(z+k, &nEsc) : z[k];
-      k += nEsc;
+      /* The bytes up to the next escape in one copy, then the escape's
+      ** value (a canonical text escapes only '"', '\\' and the control
+      ** characters: one byte each) */
+      const unsigned char *zEsc = memchr(z+k, '\\', (size_t)(nz-k));
+      sqlite3_int64 nRun = zEsc ? zEsc-(z+k) : nz-k;
+      int nEsc;
+      memcpy(zDec, z+k, (size_t)nRun);
+      zDec += nRun;
+      k += nRun;
+      if( k<nz ){
+        *zDec++ = (unsigned char)idemJsonUnescape(z+k, &nEsc);
+        k += nEsc;
+      }
     }
     aT[i].n = zDec - aT[i].z;
   }
