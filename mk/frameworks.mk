@@ -18,5 +18,5 @@
 # bindings/python/examples/requirements.txt once per machine and hash of
 # that file (~/.cache/idem/py-frameworks-<hash>: a fresh clone reuses it).
 # make test does not run them.
-test-frameworks: all node-env $(BUILD)/.deps-bindings  ## the agent-framework examples, Node (AI SDK, LangChain.js, OpenAI Agents) and Python (OpenAI Agents, LangGraph, Pydantic AI, MCP), with their test models
+test-frameworks: all node-env wheel py-wheels $(BUILD)/.deps-bindings  ## the agent-framework examples, Node (AI SDK, LangChain.js, OpenAI Agents) and Python (OpenAI Agents, LangGraph, Pydantic AI, MCP), with their test models
 	tclsh test/frameworks.tcl
