@@ -135,7 +135,7 @@ catch {unset ::env(PYTHONPATH)}
 # this venv (never a stale copy elsewhere), and APSW where sqlite3 cannot
 # load extensions.
 lassign [bindings_run $py -c {
-import sqlite3, sys, idem, agents, langgraph, pydantic_ai, mcp
+import sqlite3, sys, idem
 c = idem.connect(":memory:")
 print(sys.prefix, idem.__file__, idem.loadable_path(), type(c).__name__,
       c.execute("SELECT idem_version()").fetchone()[0],
