@@ -14,9 +14,13 @@
 # runs their node:test tests.  The Python ones, bindings/python/examples/
 # <framework> (the OpenAI Agents SDK, LangChain/LangGraph, Pydantic AI, an
 # MCP server; their harness tells the same stories), run beside them with
-# pytest, in a venv installed from the pinned
+# pytest, from the python3 first on PATH as users get them: the clone's
+# wheel (make wheel) installed as sqlite-idem[apsw] from build/dist and
+# build/py-wheels (make py-wheels) into build/py-frameworks/venv on each
+# run, offline and with no compiler, the frameworks behind it in a venv of
+# that python installed from the pinned
 # bindings/python/examples/requirements.txt once per machine and hash of
 # that file (~/.cache/idem/py-frameworks-<hash>: a fresh clone reuses it).
 # make test does not run them.
-test-frameworks: all node-env $(BUILD)/.deps-bindings  ## the agent-framework examples, Node (AI SDK, LangChain.js, OpenAI Agents) and Python (OpenAI Agents, LangGraph, Pydantic AI, MCP), with their test models
+test-frameworks: all node-env wheel py-wheels $(BUILD)/.deps-bindings  ## the agent-framework examples, Node (AI SDK, LangChain.js, OpenAI Agents) and Python (OpenAI Agents, LangGraph, Pydantic AI, MCP), with their test models
 	tclsh test/frameworks.tcl

@@ -7,16 +7,23 @@
 #
 #   tclsh test/frameworks.tcl          install if needed, then run them all
 #
-# The Python venv (Debian's python3, $PYTHON3, whose sqlite3 loads
-# extensions) is made with `pip install -r
-# bindings/python/examples/requirements.txt` (every version pinned), once
-# per machine and hash of that file and the python: ~/.cache/idem/
-# py-frameworks-<hash> ($IDEM_CACHE or $XDG_CACHE_HOME/idem instead of
-# ~/.cache/idem), so that a fresh clone does not install it again.
-# sqlite-idem is not installed into it: each run puts the package's
-# sources and build/idem.so (make's, from the same ext/) in
-# build/py-frameworks/site, first on PYTHONPATH, so that the current
-# sources are tested without compiling them a second time.  The four
+# The Python examples run as their users run them: from a venv of the
+# python3 first on PATH (a pyenv build here, whose sqlite3 cannot load
+# extensions: idem.connect() gives APSW connections; /usr/bin/python3 only
+# where PATH has no python3, and the run says so), with the package
+# installed from its wheel as sqlite-idem[apsw].  Two venvs of that python:
+#   - the frameworks (pip install -r bindings/python/examples/requirements.txt,
+#     every version pinned), once per machine and hash of that file and the
+#     python: ~/.cache/idem/py-frameworks-<hash> ($IDEM_CACHE or
+#     $XDG_CACHE_HOME/idem instead of ~/.cache/idem), so that a fresh clone
+#     does not install them again; nothing of a clone goes into it;
+#   - build/py-frameworks/venv, made afresh on each run, where pip installs
+#     the clone's wheel (make wheel: build/dist, from the current ext/) with
+#     its extra [apsw] from build/py-wheels (make py-wheels), offline (no
+#     index), with no compiler (CC=false, only the venv's bin on PATH), and
+#     whose .pth adds the frameworks' venv after its own site-packages.
+# The tests run with that venv's python, their child processes too, and
+# check that idem is the wheel's, loaded from that venv.  The four
 # examples' tests run at once, beside the Node ones, in place (no bytecode
 # or pytest cache is written into the tree).
 #
@@ -40,16 +47,24 @@ proc readfile {f} { set fd [open $f]; set t [read $fd]; close $fd; return $t }
 proc writefile {f t} { set fd [open $f w]; puts -nonewline $fd $t; close $fd }
 proc fail {msg} { puts stderr "test-frameworks: $msg"; exit 1 }
 
-# ---- Python: the venv, then the four examples' tests, started now -----------
+# ---- Python: the venvs, then the four examples' tests, started now ----------
 set pyexamples [file join $root bindings python examples]
 set pyframeworks {openai-agents langchain pydantic-ai mcp-server}
 set pydir [file join $root build py-frameworks]
-set python3 [expr {[info exists ::env(PYTHON3)] ? $::env(PYTHON3) : "/usr/bin/python3"}]
+set python3 [auto_execok python3]
+if {$python3 eq ""} {
+  # (py_wheels and python_path_env, of bindings.tcl, use the python3 on PATH.)
+  set python3 /usr/bin/python3
+  set ::env(PATH) /usr/bin:$::env(PATH)
+  puts "-- test-frameworks: no python3 on PATH: the Python examples run from $python3"
+}
+set python3 [lindex $python3 0]
 set reqs [file join $pyexamples requirements.txt]
-# The venv is the machine's, kept by the hash of requirements.txt and the
-# python: every clone (CI's fresh one too) uses it, and installs it only
-# when it is missing.  It is made in a directory of its own and renamed
-# into place when complete, so that two runs at once never see half of one.
+# The frameworks' venv is the machine's, kept by the hash of
+# requirements.txt and the python: every clone (CI's fresh one too) uses
+# it, and installs it only when it is missing.  It is made in a directory
+# of its own and renamed into place when complete, so that two runs at once
+# never see half of one.
 set hash [exec $python3 -c {
 import hashlib, sys
 h = hashlib.sha256(open(sys.argv[1], "rb").read())
@@ -65,9 +80,9 @@ if {[info exists ::env(IDEM_CACHE)] && $::env(IDEM_CACHE) ne ""} {
   set cache [file join $root build cache]
 }
 set venv [file join $cache py-frameworks-$hash]
-set py [file join $venv bin python]
 if {![file exists [file join $venv .complete]]} {
-  puts "-- installing the Python frameworks (requirements.txt) into $venv (once per machine) ..."
+  puts "-- installing the Python frameworks (requirements.txt) into $venv"
+  puts "   for [exec $python3 -c {import sys; print(sys.executable)}] (once per machine) ..."
   flush stdout
   set tmp $venv.tmp-[pid]
   file delete -force $tmp
@@ -96,17 +111,43 @@ foreach old [glob -nocomplain -directory $cache -types d py-frameworks-*] {
     file delete -force $old
   }
 }
-# The package as installed, for this clone: its sources and the extension
-# make built, first on PYTHONPATH (nothing of a clone goes into the venv).
-set site [file join $pydir site]
-file delete -force $site
-file mkdir [file join $site idem]
-foreach f [glob -directory [file join $root bindings python idem] *.py py.typed] {
-  file copy $f [file join $site idem]
+# The clone's venv: the wheel installed as a user installs it.
+lassign [python_wheel] rc out wheel
+if {$rc != 0 || $wheel eq ""} { fail "make wheel failed (exit $rc):\n$out" }
+lassign [py_wheels] why wheels
+if {$why ne ""} { fail "make py-wheels: $why" }
+set pyvenv [file join $pydir venv]
+file delete -force $pydir
+file mkdir $pydir
+lassign [python_path_env $pyvenv $wheel $wheels] rc out py
+if {$rc != 0 || ![regexp {Successfully installed} $out]
+    || [regexp -nocase {building|setup\.py|download} $out]} {
+  fail "pip install [file tail $wheel]\[apsw\] into $pyvenv (offline, no compiler) failed (exit $rc):\n$out"
 }
-file copy [file join $root build idem.so] [file join $site idem idem.so]
-set ::env(PYTHONPATH) $site
+# The frameworks after the venv's own packages (site.addsitedir: their
+# .pth files are read too).
+set purelib {import sysconfig; print(sysconfig.get_paths()["purelib"])}
+writefile [file join [exec $py -c $purelib] idem-frameworks.pth] \
+  "import site; site.addsitedir('[exec [file join $venv bin python] -c $purelib]')\n"
 set ::env(PYTHONDONTWRITEBYTECODE) 1
+catch {unset ::env(PYTHONPATH)}
+# Which Python, which idem, which connection: the wheel's extension, in
+# this venv (never a stale copy elsewhere), and APSW where sqlite3 cannot
+# load extensions.
+lassign [bindings_run $py -c {
+import sqlite3, sys, idem
+c = idem.connect(":memory:")
+print(sys.prefix, idem.__file__, idem.loadable_path(), type(c).__name__,
+      c.execute("SELECT idem_version()").fetchone()[0],
+      hasattr(sqlite3.Connection, "enable_load_extension"))}] rc out
+lassign $out prefix pkg so kind version canload
+if {$rc != 0 || ![string match $pyvenv/* $pkg] || ![string match $pyvenv/* $so]
+    || $kind ne [expr {$canload ? "Connection" : "ApswConnection"}]} {
+  fail "the examples' python ($py) does not load the wheel's idem from $pyvenv:\n$out"
+}
+puts "ok the Python examples: [exec $py -c {import sys; print(sys.version.split()[0], sys._base_executable if hasattr(sys, "_base_executable") else sys.executable)}],\
+ sqlite-idem $version from [file tail $wheel] (\[apsw\], no compiler), idem.connect() gives\
+ [expr {$kind eq "ApswConnection" ? "idem.ApswConnection (APSW)" : "sqlite3.Connection (this sqlite3 loads extensions: APSW is not used)"}]"
 lassign [node_env] why envdir
 if {$why ne ""} { fail "build/node-env is not there: $why" }
 
@@ -205,8 +246,8 @@ foreach {all code} [regexp -all -inline -indices {```js\n(.*?)\n```} $text] {
   }
 }
 if {$n == 0} { puts "not ok doc/frameworks.md has no ```js block"; set failed 1 }
-# And every ```python block, with the Python venv (the test target, where a
-# block needs it, is started by the block itself).
+# And every ```python block, with the examples' python (the test target,
+# where a block needs it, is started by the block itself).
 set n 0
 foreach {all code} [regexp -all -inline -indices {```python\n(.*?)\n```} $text] {
   set line [expr {[regexp -all \n [string range $text 0 [lindex $all 0]]] + 1}]

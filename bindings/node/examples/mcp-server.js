@@ -15,24 +15,31 @@
 //
 // The same call sent again (by this client or another one, through another
 // server process on the same file) takes effect once and gets the same
-// result, marked as a replay.  Every answer carries structuredContent (its
-// outputSchema is below) and the same JSON as text:
+// result, marked as a replay.  Each tool is agentTool() (sqlite-idem/
+// frameworks), so its answers have the shape of every framework's tool, in
+// every language (doc/frameworks.md): the user is the server's principal
+// (IDEM_WHO), the conversation the tool's argument `conversation`.  Every
+// answer carries structuredContent (its outputSchema is below) and the
+// same JSON as text:
 //
-//   a first run    {"status":"done","result":{...}}
-//   a replay       {"status":"done","result":{...},"idempotent":true}
+//   a first run    {"status":"done","idempotent":false,"key":...,"id":...,"result":{...}}
+//   a replay       {"status":"done","idempotent":true,"key":...,"id":...,"result":{...}}
 //                  (the first run's result; the tool did not run again)
 //   in progress    a duplicate of a call still running waits for it (up to
 //                  WAIT_MS) and gets its result as a replay; after that,
-//                  isError and {"status":"pending","key":...,"message":...,
-//                  "idempotent":true}
-//   unknown        isError and {"status":"unknown","key":...,"message":...}:
-//                  the charge's request failed or timed out after it may
-//                  have left; it is never sent again (a duplicate gets the
-//                  same with "idempotent":true), an operator reconciles it
-//   not sent       isError and {"status":"not_sent","key":...,"message":...}:
-//                  the target refused the connection, nothing left, the
-//                  call is released: sending it again runs it
-//   other errors   isError and {"status":"error","message":...}
+//                  isError and {"status":"pending","idempotent":true,
+//                  "key":...,"message":...}
+//   unknown        isError and {"status":"unknown","idempotent":false,
+//                  "key":...,"message":...}: the charge's request failed or
+//                  timed out after it may have left; it is never sent again
+//                  (a duplicate gets the same with "idempotent":true), an
+//                  operator reconciles it
+//   not sent       isError and {"status":"not_sent","idempotent":false,
+//                  "key":...,"message":...}: the target refused the
+//                  connection, nothing left, the call is released: sending
+//                  it again runs it
+//   other errors   isError and {"status":"error","idempotent":false,
+//                  "key":...|null,"message":...}
 //
 // Environment: IDEM_DB (default idem-mcp.db), TARGET_URL, IDEM_WHO (the
 // principal, default "mcp-user"), TARGET_TIMEOUT_MS (default 5000),
@@ -43,6 +50,7 @@ const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
 const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
 const { z } = require('zod');
 const idem = require('sqlite-idem');
+const { agentTool } = require('sqlite-idem/frameworks');
 
 const WHO = process.env.IDEM_WHO || 'mcp-user';
 const TARGET_URL = process.env.TARGET_URL || 'http://127.0.0.1:8080/charges';
@@ -56,13 +64,17 @@ db.pragma('synchronous = FULL');     // an external claim is on disk before the 
 db.exec('CREATE TABLE IF NOT EXISTS orders(id INTEGER PRIMARY KEY, sku TEXT, qty INTEGER)');
 const calls = idem.calls(db, 'calls');
 
-const placeOrder = calls.tool({ kind: 'local', name: 'place_order' }, (db, { sku, qty }) => {
+// Who and the conversation of each call: the server's principal, and the
+// tool's argument `conversation` (answer() hands it as the context).
+const MCP = { who: WHO, conv: (ctx) => ctx.conversation, waitMs: WAIT_MS };
+
+const placeOrder = agentTool(calls, { kind: 'local', name: 'place_order', ...MCP }, (db, { sku, qty }) => {
   if (ORDER_DELAY_MS) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ORDER_DELAY_MS);
   const id = Number(db.prepare('INSERT INTO orders(sku, qty) VALUES (?, ?)').run(sku, qty).lastInsertRowid);
   return new idem.Result({ order: id, sku, qty }, id);
 });
 
-const chargeCard = calls.tool({ kind: 'external', name: 'charge_card' }, async ({ cents }, { idempotencyKey }) => {
+const chargeCard = agentTool(calls, { kind: 'external', name: 'charge_card', ...MCP }, async ({ cents }, { idempotencyKey }) => {
   let response;
   try {
     response = await fetch(TARGET_URL, {
@@ -82,24 +94,17 @@ const chargeCard = calls.tool({ kind: 'external', name: 'charge_card' }, async (
   return response.json();
 });
 
-// The answer to a tool call: see the top of this file.
-async function answer(tool, conversation, args) {
+// The answer to a tool call: see the top of this file.  agentTool answers
+// done, pending, unknown and failed; what it throws (NotSent, NotRecorded,
+// a local tool's error) is answered here in the same shape, since MCP's
+// error path carries no structure.
+async function answer(execute, conversation, args) {
   let body;
-  let error;
   try {
-    body = done(await tool.run(WHO, conversation, args));
+    body = await execute(args, { conversation });
   } catch (e) {
-    error = e;
-    if (e instanceof idem.InProgress) {
-      // Another arrival of this very call is running: wait for its outcome.
-      try {
-        body = done(await calls.waitOutcome(e.key, WAIT_MS));
-      } catch (e2) {
-        error = e2;
-      }
-    }
+    body = failure(e);
   }
-  if (body === undefined) body = failure(error);
   return {
     content: [{ type: 'text', text: JSON.stringify(body) }],
     structuredContent: body,
@@ -107,28 +112,23 @@ async function answer(tool, conversation, args) {
   };
 }
 
-const done = (outcome) => (outcome.replayed
-  ? { status: 'done', result: outcome.result, idempotent: true }
-  : { status: 'done', result: outcome.result });
-
 function failure(e) {
-  if (e instanceof idem.CallError) {
-    return { status: e.status, key: e.key, message: e.reply.message || e.message,
-      ...(e.replayed ? { idempotent: true } : {}) };
-  }
+  const key = (e && typeof e.key === 'string') ? e.key : null;
   if (e instanceof idem.NotSent) {
-    return { status: 'not_sent', key: e.key, message: `${e.message}: nothing was sent; the call was released, and sending it again runs it` };
+    return { status: 'not_sent', idempotent: false, key,
+      message: `${e.message}: nothing was sent; the call was released, and sending it again runs it` };
   }
-  if (e instanceof idem.NotRecorded) return { status: 'pending', key: e.key, message: e.message };
-  return { status: 'error', message: String(e && e.message) };
+  if (e instanceof idem.NotRecorded) return { status: 'pending', idempotent: false, key, message: e.message };
+  return { status: 'error', idempotent: false, key, message: String(e && e.message) };
 }
 
 // What every answer's structuredContent holds.
 const outputSchema = {
   status: z.enum(['done', 'pending', 'unknown', 'failed', 'not_sent', 'error']),
+  idempotent: z.boolean(),
+  key: z.string().nullable(),
+  id: z.any().optional(),
   result: z.any().optional(),
-  idempotent: z.literal(true).optional(),
-  key: z.string().optional(),
   message: z.string().optional(),
 };
 

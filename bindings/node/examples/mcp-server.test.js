@@ -76,10 +76,19 @@ async function client(env = {}) {
 let plain;
 const plainClient = async () => plain || (plain = await client());
 
+// Every answer has the shape of agentTool's (sqlite-idem/frameworks), as
+// the tools of every framework in every language: a done call
+// {status, idempotent, key, id, result}, any other {status, idempotent,
+// key, message}, in that order.
+const DONE = ['status', 'idempotent', 'key', 'id', 'result'];
+const OTHER = ['status', 'idempotent', 'key', 'message'];
+
 async function call(c, name, args) {
   const r = await c.callTool({ name, arguments: args });
   const body = JSON.parse(r.content[0].text);
   assert.deepEqual(r.structuredContent, body);
+  assert.deepEqual(Object.keys(body), body.status === 'done' ? DONE : OTHER, r.content[0].text);
+  assert.equal(typeof body.idempotent, 'boolean', r.content[0].text);
   return { isError: Boolean(r.isError), body };
 }
 
@@ -106,7 +115,9 @@ test('the same place_order twice: one order, the same result', async () => {
   const args = { conversation: 'conv-1', sku: 'A0001', qty: 2 };
   const first = await call(c, 'place_order', args);
   const again = await call(c, 'place_order', { qty: 2, sku: 'A0001', conversation: 'conv-1' });
-  assert.deepEqual(first, { isError: false, body: { status: 'done', result: { order: 1, sku: 'A0001', qty: 2 } } });
+  const key = count("SELECT key FROM calls WHERE tool = 'place_order' AND args = '{\"qty\":2,\"sku\":\"A0001\"}'");
+  assert.deepEqual(first, { isError: false, body: { status: 'done', idempotent: false, key, id: 1,
+    result: { order: 1, sku: 'A0001', qty: 2 } } });
   assert.deepEqual(again, { isError: false, body: { ...first.body, idempotent: true } });
   assert.equal(count("SELECT count(*) FROM orders WHERE sku = 'A0001'"), 1);
 });
@@ -117,7 +128,8 @@ test('place_order from two clients at once: one order, both the same result', as
   const [ra, rb] = await Promise.all([call(a, 'place_order', args), call(b, 'place_order', args)]);
   assert.deepEqual([ra.isError, rb.isError], [false, false]);
   assert.deepEqual(rb.body.result, ra.body.result);
-  assert.deepEqual([ra.body.idempotent, rb.body.idempotent].sort(), [true, undefined]);   // one replay
+  assert.deepEqual([ra.body.idempotent, rb.body.idempotent].sort(), [false, true]);   // one replay
+  assert.deepEqual([rb.body.key, rb.body.id], [ra.body.key, ra.body.id]);
   assert.equal(ra.body.result.sku, 'B0002');
   assert.equal(count("SELECT count(*) FROM orders WHERE sku = 'B0002'"), 1);
 });
@@ -129,12 +141,13 @@ test('the same charge_card twice: sent once, the same result', async () => {
   const again = await call(c, 'charge_card', { conversation: 'conv-3', cents: 500 });
   assert.equal(first.isError, false);
   assert.deepEqual(first.body.result.cents, 500);
-  assert.equal(first.body.idempotent, undefined);
+  assert.deepEqual([first.body.idempotent, first.body.id], [false, null]);
   assert.deepEqual(again, { isError: false, body: { ...first.body, idempotent: true } });
   assert.equal(arrivals() - before, 1);
   // The header was "<key>", the call's key.
   const key = count("SELECT key FROM calls WHERE tool = 'charge_card' AND args = '{\"cents\":500}'");
   assert.equal(target.arrivals[`"${key}"`], 1);
+  assert.equal(first.body.key, key);
 });
 
 test('charge_card from two clients at once: sent once, both the same result', async () => {
@@ -147,7 +160,7 @@ test('charge_card from two clients at once: sent once, both the same result', as
   assert.equal(ra.isError, false, JSON.stringify(ra));
   assert.equal(rb.isError, false, JSON.stringify(rb));
   assert.deepEqual(rb.body.result, ra.body.result);
-  assert.deepEqual([ra.body.idempotent, rb.body.idempotent].sort(), [true, undefined]);   // one waited
+  assert.deepEqual([ra.body.idempotent, rb.body.idempotent].sort(), [false, true]);   // one waited
   assert.equal(ra.body.result.cents, 1200);
   assert.equal(arrivals() - before, 1);
 });
@@ -164,8 +177,7 @@ test('a charge whose target times out is unknown, and is not retried', async () 
   answer();
   target.hold = null;
   assert.equal(first.isError, true);
-  assert.deepEqual(Object.keys(first.body).sort(), ['key', 'message', 'status']);   // not a replay
-  assert.equal(first.body.status, 'unknown');
+  assert.deepEqual([first.body.status, first.body.idempotent], ['unknown', false]);   // not a replay
   assert.match(first.body.message, /may already have reached the target.*\(reported: TimeoutError/);
   const again = await call(c, 'charge_card', { conversation: 'conv-5', cents: 990 });
   assert.deepEqual(again, { isError: true, body: { ...first.body, idempotent: true } });
@@ -185,12 +197,12 @@ test('a charge the target refused is not_sent: released, and sent again it runs'
   const args = { conversation: 'conv-6', cents: 300 };
   const first = await call(down, 'charge_card', args);
   assert.equal(first.isError, true);
-  assert.equal(first.body.status, 'not_sent');
+  assert.deepEqual([first.body.status, first.body.idempotent], ['not_sent', false]);
   assert.match(first.body.message, /refused the connection: nothing was sent; the call was released/);
   assert.equal(count(`SELECT count(*) FROM calls WHERE key = '${first.body.key}'`), 0);
   const up = await plainClient();
   const second = await call(up, 'charge_card', args);
-  assert.deepEqual([second.isError, second.body.status, second.body.idempotent], [false, 'done', undefined]);
+  assert.deepEqual([second.isError, second.body.status, second.body.idempotent], [false, 'done', false]);
   assert.equal(arrivals() - before, 1);
 });
 
@@ -211,6 +223,15 @@ test('a duplicate that waited longer than WAIT_MS is told pending, then replays'
   assert.deepEqual([waited.body.status, waited.body.idempotent], ['pending', true]);
   assert.match(waited.body.message, /in progress/);
   const done = await first;
-  assert.deepEqual([done.isError, done.body.idempotent], [false, undefined]);
+  assert.deepEqual([done.isError, done.body.idempotent], [false, false]);
   assert.deepEqual((await call(b, 'charge_card', args)).body, { ...done.body, idempotent: true });
+});
+
+test('a call with no conversation is an error in the same shape, and nothing is claimed', async () => {
+  const c = await plainClient();
+  const before = count('SELECT count(*) FROM calls');
+  const r = await call(c, 'place_order', { conversation: '', sku: 'E0001', qty: 1 });
+  assert.deepEqual([r.isError, r.body.status, r.body.idempotent, r.body.key], [true, 'error', false, null]);
+  assert.match(r.body.message, /conv of this call is "", not a non-empty string; nothing was claimed/);
+  assert.equal(count('SELECT count(*) FROM calls'), before);
 });

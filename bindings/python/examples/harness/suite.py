@@ -200,6 +200,21 @@ class Stories(unittest.TestCase):
 
     # ---- the stories ----------------------------------------------------------
 
+    def test_opened_with_idem_connect(self):
+        """the example opens its database with idem.connect(), so it runs
+        from any python3: over APSW where this Python's sqlite3 cannot load
+        extensions, the idem of the installed package"""
+        import sqlite3
+        import idem
+        s = self.shop.open(self.fresh("connect"))
+        try:
+            can_load = hasattr(sqlite3.Connection, "enable_load_extension")
+            self.assertIs(type(s.db), sqlite3.Connection if can_load else idem.ApswConnection)
+            self.assertEqual(s.db.execute("SELECT idem_version()").fetchone()[0],
+                             idem.connect(":memory:").execute("SELECT idem_version()").fetchone()[0])
+        finally:
+            s.close()
+
     def test_repeat_in_a_later_step(self):
         """a call repeated in a later step takes effect once; the repeat is
         handed the first result, in the same shape, marked idempotent"""

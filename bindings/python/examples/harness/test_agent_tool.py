@@ -7,7 +7,6 @@ import dataclasses
 import inspect
 import json
 import os
-import sqlite3
 import tempfile
 import unittest
 
@@ -57,8 +56,7 @@ class AgentToolTest(unittest.TestCase):
     def setUp(self):
         tmp = tempfile.TemporaryDirectory(prefix="idem-agent-tool-")
         self.addCleanup(tmp.cleanup)
-        self.db = sqlite3.connect(os.path.join(tmp.name, "t.db"), isolation_level=None,
-                                  check_same_thread=False)
+        self.db = idem.connect(os.path.join(tmp.name, "t.db"), check_same_thread=False)
         self.addCleanup(self.db.close)
         self.db.execute("CREATE TABLE orders(id INTEGER PRIMARY KEY, sku TEXT)")
         self.calls = idem.Calls(self.db)

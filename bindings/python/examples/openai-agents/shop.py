@@ -25,7 +25,6 @@ call.
     python -m pytest                    the tests (../harness/suite.py)
 """
 import json
-import sqlite3
 import urllib.error
 import urllib.request
 
@@ -44,8 +43,9 @@ class Shop:
     def __init__(self, file, target_url=None, timeout=5.0, wait=0.0):
         # The SDK runs a plain def tool in a worker thread: one connection,
         # shared by threads (idem serializes its own steps on it).
-        self.db = sqlite3.connect(file, isolation_level=None, timeout=10,
-                                  check_same_thread=False)
+        # idem.connect(): idem loaded, autocommit; the sqlite3 module's connection,
+        # or APSW's where this Python's sqlite3 cannot load extensions.
+        self.db = idem.connect(file, timeout=10, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = FULL")   # a claim is on disk before its request leaves
         self.db.execute("CREATE TABLE IF NOT EXISTS orders(id INTEGER PRIMARY KEY, sku TEXT, qty INTEGER)")
