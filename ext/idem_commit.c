@@ -30,41 +30,36 @@ static int idemJournalMode(sqlite3 *db, const char *zSchema, char zMode[16]){
   return rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
 }
 
-/*
-** The size of the header a rollback journal of schema zSchema starts with,
-** as the pager sizes it (setSectorSize() in SQLite's pager.c): 512 bytes
-** for temp and in-memory files and where writes are powersafe, else the
-** file's sector size (at least 32 bytes or it counts as 512, at most 64 KB).
-*/
-static sqlite3_int64 idemJournalHeader(sqlite3 *db, const char *zSchema){
-  sqlite3_file *pDb = 0;
-  int n;
-  if( sqlite3_stricmp(zSchema, "temp")==0 || idemSchemaInMemory(db, zSchema) ){
-    return 512;
-  }
-  if( sqlite3_file_control(db, zSchema, SQLITE_FCNTL_FILE_POINTER, &pDb)
-        !=SQLITE_OK || pDb==0 || pDb->pMethods==0
-   || (pDb->pMethods->xDeviceCharacteristics(pDb)
-         & SQLITE_IOCAP_POWERSAFE_OVERWRITE)!=0 ){
-    return 512;
-  }
-  n = pDb->pMethods->xSectorSize(pDb);
-  return n<32 ? 512 : n>65536 ? 65536 : n;
+/* Schema zSchema's synchronous level, 0 (OFF) to 3 (EXTRA), into *piSync.
+** SQLITE_OK or the error of the PRAGMA. */
+static int idemSyncLevel(sqlite3 *db, const char *zSchema, int *piSync){
+  sqlite3_stmt *pStmt = 0;
+  int rc = idemQueryRow(db, &pStmt, "PRAGMA \"%w\".synchronous", zSchema);
+  *piSync = rc==SQLITE_ROW ? sqlite3_column_int(pStmt, 0) : 0;
+  sqlite3_finalize(pStmt);
+  return rc==SQLITE_ROW ? SQLITE_OK : rc==SQLITE_DONE ? SQLITE_ERROR : rc;
 }
 
 /*
 ** Whether this transaction has written schema zSchema (journal mode
 ** zMode).  A write transaction is not enough: BEGIN IMMEDIATE opens one on
-** every database of the connection.  In a rollback journal, every page
-** the transaction changes is copied after the journal's header (which a
-** temp file's pager writes at BEGIN already): more than the header is a
-** write.  A WAL file, or a journal that is OFF, keeps nothing to look at
-** before the COMMIT: a write transaction on them counts as a write.
+** every database of the connection.  SQLite opens a rollback journal
+** (on disk or in memory) at the first page the transaction changes, and
+** writes its header then, before any page: the header holds the page size
+** (bytes 24-27), which the end of a transaction zeroes (PERSIST, and a
+** journal kept by locking_mode=EXCLUSIVE), truncates (TRUNCATE) or
+** deletes (DELETE, MEMORY).  So a journal whose header names a page size
+** belongs to a transaction that changed a page, even where every page it
+** wrote is new (a table created in a fresh file, in a fresh :memory: or
+** temp database), which the journal does not copy.  A WAL file, or a
+** journal that is OFF, keeps nothing to look at before the COMMIT: a write
+** transaction on them counts as a write.
 */
 static int idemSchemaWritten(sqlite3 *db, const char *zSchema,
                              const char *zMode){
   sqlite3_file *pJournal = 0;
   sqlite3_int64 sz = 0;
+  unsigned char aHdr[28];
   if( sqlite3_txn_state(db, zSchema)!=SQLITE_TXN_WRITE ) return 0;
   if( strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0 ) return 1;
   if( sqlite3_file_control(db, zSchema, SQLITE_FCNTL_JOURNAL_POINTER,
@@ -73,21 +68,29 @@ static int idemSchemaWritten(sqlite3 *db, const char *zSchema,
     return 0;                       /* no journal opened: nothing written */
   }
   if( pJournal->pMethods->xFileSize(pJournal, &sz)!=SQLITE_OK ) return 1;
-  return sz>idemJournalHeader(db, zSchema);
+  if( sz<(sqlite3_int64)sizeof(aHdr) ) return 0;
+  if( pJournal->pMethods->xRead(pJournal, aHdr, sizeof(aHdr), 0)!=SQLITE_OK ){
+    return 1;
+  }
+  return (aHdr[24] | aHdr[25] | aHdr[26] | aHdr[27])!=0;
 }
 
 /*
-** Why schema zSchema (journal mode zMode) does not commit atomically with
-** the other files of the transaction: NULL if SQLite commits it through
-** the super-journal with every other file, else the reason
-** (sqlite3_malloc'd; *pbNoMem set when it cannot be made).  SQLite writes
-** a super-journal only for files with a rollback journal on disk, and
-** only when the main database is a file; the temp schema, a WAL file and
-** a journal that is OFF or in MEMORY each commit on their own
-** (doc/contract.md §4).
+** Why schema zSchema (journal mode zMode, synchronous level iSync) does
+** not commit atomically with the other files of the transaction: NULL if
+** SQLite commits it through the super-journal with every other file, else
+** the reason (sqlite3_malloc'd; *pbNoMem set when it cannot be made).
+** SQLite's vdbeCommit() writes a super-journal only when the main database
+** is a file and more than one file takes part, and a file takes part only
+** with a rollback journal on disk (DELETE, TRUNCATE, PERSIST), in a file
+** (not temp, not in memory), at a synchronous level other than OFF; every
+** other file commits on its own (doc/contract.md §4).  A file at NORMAL
+** takes part, but its journal is not synced before its header: a power
+** loss can tear it (idem_durable.c), so it is refused as the table's own
+** file is, unless the table is created with durability=relaxed.
 */
 static char *idemCommitAlone(IdemVtab *p, const char *zSchema,
-                             const char *zMode, int *pbNoMem){
+                             const char *zMode, int iSync, int *pbNoMem){
   char *zWhy;
   if( sqlite3_stricmp(zSchema, "temp")==0 ){
     zWhy = sqlite3_mprintf("the temp schema commits on its own");
@@ -99,6 +102,12 @@ static char *idemCommitAlone(IdemVtab *p, const char *zSchema,
   }else if( strcmp(zMode, "off")==0 || strcmp(zMode, "memory")==0 ){
     zWhy = sqlite3_mprintf("%s has journal_mode=%s, which cannot roll back"
                            " across a crash", zSchema, zMode);
+  }else if( iSync==0 ){
+    zWhy = sqlite3_mprintf("%s has synchronous=OFF, which SQLite leaves out"
+        " of the super-journal: it commits on its own", zSchema);
+  }else if( iSync==1 && !p->opt.bRelaxedDurability ){
+    zWhy = sqlite3_mprintf("%s has synchronous=NORMAL in %s mode, whose"
+        " journal a power loss can tear", zSchema, zMode);
   }else if( idemSchemaInMemory(p->db, "main") ){
     zWhy = sqlite3_mprintf("the main database is in memory, so SQLite"
         " writes no super-journal and each file commits on its own");
@@ -107,6 +116,19 @@ static char *idemCommitAlone(IdemVtab *p, const char *zSchema,
   }
   if( zWhy==0 ) *pbNoMem = 1;
   return zWhy;
+}
+
+/* idemCommitAlone() for schema zSchema, its settings read. */
+static int idemCommitAloneRead(IdemVtab *p, const char *zSchema,
+                               char zMode[16], char **pzWhy, int *pbNoMem){
+  int rc, iSync = 2;
+  if( (rc = idemJournalMode(p->db, zSchema, zMode))!=SQLITE_OK ) return rc;
+  if( sqlite3_stricmp(zSchema, "temp")!=0
+   && (rc = idemSyncLevel(p->db, zSchema, &iSync))!=SQLITE_OK ){
+    return rc;
+  }
+  *pzWhy = idemCommitAlone(p, zSchema, zMode, iSync, pbNoMem);
+  return SQLITE_OK;
 }
 
 /*
@@ -132,10 +154,13 @@ static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
     if( !idemSchemaWritten(p->db, z, zMode) ) continue;
     zOther = z;
     bHeld = strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0;
-    zWhy = idemCommitAlone(p, z, zMode, &bNoMem);
-    if( zWhy==0 && !bNoMem ){
-      if( (rc = idemJournalMode(p->db, p->zDb, zMode))!=SQLITE_OK ) return rc;
-      zWhy = idemCommitAlone(p, p->zDb, zMode, &bNoMem);
+    rc = idemCommitAloneRead(p, z, zMode, &zWhy, &bNoMem);
+    if( rc==SQLITE_OK && zWhy==0 && !bNoMem ){
+      rc = idemCommitAloneRead(p, p->zDb, zMode, &zWhy, &bNoMem);
+    }
+    if( rc!=SQLITE_OK ){
+      sqlite3_free(zWhy);
+      return rc;
     }
   }
   if( bNoMem ){
@@ -151,7 +176,8 @@ static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
         " or its action without the call; keep a local call's writes in"
         " the database of its table (%s), or give every file written a"
         " rollback journal on disk (journal_mode=DELETE, TRUNCATE or"
-        " PERSIST) with a main database that is a file; the transaction"
+        " PERSIST) at synchronous=FULL with a main database that is a file;"
+        " the transaction"
         " was rolled back", zHex, p->zDb,
         bHeld ? "holds a write transaction on" : "writes", zOther, zWhy,
         p->zDb);
