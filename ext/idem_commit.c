@@ -3,8 +3,8 @@
 ** idem_commit.c -- the commit guard (doc/contract.md §4), at xSync,
 ** before the transaction commits: a local claim made in it that is still
 ** pending fails the COMMIT, and a recorded local call commits only where
-** SQLite commits everything the transaction wrote as one (no attached
-** file in WAL mode, in memory, or with a journal that cannot roll back).
+** SQLite commits everything the transaction wrote as one (every file
+** written takes part in the super-journal: vdbeCommit()).
 ** It reads the store and the claim's status (idem_claim.c), and never
 ** calls the module (idem_vtab.c), which calls it.
 */
