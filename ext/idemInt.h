@@ -251,6 +251,8 @@ struct IdemDurable {
   int bDirSync;               /* Sync the directory at xCommit */
   int eDirSync;               /* 0 not known yet, 1 this SQLite syncs
                               ** directories, 2 never (DISABLE_DIRSYNC) */
+  int eLock;                  /* 0 not looked at, 1 VFS and URI seen to
+                              ** lock, 2 and our own write lock seen */
   char zPrefix[80];           /* "PRAGMA " or "PRAGMA aux." for messages */
   sqlite3_stmt *pSync;        /* PRAGMA "<schema>".synchronous */
   sqlite3_stmt *pJournal;     /* PRAGMA "<schema>".journal_mode */
@@ -273,6 +275,9 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
 IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
+/* xSync: a connection that shares its cache now is refused. */
+IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
+                                      const char *zDb, char **pzErr);
 /* IDEM_STORE_* of schema zDb. */
 IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 

@@ -201,6 +201,15 @@ IDEM_PRIVATE int idemCommitSync(IdemVtab *p){
   sqlite3_stmt *pMain;
   const unsigned char *aLocal = 0;    /* a recorded local claim of ours */
   int i, rc;
+  {
+    char *zErr = 0;
+    rc = idemDurableSyncCheck(&p->durable, p->db, p->zDb, &zErr);
+    if( rc!=SQLITE_OK ){
+      if( zErr ) idemVtabError(p, "%s; the transaction was rolled back", zErr);
+      sqlite3_free(zErr);
+      return rc;
+    }
+  }
   if( p->nTxn==0 ) return SQLITE_OK;
   rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
   for(i=0; rc==SQLITE_OK && i<p->nTxn; i++){

@@ -227,6 +227,165 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
   return rc;
 }
 
+/*
+** NO LOCK, NO CLAIM.  A claim is unique because SQLite lets one connection
+** at a time write the file: two connections whose locks do not see each
+** other both claim one call (both requests leave).  So a claim in a
+** database file is refused, whatever durability=, where the locking
+** cannot arbitrate between connections:
+**
+**   nolock=1 (URI)          no locks at all
+**   immutable=1 (URI)       no locks (and read-only)
+**   VFS unix-none,          no locks
+**   win32-none
+**   VFS unix-dotfile,       locks that a connection with the default VFS
+**   unix-flock, unix-afp,   (POSIX advisory locks) does not see
+**   unix-proxy
+**   any other VFS whose     seen from the claim: in a rollback journal
+**   file does not report    mode the claim's statement holds a RESERVED
+**   our own write lock      lock, which xCheckReservedLock reports (in WAL
+**                           the writer's lock is in the shared memory;
+**                           a VFS without it runs WAL in exclusive locking
+**                           mode only, which holds the file's lock)
+**   shared cache            one pager for several connections, whose
+**                           synchronous setting is the last one any of
+**                           them set, while this connection reads its own
+**                           (a sibling's synchronous=OFF leaves it at
+**                           FULL): SQLite discourages shared cache
+**
+** The VFS and the file cannot change for the table (a DETACH disconnects
+** it): they are looked at once, and our own lock until it was seen once;
+** the shared cache is asked at each claim (a connection may share the
+** cache from any moment) and at xSync (idemDurableSyncCheck()).
+*/
+static const char *const azNoLockVfs[] = {
+  "unix-none", "win32-none", "unix-dotfile", "unix-flock", "unix-afp",
+  "unix-proxy",
+};
+
+/* True if connection db shares a page cache with another connection now
+** (shared-cache mode): each shared pager's memory is divided among its
+** connections in SQLITE_DBSTATUS_CACHE_USED_SHARED. */
+static int idemDurableSharedCache(sqlite3 *db){
+  int nUsed = 0, nShared = 0, nHi = 0;
+  if( sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED, &nUsed, &nHi, 0)
+   || sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED_SHARED, &nShared, &nHi, 0) ){
+    return 0;
+  }
+  return nShared<nUsed;
+}
+
+/* The error of a claim in a database whose locks cannot arbitrate. */
+static char *idemDurableNoLockError(const char *zDb, const char *zWhat,
+                                    int bShared){
+  return sqlite3_mprintf("a claim needs file locking that arbitrates between"
+      " connections: schema '%s' is opened with %s, so %s;"
+      " open the database with the default VFS, without nolock=1 or"
+      " immutable=1, and not in shared-cache mode", zDb, zWhat,
+      bShared ? "this connection's synchronous setting does not say how its"
+                " COMMIT is synced, and a claim can be lost at power loss"
+              : "another connection could claim the same call at the same"
+                " time and both would act");
+}
+
+/*
+** SQLITE_OK if the locks of schema zDb's file arbitrate between
+** connections (or it has no file: private to this connection), else
+** SQLITE_ERROR with *pzErr naming the setting.
+*/
+static int idemDurableLockCheck(IdemDurable *pD, sqlite3 *db,
+                                const char *zDb, char **pzErr){
+  sqlite3_vfs *pVfs = 0;
+  sqlite3_file *pFile = 0;
+  const char *zFile;
+  char *zWhat = 0;
+  int i, bRes = 0, bShared = 0;
+  if( pD->eLock ){
+    if( !idemDurableSharedCache(db) && pD->eLock==2 ) return SQLITE_OK;
+    if( pD->eLock==2 ) goto shared_cache;
+    goto probe;
+  }
+  if( idemDurableStore(db, zDb)!=IDEM_STORE_FILE ) return SQLITE_OK;
+  zFile = sqlite3_db_filename(db, zDb);
+  if( sqlite3_uri_boolean(zFile, "nolock", 0) ){
+    zWhat = sqlite3_mprintf("nolock=1, which takes no locks");
+    goto no_lock;
+  }
+  if( sqlite3_stricmp(sqlite3_uri_parameter(zFile, "cache"), "shared")==0 ){
+    goto shared_cache;
+  }
+  if( sqlite3_uri_boolean(zFile, "immutable", 0) ){
+    zWhat = sqlite3_mprintf("immutable=1, which takes no locks");
+    goto no_lock;
+  }
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)==SQLITE_OK
+   && pVfs && pVfs->zName ){
+    for(i=0; i<(int)(sizeof(azNoLockVfs)/sizeof(azNoLockVfs[0])); i++){
+      if( strcmp(pVfs->zName, azNoLockVfs[i])==0 ){
+        zWhat = sqlite3_mprintf("vfs=%s, whose locks %s", pVfs->zName,
+            i<2 ? "are none" : "a connection with the default VFS does not see");
+        goto no_lock;
+      }
+    }
+  }
+  pD->eLock = 1;
+
+ probe:
+  if( idemDurableSharedCache(db) ) goto shared_cache;
+  /* Our own write lock, where the file holds it: a statement that writes
+  ** holds RESERVED in a rollback journal mode, or EXCLUSIVE in WAL with
+  ** locking_mode=EXCLUSIVE (then without shared memory, or with it). */
+  if( sqlite3_txn_state(db, zDb)==SQLITE_TXN_WRITE
+   && sqlite3_file_control(db, zDb, SQLITE_FCNTL_FILE_POINTER, &pFile)==SQLITE_OK
+   && pFile && pFile->pMethods ){
+    const sqlite3_io_methods *pM = pFile->pMethods;
+    if( pM->iVersion>=2 && pM->xShmMap!=0 && strcmp(pD->zMode, "WAL")==0 ){
+      return SQLITE_OK;     /* the writer's lock is in the -shm: not seen */
+    }
+    if( pM->xCheckReservedLock(pFile, &bRes)==SQLITE_OK ){
+      if( !bRes ){
+        pVfs = 0;
+        sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs);
+        zWhat = sqlite3_mprintf("vfs=%s, whose file does not report the"
+            " write lock this connection holds (a VFS without locks)",
+            pVfs && pVfs->zName ? pVfs->zName : "?");
+        goto no_lock;
+      }
+      pD->eLock = 2;
+    }
+  }
+  return SQLITE_OK;
+
+ shared_cache:
+  bShared = 1;
+  zWhat = sqlite3_mprintf("a shared cache (cache=shared or"
+      " SQLITE_OPEN_SHAREDCACHE), whose synchronous setting is the last one"
+      " any connection sharing it set, while each reads its own");
+
+ no_lock:
+  *pzErr = zWhat ? idemDurableNoLockError(zDb, zWhat, bShared) : 0;
+  sqlite3_free(zWhat);
+  return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+/*
+** xSync, before the COMMIT of a transaction that claimed or recorded in
+** the table: a connection that shares the cache of a file now is refused
+** (idemDurableLockCheck()), since the pager syncs as the last connection
+** to set synchronous says.  SQLITE_OK, or SQLITE_ERROR with *pzErr.
+*/
+IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
+                                      const char *zDb, char **pzErr){
+  *pzErr = 0;
+#ifdef IDEM_REPLICATED
+  return SQLITE_OK;
+#endif
+  if( !pD->bRead || pD->eLock!=2 || !idemDurableSharedCache(db) ){
+    return SQLITE_OK;
+  }
+  return idemDurableLockCheck(pD, db, zDb, pzErr);
+}
+
 /* A file in DELETE mode at FULL, whose COMMIT (the journal's unlink) idem
 ** makes durable by a directory sync at xCommit. */
 static int idemDurableDeleteFull(const IdemDurable *pD){
@@ -259,9 +418,9 @@ IDEM_PRIVATE int idemDurableCheck(
 #ifdef IDEM_REPLICATED
   return SQLITE_OK;             /* the replicated log is the durability */
 #endif
-  if( bExternal && bRelaxed ) return SQLITE_OK;
   rc = idemDurableRead(pD, db, zDb, pzErr);
-  if( rc!=SQLITE_OK ) return rc;
+  if( rc==SQLITE_OK ) rc = idemDurableLockCheck(pD, db, zDb, pzErr);
+  if( rc!=SQLITE_OK || (bExternal && bRelaxed) ) return rc;
   zMode = pD->zMode;
   iSync = pD->iSync;
   zPrefix = pD->zPrefix;
