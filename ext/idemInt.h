@@ -249,6 +249,10 @@ struct IdemDurable {
   int iSync;                  /* synchronous: 0 OFF .. 3 EXTRA */
   char zMode[16];             /* journal_mode, upper case */
   int bDirSync;               /* Sync the directory at xCommit */
+  int bExtWrote;              /* This txn wrote an external call (strict) */
+  char *zMarker;              /* The marker made at xSync, for xCommit */
+  char *zLost;                /* A directory sync that failed at xCommit */
+  int rcLost;                 /* ... and its error code */
   int eDirSync;               /* 0 not known yet, 1 this SQLite syncs
                               ** directories, 2 never (DISABLE_DIRSYNC) */
   int eLock;                  /* 0 not looked at, 1 VFS and URI seen to
@@ -275,7 +279,11 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
 IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
-/* xSync: a connection that shares its cache now is refused. */
+/* xRollback: the marker made at xSync goes. */
+IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD, sqlite3 *db,
+                                      const char *zDb);
+/* xSync: a connection that shares its cache now is refused, and a
+** directory sync that the COMMIT needs must be possible. */
 IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
                                       const char *zDb, char **pzErr);
 /* IDEM_STORE_* of schema zDb. */

@@ -128,6 +128,7 @@ IDEM_PRIVATE void idemDurableBegin(IdemDurable *pD){
   pD->bRead = 0;
   pD->bFixed = 0;
   pD->bDirSync = 0;
+  pD->bExtWrote = 0;
 }
 
 /* A claim of the table wrote in this transaction: SQLite keeps the journal
@@ -139,6 +140,10 @@ IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD){
 }
 
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD){
+  sqlite3_free(pD->zMarker);
+  sqlite3_free(pD->zLost);
+  pD->zMarker = 0;
+  pD->zLost = 0;
   sqlite3_finalize(pD->pSync);
   sqlite3_finalize(pD->pJournal);
   pD->pSync = 0;
@@ -258,6 +263,8 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
 ** the shared cache is asked at each claim (a connection may share the
 ** cache from any moment) and at xSync (idemDurableSyncCheck()).
 */
+static int idemDurableSyncReady(IdemDurable*, sqlite3*, const char*, char**);
+
 static const char *const azNoLockVfs[] = {
   "unix-none", "win32-none", "unix-dotfile", "unix-flock", "unix-afp",
   "unix-proxy",
@@ -372,7 +379,9 @@ static int idemDurableLockCheck(IdemDurable *pD, sqlite3 *db,
 ** xSync, before the COMMIT of a transaction that claimed or recorded in
 ** the table: a connection that shares the cache of a file now is refused
 ** (idemDurableLockCheck()), since the pager syncs as the last connection
-** to set synchronous says.  SQLITE_OK, or SQLITE_ERROR with *pzErr.
+** to set synchronous says; and the directory sync that an external call's
+** COMMIT needs must be possible (idemDurableSyncReady()).  SQLITE_OK, or
+** an error with *pzErr.
 */
 IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
                                       const char *zDb, char **pzErr){
@@ -380,10 +389,11 @@ IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
 #ifdef IDEM_REPLICATED
   return SQLITE_OK;
 #endif
-  if( !pD->bRead || pD->eLock!=2 || !idemDurableSharedCache(db) ){
-    return SQLITE_OK;
+  if( pD->bRead && pD->eLock==2 && idemDurableSharedCache(db) ){
+    return idemDurableLockCheck(pD, db, zDb, pzErr);
   }
-  return idemDurableLockCheck(pD, db, zDb, pzErr);
+  if( pD->bExtWrote ) return idemDurableSyncReady(pD, db, zDb, pzErr);
+  return SQLITE_OK;
 }
 
 /* A file in DELETE mode at FULL, whose COMMIT (the journal's unlink) idem
@@ -418,6 +428,11 @@ IDEM_PRIVATE int idemDurableCheck(
 #ifdef IDEM_REPLICATED
   return SQLITE_OK;             /* the replicated log is the durability */
 #endif
+  if( pD->zLost ){                      /* (idemDurableCommit()) */
+    *pzErr = pD->zLost;
+    pD->zLost = 0;
+    return pD->rcLost;
+  }
   rc = idemDurableRead(pD, db, zDb, pzErr);
   if( rc==SQLITE_OK ) rc = idemDurableLockCheck(pD, db, zDb, pzErr);
   if( rc!=SQLITE_OK || (bExternal && bRelaxed) ) return rc;
@@ -502,6 +517,7 @@ IDEM_PRIVATE int idemDurableCheck(
         " use a SQLite built without it, or create the table with"
         " durability=relaxed");
   }else{
+    pD->bExtWrote = 1;
     if( idemDurableDeleteFull(pD) ) pD->bDirSync = 1;
     return SQLITE_OK;
   }
@@ -525,7 +541,103 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
     sqlite3_free(zErr);
     return;
   }
+  pD->bExtWrote = 1;
   if( idemDurableDeleteFull(pD) && pD->eDirSync==1 ) pD->bDirSync = 1;
+}
+
+/* The directory of file zFile ("/" for the root); NULL without memory. */
+static char *idemDurableDir(const char *zFile){
+  int n = (int)strlen(zFile);
+  while( n>0 && zFile[n-1]!='/' ) n--;
+  return n<=1 ? sqlite3_mprintf("/") : sqlite3_mprintf("%.*s", n-1, zFile);
+}
+
+/*
+** Create the marker, "<db>-idem" and 3 hex digits (no longer than the name
+** of the database's own journal, "<db>-journal": where SQLite can make its
+** journal, idem can make its marker), next to schema zDb's file, for
+** idemDurableCommit() to delete with a directory sync.  SQLITE_OK (the
+** name in pD->zMarker) or the VFS's error (with *pzErr).
+*/
+static int idemDurableMarker(IdemDurable *pD, sqlite3_vfs *pVfs,
+                             const char *zFile, char **pzErr){
+  sqlite3_file *pFile;
+  int i, rc = SQLITE_OK, flags = 0;
+  pFile = (sqlite3_file*)sqlite3_malloc(pVfs->szOsFile);
+  if( pFile==0 ) return SQLITE_NOMEM;
+  for(i=0; i<8; i++){
+    unsigned int r;
+    sqlite3_randomness(sizeof(r), &r);
+    /* (two NULs: the VFS reads URI parameters after a file name) */
+    pD->zMarker = sqlite3_mprintf("%s-idem%03x%c", zFile, r & 0xfff, 0);
+    if( pD->zMarker==0 ){ rc = SQLITE_NOMEM; break; }
+    memset(pFile, 0, pVfs->szOsFile);
+    rc = pVfs->xOpen(pVfs, pD->zMarker, pFile, SQLITE_OPEN_READWRITE
+           | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE
+           | SQLITE_OPEN_SUPER_JOURNAL, &flags);
+    if( pFile->pMethods ) pFile->pMethods->xClose(pFile);
+    if( rc==SQLITE_OK ) break;
+    sqlite3_free(pD->zMarker);          /* (taken by another connection?) */
+    pD->zMarker = 0;
+  }
+  sqlite3_free(pFile);
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+    *pzErr = sqlite3_mprintf("an external call's COMMIT in DELETE mode at"
+        " synchronous=FULL is made durable by a directory sync after it,"
+        " which idem makes by creating a file next to the database and"
+        " deleting it, and \"%s-idem...\" cannot be created (%s: a file"
+        " name longer than the file system takes, or a directory that"
+        " cannot be written): a power loss could take the COMMIT back; use"
+        " a shorter file name, journal_mode=WAL, TRUNCATE or PERSIST, or"
+        " create the table with durability=relaxed", zFile,
+        sqlite3_errstr(rc));
+    if( *pzErr==0 ) rc = SQLITE_NOMEM;
+  }
+  return rc;
+}
+
+/*
+** xSync, before the COMMIT: a transaction that wrote an external call
+** (not relaxed) in a database file whose COMMIT needs a directory sync
+** (SQLite's own, of the journal or WAL file it creates or deletes, and
+** idem's after a DELETE-mode COMMIT at FULL) fails here, where an error
+** still fails the COMMIT, if the sync cannot be made: the directory cannot
+** be opened to be synced (the unix VFS then skips the sync, and only
+** logs it), or idem's marker cannot be created.  The marker made here is
+** deleted, with the directory sync, by idemDurableCommit().
+*/
+static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
+                                const char *zDb, char **pzErr){
+  sqlite3_vfs *pVfs = 0;
+  const char *zFile;
+  char *zDir;
+  int rc, bOk = 0;
+  if( pD->eDirSync!=1 || pD->eStore!=IDEM_STORE_FILE ) return SQLITE_OK;
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
+        !=SQLITE_OK || pVfs==0 ){
+    return SQLITE_OK;
+  }
+  zFile = sqlite3_db_filename(db, zDb);
+  if( zFile && zFile[0]=='/' ){         /* a unix path: directories sync */
+    zDir = idemDurableDir(zFile);
+    if( zDir==0 ) return SQLITE_NOMEM;
+    rc = pVfs->xAccess(pVfs, zDir, SQLITE_ACCESS_READWRITE, &bOk);
+    if( rc!=SQLITE_OK || !bOk ){
+      *pzErr = sqlite3_mprintf("an external call's COMMIT needs the"
+          " directory of the database synced, and %s cannot be opened to"
+          " sync it (it needs read and write permission; the VFS would"
+          " skip the sync and only log it): a power loss could take the"
+          " COMMIT back; give the directory read permission, or create the"
+          " table with durability=relaxed", zDir);
+      sqlite3_free(zDir);
+      return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+    sqlite3_free(zDir);
+  }
+  if( pD->bDirSync && pD->zMarker==0 && zFile && zFile[0] ){
+    return idemDurableMarker(pD, pVfs, zFile, pzErr);
+  }
+  return SQLITE_OK;
 }
 
 /*
@@ -533,39 +645,48 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
 ** the transaction wrote an external call in DELETE mode at FULL, sync
 ** the directory of schema zDb's file, which makes the journal's unlink
 ** (the COMMIT) durable.  The VFS syncs a directory in xDelete(dirSync=1),
-** so a marker "<db>-idem<8 hex>" is made next to the database and deleted
-** that way.  xCommit cannot fail; an error goes to sqlite3_log().
+** so the marker made at xSync (idemDurableSyncReady()) is deleted that
+** way.  xCommit cannot fail: what can still fail here (the unlink or the
+** sync itself, an I/O error) goes to sqlite3_log() and is kept, and the
+** table's next claim fails with it (idemDurableCheck()), once.
 */
 IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb){
   sqlite3_vfs *pVfs = 0;
-  sqlite3_file *pFile;
-  char *zName;
-  unsigned int r;
-  int rc, flags = 0;
+  int rc;
   if( !pD->bDirSync ) return;
   pD->bDirSync = 0;
+  if( pD->zMarker==0 ) return;          /* (not a file: nothing to sync) */
   if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
         !=SQLITE_OK || pVfs==0 ){
-    return;
-  }
-  sqlite3_randomness(sizeof(r), &r);
-  zName = sqlite3_mprintf("%s-idem%08x%c", sqlite3_db_filename(db, zDb), r, 0);
-  pFile = (sqlite3_file*)sqlite3_malloc(pVfs->szOsFile);
-  if( zName==0 || pFile==0 ){
-    rc = SQLITE_NOMEM;
+    rc = SQLITE_MISUSE;
   }else{
-    memset(pFile, 0, pVfs->szOsFile);
-    rc = pVfs->xOpen(pVfs, zName, pFile, SQLITE_OPEN_READWRITE
-           | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE
-           | SQLITE_OPEN_SUPER_JOURNAL, &flags);
-    if( pFile->pMethods ) pFile->pMethods->xClose(pFile);
-    if( rc==SQLITE_OK ) rc = pVfs->xDelete(pVfs, zName, 1);
+    rc = pVfs->xDelete(pVfs, pD->zMarker, 1);
   }
   if( rc!=SQLITE_OK ){
     sqlite3_log(rc, "idem: cannot sync the directory of %s after an"
-                " external claim's COMMIT", zName ? zName : zDb);
+                " external call's COMMIT", pD->zMarker);
+    sqlite3_free(pD->zLost);
+    pD->zLost = sqlite3_mprintf("the directory sync after this table's"
+        " last COMMIT of an external call failed (%s, deleting %s): that"
+        " COMMIT may not survive a power loss; check the file system, and"
+        " the calls of that transaction", sqlite3_errstr(rc), pD->zMarker);
+    pD->rcLost = rc;
   }
-  sqlite3_free(pFile);
-  sqlite3_free(zName);
+  sqlite3_free(pD->zMarker);
+  pD->zMarker = 0;
+}
+
+/* xRollback: the marker of a COMMIT that failed after xSync goes. */
+IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD, sqlite3 *db,
+                                      const char *zDb){
+  sqlite3_vfs *pVfs = 0;
+  pD->bDirSync = 0;
+  if( pD->zMarker==0 ) return;
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
+        ==SQLITE_OK && pVfs ){
+    pVfs->xDelete(pVfs, pD->zMarker, 0);
+  }
+  sqlite3_free(pD->zMarker);
+  pD->zMarker = 0;
 }

@@ -300,7 +300,7 @@ static void plPowerLoss(void){
         _exit(2);
       }
       close(fd);
-    }else if( unlink(p->zPath)!=0 && errno!=ENOENT ){
+    }else if( unlink(p->zPath)!=0 && errno!=ENOENT && errno!=ENAMETOOLONG ){
       fprintf(stderr, "powerloss: cannot remove %s\n", p->zPath);
       _exit(2);
     }
@@ -450,6 +450,7 @@ static const sqlite3_io_methods plMethods = {
 static int plOpen(sqlite3_vfs *pVfs, const char *zName, sqlite3_file *pFile,
                   int flags, int *pOutFlags){
   PlFile *p = (PlFile*)pFile;
+  PlName *pCreated = 0;
   int rc;
   (void)pVfs;
   memset(p, 0, sizeof(*p));
@@ -460,6 +461,7 @@ static int plOpen(sqlite3_vfs *pVfs, const char *zName, sqlite3_file *pFile,
     if( pName->pNow==0 && (flags & SQLITE_OPEN_CREATE) ){
       plTick("create", zName, 0, 0);
       plDirChange(pName, plAlloc(sizeof(PlInode)));
+      pCreated = pName;
     }
     p->pInode = pName->pNow;
     p->bDirSync = (flags & SQLITE_OPEN_CREATE)!=0
@@ -467,6 +469,10 @@ static int plOpen(sqlite3_vfs *pVfs, const char *zName, sqlite3_file *pFile,
                    |SQLITE_OPEN_SUPER_JOURNAL))!=0;
   }
   rc = plRoot->xOpen(plRoot, zName, p->pReal, flags, pOutFlags);
+  if( rc!=SQLITE_OK && pCreated ){
+    plDirChange(pCreated, 0);         /* not created after all (a name too
+                                      ** long, a directory not writable) */
+  }
   if( p->pReal->pMethods ) p->base.pMethods = &plMethods;
   return rc;
 }
