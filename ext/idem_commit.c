@@ -41,38 +41,89 @@ static int idemSyncLevel(sqlite3 *db, const char *zSchema, int *piSync){
 }
 
 /*
+** The size of the header a rollback journal of schema zSchema starts with,
+** as the pager sizes it (setSectorSize() in SQLite's pager.c): 512 bytes
+** for temp and in-memory files and where writes are powersafe, else the
+** file's sector size (at least 32 bytes or it counts as 512, at most 64 KB).
+*/
+static sqlite3_int64 idemJournalHeader(sqlite3 *db, const char *zSchema){
+  sqlite3_file *pDb = 0;
+  int n;
+  if( sqlite3_stricmp(zSchema, "temp")==0 || idemSchemaInMemory(db, zSchema) ){
+    return 512;
+  }
+  if( sqlite3_file_control(db, zSchema, SQLITE_FCNTL_FILE_POINTER, &pDb)
+        !=SQLITE_OK || pDb==0 || pDb->pMethods==0
+   || (pDb->pMethods->xDeviceCharacteristics(pDb)
+         & SQLITE_IOCAP_POWERSAFE_OVERWRITE)!=0 ){
+    return 512;
+  }
+  n = pDb->pMethods->xSectorSize(pDb);
+  return n<32 ? 512 : n>65536 ? 65536 : n;
+}
+
+/*
 ** Whether this transaction has written schema zSchema (journal mode
 ** zMode).  A write transaction is not enough: BEGIN IMMEDIATE opens one on
-** every database of the connection.  SQLite opens a rollback journal
-** (on disk or in memory) at the first page the transaction changes, and
-** writes its header then, before any page: the header holds the page size
-** (bytes 24-27), which the end of a transaction zeroes (PERSIST, and a
-** journal kept by locking_mode=EXCLUSIVE), truncates (TRUNCATE) or
-** deletes (DELETE, MEMORY).  So a journal whose header names a page size
-** belongs to a transaction that changed a page, even where every page it
-** wrote is new (a table created in a fresh file, in a fresh :memory: or
-** temp database), which the journal does not copy.  A WAL file, or a
-** journal that is OFF, keeps nothing to look at before the COMMIT: a write
-** transaction on them counts as a write.
+** every database of the connection.  SQLite opens a rollback journal (on
+** disk or in memory) at the first page the transaction changes, and
+** writes its header then: the header holds the database's size in pages
+** when the transaction began (bytes 16-19) and the page size (24-27),
+** which the end of a transaction zeroes (PERSIST, and a journal kept by
+** locking_mode=EXCLUSIVE), truncates (TRUNCATE, temp) or deletes (DELETE,
+** MEMORY).  A journal whose header names no page size is a previous
+** transaction's.  Of a database that had pages, every change copies one
+** (a new page changes page 1): written if the journal holds more than
+** its header.  A database that had none (a fresh attached file, :memory:
+** or temp) copies no page, and a write transaction on it writes page 1 at
+** its start (newDatabase() in SQLite's btree.c): written if it has more
+** pages than that (a table created in it).  A WAL file, or a journal
+** that is OFF, keeps nothing to look at before the COMMIT: a write
+** transaction on them counts as a write.  SQLITE_OK or an error, the
+** verdict in *pbWritten.
 */
 static int idemSchemaWritten(sqlite3 *db, const char *zSchema,
-                             const char *zMode){
+                             const char *zMode, int *pbWritten){
   sqlite3_file *pJournal = 0;
+  sqlite3_stmt *pStmt = 0;
   sqlite3_int64 sz = 0;
   unsigned char aHdr[28];
-  if( sqlite3_txn_state(db, zSchema)!=SQLITE_TXN_WRITE ) return 0;
-  if( strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0 ) return 1;
+  int rc;
+  *pbWritten = 0;
+  if( sqlite3_txn_state(db, zSchema)!=SQLITE_TXN_WRITE ) return SQLITE_OK;
+  *pbWritten = 1;
+  if( strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0 ) return SQLITE_OK;
+  *pbWritten = 0;
   if( sqlite3_file_control(db, zSchema, SQLITE_FCNTL_JOURNAL_POINTER,
                            &pJournal)!=SQLITE_OK
    || pJournal==0 || pJournal->pMethods==0 ){
-    return 0;                       /* no journal opened: nothing written */
+    return SQLITE_OK;               /* no journal opened: nothing written */
   }
-  if( pJournal->pMethods->xFileSize(pJournal, &sz)!=SQLITE_OK ) return 1;
-  if( sz<(sqlite3_int64)sizeof(aHdr) ) return 0;
+  *pbWritten = 1;                   /* (what cannot be read counts) */
+  if( pJournal->pMethods->xFileSize(pJournal, &sz)!=SQLITE_OK ) return SQLITE_OK;
+  if( sz<(sqlite3_int64)sizeof(aHdr) ){
+    *pbWritten = 0;
+    return SQLITE_OK;
+  }
   if( pJournal->pMethods->xRead(pJournal, aHdr, sizeof(aHdr), 0)!=SQLITE_OK ){
-    return 1;
+    return SQLITE_OK;
   }
-  return (aHdr[24] | aHdr[25] | aHdr[26] | aHdr[27])!=0;
+  if( (aHdr[24] | aHdr[25] | aHdr[26] | aHdr[27])==0 ){
+    *pbWritten = 0;                 /* a previous transaction's journal */
+    return SQLITE_OK;
+  }
+  if( sz>idemJournalHeader(db, zSchema) ) return SQLITE_OK;
+  if( (aHdr[16] | aHdr[17] | aHdr[18] | aHdr[19])!=0 ){
+    *pbWritten = 0;                 /* had pages, and copied none */
+    return SQLITE_OK;
+  }
+  rc = idemQueryRow(db, &pStmt, "PRAGMA \"%w\".page_count", zSchema);
+  if( rc==SQLITE_ROW ){
+    *pbWritten = sqlite3_column_int64(pStmt, 0)>1;
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(pStmt);
+  return rc==SQLITE_DONE ? SQLITE_ERROR : rc;
 }
 
 /*
@@ -144,14 +195,17 @@ static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
   const char *zOther = 0, *z;
   char *zWhy = 0;
   char zMode[16];
-  int i, rc, bNoMem = 0, bHeld = 0;
+  int i, rc, bNoMem = 0, bHeld = 0, bWritten;
   for(i=0; (z = sqlite3_db_name(p->db, i))!=0 && zWhy==0 && !bNoMem; i++){
     if( sqlite3_stricmp(z, p->zDb)==0
      || sqlite3_txn_state(p->db, z)!=SQLITE_TXN_WRITE ){
       continue;
     }
     if( (rc = idemJournalMode(p->db, z, zMode))!=SQLITE_OK ) return rc;
-    if( !idemSchemaWritten(p->db, z, zMode) ) continue;
+    if( (rc = idemSchemaWritten(p->db, z, zMode, &bWritten))!=SQLITE_OK ){
+      return rc;
+    }
+    if( !bWritten ) continue;
     zOther = z;
     bHeld = strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0;
     rc = idemCommitAloneRead(p, z, zMode, &zWhy, &bNoMem);
