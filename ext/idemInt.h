@@ -252,6 +252,7 @@ struct IdemDurable {
   int bExtWrote;              /* This txn wrote an external call (strict) */
   char *zMarker;              /* The marker made at xSync, for xCommit */
   char *zLost;                /* A directory sync that failed at xCommit */
+  char *zDir;                 /* The directory of the table's file */
   int rcLost;                 /* ... and its error code */
   int eDirSync;               /* 0 not known yet, 1 this SQLite syncs
                               ** directories, 2 never (DISABLE_DIRSYNC) */

@@ -142,8 +142,10 @@ IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD){
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD){
   sqlite3_free(pD->zMarker);
   sqlite3_free(pD->zLost);
+  sqlite3_free(pD->zDir);
   pD->zMarker = 0;
   pD->zLost = 0;
+  pD->zDir = 0;
   sqlite3_finalize(pD->pSync);
   sqlite3_finalize(pD->pJournal);
   pD->pSync = 0;
@@ -260,8 +262,9 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
 **
 ** The VFS and the file cannot change for the table (a DETACH disconnects
 ** it): they are looked at once, and our own lock until it was seen once;
-** the shared cache is asked at each claim (a connection may share the
-** cache from any moment) and at xSync (idemDurableSyncCheck()).
+** the shared cache then, and at the xSync of every transaction that
+** claimed or recorded (idemDurableSyncCheck()): a connection may share
+** the cache from any moment, and the COMMIT is where it would count.
 */
 static int idemDurableSyncReady(IdemDurable*, sqlite3*, const char*, char**);
 
@@ -307,11 +310,8 @@ static int idemDurableLockCheck(IdemDurable *pD, sqlite3 *db,
   const char *zFile;
   char *zWhat = 0;
   int i, bRes = 0, bShared = 0;
-  if( pD->eLock ){
-    if( !idemDurableSharedCache(db) && pD->eLock==2 ) return SQLITE_OK;
-    if( pD->eLock==2 ) goto shared_cache;
-    goto probe;
-  }
+  if( pD->eLock==2 ) return SQLITE_OK;   /* (the cache: at xSync) */
+  if( pD->eLock ) goto probe;
   if( idemDurableStore(db, zDb)!=IDEM_STORE_FILE ) return SQLITE_OK;
   zFile = sqlite3_db_filename(db, zDb);
   if( sqlite3_uri_boolean(zFile, "nolock", 0) ){
@@ -390,6 +390,7 @@ IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
   return SQLITE_OK;
 #endif
   if( pD->bRead && pD->eLock==2 && idemDurableSharedCache(db) ){
+    pD->eLock = 1;                      /* look again, and say why */
     return idemDurableLockCheck(pD, db, zDb, pzErr);
   }
   if( pD->bExtWrote ) return idemDurableSyncReady(pD, db, zDb, pzErr);
@@ -433,6 +434,7 @@ IDEM_PRIVATE int idemDurableCheck(
     pD->zLost = 0;
     return pD->rcLost;
   }
+  if( bExternal && bRelaxed && pD->eLock==2 ) return SQLITE_OK;
   rc = idemDurableRead(pD, db, zDb, pzErr);
   if( rc==SQLITE_OK ) rc = idemDurableLockCheck(pD, db, zDb, pzErr);
   if( rc!=SQLITE_OK || (bExternal && bRelaxed) ) return rc;
@@ -619,8 +621,10 @@ static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
   }
   zFile = sqlite3_db_filename(db, zDb);
   if( zFile && zFile[0]=='/' ){         /* a unix path: directories sync */
-    zDir = idemDurableDir(zFile);
-    if( zDir==0 ) return SQLITE_NOMEM;
+    if( pD->zDir==0 && (pD->zDir = idemDurableDir(zFile))==0 ){
+      return SQLITE_NOMEM;
+    }
+    zDir = pD->zDir;                    /* (fixed for the table's life) */
     rc = pVfs->xAccess(pVfs, zDir, SQLITE_ACCESS_READWRITE, &bOk);
     if( rc!=SQLITE_OK || !bOk ){
       *pzErr = sqlite3_mprintf("an external call's COMMIT needs the"
@@ -629,10 +633,8 @@ static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
           " skip the sync and only log it): a power loss could take the"
           " COMMIT back; give the directory read permission, or create the"
           " table with durability=relaxed", zDir);
-      sqlite3_free(zDir);
       return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
     }
-    sqlite3_free(zDir);
   }
   if( pD->bDirSync && pD->zMarker==0 && zFile && zFile[0] ){
     return idemDurableMarker(pD, pVfs, zFile, pzErr);
