@@ -40,13 +40,15 @@
 **   DELETE, FULL                the journal is unlinked, and the directory
 **                               is not synced (only EXTRA does): a power
 **                               loss can bring the journal back hot.  Made
-**                               durable here: at the table's xCommit (after
-**                               the pager's commit, before the statement
-**                               returns), a transaction that wrote an
+**                               durable here: a transaction that wrote an
 **                               external call (its claim or its outcome:
-**                               idemDurableRecord()) creates a marker file next
-**                               to the database through its VFS and deletes
-**                               it with a directory sync, which makes the
+**                               idemDurableRecord()) creates a marker file
+**                               next to the database through its VFS at
+**                               xSync (where a failure still fails the
+**                               COMMIT: idemDurableSyncReady()) and, at the
+**                               table's xCommit (after the pager's commit,
+**                               before the statement returns), deletes it
+**                               with a directory sync, which makes the
 **                               journal's unlink durable too
 **                               (idemDurableCommit()).  In
 **                               locking_mode=EXCLUSIVE the journal is
