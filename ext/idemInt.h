@@ -257,7 +257,8 @@ struct IdemDurable {
   int eDirSync;               /* 0 not known yet, 1 this SQLite syncs
                               ** directories, 2 never (DISABLE_DIRSYNC) */
   int eLock;                  /* 0 not looked at, 1 VFS and URI seen to
-                              ** lock, 2 and our own write lock seen */
+                              ** lock, 2 and our own write lock seen, 3
+                              ** (1 in WAL with shared memory: not seen) */
   char zPrefix[80];           /* "PRAGMA " or "PRAGMA aux." for messages */
   sqlite3_stmt *pSync;        /* PRAGMA "<schema>".synchronous */
   sqlite3_stmt *pJournal;     /* PRAGMA "<schema>".journal_mode */

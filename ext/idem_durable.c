@@ -313,6 +313,7 @@ static int idemDurableLockCheck(IdemDurable *pD, sqlite3 *db,
   char *zWhat = 0;
   int i, bRes = 0, bShared = 0;
   if( pD->eLock==2 ) return SQLITE_OK;   /* (the cache: at xSync) */
+  if( pD->eLock==3 && strcmp(pD->zMode, "WAL")==0 ) return SQLITE_OK;
   if( pD->eLock ) goto probe;
   if( idemDurableStore(db, zDb)!=IDEM_STORE_FILE ) return SQLITE_OK;
   zFile = sqlite3_db_filename(db, zDb);
@@ -337,10 +338,10 @@ static int idemDurableLockCheck(IdemDurable *pD, sqlite3 *db,
       }
     }
   }
+  if( idemDurableSharedCache(db) ) goto shared_cache;
   pD->eLock = 1;
 
  probe:
-  if( idemDurableSharedCache(db) ) goto shared_cache;
   /* Our own write lock, where the file holds it: a statement that writes
   ** holds RESERVED in a rollback journal mode, or EXCLUSIVE in WAL with
   ** locking_mode=EXCLUSIVE (then without shared memory, or with it). */
@@ -349,7 +350,9 @@ static int idemDurableLockCheck(IdemDurable *pD, sqlite3 *db,
    && pFile && pFile->pMethods ){
     const sqlite3_io_methods *pM = pFile->pMethods;
     if( pM->iVersion>=2 && pM->xShmMap!=0 && strcmp(pD->zMode, "WAL")==0 ){
-      return SQLITE_OK;     /* the writer's lock is in the -shm: not seen */
+      pD->eLock = 3;        /* the writer's lock is in the -shm: not seen
+                            ** (probed again in a rollback journal mode) */
+      return SQLITE_OK;
     }
     if( pM->xCheckReservedLock(pFile, &bRes)==SQLITE_OK ){
       if( !bRes ){
@@ -391,8 +394,8 @@ IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
 #ifdef IDEM_REPLICATED
   return SQLITE_OK;
 #endif
-  if( pD->bRead && pD->eLock==2 && idemDurableSharedCache(db) ){
-    pD->eLock = 1;                      /* look again, and say why */
+  if( pD->bRead && pD->eLock>=2 && idemDurableSharedCache(db) ){
+    pD->eLock = 0;                      /* look again, and say why */
     return idemDurableLockCheck(pD, db, zDb, pzErr);
   }
   if( pD->bExtWrote ) return idemDurableSyncReady(pD, db, zDb, pzErr);
