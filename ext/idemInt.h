@@ -252,8 +252,16 @@ struct IdemDurable {
   int iSync;                  /* synchronous: 0 OFF .. 3 EXTRA */
   char zMode[16];             /* journal_mode, upper case */
   int bDirSync;               /* Sync the directory at xCommit */
+  int bExtWrote;              /* This txn wrote an external call (strict) */
+  char *zMarker;              /* The marker made at xSync, for xCommit */
+  char *zLost;                /* A directory sync that failed at xCommit */
+  char *zDir;                 /* The directory of the table's file */
+  int rcLost;                 /* ... and its error code */
   int eDirSync;               /* 0 not known yet, 1 this SQLite syncs
                               ** directories, 2 never (DISABLE_DIRSYNC) */
+  int eLock;                  /* 0 not looked at, 1 VFS and URI seen to
+                              ** lock, 2 and our own write lock seen, 3
+                              ** (1 in WAL with shared memory: not seen) */
   char zPrefix[80];           /* "PRAGMA " or "PRAGMA aux." for messages */
   sqlite3_stmt *pSync;        /* PRAGMA "<schema>".synchronous */
   sqlite3_stmt *pJournal;     /* PRAGMA "<schema>".journal_mode */
@@ -276,6 +284,13 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
 IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
+/* xRollback: the marker made at xSync goes. */
+IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD, sqlite3 *db,
+                                      const char *zDb);
+/* xSync: a connection that shares its cache now is refused, and a
+** directory sync that the COMMIT needs must be possible. */
+IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
+                                      const char *zDb, char **pzErr);
 /* IDEM_STORE_* of schema zDb. */
 IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 

@@ -3,8 +3,8 @@
 ** idem_commit.c -- the commit guard (doc/contract.md §4), at xSync,
 ** before the transaction commits: a local claim made in it that is still
 ** pending fails the COMMIT, and a recorded local call commits only where
-** SQLite commits everything the transaction wrote as one (no attached
-** file in WAL mode, in memory, or with a journal that cannot roll back).
+** SQLite commits everything the transaction wrote as one (every file
+** written takes part in the super-journal: vdbeCommit()).
 ** It reads the store and the claim's status (idem_claim.c), and never
 ** calls the module (idem_vtab.c), which calls it.
 */
@@ -28,6 +28,16 @@ static int idemJournalMode(sqlite3 *db, const char *zSchema, char zMode[16]){
   }
   sqlite3_finalize(pStmt);
   return rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* Schema zSchema's synchronous level, 0 (OFF) to 3 (EXTRA), into *piSync.
+** SQLITE_OK or the error of the PRAGMA. */
+static int idemSyncLevel(sqlite3 *db, const char *zSchema, int *piSync){
+  sqlite3_stmt *pStmt = 0;
+  int rc = idemQueryRow(db, &pStmt, "PRAGMA \"%w\".synchronous", zSchema);
+  *piSync = rc==SQLITE_ROW ? sqlite3_column_int(pStmt, 0) : 0;
+  sqlite3_finalize(pStmt);
+  return rc==SQLITE_ROW ? SQLITE_OK : rc==SQLITE_DONE ? SQLITE_ERROR : rc;
 }
 
 /*
@@ -55,39 +65,83 @@ static sqlite3_int64 idemJournalHeader(sqlite3 *db, const char *zSchema){
 /*
 ** Whether this transaction has written schema zSchema (journal mode
 ** zMode).  A write transaction is not enough: BEGIN IMMEDIATE opens one on
-** every database of the connection.  In a rollback journal, every page
-** the transaction changes is copied after the journal's header (which a
-** temp file's pager writes at BEGIN already): more than the header is a
-** write.  A WAL file, or a journal that is OFF, keeps nothing to look at
-** before the COMMIT: a write transaction on them counts as a write.
+** every database of the connection.  SQLite opens a rollback journal (on
+** disk or in memory) at the first page the transaction changes, and
+** writes its header then: the header holds the database's size in pages
+** when the transaction began (bytes 16-19) and the page size (24-27),
+** which the end of a transaction zeroes (PERSIST, and a journal kept by
+** locking_mode=EXCLUSIVE), truncates (TRUNCATE, temp) or deletes (DELETE,
+** MEMORY).  A journal whose header names no page size is a previous
+** transaction's.  Of a database that had pages, every change copies one
+** (a new page changes page 1): written if the journal holds more than
+** its header.  A database that had none (a fresh attached file, :memory:
+** or temp) copies no page, and a write transaction on it writes page 1 at
+** its start (newDatabase() in SQLite's btree.c): written if it has more
+** pages than that (a table created in it).  A WAL file, or a journal
+** that is OFF, keeps nothing to look at before the COMMIT: a write
+** transaction on them counts as a write.  SQLITE_OK or an error, the
+** verdict in *pbWritten.
 */
 static int idemSchemaWritten(sqlite3 *db, const char *zSchema,
-                             const char *zMode){
+                             const char *zMode, int *pbWritten){
   sqlite3_file *pJournal = 0;
+  sqlite3_stmt *pStmt = 0;
   sqlite3_int64 sz = 0;
-  if( sqlite3_txn_state(db, zSchema)!=SQLITE_TXN_WRITE ) return 0;
-  if( strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0 ) return 1;
+  unsigned char aHdr[28];
+  int rc;
+  *pbWritten = 0;
+  if( sqlite3_txn_state(db, zSchema)!=SQLITE_TXN_WRITE ) return SQLITE_OK;
+  *pbWritten = 1;
+  if( strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0 ) return SQLITE_OK;
+  *pbWritten = 0;
   if( sqlite3_file_control(db, zSchema, SQLITE_FCNTL_JOURNAL_POINTER,
                            &pJournal)!=SQLITE_OK
    || pJournal==0 || pJournal->pMethods==0 ){
-    return 0;                       /* no journal opened: nothing written */
+    return SQLITE_OK;               /* no journal opened: nothing written */
   }
-  if( pJournal->pMethods->xFileSize(pJournal, &sz)!=SQLITE_OK ) return 1;
-  return sz>idemJournalHeader(db, zSchema);
+  *pbWritten = 1;                   /* (what cannot be read counts) */
+  if( pJournal->pMethods->xFileSize(pJournal, &sz)!=SQLITE_OK ) return SQLITE_OK;
+  if( sz<(sqlite3_int64)sizeof(aHdr) ){
+    *pbWritten = 0;
+    return SQLITE_OK;
+  }
+  if( pJournal->pMethods->xRead(pJournal, aHdr, sizeof(aHdr), 0)!=SQLITE_OK ){
+    return SQLITE_OK;
+  }
+  if( (aHdr[24] | aHdr[25] | aHdr[26] | aHdr[27])==0 ){
+    *pbWritten = 0;                 /* a previous transaction's journal */
+    return SQLITE_OK;
+  }
+  if( sz>idemJournalHeader(db, zSchema) ) return SQLITE_OK;
+  if( (aHdr[16] | aHdr[17] | aHdr[18] | aHdr[19])!=0 ){
+    *pbWritten = 0;                 /* had pages, and copied none */
+    return SQLITE_OK;
+  }
+  rc = idemQueryRow(db, &pStmt, "PRAGMA \"%w\".page_count", zSchema);
+  if( rc==SQLITE_ROW ){
+    *pbWritten = sqlite3_column_int64(pStmt, 0)>1;
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(pStmt);
+  return rc==SQLITE_DONE ? SQLITE_ERROR : rc;
 }
 
 /*
-** Why schema zSchema (journal mode zMode) does not commit atomically with
-** the other files of the transaction: NULL if SQLite commits it through
-** the super-journal with every other file, else the reason
-** (sqlite3_malloc'd; *pbNoMem set when it cannot be made).  SQLite writes
-** a super-journal only for files with a rollback journal on disk, and
-** only when the main database is a file; the temp schema, a WAL file and
-** a journal that is OFF or in MEMORY each commit on their own
-** (doc/contract.md §4).
+** Why schema zSchema (journal mode zMode, synchronous level iSync) does
+** not commit atomically with the other files of the transaction: NULL if
+** SQLite commits it through the super-journal with every other file, else
+** the reason (sqlite3_malloc'd; *pbNoMem set when it cannot be made).
+** SQLite's vdbeCommit() writes a super-journal only when the main database
+** is a file and more than one file takes part, and a file takes part only
+** with a rollback journal on disk (DELETE, TRUNCATE, PERSIST), in a file
+** (not temp, not in memory), at a synchronous level other than OFF; every
+** other file commits on its own (doc/contract.md §4).  A file at NORMAL
+** takes part, but its journal is not synced before its header: a power
+** loss can tear it (idem_durable.c), so it is refused as the table's own
+** file is, unless the table is created with durability=relaxed.
 */
 static char *idemCommitAlone(IdemVtab *p, const char *zSchema,
-                             const char *zMode, int *pbNoMem){
+                             const char *zMode, int iSync, int *pbNoMem){
   char *zWhy;
   if( sqlite3_stricmp(zSchema, "temp")==0 ){
     zWhy = sqlite3_mprintf("the temp schema commits on its own");
@@ -99,6 +153,12 @@ static char *idemCommitAlone(IdemVtab *p, const char *zSchema,
   }else if( strcmp(zMode, "off")==0 || strcmp(zMode, "memory")==0 ){
     zWhy = sqlite3_mprintf("%s has journal_mode=%s, which cannot roll back"
                            " across a crash", zSchema, zMode);
+  }else if( iSync==0 ){
+    zWhy = sqlite3_mprintf("%s has synchronous=OFF, which SQLite leaves out"
+        " of the super-journal: it commits on its own", zSchema);
+  }else if( iSync==1 && !p->opt.bRelaxedDurability ){
+    zWhy = sqlite3_mprintf("%s has synchronous=NORMAL in %s mode, whose"
+        " journal a power loss can tear", zSchema, zMode);
   }else if( idemSchemaInMemory(p->db, "main") ){
     zWhy = sqlite3_mprintf("the main database is in memory, so SQLite"
         " writes no super-journal and each file commits on its own");
@@ -107,6 +167,19 @@ static char *idemCommitAlone(IdemVtab *p, const char *zSchema,
   }
   if( zWhy==0 ) *pbNoMem = 1;
   return zWhy;
+}
+
+/* idemCommitAlone() for schema zSchema, its settings read. */
+static int idemCommitAloneRead(IdemVtab *p, const char *zSchema,
+                               char zMode[16], char **pzWhy, int *pbNoMem){
+  int rc, iSync = 2;
+  if( (rc = idemJournalMode(p->db, zSchema, zMode))!=SQLITE_OK ) return rc;
+  if( sqlite3_stricmp(zSchema, "temp")!=0
+   && (rc = idemSyncLevel(p->db, zSchema, &iSync))!=SQLITE_OK ){
+    return rc;
+  }
+  *pzWhy = idemCommitAlone(p, zSchema, zMode, iSync, pbNoMem);
+  return SQLITE_OK;
 }
 
 /*
@@ -122,20 +195,26 @@ static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
   const char *zOther = 0, *z;
   char *zWhy = 0;
   char zMode[16];
-  int i, rc, bNoMem = 0, bHeld = 0;
+  int i, rc, bNoMem = 0, bHeld = 0, bWritten;
   for(i=0; (z = sqlite3_db_name(p->db, i))!=0 && zWhy==0 && !bNoMem; i++){
     if( sqlite3_stricmp(z, p->zDb)==0
      || sqlite3_txn_state(p->db, z)!=SQLITE_TXN_WRITE ){
       continue;
     }
     if( (rc = idemJournalMode(p->db, z, zMode))!=SQLITE_OK ) return rc;
-    if( !idemSchemaWritten(p->db, z, zMode) ) continue;
+    if( (rc = idemSchemaWritten(p->db, z, zMode, &bWritten))!=SQLITE_OK ){
+      return rc;
+    }
+    if( !bWritten ) continue;
     zOther = z;
     bHeld = strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0;
-    zWhy = idemCommitAlone(p, z, zMode, &bNoMem);
-    if( zWhy==0 && !bNoMem ){
-      if( (rc = idemJournalMode(p->db, p->zDb, zMode))!=SQLITE_OK ) return rc;
-      zWhy = idemCommitAlone(p, p->zDb, zMode, &bNoMem);
+    rc = idemCommitAloneRead(p, z, zMode, &zWhy, &bNoMem);
+    if( rc==SQLITE_OK && zWhy==0 && !bNoMem ){
+      rc = idemCommitAloneRead(p, p->zDb, zMode, &zWhy, &bNoMem);
+    }
+    if( rc!=SQLITE_OK ){
+      sqlite3_free(zWhy);
+      return rc;
     }
   }
   if( bNoMem ){
@@ -151,7 +230,8 @@ static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
         " or its action without the call; keep a local call's writes in"
         " the database of its table (%s), or give every file written a"
         " rollback journal on disk (journal_mode=DELETE, TRUNCATE or"
-        " PERSIST) with a main database that is a file; the transaction"
+        " PERSIST) at synchronous=FULL with a main database that is a file;"
+        " the transaction"
         " was rolled back", zHex, p->zDb,
         bHeld ? "holds a write transaction on" : "writes", zOther, zWhy,
         p->zDb);
@@ -175,6 +255,15 @@ IDEM_PRIVATE int idemCommitSync(IdemVtab *p){
   sqlite3_stmt *pMain;
   const unsigned char *aLocal = 0;    /* a recorded local claim of ours */
   int i, rc;
+  {
+    char *zErr = 0;
+    rc = idemDurableSyncCheck(&p->durable, p->db, p->zDb, &zErr);
+    if( rc!=SQLITE_OK ){
+      if( zErr ) idemVtabError(p, "%s; the transaction was rolled back", zErr);
+      sqlite3_free(zErr);
+      return rc;
+    }
+  }
   if( p->nTxn==0 ) return SQLITE_OK;
   rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
   for(i=0; rc==SQLITE_OK && i<p->nTxn; i++){

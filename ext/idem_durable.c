@@ -40,13 +40,15 @@
 **   DELETE, FULL                the journal is unlinked, and the directory
 **                               is not synced (only EXTRA does): a power
 **                               loss can bring the journal back hot.  Made
-**                               durable here: at the table's xCommit (after
-**                               the pager's commit, before the statement
-**                               returns), a transaction that wrote an
+**                               durable here: a transaction that wrote an
 **                               external call (its claim or its outcome:
-**                               idemDurableRecord()) creates a marker file next
-**                               to the database through its VFS and deletes
-**                               it with a directory sync, which makes the
+**                               idemDurableRecord()) creates a marker file
+**                               next to the database through its VFS at
+**                               xSync (where a failure still fails the
+**                               COMMIT: idemDurableSyncReady()) and, at the
+**                               table's xCommit (after the pager's commit,
+**                               before the statement returns), deletes it
+**                               with a directory sync, which makes the
 **                               journal's unlink durable too
 **                               (idemDurableCommit()).  In
 **                               locking_mode=EXCLUSIVE the journal is
@@ -128,6 +130,7 @@ IDEM_PRIVATE void idemDurableBegin(IdemDurable *pD){
   pD->bRead = 0;
   pD->bFixed = 0;
   pD->bDirSync = 0;
+  pD->bExtWrote = 0;
 }
 
 /* A claim of the table wrote in this transaction: SQLite keeps the journal
@@ -139,6 +142,12 @@ IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD){
 }
 
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD){
+  sqlite3_free(pD->zMarker);
+  sqlite3_free(pD->zLost);
+  sqlite3_free(pD->zDir);
+  pD->zMarker = 0;
+  pD->zLost = 0;
+  pD->zDir = 0;
   sqlite3_finalize(pD->pSync);
   sqlite3_finalize(pD->pJournal);
   pD->pSync = 0;
@@ -227,6 +236,172 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
   return rc;
 }
 
+/*
+** NO LOCK, NO CLAIM.  A claim is unique because SQLite lets one connection
+** at a time write the file: two connections whose locks do not see each
+** other both claim one call (both requests leave).  So a claim in a
+** database file is refused, whatever durability=, where the locking
+** cannot arbitrate between connections:
+**
+**   nolock=1 (URI)          no locks at all
+**   immutable=1 (URI)       no locks (and read-only)
+**   VFS unix-none,          no locks
+**   win32-none
+**   VFS unix-dotfile,       locks that a connection with the default VFS
+**   unix-flock, unix-afp,   (POSIX advisory locks) does not see
+**   unix-proxy
+**   any other VFS whose     seen from the claim: in a rollback journal
+**   file does not report    mode the claim's statement holds a RESERVED
+**   our own write lock      lock, which xCheckReservedLock reports (in WAL
+**                           the writer's lock is in the shared memory;
+**                           a VFS without it runs WAL in exclusive locking
+**                           mode only, which holds the file's lock)
+**   shared cache            one pager for several connections, whose
+**                           synchronous setting is the last one any of
+**                           them set, while this connection reads its own
+**                           (a sibling's synchronous=OFF leaves it at
+**                           FULL): SQLite discourages shared cache
+**
+** The VFS and the file cannot change for the table (a DETACH disconnects
+** it): they are looked at once, and our own lock until it was seen once;
+** the shared cache then, and at the xSync of every transaction that
+** claimed or recorded (idemDurableSyncCheck()): a connection may share
+** the cache from any moment, and the COMMIT is where it would count.
+*/
+static int idemDurableSyncReady(IdemDurable*, sqlite3*, const char*, char**);
+
+static const char *const azNoLockVfs[] = {
+  "unix-none", "win32-none", "unix-dotfile", "unix-flock", "unix-afp",
+  "unix-proxy",
+};
+
+/* True if connection db shares a page cache with another connection now
+** (shared-cache mode): each shared pager's memory is divided among its
+** connections in SQLITE_DBSTATUS_CACHE_USED_SHARED. */
+static int idemDurableSharedCache(sqlite3 *db){
+  int nUsed = 0, nShared = 0, nHi = 0;
+  if( sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED, &nUsed, &nHi, 0)
+   || sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED_SHARED, &nShared, &nHi, 0) ){
+    return 0;
+  }
+  return nShared<nUsed;
+}
+
+/* The error of a claim in a database whose locks cannot arbitrate. */
+static char *idemDurableNoLockError(const char *zDb, const char *zWhat,
+                                    int bShared){
+  return sqlite3_mprintf("a claim needs file locking that arbitrates between"
+      " connections: schema '%s' is opened with %s, so %s;"
+      " open the database with the default VFS, without nolock=1 or"
+      " immutable=1, and not in shared-cache mode", zDb, zWhat,
+      bShared ? "this connection's synchronous setting does not say how its"
+                " COMMIT is synced, and a claim can be lost at power loss"
+              : "another connection could claim the same call at the same"
+                " time and both would act");
+}
+
+/*
+** SQLITE_OK if the locks of schema zDb's file arbitrate between
+** connections (or it has no file: private to this connection), else
+** SQLITE_ERROR with *pzErr naming the setting.
+*/
+static int idemDurableLockCheck(IdemDurable *pD, sqlite3 *db,
+                                const char *zDb, char **pzErr){
+  sqlite3_vfs *pVfs = 0;
+  sqlite3_file *pFile = 0;
+  const char *zFile;
+  char *zWhat = 0;
+  int i, bRes = 0, bShared = 0;
+  if( pD->eLock==2 ) return SQLITE_OK;   /* (the cache: at xSync) */
+  if( pD->eLock==3 && strcmp(pD->zMode, "WAL")==0 ) return SQLITE_OK;
+  if( pD->eLock ) goto probe;
+  if( idemDurableStore(db, zDb)!=IDEM_STORE_FILE ) return SQLITE_OK;
+  zFile = sqlite3_db_filename(db, zDb);
+  if( sqlite3_uri_boolean(zFile, "nolock", 0) ){
+    zWhat = sqlite3_mprintf("nolock=1, which takes no locks");
+    goto no_lock;
+  }
+  if( sqlite3_stricmp(sqlite3_uri_parameter(zFile, "cache"), "shared")==0 ){
+    goto shared_cache;
+  }
+  if( sqlite3_uri_boolean(zFile, "immutable", 0) ){
+    zWhat = sqlite3_mprintf("immutable=1, which takes no locks");
+    goto no_lock;
+  }
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)==SQLITE_OK
+   && pVfs && pVfs->zName ){
+    for(i=0; i<(int)(sizeof(azNoLockVfs)/sizeof(azNoLockVfs[0])); i++){
+      if( strcmp(pVfs->zName, azNoLockVfs[i])==0 ){
+        zWhat = sqlite3_mprintf("vfs=%s, whose locks %s", pVfs->zName,
+            i<2 ? "are none" : "a connection with the default VFS does not see");
+        goto no_lock;
+      }
+    }
+  }
+  if( idemDurableSharedCache(db) ) goto shared_cache;
+  pD->eLock = 1;
+
+ probe:
+  /* Our own write lock, where the file holds it: a statement that writes
+  ** holds RESERVED in a rollback journal mode, or EXCLUSIVE in WAL with
+  ** locking_mode=EXCLUSIVE (then without shared memory, or with it). */
+  if( sqlite3_txn_state(db, zDb)==SQLITE_TXN_WRITE
+   && sqlite3_file_control(db, zDb, SQLITE_FCNTL_FILE_POINTER, &pFile)==SQLITE_OK
+   && pFile && pFile->pMethods ){
+    const sqlite3_io_methods *pM = pFile->pMethods;
+    if( pM->iVersion>=2 && pM->xShmMap!=0 && strcmp(pD->zMode, "WAL")==0 ){
+      pD->eLock = 3;        /* the writer's lock is in the -shm: not seen
+                            ** (probed again in a rollback journal mode) */
+      return SQLITE_OK;
+    }
+    if( pM->xCheckReservedLock(pFile, &bRes)==SQLITE_OK ){
+      if( !bRes ){
+        pVfs = 0;
+        sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs);
+        zWhat = sqlite3_mprintf("vfs=%s, whose file does not report the"
+            " write lock this connection holds (a VFS without locks)",
+            pVfs && pVfs->zName ? pVfs->zName : "?");
+        goto no_lock;
+      }
+      pD->eLock = 2;
+    }
+  }
+  return SQLITE_OK;
+
+ shared_cache:
+  bShared = 1;
+  zWhat = sqlite3_mprintf("a shared cache (cache=shared or"
+      " SQLITE_OPEN_SHAREDCACHE), whose synchronous setting is the last one"
+      " any connection sharing it set, while each reads its own");
+
+ no_lock:
+  *pzErr = zWhat ? idemDurableNoLockError(zDb, zWhat, bShared) : 0;
+  sqlite3_free(zWhat);
+  return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+/*
+** xSync, before the COMMIT of a transaction that claimed or recorded in
+** the table: a connection that shares the cache of a file now is refused
+** (idemDurableLockCheck()), since the pager syncs as the last connection
+** to set synchronous says; and the directory sync that an external call's
+** COMMIT needs must be possible (idemDurableSyncReady()).  SQLITE_OK, or
+** an error with *pzErr.
+*/
+IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
+                                      const char *zDb, char **pzErr){
+  *pzErr = 0;
+#ifdef IDEM_REPLICATED
+  return SQLITE_OK;
+#endif
+  if( pD->bRead && pD->eLock>=2 && idemDurableSharedCache(db) ){
+    pD->eLock = 0;                      /* look again, and say why */
+    return idemDurableLockCheck(pD, db, zDb, pzErr);
+  }
+  if( pD->bExtWrote ) return idemDurableSyncReady(pD, db, zDb, pzErr);
+  return SQLITE_OK;
+}
+
 /* A file in DELETE mode at FULL, whose COMMIT (the journal's unlink) idem
 ** makes durable by a directory sync at xCommit. */
 static int idemDurableDeleteFull(const IdemDurable *pD){
@@ -259,9 +434,15 @@ IDEM_PRIVATE int idemDurableCheck(
 #ifdef IDEM_REPLICATED
   return SQLITE_OK;             /* the replicated log is the durability */
 #endif
-  if( bExternal && bRelaxed ) return SQLITE_OK;
+  if( pD->zLost ){                      /* (idemDurableCommit()) */
+    *pzErr = pD->zLost;
+    pD->zLost = 0;
+    return pD->rcLost;
+  }
+  if( bExternal && bRelaxed && pD->eLock==2 ) return SQLITE_OK;
   rc = idemDurableRead(pD, db, zDb, pzErr);
-  if( rc!=SQLITE_OK ) return rc;
+  if( rc==SQLITE_OK ) rc = idemDurableLockCheck(pD, db, zDb, pzErr);
+  if( rc!=SQLITE_OK || (bExternal && bRelaxed) ) return rc;
   zMode = pD->zMode;
   iSync = pD->iSync;
   zPrefix = pD->zPrefix;
@@ -343,6 +524,7 @@ IDEM_PRIVATE int idemDurableCheck(
         " use a SQLite built without it, or create the table with"
         " durability=relaxed");
   }else{
+    pD->bExtWrote = 1;
     if( idemDurableDeleteFull(pD) ) pD->bDirSync = 1;
     return SQLITE_OK;
   }
@@ -366,7 +548,103 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
     sqlite3_free(zErr);
     return;
   }
+  pD->bExtWrote = 1;
   if( idemDurableDeleteFull(pD) && pD->eDirSync==1 ) pD->bDirSync = 1;
+}
+
+/* The directory of file zFile ("/" for the root); NULL without memory. */
+static char *idemDurableDir(const char *zFile){
+  int n = (int)strlen(zFile);
+  while( n>0 && zFile[n-1]!='/' ) n--;
+  return n<=1 ? sqlite3_mprintf("/") : sqlite3_mprintf("%.*s", n-1, zFile);
+}
+
+/*
+** Create the marker, "<db>-idem" and 3 hex digits (no longer than the name
+** of the database's own journal, "<db>-journal": where SQLite can make its
+** journal, idem can make its marker), next to schema zDb's file, for
+** idemDurableCommit() to delete with a directory sync.  SQLITE_OK (the
+** name in pD->zMarker) or the VFS's error (with *pzErr).
+*/
+static int idemDurableMarker(IdemDurable *pD, sqlite3_vfs *pVfs,
+                             const char *zFile, char **pzErr){
+  sqlite3_file *pFile;
+  int i, rc = SQLITE_OK, flags = 0;
+  pFile = (sqlite3_file*)sqlite3_malloc(pVfs->szOsFile);
+  if( pFile==0 ) return SQLITE_NOMEM;
+  for(i=0; i<8; i++){
+    unsigned int r;
+    sqlite3_randomness(sizeof(r), &r);
+    /* (two NULs: the VFS reads URI parameters after a file name) */
+    pD->zMarker = sqlite3_mprintf("%s-idem%03x%c", zFile, r & 0xfff, 0);
+    if( pD->zMarker==0 ){ rc = SQLITE_NOMEM; break; }
+    memset(pFile, 0, pVfs->szOsFile);
+    rc = pVfs->xOpen(pVfs, pD->zMarker, pFile, SQLITE_OPEN_READWRITE
+           | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE
+           | SQLITE_OPEN_SUPER_JOURNAL, &flags);
+    if( pFile->pMethods ) pFile->pMethods->xClose(pFile);
+    if( rc==SQLITE_OK ) break;
+    sqlite3_free(pD->zMarker);          /* (taken by another connection?) */
+    pD->zMarker = 0;
+  }
+  sqlite3_free(pFile);
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+    *pzErr = sqlite3_mprintf("an external call's COMMIT in DELETE mode at"
+        " synchronous=FULL is made durable by a directory sync after it,"
+        " which idem makes by creating a file next to the database and"
+        " deleting it, and \"%s-idem...\" cannot be created (%s: a file"
+        " name longer than the file system takes, or a directory that"
+        " cannot be written): a power loss could take the COMMIT back; use"
+        " a shorter file name, journal_mode=WAL, TRUNCATE or PERSIST, or"
+        " create the table with durability=relaxed", zFile,
+        sqlite3_errstr(rc));
+    if( *pzErr==0 ) rc = SQLITE_NOMEM;
+  }
+  return rc;
+}
+
+/*
+** xSync, before the COMMIT: a transaction that wrote an external call
+** (not relaxed) in a database file whose COMMIT needs a directory sync
+** (SQLite's own, of the journal or WAL file it creates or deletes, and
+** idem's after a DELETE-mode COMMIT at FULL) fails here, where an error
+** still fails the COMMIT, if the sync cannot be made: the directory cannot
+** be opened to be synced (the unix VFS then skips the sync, and only
+** logs it), or idem's marker cannot be created.  The marker made here is
+** deleted, with the directory sync, by idemDurableCommit().
+*/
+static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
+                                const char *zDb, char **pzErr){
+  sqlite3_vfs *pVfs = 0;
+  const char *zFile;
+  char *zDir;
+  int rc, bOk = 0;
+  if( pD->eDirSync!=1 || pD->eStore!=IDEM_STORE_FILE ) return SQLITE_OK;
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
+        !=SQLITE_OK || pVfs==0 ){
+    return SQLITE_OK;
+  }
+  zFile = sqlite3_db_filename(db, zDb);
+  if( zFile && zFile[0]=='/' ){         /* a unix path: directories sync */
+    if( pD->zDir==0 && (pD->zDir = idemDurableDir(zFile))==0 ){
+      return SQLITE_NOMEM;
+    }
+    zDir = pD->zDir;                    /* (fixed for the table's life) */
+    rc = pVfs->xAccess(pVfs, zDir, SQLITE_ACCESS_READWRITE, &bOk);
+    if( rc!=SQLITE_OK || !bOk ){
+      *pzErr = sqlite3_mprintf("an external call's COMMIT needs the"
+          " directory of the database synced, and %s cannot be opened to"
+          " sync it (it needs read and write permission; the VFS would"
+          " skip the sync and only log it): a power loss could take the"
+          " COMMIT back; give the directory read permission, or create the"
+          " table with durability=relaxed", zDir);
+      return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+  }
+  if( pD->bDirSync && pD->zMarker==0 && zFile && zFile[0] ){
+    return idemDurableMarker(pD, pVfs, zFile, pzErr);
+  }
+  return SQLITE_OK;
 }
 
 /*
@@ -374,39 +652,48 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
 ** the transaction wrote an external call in DELETE mode at FULL, sync
 ** the directory of schema zDb's file, which makes the journal's unlink
 ** (the COMMIT) durable.  The VFS syncs a directory in xDelete(dirSync=1),
-** so a marker "<db>-idem<8 hex>" is made next to the database and deleted
-** that way.  xCommit cannot fail; an error goes to sqlite3_log().
+** so the marker made at xSync (idemDurableSyncReady()) is deleted that
+** way.  xCommit cannot fail: what can still fail here (the unlink or the
+** sync itself, an I/O error) goes to sqlite3_log() and is kept, and the
+** table's next claim fails with it (idemDurableCheck()), once.
 */
 IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb){
   sqlite3_vfs *pVfs = 0;
-  sqlite3_file *pFile;
-  char *zName;
-  unsigned int r;
-  int rc, flags = 0;
+  int rc;
   if( !pD->bDirSync ) return;
   pD->bDirSync = 0;
+  if( pD->zMarker==0 ) return;          /* (not a file: nothing to sync) */
   if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
         !=SQLITE_OK || pVfs==0 ){
-    return;
-  }
-  sqlite3_randomness(sizeof(r), &r);
-  zName = sqlite3_mprintf("%s-idem%08x%c", sqlite3_db_filename(db, zDb), r, 0);
-  pFile = (sqlite3_file*)sqlite3_malloc(pVfs->szOsFile);
-  if( zName==0 || pFile==0 ){
-    rc = SQLITE_NOMEM;
+    rc = SQLITE_MISUSE;
   }else{
-    memset(pFile, 0, pVfs->szOsFile);
-    rc = pVfs->xOpen(pVfs, zName, pFile, SQLITE_OPEN_READWRITE
-           | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE
-           | SQLITE_OPEN_SUPER_JOURNAL, &flags);
-    if( pFile->pMethods ) pFile->pMethods->xClose(pFile);
-    if( rc==SQLITE_OK ) rc = pVfs->xDelete(pVfs, zName, 1);
+    rc = pVfs->xDelete(pVfs, pD->zMarker, 1);
   }
   if( rc!=SQLITE_OK ){
     sqlite3_log(rc, "idem: cannot sync the directory of %s after an"
-                " external claim's COMMIT", zName ? zName : zDb);
+                " external call's COMMIT", pD->zMarker);
+    sqlite3_free(pD->zLost);
+    pD->zLost = sqlite3_mprintf("the directory sync after this table's"
+        " last COMMIT of an external call failed (%s, deleting %s): that"
+        " COMMIT may not survive a power loss; check the file system, and"
+        " the calls of that transaction", sqlite3_errstr(rc), pD->zMarker);
+    pD->rcLost = rc;
   }
-  sqlite3_free(pFile);
-  sqlite3_free(zName);
+  sqlite3_free(pD->zMarker);
+  pD->zMarker = 0;
+}
+
+/* xRollback: the marker of a COMMIT that failed after xSync goes. */
+IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD, sqlite3 *db,
+                                      const char *zDb){
+  sqlite3_vfs *pVfs = 0;
+  pD->bDirSync = 0;
+  if( pD->zMarker==0 ) return;
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
+        ==SQLITE_OK && pVfs ){
+    pVfs->xDelete(pVfs, pD->zMarker, 0);
+  }
+  sqlite3_free(pD->zMarker);
+  pD->zMarker = 0;
 }

@@ -243,7 +243,9 @@ static int idemCommit(sqlite3_vtab *pVtab){
 }
 
 static int idemRollback(sqlite3_vtab *pVtab){
-  idemTxnClear((IdemVtab*)pVtab);
+  IdemVtab *p = (IdemVtab*)pVtab;
+  idemTxnClear(p);
+  idemDurableRollback(&p->durable, p->db, p->zDb);
   return SQLITE_OK;
 }
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Included by the Makefile (make help lists every target).
 
-.PHONY: bench bench-instructions bench-long
+.PHONY: bench bench-instructions bench-long bench-claim-txn
 
 # ---- benchmarks -------------------------------------------------------------
 # make bench: test/bench/, idem against json(), a hand-made claim table
@@ -63,6 +63,12 @@ bench-instructions: $(LIB) $(BUILD)/bench $(BUILD)/.deps-bench  ## make bench's 
 	gnuplot -e "data='$(BUILD)/bench-instructions'; out='doc/img/performance-instructions.svg'; what='instructions'" \
 	  test/bench/chart.gp
 	@rm -f $(BUILD)/bench-docs.db
+
+# make bench-claim-txn: one claim a transaction (BEGIN; INSERT; COMMIT,
+# prepared), idem against the rowid table, WAL and DELETE, in instructions
+# (test/bench/claim_txn.sh; a minute): doc/performance.md's headline row.
+bench-claim-txn: $(LIB) $(BUILD)/.deps-bench  ## one claim a transaction against a rowid table, WAL and DELETE (callgrind)
+	test/bench/claim_txn.sh $(BUILD)
 
 bench-long: $(LIB) $(BUILD)/bench  ## a claim at 10M claims against 10K (~16 GB, long)
 	$(BUILD)/bench --lib $(BUILD)/idem --only scale --scale 10000000

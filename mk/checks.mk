@@ -48,17 +48,28 @@ test-crash: $(LIB)  ## processes killed at every step of both recipes
 # and locking mode, and a SQLite without directory syncs (nodirsync); -x
 # fails the run if a mode idem accepts loses an external claim, splits a
 # local one from its action or damages the file, or a mode it refuses
-# commits a claim.  The relaxed modes show the loss is real.
+# commits a claim.  The relaxed modes show the loss is real.  A mode with
+# an attached file (aux.JOURNAL.SYNC) puts a local call's action there.
 # test/durable.test runs a short slice.  PL_CLAIMS=N claims a run.
 PL_CLAIMS ?= 6
 PL_BASE   := $(foreach r,ext local,$(foreach j,delete persist truncate wal,\
                $(foreach s,off normal full extra,$(r):$(j)-$(s))))
+# A local call whose action is in an attached file (aux) at each setting,
+# created before or in the claim's transaction (fresh): one COMMIT writes
+# both files, so idem accepts it only where SQLite commits both through
+# the super-journal (doc/contract.md §4).
+PL_AUX    := $(foreach a,$(foreach j,delete persist truncate memory off wal,\
+               $(foreach s,off normal full,aux.$(j).$(s))),\
+               local:delete-full-$(a) local:delete-full-$(a)-fresh) \
+             local:wal-full-aux.delete.full local:delete-off-relaxed-aux.delete.full \
+             local:delete-normal-relaxed-aux.delete.normal
 PL_MODES  := $(PL_BASE) $(addsuffix -exclusive,$(PL_BASE)) \
              $(foreach m,wal-full delete-extra persist-full truncate-full,\
                ext:$(m)-nodirsync ext:$(m)-nodirsync-relaxed) \
              $(foreach m,delete-full delete-normal persist-normal truncate-normal \
                wal-normal delete-off,ext:$(m)-relaxed) \
-             $(foreach m,delete-normal truncate-normal delete-off wal-off,local:$(m)-relaxed)
+             $(foreach m,delete-normal truncate-normal delete-off wal-off,local:$(m)-relaxed) \
+             $(PL_AUX)
 test-powerloss: $(BUILD)/powerloss  ## every power cut of both recipes in every journal mode (a few minutes)
 	cd $(BUILD) && ./powerloss -x -c $(PL_CLAIMS) -f powerloss.db $(PL_MODES)
 

@@ -366,8 +366,16 @@ struct IdemDurable {
   int iSync;                  /* synchronous: 0 OFF .. 3 EXTRA */
   char zMode[16];             /* journal_mode, upper case */
   int bDirSync;               /* Sync the directory at xCommit */
+  int bExtWrote;              /* This txn wrote an external call (strict) */
+  char *zMarker;              /* The marker made at xSync, for xCommit */
+  char *zLost;                /* A directory sync that failed at xCommit */
+  char *zDir;                 /* The directory of the table's file */
+  int rcLost;                 /* ... and its error code */
   int eDirSync;               /* 0 not known yet, 1 this SQLite syncs
                               ** directories, 2 never (DISABLE_DIRSYNC) */
+  int eLock;                  /* 0 not looked at, 1 VFS and URI seen to
+                              ** lock, 2 and our own write lock seen, 3
+                              ** (1 in WAL with shared memory: not seen) */
   char zPrefix[80];           /* "PRAGMA " or "PRAGMA aux." for messages */
   sqlite3_stmt *pSync;        /* PRAGMA "<schema>".synchronous */
   sqlite3_stmt *pJournal;     /* PRAGMA "<schema>".journal_mode */
@@ -390,6 +398,13 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
 IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
+/* xRollback: the marker made at xSync goes. */
+IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD, sqlite3 *db,
+                                      const char *zDb);
+/* xSync: a connection that shares its cache now is refused, and a
+** directory sync that the COMMIT needs must be possible. */
+IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
+                                      const char *zDb, char **pzErr);
 /* IDEM_STORE_* of schema zDb. */
 IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 
@@ -6590,13 +6605,15 @@ IDEM_PRIVATE int idemKeyRegister(sqlite3 *db){
 **   DELETE, FULL                the journal is unlinked, and the directory
 **                               is not synced (only EXTRA does): a power
 **                               loss can bring the journal back hot.  Made
-**                               durable here: at the table's xCommit (after
-**                               the pager's commit, before the statement
-**                               returns), a transaction that wrote an
+**                               durable here: a transaction that wrote an
 **                               external call (its claim or its outcome:
-**                               idemDurableRecord()) creates a marker file next
-**                               to the database through its VFS and deletes
-**                               it with a directory sync, which makes the
+**                               idemDurableRecord()) creates a marker file
+**                               next to the database through its VFS at
+**                               xSync (where a failure still fails the
+**                               COMMIT: idemDurableSyncReady()) and, at the
+**                               table's xCommit (after the pager's commit,
+**                               before the statement returns), deletes it
+**                               with a directory sync, which makes the
 **                               journal's unlink durable too
 **                               (idemDurableCommit()).  In
 **                               locking_mode=EXCLUSIVE the journal is
@@ -6678,6 +6695,7 @@ IDEM_PRIVATE void idemDurableBegin(IdemDurable *pD){
   pD->bRead = 0;
   pD->bFixed = 0;
   pD->bDirSync = 0;
+  pD->bExtWrote = 0;
 }
 
 /* A claim of the table wrote in this transaction: SQLite keeps the journal
@@ -6689,6 +6707,12 @@ IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD){
 }
 
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD){
+  sqlite3_free(pD->zMarker);
+  sqlite3_free(pD->zLost);
+  sqlite3_free(pD->zDir);
+  pD->zMarker = 0;
+  pD->zLost = 0;
+  pD->zDir = 0;
   sqlite3_finalize(pD->pSync);
   sqlite3_finalize(pD->pJournal);
   pD->pSync = 0;
@@ -6777,6 +6801,172 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
   return rc;
 }
 
+/*
+** NO LOCK, NO CLAIM.  A claim is unique because SQLite lets one connection
+** at a time write the file: two connections whose locks do not see each
+** other both claim one call (both requests leave).  So a claim in a
+** database file is refused, whatever durability=, where the locking
+** cannot arbitrate between connections:
+**
+**   nolock=1 (URI)          no locks at all
+**   immutable=1 (URI)       no locks (and read-only)
+**   VFS unix-none,          no locks
+**   win32-none
+**   VFS unix-dotfile,       locks that a connection with the default VFS
+**   unix-flock, unix-afp,   (POSIX advisory locks) does not see
+**   unix-proxy
+**   any other VFS whose     seen from the claim: in a rollback journal
+**   file does not report    mode the claim's statement holds a RESERVED
+**   our own write lock      lock, which xCheckReservedLock reports (in WAL
+**                           the writer's lock is in the shared memory;
+**                           a VFS without it runs WAL in exclusive locking
+**                           mode only, which holds the file's lock)
+**   shared cache            one pager for several connections, whose
+**                           synchronous setting is the last one any of
+**                           them set, while this connection reads its own
+**                           (a sibling's synchronous=OFF leaves it at
+**                           FULL): SQLite discourages shared cache
+**
+** The VFS and the file cannot change for the table (a DETACH disconnects
+** it): they are looked at once, and our own lock until it was seen once;
+** the shared cache then, and at the xSync of every transaction that
+** claimed or recorded (idemDurableSyncCheck()): a connection may share
+** the cache from any moment, and the COMMIT is where it would count.
+*/
+static int idemDurableSyncReady(IdemDurable*, sqlite3*, const char*, char**);
+
+static const char *const azNoLockVfs[] = {
+  "unix-none", "win32-none", "unix-dotfile", "unix-flock", "unix-afp",
+  "unix-proxy",
+};
+
+/* True if connection db shares a page cache with another connection now
+** (shared-cache mode): each shared pager's memory is divided among its
+** connections in SQLITE_DBSTATUS_CACHE_USED_SHARED. */
+static int idemDurableSharedCache(sqlite3 *db){
+  int nUsed = 0, nShared = 0, nHi = 0;
+  if( sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED, &nUsed, &nHi, 0)
+   || sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED_SHARED, &nShared, &nHi, 0) ){
+    return 0;
+  }
+  return nShared<nUsed;
+}
+
+/* The error of a claim in a database whose locks cannot arbitrate. */
+static char *idemDurableNoLockError(const char *zDb, const char *zWhat,
+                                    int bShared){
+  return sqlite3_mprintf("a claim needs file locking that arbitrates between"
+      " connections: schema '%s' is opened with %s, so %s;"
+      " open the database with the default VFS, without nolock=1 or"
+      " immutable=1, and not in shared-cache mode", zDb, zWhat,
+      bShared ? "this connection's synchronous setting does not say how its"
+                " COMMIT is synced, and a claim can be lost at power loss"
+              : "another connection could claim the same call at the same"
+                " time and both would act");
+}
+
+/*
+** SQLITE_OK if the locks of schema zDb's file arbitrate between
+** connections (or it has no file: private to this connection), else
+** SQLITE_ERROR with *pzErr naming the setting.
+*/
+static int idemDurableLockCheck(IdemDurable *pD, sqlite3 *db,
+                                const char *zDb, char **pzErr){
+  sqlite3_vfs *pVfs = 0;
+  sqlite3_file *pFile = 0;
+  const char *zFile;
+  char *zWhat = 0;
+  int i, bRes = 0, bShared = 0;
+  if( pD->eLock==2 ) return SQLITE_OK;   /* (the cache: at xSync) */
+  if( pD->eLock==3 && strcmp(pD->zMode, "WAL")==0 ) return SQLITE_OK;
+  if( pD->eLock ) goto probe;
+  if( idemDurableStore(db, zDb)!=IDEM_STORE_FILE ) return SQLITE_OK;
+  zFile = sqlite3_db_filename(db, zDb);
+  if( sqlite3_uri_boolean(zFile, "nolock", 0) ){
+    zWhat = sqlite3_mprintf("nolock=1, which takes no locks");
+    goto no_lock;
+  }
+  if( sqlite3_stricmp(sqlite3_uri_parameter(zFile, "cache"), "shared")==0 ){
+    goto shared_cache;
+  }
+  if( sqlite3_uri_boolean(zFile, "immutable", 0) ){
+    zWhat = sqlite3_mprintf("immutable=1, which takes no locks");
+    goto no_lock;
+  }
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)==SQLITE_OK
+   && pVfs && pVfs->zName ){
+    for(i=0; i<(int)(sizeof(azNoLockVfs)/sizeof(azNoLockVfs[0])); i++){
+      if( strcmp(pVfs->zName, azNoLockVfs[i])==0 ){
+        zWhat = sqlite3_mprintf("vfs=%s, whose locks %s", pVfs->zName,
+            i<2 ? "are none" : "a connection with the default VFS does not see");
+        goto no_lock;
+      }
+    }
+  }
+  if( idemDurableSharedCache(db) ) goto shared_cache;
+  pD->eLock = 1;
+
+ probe:
+  /* Our own write lock, where the file holds it: a statement that writes
+  ** holds RESERVED in a rollback journal mode, or EXCLUSIVE in WAL with
+  ** locking_mode=EXCLUSIVE (then without shared memory, or with it). */
+  if( sqlite3_txn_state(db, zDb)==SQLITE_TXN_WRITE
+   && sqlite3_file_control(db, zDb, SQLITE_FCNTL_FILE_POINTER, &pFile)==SQLITE_OK
+   && pFile && pFile->pMethods ){
+    const sqlite3_io_methods *pM = pFile->pMethods;
+    if( pM->iVersion>=2 && pM->xShmMap!=0 && strcmp(pD->zMode, "WAL")==0 ){
+      pD->eLock = 3;        /* the writer's lock is in the -shm: not seen
+                            ** (probed again in a rollback journal mode) */
+      return SQLITE_OK;
+    }
+    if( pM->xCheckReservedLock(pFile, &bRes)==SQLITE_OK ){
+      if( !bRes ){
+        pVfs = 0;
+        sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs);
+        zWhat = sqlite3_mprintf("vfs=%s, whose file does not report the"
+            " write lock this connection holds (a VFS without locks)",
+            pVfs && pVfs->zName ? pVfs->zName : "?");
+        goto no_lock;
+      }
+      pD->eLock = 2;
+    }
+  }
+  return SQLITE_OK;
+
+ shared_cache:
+  bShared = 1;
+  zWhat = sqlite3_mprintf("a shared cache (cache=shared or"
+      " SQLITE_OPEN_SHAREDCACHE), whose synchronous setting is the last one"
+      " any connection sharing it set, while each reads its own");
+
+ no_lock:
+  *pzErr = zWhat ? idemDurableNoLockError(zDb, zWhat, bShared) : 0;
+  sqlite3_free(zWhat);
+  return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+/*
+** xSync, before the COMMIT of a transaction that claimed or recorded in
+** the table: a connection that shares the cache of a file now is refused
+** (idemDurableLockCheck()), since the pager syncs as the last connection
+** to set synchronous says; and the directory sync that an external call's
+** COMMIT needs must be possible (idemDurableSyncReady()).  SQLITE_OK, or
+** an error with *pzErr.
+*/
+IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
+                                      const char *zDb, char **pzErr){
+  *pzErr = 0;
+#ifdef IDEM_REPLICATED
+  return SQLITE_OK;
+#endif
+  if( pD->bRead && pD->eLock>=2 && idemDurableSharedCache(db) ){
+    pD->eLock = 0;                      /* look again, and say why */
+    return idemDurableLockCheck(pD, db, zDb, pzErr);
+  }
+  if( pD->bExtWrote ) return idemDurableSyncReady(pD, db, zDb, pzErr);
+  return SQLITE_OK;
+}
+
 /* A file in DELETE mode at FULL, whose COMMIT (the journal's unlink) idem
 ** makes durable by a directory sync at xCommit. */
 static int idemDurableDeleteFull(const IdemDurable *pD){
@@ -6809,9 +6999,15 @@ IDEM_PRIVATE int idemDurableCheck(
 #ifdef IDEM_REPLICATED
   return SQLITE_OK;             /* the replicated log is the durability */
 #endif
-  if( bExternal && bRelaxed ) return SQLITE_OK;
+  if( pD->zLost ){                      /* (idemDurableCommit()) */
+    *pzErr = pD->zLost;
+    pD->zLost = 0;
+    return pD->rcLost;
+  }
+  if( bExternal && bRelaxed && pD->eLock==2 ) return SQLITE_OK;
   rc = idemDurableRead(pD, db, zDb, pzErr);
-  if( rc!=SQLITE_OK ) return rc;
+  if( rc==SQLITE_OK ) rc = idemDurableLockCheck(pD, db, zDb, pzErr);
+  if( rc!=SQLITE_OK || (bExternal && bRelaxed) ) return rc;
   zMode = pD->zMode;
   iSync = pD->iSync;
   zPrefix = pD->zPrefix;
@@ -6893,6 +7089,7 @@ IDEM_PRIVATE int idemDurableCheck(
         " use a SQLite built without it, or create the table with"
         " durability=relaxed");
   }else{
+    pD->bExtWrote = 1;
     if( idemDurableDeleteFull(pD) ) pD->bDirSync = 1;
     return SQLITE_OK;
   }
@@ -6916,7 +7113,103 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
     sqlite3_free(zErr);
     return;
   }
+  pD->bExtWrote = 1;
   if( idemDurableDeleteFull(pD) && pD->eDirSync==1 ) pD->bDirSync = 1;
+}
+
+/* The directory of file zFile ("/" for the root); NULL without memory. */
+static char *idemDurableDir(const char *zFile){
+  int n = (int)strlen(zFile);
+  while( n>0 && zFile[n-1]!='/' ) n--;
+  return n<=1 ? sqlite3_mprintf("/") : sqlite3_mprintf("%.*s", n-1, zFile);
+}
+
+/*
+** Create the marker, "<db>-idem" and 3 hex digits (no longer than the name
+** of the database's own journal, "<db>-journal": where SQLite can make its
+** journal, idem can make its marker), next to schema zDb's file, for
+** idemDurableCommit() to delete with a directory sync.  SQLITE_OK (the
+** name in pD->zMarker) or the VFS's error (with *pzErr).
+*/
+static int idemDurableMarker(IdemDurable *pD, sqlite3_vfs *pVfs,
+                             const char *zFile, char **pzErr){
+  sqlite3_file *pFile;
+  int i, rc = SQLITE_OK, flags = 0;
+  pFile = (sqlite3_file*)sqlite3_malloc(pVfs->szOsFile);
+  if( pFile==0 ) return SQLITE_NOMEM;
+  for(i=0; i<8; i++){
+    unsigned int r;
+    sqlite3_randomness(sizeof(r), &r);
+    /* (two NULs: the VFS reads URI parameters after a file name) */
+    pD->zMarker = sqlite3_mprintf("%s-idem%03x%c", zFile, r & 0xfff, 0);
+    if( pD->zMarker==0 ){ rc = SQLITE_NOMEM; break; }
+    memset(pFile, 0, pVfs->szOsFile);
+    rc = pVfs->xOpen(pVfs, pD->zMarker, pFile, SQLITE_OPEN_READWRITE
+           | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE
+           | SQLITE_OPEN_SUPER_JOURNAL, &flags);
+    if( pFile->pMethods ) pFile->pMethods->xClose(pFile);
+    if( rc==SQLITE_OK ) break;
+    sqlite3_free(pD->zMarker);          /* (taken by another connection?) */
+    pD->zMarker = 0;
+  }
+  sqlite3_free(pFile);
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+    *pzErr = sqlite3_mprintf("an external call's COMMIT in DELETE mode at"
+        " synchronous=FULL is made durable by a directory sync after it,"
+        " which idem makes by creating a file next to the database and"
+        " deleting it, and \"%s-idem...\" cannot be created (%s: a file"
+        " name longer than the file system takes, or a directory that"
+        " cannot be written): a power loss could take the COMMIT back; use"
+        " a shorter file name, journal_mode=WAL, TRUNCATE or PERSIST, or"
+        " create the table with durability=relaxed", zFile,
+        sqlite3_errstr(rc));
+    if( *pzErr==0 ) rc = SQLITE_NOMEM;
+  }
+  return rc;
+}
+
+/*
+** xSync, before the COMMIT: a transaction that wrote an external call
+** (not relaxed) in a database file whose COMMIT needs a directory sync
+** (SQLite's own, of the journal or WAL file it creates or deletes, and
+** idem's after a DELETE-mode COMMIT at FULL) fails here, where an error
+** still fails the COMMIT, if the sync cannot be made: the directory cannot
+** be opened to be synced (the unix VFS then skips the sync, and only
+** logs it), or idem's marker cannot be created.  The marker made here is
+** deleted, with the directory sync, by idemDurableCommit().
+*/
+static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
+                                const char *zDb, char **pzErr){
+  sqlite3_vfs *pVfs = 0;
+  const char *zFile;
+  char *zDir;
+  int rc, bOk = 0;
+  if( pD->eDirSync!=1 || pD->eStore!=IDEM_STORE_FILE ) return SQLITE_OK;
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
+        !=SQLITE_OK || pVfs==0 ){
+    return SQLITE_OK;
+  }
+  zFile = sqlite3_db_filename(db, zDb);
+  if( zFile && zFile[0]=='/' ){         /* a unix path: directories sync */
+    if( pD->zDir==0 && (pD->zDir = idemDurableDir(zFile))==0 ){
+      return SQLITE_NOMEM;
+    }
+    zDir = pD->zDir;                    /* (fixed for the table's life) */
+    rc = pVfs->xAccess(pVfs, zDir, SQLITE_ACCESS_READWRITE, &bOk);
+    if( rc!=SQLITE_OK || !bOk ){
+      *pzErr = sqlite3_mprintf("an external call's COMMIT needs the"
+          " directory of the database synced, and %s cannot be opened to"
+          " sync it (it needs read and write permission; the VFS would"
+          " skip the sync and only log it): a power loss could take the"
+          " COMMIT back; give the directory read permission, or create the"
+          " table with durability=relaxed", zDir);
+      return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+  }
+  if( pD->bDirSync && pD->zMarker==0 && zFile && zFile[0] ){
+    return idemDurableMarker(pD, pVfs, zFile, pzErr);
+  }
+  return SQLITE_OK;
 }
 
 /*
@@ -6924,41 +7217,50 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
 ** the transaction wrote an external call in DELETE mode at FULL, sync
 ** the directory of schema zDb's file, which makes the journal's unlink
 ** (the COMMIT) durable.  The VFS syncs a directory in xDelete(dirSync=1),
-** so a marker "<db>-idem<8 hex>" is made next to the database and deleted
-** that way.  xCommit cannot fail; an error goes to sqlite3_log().
+** so the marker made at xSync (idemDurableSyncReady()) is deleted that
+** way.  xCommit cannot fail: what can still fail here (the unlink or the
+** sync itself, an I/O error) goes to sqlite3_log() and is kept, and the
+** table's next claim fails with it (idemDurableCheck()), once.
 */
 IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb){
   sqlite3_vfs *pVfs = 0;
-  sqlite3_file *pFile;
-  char *zName;
-  unsigned int r;
-  int rc, flags = 0;
+  int rc;
   if( !pD->bDirSync ) return;
   pD->bDirSync = 0;
+  if( pD->zMarker==0 ) return;          /* (not a file: nothing to sync) */
   if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
         !=SQLITE_OK || pVfs==0 ){
-    return;
-  }
-  sqlite3_randomness(sizeof(r), &r);
-  zName = sqlite3_mprintf("%s-idem%08x%c", sqlite3_db_filename(db, zDb), r, 0);
-  pFile = (sqlite3_file*)sqlite3_malloc(pVfs->szOsFile);
-  if( zName==0 || pFile==0 ){
-    rc = SQLITE_NOMEM;
+    rc = SQLITE_MISUSE;
   }else{
-    memset(pFile, 0, pVfs->szOsFile);
-    rc = pVfs->xOpen(pVfs, zName, pFile, SQLITE_OPEN_READWRITE
-           | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE
-           | SQLITE_OPEN_SUPER_JOURNAL, &flags);
-    if( pFile->pMethods ) pFile->pMethods->xClose(pFile);
-    if( rc==SQLITE_OK ) rc = pVfs->xDelete(pVfs, zName, 1);
+    rc = pVfs->xDelete(pVfs, pD->zMarker, 1);
   }
   if( rc!=SQLITE_OK ){
     sqlite3_log(rc, "idem: cannot sync the directory of %s after an"
-                " external claim's COMMIT", zName ? zName : zDb);
+                " external call's COMMIT", pD->zMarker);
+    sqlite3_free(pD->zLost);
+    pD->zLost = sqlite3_mprintf("the directory sync after this table's"
+        " last COMMIT of an external call failed (%s, deleting %s): that"
+        " COMMIT may not survive a power loss; check the file system, and"
+        " the calls of that transaction", sqlite3_errstr(rc), pD->zMarker);
+    pD->rcLost = rc;
   }
-  sqlite3_free(pFile);
-  sqlite3_free(zName);
+  sqlite3_free(pD->zMarker);
+  pD->zMarker = 0;
+}
+
+/* xRollback: the marker of a COMMIT that failed after xSync goes. */
+IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD, sqlite3 *db,
+                                      const char *zDb){
+  sqlite3_vfs *pVfs = 0;
+  pD->bDirSync = 0;
+  if( pD->zMarker==0 ) return;
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
+        ==SQLITE_OK && pVfs ){
+    pVfs->xDelete(pVfs, pD->zMarker, 0);
+  }
+  sqlite3_free(pD->zMarker);
+  pD->zMarker = 0;
 }
 /************** end ext/idem_durable.c **************/
 /************** begin ext/idem_store.c **************/
@@ -10492,8 +10794,8 @@ IDEM_PRIVATE int idemReply(IdemVtab *p, sqlite3_value *pId,
 ** idem_commit.c -- the commit guard (doc/contract.md §4), at xSync,
 ** before the transaction commits: a local claim made in it that is still
 ** pending fails the COMMIT, and a recorded local call commits only where
-** SQLite commits everything the transaction wrote as one (no attached
-** file in WAL mode, in memory, or with a journal that cannot roll back).
+** SQLite commits everything the transaction wrote as one (every file
+** written takes part in the super-journal: vdbeCommit()).
 ** It reads the store and the claim's status (idem_claim.c), and never
 ** calls the module (idem_vtab.c), which calls it.
 */
@@ -10517,6 +10819,16 @@ static int idemJournalMode(sqlite3 *db, const char *zSchema, char zMode[16]){
   }
   sqlite3_finalize(pStmt);
   return rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* Schema zSchema's synchronous level, 0 (OFF) to 3 (EXTRA), into *piSync.
+** SQLITE_OK or the error of the PRAGMA. */
+static int idemSyncLevel(sqlite3 *db, const char *zSchema, int *piSync){
+  sqlite3_stmt *pStmt = 0;
+  int rc = idemQueryRow(db, &pStmt, "PRAGMA \"%w\".synchronous", zSchema);
+  *piSync = rc==SQLITE_ROW ? sqlite3_column_int(pStmt, 0) : 0;
+  sqlite3_finalize(pStmt);
+  return rc==SQLITE_ROW ? SQLITE_OK : rc==SQLITE_DONE ? SQLITE_ERROR : rc;
 }
 
 /*
@@ -10544,39 +10856,83 @@ static sqlite3_int64 idemJournalHeader(sqlite3 *db, const char *zSchema){
 /*
 ** Whether this transaction has written schema zSchema (journal mode
 ** zMode).  A write transaction is not enough: BEGIN IMMEDIATE opens one on
-** every database of the connection.  In a rollback journal, every page
-** the transaction changes is copied after the journal's header (which a
-** temp file's pager writes at BEGIN already): more than the header is a
-** write.  A WAL file, or a journal that is OFF, keeps nothing to look at
-** before the COMMIT: a write transaction on them counts as a write.
+** every database of the connection.  SQLite opens a rollback journal (on
+** disk or in memory) at the first page the transaction changes, and
+** writes its header then: the header holds the database's size in pages
+** when the transaction began (bytes 16-19) and the page size (24-27),
+** which the end of a transaction zeroes (PERSIST, and a journal kept by
+** locking_mode=EXCLUSIVE), truncates (TRUNCATE, temp) or deletes (DELETE,
+** MEMORY).  A journal whose header names no page size is a previous
+** transaction's.  Of a database that had pages, every change copies one
+** (a new page changes page 1): written if the journal holds more than
+** its header.  A database that had none (a fresh attached file, :memory:
+** or temp) copies no page, and a write transaction on it writes page 1 at
+** its start (newDatabase() in SQLite's btree.c): written if it has more
+** pages than that (a table created in it).  A WAL file, or a journal
+** that is OFF, keeps nothing to look at before the COMMIT: a write
+** transaction on them counts as a write.  SQLITE_OK or an error, the
+** verdict in *pbWritten.
 */
 static int idemSchemaWritten(sqlite3 *db, const char *zSchema,
-                             const char *zMode){
+                             const char *zMode, int *pbWritten){
   sqlite3_file *pJournal = 0;
+  sqlite3_stmt *pStmt = 0;
   sqlite3_int64 sz = 0;
-  if( sqlite3_txn_state(db, zSchema)!=SQLITE_TXN_WRITE ) return 0;
-  if( strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0 ) return 1;
+  unsigned char aHdr[28];
+  int rc;
+  *pbWritten = 0;
+  if( sqlite3_txn_state(db, zSchema)!=SQLITE_TXN_WRITE ) return SQLITE_OK;
+  *pbWritten = 1;
+  if( strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0 ) return SQLITE_OK;
+  *pbWritten = 0;
   if( sqlite3_file_control(db, zSchema, SQLITE_FCNTL_JOURNAL_POINTER,
                            &pJournal)!=SQLITE_OK
    || pJournal==0 || pJournal->pMethods==0 ){
-    return 0;                       /* no journal opened: nothing written */
+    return SQLITE_OK;               /* no journal opened: nothing written */
   }
-  if( pJournal->pMethods->xFileSize(pJournal, &sz)!=SQLITE_OK ) return 1;
-  return sz>idemJournalHeader(db, zSchema);
+  *pbWritten = 1;                   /* (what cannot be read counts) */
+  if( pJournal->pMethods->xFileSize(pJournal, &sz)!=SQLITE_OK ) return SQLITE_OK;
+  if( sz<(sqlite3_int64)sizeof(aHdr) ){
+    *pbWritten = 0;
+    return SQLITE_OK;
+  }
+  if( pJournal->pMethods->xRead(pJournal, aHdr, sizeof(aHdr), 0)!=SQLITE_OK ){
+    return SQLITE_OK;
+  }
+  if( (aHdr[24] | aHdr[25] | aHdr[26] | aHdr[27])==0 ){
+    *pbWritten = 0;                 /* a previous transaction's journal */
+    return SQLITE_OK;
+  }
+  if( sz>idemJournalHeader(db, zSchema) ) return SQLITE_OK;
+  if( (aHdr[16] | aHdr[17] | aHdr[18] | aHdr[19])!=0 ){
+    *pbWritten = 0;                 /* had pages, and copied none */
+    return SQLITE_OK;
+  }
+  rc = idemQueryRow(db, &pStmt, "PRAGMA \"%w\".page_count", zSchema);
+  if( rc==SQLITE_ROW ){
+    *pbWritten = sqlite3_column_int64(pStmt, 0)>1;
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(pStmt);
+  return rc==SQLITE_DONE ? SQLITE_ERROR : rc;
 }
 
 /*
-** Why schema zSchema (journal mode zMode) does not commit atomically with
-** the other files of the transaction: NULL if SQLite commits it through
-** the super-journal with every other file, else the reason
-** (sqlite3_malloc'd; *pbNoMem set when it cannot be made).  SQLite writes
-** a super-journal only for files with a rollback journal on disk, and
-** only when the main database is a file; the temp schema, a WAL file and
-** a journal that is OFF or in MEMORY each commit on their own
-** (doc/contract.md §4).
+** Why schema zSchema (journal mode zMode, synchronous level iSync) does
+** not commit atomically with the other files of the transaction: NULL if
+** SQLite commits it through the super-journal with every other file, else
+** the reason (sqlite3_malloc'd; *pbNoMem set when it cannot be made).
+** SQLite's vdbeCommit() writes a super-journal only when the main database
+** is a file and more than one file takes part, and a file takes part only
+** with a rollback journal on disk (DELETE, TRUNCATE, PERSIST), in a file
+** (not temp, not in memory), at a synchronous level other than OFF; every
+** other file commits on its own (doc/contract.md §4).  A file at NORMAL
+** takes part, but its journal is not synced before its header: a power
+** loss can tear it (idem_durable.c), so it is refused as the table's own
+** file is, unless the table is created with durability=relaxed.
 */
 static char *idemCommitAlone(IdemVtab *p, const char *zSchema,
-                             const char *zMode, int *pbNoMem){
+                             const char *zMode, int iSync, int *pbNoMem){
   char *zWhy;
   if( sqlite3_stricmp(zSchema, "temp")==0 ){
     zWhy = sqlite3_mprintf("the temp schema commits on its own");
@@ -10588,6 +10944,12 @@ static char *idemCommitAlone(IdemVtab *p, const char *zSchema,
   }else if( strcmp(zMode, "off")==0 || strcmp(zMode, "memory")==0 ){
     zWhy = sqlite3_mprintf("%s has journal_mode=%s, which cannot roll back"
                            " across a crash", zSchema, zMode);
+  }else if( iSync==0 ){
+    zWhy = sqlite3_mprintf("%s has synchronous=OFF, which SQLite leaves out"
+        " of the super-journal: it commits on its own", zSchema);
+  }else if( iSync==1 && !p->opt.bRelaxedDurability ){
+    zWhy = sqlite3_mprintf("%s has synchronous=NORMAL in %s mode, whose"
+        " journal a power loss can tear", zSchema, zMode);
   }else if( idemSchemaInMemory(p->db, "main") ){
     zWhy = sqlite3_mprintf("the main database is in memory, so SQLite"
         " writes no super-journal and each file commits on its own");
@@ -10596,6 +10958,19 @@ static char *idemCommitAlone(IdemVtab *p, const char *zSchema,
   }
   if( zWhy==0 ) *pbNoMem = 1;
   return zWhy;
+}
+
+/* idemCommitAlone() for schema zSchema, its settings read. */
+static int idemCommitAloneRead(IdemVtab *p, const char *zSchema,
+                               char zMode[16], char **pzWhy, int *pbNoMem){
+  int rc, iSync = 2;
+  if( (rc = idemJournalMode(p->db, zSchema, zMode))!=SQLITE_OK ) return rc;
+  if( sqlite3_stricmp(zSchema, "temp")!=0
+   && (rc = idemSyncLevel(p->db, zSchema, &iSync))!=SQLITE_OK ){
+    return rc;
+  }
+  *pzWhy = idemCommitAlone(p, zSchema, zMode, iSync, pbNoMem);
+  return SQLITE_OK;
 }
 
 /*
@@ -10611,20 +10986,26 @@ static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
   const char *zOther = 0, *z;
   char *zWhy = 0;
   char zMode[16];
-  int i, rc, bNoMem = 0, bHeld = 0;
+  int i, rc, bNoMem = 0, bHeld = 0, bWritten;
   for(i=0; (z = sqlite3_db_name(p->db, i))!=0 && zWhy==0 && !bNoMem; i++){
     if( sqlite3_stricmp(z, p->zDb)==0
      || sqlite3_txn_state(p->db, z)!=SQLITE_TXN_WRITE ){
       continue;
     }
     if( (rc = idemJournalMode(p->db, z, zMode))!=SQLITE_OK ) return rc;
-    if( !idemSchemaWritten(p->db, z, zMode) ) continue;
+    if( (rc = idemSchemaWritten(p->db, z, zMode, &bWritten))!=SQLITE_OK ){
+      return rc;
+    }
+    if( !bWritten ) continue;
     zOther = z;
     bHeld = strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0;
-    zWhy = idemCommitAlone(p, z, zMode, &bNoMem);
-    if( zWhy==0 && !bNoMem ){
-      if( (rc = idemJournalMode(p->db, p->zDb, zMode))!=SQLITE_OK ) return rc;
-      zWhy = idemCommitAlone(p, p->zDb, zMode, &bNoMem);
+    rc = idemCommitAloneRead(p, z, zMode, &zWhy, &bNoMem);
+    if( rc==SQLITE_OK && zWhy==0 && !bNoMem ){
+      rc = idemCommitAloneRead(p, p->zDb, zMode, &zWhy, &bNoMem);
+    }
+    if( rc!=SQLITE_OK ){
+      sqlite3_free(zWhy);
+      return rc;
     }
   }
   if( bNoMem ){
@@ -10640,7 +11021,8 @@ static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
         " or its action without the call; keep a local call's writes in"
         " the database of its table (%s), or give every file written a"
         " rollback journal on disk (journal_mode=DELETE, TRUNCATE or"
-        " PERSIST) with a main database that is a file; the transaction"
+        " PERSIST) at synchronous=FULL with a main database that is a file;"
+        " the transaction"
         " was rolled back", zHex, p->zDb,
         bHeld ? "holds a write transaction on" : "writes", zOther, zWhy,
         p->zDb);
@@ -10664,6 +11046,15 @@ IDEM_PRIVATE int idemCommitSync(IdemVtab *p){
   sqlite3_stmt *pMain;
   const unsigned char *aLocal = 0;    /* a recorded local claim of ours */
   int i, rc;
+  {
+    char *zErr = 0;
+    rc = idemDurableSyncCheck(&p->durable, p->db, p->zDb, &zErr);
+    if( rc!=SQLITE_OK ){
+      if( zErr ) idemVtabError(p, "%s; the transaction was rolled back", zErr);
+      sqlite3_free(zErr);
+      return rc;
+    }
+  }
   if( p->nTxn==0 ) return SQLITE_OK;
   rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
   for(i=0; rc==SQLITE_OK && i<p->nTxn; i++){
@@ -10947,7 +11338,9 @@ static int idemCommit(sqlite3_vtab *pVtab){
 }
 
 static int idemRollback(sqlite3_vtab *pVtab){
-  idemTxnClear((IdemVtab*)pVtab);
+  IdemVtab *p = (IdemVtab*)pVtab;
+  idemTxnClear(p);
+  idemDurableRollback(&p->durable, p->db, p->zDb);
   return SQLITE_OK;
 }
 

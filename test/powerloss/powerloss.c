@@ -28,6 +28,13 @@
 **             relaxed    the table is created with durability=relaxed
 **             nodirsync  play a SQLite built with SQLITE_DISABLE_DIRSYNC:
 **                        no directory is ever synced, and idem is told so
+**             aux.J.S    (local) the action goes into a second file,
+**                        "<FILE>-aux", attached as aux with
+**                        journal_mode=J and synchronous=S: one COMMIT
+**                        writes both files (doc/contract.md §4)
+**             fresh      (with aux.J.S) the aux file is new: its table
+**                        is created in the first claim's transaction, so
+**                        every page it writes is new
 **
 ** For each mode it prints one line:
 **
@@ -82,7 +89,8 @@
 **            returned) is not done: pending again, the call would need a
 **            reconcile; idem makes the outcome as durable as the claim
 **   faulty   PRAGMA integrity_check is not ok
-**   refused  idem refused the first claim (the run makes no claims)
+**   refused  idem refused the first claim, or its COMMIT (the run
+**            makes no claims)
 **
 ** CUT POINTS.  A first run without a cut counts the file operations of
 ** the recipe, K; then the power is cut before each operation in turn, 1
@@ -292,7 +300,7 @@ static void plPowerLoss(void){
         _exit(2);
       }
       close(fd);
-    }else if( unlink(p->zPath)!=0 && errno!=ENOENT ){
+    }else if( unlink(p->zPath)!=0 && errno!=ENOENT && errno!=ENAMETOOLONG ){
       fprintf(stderr, "powerloss: cannot remove %s\n", p->zPath);
       _exit(2);
     }
@@ -442,6 +450,7 @@ static const sqlite3_io_methods plMethods = {
 static int plOpen(sqlite3_vfs *pVfs, const char *zName, sqlite3_file *pFile,
                   int flags, int *pOutFlags){
   PlFile *p = (PlFile*)pFile;
+  PlName *pCreated = 0;
   int rc;
   (void)pVfs;
   memset(p, 0, sizeof(*p));
@@ -452,6 +461,7 @@ static int plOpen(sqlite3_vfs *pVfs, const char *zName, sqlite3_file *pFile,
     if( pName->pNow==0 && (flags & SQLITE_OPEN_CREATE) ){
       plTick("create", zName, 0, 0);
       plDirChange(pName, plAlloc(sizeof(PlInode)));
+      pCreated = pName;
     }
     p->pInode = pName->pNow;
     p->bDirSync = (flags & SQLITE_OPEN_CREATE)!=0
@@ -459,6 +469,10 @@ static int plOpen(sqlite3_vfs *pVfs, const char *zName, sqlite3_file *pFile,
                    |SQLITE_OPEN_SUPER_JOURNAL))!=0;
   }
   rc = plRoot->xOpen(plRoot, zName, p->pReal, flags, pOutFlags);
+  if( rc!=SQLITE_OK && pCreated ){
+    plDirChange(pCreated, 0);         /* not created after all (a name too
+                                      ** long, a directory not writable) */
+  }
   if( p->pReal->pMethods ) p->base.pMethods = &plMethods;
   return rc;
 }
@@ -530,6 +544,9 @@ struct Mode {
   int bExclusive;             /* locking_mode=EXCLUSIVE */
   int bRelaxed;               /* durability=relaxed */
   int bNoDirSync;             /* a SQLITE_DISABLE_DIRSYNC build */
+  char zAuxJournal[16];       /* aux.J.S: the action's file ("": main) */
+  char zAuxSync[16];
+  int bFresh;                 /* the aux file is made by the first claim */
 };
 
 typedef struct Counts Counts;
@@ -544,6 +561,11 @@ static void die(const char *zWhat, sqlite3 *db){
 
 static void exec(sqlite3 *db, const char *zSql){
   if( sqlite3_exec(db, zSql, 0, 0, 0)!=SQLITE_OK ) die(zSql, db);
+}
+
+/* The action's table: "orders" in the main file, or "aux.orders". */
+static const char *ordersTable(const Mode *pMode){
+  return pMode->zAuxJournal[0] ? "aux.orders" : "orders";
 }
 
 static void removeFiles(const char *zDb){
@@ -578,7 +600,9 @@ static void child(const Mode *pMode, const char *zDb, int nClaim, int fdOut){
   char zSql[300];
   int i;
   plModel = 1;
-  if( sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READWRITE, "powerloss")!=SQLITE_OK ){
+  /* (CREATE: a fresh aux file is made by ATTACH) */
+  if( sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE,
+                      "powerloss")!=SQLITE_OK ){
     die("open", db);
   }
   snprintf(zSql, sizeof(zSql), "PRAGMA synchronous=%s; PRAGMA wal_autocheckpoint=16;"
@@ -589,10 +613,15 @@ static void child(const Mode *pMode, const char *zDb, int nClaim, int fdOut){
     snprintf(zSql, sizeof(zSql), "PRAGMA journal_mode=%s;", pMode->zJournal);
     exec(db, zSql);
   }
+  if( pMode->zAuxJournal[0] ){
+    snprintf(zSql, sizeof(zSql), "ATTACH '%s-aux' AS aux;"
+             " PRAGMA aux.journal_mode=%s; PRAGMA aux.synchronous=%s;"
+             " PRAGMA aux.cache_size=10;", zDb, pMode->zAuxJournal,
+             pMode->zAuxSync);
+    exec(db, zSql);
+  }
   if( sqlite3_prepare_v2(db, "INSERT INTO calls(who, conv, tool, args, kind)"
         " VALUES('pl', ?1, 'charge', " PL_ARGS ", ?2)", -1, &pClaim, 0)
-     || sqlite3_prepare_v2(db, "INSERT INTO orders(n, pad)"
-        " VALUES(?1, printf('%0900d', ?1))", -1, &pAction, 0)
      || sqlite3_prepare_v2(db, "UPDATE calls SET status='done', result='{}'"
         " WHERE key=" PL_KEY " AND member=0", -1, &pDone, 0) ){
     die("prepare", db);
@@ -614,6 +643,15 @@ static void child(const Mode *pMode, const char *zDb, int nClaim, int fdOut){
       die("claim", db);
     }
     if( pMode->bLocal ){
+      if( pAction==0 ){
+        /* (fresh: the table is created in this transaction) */
+        if( pMode->bFresh ){
+          exec(db, "CREATE TABLE IF NOT EXISTS aux.orders(n INTEGER, pad TEXT)");
+        }
+        snprintf(zSql, sizeof(zSql), "INSERT INTO %s(n, pad)"
+                 " VALUES(?1, printf('%%0900d', ?1))", ordersTable(pMode));
+        if( sqlite3_prepare_v2(db, zSql, -1, &pAction, 0) ) die("prepare", db);
+      }
       sqlite3_bind_int(pAction, 1, i);
       if( sqlite3_step(pAction)!=SQLITE_DONE ) die("action", db);
       sqlite3_reset(pAction);
@@ -624,7 +662,13 @@ static void child(const Mode *pMode, const char *zDb, int nClaim, int fdOut){
     if( sqlite3_step(pDone)!=SQLITE_DONE || sqlite3_changes(db)!=1 ) die("done", db);
     sqlite3_reset(pDone);
     if( pMode->bLocal ){
-      exec(db, "COMMIT");
+      if( sqlite3_exec(db, "COMMIT", 0, 0, 0)!=SQLITE_OK ){
+        if( strstr(sqlite3_errmsg(db), " would not commit as one ") ){
+          if( write(fdOut, "R\n", 2)!=2 ) _exit(4);
+          break;
+        }
+        die("COMMIT", db);
+      }
       report(fdOut, 'C', i);
     }else{
       report(fdOut, 'D', i);
@@ -650,13 +694,26 @@ static void check(const Mode *pMode, const char *zDb, int nClaim,
     if( z[0]=='C' && i>0 && i<1024 ){ aCommitted[i] = 1; pC->nCommitted++; }
     if( z[0]=='D' && i>0 && i<1024 ) aDone[i] = 1;
   }
-  if( sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READWRITE, "powerloss")!=SQLITE_OK ){
+  if( sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE,
+                      "powerloss")!=SQLITE_OK ){
     die("reopen", db);
   }
-  if( sqlite3_prepare_v2(db, "SELECT status FROM calls WHERE key=" PL_KEY
-                         " AND member=0", -1, &pQ, 0)
-   || sqlite3_prepare_v2(db, "SELECT count(*) FROM orders WHERE n=?1", -1, &pA, 0) ){
-    bFaulty = 1;
+  if( pMode->zAuxJournal[0] ){
+    char zSql[700];
+    snprintf(zSql, sizeof(zSql), "ATTACH '%s-aux' AS aux;"
+             " CREATE TABLE IF NOT EXISTS aux.orders(n INTEGER, pad TEXT);", zDb);
+    if( sqlite3_exec(db, zSql, 0, 0, 0)!=SQLITE_OK ) bFaulty = 1;
+  }
+  {
+    char zSql[100];
+    snprintf(zSql, sizeof(zSql), "SELECT count(*) FROM %s WHERE n=?1",
+             ordersTable(pMode));
+    if( bFaulty
+     || sqlite3_prepare_v2(db, "SELECT status FROM calls WHERE key=" PL_KEY
+                           " AND member=0", -1, &pQ, 0)
+     || sqlite3_prepare_v2(db, zSql, -1, &pA, 0) ){
+      bFaulty = 1;
+    }
   }
   for(i=1; !bFaulty && i<=nClaim && i<1024; i++){
     int bClaim = 0, bPending = 0, nAction = 0;
@@ -722,11 +779,20 @@ static long run(const Mode *pMode, const char *zDb, int nClaim, long failAt,
       "CREATE TABLE orders(n INTEGER, pad TEXT);",
       pMode->zJournal, pMode->bRelaxed ? "(durability=relaxed)" : "");
   exec(db, zSql);
+  if( pMode->zAuxJournal[0] && !pMode->bFresh ){
+    snprintf(zSql, sizeof(zSql), "ATTACH '%s-aux' AS aux;"
+        " PRAGMA aux.journal_mode=%s;"
+        " CREATE TABLE aux.orders(n INTEGER, pad TEXT); DETACH aux;",
+        zDb, strcmp(pMode->zAuxJournal, "wal")==0 ? "wal" : "delete");
+    exec(db, zSql);
+  }
   sqlite3_close(db);
   /* The child makes the journal (PERSIST and TRUNCATE keep the parent's),
   ** as the first transaction on a database does: its creation is then a
   ** directory change of the run. */
   snprintf(zSql, sizeof(zSql), "%s-journal", zDb);
+  unlink(zSql);
+  snprintf(zSql, sizeof(zSql), "%s-aux-journal", zDb);
   unlink(zSql);
 
   if( pipe(aFd)!=0 ){ perror("pipe"); exit(1); }
@@ -800,11 +866,19 @@ static int parseMode(const char *z, Mode *p){
       p->bRelaxed = 1;
     }else if( strcmp(zWord, "nodirsync")==0 ){
       p->bNoDirSync = 1;
+    }else if( strcmp(zWord, "fresh")==0 ){
+      p->bFresh = 1;
+    }else if( strncmp(zWord, "aux.", 4)==0 && p->bLocal
+           && strchr(zWord+4, '.') && strlen(zWord)<20 ){
+      char *zDot = strchr(zWord+4, '.');
+      *zDot = 0;
+      strcpy(p->zAuxJournal, zWord+4);
+      strcpy(p->zAuxSync, zDot+1);
     }else{
       return 0;
     }
   }
-  return i>=2;
+  return i>=2 && (!p->bFresh || p->zAuxJournal[0]);
 }
 
 int main(int argc, char **argv){
@@ -834,7 +908,8 @@ int main(int argc, char **argv){
       const char *zP;
       if( !parseMode(argv[i], &m) || nClaim<1 || nClaim>1000 || nEvery<1 ){
         fprintf(stderr, "powerloss: bad mode '%s'"
-                " (ext|local:JOURNAL-SYNC[-exclusive][-relaxed][-nodirsync])\n", argv[i]);
+                " (ext|local:JOURNAL-SYNC[-exclusive][-relaxed][-nodirsync]"
+                " [-aux.JOURNAL.SYNC[-fresh]])\n", argv[i]);
         return 1;
       }
       memset(&c, 0, sizeof(c));
