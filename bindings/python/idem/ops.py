@@ -172,7 +172,8 @@ class Desk:
                 " ELSE 4 END")
         sql = ("SELECT %s FROM %s WHERE %s ORDER BY %s,"
                " CASE WHEN status IN ('unknown', 'pending') THEN created END,"
-               " created DESC, key" % (self._COLS, self._t, w, rank))
+               " created DESC, CASE WHEN status IN ('unknown', 'pending')"
+               " THEN rowid END, rowid DESC" % (self._COLS, self._t, w, rank))
         if limit is not None:
             sql += " LIMIT %d" % int(limit)
         rows = [dict(zip(self._NAMES, r)) for r in self.conn.execute(sql, binds)]
