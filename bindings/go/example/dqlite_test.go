@@ -50,6 +50,26 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// openNode starts a one-node go-dqlite app in a temporary directory and
+// opens the database name on it; both close when the test ends.
+func openNode(ctx context.Context, t *testing.T, name string) *sql.DB {
+	t.Helper()
+	node, err := app.New(t.TempDir(), app.WithAddress(freeAddr(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	if err := node.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db, err := node.Open(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // A go-dqlite app node's connections have idem, in the replicated build:
 // an external claim commits (the Raft log is its durability, where the
 // node's VFS reports synchronous=OFF), and idem_versioned() in autocommit
@@ -59,19 +79,7 @@ func TestDqliteNode(t *testing.T) {
 	register(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	node, err := app.New(t.TempDir(), app.WithAddress(freeAddr(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer node.Close()
-	if err := node.Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
-	db, err := node.Open(ctx, "idem")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openNode(ctx, t, "idem")
 	exec := func(q string) error {
 		_, err := db.ExecContext(ctx, q)
 		return err
@@ -134,19 +142,7 @@ func TestLibraryOnNode(t *testing.T) {
 	register(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	node, err := app.New(t.TempDir(), app.WithAddress(freeAddr(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer node.Close()
-	if err := node.Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
-	db, err := node.Open(ctx, "lib")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openNode(ctx, t, "lib")
 	calls, err := idem.Open(ctx, db, idem.Owner("n1"), idem.TableOption("stale_after", "10 seconds"))
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,6 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/canonical/go-dqlite/app"
 )
 
 // The service on one node, against the test target: a local and an
@@ -23,19 +21,7 @@ func TestServiceOnNode(t *testing.T) {
 	register(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	node, err := app.New(t.TempDir(), app.WithAddress(freeAddr(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer node.Close()
-	if err := node.Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
-	db, err := node.Open(ctx, "svc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openNode(ctx, t, "svc")
 	target := httptest.NewServer(targetHandler(0, false))
 	defer target.Close()
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
