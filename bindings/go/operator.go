@@ -179,24 +179,9 @@ func (c *Calls) List(ctx context.Context, status string, stale bool, limit int) 
 // Unknown calls are then for Reconcile, ReconcileAll, or a resend when
 // their target honours the key.  It returns the keys taken over.
 func (c *Calls) TakeOver(ctx context.Context) ([]string, error) {
-	stale, err := c.List(ctx, "pending", true, 0)
-	if err != nil {
-		return nil, err
-	}
-	var keys []string
-	for _, k := range stale {
-		if k.Kind != "external" || c.owns(k.Owner) {
-			continue
-		}
-		ok, err := c.fence(ctx, k, "stale = 1", "its owner's lease lapsed (owner "+k.Owner+")")
-		if err != nil {
-			return keys, err
-		}
-		if ok {
-			keys = append(keys, k.Key)
-		}
-	}
-	return keys, nil
+	return c.fenceAll(ctx, true, func(k Call) (string, bool) {
+		return "its owner's lease lapsed (owner " + k.Owner + ")", !c.owns(k.Owner)
+	})
 }
 
 // Abandon fences the pending external calls of an earlier run of this
@@ -204,17 +189,33 @@ func (c *Calls) TakeOver(ctx context.Context) ([]string, error) {
 // whose request may have left.  The owner name is matched exactly (the
 // token's prefix up to its '/'), never by a pattern.
 func (c *Calls) Abandon(ctx context.Context) ([]string, error) {
-	pending, err := c.List(ctx, "pending", false, 0)
+	mine := c.OwnerPrefix()
+	return c.fenceAll(ctx, false, func(k Call) (string, bool) {
+		earlier := len(k.Owner) > len(mine) && k.Owner[:len(mine)] == mine && !c.owns(k.Owner)
+		return "its owner (" + k.Owner + ") restarted while the request may have been out", earlier
+	})
+}
+
+// fenceAll fences the pending external calls (only the stale ones, still
+// stale at the UPDATE, when stale) that pick takes, with the reason pick
+// gives; it returns the keys fenced.  TakeOver and Abandon differ only in
+// these.
+func (c *Calls) fenceAll(ctx context.Context, stale bool, pick func(Call) (string, bool)) ([]string, error) {
+	pending, err := c.List(ctx, "pending", stale, 0)
 	if err != nil {
 		return nil, err
 	}
+	cond := "1"
+	if stale {
+		cond = "stale = 1"
+	}
 	var keys []string
-	mine := c.OwnerPrefix()
 	for _, k := range pending {
-		if k.Kind != "external" || len(k.Owner) <= len(mine) || k.Owner[:len(mine)] != mine || c.owns(k.Owner) {
+		why, ok := pick(k)
+		if k.Kind != "external" || !ok {
 			continue
 		}
-		ok, err := c.fence(ctx, k, "1", "its owner ("+k.Owner+") restarted while the request may have been out")
+		ok, err := c.fence(ctx, k, cond, why)
 		if err != nil {
 			return keys, err
 		}
