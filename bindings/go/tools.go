@@ -199,7 +199,7 @@ func (t *LocalTool[A, R]) attempt(pctx context.Context, p prepared, token string
 		}
 		bad = false
 		if !ok {
-			return zero, errors.New("idem: the call was released meanwhile: try again")
+			return zero, fmt.Errorf("%w: it was released meanwhile: try again", ErrNoCall)
 		}
 		out, err := replay[R](p.key, r)
 		if r.owner == token { // our own COMMIT, whose answer was lost
@@ -418,7 +418,7 @@ func (t *ExternalTool[A, R]) claim(ctx context.Context, p prepared, token string
 		return out, true, nil
 	}
 	if r.status == "" {
-		return out, false, errors.New("idem: the call was released meanwhile: try again")
+		return out, false, fmt.Errorf("%w: it was released meanwhile: try again", ErrNoCall)
 	}
 	if r.status == "pending" && r.owner == token {
 		c.ownClaims.Add(1)
@@ -457,7 +457,7 @@ func (t *ExternalTool[A, R]) resend(ctx context.Context, p prepared, args A) (Ou
 				" WHERE key = ? AND member = 0", p.key).Scan(&r.status, &owner, &r.reply, &r.id, &r.result, &wait)
 		})
 		if err == sql.ErrNoRows {
-			return Outcome[R]{Key: p.key}, errors.New("idem: the call was released meanwhile: call again")
+			return Outcome[R]{Key: p.key}, fmt.Errorf("%w: it was released meanwhile: call again", ErrNoCall)
 		}
 		if err != nil {
 			return Outcome[R]{Key: p.key}, err
