@@ -577,6 +577,8 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
                                  char **pzErr);
 /* The options as JSON, appended to s: what idem_options() returns. */
 IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt);
+IDEM_PRIVATE int idemOptionMaxSends(const IdemOptions *pOpt);
+IDEM_PRIVATE sqlite3_int64 idemOptionResendAfter(const IdemOptions *pOpt);
 
 /**************************************************************************
 ** Interface to code in idem_claim.c (the claim, and what the rules after

@@ -169,11 +169,11 @@ static char *idemCommitAlone(IdemVtab *p, const char *zSchema,
   return zWhy;
 }
 
-/* idemCommitAlone() for schema zSchema, its settings read. */
+/* idemCommitAlone() for schema zSchema (journal mode zMode, already
+** read), its synchronous level read. */
 static int idemCommitAloneRead(IdemVtab *p, const char *zSchema,
-                               char zMode[16], char **pzWhy, int *pbNoMem){
+                               const char *zMode, char **pzWhy, int *pbNoMem){
   int rc, iSync = 2;
-  if( (rc = idemJournalMode(p->db, zSchema, zMode))!=SQLITE_OK ) return rc;
   if( sqlite3_stricmp(zSchema, "temp")!=0
    && (rc = idemSyncLevel(p->db, zSchema, &iSync))!=SQLITE_OK ){
     return rc;
@@ -195,7 +195,7 @@ static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
   const char *zOther = 0, *z;
   char *zWhy = 0;
   char zMode[16];
-  int i, rc, bNoMem = 0, bHeld = 0, bWritten;
+  int i, rc, bNoMem = 0, bHeld = 0, bWritten, bOwnRead = 0;
   for(i=0; (z = sqlite3_db_name(p->db, i))!=0 && zWhy==0 && !bNoMem; i++){
     if( sqlite3_stricmp(z, p->zDb)==0
      || sqlite3_txn_state(p->db, z)!=SQLITE_TXN_WRITE ){
@@ -209,7 +209,11 @@ static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
     zOther = z;
     bHeld = strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0;
     rc = idemCommitAloneRead(p, z, zMode, &zWhy, &bNoMem);
-    if( rc==SQLITE_OK && zWhy==0 && !bNoMem ){
+    if( rc==SQLITE_OK && zWhy==0 && !bNoMem && !bOwnRead ){
+      /* The table's own file: once, whichever other file is written */
+      bOwnRead = 1;
+      rc = idemJournalMode(p->db, p->zDb, zMode);
+      if( rc!=SQLITE_OK ) return rc;
       rc = idemCommitAloneRead(p, p->zDb, zMode, &zWhy, &bNoMem);
     }
     if( rc!=SQLITE_OK ){

@@ -219,6 +219,14 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
   return SQLITE_ERROR;
 }
 
+/* max_sends and resend_after as they act: given, or the default (§14). */
+IDEM_PRIVATE int idemOptionMaxSends(const IdemOptions *pOpt){
+  return pOpt->nMaxSends ? pOpt->nMaxSends : IDEM_MAX_SENDS;
+}
+IDEM_PRIVATE sqlite3_int64 idemOptionResendAfter(const IdemOptions *pOpt){
+  return pOpt->iResendAfterMs ? pOpt->iResendAfterMs : IDEM_RESEND_AFTER_MS;
+}
+
 /*
 ** A duration in words that idem reads back as the same duration: the
 ** largest unit it is a whole number of ('1 day', '36 hours', '90
@@ -317,9 +325,8 @@ IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt){
     }
     if( iPart<2 ){
       /* §14: the sends and the backoff, given or the default. */
-      int nMax = pOpt->nMaxSends ? pOpt->nMaxSends : IDEM_MAX_SENDS;
-      sqlite3_int64 iAfter = pOpt->iResendAfterMs ? pOpt->iResendAfterMs
-                                                  : IDEM_RESEND_AFTER_MS;
+      int nMax = idemOptionMaxSends(pOpt);
+      sqlite3_int64 iAfter = idemOptionResendAfter(pOpt);
       if( iPart==0 ){
         sqlite3_str_appendf(s, "%s\"max_sends\":%d,\"resend_after\":%lld",
                             bSep ? "," : "", nMax, iAfter);

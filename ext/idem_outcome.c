@@ -262,17 +262,11 @@ static IdemAction idemTransition(
 ** resend_after doubled with each send, capped (§14). */
 static sqlite3_int64 idemResendDelay(const IdemOptions *pOpt,
                                      sqlite3_int64 nSends){
-  sqlite3_int64 iBase = pOpt->iResendAfterMs ? pOpt->iResendAfterMs
-                                             : IDEM_RESEND_AFTER_MS;
+  sqlite3_int64 iBase = idemOptionResendAfter(pOpt);
   sqlite3_int64 iCap = iBase*IDEM_RESEND_CAP;
   sqlite3_int64 iDelay = iBase;
   while( --nSends>0 && iDelay<iCap ) iDelay *= 2;
   return iDelay<iCap ? iDelay : iCap;
-}
-
-/* The most sends a call that honours the key may have (max_sends). */
-static sqlite3_int64 idemMaxSends(const IdemOptions *pOpt){
-  return pOpt->nMaxSends ? pOpt->nMaxSends : IDEM_MAX_SENDS;
 }
 
 /*
@@ -291,7 +285,7 @@ IDEM_PRIVATE sqlite3_int64 idemResendAt(const IdemOptions *pOpt,
   if( !bHonours || zKind==0 || strcmp(zKind, "external")!=0 ) return -1;
   if( eStatus!=IDEM_STATUS_UNKNOWN && eStatus!=IDEM_STATUS_PENDING ) return -1;
   if( nSends<1 ) nSends = 1;
-  if( nSends>=idemMaxSends(pOpt) ) return -1;
+  if( nSends>=idemOptionMaxSends(pOpt) ) return -1;
   iUpdated = idemParseTime(zUpdated);
   if( iUpdated<0 ) return -1;
   iAt = iUpdated + idemResendDelay(pOpt, nSends);
@@ -331,7 +325,7 @@ static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
           " most max_sends allows (%d): it is not sent again; its outcome"
           " stays %s until the target's records settle it (reconcile ="
           " 'arrived' or 'not_arrived')", zHex, nSends,
-          p->opt.nMaxSends ? p->opt.nMaxSends : IDEM_MAX_SENDS, zOld);
+          idemOptionMaxSends(&p->opt), zOld);
       break;
     case IDEM_REFUSE_RESEND_PENDING:
       idemVtabError(p, "call '%s' is pending and not stale: its owner may"
@@ -638,7 +632,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     sqlite3_int64 nSent = sqlite3_column_type(pOld, IDEM_Q_SENDS)==SQLITE_NULL
                         ? 1 : sqlite3_column_int64(pOld, IDEM_Q_SENDS);
     const char *zBase = sqlite3_column_int(pOld, IDEM_Q_HONOURS)==1
-                        && nSent<idemMaxSends(&p->opt)
+                        && nSent<idemOptionMaxSends(&p->opt)
                       ? IDEM_UNKNOWN_RESEND_NOTE : IDEM_UNKNOWN_NOTE;
     zNote = zGiven && zGiven[0]
       ? sqlite3_mprintf("%s (reported: %s)", zBase, zGiven)
@@ -762,7 +756,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
     sqlite3_int64 iUpdated, iAt;
     const char *zUpd = idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED));
     send.bHonours = sqlite3_column_int(pOld, IDEM_Q_HONOURS)==1;
-    send.bExhausted = nSends>=idemMaxSends(&p->opt);
+    send.bExhausted = nSends>=idemOptionMaxSends(&p->opt);
     iUpdated = idemParseTime(zUpd);
     send.bEarly = iUpdated<0
         || idemNowMs(p->pVfs) < iUpdated + idemResendDelay(&p->opt, nSends);
