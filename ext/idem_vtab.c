@@ -84,7 +84,17 @@ struct IdemCursor {
 typedef struct IdemOpenList IdemOpenList;
 struct IdemOpenList {
   IdemVtab *pFirst;
+  int nRef;                   /* The module and idem_options()'s two forms */
 };
+
+/* One holder of the list lets go of it (the module dropped, a form of
+** idem_options() replaced or deleted): freed with the last one, so that
+** neither outlives it (sqlite3_drop_modules() frees the module's part
+** while the functions are still there). */
+static void idemOpenRelease(void *pArg){
+  IdemOpenList *pOpen = (IdemOpenList*)pArg;
+  if( --pOpen->nRef==0 ) sqlite3_free(pOpen);
+}
 
 static void idemOpenUnlink(IdemVtab *p){
   if( p->pOpen ){
@@ -911,18 +921,22 @@ IDEM_PRIVATE int idemVtabRegister(sqlite3 *db){
   int rc;
   if( pOpen==0 ) return SQLITE_NOMEM;
   pOpen->pFirst = 0;
-  /* The list goes with the module (sqlite3_free() when it is dropped);
-  ** idem_options() only reads it, while the module exists. */
-  rc = sqlite3_create_module_v2(db, "idem", &idemModule, pOpen, sqlite3_free);
+  pOpen->nRef = 1;
+  /* The module and each form of idem_options() hold the list; SQLite calls
+  ** idemOpenRelease() for each when it is dropped, replaced, or when its
+  ** registration fails, so each call below takes its reference first. */
+  rc = sqlite3_create_module_v2(db, "idem", &idemModule, pOpen, idemOpenRelease);
   if( rc==SQLITE_OK ){
-    rc = sqlite3_create_function(db, "idem_options", 1,
+    pOpen->nRef++;
+    rc = sqlite3_create_function_v2(db, "idem_options", 1,
         SQLITE_UTF8|SQLITE_DIRECTONLY|SQLITE_RESULT_SUBTYPE, pOpen,
-        idemOptionsFunc, 0, 0);
+        idemOptionsFunc, 0, 0, idemOpenRelease);
   }
   if( rc==SQLITE_OK ){
-    rc = sqlite3_create_function(db, "idem_options", 2,
+    pOpen->nRef++;
+    rc = sqlite3_create_function_v2(db, "idem_options", 2,
         SQLITE_UTF8|SQLITE_DIRECTONLY|SQLITE_RESULT_SUBTYPE, pOpen,
-        idemOptionsFunc, 0, 0);
+        idemOptionsFunc, 0, 0, idemOpenRelease);
   }
   return rc;
 }

@@ -691,6 +691,8 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
                                  char **pzErr);
 /* The options as JSON, appended to s: what idem_options() returns. */
 IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt);
+IDEM_PRIVATE int idemOptionMaxSends(const IdemOptions *pOpt);
+IDEM_PRIVATE sqlite3_int64 idemOptionResendAfter(const IdemOptions *pOpt);
 
 /**************************************************************************
 ** Interface to code in idem_claim.c (the claim, and what the rules after
@@ -8883,6 +8885,14 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
   return SQLITE_ERROR;
 }
 
+/* max_sends and resend_after as they act: given, or the default (§14). */
+IDEM_PRIVATE int idemOptionMaxSends(const IdemOptions *pOpt){
+  return pOpt->nMaxSends ? pOpt->nMaxSends : IDEM_MAX_SENDS;
+}
+IDEM_PRIVATE sqlite3_int64 idemOptionResendAfter(const IdemOptions *pOpt){
+  return pOpt->iResendAfterMs ? pOpt->iResendAfterMs : IDEM_RESEND_AFTER_MS;
+}
+
 /*
 ** A duration in words that idem reads back as the same duration: the
 ** largest unit it is a whole number of ('1 day', '36 hours', '90
@@ -8981,9 +8991,8 @@ IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt){
     }
     if( iPart<2 ){
       /* §14: the sends and the backoff, given or the default. */
-      int nMax = pOpt->nMaxSends ? pOpt->nMaxSends : IDEM_MAX_SENDS;
-      sqlite3_int64 iAfter = pOpt->iResendAfterMs ? pOpt->iResendAfterMs
-                                                  : IDEM_RESEND_AFTER_MS;
+      int nMax = idemOptionMaxSends(pOpt);
+      sqlite3_int64 iAfter = idemOptionResendAfter(pOpt);
       if( iPart==0 ){
         sqlite3_str_appendf(s, "%s\"max_sends\":%d,\"resend_after\":%lld",
                             bSep ? "," : "", nMax, iAfter);
@@ -10113,17 +10122,11 @@ static IdemAction idemTransition(
 ** resend_after doubled with each send, capped (§14). */
 static sqlite3_int64 idemResendDelay(const IdemOptions *pOpt,
                                      sqlite3_int64 nSends){
-  sqlite3_int64 iBase = pOpt->iResendAfterMs ? pOpt->iResendAfterMs
-                                             : IDEM_RESEND_AFTER_MS;
+  sqlite3_int64 iBase = idemOptionResendAfter(pOpt);
   sqlite3_int64 iCap = iBase*IDEM_RESEND_CAP;
   sqlite3_int64 iDelay = iBase;
   while( --nSends>0 && iDelay<iCap ) iDelay *= 2;
   return iDelay<iCap ? iDelay : iCap;
-}
-
-/* The most sends a call that honours the key may have (max_sends). */
-static sqlite3_int64 idemMaxSends(const IdemOptions *pOpt){
-  return pOpt->nMaxSends ? pOpt->nMaxSends : IDEM_MAX_SENDS;
 }
 
 /*
@@ -10142,7 +10145,7 @@ IDEM_PRIVATE sqlite3_int64 idemResendAt(const IdemOptions *pOpt,
   if( !bHonours || zKind==0 || strcmp(zKind, "external")!=0 ) return -1;
   if( eStatus!=IDEM_STATUS_UNKNOWN && eStatus!=IDEM_STATUS_PENDING ) return -1;
   if( nSends<1 ) nSends = 1;
-  if( nSends>=idemMaxSends(pOpt) ) return -1;
+  if( nSends>=idemOptionMaxSends(pOpt) ) return -1;
   iUpdated = idemParseTime(zUpdated);
   if( iUpdated<0 ) return -1;
   iAt = iUpdated + idemResendDelay(pOpt, nSends);
@@ -10182,7 +10185,7 @@ static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
           " most max_sends allows (%d): it is not sent again; its outcome"
           " stays %s until the target's records settle it (reconcile ="
           " 'arrived' or 'not_arrived')", zHex, nSends,
-          p->opt.nMaxSends ? p->opt.nMaxSends : IDEM_MAX_SENDS, zOld);
+          idemOptionMaxSends(&p->opt), zOld);
       break;
     case IDEM_REFUSE_RESEND_PENDING:
       idemVtabError(p, "call '%s' is pending and not stale: its owner may"
@@ -10489,7 +10492,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     sqlite3_int64 nSent = sqlite3_column_type(pOld, IDEM_Q_SENDS)==SQLITE_NULL
                         ? 1 : sqlite3_column_int64(pOld, IDEM_Q_SENDS);
     const char *zBase = sqlite3_column_int(pOld, IDEM_Q_HONOURS)==1
-                        && nSent<idemMaxSends(&p->opt)
+                        && nSent<idemOptionMaxSends(&p->opt)
                       ? IDEM_UNKNOWN_RESEND_NOTE : IDEM_UNKNOWN_NOTE;
     zNote = zGiven && zGiven[0]
       ? sqlite3_mprintf("%s (reported: %s)", zBase, zGiven)
@@ -10613,7 +10616,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
     sqlite3_int64 iUpdated, iAt;
     const char *zUpd = idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED));
     send.bHonours = sqlite3_column_int(pOld, IDEM_Q_HONOURS)==1;
-    send.bExhausted = nSends>=idemMaxSends(&p->opt);
+    send.bExhausted = nSends>=idemOptionMaxSends(&p->opt);
     iUpdated = idemParseTime(zUpd);
     send.bEarly = iUpdated<0
         || idemNowMs(p->pVfs) < iUpdated + idemResendDelay(&p->opt, nSends);
@@ -10960,11 +10963,11 @@ static char *idemCommitAlone(IdemVtab *p, const char *zSchema,
   return zWhy;
 }
 
-/* idemCommitAlone() for schema zSchema, its settings read. */
+/* idemCommitAlone() for schema zSchema (journal mode zMode, already
+** read), its synchronous level read. */
 static int idemCommitAloneRead(IdemVtab *p, const char *zSchema,
-                               char zMode[16], char **pzWhy, int *pbNoMem){
+                               const char *zMode, char **pzWhy, int *pbNoMem){
   int rc, iSync = 2;
-  if( (rc = idemJournalMode(p->db, zSchema, zMode))!=SQLITE_OK ) return rc;
   if( sqlite3_stricmp(zSchema, "temp")!=0
    && (rc = idemSyncLevel(p->db, zSchema, &iSync))!=SQLITE_OK ){
     return rc;
@@ -10986,7 +10989,7 @@ static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
   const char *zOther = 0, *z;
   char *zWhy = 0;
   char zMode[16];
-  int i, rc, bNoMem = 0, bHeld = 0, bWritten;
+  int i, rc, bNoMem = 0, bHeld = 0, bWritten, bOwnRead = 0;
   for(i=0; (z = sqlite3_db_name(p->db, i))!=0 && zWhy==0 && !bNoMem; i++){
     if( sqlite3_stricmp(z, p->zDb)==0
      || sqlite3_txn_state(p->db, z)!=SQLITE_TXN_WRITE ){
@@ -11000,7 +11003,11 @@ static int idemCommitAtomic(IdemVtab *p, const unsigned char *aKey){
     zOther = z;
     bHeld = strcmp(zMode, "wal")==0 || strcmp(zMode, "off")==0;
     rc = idemCommitAloneRead(p, z, zMode, &zWhy, &bNoMem);
-    if( rc==SQLITE_OK && zWhy==0 && !bNoMem ){
+    if( rc==SQLITE_OK && zWhy==0 && !bNoMem && !bOwnRead ){
+      /* The table's own file: once, whichever other file is written */
+      bOwnRead = 1;
+      rc = idemJournalMode(p->db, p->zDb, zMode);
+      if( rc!=SQLITE_OK ) return rc;
       rc = idemCommitAloneRead(p, p->zDb, zMode, &zWhy, &bNoMem);
     }
     if( rc!=SQLITE_OK ){
@@ -11179,7 +11186,17 @@ struct IdemCursor {
 typedef struct IdemOpenList IdemOpenList;
 struct IdemOpenList {
   IdemVtab *pFirst;
+  int nRef;                   /* The module and idem_options()'s two forms */
 };
+
+/* One holder of the list lets go of it (the module dropped, a form of
+** idem_options() replaced or deleted): freed with the last one, so that
+** neither outlives it (sqlite3_drop_modules() frees the module's part
+** while the functions are still there). */
+static void idemOpenRelease(void *pArg){
+  IdemOpenList *pOpen = (IdemOpenList*)pArg;
+  if( --pOpen->nRef==0 ) sqlite3_free(pOpen);
+}
 
 static void idemOpenUnlink(IdemVtab *p){
   if( p->pOpen ){
@@ -12006,18 +12023,22 @@ IDEM_PRIVATE int idemVtabRegister(sqlite3 *db){
   int rc;
   if( pOpen==0 ) return SQLITE_NOMEM;
   pOpen->pFirst = 0;
-  /* The list goes with the module (sqlite3_free() when it is dropped);
-  ** idem_options() only reads it, while the module exists. */
-  rc = sqlite3_create_module_v2(db, "idem", &idemModule, pOpen, sqlite3_free);
+  pOpen->nRef = 1;
+  /* The module and each form of idem_options() hold the list; SQLite calls
+  ** idemOpenRelease() for each when it is dropped, replaced, or when its
+  ** registration fails, so each call below takes its reference first. */
+  rc = sqlite3_create_module_v2(db, "idem", &idemModule, pOpen, idemOpenRelease);
   if( rc==SQLITE_OK ){
-    rc = sqlite3_create_function(db, "idem_options", 1,
+    pOpen->nRef++;
+    rc = sqlite3_create_function_v2(db, "idem_options", 1,
         SQLITE_UTF8|SQLITE_DIRECTONLY|SQLITE_RESULT_SUBTYPE, pOpen,
-        idemOptionsFunc, 0, 0);
+        idemOptionsFunc, 0, 0, idemOpenRelease);
   }
   if( rc==SQLITE_OK ){
-    rc = sqlite3_create_function(db, "idem_options", 2,
+    pOpen->nRef++;
+    rc = sqlite3_create_function_v2(db, "idem_options", 2,
         SQLITE_UTF8|SQLITE_DIRECTONLY|SQLITE_RESULT_SUBTYPE, pOpen,
-        idemOptionsFunc, 0, 0);
+        idemOptionsFunc, 0, 0, idemOpenRelease);
   }
   return rc;
 }
