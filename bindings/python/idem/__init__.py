@@ -150,13 +150,18 @@ class Outcome(_Outcome):
     request was taken for sending (the reply's "sends": 1, or more when a
     target that honours the key was sent it again); None for a local call.
     It is not part of the tuple (nor of its equality)."""
-    sends: Optional[int]
+    sends: Optional[int] = None     # what _make() (tuple's own copies) gives
 
     def __new__(cls, result: Any, id: Any, key: str, replayed: bool,
                 sends: Optional[int] = None) -> "Outcome":
         self = super().__new__(cls, result, id, key, replayed)
         self.sends = sends
         return self
+
+    def _replace(self, **kw: Any) -> "Outcome":
+        """A copy with the fields given replaced; .sends kept unless given."""
+        sends = kw.pop("sends", self.sends)
+        return Outcome(*super()._replace(**kw), sends=sends)
 
     def __repr__(self) -> str:
         return "Outcome(result=%r, id=%r, key=%r, replayed=%r, sends=%r)" % (
