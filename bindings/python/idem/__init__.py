@@ -150,13 +150,18 @@ class Outcome(_Outcome):
     request was taken for sending (the reply's "sends": 1, or more when a
     target that honours the key was sent it again); None for a local call.
     It is not part of the tuple (nor of its equality)."""
-    sends: Optional[int]
+    sends: Optional[int] = None     # what _make() (tuple's own copies) gives
 
     def __new__(cls, result: Any, id: Any, key: str, replayed: bool,
                 sends: Optional[int] = None) -> "Outcome":
         self = super().__new__(cls, result, id, key, replayed)
         self.sends = sends
         return self
+
+    def _replace(self, **kw: Any) -> "Outcome":
+        """A copy with the fields given replaced; .sends kept unless given."""
+        sends = kw.pop("sends", self.sends)
+        return Outcome(*super()._replace(**kw), sends=sends)
 
     def __repr__(self) -> str:
         return "Outcome(result=%r, id=%r, key=%r, replayed=%r, sends=%r)" % (
@@ -2057,20 +2062,30 @@ def _deferred(interrupt: BaseException, error: Optional[BaseException] = None,
     raise interrupt.with_traceback(interrupt.__traceback__)
 
 
+def _step(steps: Generator[float, None, R],
+          held: Optional[BaseException]) -> Tuple[bool, Any]:
+    """One step of _drive or _drive_async: (False, the delay before the
+    next attempt) or (True, the steps' value); the interrupt held, if
+    any, is raised on once the steps end (see _deferred)."""
+    try:
+        return False, next(steps)
+    except StopIteration as done:
+        if held is not None:
+            _deferred(held, done=True)
+        return True, done.value
+    except BaseException as e:
+        if held is not None and e is not held:
+            _deferred(held, error=e)
+        raise
+
+
 def _drive(steps: Generator[float, None, R]) -> R:
     """Run recording steps, sleeping between attempts."""
     held: Optional[BaseException] = None
     while True:
-        try:
-            delay = next(steps)
-        except StopIteration as done:
-            if held is not None:
-                _deferred(held, done=True)
-            return cast(R, done.value)
-        except BaseException as e:
-            if held is not None and e is not held:
-                _deferred(held, error=e)
-            raise
+        finished, delay = _step(steps, held)
+        if finished:
+            return cast(R, delay)
         try:
             time.sleep(delay)
         except BaseException as e:      # KeyboardInterrupt, SystemExit...
@@ -2084,16 +2099,9 @@ async def _drive_async(steps: Generator[float, None, R]) -> R:
     a coroutine closed meanwhile finishes the record with time.sleep."""
     held: Optional[BaseException] = None
     while True:
-        try:
-            delay = next(steps)
-        except StopIteration as done:
-            if held is not None:
-                _deferred(held, done=True)
-            return cast(R, done.value)
-        except BaseException as e:
-            if held is not None and e is not held:
-                _deferred(held, error=e)
-            raise
+        finished, delay = _step(steps, held)
+        if finished:
+            return cast(R, delay)
         try:
             await asyncio.sleep(delay)
         except GeneratorExit:

@@ -25,7 +25,7 @@ import urllib.parse
 from typing import Any, Dict, List, Optional, Sequence, cast
 
 import idem
-from idem.ops import AGES, STATUSES, Desk, OpsError, age_text, note_tail
+from idem.ops import AGES, STATUSES, Desk, OpsError, age_text, cell_text, note_tail
 
 
 class Refused(Exception):
@@ -58,17 +58,6 @@ def connect(path: str) -> sqlite3.Connection:
             conn.close()
             raise Refused(str(e))
     return cast(sqlite3.Connection, conn)
-
-
-def _text(value: Any) -> str:
-    """A column as a person reads it: JSON for structures, '' for NULL."""
-    if value is None:
-        return ""
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    if isinstance(value, bytes):
-        return "x'%s'" % value.hex()
-    return str(value)
 
 
 def _blob(value: Any) -> str:
@@ -115,8 +104,8 @@ def cmd_list(desk: Desk, a: argparse.Namespace, out: Any) -> int:
         return 0
     table = [["STATUS", "AGE", "TOOL", "WHO", "CONV", "KEY", "NOTE"]]
     for r in rows:
-        table.append([_status(r), age_text(r["age"]), _text(r["tool"]),
-                      _cut(_text(r["who"]), 20), _cut(_text(r["conv"]), 20),
+        table.append([_status(r), age_text(r["age"]), cell_text(r["tool"]),
+                      _cut(cell_text(r["who"]), 20), _cut(cell_text(r["conv"]), 20),
                       r["key"], note_tail(r["note"], 60)])
     _table(table, out)
     if total > len(rows):
@@ -152,32 +141,32 @@ def _show(desk: Desk, c: Dict[str, Any], out: Any, prog: str) -> None:
     lines = [
         ("key", c["key"]),
         ("status", _status(c)),
-        ("tool", "%s (%s)" % (_text(c["tool"]), c["kind"])),
-        ("who", _text(c["who"])),
-        ("conv", _text(c["conv"])),
-        ("args", _text(c["args"])),
+        ("tool", "%s (%s)" % (cell_text(c["tool"]), c["kind"])),
+        ("who", cell_text(c["who"])),
+        ("conv", cell_text(c["conv"])),
+        ("args", cell_text(c["args"])),
     ]
     if c["keyargs"] is not None:
-        lines.append(("keyargs", _text(c["keyargs"])))
+        lines.append(("keyargs", cell_text(c["keyargs"])))
     lines += [
-        ("owner", _text(c["owner"])),
+        ("owner", cell_text(c["owner"])),
         ("created", "%s UTC (%s ago)" % (c["created"], age_text(c["age"]))),
         ("updated", "%s UTC (%s ago)" % (c["updated"], age_text(c["idle"]))),
     ]
     if c["expires"] is not None:
         lines.append(("expires", c["expires"] + " UTC"))
     for col in desk.optional:
-        lines.append((col, _text(c[col])))
-    lines += [("id", _text(c["id"])), ("result", _text(c["result"])),
-              ("note", _text(c["note"])), ("reply", _text(c["reply"])),
+        lines.append((col, cell_text(c[col])))
+    lines += [("id", cell_text(c["id"])), ("result", cell_text(c["result"])),
+              ("note", cell_text(c["note"])), ("reply", cell_text(c["reply"])),
               ("header", c["header"])]
     for name, value in lines:
         print("%-12s%s" % (name, value), file=out)
     if c["members"]:
         print("members", file=out)
         for m in c["members"]:
-            print("  %d  id %s  result %s" % (m["member"], _text(m["id"]),
-                                              _text(m["result"])), file=out)
+            print("  %d  id %s  result %s" % (m["member"], cell_text(m["id"]),
+                                              cell_text(m["result"])), file=out)
     if c["status"] == "unknown" or c["stale"]:
         print("\nAsk the target about the request sent with this header, then"
               " record what it says:\n  %s reconcile %s arrived --result JSON"
@@ -211,7 +200,7 @@ def cmd_reconcile(desk: Desk, a: argparse.Namespace, out: Any) -> int:
               % (a.key, a.verdict), file=out)
     else:
         print("%s: %s%s" % (a.key, c["status"], "" if c["result"] is None else
-                            ", result " + _text(c["result"])), file=out)
+                            ", result " + cell_text(c["result"])), file=out)
     return 0
 
 
@@ -260,7 +249,7 @@ def cmd_stats(desk: Desk, a: argparse.Namespace, out: Any) -> int:
     print(file=out)
     rows = [["TOOL"] + statuses]
     for tool, counts in s["tool"].items():
-        rows.append([_text(tool)] + [str(counts.get(k, 0)) for k in statuses])
+        rows.append([cell_text(tool)] + [str(counts.get(k, 0)) for k in statuses])
     _table(rows, out)
     print(file=out)
     rows = [["AGE"] + statuses]

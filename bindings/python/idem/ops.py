@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import idem
 
 __all__ = ["Desk", "OpsError", "idem_tables", "AGES", "STATUSES", "age_text",
-           "note_tail"]
+           "note_tail", "cell_text"]
 
 # The statuses in the order an operator reads them: what needs a person first.
 STATUSES = ("unknown", "pending", "failed", "done")
@@ -79,6 +79,18 @@ def note_tail(note: Any, width: int) -> str:
     table's note for an unknown call ends with what the tool reported)."""
     text = " ".join(str(note).split()) if note is not None else ""
     return text if len(text) <= width else "..." + text[len(text) - width + 3:]
+
+
+def cell_text(value: Any) -> str:
+    """A column as a person reads it: JSON for structures, x'<hex>' for a
+    blob, '' for NULL (the CLI and the Datasette page show it alike)."""
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(value, bytes):
+        return "x'%s'" % value.hex()
+    return str(value)
 
 
 def _decode(text: Any) -> Any:

@@ -207,6 +207,13 @@ class Declaring(ResendBase):
         self.assertIsNone(place.run("a", "c", n=1).sends)
         self.assertEqual(send.run("a", "c", n=1).sends, 1)
         self.assertEqual(send.run("a", "c", n=1), idem.Outcome(1, None, send.key("a", "c", n=1), True))
+        # A copy made by the tuple's own methods keeps .sends (it was lost,
+        # and its repr raised AttributeError).
+        out = send.run("a", "c", n=1)
+        self.assertEqual(out._replace(result=2).sends, 1)
+        self.assertEqual(out._replace(sends=4).sends, 4)
+        self.assertIn("sends=1", repr(out._replace(result=2)))
+        self.assertIsNone(idem.Outcome._make((1, None, "k", False)).sends)
 
     def test_table_options(self):
         idem.Calls(self.conn, "t1", honours_key="yes", max_sends="3",
@@ -271,7 +278,9 @@ class Killed(ResendBase):
         t.on_arrival = kill
         child.wait(20)
         self.assertEqual(child.returncode, -signal.SIGKILL)
-        self.assertTrue(killed.is_set())
+        # The server's thread sets killed after the kill: the child may be
+        # reaped here first.
+        self.assertTrue(killed.wait(10))
         t.on_arrival = None
         self.assertEqual(len(t.charges), 1)                 # it acted
         charge = self.charge_tool(self.calls, t)

@@ -30,7 +30,8 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 import idem
-from idem.ops import AGES, STATUSES, Desk, OpsError, age_text, idem_tables, note_tail
+from idem.ops import (AGES, STATUSES, Desk, OpsError, age_text, cell_text, idem_tables,
+                      note_tail)
 from datasette import Forbidden, NotFound, Response, hookimpl
 from datasette.utils import actor_matches_allow, tilde_decode, tilde_encode
 
@@ -198,7 +199,7 @@ async def table_page(datasette: Any, request: Any) -> Response:
     for r in rows:
         r["age_text"] = age_text(r["age"])
         r["url"] = _url(datasette, db, table, r["key"])
-        r["who"], r["conv"] = _show(r["who"]), _show(r["conv"])
+        r["who"], r["conv"] = cell_text(r["who"]), cell_text(r["conv"])
         r["note_tail"] = note_tail(r["note"], 90)
     return Response.html(await datasette.render_template(
         "idem_table.html", {
@@ -235,19 +236,19 @@ async def call_page(datasette: Any, request: Any) -> Response:
     optional = await db.execute_fn(lambda conn: Desk(conn, table).optional)
     fields = [
         ("status", call["status"] + (" (stale)" if call["stale"] else "")),
-        ("tool", "%s (%s)" % (_show(call["tool"]), call["kind"])),
-        ("who", _show(call["who"])), ("conv", _show(call["conv"])),
-        ("args", _show(call["args"])),
-        ("owner", _show(call["owner"])),
+        ("tool", "%s (%s)" % (cell_text(call["tool"]), call["kind"])),
+        ("who", cell_text(call["who"])), ("conv", cell_text(call["conv"])),
+        ("args", cell_text(call["args"])),
+        ("owner", cell_text(call["owner"])),
         ("created", "%s UTC (%s ago)" % (call["created"], age_text(call["age"]))),
         ("updated", "%s UTC (%s ago)" % (call["updated"], age_text(call["idle"]))),
-        ("id", _show(call["id"])),
+        ("id", cell_text(call["id"])),
     ]
     if call["keyargs"] is not None:
-        fields.insert(5, ("keyargs", _show(call["keyargs"])))
+        fields.insert(5, ("keyargs", cell_text(call["keyargs"])))
     if call["expires"] is not None:
         fields.append(("expires", call["expires"] + " UTC"))
-    fields += [(c, _show(call[c])) for c in optional]
+    fields += [(c, cell_text(call[c])) for c in optional]
     return Response.html(await datasette.render_template(
         "idem_call.html", {
             "database": db.name, "table": table, "call": call, "fields": fields,
@@ -283,16 +284,6 @@ async def _reconcile(db: Any, table: str, key: str, form: Any) -> Tuple[str, int
         return ("%s: released (%s); the next arrival claims it anew and runs"
                 % (key, verdict)), 1
     return "%s: %s (%s)" % (key, call["status"], verdict), 1
-
-
-def _show(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    if isinstance(value, bytes):
-        return "x'%s'" % value.hex()
-    return str(value)
 
 
 def _pretty(value: Any) -> str:
