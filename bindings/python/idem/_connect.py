@@ -18,6 +18,7 @@ What it does not do is refused with an error that says so.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import sqlite3
@@ -49,7 +50,7 @@ def can_load_extensions() -> bool:
 
 def _apsw() -> Any:
     try:
-        import apsw  # type: ignore[import-not-found,import-untyped,unused-ignore]
+        apsw = importlib.import_module("apsw")
     except ImportError:
         raise RuntimeError(
             "idem.connect(): this Python's sqlite3 module cannot load extensions"
@@ -191,12 +192,12 @@ class _Translated:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, t: Any, e: Optional[BaseException], tb: Any) -> bool:
+    def __exit__(self, t: Any, e: Optional[BaseException], tb: Any) -> None:
         if e is None:
-            return False
+            return
         new = _translate(e)
         if new is e:
-            return False
+            return
         raise new from None
 
 
@@ -214,9 +215,9 @@ class _Guard(_Translated):
     def __enter__(self) -> None:
         self.lock.acquire()
 
-    def __exit__(self, t: Any, e: Optional[BaseException], tb: Any) -> bool:
+    def __exit__(self, t: Any, e: Optional[BaseException], tb: Any) -> None:
         self.lock.release()
-        return super().__exit__(t, e, tb)
+        super().__exit__(t, e, tb)
 
 
 # ---- values: what sqlite3 binds ---------------------------------------------
@@ -407,11 +408,13 @@ class ApswCursor:
         factory = self.row_factory
         if factory is None:
             return row
-        return (Row if factory is sqlite3.Row else factory)(self, row)
+        if factory is sqlite3.Row:
+            return Row(self, row)
+        return factory(self, row)
 
     def fetchmany(self, size: Optional[int] = None) -> List[Any]:
         n = self.arraysize if size is None else size
-        out = []
+        out: List[Any] = []
         while len(out) < n:
             row = self.fetchone()
             if row is None:
@@ -420,7 +423,7 @@ class ApswCursor:
         return out
 
     def fetchall(self) -> List[Any]:
-        out = []
+        out: List[Any] = []
         while True:
             row = self.fetchone()
             if row is None:
@@ -565,7 +568,7 @@ class ApswConnection:
         self._check()
         return self
 
-    def __exit__(self, t: Any, e: Any, tb: Any) -> bool:
+    def __exit__(self, t: Any, e: Any, tb: Any) -> None:
         if e is None:
             try:
                 self.commit()
@@ -574,7 +577,6 @@ class ApswConnection:
                 raise
         else:
             self.rollback()
-        return False
 
     def enable_load_extension(self, enabled: bool) -> None:
         with self._guard:
@@ -599,8 +601,10 @@ class ApswConnection:
             return
         apsw = _apsw()
 
+        callback = trace_callback
+
         def trace(event: Dict[str, Any]) -> None:
-            trace_callback(event["sql"])
+            callback(event["sql"])
         with self._guard:
             db.trace_v2(apsw.SQLITE_TRACE_STMT, trace)
 

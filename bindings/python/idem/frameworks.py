@@ -66,6 +66,7 @@ structure, so there idem.NotSent is an answer too: isError and
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import json
 import time
@@ -89,24 +90,22 @@ def _get(obj: Any, name: str) -> Any:
     return getattr(obj, name, None)
 
 
+# The frameworks are optional: imported by name when a tool is made for one,
+# so that the package's types do not depend on which are installed.
 def _openai_agents() -> Tuple[Any, str]:
-    from agents import RunContextWrapper
-    return RunContextWrapper[Any], "first"
+    return importlib.import_module("agents").RunContextWrapper[Any], "first"
 
 
 def _langchain() -> Tuple[Any, str]:
-    from langchain_core.runnables import RunnableConfig
-    return RunnableConfig, "last"
+    return importlib.import_module("langchain_core.runnables").RunnableConfig, "last"
 
 
 def _pydantic_ai() -> Tuple[Any, str]:
-    from pydantic_ai import RunContext
-    return RunContext[Any], "first"
+    return importlib.import_module("pydantic_ai").RunContext[Any], "first"
 
 
 def _mcp() -> Tuple[Any, str]:
-    from mcp.server.mcpserver import Context
-    return Context, "last"
+    return importlib.import_module("mcp.server.mcpserver").Context, "last"
 
 
 class _Context(typing.NamedTuple):
@@ -179,7 +178,8 @@ def _done(outcome: idem.Outcome, ser: Optional[idem.Serializer]) -> Dict[str, An
 
 
 def _mcp_result(body: Dict[str, Any]) -> Any:
-    from mcp.types import CallToolResult, TextContent
+    types = importlib.import_module("mcp.types")
+    CallToolResult, TextContent = types.CallToolResult, types.TextContent
     text = json.dumps(body, ensure_ascii=False, default=_plain)
     return CallToolResult(content=[TextContent(type="text", text=text)],
                           structured_content=json.loads(text),
@@ -266,8 +266,7 @@ def _make(calls: idem.Calls, tool: Any, body: Callable[..., Any], context: str,
             ckind = _P.KEYWORD_ONLY
         plist = plist + [cparam.replace(kind=ckind)] + kw
     if context == "mcp":
-        from mcp.types import CallToolResult
-        ret: Any = CallToolResult
+        ret: Any = importlib.import_module("mcp.types").CallToolResult
     else:
         ret = str if context == "openai-agents" else Any
     sig = inspect.Signature(plist, return_annotation=ret)
