@@ -116,6 +116,7 @@ int sqlite3_idem_init(
       idemVersionFunc, 0, 0);
   if( rc==SQLITE_OK ) rc = idemCanonicalRegister(db);
   if( rc==SQLITE_OK ) rc = idemKeyRegister(db);
+  if( rc==SQLITE_OK ) rc = idemOptionRegister(db);
   if( rc==SQLITE_OK ) rc = idemVtabRegister(db);
   if( rc==SQLITE_OK ) rc = idemVersionedRegister(db);
   return rc;
