@@ -213,11 +213,11 @@ class ArgsMismatchTest(Base):
         self.assertFalse(self.conn.in_transaction)
         self.assertEqual(self.count("SELECT count(*) FROM orders"), 1)
 
+    # ArgsMismatch is raised on the extension's verdict, idem_refusal(message),
+    # never on the message's text: a verdict of None (a stand-in for
+    # idem_refusal on this connection) leaves the error as the database's,
+    # whatever it says.
     def test_the_verdict_is_cs(self):
-        """ArgsMismatch is raised on the extension's verdict,
-        idem_refusal(message), never on the message's text: a verdict of
-        None (a stand-in for idem_refusal on this connection) leaves the
-        error as the database's, whatever it says."""
         calls = idem.Calls(self.conn)
 
         @calls.tool(keyargs=["sku"])

@@ -126,10 +126,10 @@ class OptionsFromCTest(Base):
                      "_duration_ms", "_option_value"):
             self.assertFalse(hasattr(idem, name), name)
 
+    # A build of the extension whose limits differ (-D: the note limit, the
+    # range of max_sends, the refused resends), loaded into a connection:
+    # the package follows it, with nothing changed in the package.
     def test_a_change_in_c_alone_is_seen(self):
-        """A build of the extension whose limits differ (-D: the note limit,
-        the range of max_sends), loaded into a connection: the package
-        follows it, with nothing changed in the package."""
         cc = shutil.which("cc") or shutil.which("gcc")
         if cc is None or not os.path.isfile(os.path.join(EXT, "idem.c")):
             self.skipTest("no C compiler or no ext/ here (an installed copy)")
