@@ -31,7 +31,9 @@
 **                     statement cache and its lending to cursors, the
 **                     transaction's list of local claims, the table's error
 **   Its rules (doc/contract.md §4-7), in the order of a call's life:
-**   idem_options.c    the table's options, parsed in one place
+**   idem_options.c    the table's options, parsed in one place; SQL
+**                     functions idem_parse_options(), idem_limits(),
+**                     idem_refusal()
 **   idem_claim.c      the claim, an INSERT (prepare, write, held), and what
 **                     the rules share: a call's status, its release, the
 **                     checks of the inner writes
@@ -116,6 +118,7 @@ int sqlite3_idem_init(
       idemVersionFunc, 0, 0);
   if( rc==SQLITE_OK ) rc = idemCanonicalRegister(db);
   if( rc==SQLITE_OK ) rc = idemKeyRegister(db);
+  if( rc==SQLITE_OK ) rc = idemOptionRegister(db);
   if( rc==SQLITE_OK ) rc = idemVtabRegister(db);
   if( rc==SQLITE_OK ) rc = idemVersionedRegister(db);
   return rc;

@@ -419,9 +419,37 @@ struct IdemOptions {
 ** (IDEM_RESEND_AFTER_MS unless given) times 2^(n-1), at most
 ** IDEM_RESEND_CAP times resend_after, from the call's last update. */
 #define IDEM_MAX_SENDS        5
-#define IDEM_MAX_SENDS_LIMIT  100
+#ifndef IDEM_MAX_SENDS_LIMIT
+# define IDEM_MAX_SENDS_LIMIT 100
+#endif
 #define IDEM_RESEND_AFTER_MS  1000
 #define IDEM_RESEND_CAP       64
+
+/* The limits the packages keep and read from C, idem_limits()
+** (idem_options.c; doc/contract.md §5): the longest note a package writes
+** (the tool's error, cut), and how many refused resends in a row, with
+** nothing moved, end a package's wait for a resend (it replays the call as
+** it stands).  Like IDEM_MAX_SENDS_LIMIT, a build may set them with -D:
+** the packages' tests build such a variant to see that they follow C. */
+#ifndef IDEM_NOTE_MAX
+# define IDEM_NOTE_MAX        2000
+#endif
+#ifndef IDEM_RESEND_REFUSALS
+# define IDEM_RESEND_REFUSALS 3
+#endif
+
+/* The words of the refusal of a duplicate with other args under
+** args_mismatch=error (idem_claim.c writes them; idem_refusal() in
+** idem_options.c recognises them, so that no package matches text). */
+#define IDEM_ARGS_MISMATCH_TEXT "was already used with other arguments"
+
+/* SQLITE_RESULT_SUBTYPE (3.45): a function that sets a subtype (JSON,
+** 'J') says so; a SQLite built with SQLITE_STRICT_SUBTYPE (APSW's, for
+** one) refuses it otherwise.  Older SQLite ignores the flag, which its
+** headers lack. */
+#ifndef SQLITE_RESULT_SUBTYPE
+# define SQLITE_RESULT_SUBTYPE 0x001000000
+#endif
 
 /* A local claim made in the open transaction, and the savepoint level it
 ** was made at (0: outside every savepoint; N+1: inside savepoint N). */
@@ -573,8 +601,13 @@ IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint);
 ** Interface to code in idem_options.c (a claim table's options):
 */
 
-IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
-                                 char **pzErr);
+/* The module arguments azArg[0..nArg) parsed into *pOpt, as CREATE
+** VIRTUAL TABLE and idem_parse_options() parse them. */
+IDEM_PRIVATE int idemOptionParseAll(IdemOptions *pOpt, int nArg,
+                                    const char *const *azArg, int bTwiceOk,
+                                    char **pzErr);
+/* idem_parse_options(), idem_limits() and idem_refusal(). */
+IDEM_PRIVATE int idemOptionRegister(sqlite3 *db);
 /* The options as JSON, appended to s: what idem_options() returns. */
 IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt);
 IDEM_PRIVATE int idemOptionMaxSends(const IdemOptions *pOpt);

@@ -482,8 +482,8 @@ static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
         break;
       case IDEM_HELD_OTHER_ARGS:
         if( !p->opt.bArgsMismatchReplay ){
-          idemVtabError(p, "key '%s' was already used with other"
-              " arguments: the same who, conv, tool and keyargs, but other"
+          idemVtabError(p, "key '%s' " IDEM_ARGS_MISMATCH_TEXT
+              ": the same who, conv, tool and keyargs, but other"
               " args; a retry must send the arguments of its first call"
               " (args_mismatch=error)", zHex);
           rc = SQLITE_ERROR;

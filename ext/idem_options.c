@@ -15,11 +15,23 @@
 **   resend_after=<duration>      the first resend's wait, doubled (§14)
 **
 ** idemOptionJson() writes them back as idem_options() (idem_vtab.c) shows
-** them.
+** them.  The same parse and the same JSON answer the SQL functions here,
+** which the packages read instead of keeping copies of these rules
+** (doc/contract.md §5):
+**
+**   idem_parse_options(table, option, ...)  the options as CREATE VIRTUAL
+**         TABLE table USING idem(option, ...) parses them, as JSON (that of
+**         idem_options()), or CREATE's error for them, word for word
+**   idem_limits()     {"note_max":2000,"resend_refusals":3}: the limits
+**                     the packages keep (idemInt.h)
+**   idem_refusal(message)  'args_mismatch' for the error of a claim refused
+**                     under args_mismatch=error, else NULL: the refusal's
+**                     kind, so that no package matches message text
 **
 ** A new option adds its field to IdemOptions, its parse here (an option
 ** of two words is one line of aIdemSwitch[]), and its rule where it acts:
-** idem_claim.c, idem_outcome.c or idem_durable.c.  It calls no other part.
+** idem_claim.c, idem_outcome.c or idem_durable.c.  It calls only
+** idem_sql.c (idemResultError()).
 */
 #include "idemInt.h"
 
@@ -138,8 +150,8 @@ static int idemOptionTwice(IdemOptions *pOpt, int iOpt, const char *zName,
 ** "idem: <table>: " in front).  A value may be quoted ('24 hours') or not
 ** (24 hours): SQLite hands the argument over as it was written.
 */
-IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
-                                 char **pzErr){
+static int idemOptionParse(IdemOptions *pOpt, const char *zArg,
+                           char **pzErr){
   const char *zEq = strchr(zArg, '=');
   int nName, nValue, i;
   const char *zValue;
@@ -217,6 +229,27 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
   *pzErr = sqlite3_mprintf("unknown option '%s'; the options are "
       IDEM_OPTIONS_HELP, zArg);
   return SQLITE_ERROR;
+}
+
+/*
+** Parse the module arguments azArg[0..nArg) ("name=value" each, as SQLite
+** hands them to xCreate) into *pOpt, zeroed first: SQLITE_OK, or an error
+** with *pzErr set (NULL when out of memory).  CREATE VIRTUAL TABLE
+** (idem_vtab.c) and idem_parse_options() both parse here.  bTwiceOk: an
+** option given twice is no error, the last one winning (the connect of a
+** table an older build made so).
+*/
+IDEM_PRIVATE int idemOptionParseAll(IdemOptions *pOpt, int nArg,
+                                    const char *const *azArg, int bTwiceOk,
+                                    char **pzErr){
+  int i;
+  memset(pOpt, 0, sizeof(*pOpt));
+  *pzErr = 0;
+  for(i=0; i<nArg; i++){
+    if( bTwiceOk ) pOpt->mGiven = 0;
+    if( idemOptionParse(pOpt, azArg[i], pzErr)!=SQLITE_OK ) return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
 }
 
 /* max_sends and resend_after as they act: given, or the default (§14). */
@@ -342,4 +375,130 @@ IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt){
     sqlite3_str_appendall(s, "}");
   }
   sqlite3_str_appendall(s, "}");
+}
+
+/* ------------------------------------------------ the packages' functions */
+
+/* Usage of idem_parse_options(), in its errors. */
+#define IDEM_PARSE_USAGE "idem_parse_options(table, option, ...)"
+
+/*
+** idem_parse_options(table, option, ...): the options as CREATE VIRTUAL
+** TABLE <table> USING idem(<option>, ...) parses them, each option one
+** module argument as SQLite hands it over ("retain='30 days'"), as JSON,
+** idemOptionJson() (that of idem_options()); or the error that CREATE
+** would give, word for word ("idem: <table>: unknown value ..."): table is
+** used for nothing but that message.  Deterministic: nothing is read.
+*/
+static void idemParseOptionsFunc(sqlite3_context *ctx, int argc,
+                                 sqlite3_value **argv){
+  IdemOptions opt;
+  const char **azArg = 0;
+  const char *zTab;
+  char *zErr = 0, *zOut;
+  sqlite3_str *s;
+  int i, rc;
+  if( argc<1 ){
+    idemResultError(ctx, SQLITE_ERROR, IDEM_PARSE_USAGE ": the table's name"
+        " comes first, then each option");
+    return;
+  }
+  for(i=0; i<argc; i++){
+    if( sqlite3_value_type(argv[i])!=SQLITE_TEXT ){
+      idemResultError(ctx, SQLITE_ERROR, IDEM_PARSE_USAGE ": argument %d is"
+          " not text; give the table's name, then each option as CREATE"
+          " VIRTUAL TABLE takes it (name=value)", i+1);
+      return;
+    }
+  }
+  zTab = (const char*)sqlite3_value_text(argv[0]);
+  azArg = (const char**)sqlite3_malloc64(sizeof(char*)*(argc>1 ? argc-1 : 1));
+  if( zTab==0 || azArg==0 ) goto nomem;
+  for(i=1; i<argc; i++){
+    if( (azArg[i-1] = (const char*)sqlite3_value_text(argv[i]))==0 ) goto nomem;
+  }
+  rc = idemOptionParseAll(&opt, argc-1, azArg, 0, &zErr);
+  sqlite3_free(azArg);
+  azArg = 0;
+  if( rc!=SQLITE_OK ){
+    if( zErr==0 ) goto nomem;
+    idemResultError(ctx, SQLITE_ERROR, "%s: %s", zTab, zErr);
+    sqlite3_free(zErr);
+    return;
+  }
+  s = sqlite3_str_new(0);
+  idemOptionJson(s, &opt);
+  if( (zOut = sqlite3_str_finish(s))==0 ) goto nomem;
+  sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
+  sqlite3_result_subtype(ctx, 'J');       /* JSON, for json_extract and ->> */
+  return;
+
+ nomem:
+  sqlite3_free(azArg);
+  sqlite3_result_error_nomem(ctx);
+}
+
+/* idem_limits(): the limits the packages keep, as JSON (idemInt.h). */
+static void idemLimitsFunc(sqlite3_context *ctx, int argc,
+                           sqlite3_value **argv){
+  char *zOut;
+  (void)argc; (void)argv;
+  zOut = sqlite3_mprintf("{\"note_max\":%d,\"resend_refusals\":%d}",
+                         IDEM_NOTE_MAX, IDEM_RESEND_REFUSALS);
+  if( zOut==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
+  sqlite3_result_subtype(ctx, 'J');
+}
+
+/*
+** idem_refusal(message): the kind of an error of idem, by its message
+** (sqlite3_errmsg(), whole), for a package to raise a typed error without
+** matching text itself: 'args_mismatch' for a claim refused under
+** args_mismatch=error ("idem: <table>: key '<key>' was already used with
+** other arguments..."), NULL for any other message or value.
+*/
+static void idemRefusalFunc(sqlite3_context *ctx, int argc,
+                            sqlite3_value **argv){
+  const char *z = (const char*)sqlite3_value_text(argv[0]);
+  const int nText = (int)sizeof(IDEM_ARGS_MISMATCH_TEXT)-1;
+  (void)argc;
+  if( sqlite3_value_type(argv[0])!=SQLITE_TEXT || z==0
+   || strncmp(z, "idem: ", 6)!=0 ){
+    return;
+  }
+  /* After the table's name: ": key '" 32 hex digits "' " and the words. */
+  for(z=strstr(z+6, ": key '"); z; z=strstr(z+1, ": key '")){
+    const char *zKey = z+7;
+    int i;
+    for(i=0; i<2*IDEM_KEY_BYTES; i++){
+      if( !((zKey[i]>='0' && zKey[i]<='9') || (zKey[i]>='a' && zKey[i]<='f')) ){
+        break;
+      }
+    }
+    if( i==2*IDEM_KEY_BYTES && zKey[i]=='\'' && zKey[i+1]==' '
+     && strncmp(zKey+i+2, IDEM_ARGS_MISMATCH_TEXT, nText)==0 ){
+      sqlite3_result_text(ctx, "args_mismatch", -1, SQLITE_STATIC);
+      return;
+    }
+  }
+}
+
+/* Register idem_parse_options(), idem_limits() and idem_refusal(): each
+** reads nothing but its arguments. */
+IDEM_PRIVATE int idemOptionRegister(sqlite3 *db){
+  const int f = SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS;
+  int rc = sqlite3_create_function(db, "idem_parse_options", -1,
+      f|SQLITE_RESULT_SUBTYPE, 0, idemParseOptionsFunc, 0, 0);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function(db, "idem_limits", 0,
+        f|SQLITE_RESULT_SUBTYPE, 0, idemLimitsFunc, 0, 0);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function(db, "idem_refusal", 1, f, 0,
+        idemRefusalFunc, 0, 0);
+  }
+  return rc;
 }

@@ -132,7 +132,6 @@ static int idemInit(
 ){
   IdemVtab *p;
   int rc = SQLITE_OK;
-  int i;
 
   p = (IdemVtab*)sqlite3_malloc(sizeof(*p));
   if( p==0 ) return SQLITE_NOMEM;
@@ -141,13 +140,12 @@ static int idemInit(
   p->zDb = sqlite3_mprintf("%s", argv[1]);
   p->zName = sqlite3_mprintf("%s", argv[2]);
   if( p->zDb==0 || p->zName==0 ){ rc = SQLITE_NOMEM; goto fail; }
-  for(i=3; i<argc; i++){
+  {
     char *zErr = 0;
     /* An option given twice is refused when the table is made; a table an
     ** older build made so keeps working, the last one winning as then. */
-    if( !bCreate ) p->opt.mGiven = 0;
-    rc = idemOptionParse(&p->opt, argv[i], &zErr);
-    if( rc==SQLITE_OK ) continue;
+    rc = idemOptionParseAll(&p->opt, argc-3, argv+3,
+                            !bCreate, &zErr);
     if( zErr && !bCreate ){
       /* A table made by another build of idem, with an option this one
       ** does not know: connect anyway, so that DROP TABLE works, and refuse
@@ -161,7 +159,6 @@ static int idemInit(
     }
     sqlite3_free(zErr);
     if( rc!=SQLITE_OK ) goto fail;
-    break;
   }
   if( sqlite3_file_control(db, p->zDb, SQLITE_FCNTL_VFS_POINTER, &p->pVfs)
       !=SQLITE_OK || p->pVfs==0 ){
@@ -908,13 +905,7 @@ static void idemOptionsFunc(sqlite3_context *ctx, int argc,
   sqlite3_result_subtype(ctx, 'J');       /* JSON, for json_extract and ->> */
 }
 
-/* idem_options() sets a subtype ('J'): a SQLite built with
-** SQLITE_STRICT_SUBTYPE (APSW's, for one) refuses that to a function not
-** registered with SQLITE_RESULT_SUBTYPE (3.45); older SQLite ignores the
-** flag, which its headers lack. */
-#ifndef SQLITE_RESULT_SUBTYPE
-# define SQLITE_RESULT_SUBTYPE 0x001000000
-#endif
+/* idem_options() sets a subtype ('J'): SQLITE_RESULT_SUBTYPE (idemInt.h). */
 
 IDEM_PRIVATE int idemVtabRegister(sqlite3 *db){
   IdemOpenList *pOpen = (IdemOpenList*)sqlite3_malloc(sizeof(*pOpen));

@@ -47,6 +47,11 @@ type Calls struct {
 	attempt   time.Duration // see AttemptTimeout
 	onStep    func(context.Context, Step)
 
+	// The limits the package keeps, read from the extension
+	// (idem_limits()): the longest note it writes, in bytes, and how many
+	// refused resends end a call's wait for its resend.
+	noteMax, resendRefusals int
+
 	ownCommits, ownClaims, ownRecords atomic.Int64
 
 	mu      sync.Mutex
@@ -62,7 +67,8 @@ type Option func(*openOpts)
 
 type openOpts struct {
 	table     string
-	options   []string
+	names     []string // the options given, in lower case
+	options   []string // each as name=value, as CREATE takes it
 	owner     string
 	heartbeat time.Duration
 	attempt   time.Duration
@@ -148,12 +154,76 @@ func Table(name string) Option { return func(o *openOpts) { o.table = name } }
 
 // TableOption adds name=value to the CREATE VIRTUAL TABLE statement that
 // makes the table when it is missing: TableOption("stale_after", "30
-// seconds").  The extension checks it and refuses a bad one with its own
-// words; a table that exists keeps the options it was created with.
+// seconds").  The extension checks the options before anything is made
+// (idem_parse_options()) and Open refuses a bad one with its words, those
+// of CREATE VIRTUAL TABLE (errors.Is ErrRefused).  A table that exists keeps
+// the options it was created with: each option given must be its value
+// there, as the extension parses both (the default, for an option its
+// statement does not name), or Open fails with ErrTableOptions.
 func TableOption(name, value string) Option {
 	return func(o *openOpts) {
+		o.names = append(o.names, strings.ToLower(name))
 		o.options = append(o.options, name+"="+sqlString(value))
 	}
+}
+
+// parsedOptions is the JSON of idem_parse_options() and idem_options().
+type parsedOptions struct {
+	Options map[string]any    `json:"options"`
+	Shown   map[string]string `json:"shown"`
+}
+
+// optionError is an error of the table's options: its message as it is
+// (the extension's own, or the comparison's), matching its sentinel.
+type optionError struct {
+	msg      string
+	sentinel error
+	err      error
+}
+
+func (e *optionError) Error() string        { return e.msg }
+func (e *optionError) Is(target error) bool { return target == e.sentinel }
+func (e *optionError) Unwrap() error        { return e.err }
+
+// parseOptions: the options as CREATE VIRTUAL TABLE table USING
+// idem(options) parses them, or its error (ErrRefused).
+func parseOptions(ctx context.Context, db *sql.DB, table string, options []string) (parsedOptions, error) {
+	var p parsedOptions
+	args := []any{table}
+	for _, o := range options {
+		args = append(args, o)
+	}
+	var text string
+	err := db.QueryRowContext(ctx, "SELECT idem_parse_options(?"+strings.Repeat(", ?", len(options))+")",
+		args...).Scan(&text)
+	if err != nil {
+		if isIdemError(err) {
+			return p, &optionError{msg: innermost(err).Error(), sentinel: ErrRefused, err: err}
+		}
+		return p, err
+	}
+	return p, json.Unmarshal([]byte(text), &p)
+}
+
+// checkOptions: each option given (names) has, in the table that exists,
+// the value the same parse gave it (given), or ErrTableOptions.
+func (c *Calls) checkOptions(ctx context.Context, names, texts []string, given parsedOptions) error {
+	var text string
+	if err := c.db.QueryRowContext(ctx, "SELECT idem_options(?)", c.table).Scan(&text); err != nil {
+		return refused(err)
+	}
+	var have parsedOptions
+	if err := json.Unmarshal([]byte(text), &have); err != nil {
+		return err
+	}
+	for i, n := range names {
+		if have.Options[n] != given.Options[n] {
+			return &optionError{sentinel: ErrTableOptions, msg: fmt.Sprintf("idem: the table %s exists with %s,"+
+				" not %s: a table's options are set when it is created; leave the option out to use the"+
+				" table as it is, or use another table", c.q, have.Shown[n], texts[i])}
+		}
+	}
+	return nil
 }
 
 // Owner sets the prefix of this Calls' owner tokens (a node's name).  It
@@ -184,6 +254,21 @@ func Open(ctx context.Context, db *sql.DB, opts ...Option) (*Calls, error) {
 	if err := db.QueryRowContext(ctx, "SELECT idem_version()").Scan(&v); err != nil {
 		return nil, fmt.Errorf("idem: this database's connections lack idem (call idem.Register() first thing in main, before the first connection opens): %w", err)
 	}
+	var limits struct {
+		NoteMax        int `json:"note_max"`
+		ResendRefusals int `json:"resend_refusals"`
+	}
+	if err := db.QueryRowContext(ctx, "SELECT idem_limits()").Scan(&v); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(v), &limits); err != nil {
+		return nil, err
+	}
+	c.noteMax, c.resendRefusals = limits.NoteMax, limits.ResendRefusals
+	given, err := parseOptions(ctx, db, o.table, o.options)
+	if err != nil {
+		return nil, err
+	}
 	stmt := "CREATE VIRTUAL TABLE IF NOT EXISTS " + c.q + " USING idem"
 	if len(o.options) > 0 {
 		stmt += "(" + strings.Join(o.options, ", ") + ")"
@@ -211,6 +296,13 @@ func Open(ctx context.Context, db *sql.DB, opts ...Option) (*Calls, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("idem: %s: %w", stmt, err)
+	}
+	// Made here, or by another connection first with other options: the
+	// table's own are compared with those given.
+	if len(o.names) > 0 {
+		if err := c.checkOptions(ctx, o.names, o.options, given); err != nil {
+			return nil, err
+		}
 	}
 	go c.settleLoop()
 	return c, nil
@@ -299,6 +391,9 @@ var (
 	// ErrRefused: the extension refused an operation; the error's text is
 	// its message.
 	ErrRefused = errors.New("idem: refused by the extension")
+	// ErrTableOptions: Open was given a TableOption whose value is not the
+	// table's: a table's options are set when it is created.
+	ErrTableOptions = errors.New("idem: the table exists with other options")
 )
 
 // CallError is a call that did not end done: its key, status ("pending",
@@ -390,10 +485,15 @@ func isIdemError(err error) bool {
 	}
 	// The database's own error, innermost: the package's wrappers begin
 	// "idem: " too, around errors that are not refusals.
+	return strings.Contains(innermost(err).Error(), "idem: ")
+}
+
+// innermost is the error err wraps, innermost (the database's own).
+func innermost(err error) error {
 	for u := errors.Unwrap(err); u != nil; u = errors.Unwrap(err) {
 		err = u
 	}
-	return strings.Contains(err.Error(), "idem: ")
+	return err
 }
 
 // ---- the call's row -------------------------------------------------------

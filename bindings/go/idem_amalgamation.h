@@ -34,7 +34,9 @@
 **                     statement cache and its lending to cursors, the
 **                     transaction's list of local claims, the table's error
 **   Its rules (doc/contract.md §4-7), in the order of a call's life:
-**   idem_options.c    the table's options, parsed in one place
+**   idem_options.c    the table's options, parsed in one place; SQL
+**                     functions idem_parse_options(), idem_limits(),
+**                     idem_refusal()
 **   idem_claim.c      the claim, an INSERT (prepare, write, held), and what
 **                     the rules share: a call's status, its release, the
 **                     checks of the inner writes
@@ -533,9 +535,37 @@ struct IdemOptions {
 ** (IDEM_RESEND_AFTER_MS unless given) times 2^(n-1), at most
 ** IDEM_RESEND_CAP times resend_after, from the call's last update. */
 #define IDEM_MAX_SENDS        5
-#define IDEM_MAX_SENDS_LIMIT  100
+#ifndef IDEM_MAX_SENDS_LIMIT
+# define IDEM_MAX_SENDS_LIMIT 100
+#endif
 #define IDEM_RESEND_AFTER_MS  1000
 #define IDEM_RESEND_CAP       64
+
+/* The limits the packages keep and read from C, idem_limits()
+** (idem_options.c; doc/contract.md §5): the longest note a package writes
+** (the tool's error, cut), and how many refused resends in a row, with
+** nothing moved, end a package's wait for a resend (it replays the call as
+** it stands).  Like IDEM_MAX_SENDS_LIMIT, a build may set them with -D:
+** the packages' tests build such a variant to see that they follow C. */
+#ifndef IDEM_NOTE_MAX
+# define IDEM_NOTE_MAX        2000
+#endif
+#ifndef IDEM_RESEND_REFUSALS
+# define IDEM_RESEND_REFUSALS 3
+#endif
+
+/* The words of the refusal of a duplicate with other args under
+** args_mismatch=error (idem_claim.c writes them; idem_refusal() in
+** idem_options.c recognises them, so that no package matches text). */
+#define IDEM_ARGS_MISMATCH_TEXT "was already used with other arguments"
+
+/* SQLITE_RESULT_SUBTYPE (3.45): a function that sets a subtype (JSON,
+** 'J') says so; a SQLite built with SQLITE_STRICT_SUBTYPE (APSW's, for
+** one) refuses it otherwise.  Older SQLite ignores the flag, which its
+** headers lack. */
+#ifndef SQLITE_RESULT_SUBTYPE
+# define SQLITE_RESULT_SUBTYPE 0x001000000
+#endif
 
 /* A local claim made in the open transaction, and the savepoint level it
 ** was made at (0: outside every savepoint; N+1: inside savepoint N). */
@@ -687,8 +717,13 @@ IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint);
 ** Interface to code in idem_options.c (a claim table's options):
 */
 
-IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
-                                 char **pzErr);
+/* The module arguments azArg[0..nArg) parsed into *pOpt, as CREATE
+** VIRTUAL TABLE and idem_parse_options() parse them. */
+IDEM_PRIVATE int idemOptionParseAll(IdemOptions *pOpt, int nArg,
+                                    const char *const *azArg, int bTwiceOk,
+                                    char **pzErr);
+/* idem_parse_options(), idem_limits() and idem_refusal(). */
+IDEM_PRIVATE int idemOptionRegister(sqlite3 *db);
 /* The options as JSON, appended to s: what idem_options() returns. */
 IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt);
 IDEM_PRIVATE int idemOptionMaxSends(const IdemOptions *pOpt);
@@ -8681,11 +8716,23 @@ IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint){
 **   resend_after=<duration>      the first resend's wait, doubled (§14)
 **
 ** idemOptionJson() writes them back as idem_options() (idem_vtab.c) shows
-** them.
+** them.  The same parse and the same JSON answer the SQL functions here,
+** which the packages read instead of keeping copies of these rules
+** (doc/contract.md §5):
+**
+**   idem_parse_options(table, option, ...)  the options as CREATE VIRTUAL
+**         TABLE table USING idem(option, ...) parses them, as JSON (that of
+**         idem_options()), or CREATE's error for them, word for word
+**   idem_limits()     {"note_max":2000,"resend_refusals":3}: the limits
+**                     the packages keep (idemInt.h)
+**   idem_refusal(message)  'args_mismatch' for the error of a claim refused
+**                     under args_mismatch=error, else NULL: the refusal's
+**                     kind, so that no package matches message text
 **
 ** A new option adds its field to IdemOptions, its parse here (an option
 ** of two words is one line of aIdemSwitch[]), and its rule where it acts:
-** idem_claim.c, idem_outcome.c or idem_durable.c.  It calls no other part.
+** idem_claim.c, idem_outcome.c or idem_durable.c.  It calls only
+** idem_sql.c (idemResultError()).
 */
 /* #include "idemInt.h" (already inlined) */
 
@@ -8804,8 +8851,8 @@ static int idemOptionTwice(IdemOptions *pOpt, int iOpt, const char *zName,
 ** "idem: <table>: " in front).  A value may be quoted ('24 hours') or not
 ** (24 hours): SQLite hands the argument over as it was written.
 */
-IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
-                                 char **pzErr){
+static int idemOptionParse(IdemOptions *pOpt, const char *zArg,
+                           char **pzErr){
   const char *zEq = strchr(zArg, '=');
   int nName, nValue, i;
   const char *zValue;
@@ -8883,6 +8930,27 @@ IDEM_PRIVATE int idemOptionParse(IdemOptions *pOpt, const char *zArg,
   *pzErr = sqlite3_mprintf("unknown option '%s'; the options are "
       IDEM_OPTIONS_HELP, zArg);
   return SQLITE_ERROR;
+}
+
+/*
+** Parse the module arguments azArg[0..nArg) ("name=value" each, as SQLite
+** hands them to xCreate) into *pOpt, zeroed first: SQLITE_OK, or an error
+** with *pzErr set (NULL when out of memory).  CREATE VIRTUAL TABLE
+** (idem_vtab.c) and idem_parse_options() both parse here.  bTwiceOk: an
+** option given twice is no error, the last one winning (the connect of a
+** table an older build made so).
+*/
+IDEM_PRIVATE int idemOptionParseAll(IdemOptions *pOpt, int nArg,
+                                    const char *const *azArg, int bTwiceOk,
+                                    char **pzErr){
+  int i;
+  memset(pOpt, 0, sizeof(*pOpt));
+  *pzErr = 0;
+  for(i=0; i<nArg; i++){
+    if( bTwiceOk ) pOpt->mGiven = 0;
+    if( idemOptionParse(pOpt, azArg[i], pzErr)!=SQLITE_OK ) return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
 }
 
 /* max_sends and resend_after as they act: given, or the default (§14). */
@@ -9008,6 +9076,132 @@ IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt){
     sqlite3_str_appendall(s, "}");
   }
   sqlite3_str_appendall(s, "}");
+}
+
+/* ------------------------------------------------ the packages' functions */
+
+/* Usage of idem_parse_options(), in its errors. */
+#define IDEM_PARSE_USAGE "idem_parse_options(table, option, ...)"
+
+/*
+** idem_parse_options(table, option, ...): the options as CREATE VIRTUAL
+** TABLE <table> USING idem(<option>, ...) parses them, each option one
+** module argument as SQLite hands it over ("retain='30 days'"), as JSON,
+** idemOptionJson() (that of idem_options()); or the error that CREATE
+** would give, word for word ("idem: <table>: unknown value ..."): table is
+** used for nothing but that message.  Deterministic: nothing is read.
+*/
+static void idemParseOptionsFunc(sqlite3_context *ctx, int argc,
+                                 sqlite3_value **argv){
+  IdemOptions opt;
+  const char **azArg = 0;
+  const char *zTab;
+  char *zErr = 0, *zOut;
+  sqlite3_str *s;
+  int i, rc;
+  if( argc<1 ){
+    idemResultError(ctx, SQLITE_ERROR, IDEM_PARSE_USAGE ": the table's name"
+        " comes first, then each option");
+    return;
+  }
+  for(i=0; i<argc; i++){
+    if( sqlite3_value_type(argv[i])!=SQLITE_TEXT ){
+      idemResultError(ctx, SQLITE_ERROR, IDEM_PARSE_USAGE ": argument %d is"
+          " not text; give the table's name, then each option as CREATE"
+          " VIRTUAL TABLE takes it (name=value)", i+1);
+      return;
+    }
+  }
+  zTab = (const char*)sqlite3_value_text(argv[0]);
+  azArg = (const char**)sqlite3_malloc64(sizeof(char*)*(argc>1 ? argc-1 : 1));
+  if( zTab==0 || azArg==0 ) goto nomem;
+  for(i=1; i<argc; i++){
+    if( (azArg[i-1] = (const char*)sqlite3_value_text(argv[i]))==0 ) goto nomem;
+  }
+  rc = idemOptionParseAll(&opt, argc-1, azArg, 0, &zErr);
+  sqlite3_free(azArg);
+  azArg = 0;
+  if( rc!=SQLITE_OK ){
+    if( zErr==0 ) goto nomem;
+    idemResultError(ctx, SQLITE_ERROR, "%s: %s", zTab, zErr);
+    sqlite3_free(zErr);
+    return;
+  }
+  s = sqlite3_str_new(0);
+  idemOptionJson(s, &opt);
+  if( (zOut = sqlite3_str_finish(s))==0 ) goto nomem;
+  sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
+  sqlite3_result_subtype(ctx, 'J');       /* JSON, for json_extract and ->> */
+  return;
+
+ nomem:
+  sqlite3_free(azArg);
+  sqlite3_result_error_nomem(ctx);
+}
+
+/* idem_limits(): the limits the packages keep, as JSON (idemInt.h). */
+static void idemLimitsFunc(sqlite3_context *ctx, int argc,
+                           sqlite3_value **argv){
+  char *zOut;
+  (void)argc; (void)argv;
+  zOut = sqlite3_mprintf("{\"note_max\":%d,\"resend_refusals\":%d}",
+                         IDEM_NOTE_MAX, IDEM_RESEND_REFUSALS);
+  if( zOut==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
+  sqlite3_result_subtype(ctx, 'J');
+}
+
+/*
+** idem_refusal(message): the kind of an error of idem, by its message
+** (sqlite3_errmsg(), whole), for a package to raise a typed error without
+** matching text itself: 'args_mismatch' for a claim refused under
+** args_mismatch=error ("idem: <table>: key '<key>' was already used with
+** other arguments..."), NULL for any other message or value.
+*/
+static void idemRefusalFunc(sqlite3_context *ctx, int argc,
+                            sqlite3_value **argv){
+  const char *z = (const char*)sqlite3_value_text(argv[0]);
+  const int nText = (int)sizeof(IDEM_ARGS_MISMATCH_TEXT)-1;
+  (void)argc;
+  if( sqlite3_value_type(argv[0])!=SQLITE_TEXT || z==0
+   || strncmp(z, "idem: ", 6)!=0 ){
+    return;
+  }
+  /* After the table's name: ": key '" 32 hex digits "' " and the words. */
+  for(z=strstr(z+6, ": key '"); z; z=strstr(z+1, ": key '")){
+    const char *zKey = z+7;
+    int i;
+    for(i=0; i<2*IDEM_KEY_BYTES; i++){
+      if( !((zKey[i]>='0' && zKey[i]<='9') || (zKey[i]>='a' && zKey[i]<='f')) ){
+        break;
+      }
+    }
+    if( i==2*IDEM_KEY_BYTES && zKey[i]=='\'' && zKey[i+1]==' '
+     && strncmp(zKey+i+2, IDEM_ARGS_MISMATCH_TEXT, nText)==0 ){
+      sqlite3_result_text(ctx, "args_mismatch", -1, SQLITE_STATIC);
+      return;
+    }
+  }
+}
+
+/* Register idem_parse_options(), idem_limits() and idem_refusal(): each
+** reads nothing but its arguments. */
+IDEM_PRIVATE int idemOptionRegister(sqlite3 *db){
+  const int f = SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS;
+  int rc = sqlite3_create_function(db, "idem_parse_options", -1,
+      f|SQLITE_RESULT_SUBTYPE, 0, idemParseOptionsFunc, 0, 0);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function(db, "idem_limits", 0,
+        f|SQLITE_RESULT_SUBTYPE, 0, idemLimitsFunc, 0, 0);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function(db, "idem_refusal", 1, f, 0,
+        idemRefusalFunc, 0, 0);
+  }
+  return rc;
 }
 /************** end ext/idem_options.c **************/
 /************** begin ext/idem_claim.c **************/
@@ -9495,8 +9689,8 @@ static int idemClaimHeld(IdemVtab *p, sqlite3_stmt *pMain,
         break;
       case IDEM_HELD_OTHER_ARGS:
         if( !p->opt.bArgsMismatchReplay ){
-          idemVtabError(p, "key '%s' was already used with other"
-              " arguments: the same who, conv, tool and keyargs, but other"
+          idemVtabError(p, "key '%s' " IDEM_ARGS_MISMATCH_TEXT
+              ": the same who, conv, tool and keyargs, but other"
               " args; a retry must send the arguments of its first call"
               " (args_mismatch=error)", zHex);
           rc = SQLITE_ERROR;
@@ -11234,7 +11428,6 @@ static int idemInit(
 ){
   IdemVtab *p;
   int rc = SQLITE_OK;
-  int i;
 
   p = (IdemVtab*)sqlite3_malloc(sizeof(*p));
   if( p==0 ) return SQLITE_NOMEM;
@@ -11243,13 +11436,12 @@ static int idemInit(
   p->zDb = sqlite3_mprintf("%s", argv[1]);
   p->zName = sqlite3_mprintf("%s", argv[2]);
   if( p->zDb==0 || p->zName==0 ){ rc = SQLITE_NOMEM; goto fail; }
-  for(i=3; i<argc; i++){
+  {
     char *zErr = 0;
     /* An option given twice is refused when the table is made; a table an
     ** older build made so keeps working, the last one winning as then. */
-    if( !bCreate ) p->opt.mGiven = 0;
-    rc = idemOptionParse(&p->opt, argv[i], &zErr);
-    if( rc==SQLITE_OK ) continue;
+    rc = idemOptionParseAll(&p->opt, argc-3, argv+3,
+                            !bCreate, &zErr);
     if( zErr && !bCreate ){
       /* A table made by another build of idem, with an option this one
       ** does not know: connect anyway, so that DROP TABLE works, and refuse
@@ -11263,7 +11455,6 @@ static int idemInit(
     }
     sqlite3_free(zErr);
     if( rc!=SQLITE_OK ) goto fail;
-    break;
   }
   if( sqlite3_file_control(db, p->zDb, SQLITE_FCNTL_VFS_POINTER, &p->pVfs)
       !=SQLITE_OK || p->pVfs==0 ){
@@ -12010,13 +12201,7 @@ static void idemOptionsFunc(sqlite3_context *ctx, int argc,
   sqlite3_result_subtype(ctx, 'J');       /* JSON, for json_extract and ->> */
 }
 
-/* idem_options() sets a subtype ('J'): a SQLite built with
-** SQLITE_STRICT_SUBTYPE (APSW's, for one) refuses that to a function not
-** registered with SQLITE_RESULT_SUBTYPE (3.45); older SQLite ignores the
-** flag, which its headers lack. */
-#ifndef SQLITE_RESULT_SUBTYPE
-# define SQLITE_RESULT_SUBTYPE 0x001000000
-#endif
+/* idem_options() sets a subtype ('J'): SQLITE_RESULT_SUBTYPE (idemInt.h). */
 
 IDEM_PRIVATE int idemVtabRegister(sqlite3 *db){
   IdemOpenList *pOpen = (IdemOpenList*)sqlite3_malloc(sizeof(*pOpen));
@@ -13236,6 +13421,7 @@ int sqlite3_idem_init(
       idemVersionFunc, 0, 0);
   if( rc==SQLITE_OK ) rc = idemCanonicalRegister(db);
   if( rc==SQLITE_OK ) rc = idemKeyRegister(db);
+  if( rc==SQLITE_OK ) rc = idemOptionRegister(db);
   if( rc==SQLITE_OK ) rc = idemVtabRegister(db);
   if( rc==SQLITE_OK ) rc = idemVersionedRegister(db);
   return rc;

@@ -237,7 +237,7 @@ func (c *Calls) fence(ctx context.Context, k Call, cond, why string) (bool, erro
 	err := c.inTx(ctx, func(cn *sql.Conn) error {
 		res, err := cn.ExecContext(ctx, "UPDATE "+c.q+" SET status = 'failed', note = ?"+
 			" WHERE key = ? AND member = 0 AND owner = ? AND status = 'pending' AND "+cond,
-			note(why+": the request may have left"), k.Key, k.Owner)
+			c.note(why+": the request may have left"), k.Key, k.Owner)
 		if err != nil {
 			return refused(err)
 		}

@@ -17,14 +17,13 @@ import (
 
 var errBadConn = driver.ErrBadConn
 
-// The longest note the package writes (the tool's error, shortened).
-const noteMax = 2000
-
-func note(s string) string {
-	if len(s) <= noteMax {
+// note is s as the package writes a note (the tool's error): at most
+// idem_limits()'s note_max bytes, shortened.
+func (c *Calls) note(s string) string {
+	if len(s) <= c.noteMax {
 		return s
 	}
-	return s[:noteMax-3] + "..."
+	return s[:c.noteMax-3] + "..."
 }
 
 // prepared is a call checked and keyed before anything is claimed.
@@ -240,7 +239,7 @@ func (t *LocalTool[A, R]) attempt(pctx context.Context, p prepared, token string
 			return zero, errors.Join(ferr, err)
 		}
 		m, err := exec("UPDATE "+c.q+" SET status = 'failed', note = ? WHERE key = ? AND member = 0 AND owner = ?",
-			note(ferr.Error()), p.key, token)
+			t.calls.note(ferr.Error()), p.key, token)
 		if err != nil || m != 1 {
 			return zero, errors.Join(ferr, refused(err), lostIf(m != 1 && err == nil))
 		}
@@ -463,7 +462,7 @@ func (t *ExternalTool[A, R]) resend(ctx context.Context, p prepared, args A) (Ou
 			return Outcome[R]{Key: p.key}, err
 		}
 		r.owner = owner.String
-		if (r.status != "unknown" && r.status != "pending") || !wait.Valid || refusals >= 3 {
+		if (r.status != "unknown" && r.status != "pending") || !wait.Valid || refusals >= c.resendRefusals {
 			out, err := replay[R](p.key, r)
 			if ce, ok := err.(*CallError); ok && last != nil {
 				ce.Err = last
@@ -588,7 +587,7 @@ func (t *ExternalTool[A, R]) send(ctx context.Context, p prepared, token string,
 	case !transient(ctx, err) && isIdemError(err):
 		if o.done {
 			// The table refused the result: the request was made.
-			o.done, o.status, o.note = false, "failed", note("the tool returned, so its request was made, but its result could not be recorded: "+err.Error())
+			o.done, o.status, o.note = false, "failed", t.calls.note("the tool returned, so its request was made, but its result could not be recorded: "+err.Error())
 			c.owe(o)
 		}
 		return out, err
@@ -621,16 +620,16 @@ func (t *ExternalTool[A, R]) outcome(p prepared, token string, a answer[R]) *owe
 	case a.err == nil:
 		text, err := json.Marshal(a.v)
 		if err != nil {
-			o.status, o.note = "failed", note(fmt.Sprintf("the tool returned, so its request was made, but its result is not JSON: %v", err))
+			o.status, o.note = "failed", t.calls.note(fmt.Sprintf("the tool returned, so its request was made, but its result is not JSON: %v", err))
 			return o
 		}
 		o.done, o.status, o.id, o.result = true, "done", idOf(a.v), string(text)
 	case errors.Is(a.err, ErrFenced):
-		o.release, o.note = true, note("released by its owner: the target fenced the key: "+a.err.Error())
+		o.release, o.note = true, t.calls.note("released by its owner: the target fenced the key: "+a.err.Error())
 	case errors.Is(a.err, ErrNotSent):
-		o.release, o.note = true, note("released by its owner: the request was not sent: "+a.err.Error())
+		o.release, o.note = true, t.calls.note("released by its owner: the request was not sent: "+a.err.Error())
 	default:
-		o.status, o.note = "failed", note(a.err.Error())
+		o.status, o.note = "failed", t.calls.note(a.err.Error())
 	}
 	return o
 }

@@ -458,12 +458,6 @@ function unstorableWhy(e, tool) {
   return `the result of ${tool} could not be recorded: ${noteOf(e)}`;
 }
 
-const NOTE_MAX = 2000;      // the longest note the wrapper writes
-const note = (text) => {
-  text = textOf(text);
-  return text.length <= NOTE_MAX ? text : `${text.slice(0, NOTE_MAX - 3)}...`.toWellFormed();
-};
-
 function isBusy(e) {
   const code = e && typeof e.code === 'string' ? e.code : '';
   return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
@@ -471,85 +465,42 @@ function isBusy(e) {
 
 // ---- table options ----------------------------------------------------------
 //
-// One rule in both packages: an option given is checked as the extension
-// checks it, with its words; given for a table that exists, it must be the
-// table's effective value (the default of an option its statement does not
-// name included), or it is an error that names both values.
+// One rule in every package: the options given are checked by the
+// extension, idem_parse_options() (the words of CREATE VIRTUAL TABLE's
+// error); given for a table that exists, each must be the table's effective
+// value (the default of an option its statement does not name included),
+// as the same parse reads both, or it is an error that names both values.
+// The package keeps no copy of the words, durations, ranges or limits
+// (idem_limits(): the longest note, the refused resends that end a wait);
+// it only builds the statement's text.
 
-const OPTIONS_HELP = 'local_failure=release|keep, durability=full|relaxed, ' +
-  'args_mismatch=error|replay, retain=<duration>, stale_after=<duration>, honours_key=no|yes, ' +
-  'max_sends=<1 to 100> and resend_after=<duration>';
-const SWITCHES = {
-  local_failure: [['release', 'keep'], 'local_failure=release (the default) or local_failure=keep'],
-  args_mismatch: [['error', 'replay'], 'args_mismatch=error (the default) or args_mismatch=replay'],
-  durability: [['full', 'relaxed'], 'durability=full (the default: a claim needs a commit that ' +
-    'survives what its act survives) or durability=relaxed (accept that a power loss may take back a claim)'],
-  honours_key: [['no', 'yes'], 'honours_key=no (the default: an unknown external call is never sent ' +
-    'again) or honours_key=yes (the table\'s external calls go to targets that honour the ' +
-    'Idempotency-Key: one with an unknown outcome may be resent with the same key)'],
-};
-const DURATION_OPTIONS = ['retain', 'stale_after', 'resend_after'];
-const COUNTS = { max_sends: [1, 100, 5] };       // lowest, highest, the default
-const DURATION_UNITS = { second: 1000, minute: 60000, hour: 3600000, day: 86400000 };
-const DURATION_MAX = 36525 * 86400000;
-
-// A duration as the extension reads it ('24 hours'), in ms, or null: the
-// same arithmetic, so that two texts are equal when it finds them so.
-function durationMs(text) {
-  const m = /^([0-9]*)(?:\.([0-9]*))?[ \t]*(second|minute|hour|day)s?$/i.exec(text);
-  if (!m || m[1].length > 15 || !(m[1] || m[2])) return null;
-  let r = 0;
-  let scale = 1;
-  for (const d of m[1]) r = r * 10 + Number(d);
-  for (const d of m[2] || '') { scale /= 10; r += Number(d) * scale; }
-  const ms = r * DURATION_UNITS[m[3].toLowerCase()] + 0.5;
-  return ms >= 1 && ms <= DURATION_MAX ? Math.trunc(ms) : null;
-}
-
-// The effective value of an option's text (a word in lower case, a
-// duration in ms), or a TypeError in the extension's words.
-function optionValue(name, value) {
-  if (SWITCHES[name]) {
-    const w = value.toLowerCase();
-    if (!SWITCHES[name][0].includes(w)) {
-      throw new TypeError(`idem: unknown value '${value}' for ${name}; use ${SWITCHES[name][1]}`);
-    }
-    return w;
-  }
-  if (COUNTS[name]) {
-    const [low, high, dflt] = COUNTS[name];
-    if (!/^[0-9]{1,4}$/.test(value) || Number(value) < low || Number(value) > high) {
-      throw new TypeError(`idem: bad value '${value}' for ${name}; use a whole number from ${low} ` +
-        `to ${high}: how many times a call that honours the key may be taken for sending, the ` +
-        `claim included (the default is ${dflt})`);
-    }
-    return Number(value);
-  }
-  const ms = durationMs(value);
-  if (ms === null) {
-    throw new TypeError(`idem: bad duration '${value}' for ${name}; use a positive number and ` +
-      `a unit of seconds, minutes, hours or days (at most 36525 days), e.g. ${name}='24 hours'`);
-  }
-  return ms;
-}
-
-// A table option given to calls(), checked: [name, effective value, its
-// text in a CREATE statement (a word bare, any other value quoted)].
-function option(name, value) {
-  const n = name.toLowerCase();
-  if (!SWITCHES[n] && !DURATION_OPTIONS.includes(n) && !COUNTS[n]) {
-    throw new TypeError(`idem: unknown option '${name}'; the options are ${OPTIONS_HELP}`);
-  }
+// name=value as the CREATE statement writes it (a word bare, any other
+// value quoted), or a TypeError for a value that is not text or cannot be
+// written there (what it means is the extension's to say).
+function optionText(name, value) {
   if (typeof value !== 'string') {
-    throw new TypeError(`idem: the table option ${n} must be a string (${DURATION_OPTIONS.includes(n)
-      ? "such as '30 days'" : COUNTS[n] ? "such as '3'"
-        : SWITCHES[n][0].map((w) => `'${w}'`).join(' or ')}), not ${describe(value)}`);
+    throw new TypeError(`idem: the table option ${name} must be a string (such as '30 days' or ` +
+      `'keep'), not ${describe(value)}`);
   }
-  if (/[,()'";\n\r]/.test(value) || value.trim() === '') {
-    throw new TypeError(`idem: the table option ${n}=${JSON.stringify(value)} is blank or holds a ` +
+  if (/[,()'";=\n\r]/.test(name) || /[,()'";\n\r]/.test(value) || value.trim() === '') {
+    throw new TypeError(`idem: the table option ${name}=${JSON.stringify(value)} is blank or holds a ` +
       'character that an option value cannot hold (, ( ) \' " ; or a line break)');
   }
-  return [n, optionValue(n, value), `${n}=${/^[A-Za-z0-9_.]+$/.test(value) ? value : `'${value}'`}`];
+  return `${name}=${/^[A-Za-z0-9_.]+$/.test(value) ? value : `'${value}'`}`;
+}
+
+// The options texts as CREATE VIRTUAL TABLE table USING idem(texts) parses
+// them (idem_parse_options(): options, shown, relaxed), or a TypeError with
+// CREATE's own message.
+function parseOptions(db, table, texts) {
+  let row;
+  try {
+    row = db.prepare(`SELECT idem_parse_options(${['?', ...texts.map(() => '?')].join(', ')}) AS o`)
+      .get(table, ...texts);
+  } catch (e) {
+    throw new TypeError(String(e && e.message));
+  }
+  return JSON.parse(row.o);
 }
 
 // The options of an existing idem table as the extension parsed them
@@ -565,13 +516,15 @@ function tableOptions(db, table) {
   }
 }
 
-function checkOptions(db, table, sql, given) {
+// The table's options (idem_options()) against those given ([name, text]
+// each), as idem_parse_options() parsed them (parsed).
+function checkOptions(db, table, sql, given, parsed) {
   const have = tableOptions(db, table);
   if (have === null) {
     throw new TypeError(`idem: the table ${quote(table)} exists and is not an idem table (${sql}); name another table`);
   }
-  for (const [n, value, text] of given) {
-    if (have.options[n] !== value) {
+  for (const [n, text] of given) {
+    if (have.options[n] !== parsed.options[n]) {
       throw new TypeError(`idem: the table ${quote(table)} exists with ${have.shown[n]}, not ${text}: a ` +
         'table\'s options are set when it is created; leave the option out to use the table as it ' +
         'is, or use another table');
@@ -794,7 +747,8 @@ class Calls {
     if (!isPlainObject(options)) {
       throw new TypeError(`idem: ${where}: options must be a plain object, not ${describe(options)}`);
     }
-    const given = Object.entries(options).filter(([, v]) => v !== undefined).map(([k, v]) => option(k, v));
+    const given = Object.entries(options).filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k.toLowerCase(), optionText(k.toLowerCase(), v)]);
     this.db = db;
     this.table = table;
     this._recordTimeoutMs = 30000;
@@ -805,14 +759,16 @@ class Calls {
     } catch (e) {
       load(db);
     }
+    const parsed = parseOptions(db, table, given.map(([, text]) => text));
+    this._limits = JSON.parse(db.prepare('SELECT idem_limits() AS l').get().l);
     const find = db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND lower(name) = lower(?)");
     let existing = find.get(table);
     if (!existing) {
-      const opts = given.map(([, , text]) => text).join(', ');
+      const opts = given.map(([, text]) => text).join(', ');
       db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${t} USING idem${opts ? `(${opts})` : ''}`);
       existing = find.get(table);       // another connection may have created it first
     }
-    if (existing) checkOptions(db, table, existing.sql, given);
+    if (existing) checkOptions(db, table, existing.sql, given, parsed);
     this._key = db.prepare('SELECT idem_key(?, ?, ?, ?) AS k');
     this._header = db.prepare('SELECT idem_header(?) AS h');
     this._row = db.prepare(
@@ -1111,7 +1067,7 @@ class Calls {
         if (!db.inTransaction) throw Object.assign(ended(), { cause: e });
         db.exec('ROLLBACK TO idem_tool');
         db.exec('RELEASE idem_tool');
-        this._recordOwned(key, owner, 'failed', [null, null, note(noteOf(e))]);
+        this._recordOwned(key, owner, 'failed', [null, null, this._note(noteOf(e))]);
         end(true);
         throw e;
       }
@@ -1132,7 +1088,7 @@ class Calls {
         const why = unstorableWhy(e, row[2]);
         db.exec('ROLLBACK TO idem_tool');
         db.exec('RELEASE idem_tool');
-        this._recordOwned(key, owner, 'failed', [null, null, note(why)]);
+        this._recordOwned(key, owner, 'failed', [null, null, this._note(why)]);
         const kept = this._row.get(key) !== undefined;
         end(true);
         throw new Unstorable(key, kept ? 'failed' : 'released', `idem: ${why}; its writes were ` +
@@ -1239,6 +1195,14 @@ class Calls {
     }
   }
 
+  // A note as the wrapper writes it: at most idem_limits()'s note_max
+  // characters (UTF-16 code units), text that can always be stored.
+  _note(text) {
+    text = textOf(text);
+    const most = this._limits.note_max;
+    return text.length <= most ? text : `${text.slice(0, most - 3)}...`.toWellFormed();
+  }
+
   // May the call in row (as this._row reads it) be sent again, before
   // deadline (Date.now())?  The extension says when: resend_at.
   static _mayResend(row, deadline) {
@@ -1265,7 +1229,7 @@ class Calls {
       const now = this._row.get(key);
       if (t.refused && now && now.status === held.status && now.sends === held.sends) {
         refused += 1;                // refused, and nothing moved
-        if (refused >= 3) {
+        if (refused >= this._limits.resend_refusals) {
           try {
             return this._replay(key, now);
           } catch (e) {
@@ -1303,7 +1267,7 @@ class Calls {
         // call is recorded as 'unknown', never retried, unless the target
         // honours the key and the extension allows a resend.
         try {
-          await this._unknown(key, owner, note(noteOf(e)), null, e);
+          await this._unknown(key, owner, this._note(noteOf(e)), null, e);
         } catch (u) {
           const now = isA(u, Unknown) ? this._row.get(key) : undefined;
           if (!Calls._mayResend(now, deadline)) throw u;
@@ -1313,7 +1277,7 @@ class Calls {
     }
     // The tool returned: its request was made.  What cannot be stored (not
     // JSON, or refused by the table) leaves the call unknown, with why.
-    const unknown = (e, result) => this._unknown(key, owner, note('the tool returned, so its ' +
+    const unknown = (e, result) => this._unknown(key, owner, this._note('the tool returned, so its ' +
       `request was made, but ${unstorableWhy(e, tool)}; reconcile it with reconcile = ` +
       '\'arrived\' and the target\'s result'), result, e);
     let stored;
@@ -1340,7 +1304,7 @@ class Calls {
       await this._settle(key, owner, 'not_sent', null, null, { cause });
     } catch (e) {
       if (e instanceof Lost || e instanceof NotRecorded) throw e;
-      await this._unknown(key, owner, note('the tool said that its request was not sent, but ' +
+      await this._unknown(key, owner, this._note('the tool said that its request was not sent, but ' +
         `the call could not be released: ${noteOf(e)}; reconcile it with reconcile = ` +
         '\'not_arrived\''), null, e);
     }

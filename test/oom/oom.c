@@ -414,6 +414,13 @@ static const Op aOp[] = {
   { "options", TABLE_RETAIN, "SELECT idem_options('calls')", 1, 0 },
   { "options-open", TABLE_RETAIN,
       "SELECT idem_options('calls'), idem_options('calls','main')", 0, 0 },
+  { "parse-options", "",
+      "SELECT idem_parse_options('t', 'retain=''30 days''', 'local_failure=keep',"
+      " 'max_sends=7'), idem_limits(),"
+      " idem_refusal('idem: t: key ''0123456789abcdef0123456789abcdef'' was"
+      " already used with other arguments')", 0, 0 },
+  { "parse-options-error", "",
+      "SELECT idem_parse_options('t', 'retain=1 day', 'color=blue')", 0, 0 },
   { "versioned-equip", INV, "SELECT idem_versioned('inv','ver')", 0, 1 },
   { "versioned-update", INV "SELECT idem_versioned('inv','ver');",
       "UPDATE inv SET qty=8, ver=0 WHERE sku='A'", 0, 0 },

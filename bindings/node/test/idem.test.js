@@ -93,7 +93,7 @@ test('calls() loads idem and creates the table, options verbatim', (t) => {
   assert.equal(one(db, "SELECT sql FROM sqlite_master WHERE name = 'kept'"),
     'CREATE VIRTUAL TABLE "kept" USING idem(local_failure=keep)');
   assert.throws(() => idem.calls(db, 'bad', { no_such_option: '1' }),
-    /^TypeError: idem: unknown option 'no_such_option'; the options are local_failure=release\|keep,/);
+    /^TypeError: idem: bad: unknown option 'no_such_option=1'; the options are local_failure=release\|keep,/);
 });
 
 test('key() is idem_key; numbers as doubles give the Python key', (t) => {

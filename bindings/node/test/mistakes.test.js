@@ -72,17 +72,18 @@ test('calls(): a table name that is not a string is an error, not a table "[obje
   assert.throws(() => idem.calls(db, 'x', { local_failure: 'keep, retain=1 day' }),
     /^TypeError: idem: the table option local_failure="keep, retain=1 day" is blank or holds a character that an option value cannot hold/);
   assert.throws(() => idem.calls(db, 'x', { retain: ' ' }), /is blank/);
-  // The extension's own words (doc/reference.md), before anything is made.
+  // The extension's own words (doc/reference.md), before anything is made
+  // (options.test.js: word for word those of CREATE).
   assert.throws(() => idem.calls(db, 'x', { local_failure: 'kept' }),
-    /^TypeError: idem: unknown value 'kept' for local_failure; use local_failure=release \(the default\) or local_failure=keep$/);
+    /^TypeError: idem: x: unknown value 'kept' for local_failure; use local_failure=release \(the default\) or local_failure=keep$/);
   assert.throws(() => idem.calls(db, 'x', { retain: 'forever' }),
-    /^TypeError: idem: bad duration 'forever' for retain; use a positive number and a unit of seconds, minutes, hours or days \(at most 36525 days\), e.g. retain='24 hours'$/);
+    /^TypeError: idem: x: bad duration 'forever' for retain; use a positive number and a unit of seconds, minutes, hours or days \(at most 36525 days\), e.g. retain='24 hours'$/);
   assert.throws(() => idem.calls(db, 'x', { retain: '36526 days' }), /bad duration '36526 days'/);
   assert.throws(() => idem.calls(db, 'x', { retain: 86400 }),
-    /^TypeError: idem: the table option retain must be a string \(such as '30 days'\), not 86400$/);
+    /^TypeError: idem: the table option retain must be a string \(such as '30 days' or 'keep'\), not 86400$/);
   assert.throws(() => idem.calls(db, 'x', { locl_failure: 'keep' }),
-    /^TypeError: idem: unknown option 'locl_failure'; the options are local_failure=release\|keep, durability=full\|relaxed, args_mismatch=error\|replay, retain=<duration>, stale_after=<duration>, honours_key=no\|yes, max_sends=<1 to 100> and resend_after=<duration>$/);
-  assert.throws(() => idem.calls(db, 'x', { 'local failure': 'keep' }), /unknown option 'local failure'/);
+    /^TypeError: idem: x: unknown option 'locl_failure=keep'; the options are local_failure=release\|keep, durability=full\|relaxed, args_mismatch=error\|replay, retain=<duration>, stale_after=<duration>, honours_key=no\|yes, max_sends=<1 to 100> and resend_after=<duration>$/);
+  assert.throws(() => idem.calls(db, 'x', { 'local failure': 'keep' }), /unknown option 'local failure=keep'/);
   assert.throws(() => idem.calls('app.db'), /db must be a better-sqlite3 Database, not the string "app.db"/);
   assert.throws(() => idem.calls(), /db must be a better-sqlite3 Database, not undefined/);
   assert.throws(() => idem.load({}), /db must be a better-sqlite3 Database/);

@@ -11,6 +11,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { execFileSync } = require('node:child_process');
 const Database = require('better-sqlite3');
 const idem = require('sqlite-idem');
 
@@ -108,4 +109,107 @@ test('a table made by default, or by idem.calls(), is quiet', async (t) => {
   db.exec(HIDDEN.replace('calls', 'hidden'));
   const [w] = await warnedBy(() => idem.calls(db, 'hidden'));
   assert.match(w, /retain='1 second'/);
+});
+
+// ---- the rules are the extension's (idem_parse_options(), idem_limits()) ---
+
+// What CREATE VIRTUAL TABLE says of these options, on a database of its own.
+function createError(table, texts) {
+  const db = new Database(':memory:');
+  idem.load(db);
+  try {
+    db.exec(`CREATE VIRTUAL TABLE ${table} USING idem(${texts.join(', ')})`);
+  } catch (e) {
+    return e.message;
+  } finally {
+    db.close();
+  }
+  throw new Error(`CREATE took ${texts}`);
+}
+
+test('a bad option is refused with the words of CREATE VIRTUAL TABLE, before anything is made', (t) => {
+  const db = open(t);
+  for (const [given, texts] of [
+    [{ local_failure: 'kept' }, ['local_failure=kept']],
+    [{ retain: 'forever' }, ['retain=forever']],
+    [{ retain: '36526 days' }, ["retain='36526 days'"]],
+    [{ stale_after: '1.5 fortnights' }, ["stale_after='1.5 fortnights'"]],
+    [{ max_sends: '0' }, ['max_sends=0']],
+    [{ max_sends: '101' }, ['max_sends=101']],
+    [{ honours_key: 'maybe' }, ['honours_key=maybe']],
+    [{ locl_failure: 'keep' }, ['locl_failure=keep']],
+    [{ retain: '1 day', Retain: '2 days' }, ["retain='1 day'", "retain='2 days'"]],
+  ]) {
+    let message;
+    assert.throws(() => idem.calls(db, 't1', given), (e) => {
+      message = e.message;
+      return e instanceof TypeError;
+    });
+    assert.equal(message, createError('t1', texts));
+    assert.match(message, /^idem: t1: /);
+  }
+  assert.equal(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 't1'").get().n, 0);
+});
+
+test('the package carries no copy of the rules', () => {
+  const src = fs.readFileSync(require.resolve('sqlite-idem'), 'utf8');
+  for (const copy of ['36525', 'NOTE_MAX', 'DURATION', 'SWITCHES', 'release|keep', '2000']) {
+    assert.equal(src.includes(copy), false, copy);
+  }
+});
+
+// How many refused resends in a row (nothing moved) end a call's wait for
+// its resend: then it replays the call as it stands.
+async function refusedResends(db) {
+  const calls = idem.calls(db, 'r', { honours_key: 'yes', resend_after: '0.01 seconds' });
+  calls.resendWaitMs = 0;
+  const send = calls.tool({ kind: 'external', name: 'send', honoursKey: true }, async () => {
+    throw new Error('no answer');
+  });
+  await assert.rejects(send('a', 'c', { n: 1 }), idem.Unknown);
+  let tries = 0;
+  const take = calls._take.bind(calls);
+  calls._take = (key, row, resend) => {
+    if (!resend) return take(key, row, resend);
+    tries += 1;
+    return { refused: new Error('idem: r: refused') };
+  };
+  calls.resendWaitMs = 10000;
+  await assert.rejects(send('a', 'c', { n: 1 }), idem.Unknown);
+  return tries;
+}
+
+test('a change in C alone is seen: a build with other limits, and the package follows it', async (t) => {
+  const ext = path.join(__dirname, '..', '..', '..', 'ext', 'idem.c');
+  let cc = null;
+  for (const c of ['cc', 'gcc']) {
+    try { execFileSync(c, ['--version'], { stdio: 'ignore' }); cc = c; break; } catch (e) { /* next */ }
+  }
+  if (cc === null || !fs.existsSync(ext)) {
+    t.skip('no C compiler or no ext/ here (an installed copy)');
+    return;
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idem-variant-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const so = path.join(dir, 'idem.so');
+  execFileSync(cc, ['-O0', '-w', '-fPIC', '-shared', '-DIDEM_NOTE_MAX=40', '-DIDEM_MAX_SENDS_LIMIT=7',
+    '-DIDEM_RESEND_REFUSALS=2', '-o', so, ext]);
+  const db = new Database(path.join(dir, 'v.db'));
+  t.after(() => db.close());
+  db.loadExtension(so);
+  assert.throws(() => idem.calls(db, 'v', { max_sends: '8' }),
+    /^TypeError: idem: v: bad value '8' for max_sends; use a whole number from 1 to 7:/);
+  const calls = idem.calls(db, 'v', { max_sends: '7', local_failure: 'keep' });
+  const fail = calls.tool({ kind: 'local', name: 'fail' }, () => { throw new Error('x'.repeat(5000)); });
+  await assert.rejects(fail('a', 'c', { n: 1 }), /xxxx/);
+  const note = db.prepare('SELECT note FROM v WHERE member = 0').get().note;
+  assert.deepEqual([note.length, note.slice(-3)], [40, '...']);
+  assert.equal(await refusedResends(db), 2);
+  // The same on the package's own build: its limits are C's defaults.
+  const own = open(t);
+  const calls2 = idem.calls(own, 'w', { max_sends: '8', local_failure: 'keep' });
+  const fail2 = calls2.tool({ kind: 'local', name: 'fail' }, () => { throw new Error('x'.repeat(5000)); });
+  await assert.rejects(fail2('a', 'c', { n: 1 }), /xxxx/);
+  assert.equal(own.prepare('SELECT note FROM w WHERE member = 0').get().note.length, 2000);
+  assert.equal(await refusedResends(own), 3);
 });

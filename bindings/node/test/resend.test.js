@@ -118,7 +118,7 @@ test('honoursKey: true is for external tools, and a boolean', (t) => {
   assert.throws(() => calls.tool({ kind: 'external', name: 'p', honoursKey: 'yes' }, () => 1),
     /honoursKey is true or false/);
   assert.throws(() => idem.calls(calls.db, 't2', { max_sends: '0' }),
-    /^TypeError: idem: bad value '0' for max_sends; use a whole number from 1 to 100/);
+    /^TypeError: idem: t2: bad value '0' for max_sends; use a whole number from 1 to 100/);
 });
 
 // A sender in a process of its own: it claims and sends; the test kills it.

@@ -85,16 +85,10 @@ R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
 KeyArgs = Union[Callable[[Dict[str, Any]], Any], Sequence[str], None]
 
-# The table options of the extension (doc/contract.md section 5, 9-12):
-# the two-word switches (the default first) and the durations.
-_SWITCHES = {"local_failure": ("release", "keep"),
-             "args_mismatch": ("error", "replay"),
-             "durability": ("full", "relaxed"),
-             "honours_key": ("no", "yes")}
-_DURATIONS = ("retain", "stale_after", "resend_after")
-_COUNTS = {"max_sends": (1, 100, 5)}        # lowest, highest, the default
-_UNITS = {"second": 1000, "minute": 60000, "hour": 3600000, "day": 86400000}
-_NOTE_MAX = 2000                # the longest note the wrapper writes
+# The table options, their words, durations and ranges, and the limits
+# the package keeps (the longest note, the refused resends that end a wait)
+# are the extension's: idem_parse_options() and idem_limits() (doc/contract.md
+# section 5).  The package keeps no copy of them.
 _Connection = Union[sqlite3.Connection, ApswConnection]
 
 
@@ -314,14 +308,16 @@ class ArgsMismatch(sqlite3.OperationalError):
 
 
 def _mismatch_raises(claim: Callable[..., bool]) -> Callable[..., bool]:
-    """A claim refused under args_mismatch=error raises ArgsMismatch (the
-    extension's message says "already used with other arguments")."""
+    """A claim refused under args_mismatch=error raises ArgsMismatch: the
+    extension names the kind of its refusal, idem_refusal(message) =
+    'args_mismatch' (doc/contract.md section 9); the package matches no
+    text."""
     @functools.wraps(claim)
     def checked(self: Any, call: Any, owner: str) -> bool:
         try:
             return claim(self, call, owner)
         except sqlite3.OperationalError as e:
-            if "already used with other arguments" in str(e):
+            if self._refusal(e) == "args_mismatch":
                 raise ArgsMismatch(call.key, call.row[2], str(e)) from e
             raise
     return checked
@@ -742,13 +738,6 @@ def _raised_note(error: BaseException) -> str:
     return "%s: %s" % (_safe_name(error), _text(error))
 
 
-def _note(text: str) -> str:
-    """A note as the wrapper writes it: at most 2000 characters, text
-    that can always be stored."""
-    text = _text(text)
-    return text if len(text) <= _NOTE_MAX else text[:_NOTE_MAX - 3] + "..."
-
-
 class _Unset:
     def __repr__(self) -> str:
         return "<not given>"
@@ -831,99 +820,43 @@ def _token() -> str:
 
 # ---- table options -----------------------------------------------------------
 #
-# One rule in both packages: an option given is checked as the extension
-# checks it, with its words; given for a table that exists, it must be the
-# table's effective value (the default of an option its statement does not
-# name included), or it is an error that names both values.
+# One rule in every package: the options given are checked by the
+# extension, idem_parse_options() (the words of CREATE VIRTUAL TABLE's
+# error); given for a table that exists, each must be the table's effective
+# value (the default of an option its statement does not name included),
+# as the same parse reads both, or it is an error that names both values.
+# The package only builds the statement's text.
 
-_OPTIONS_HELP = ("local_failure=release|keep, durability=full|relaxed,"
-                 " args_mismatch=error|replay, retain=<duration>,"
-                 " stale_after=<duration>, honours_key=no|yes,"
-                 " max_sends=<1 to 100> and resend_after=<duration>")
-_SWITCH_HELP = {
-    "local_failure": "local_failure=release (the default) or local_failure=keep",
-    "args_mismatch": "args_mismatch=error (the default) or args_mismatch=replay",
-    "durability": "durability=full (the default: a claim needs a commit"
-                  " that survives what its act survives) or durability=relaxed"
-                  " (accept that a power loss may take back a claim)",
-    "honours_key": "honours_key=no (the default: an unknown external call is"
-                   " never sent again) or honours_key=yes (the table's external"
-                   " calls go to targets that honour the Idempotency-Key: one"
-                   " with an unknown outcome may be resent with the same key)",
-}
-_DURATION = re.compile(r"([0-9]*)(?:\.([0-9]*))?[ \t]*(second|minute|hour|day)s?\Z",
-                       re.IGNORECASE)
-_DURATION_MAX = 36525 * 86400000
 _BAD_OPTION_CHARS = re.compile(r"[,()'\";\n\r]")
 
 
-def _duration_ms(text: str) -> Optional[int]:
-    """A duration as the extension reads it ("24 hours"), in ms, or None:
-    the same arithmetic, so that two texts are equal when it finds them so."""
-    m = _DURATION.match(text)
-    if not m or len(m.group(1)) > 15 or not (m.group(1) or m.group(2)):
-        return None
-    r, scale = 0.0, 1.0
-    for d in m.group(1):
-        r = r * 10.0 + int(d)
-    for d in m.group(2) or "":
-        scale /= 10.0
-        r += int(d) * scale
-    ms = r * _UNITS[m.group(3).lower()] + 0.5
-    return int(ms) if 1.0 <= ms <= _DURATION_MAX else None
-
-
-def _option_value(name: str, value: str) -> Any:
-    """The effective value of an option's text (a word in lower case, a
-    duration in ms), or a ValueError in the extension's words."""
-    if name in _SWITCHES:
-        w = value.lower()
-        if w not in _SWITCHES[name]:
-            raise ValueError("idem: unknown value '%s' for %s; use %s"
-                             % (value, name, _SWITCH_HELP[name]))
-        return w
-    if name in _COUNTS:
-        low, high, default = _COUNTS[name]
-        if not re.fullmatch(r"[0-9]{1,4}", value) or not low <= int(value) <= high:
-            raise ValueError(
-                "idem: bad value '%s' for %s; use a whole number from %d to %d:"
-                " how many times a call that honours the key may be taken for"
-                " sending, the claim included (the default is %d)"
-                % (value, name, low, high, default))
-        return int(value)
-    ms = _duration_ms(value)
-    if ms is None:
-        raise ValueError("idem: bad duration '%s' for %s; use a positive number"
-                         " and a unit of seconds, minutes, hours or days (at most"
-                         " 36525 days), e.g. %s='24 hours'" % (value, name, name))
-    return ms
-
-
-def _option_text(name: str, value: str) -> str:
+def _option_text(name: str, value: Any) -> str:
     """name=value as the CREATE statement writes it: a word bare, any other
-    value quoted."""
+    value quoted; a TypeError or ValueError for a value that is not text
+    or cannot be written there (what it means is the extension's to say)."""
+    if not isinstance(value, str):
+        raise TypeError("idem: the table option %s must be a str (such as '30 days'"
+                        " or 'keep'), not %s" % (name, _typename(value)))
+    if _BAD_OPTION_CHARS.search(value) or not value.strip():
+        raise ValueError("idem: the table option %s=%r is blank or holds a character"
+                         " that an option value cannot hold (, ( ) ' \" ; or a line"
+                         " break)" % (name, value))
     return "%s=%s" % (name, value if re.fullmatch(r"[A-Za-z0-9_.]+", value)
                       else "'%s'" % value)
 
 
-def _option(name: str, value: Any) -> Tuple[str, Any, str]:
-    """A table option given to Calls(), checked: (name, effective value,
-    its text in a CREATE statement)."""
-    n = name.lower()
-    if n not in _SWITCHES and n not in _DURATIONS and n not in _COUNTS:
-        raise ValueError("idem: unknown option '%s'; the options are %s"
-                         % (name, _OPTIONS_HELP))
-    if not isinstance(value, str):
-        raise TypeError("idem: the table option %s must be a str (%s), not %s"
-                        % (n, "such as '30 days'" if n in _DURATIONS else
-                           "such as '3'" if n in _COUNTS else
-                           " or ".join("'%s'" % w for w in _SWITCHES[n]),
-                           _typename(value)))
-    if _BAD_OPTION_CHARS.search(value) or not value.strip():
-        raise ValueError("idem: the table option %s=%r is blank or holds a character"
-                         " that an option value cannot hold (, ( ) ' \" ; or a line"
-                         " break)" % (n, value))
-    return n, _option_value(n, value), _option_text(n, value)
+def _parse_options(conn: _Connection, table: str,
+                   texts: Sequence[str]) -> Dict[str, Any]:
+    """The options texts as CREATE VIRTUAL TABLE table USING idem(texts)
+    parses them (idem_parse_options(): "options", "shown", "relaxed"), or a
+    ValueError with CREATE's own message."""
+    try:
+        row = conn.execute("SELECT idem_parse_options(%s)"
+                           % ", ".join("?" * (1 + len(texts))),
+                           (table,) + tuple(texts)).fetchone()
+    except sqlite3.OperationalError as e:
+        raise ValueError(str(e)) from None
+    return cast(Dict[str, Any], json.loads(row[0]))
 
 
 def _table_options(conn: _Connection, table: str,
@@ -952,10 +885,12 @@ class RelaxedTableWarning(UserWarning):
 
 
 def _check_options(conn: _Connection, table: str, sql: Optional[str],
-                   given: Dict[str, Tuple[Any, str]]) -> None:
+                   given: Dict[str, str], parsed: Dict[str, Any]) -> None:
+    """The table's options (idem_options()) against those given (their
+    texts by name, as idem_parse_options() parsed them: parsed)."""
     have = _table_options(conn, table, sql)
-    for n, (value, text) in given.items():
-        if have["options"][n] != value:
+    for n, text in given.items():
+        if have["options"][n] != parsed["options"][n]:
             raise ValueError(
                 "idem: the table %s exists with %s, not %s: a table's options are"
                 " set when it is created; leave the option out to use the table as"
@@ -1214,10 +1149,8 @@ class Calls:
         if not isinstance(table, str) or not table:
             raise TypeError("idem.Calls: the table name must be a non-empty"
                             " str, not %r" % (table,))
-        given: Dict[str, Tuple[Any, str]] = {}
-        for k, v in options.items():
-            n, value, text = _option(k, v)
-            given[n] = (value, text)
+        texts = [_option_text(k.lower(), v) for k, v in options.items()]
+        given = dict(zip((k.lower() for k in options), texts))
         self.conn = conn
         self.table = table
         self._t = _quote(table)
@@ -1227,17 +1160,32 @@ class Calls:
                 conn.execute("SELECT idem_version()").fetchone()
             except sqlite3.OperationalError:
                 load(conn)
+            parsed = _parse_options(conn, table, texts)
+            self._limits = json.loads(conn.execute("SELECT idem_limits()").fetchone()[0])
             find = ("SELECT sql FROM sqlite_master WHERE type = 'table'"
                     " AND lower(name) = lower(?)")
             row = conn.execute(find, (table,)).fetchone()
             if row is None:
-                opts = ", ".join(text for _, text in given.values())
+                opts = ", ".join(texts)
                 conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS %s USING idem%s"
                              % (self._t, "(%s)" % opts if opts else ""))
                 # Another connection may have created it first, otherwise.
                 row = conn.execute(find, (table,)).fetchone()
             if row is not None:
-                _check_options(conn, table, row[0], given)
+                _check_options(conn, table, row[0], given, parsed)
+
+    def _note(self, text: str) -> str:
+        """A note as the wrapper writes it: at most idem_limits()'s
+        note_max characters, text that can always be stored."""
+        text, most = _text(text), int(self._limits["note_max"])
+        return text if len(text) <= most else text[:most - 3] + "..."
+
+    def _refusal(self, e: BaseException) -> Optional[str]:
+        """The kind of the extension's refusal e (idem_refusal(): e.g.
+        'args_mismatch'), or None."""
+        with self.lock:
+            row = self.conn.execute("SELECT idem_refusal(?)", (str(e),)).fetchone()
+        return None if row is None else row[0]
 
     # ---- the parts of the protocol ------------------------------------
 
@@ -1608,7 +1556,7 @@ class Calls:
                 except Exception as e:
                     self._check_txn(spec, e)
                     undo_tool()
-                    self._set(key, owner, "failed", note=_note(_raised_note(e)))
+                    self._set(key, owner, "failed", note=self._note(_raised_note(e)))
                     end(True)
                     raise
                 self._check_txn(spec, None)
@@ -1627,7 +1575,7 @@ class Calls:
                         raise           # all of it rolls back below
                     why = _unstorable_why(e, spec.name)
                     undo_tool()
-                    self._set(key, owner, "failed", note=_note(why))
+                    self._set(key, owner, "failed", note=self._note(why))
                     kept = self._row(key) is not None
                     end(True)
                     raise Unstorable(key, "failed" if kept else "released",
@@ -1791,7 +1739,7 @@ class Calls:
             new = self._row(call.key)
             if new is not None and (new[0], new[4]) == (row[0], row[4]):
                 refused += 1            # refused, and nothing moved
-                if refused >= 3:
+                if refused >= int(self._limits["resend_refusals"]):
                     try:
                         return self._replay(call.key, new)
                     except CallError as e:
@@ -1814,7 +1762,7 @@ class Calls:
                     " AND owner = ?" % self._t, (key, owner)).fetchone()
             if mine is not None and mine[0] > 1:
                 def work() -> Tuple[Any, ...]:
-                    self._set(key, owner, "unknown", note=_note(
+                    self._set(key, owner, "unknown", note=self._note(
                         "interrupted before the resend left: %s" % _raised_note(e)))
                     return self._recorded(key)
                 _drive(self._record(key, "unknown", work, None, None, cause=e,
@@ -1896,7 +1844,7 @@ class Calls:
         (not JSON, or refused by the table) leaves the call unknown, with
         why: the request was made."""
         def unknown(e: BaseException, result: Any) -> Any:
-            return self._unknown(key, owner, _note(
+            return self._unknown(key, owner, self._note(
                 "the tool returned, so its request was made, but %s; reconcile it"
                 " with reconcile = 'arrived' and the target's result"
                 % _unstorable_why(e, spec.name)), result, e)
@@ -1925,11 +1873,11 @@ class Calls:
             yield from self._release_steps(key, owner, e)
             raise e
         if isinstance(e, Exception):
-            yield from self._unknown(key, owner, _note(_raised_note(e)), None, e)
+            yield from self._unknown(key, owner, self._note(_raised_note(e)), None, e)
         # KeyboardInterrupt, SystemExit, CancelledError, GeneratorExit: raised
         # on as they are, once the call is recorded unknown.
         try:
-            yield from self._unknown(key, owner, _note(
+            yield from self._unknown(key, owner, self._note(
                 "interrupted while the request was out: %s" % _raised_note(e)),
                 None, e)
         except Unknown:
@@ -1947,7 +1895,7 @@ class Calls:
             yield from self._record(key, "not_sent", lambda: self._release(key, owner),
                                     None, None, cause=cause)
         except sqlite3.Error as e:
-            yield from self._unknown(key, owner, _note(
+            yield from self._unknown(key, owner, self._note(
                 "the tool said that its request was not sent, but the call could"
                 " not be released: %s; reconcile it with reconcile = 'not_arrived'"
                 % _raised_note(e)), None, e)

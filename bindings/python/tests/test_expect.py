@@ -213,6 +213,30 @@ class ArgsMismatchTest(Base):
         self.assertFalse(self.conn.in_transaction)
         self.assertEqual(self.count("SELECT count(*) FROM orders"), 1)
 
+    # ArgsMismatch is raised on the extension's verdict, idem_refusal(message),
+    # never on the message's text: a verdict of None (a stand-in for
+    # idem_refusal on this connection) leaves the error as the database's,
+    # whatever it says.
+    def test_the_verdict_is_cs(self):
+        calls = idem.Calls(self.conn)
+
+        @calls.tool(keyargs=["sku"])
+        def place_order(db, sku, note):
+            return 1
+        place_order("a", "c", sku="S", note="first")
+        self.assertEqual(self.count("SELECT idem_refusal('idem: t: key ''%s'' was already"
+                                    " used with other arguments')"
+                                    % place_order.key("a", "c", sku="S", note="x")),
+                         "args_mismatch")
+        self.conn.create_function("idem_refusal", 1, lambda message: None)
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            place_order("a", "c", sku="S", note="other")
+        self.assertNotIsInstance(cm.exception, idem.ArgsMismatch)
+        self.assertRegex(str(cm.exception), "already used with other arguments")
+        self.conn.create_function("idem_refusal", 1, lambda message: "args_mismatch")
+        with self.assertRaises(idem.ArgsMismatch):
+            place_order("a", "c", sku="S", note="other")
+
     def test_external(self):
         calls = idem.Calls(self.conn)
         sent = []

@@ -90,8 +90,8 @@ class LoadTest(Base):
         idem.Calls(self.conn, "kept", local_failure="keep")
         sql = self.count("SELECT sql FROM sqlite_master WHERE name = 'kept'")
         self.assertEqual(sql, 'CREATE VIRTUAL TABLE "kept" USING idem(local_failure=keep)')
-        with self.assertRaisesRegex(ValueError, "^idem: unknown option 'no_such_option';"
-                                    " the options are local_failure=release|keep,"):
+        with self.assertRaisesRegex(ValueError, r"^idem: bad: unknown option 'no_such_option=1';"
+                                    r" the options are local_failure=release\|keep,"):
             idem.Calls(self.conn, "bad", no_such_option="1")
         self.assertIsNone(self.conn.execute(
             "SELECT 1 FROM sqlite_master WHERE name = 'bad'").fetchone())

@@ -8,12 +8,21 @@ it was not told that option.
 
 Run with the package installed:  python -m unittest discover -s bindings/python/tests -v
 """
+import os
+import shutil
+import sqlite3
+import subprocess
+import tempfile
 import time
 import unittest
 import warnings
 
 import idem
-from test_idem import Base
+from test_idem import Base, plain_connect
+
+# The repository's ext/ (the tests run from a clone): the sources of the
+# variant build below.
+EXT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "ext")
 
 # SQLite hands idem retain='1 seconds'; the text also holds '30 days'.
 HIDDEN = ("CREATE VIRTUAL TABLE %s USING idem(retain='1 seconds'/*,*/--,retain='30 days'\n)")
@@ -73,6 +82,115 @@ class ParsedOptionsTest(Base):
         with self.assertRaisesRegex(ValueError, r'^idem: the table "orders" exists and is'
                                     r" not an idem table \(CREATE TABLE orders"):
             idem.Calls(self.conn, "orders")
+
+
+class OptionsFromCTest(Base):
+    """The options are checked by the extension alone (idem_parse_options():
+    doc/contract.md section 5): a bad one is refused with CREATE VIRTUAL
+    TABLE's own words, before anything is made; the package keeps no copy
+    of the words, durations, ranges or limits."""
+
+    def create_error(self, table, texts):
+        """What CREATE VIRTUAL TABLE says of these options, on a database
+        of its own."""
+        conn = plain_connect(":memory:")
+        self.addCleanup(conn.close)
+        idem.load(conn)
+        try:
+            conn.execute("CREATE VIRTUAL TABLE %s USING idem(%s)" % (table, ", ".join(texts)))
+        except sqlite3.OperationalError as e:
+            return str(e)
+        self.fail("CREATE took %r" % (texts,))
+
+    def test_a_bad_option_is_refused_with_creates_words(self):
+        for given, texts in (
+                ({"local_failure": "kept"}, ["local_failure=kept"]),
+                ({"retain": "forever"}, ["retain=forever"]),
+                ({"retain": "36526 days"}, ["retain='36526 days'"]),
+                ({"stale_after": "1.5 fortnights"}, ["stale_after='1.5 fortnights'"]),
+                ({"max_sends": "0"}, ["max_sends=0"]),
+                ({"max_sends": "101"}, ["max_sends=101"]),
+                ({"honours_key": "maybe"}, ["honours_key=maybe"]),
+                ({"locl_failure": "keep"}, ["locl_failure=keep"]),
+                ({"retain": "1 day", "Retain": "2 days"}, ["retain='1 day'", "retain='2 days'"])):
+            with self.subTest(given):
+                with self.assertRaises(ValueError) as cm:
+                    idem.Calls(self.conn, "t1", **given)
+                self.assertEqual(str(cm.exception), self.create_error("t1", texts))
+                self.assertTrue(str(cm.exception).startswith("idem: t1: "))
+        self.assertEqual(self.count("SELECT count(*) FROM sqlite_master WHERE name = 't1'"), 0)
+
+    def test_the_rules_are_not_in_the_package(self):
+        for name in ("_SWITCHES", "_DURATIONS", "_COUNTS", "_UNITS", "_NOTE_MAX",
+                     "_OPTIONS_HELP", "_SWITCH_HELP", "_DURATION", "_DURATION_MAX",
+                     "_duration_ms", "_option_value"):
+            self.assertFalse(hasattr(idem, name), name)
+
+    # A build of the extension whose limits differ (-D: the note limit, the
+    # range of max_sends, the refused resends), loaded into a connection:
+    # the package follows it, with nothing changed in the package.
+    def test_a_change_in_c_alone_is_seen(self):
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if cc is None or not os.path.isfile(os.path.join(EXT, "idem.c")):
+            self.skipTest("no C compiler or no ext/ here (an installed copy)")
+        if not hasattr(sqlite3.Connection, "enable_load_extension"):
+            self.skipTest("this Python's sqlite3 cannot load extensions")
+        tmp = tempfile.mkdtemp(prefix="idem-variant-")
+        self.addCleanup(shutil.rmtree, tmp)
+        so = os.path.join(tmp, "idem.so")
+        subprocess.run([cc, "-O0", "-w", "-fPIC", "-shared", "-DIDEM_NOTE_MAX=40",
+                        "-DIDEM_MAX_SENDS_LIMIT=7", "-DIDEM_RESEND_REFUSALS=2", "-o", so, os.path.join(EXT, "idem.c")],
+                       check=True)
+        conn = sqlite3.connect(os.path.join(tmp, "v.db"), isolation_level=None)
+        self.addCleanup(conn.close)
+        conn.enable_load_extension(True)
+        conn.load_extension(so)
+        conn.enable_load_extension(False)
+        with self.assertRaisesRegex(ValueError, r"^idem: v: bad value '8' for max_sends;"
+                                    r" use a whole number from 1 to 7:"):
+            idem.Calls(conn, "v", max_sends="8")
+        calls = idem.Calls(conn, "v", max_sends="7", local_failure="keep")
+
+        @calls.tool(kind="local")
+        def fail(db, n):
+            raise RuntimeError("x" * 5000)
+        with self.assertRaises(RuntimeError):
+            fail("a", "c", n=1)
+        note = conn.execute("SELECT note FROM v WHERE member = 0").fetchone()[0]
+        self.assertEqual((len(note), note[-3:]), (40, "..."))
+        self.assertEqual(self.refused_resends(conn), 2)
+        # The same on the package's own build: its limits are C's defaults.
+        calls = idem.Calls(self.conn, "w", max_sends="8", local_failure="keep")
+
+        @calls.tool(kind="local")
+        def fail2(db, n):
+            raise RuntimeError("x" * 5000)
+        with self.assertRaises(RuntimeError):
+            fail2("a", "c", n=1)
+        self.assertEqual(len(self.count("SELECT note FROM w WHERE member = 0")), 2000)
+        self.assertEqual(self.refused_resends(self.conn), 3)
+
+    def refused_resends(self, conn):
+        """How many refused resends in a row (nothing moved) end a call's
+        wait for its resend: then it replays the call as it stands."""
+        calls = idem.Calls(conn, "r", honours_key="yes", resend_after="0.01 seconds")
+        calls.resend_wait = 0
+
+        @calls.tool(kind="external", honours_key=True)
+        def send(idempotency_key, n):
+            raise TimeoutError("no answer")
+        with self.assertRaises(idem.Unknown):
+            send("a", "c", n=1)
+        tries = []
+
+        def refuse(key, owner):
+            tries.append(key)
+            return None, sqlite3.OperationalError("idem: r: refused")
+        calls._resend = refuse
+        calls.resend_wait = 10
+        with self.assertRaises(idem.Unknown):
+            send("a", "c", n=1)
+        return len(tries)
 
 
 class RelaxedTableTest(Base):

@@ -228,10 +228,10 @@ class Declaring(ResendBase):
         idem.Calls(self.conn, "t1", max_sends="3", honours_key="yes")
         with self.assertRaisesRegex(ValueError, r"exists with max_sends=3, not max_sends=5"):
             idem.Calls(self.conn, "t1", max_sends="5", honours_key="yes")
-        with self.assertRaisesRegex(ValueError, r"^idem: bad value '0' for max_sends; use a"
+        with self.assertRaisesRegex(ValueError, r"^idem: t2: bad value '0' for max_sends; use a"
                                     r" whole number from 1 to 100"):
             idem.Calls(self.conn, "t2", max_sends="0")
-        with self.assertRaisesRegex(ValueError, r"^idem: unknown value 'maybe' for honours_key"):
+        with self.assertRaisesRegex(ValueError, r"^idem: t2: unknown value 'maybe' for honours_key"):
             idem.Calls(self.conn, "t2", honours_key="maybe")
         # A table that honours the key: its external tools resend undeclared.
         conn = self.connect()

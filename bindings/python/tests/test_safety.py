@@ -614,12 +614,13 @@ class MistakesTest(Base):
             idem.Calls(self.conn, {"local_failure": "keep"})
         with self.assertRaisesRegex(TypeError, "local_failure must be a str"):
             idem.Calls(self.conn, "t1", local_failure=True)
-        # The extension's own words (doc/reference.md), before anything is made.
-        with self.assertRaisesRegex(ValueError, r"^idem: unknown value 'kept' for local_failure;"
+        # The extension's own words (doc/reference.md), before anything is made
+        # (test_options.py: word for word those of CREATE).
+        with self.assertRaisesRegex(ValueError, r"^idem: t1: unknown value 'kept' for local_failure;"
                                     r" use local_failure=release \(the default\) or"
                                     r" local_failure=keep$"):
             idem.Calls(self.conn, "t1", local_failure="kept")
-        with self.assertRaisesRegex(ValueError, r"^idem: bad duration 'forever' for retain; use"
+        with self.assertRaisesRegex(ValueError, r"^idem: t1: bad duration 'forever' for retain; use"
                                     r" a positive number and a unit of seconds, minutes,"
                                     r" hours or days \(at most 36525 days\), e.g."
                                     r" retain='24 hours'$"):
@@ -631,7 +632,7 @@ class MistakesTest(Base):
             idem.Calls(self.conn, "t1", retain="1 day), x(y=1")
         with self.assertRaisesRegex(ValueError, "is blank"):
             idem.Calls(self.conn, "t1", retain=" ")
-        with self.assertRaisesRegex(ValueError, r"^idem: unknown option 'locl_failure'; the"
+        with self.assertRaisesRegex(ValueError, r"^idem: t1: unknown option 'locl_failure=keep'; the"
                                     r" options are local_failure=release\|keep,"
                                     r" durability=full\|relaxed, args_mismatch=error\|replay,"
                                     r" retain=<duration>, stale_after=<duration>,"
