@@ -111,6 +111,17 @@ export class Unstorable extends TypeError {
   readonly status: 'released' | 'failed';
 }
 
+/**
+ * A call whose key was already used with other arguments, refused under
+ * args_mismatch=error (the default): nothing ran, nothing was claimed.  The
+ * database's error is `cause`, its code `code`.
+ */
+export class ArgsMismatch extends Error {
+  readonly key: string;
+  readonly tool: string;
+  readonly code: string;
+}
+
 /** What an arrival meant to record when Lost or NotRecorded was thrown
  *  ('failed': a local call). */
 export type Recording = 'done' | 'unknown' | 'not_sent' | 'failed';

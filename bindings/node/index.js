@@ -130,6 +130,24 @@ class Unstorable extends TypeError {
   }
 }
 
+/**
+ * A call whose key (who, conv, tool and keyargs) was already used with other
+ * arguments, refused under args_mismatch=error (the default): nothing ran,
+ * nothing was claimed.  .key is the key, .tool the tool's name, .code the
+ * database error's code (as it was), the message idem's and the database's
+ * error the cause.  Told by the extension's verdict, idem_refusal(message)
+ * = 'args_mismatch' (doc/contract.md section 9), never by the text.
+ */
+class ArgsMismatch extends Error {
+  constructor(key, tool, cause) {
+    super(cause.message, { cause });
+    this.name = 'ArgsMismatch';
+    this.key = key;
+    this.tool = tool;
+    this.code = cause.code;
+  }
+}
+
 // What an arrival meant to record, as Lost and NotRecorded name it (.status):
 // the words of the table ('not_sent' is the reconcile that releases).
 const RECORDING = {
@@ -761,6 +779,7 @@ class Calls {
     }
     const parsed = parseOptions(db, table, given.map(([, text]) => text));
     this._limits = JSON.parse(db.prepare('SELECT idem_limits() AS l').get().l);
+    this._refusal = db.prepare('SELECT idem_refusal(?) AS r');
     const find = db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND lower(name) = lower(?)");
     let existing = find.get(table);
     if (!existing) {
@@ -1013,9 +1032,16 @@ class Calls {
 
   // Claim the call for a new owner; the owner's token, or null if it is
   // someone else's.
-  _claimOwned([who, conv, tool, args, kind, ka, hk]) {
+  // ArgsMismatch when the extension refuses the claim as one (its verdict).
+  _claimOwned([who, conv, tool, args, kind, ka, hk], key) {
     const owner = `${HOST}:${crypto.randomBytes(8).toString('hex')}`;
-    return this._claim.run(who, conv, tool, args, kind, ka, owner, hk).changes === 1 ? owner : null;
+    try {
+      return this._claim.run(who, conv, tool, args, kind, ka, owner, hk).changes === 1 ? owner : null;
+    } catch (e) {
+      if (e && typeof e.message === 'string' && e.code !== undefined &&
+          this._refusal.get(e.message).r === 'args_mismatch') throw new ArgsMismatch(key, tool, e);
+      throw e;
+    }
   }
 
   // Record this owner's outcome of its call ('done', 'unknown', 'failed' or
@@ -1049,7 +1075,7 @@ class Calls {
       '(a COMMIT or ROLLBACK inside it): its writes and the claim are rolled back; a local tool ' +
       'must leave the transaction to idem');
     try {
-      const owner = this._claimOwned(row);
+      const owner = this._claimOwned(row, key);
       if (!owner) {
         const replay = this._row.get(key);
         end(false);
@@ -1179,7 +1205,7 @@ class Calls {
           return { refused: e };
         }
       } else {
-        owner = this._claimOwned(row);
+        owner = this._claimOwned(row, key);
       }
       if (!owner) {
         const held = this._row.get(key);
@@ -1328,7 +1354,7 @@ function calls(db, table = 'calls', options = {}) {
 
 module.exports = {
   load, loadablePath, calls, Calls, Result, Outcome,
-  CallError, InProgress, Unknown, Failed, NotSent, Lost, NotRecorded, Unstorable, HEADER,
+  CallError, InProgress, Unknown, Failed, NotSent, Lost, NotRecorded, Unstorable, ArgsMismatch, HEADER,
   // Exposed for tests of the argument checks; not part of the API.
   _toJson: toJson, _destructuredNames: destructuredNames,
 };

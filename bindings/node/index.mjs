@@ -9,5 +9,5 @@ import idem from './index.js';
 export default idem;
 export const {
   load, loadablePath, calls, Calls, Result, Outcome,
-  CallError, InProgress, Unknown, Failed, NotSent, Lost, NotRecorded, Unstorable, HEADER,
+  CallError, InProgress, Unknown, Failed, NotSent, Lost, NotRecorded, Unstorable, ArgsMismatch, HEADER,
 } = idem;

@@ -353,7 +353,44 @@ test('keyargs: a duplicate with other arguments is an error by default', async (
   });
   assert.equal(await placeOrder('a', 'c', { sku: 'S', note: 'first' }), 1);
   assert.equal(await placeOrder('a', 'c', { sku: 'S', note: 'first' }), 1);
-  await assert.rejects(placeOrder('a', 'c', { sku: 'S', note: 'other' }), /argument/);
+  await assert.rejects(placeOrder('a', 'c', { sku: 'S', note: 'other' }), (e) => {
+    assert.ok(e instanceof idem.ArgsMismatch, e);
+    assert.equal(e.name, 'ArgsMismatch');
+    assert.equal(e.key, placeOrder.key('a', 'c', { sku: 'S', note: 'x' }));
+    assert.equal(e.tool, 'place_order');
+    assert.equal(e.code, 'SQLITE_ERROR');                   // the database's, as it was
+    assert.ok(e.cause instanceof Database.SqliteError);
+    assert.match(e.message, /already used with other arguments/);
+    return true;
+  });
   assert.equal(db.inTransaction, false);
   assert.deepEqual(runs, ['first']);
+  // External tools too.
+  const send = calls.tool({ name: 'send', kind: 'external', keyargs: ['to'] }, async ({ to, text }) => text);
+  await send('a', 'c', { to: 'x', text: 'one' });
+  await assert.rejects(send('a', 'c', { to: 'x', text: 'two' }), idem.ArgsMismatch);
+  assert.equal(db.inTransaction, false);
+});
+
+// ArgsMismatch is thrown on the extension's verdict, idem_refusal(message),
+// never on the message's text: a stand-in idem_refusal that says NULL leaves
+// the database's error as it is, whatever it says; one that says
+// 'args_mismatch' makes it ArgsMismatch.
+test('keyargs: ArgsMismatch is the extension\'s verdict, not the text', async (t) => {
+  const { db, calls } = setup(t, 'strict');
+  const placeOrder = calls.tool({ name: 'place_order', keyargs: ['sku'] }, (db, { sku, note }) => 1);
+  await placeOrder('a', 'c', { sku: 'S', note: 'first' });
+  assert.equal(one(db, `SELECT idem_refusal('idem: strict: key ''${placeOrder.key('a', 'c', { sku: 'S', note: 'x' })}'' ` +
+    "was already used with other arguments')"), 'args_mismatch');
+  const verdict = { r: null };
+  db.function('idem_refusal', (message) => verdict.r);
+  const calls2 = idem.calls(db, 'strict');
+  const placeOrder2 = calls2.tool({ name: 'place_order', keyargs: ['sku'] }, (db, { sku, note }) => 1);
+  await assert.rejects(placeOrder2('a', 'c', { sku: 'S', note: 'other' }), (e) => {
+    assert.ok(!(e instanceof idem.ArgsMismatch), e);
+    assert.match(e.message, /already used with other arguments/);
+    return true;
+  });
+  verdict.r = 'args_mismatch';
+  await assert.rejects(placeOrder2('a', 'c', { sku: 'S', note: 'other' }), idem.ArgsMismatch);
 });
