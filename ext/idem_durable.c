@@ -187,6 +187,33 @@ static int idemDurablePrepare(
   return rc;
 }
 
+/*
+** WAL, KEPT.  A connection leaves WAL mode only by rewriting the file's
+** header (bytes 18-19, back to 1: sqlite3BtreeSetVersion(), a write
+** transaction of its own, outside any other), whether this connection
+** runs "PRAGMA journal_mode=DELETE" or another one does and this one's
+** pager sees the header at its next read; and every commit, and every
+** change seen from another connection, moves the schema's data version
+** (SQLITE_FCNTL_DATA_VERSION: the pager's counter, bumped at each commit
+** and each cache reset, for this connection's changes as for others').
+** So a "WAL" read when the data version was V still holds while it is V:
+** true if so (zMode is kept), false if journal_mode must be read again.
+** idemDurableCommit() moves V past the table's own COMMIT.  The other
+** journal modes are per connection and change with no trace in the file,
+** and synchronous too (set when its PRAGMA is prepared, no file, no
+** counter, no expiry): those are read at every transaction.
+*/
+static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
+  unsigned int v = 0;
+  if( !pD->bWalKept ) return 0;
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)!=SQLITE_OK
+   || v!=pD->iWalVersion ){
+    pD->bWalKept = 0;
+    return 0;
+  }
+  return 1;
+}
+
 /* Read the settings of schema zDb into pD, once per transaction. */
 static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
                            char **pzErr){
@@ -200,17 +227,22 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
   pD->iSync = sqlite3_column_int(pD->pSync, 0);
   sqlite3_reset(pD->pSync);
   if( rc!=SQLITE_ROW ){ rc = rc==SQLITE_DONE ? SQLITE_ERROR : rc; goto read_error; }
-  rc = sqlite3_step(pD->pJournal);
-  zJournal = (const char*)sqlite3_column_text(pD->pJournal, 0);
-  for(i=0; zJournal && zJournal[i] && i<(int)sizeof(pD->zMode)-1; i++){
-    char c = zJournal[i];
-    pD->zMode[i] = (c>='a' && c<='z') ? (char)(c-'a'+'A') : c;
-  }
-  pD->zMode[i] = 0;
-  sqlite3_reset(pD->pJournal);
-  if( rc!=SQLITE_ROW || zJournal==0 ){
-    rc = rc==SQLITE_ROW ? SQLITE_NOMEM : rc==SQLITE_DONE ? SQLITE_ERROR : rc;
-    goto read_error;
+  if( !idemDurableWalKept(pD, db, zDb) ){
+    rc = sqlite3_step(pD->pJournal);
+    zJournal = (const char*)sqlite3_column_text(pD->pJournal, 0);
+    for(i=0; zJournal && zJournal[i] && i<(int)sizeof(pD->zMode)-1; i++){
+      char c = zJournal[i];
+      pD->zMode[i] = (c>='a' && c<='z') ? (char)(c-'a'+'A') : c;
+    }
+    pD->zMode[i] = 0;
+    sqlite3_reset(pD->pJournal);
+    if( rc!=SQLITE_ROW || zJournal==0 ){
+      rc = rc==SQLITE_ROW ? SQLITE_NOMEM : rc==SQLITE_DONE ? SQLITE_ERROR : rc;
+      goto read_error;
+    }
+    pD->bWalKept = strcmp(pD->zMode, "WAL")==0
+        && sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,
+                                &pD->iWalVersion)==SQLITE_OK;
   }
   if( pD->iSync<0 ) pD->iSync = 0;
   if( pD->iSync>3 ) pD->iSync = 3;
@@ -661,6 +693,14 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb){
   sqlite3_vfs *pVfs = 0;
   int rc;
+  if( pD->bWalKept && pD->bRead ){
+    /* Past this transaction's own commit, in which the mode could not
+    ** change (idemDurableWalKept()) */
+    if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,
+                             &pD->iWalVersion)!=SQLITE_OK ){
+      pD->bWalKept = 0;
+    }
+  }
   if( !pD->bDirSync ) return;
   pD->bDirSync = 0;
   if( pD->zMarker==0 ) return;          /* (not a file: nothing to sync) */
