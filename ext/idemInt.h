@@ -263,8 +263,8 @@ struct IdemDurable {
                               ** lock, 2 and our own write lock seen, 3
                               ** (1 in WAL with shared memory: not seen) */
   char zPrefix[80];           /* "PRAGMA " or "PRAGMA aux." for messages */
-  sqlite3_stmt *pSync;        /* PRAGMA "<schema>".synchronous */
-  sqlite3_stmt *pJournal;     /* PRAGMA "<schema>".journal_mode */
+  char *zSqlSync;             /* PRAGMA [<schema>.]synchronous */
+  char *zSqlJournal;          /* PRAGMA "<schema>".journal_mode */
   int bWalKept;               /* zMode is "WAL", read when the schema's
                               ** data version was iWalVersion */
   unsigned int iWalVersion;   /* SQLITE_FCNTL_DATA_VERSION then, or after
