@@ -6667,16 +6667,22 @@ IDEM_PRIVATE int idemKeyRegister(sqlite3 *db){
 ** quorum of nodes; that log, not the SQLite file, is what keeps the claim.
 **
 ** The settings are per connection and per schema (main, temp, attached),
-** so they are read for the table's schema, with two PRAGMA queries.  Those
-** cost more than a claim (SQLite prepares a PRAGMA again at every run), so
-** they are read once per transaction, from its first claim that writes:
-** from then on neither setting can change (SQLite refuses "PRAGMA
-** synchronous" in a transaction, and keeps the journal mode once the
-** transaction has written; before, a transaction that only found its
-** claims held may still change it, so each claim reads them again until
-** one writes: idemDurableWrote()).  The table's xBegin, called before its
-** first write in each transaction, forgets them (idemDurableBegin()).  So
-** a claim stays an index seek.
+** so they are read for the table's schema, with PRAGMA queries.  Those
+** cost more than a claim (SQLite compiles a PRAGMA's value into its
+** program: it is prepared at every read), so they are read once per
+** transaction, from its first claim that writes: from then on neither
+** setting can change (SQLite refuses "PRAGMA synchronous" in a
+** transaction, and keeps the journal mode once the transaction has
+** written; before, a transaction that only found its claims held may
+** still change it, so each claim reads them again until one writes:
+** idemDurableWrote()).  The table's xBegin, called before its first write
+** in each transaction, forgets them (idemDurableBegin()).  Between two
+** transactions either may change, and must be seen: synchronous is
+** applied when its PRAGMA is prepared and leaves no other trace, nor do
+** the rollback journal modes, so both are read again; WAL alone is kept
+** while the schema's data version holds ("WAL, KEPT" below).  What cannot
+** change for the table (where its pages live, the VFS, DISABLE_DIRSYNC)
+** is looked at once.  So a claim stays an index seek.
 **
 ** Interface for the other parts: "Interface to code in idem_durable.c"
 ** in idemInt.h.  The option itself, durability=full|relaxed, is parsed
