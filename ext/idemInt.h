@@ -263,8 +263,12 @@ struct IdemDurable {
                               ** lock, 2 and our own write lock seen, 3
                               ** (1 in WAL with shared memory: not seen) */
   char zPrefix[80];           /* "PRAGMA " or "PRAGMA aux." for messages */
-  sqlite3_stmt *pSync;        /* PRAGMA "<schema>".synchronous */
-  sqlite3_stmt *pJournal;     /* PRAGMA "<schema>".journal_mode */
+  char *zSqlSync;             /* PRAGMA [<schema>.]synchronous */
+  char *zSqlJournal;          /* PRAGMA "<schema>".journal_mode */
+  int bWalKept;               /* zMode is "WAL", read when the schema's
+                              ** data version was iWalVersion */
+  unsigned int iWalVersion;   /* SQLITE_FCNTL_DATA_VERSION then, or after
+                              ** the table's own COMMIT since */
 };
 #define IDEM_STORE_FILE   0   /* a database file */
 #define IDEM_STORE_NOFILE 1   /* ":memory:", temp, "" */
@@ -347,13 +351,12 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_STMT_Q_KEYMEMBER_L 19  /* IDEM_STMT_Q_KEYMEMBER without it */
 #define IDEM_STMT_CALLOF       20   /* a row's key and its call's status */
 #define IDEM_STMT_COOKIE       21   /* the schema's schema_version */
-#define IDEM_STMT_TEMPCOOKIE   22   /* temp's schema_version */
-#define IDEM_STMT_EXPIRED      23   /* the oldest expired calls (retain) */
-#define IDEM_STMT_EXPIRY_ADD   24   /* a decided call's expiry (retain) */
-#define IDEM_STMT_EXPIRY_DEL   25   /* ... and its removal */
-#define IDEM_STMT_EXPIRY_NEXT  26   /* the earliest expiry (retain) */
-#define IDEM_STMT_RESEND       27   /* take a call for sending again */
-#define IDEM_NSTMT             28
+#define IDEM_STMT_EXPIRED      22   /* the oldest expired calls (retain) */
+#define IDEM_STMT_EXPIRY_ADD   23   /* a decided call's expiry (retain) */
+#define IDEM_STMT_EXPIRY_DEL   24   /* ... and its removal */
+#define IDEM_STMT_EXPIRY_NEXT  25   /* the earliest expiry (retain) */
+#define IDEM_STMT_RESEND       26   /* take a call for sending again */
+#define IDEM_NSTMT             27
 #define IDEM_STMT_LENDABLE(i) \
   ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_L)
 
@@ -517,7 +520,9 @@ struct IdemVtab {
                                     ** ("": look at the next claim) */
   char *zDamaged;             /* Why claims are refused, or NULL */
   IdemDurable durable;        /* The durability verdict (idem_durable.c) */
-  sqlite3_int64 aCookie[2];   /* Schema cookies (zDb, temp) at that check */
+  sqlite3_int64 aCookie[2];   /* zDb's schema cookie and the times its
+                              ** statement was prepared again, at that
+                              ** check (idemSchemaCookies()) */
   char *zUnusable;            /* Made with an option this build does not
                               ** know: all but DROP TABLE is refused */
   IdemTxnClaim *aTxn;         /* Local claims of the open transaction */

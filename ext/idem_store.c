@@ -155,7 +155,6 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
                    " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",
   /* COOKIE */     "PRAGMA \"%w\".schema_version",
-  /* TEMPCOOKIE */ "PRAGMA temp.schema_version",
   /* EXPIRED */    "SELECT expires, key FROM \"%w\".\"%w_expiry\" WHERE expires<=?1"
                    " ORDER BY expires LIMIT " IDEM_SWEEP_LIMIT_TEXT,
   /* EXPIRY_ADD */ "INSERT OR IGNORE INTO \"%w\".\"%w_expiry\"(expires, key)"
@@ -341,25 +340,32 @@ static void idemStmtFinalizeAll(IdemVtab *p){
       p->aStmt[i] = 0;
     }
   }
+  p->aCookie[1] = -1;                   /* (idemSchemaCookies()) */
   idemStmtCheck(p);
 }
 
 /* ----------------------------------------------------- shadow tables */
 
-/* The schema cookies of the table's schema and of temp (where a TEMP
-** trigger on the shadow table lives): a change means the damage check
-** must look again. */
+/* What tells that the schema changed, into aCookie: [0] the schema
+** cookie of the table's schema (PRAGMA schema_version, by this connection
+** or another), [1] the times its statement was prepared again.  A change
+** to the temp schema (where a TEMP trigger on a shadow table lives) is
+** made by this connection alone, and expires every statement of the
+** connection (SQLite's OP_SetCookie on temp, ticket #1644; a ROLLBACK
+** that undoes a schema change does too), so the cookie's statement is
+** prepared again at its next step and [1] moves: one statement read
+** where there were two.  A statement made anew (idemStmtFinalizeAll())
+** starts from 0 again: aCookie[1] is then set to -1 by it, which no count
+** equals. */
 static int idemSchemaCookies(IdemVtab *p, sqlite3_int64 aCookie[2]){
-  int i, rc = SQLITE_OK;
-  for(i=0; i<2 && rc==SQLITE_OK; i++){
-    sqlite3_stmt *pStmt;
-    rc = idemStmt(p, i ? IDEM_STMT_TEMPCOOKIE : IDEM_STMT_COOKIE, &pStmt);
-    if( rc!=SQLITE_OK ) break;
-    rc = sqlite3_step(pStmt);
-    aCookie[i] = sqlite3_column_int64(pStmt, 0);
-    rc = rc==SQLITE_ROW ? SQLITE_OK : sqlite3_reset(pStmt);
-    sqlite3_reset(pStmt);
-  }
+  sqlite3_stmt *pStmt;
+  int rc = idemStmt(p, IDEM_STMT_COOKIE, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = sqlite3_step(pStmt);
+  aCookie[0] = sqlite3_column_int64(pStmt, 0);
+  aCookie[1] = sqlite3_stmt_status(pStmt, SQLITE_STMTSTATUS_REPREPARE, 0);
+  rc = rc==SQLITE_ROW ? SQLITE_OK : sqlite3_reset(pStmt);
+  sqlite3_reset(pStmt);
   return rc;
 }
 
