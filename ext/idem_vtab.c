@@ -58,6 +58,16 @@
   ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
    | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS \
    | (sqlite3_uint64)1<<IDEM_COL_KEYARGS | (sqlite3_uint64)1<<IDEM_COL_OWNER)
+/* Added to a light key plan when the query reads nothing but key, member,
+** status, id and result (the replay): the inner query then reads member,
+** status, id, result (and expires) alone, each a copy fewer at every
+** step, and the key is the one the cursor bound (equal to the row's: the
+** shadow key is compared as a blob). */
+#define IDEM_PLAN_NARROW    128
+#define IDEM_NARROW_COLS \
+  ((sqlite3_uint64)1<<IDEM_COL_KEY | (sqlite3_uint64)1<<IDEM_COL_MEMBER \
+   | (sqlite3_uint64)1<<IDEM_COL_STATUS | (sqlite3_uint64)1<<IDEM_COL_ID \
+   | (sqlite3_uint64)1<<IDEM_COL_RESULT)
 
 typedef struct IdemCursor IdemCursor;
 struct IdemCursor {
@@ -66,6 +76,11 @@ struct IdemCursor {
   int iStmt;                  /* Its IDEM_STMT_* number */
   int bLent;                  /* pStmt is lent (idemStmtLend()) */
   int bEof;                   /* True at end of results */
+  int bMember;                /* The current row is a member row */
+  int bNarrow;                /* pStmt is IDEM_PLAN_NARROW's: no key column */
+  int iFormat;                /* The table's format when pStmt was lent */
+  int bUpdate;                /* An UPDATE's: xColumn was asked nochange */
+  unsigned int nWrite;        /* IdemVtab.nWrite when it reached the row */
   sqlite3_stmt *pMain;        /* The main row of a member row's call */
   int bMainLent;              /* pMain is lent (IDEM_STMT_Q_MAIN) */
   char *zReply;               /* Cached reply of the current row */
@@ -254,6 +269,7 @@ static int idemCommit(sqlite3_vtab *pVtab){
 
 static int idemRollback(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
+  p->nWrite++;                  /* rows a cursor holds may be gone */
   idemTxnClear(p);
   idemDurableRollback(&p->durable, p->db, p->zDb);
   return SQLITE_OK;
@@ -270,6 +286,8 @@ static int idemReleaseSp(sqlite3_vtab *pVtab, int iSavepoint){
 }
 
 static int idemRollbackToSp(sqlite3_vtab *pVtab, int iSavepoint){
+  ((IdemVtab*)pVtab)->nWrite++;
+  idemStmtUnpark((IdemVtab*)pVtab);
   idemTxnRollbackTo((IdemVtab*)pVtab, iSavepoint);
   return SQLITE_OK;
 }
@@ -342,6 +360,9 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
     if( (pInfo->colUsed & IDEM_IDENTITY_COLS)==0 ){
       pInfo->idxNum |= IDEM_PLAN_LIGHT;
     }
+    if( (pInfo->colUsed & ~IDEM_NARROW_COLS)==0 ){
+      pInfo->idxNum |= IDEM_PLAN_NARROW;
+    }
     /* key = ? alone is a group (the call and its members): not unique, or
     ** an UPDATE or DELETE would act on its first row only. */
     if( iMember>=0 ) pInfo->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
@@ -409,10 +430,25 @@ static void idemCursorReset(IdemCursor *pCur){
   sqlite3_free(pCur->zReply);
   pCur->zReply = 0;
   pCur->bEof = 1;
+  pCur->bMember = 0;
+  pCur->bNarrow = 0;
 }
 
 static int idemClose(sqlite3_vtab_cursor *pCursor){
   IdemCursor *pCur = (IdemCursor*)pCursor;
+  IdemVtab *p = (IdemVtab*)pCursor->pVtab;
+  int i = pCur->iStmt;
+  /* An UPDATE's cursor closed on a row, whose query has every column of
+  ** the row (IDEM_STMT_BYRID's) as the table's format has them: kept for
+  ** the xUpdate that follows (idemStmtPark()). */
+  if( pCur->bUpdate && !pCur->bEof && pCur->pStmt
+   && pCur->iFormat==p->iFormat
+   && (i==IDEM_STMT_Q_SCAN || i==IDEM_STMT_Q_KEY || i==IDEM_STMT_Q_KEYMEMBER
+       || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
+    idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite);
+    pCur->pStmt = 0;
+    pCur->bLent = 0;
+  }
   idemCursorReset(pCur);
   sqlite3_free(pCur);
   return SQLITE_OK;
@@ -425,9 +461,16 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
 */
 static int idemCursorLoadMain(IdemCursor *pCur){
   IdemVtab *p = (IdemVtab*)pCur->base.pVtab;
-  const void *aKey = sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
-  int nKey = sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY);
+  const void *aKey;
+  int nKey;
   int rc;
+  if( pCur->bNarrow ){
+    aKey = pCur->aKey;
+    nKey = IDEM_KEY_BYTES;
+  }else{
+    aKey = sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
+    nKey = sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY);
+  }
   if( pCur->pMain ){
     const void *aHave;
     if( sqlite3_stmt_busy(pCur->pMain) ){
@@ -456,7 +499,7 @@ static int idemCursorLoadMain(IdemCursor *pCur){
 */
 static int idemCursorExpired(IdemCursor *pCur){
   const char *zExp;
-  if( sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0 ){
+  if( pCur->bMember ){
     if( pCur->pMain==0 || !sqlite3_stmt_busy(pCur->pMain)
      || sqlite3_data_count(pCur->pMain)==0 ){
       return 0;
@@ -475,11 +518,15 @@ static int idemNext(sqlite3_vtab_cursor *pCursor){
   pCur->zReply = 0;
   while( (rc = sqlite3_step(pCur->pStmt))==SQLITE_ROW ){
     pCur->bEof = 0;
-    if( sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0 ){
+    pCur->bMember = sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0;
+    if( pCur->bMember ){
       rc = idemCursorLoadMain(pCur);
       if( rc!=SQLITE_OK ) return rc;    /* with its message */
     }
-    if( !pCur->bRetain || !idemCursorExpired(pCur) ) return SQLITE_OK;
+    if( !pCur->bRetain || !idemCursorExpired(pCur) ){
+      pCur->nWrite = ((IdemVtab*)pCur->base.pVtab)->nWrite;
+      return SQLITE_OK;
+    }
   }
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
@@ -501,9 +548,10 @@ static int idemFilter(
   sqlite3_int64 iMember = 0;
   int iStmt, rc;
   int bLight = (idxNum & IDEM_PLAN_LIGHT)!=0;
+  int bNarrow = (idxNum & IDEM_PLAN_NARROW)!=0;
   (void)idxStr; (void)argc;
 
-  idxNum &= ~IDEM_PLAN_LIGHT;
+  idxNum &= ~(IDEM_PLAN_LIGHT|IDEM_PLAN_NARROW);
   idemCursorReset(pCur);
   pCur->bRetain = p->opt.iRetainMs>0;
   if( pCur->bRetain || p->opt.iStaleAfterMs>0 ){
@@ -522,7 +570,9 @@ static int idemFilter(
       if( bInt<0 ) return SQLITE_NOMEM;
       if( !bInt ) return SQLITE_OK;
     }
-    if( bLight ){
+    if( bNarrow ){
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_N : IDEM_STMT_Q_KEYMEMBER_N;
+    }else if( bLight ){
       iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_L : IDEM_STMT_Q_KEYMEMBER_L;
     }else{
       iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY : IDEM_STMT_Q_KEYMEMBER;
@@ -536,6 +586,8 @@ static int idemFilter(
   rc = idemStmtLend(p, iStmt, &pCur->pStmt, &pCur->bLent);
   if( rc!=SQLITE_OK ) return rc;
   pCur->iStmt = iStmt;
+  pCur->iFormat = p->iFormat;
+  pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
@@ -577,8 +629,7 @@ static int idemRowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
 ** from the call's main row.
 */
 static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
-  int bMember = sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0;
-  if( bMember ){
+  if( pCur->bMember ){
     int iM = -1;
     switch( iCol ){
       case IDEM_COL_WHO:     iM = IDEM_M_WHO;     break;
@@ -634,13 +685,18 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
 
   /* An UPDATE asks for the columns it does not change: leave them unset,
   ** so that xUpdate sees sqlite3_value_nochange(). */
-  if( sqlite3_vtab_nochange(ctx) ) return SQLITE_OK;
+  if( sqlite3_vtab_nochange(ctx) ){
+    pCur->bUpdate = 1;
+    return SQLITE_OK;
+  }
 
   switch( iCol ){
     case IDEM_COL_KEY: {
       char zHex[IDEM_KEY_HEX+1];
-      const unsigned char *a = sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
-      if( a && sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY)==IDEM_KEY_BYTES ){
+      const unsigned char *a = pCur->bNarrow ? pCur->aKey
+                             : sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
+      if( a && (pCur->bNarrow
+                || sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY)==IDEM_KEY_BYTES) ){
         idemKeyHex(a, zHex);
         sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
       }else{
@@ -712,9 +768,8 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
 ** xUpdate: the rowid is idem's; everything else is a rule of the claim
 ** (idem_claim.c, idem_outcome.c).
 */
-static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
-                      sqlite3_int64 *pRowid){
-  IdemVtab *p = (IdemVtab*)pVtab;
+static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
+                         sqlite3_int64 *pRowid, unsigned int nWrite){
   sqlite3_value **aCol = &argv[2];
 
   if( p->zUnusable ){
@@ -741,8 +796,19 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                   " UPDATE");
     return SQLITE_ERROR;
   }
-  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), aCol);
+  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]),
+                           idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite),
+                           aCol);
 }
+
+static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                      sqlite3_int64 *pRowid){
+  IdemVtab *p = (IdemVtab*)pVtab;
+  int rc = idemUpdateRow(p, argc, argv, pRowid, p->nWrite++);
+  idemStmtUnpark(p);           /* a row is parked for one xUpdate */
+  return rc;
+}
+
 
 #if SQLITE_VERSION_NUMBER>=3044000
 /* xIntegrity: PRAGMA integrity_check and quick_check (idemStoreIntegrity()). */
