@@ -328,7 +328,7 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
 ** (SQLITE_PREPARE_PERSISTENT) until the table is disconnected, dropped or
-** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMEMBER_N) are
+** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMEMBER_U) are
 ** lent to one cursor at a time (idemStmtLend()); a second cursor gets a
 ** private copy.
 */
@@ -348,17 +348,20 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_STMT_Q_KEY_N      20   /* IDEM_STMT_Q_KEY: member, status, id,
                                     ** result (and expires) alone */
 #define IDEM_STMT_Q_KEYMEMBER_N 21  /* IDEM_STMT_Q_KEYMEMBER: the same */
-#define IDEM_STMT_CALLOF       22   /* a row's key and its call's status */
-#define IDEM_STMT_COOKIE       23   /* the schema's schema_version */
-#define IDEM_STMT_TEMPCOOKIE   24   /* temp's schema_version */
-#define IDEM_STMT_EXPIRED      25   /* the oldest expired calls (retain) */
-#define IDEM_STMT_EXPIRY_ADD   26   /* a decided call's expiry (retain) */
-#define IDEM_STMT_EXPIRY_DEL   27   /* ... and its removal */
-#define IDEM_STMT_EXPIRY_NEXT  28   /* the earliest expiry (retain) */
-#define IDEM_STMT_RESEND       29   /* take a call for sending again */
-#define IDEM_NSTMT             30
+#define IDEM_STMT_Q_KEY_U      22   /* IDEM_STMT_Q_KEY without who, conv,
+                                    ** tool, args, keyargs (an UPDATE's) */
+#define IDEM_STMT_Q_KEYMEMBER_U 23  /* IDEM_STMT_Q_KEYMEMBER: the same */
+#define IDEM_STMT_CALLOF       24   /* a row's key and its call's status */
+#define IDEM_STMT_COOKIE       25   /* the schema's schema_version */
+#define IDEM_STMT_TEMPCOOKIE   26   /* temp's schema_version */
+#define IDEM_STMT_EXPIRED      27   /* the oldest expired calls (retain) */
+#define IDEM_STMT_EXPIRY_ADD   28   /* a decided call's expiry (retain) */
+#define IDEM_STMT_EXPIRY_DEL   29   /* ... and its removal */
+#define IDEM_STMT_EXPIRY_NEXT  30   /* the earliest expiry (retain) */
+#define IDEM_STMT_RESEND       31   /* take a call for sending again */
+#define IDEM_NSTMT             32
 #define IDEM_STMT_LENDABLE(i) \
-  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_N)
+  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_U)
 
 /* At most this many expired calls (each with its members) are deleted by
 ** one claim (doc/contract.md §10), oldest expiry first. */

@@ -115,6 +115,13 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
   "rid, NULL, member, NULL, NULL, NULL, NULL, NULL, status, id, result, " \
   "NULL, NULL, NULL, NULL, NULL, expires, NULL, NULL"
 
+/* The same, with NULL for who, conv, tool, args and keyargs alone: an
+** UPDATE's query (IDEM_PLAN_UPDATE), which reads them from the call's
+** main row (IDEM_STMT_Q_MAIN) only if it is asked for them. */
+#define IDEM_QCOLS_UPDATE \
+  "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
+  "note, created, updated, NULL, owner, expires, honours_key, sends"
+
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
   "who, conv, tool, args, kind, status, note, updated, key, keyargs, owner," \
@@ -162,6 +169,9 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* Q_KEY_N */    "SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_N */
                    "SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 AND member=?2",
+  /* Q_KEY_U */    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 ORDER BY member",
+  /* Q_KEYMEMBER_U */
+                   "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=?2",
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
                    " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",

@@ -64,6 +64,17 @@
 ** step, and the key is the one the cursor bound (equal to the row's: the
 ** shadow key is compared as a blob). */
 #define IDEM_PLAN_NARROW    128
+/* Added to a key plan that SQLite says reads every column (colUsed all
+** ones, as it says for an UPDATE or DELETE of a virtual table; a query
+** names at most the table's 22): the inner query leaves out who, conv,
+** tool, args and keyargs, which an UPDATE passes as unchanged, and the
+** cursor reads them from the call's main row (IDEM_STMT_Q_MAIN) only if
+** it is asked for them. */
+#define IDEM_PLAN_UPDATE    256
+#define IDEM_UPDATE_COLS \
+  ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
+   | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS \
+   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS)
 #define IDEM_NARROW_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_KEY | (sqlite3_uint64)1<<IDEM_COL_MEMBER \
    | (sqlite3_uint64)1<<IDEM_COL_STATUS | (sqlite3_uint64)1<<IDEM_COL_ID \
@@ -78,6 +89,8 @@ struct IdemCursor {
   int bEof;                   /* True at end of results */
   int bMember;                /* The current row is a member row */
   int bNarrow;                /* pStmt is IDEM_PLAN_NARROW's: no key column */
+  int bNoIdentity;            /* pStmt is IDEM_PLAN_UPDATE's: no who, conv,
+                              ** tool, args, keyargs (from pMain) */
   int iFormat;                /* The table's format when pStmt was lent */
   int bUpdate;                /* An UPDATE's: xColumn was asked nochange */
   unsigned int nWrite;        /* IdemVtab.nWrite when it reached the row */
@@ -363,6 +376,9 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
     if( (pInfo->colUsed & ~IDEM_NARROW_COLS)==0 ){
       pInfo->idxNum |= IDEM_PLAN_NARROW;
     }
+    if( pInfo->colUsed==~(sqlite3_uint64)0 ){
+      pInfo->idxNum |= IDEM_PLAN_UPDATE;
+    }
     /* key = ? alone is a group (the call and its members): not unique, or
     ** an UPDATE or DELETE would act on its first row only. */
     if( iMember>=0 ) pInfo->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
@@ -432,6 +448,7 @@ static void idemCursorReset(IdemCursor *pCur){
   pCur->bEof = 1;
   pCur->bMember = 0;
   pCur->bNarrow = 0;
+  pCur->bNoIdentity = 0;
 }
 
 static int idemClose(sqlite3_vtab_cursor *pCursor){
@@ -444,6 +461,7 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
   if( pCur->bUpdate && !pCur->bEof && pCur->pStmt
    && pCur->iFormat==p->iFormat
    && (i==IDEM_STMT_Q_SCAN || i==IDEM_STMT_Q_KEY || i==IDEM_STMT_Q_KEYMEMBER
+       || i==IDEM_STMT_Q_KEY_U || i==IDEM_STMT_Q_KEYMEMBER_U
        || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
     idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite);
     pCur->pStmt = 0;
@@ -549,9 +567,10 @@ static int idemFilter(
   int iStmt, rc;
   int bLight = (idxNum & IDEM_PLAN_LIGHT)!=0;
   int bNarrow = (idxNum & IDEM_PLAN_NARROW)!=0;
+  int bUpd = (idxNum & IDEM_PLAN_UPDATE)!=0;
   (void)idxStr; (void)argc;
 
-  idxNum &= ~(IDEM_PLAN_LIGHT|IDEM_PLAN_NARROW);
+  idxNum &= ~(IDEM_PLAN_LIGHT|IDEM_PLAN_NARROW|IDEM_PLAN_UPDATE);
   idemCursorReset(pCur);
   pCur->bRetain = p->opt.iRetainMs>0;
   if( pCur->bRetain || p->opt.iStaleAfterMs>0 ){
@@ -570,7 +589,9 @@ static int idemFilter(
       if( bInt<0 ) return SQLITE_NOMEM;
       if( !bInt ) return SQLITE_OK;
     }
-    if( bNarrow ){
+    if( bUpd ){
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_U : IDEM_STMT_Q_KEYMEMBER_U;
+    }else if( bNarrow ){
       iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_N : IDEM_STMT_Q_KEYMEMBER_N;
     }else if( bLight ){
       iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_L : IDEM_STMT_Q_KEYMEMBER_L;
@@ -588,6 +609,7 @@ static int idemFilter(
   pCur->iStmt = iStmt;
   pCur->iFormat = p->iFormat;
   pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N;
+  pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
@@ -629,7 +651,8 @@ static int idemRowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
 ** from the call's main row.
 */
 static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
-  if( pCur->bMember ){
+  if( pCur->bMember
+   || (pCur->bNoIdentity && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_COLS)) ){
     int iM = -1;
     switch( iCol ){
       case IDEM_COL_WHO:     iM = IDEM_M_WHO;     break;
@@ -688,6 +711,12 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
   if( sqlite3_vtab_nochange(ctx) ){
     pCur->bUpdate = 1;
     return SQLITE_OK;
+  }
+  if( pCur->bNoIdentity && !pCur->bMember
+   && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_COLS) ){
+    /* Left out of the query: the main row's, which is this row. */
+    int rc = idemCursorLoadMain(pCur);
+    if( rc!=SQLITE_OK ) return rc;
   }
 
   switch( iCol ){
@@ -771,6 +800,7 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
 static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
                          sqlite3_int64 *pRowid, unsigned int nWrite){
   sqlite3_value **aCol = &argv[2];
+  sqlite3_stmt *pRow;
 
   if( p->zUnusable ){
     idemVtabError(p, "%s", p->zUnusable);
@@ -796,9 +826,20 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
                   " UPDATE");
     return SQLITE_ERROR;
   }
-  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]),
-                           idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite),
-                           aCol);
+  pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
+  if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U) ){
+    /* Its query left out who, conv, tool, args, keyargs: an UPDATE that
+    ** gives one of them (to be compared with the stored one) reads the
+    ** row again. */
+    int i;
+    for(i=0; i<IDEM_NCOL && pRow; i++){
+      if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
+       && !sqlite3_value_nochange(aCol[i]) ){
+        pRow = 0;
+      }
+    }
+  }
+  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow, aCol);
 }
 
 static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
