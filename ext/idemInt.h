@@ -514,6 +514,7 @@ struct IdemVtab {
   int iPark;                  /* Its IDEM_STMT_* number */
   int bParkLent;              /* It is lent (else a private copy) */
   unsigned int nParkWrite;    /* nWrite when its cursor reached the row */
+  void *pSpareCursor;         /* A closed cursor kept for the next xOpen */
 };
 
 /* The names of the columns, by IDEM_COL_* number. */

@@ -136,6 +136,7 @@ static void idemOpenUnlink(IdemVtab *p){
 static void idemVtabFree(IdemVtab *p){
   if( p ){
     idemOpenUnlink(p);
+    sqlite3_free(p->pSpareCursor);
     idemStoreClose(p);
     idemDurableClear(&p->durable);
     idemJsonFree(p->pJson);
@@ -420,9 +421,13 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
 }
 
 static int idemOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor){
+  IdemVtab *p = (IdemVtab*)pVtab;
   IdemCursor *pCur;
-  (void)pVtab;
-  pCur = (IdemCursor*)sqlite3_malloc(sizeof(*pCur));
+  /* The cursor the last xClose kept, if any: a lookup a statement opens
+  ** and closes one. */
+  pCur = (IdemCursor*)p->pSpareCursor;
+  p->pSpareCursor = 0;
+  if( pCur==0 ) pCur = (IdemCursor*)sqlite3_malloc(sizeof(*pCur));
   if( pCur==0 ) return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
   pCur->bEof = 1;
@@ -468,7 +473,11 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
     pCur->bLent = 0;
   }
   idemCursorReset(pCur);
-  sqlite3_free(pCur);
+  if( p->pSpareCursor==0 ){
+    p->pSpareCursor = pCur;
+  }else{
+    sqlite3_free(pCur);
+  }
   return SQLITE_OK;
 }
 
