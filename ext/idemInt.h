@@ -332,7 +332,7 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
 ** (SQLITE_PREPARE_PERSISTENT) until the table is disconnected, dropped or
-** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMEMBER_L) are
+** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMEMBER_U) are
 ** lent to one cursor at a time (idemStmtLend()); a second cursor gets a
 ** private copy.
 */
@@ -349,16 +349,22 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
                                     ** + 3*lower + upper, see IDEM_PLAN_* */
 #define IDEM_STMT_Q_KEY_L      18   /* IDEM_STMT_Q_KEY without the identity */
 #define IDEM_STMT_Q_KEYMEMBER_L 19  /* IDEM_STMT_Q_KEYMEMBER without it */
-#define IDEM_STMT_CALLOF       20   /* a row's key and its call's status */
-#define IDEM_STMT_COOKIE       21   /* the schema's schema_version */
-#define IDEM_STMT_EXPIRED      22   /* the oldest expired calls (retain) */
-#define IDEM_STMT_EXPIRY_ADD   23   /* a decided call's expiry (retain) */
-#define IDEM_STMT_EXPIRY_DEL   24   /* ... and its removal */
-#define IDEM_STMT_EXPIRY_NEXT  25   /* the earliest expiry (retain) */
-#define IDEM_STMT_RESEND       26   /* take a call for sending again */
-#define IDEM_NSTMT             27
+#define IDEM_STMT_Q_KEY_N      20   /* IDEM_STMT_Q_KEY: member, status, id,
+                                    ** result (and expires) alone */
+#define IDEM_STMT_Q_KEYMEMBER_N 21  /* IDEM_STMT_Q_KEYMEMBER: the same */
+#define IDEM_STMT_Q_KEY_U      22   /* IDEM_STMT_Q_KEY without who, conv,
+                                    ** tool, args, keyargs (an UPDATE's) */
+#define IDEM_STMT_Q_KEYMEMBER_U 23  /* IDEM_STMT_Q_KEYMEMBER: the same */
+#define IDEM_STMT_CALLOF       24   /* a row's key and its call's status */
+#define IDEM_STMT_COOKIE       25   /* the schema's schema_version */
+#define IDEM_STMT_EXPIRED      26   /* the oldest expired calls (retain) */
+#define IDEM_STMT_EXPIRY_ADD   27   /* a decided call's expiry (retain) */
+#define IDEM_STMT_EXPIRY_DEL   28   /* ... and its removal */
+#define IDEM_STMT_EXPIRY_NEXT  29   /* the earliest expiry (retain) */
+#define IDEM_STMT_RESEND       30   /* take a call for sending again */
+#define IDEM_NSTMT             31
 #define IDEM_STMT_LENDABLE(i) \
-  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_L)
+  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_U)
 
 /* At most this many expired calls (each with its members) are deleted by
 ** one claim (doc/contract.md §10), oldest expiry first. */
@@ -534,6 +540,14 @@ struct IdemVtab {
   struct IdemOpenList *pOpen; /* The connection's open tables, for
                               ** idem_options() (idem_vtab.c) */
   IdemVtab *pNextOpen;        /* The next one in that list */
+  unsigned int nWrite;        /* xUpdate calls and rollbacks: a count
+                              ** that tells whether rows may have changed */
+  sqlite3_stmt *pPark;        /* An UPDATE's closed cursor's query, still
+                              ** on its row (idemStmtPark()), or NULL */
+  int iPark;                  /* Its IDEM_STMT_* number */
+  int bParkLent;              /* It is lent (else a private copy) */
+  unsigned int nParkWrite;    /* nWrite when its cursor reached the row */
+  void *pSpareCursor;         /* A closed cursor kept for the next xOpen */
 };
 
 /* The names of the columns, by IDEM_COL_* number. */
@@ -562,6 +576,16 @@ IDEM_PRIVATE int idemStmtLend(IdemVtab *p, int i, sqlite3_stmt **ppStmt,
                               int *pbLent);
 IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
                                    int bLent);
+
+/* Keep the query of an UPDATE's cursor, closed on its row, for the
+** xUpdate that follows (idemStmtParked(): the row if it is iRid and
+** nothing was written since nWrite); give it back (idemStmtUnpark(), at
+** the end of every xUpdate, at the next lend, at the transaction's end). */
+IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
+                               int bLent, unsigned int nWrite);
+IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
+                                          unsigned int nWrite);
+IDEM_PRIVATE void idemStmtUnpark(IdemVtab *p);
 
 /* The shadow tables: create them (xCreate), or check them and read their
 ** format (xConnect); upgrade a format-1 table before its first write;
@@ -673,9 +697,11 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
 ** Interface to code in idem_outcome.c (a call's outcome):
 */
 
-/* xUpdate's UPDATE and DELETE of the row with rid iRid. */
+/* xUpdate's UPDATE and DELETE of the row with rid iRid.  pRow: NULL, or
+** a query positioned on that row as it is now (the UPDATE's cursor), in
+** the columns of IDEM_STMT_BYRID, which the UPDATE reads and leaves. */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                   sqlite3_value **aCol);
+                                   sqlite3_stmt *pRow, sqlite3_value **aCol);
 IDEM_PRIVATE int idemOutcomeDelete(IdemVtab *p, sqlite3_int64 iRid);
 
 /* The reply a duplicate arrival hands back (the hidden column reply).

@@ -164,26 +164,44 @@ IDEM_PRIVATE void idemKeyHex(const unsigned char aKey[16], char zHex[33]){
   zHex[IDEM_KEY_HEX] = 0;
 }
 
-/* Value of lowercase hex digit c, or -1.  Uppercase is refused: a key has
+/* Value of lowercase hex digit c, or 0xff.  Uppercase is refused: a key has
 ** one text form, so that keys compare as text.  (JSON's \u escapes take
 ** either case: idemJsonHexVal[] in idem_canonical.c.) */
-static int idemHexDigit(int c){
-  if( c>='0' && c<='9' ) return c-'0';
-  if( c>='a' && c<='f' ) return c-'a'+10;
-  return -1;
-}
+#define X 0xff
+static const unsigned char idemHexVal[256] = {
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  0,1,2,3,4,5,6,7,8,9,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,10,11,12,13,14,15,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X
+};
+#undef X
 
-/* Parse the text form of a key: exactly 32 lowercase hex digits. */
+/* Parse the text form of a key: exactly 32 lowercase hex digits.  (A
+** table and one test at the end: a replay parses a key at every lookup.) */
 IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aKey[16]){
+  const unsigned char *u = (const unsigned char*)z;
+  unsigned int bad = 0;
   int i;
   if( z==0 || n!=IDEM_KEY_HEX ) return 0;
   for(i=0; i<IDEM_KEY_BYTES; i++){
-    int hi = idemHexDigit((unsigned char)z[2*i]);
-    int lo = idemHexDigit((unsigned char)z[2*i+1]);
-    if( hi<0 || lo<0 ) return 0;
-    aKey[i] = (unsigned char)(hi<<4 | lo);
+    unsigned int hi = idemHexVal[u[2*i]];
+    unsigned int lo = idemHexVal[u[2*i+1]];
+    bad |= hi | lo;
+    aKey[i] = (unsigned char)(hi<<4 | (lo & 0xf));
   }
-  return 1;
+  return (bad & 0xf0)==0;
 }
 
 /* The key given as an SQL value: text of exactly 32 lowercase hex digits. */

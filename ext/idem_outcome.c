@@ -576,16 +576,25 @@ static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
 }
 
 /*
+** Done with pOld, the row an UPDATE changes: the BYRID statement is reset;
+** the row of the cursor that the UPDATE runs on (bCursor) is the
+** cursor's, which SQLite steps or closes itself.
+*/
+static void idemOldDone(sqlite3_stmt *pOld, int bCursor){
+  if( !bCursor ) sqlite3_reset(pOld);
+}
+
+/*
 ** Take the call in pOld's row (rid iRid) for sending again (§14): pending,
 ** one more send, updated now, the new owner, the note given (or none: the
 ** unknown note no longer holds).
 */
 static int idemResend(IdemVtab *p, sqlite3_int64 iRid, sqlite3_stmt *pOld,
-                      sqlite3_value **aCol){
+                      int bCursor, sqlite3_value **aCol){
   char zNow[IDEM_TIME_LEN];
   sqlite3_stmt *pRes;
   int rc = idemStmt(p, IDEM_STMT_RESEND, &pRes);
-  sqlite3_reset(pOld);
+  idemOldDone(pOld, bCursor);
   if( rc!=SQLITE_OK ) return rc;
   idemNow(p->pVfs, zNow);
   rc = sqlite3_bind_int64(pRes, 1, iRid);
@@ -608,7 +617,7 @@ static int idemResend(IdemVtab *p, sqlite3_int64 iRid, sqlite3_stmt *pOld,
 ** result and note, or release it.
 */
 static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
-                     sqlite3_stmt *pOld, sqlite3_stmt *pRec,
+                     sqlite3_stmt *pOld, int bCursor, sqlite3_stmt *pRec,
                      sqlite3_value **aCol){
   char zNow[IDEM_TIME_LEN], zExpires[IDEM_TIME_LEN];
   sqlite3_int64 iNow;
@@ -618,10 +627,12 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   if( pAct->eType==IDEM_ACT_RELEASE ){
     unsigned char aKey[IDEM_KEY_BYTES];
     rc = idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
-    sqlite3_reset(pOld);
+    idemOldDone(pOld, bCursor);
     return rc ? rc : idemRelease(p, aKey);
   }
-  if( pAct->eType==IDEM_ACT_RESEND ) return idemResend(p, iRid, pOld, aCol);
+  if( pAct->eType==IDEM_ACT_RESEND ){
+    return idemResend(p, iRid, pOld, bCursor, aCol);
+  }
   if( pAct->eNote==IDEM_NOTE_RECONCILED ){
     zNote = sqlite3_mprintf("%s", IDEM_RECONCILED_NOTE);
   }else if( pAct->eNote==IDEM_NOTE_UNKNOWN ){
@@ -679,7 +690,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     }
     if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pRec, 7, zExpires, -1, SQLITE_STATIC);
   }
-  sqlite3_reset(pOld);
+  idemOldDone(pOld, bCursor);
   if( rc!=SQLITE_OK ){
     sqlite3_free(zNote);
     return idemBindError(p, pRec, rc);
@@ -693,10 +704,12 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
 /*
 ** xUpdate's UPDATE of the row with rid iRid: read, decide, apply (see the
 ** header comment).  Identity, kind and times never change; members are
-** not updated.
+** not updated.  pRow, if not NULL, is a query that holds the row as it is
+** now, in the columns of IDEM_STMT_BYRID (the cursor the UPDATE runs on:
+** idem_vtab.c), read instead of reading the row again.
 */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                   sqlite3_value **aCol){
+                                   sqlite3_stmt *pRow, sqlite3_value **aCol){
   sqlite3_stmt *pOld, *pRec;
   char zHex[IDEM_KEY_HEX+1];
   IdemChange chg;
@@ -711,17 +724,19 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   int rc;
 
   /* 1. Read. */
-  if( (rc = idemStmt(p, IDEM_STMT_RECORD, &pRec))!=SQLITE_OK
-   || (rc = idemStmt(p, IDEM_STMT_BYRID, &pOld))!=SQLITE_OK ){
-    return rc;
-  }
-  rc = sqlite3_bind_int64(pOld, 1, iRid);
-  if( rc!=SQLITE_OK ) return idemBindError(p, pOld, rc);
-  rc = sqlite3_step(pOld);
-  if( rc!=SQLITE_ROW ){
-    sqlite3_reset(pOld);
-    if( rc==SQLITE_DONE ) return SQLITE_OK;   /* released earlier in this statement */
-    return idemVtabDbError(p, rc);
+  if( (rc = idemStmt(p, IDEM_STMT_RECORD, &pRec))!=SQLITE_OK ) return rc;
+  if( pRow ){
+    pOld = pRow;
+  }else{
+    if( (rc = idemStmt(p, IDEM_STMT_BYRID, &pOld))!=SQLITE_OK ) return rc;
+    rc = sqlite3_bind_int64(pOld, 1, iRid);
+    if( rc!=SQLITE_OK ) return idemBindError(p, pOld, rc);
+    rc = sqlite3_step(pOld);
+    if( rc!=SQLITE_ROW ){
+      sqlite3_reset(pOld);
+      if( rc==SQLITE_DONE ) return SQLITE_OK;   /* released earlier in this statement */
+      return idemVtabDbError(p, rc);
+    }
   }
   if( sqlite3_column_bytes(pOld, IDEM_Q_KEY)==IDEM_KEY_BYTES ){
     idemKeyHex(sqlite3_column_blob(pOld, IDEM_Q_KEY), zHex);
@@ -784,9 +799,13 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   if( eKind==IDEM_KIND_EXTERNAL && !p->opt.bRelaxedDurability ){
     idemDurableRecord(&p->durable, p->db, p->zDb);
   }
-  rc = idemApply(p, &act, iRid, pOld, pRec, aCol);
+  rc = idemApply(p, &act, iRid, pOld, pRow!=0, pRec, aCol);
+  /* The transaction wrote: SQLite keeps its journal mode from now on, so
+  ** the settings just read hold for its next records too, as after a
+  ** claim that writes (idem_durable.c). */
+  if( rc==SQLITE_OK ) idemDurableWrote(&p->durable);
  done:
-  sqlite3_reset(pOld);
+  idemOldDone(pOld, pRow!=0);
   return rc;
 }
 

@@ -107,6 +107,21 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
   "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
   "note, created, updated, NULL, NULL, expires, honours_key, sends"
 
+/* The same, with NULL for every column but rid, member, status, id,
+** result and expires (IDEM_PLAN_NARROW: a replay of status, id, result
+** by key, whose key the cursor has bound).  Each column a query reads is
+** a copy made at each step and freed at each reset. */
+#define IDEM_QCOLS_NARROW \
+  "rid, NULL, member, NULL, NULL, NULL, NULL, NULL, status, id, result, " \
+  "NULL, NULL, NULL, NULL, NULL, expires, NULL, NULL"
+
+/* The same, with NULL for who, conv, tool, args and keyargs alone: an
+** UPDATE's query (IDEM_PLAN_UPDATE), which reads them from the call's
+** main row (IDEM_STMT_Q_MAIN) only if it is asked for them. */
+#define IDEM_QCOLS_UPDATE \
+  "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
+  "note, created, updated, NULL, owner, expires, honours_key, sends"
+
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
   "who, conv, tool, args, kind, status, note, updated, key, keyargs, owner," \
@@ -151,6 +166,12 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* Q_KEY_L */    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_L */
                    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 AND member=?2",
+  /* Q_KEY_N */    "SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 ORDER BY member",
+  /* Q_KEYMEMBER_N */
+                   "SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 AND member=?2",
+  /* Q_KEY_U */    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 ORDER BY member",
+  /* Q_KEYMEMBER_U */
+                   "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=?2",
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
                    " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",
@@ -278,6 +299,7 @@ IDEM_PRIVATE int idemStmtLend(IdemVtab *p, int i, sqlite3_stmt **ppStmt,
   int rc;
   char *zSql;
   assert( IDEM_STMT_LENDABLE(i) );
+  idemStmtUnpark(p);
   *ppStmt = 0;
   *pbLent = 0;
   if( !p->aLent[i] ){
@@ -324,6 +346,43 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 }
 
 /*
+** PARKING.  SQLite closes the cursor of an UPDATE of one row (key = ? AND
+** member = ?) just before it calls xUpdate for that row, which would then
+** read the row again (IDEM_STMT_BYRID).  So the cursor's query, still on
+** its row, is parked instead of given back: xUpdate reads the row from it
+** (idemStmtParked()) if it is the row being updated and nothing was
+** written through the table, nor rolled back, since the cursor reached it
+** (IdemVtab.nWrite).  Every xUpdate gives it back at its end, and so does
+** the next lend and the end of the transaction: a parked query never
+** outlives the statement that parked it by more than that.
+*/
+IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
+                               int bLent, unsigned int nWrite){
+  idemStmtUnpark(p);
+  p->pPark = pStmt;
+  p->iPark = i;
+  p->bParkLent = bLent;
+  p->nParkWrite = nWrite;
+}
+
+IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
+                                          unsigned int nWrite){
+  if( p->pPark && p->nParkWrite==nWrite
+   && sqlite3_column_int64(p->pPark, IDEM_Q_RID)==iRid ){
+    return p->pPark;
+  }
+  return 0;
+}
+
+IDEM_PRIVATE void idemStmtUnpark(IdemVtab *p){
+  sqlite3_stmt *pStmt = p->pPark;
+  if( pStmt ){
+    p->pPark = 0;
+    idemStmtGiveBack(p, p->iPark, pStmt, p->bParkLent);
+  }
+}
+
+/*
 ** Finalize every statement of the cache (before an upgrade, DROP, RENAME
 ** and disconnect): those lent to a cursor when it gives them back (they
 ** are stale: the cursor steps on with them, and they are never lent
@@ -332,6 +391,7 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 */
 static void idemStmtFinalizeAll(IdemVtab *p){
   int i;
+  idemStmtUnpark(p);
   for(i=0; i<IDEM_NSTMT; i++){
     if( p->aLent[i] ){
       p->aStale[i] = 1;
@@ -1319,6 +1379,7 @@ IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTE
 
 /* A transaction starts, commits or rolls back: no claim is open. */
 IDEM_PRIVATE void idemTxnClear(IdemVtab *p){
+  idemStmtUnpark(p);
   p->nTxn = 0;
   p->iTxnLevel = 0;
   p->nWin = 0;

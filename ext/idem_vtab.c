@@ -58,6 +58,27 @@
   ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
    | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS \
    | (sqlite3_uint64)1<<IDEM_COL_KEYARGS | (sqlite3_uint64)1<<IDEM_COL_OWNER)
+/* Added to a light key plan when the query reads nothing but key, member,
+** status, id and result (the replay): the inner query then reads member,
+** status, id, result (and expires) alone, each a copy fewer at every
+** step, and the key is the one the cursor bound (equal to the row's: the
+** shadow key is compared as a blob). */
+#define IDEM_PLAN_NARROW    128
+/* Added to a key plan that SQLite says reads every column (colUsed all
+** ones, as it says for an UPDATE or DELETE of a virtual table; a query
+** names at most the table's 22): the inner query leaves out who, conv,
+** tool, args and keyargs, which an UPDATE passes as unchanged, and the
+** cursor reads them from the call's main row (IDEM_STMT_Q_MAIN) only if
+** it is asked for them. */
+#define IDEM_PLAN_UPDATE    256
+#define IDEM_UPDATE_COLS \
+  ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
+   | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS \
+   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS)
+#define IDEM_NARROW_COLS \
+  ((sqlite3_uint64)1<<IDEM_COL_KEY | (sqlite3_uint64)1<<IDEM_COL_MEMBER \
+   | (sqlite3_uint64)1<<IDEM_COL_STATUS | (sqlite3_uint64)1<<IDEM_COL_ID \
+   | (sqlite3_uint64)1<<IDEM_COL_RESULT)
 
 typedef struct IdemCursor IdemCursor;
 struct IdemCursor {
@@ -66,6 +87,13 @@ struct IdemCursor {
   int iStmt;                  /* Its IDEM_STMT_* number */
   int bLent;                  /* pStmt is lent (idemStmtLend()) */
   int bEof;                   /* True at end of results */
+  int bMember;                /* The current row is a member row */
+  int bNarrow;                /* pStmt is IDEM_PLAN_NARROW's: no key column */
+  int bNoIdentity;            /* pStmt is IDEM_PLAN_UPDATE's: no who, conv,
+                              ** tool, args, keyargs (from pMain) */
+  int iFormat;                /* The table's format when pStmt was lent */
+  int bUpdate;                /* An UPDATE's: xColumn was asked nochange */
+  unsigned int nWrite;        /* IdemVtab.nWrite when it reached the row */
   sqlite3_stmt *pMain;        /* The main row of a member row's call */
   int bMainLent;              /* pMain is lent (IDEM_STMT_Q_MAIN) */
   char *zReply;               /* Cached reply of the current row */
@@ -108,6 +136,7 @@ static void idemOpenUnlink(IdemVtab *p){
 static void idemVtabFree(IdemVtab *p){
   if( p ){
     idemOpenUnlink(p);
+    sqlite3_free(p->pSpareCursor);
     idemStoreClose(p);
     idemDurableClear(&p->durable);
     idemJsonFree(p->pJson);
@@ -251,6 +280,7 @@ static int idemCommit(sqlite3_vtab *pVtab){
 
 static int idemRollback(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
+  p->nWrite++;                  /* rows a cursor holds may be gone */
   idemTxnClear(p);
   idemDurableRollback(&p->durable, p->db, p->zDb);
   return SQLITE_OK;
@@ -267,6 +297,8 @@ static int idemReleaseSp(sqlite3_vtab *pVtab, int iSavepoint){
 }
 
 static int idemRollbackToSp(sqlite3_vtab *pVtab, int iSavepoint){
+  ((IdemVtab*)pVtab)->nWrite++;
+  idemStmtUnpark((IdemVtab*)pVtab);
   idemTxnRollbackTo((IdemVtab*)pVtab, iSavepoint);
   return SQLITE_OK;
 }
@@ -339,6 +371,12 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
     if( (pInfo->colUsed & IDEM_IDENTITY_COLS)==0 ){
       pInfo->idxNum |= IDEM_PLAN_LIGHT;
     }
+    if( (pInfo->colUsed & ~IDEM_NARROW_COLS)==0 ){
+      pInfo->idxNum |= IDEM_PLAN_NARROW;
+    }
+    if( pInfo->colUsed==~(sqlite3_uint64)0 ){
+      pInfo->idxNum |= IDEM_PLAN_UPDATE;
+    }
     /* key = ? alone is a group (the call and its members): not unique, or
     ** an UPDATE or DELETE would act on its first row only. */
     if( iMember>=0 ) pInfo->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
@@ -380,9 +418,13 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
 }
 
 static int idemOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor){
+  IdemVtab *p = (IdemVtab*)pVtab;
   IdemCursor *pCur;
-  (void)pVtab;
-  pCur = (IdemCursor*)sqlite3_malloc(sizeof(*pCur));
+  /* The cursor the last xClose kept, if any: a lookup a statement opens
+  ** and closes one. */
+  pCur = (IdemCursor*)p->pSpareCursor;
+  p->pSpareCursor = 0;
+  if( pCur==0 ) pCur = (IdemCursor*)sqlite3_malloc(sizeof(*pCur));
   if( pCur==0 ) return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
   pCur->bEof = 1;
@@ -406,12 +448,33 @@ static void idemCursorReset(IdemCursor *pCur){
   sqlite3_free(pCur->zReply);
   pCur->zReply = 0;
   pCur->bEof = 1;
+  pCur->bMember = 0;
+  pCur->bNarrow = 0;
+  pCur->bNoIdentity = 0;
 }
 
 static int idemClose(sqlite3_vtab_cursor *pCursor){
   IdemCursor *pCur = (IdemCursor*)pCursor;
+  IdemVtab *p = (IdemVtab*)pCursor->pVtab;
+  int i = pCur->iStmt;
+  /* An UPDATE's cursor closed on a row, whose query has every column of
+  ** the row (IDEM_STMT_BYRID's) as the table's format has them: kept for
+  ** the xUpdate that follows (idemStmtPark()). */
+  if( pCur->bUpdate && !pCur->bEof && pCur->pStmt
+   && pCur->iFormat==p->iFormat
+   && (i==IDEM_STMT_Q_SCAN || i==IDEM_STMT_Q_KEY || i==IDEM_STMT_Q_KEYMEMBER
+       || i==IDEM_STMT_Q_KEY_U || i==IDEM_STMT_Q_KEYMEMBER_U
+       || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
+    idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite);
+    pCur->pStmt = 0;
+    pCur->bLent = 0;
+  }
   idemCursorReset(pCur);
-  sqlite3_free(pCur);
+  if( p->pSpareCursor==0 ){
+    p->pSpareCursor = pCur;
+  }else{
+    sqlite3_free(pCur);
+  }
   return SQLITE_OK;
 }
 
@@ -422,9 +485,16 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
 */
 static int idemCursorLoadMain(IdemCursor *pCur){
   IdemVtab *p = (IdemVtab*)pCur->base.pVtab;
-  const void *aKey = sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
-  int nKey = sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY);
+  const void *aKey;
+  int nKey;
   int rc;
+  if( pCur->bNarrow ){
+    aKey = pCur->aKey;
+    nKey = IDEM_KEY_BYTES;
+  }else{
+    aKey = sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
+    nKey = sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY);
+  }
   if( pCur->pMain ){
     const void *aHave;
     if( sqlite3_stmt_busy(pCur->pMain) ){
@@ -453,7 +523,7 @@ static int idemCursorLoadMain(IdemCursor *pCur){
 */
 static int idemCursorExpired(IdemCursor *pCur){
   const char *zExp;
-  if( sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0 ){
+  if( pCur->bMember ){
     if( pCur->pMain==0 || !sqlite3_stmt_busy(pCur->pMain)
      || sqlite3_data_count(pCur->pMain)==0 ){
       return 0;
@@ -472,11 +542,15 @@ static int idemNext(sqlite3_vtab_cursor *pCursor){
   pCur->zReply = 0;
   while( (rc = sqlite3_step(pCur->pStmt))==SQLITE_ROW ){
     pCur->bEof = 0;
-    if( sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0 ){
+    pCur->bMember = sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0;
+    if( pCur->bMember ){
       rc = idemCursorLoadMain(pCur);
       if( rc!=SQLITE_OK ) return rc;    /* with its message */
     }
-    if( !pCur->bRetain || !idemCursorExpired(pCur) ) return SQLITE_OK;
+    if( !pCur->bRetain || !idemCursorExpired(pCur) ){
+      pCur->nWrite = ((IdemVtab*)pCur->base.pVtab)->nWrite;
+      return SQLITE_OK;
+    }
   }
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
@@ -498,9 +572,11 @@ static int idemFilter(
   sqlite3_int64 iMember = 0;
   int iStmt, rc;
   int bLight = (idxNum & IDEM_PLAN_LIGHT)!=0;
+  int bNarrow = (idxNum & IDEM_PLAN_NARROW)!=0;
+  int bUpd = (idxNum & IDEM_PLAN_UPDATE)!=0;
   (void)idxStr; (void)argc;
 
-  idxNum &= ~IDEM_PLAN_LIGHT;
+  idxNum &= ~(IDEM_PLAN_LIGHT|IDEM_PLAN_NARROW|IDEM_PLAN_UPDATE);
   idemCursorReset(pCur);
   pCur->bRetain = p->opt.iRetainMs>0;
   if( pCur->bRetain || p->opt.iStaleAfterMs>0 ){
@@ -519,7 +595,11 @@ static int idemFilter(
       if( bInt<0 ) return SQLITE_NOMEM;
       if( !bInt ) return SQLITE_OK;
     }
-    if( bLight ){
+    if( bUpd ){
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_U : IDEM_STMT_Q_KEYMEMBER_U;
+    }else if( bNarrow ){
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_N : IDEM_STMT_Q_KEYMEMBER_N;
+    }else if( bLight ){
       iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_L : IDEM_STMT_Q_KEYMEMBER_L;
     }else{
       iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY : IDEM_STMT_Q_KEYMEMBER;
@@ -533,6 +613,9 @@ static int idemFilter(
   rc = idemStmtLend(p, iStmt, &pCur->pStmt, &pCur->bLent);
   if( rc!=SQLITE_OK ) return rc;
   pCur->iStmt = iStmt;
+  pCur->iFormat = p->iFormat;
+  pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N;
+  pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
@@ -574,8 +657,8 @@ static int idemRowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
 ** from the call's main row.
 */
 static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
-  int bMember = sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0;
-  if( bMember ){
+  if( pCur->bMember
+   || (pCur->bNoIdentity && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_COLS)) ){
     int iM = -1;
     switch( iCol ){
       case IDEM_COL_WHO:     iM = IDEM_M_WHO;     break;
@@ -631,13 +714,24 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
 
   /* An UPDATE asks for the columns it does not change: leave them unset,
   ** so that xUpdate sees sqlite3_value_nochange(). */
-  if( sqlite3_vtab_nochange(ctx) ) return SQLITE_OK;
+  if( sqlite3_vtab_nochange(ctx) ){
+    pCur->bUpdate = 1;
+    return SQLITE_OK;
+  }
+  if( pCur->bNoIdentity && !pCur->bMember
+   && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_COLS) ){
+    /* Left out of the query: the main row's, which is this row. */
+    int rc = idemCursorLoadMain(pCur);
+    if( rc!=SQLITE_OK ) return rc;
+  }
 
   switch( iCol ){
     case IDEM_COL_KEY: {
       char zHex[IDEM_KEY_HEX+1];
-      const unsigned char *a = sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
-      if( a && sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY)==IDEM_KEY_BYTES ){
+      const unsigned char *a = pCur->bNarrow ? pCur->aKey
+                             : sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
+      if( a && (pCur->bNarrow
+                || sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY)==IDEM_KEY_BYTES) ){
         idemKeyHex(a, zHex);
         sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
       }else{
@@ -709,10 +803,10 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
 ** xUpdate: the rowid is idem's; everything else is a rule of the claim
 ** (idem_claim.c, idem_outcome.c).
 */
-static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
-                      sqlite3_int64 *pRowid){
-  IdemVtab *p = (IdemVtab*)pVtab;
+static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
+                         sqlite3_int64 *pRowid, unsigned int nWrite){
   sqlite3_value **aCol = &argv[2];
+  sqlite3_stmt *pRow;
 
   if( p->zUnusable ){
     idemVtabError(p, "%s", p->zUnusable);
@@ -738,8 +832,30 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                   " UPDATE");
     return SQLITE_ERROR;
   }
-  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), aCol);
+  pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
+  if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U) ){
+    /* Its query left out who, conv, tool, args, keyargs: an UPDATE that
+    ** gives one of them (to be compared with the stored one) reads the
+    ** row again. */
+    int i;
+    for(i=0; i<IDEM_NCOL && pRow; i++){
+      if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
+       && !sqlite3_value_nochange(aCol[i]) ){
+        pRow = 0;
+      }
+    }
+  }
+  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow, aCol);
 }
+
+static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                      sqlite3_int64 *pRowid){
+  IdemVtab *p = (IdemVtab*)pVtab;
+  int rc = idemUpdateRow(p, argc, argv, pRowid, p->nWrite++);
+  idemStmtUnpark(p);           /* a row is parked for one xUpdate */
+  return rc;
+}
+
 
 #if SQLITE_VERSION_NUMBER>=3044000
 /* xIntegrity: PRAGMA integrity_check and quick_check (idemStoreIntegrity()). */

@@ -66,9 +66,12 @@ bench-instructions: $(LIB) $(BUILD)/bench $(BUILD)/.deps-bench  ## make bench's 
 
 # make bench-claim-txn: one claim a transaction (BEGIN; INSERT; COMMIT,
 # prepared), idem against the rowid table, WAL and DELETE, in instructions
-# (test/bench/claim_txn.sh; a minute): doc/performance.md's headline row.
-bench-claim-txn: $(LIB) $(BUILD)/.deps-bench  ## one claim a transaction against a rowid table, WAL and DELETE (callgrind)
+# (test/bench/claim_txn.sh; a minute): doc/performance.md's headline row;
+# then a replay by key in autocommit and a record a transaction
+# (test/bench/replay_txn.sh; half a minute).
+bench-claim-txn: $(LIB) $(BUILD)/.deps-bench  ## one claim, replay, record a transaction against a rowid table, WAL and DELETE (callgrind)
 	test/bench/claim_txn.sh $(BUILD)
+	test/bench/replay_txn.sh $(BUILD)
 
 bench-long: $(LIB) $(BUILD)/bench  ## a claim at 10M claims against 10K (~16 GB, long)
 	$(BUILD)/bench --lib $(BUILD)/idem --only scale --scale 10000000

@@ -448,7 +448,7 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
 ** (SQLITE_PREPARE_PERSISTENT) until the table is disconnected, dropped or
-** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMEMBER_L) are
+** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMEMBER_U) are
 ** lent to one cursor at a time (idemStmtLend()); a second cursor gets a
 ** private copy.
 */
@@ -465,16 +465,22 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
                                     ** + 3*lower + upper, see IDEM_PLAN_* */
 #define IDEM_STMT_Q_KEY_L      18   /* IDEM_STMT_Q_KEY without the identity */
 #define IDEM_STMT_Q_KEYMEMBER_L 19  /* IDEM_STMT_Q_KEYMEMBER without it */
-#define IDEM_STMT_CALLOF       20   /* a row's key and its call's status */
-#define IDEM_STMT_COOKIE       21   /* the schema's schema_version */
-#define IDEM_STMT_EXPIRED      22   /* the oldest expired calls (retain) */
-#define IDEM_STMT_EXPIRY_ADD   23   /* a decided call's expiry (retain) */
-#define IDEM_STMT_EXPIRY_DEL   24   /* ... and its removal */
-#define IDEM_STMT_EXPIRY_NEXT  25   /* the earliest expiry (retain) */
-#define IDEM_STMT_RESEND       26   /* take a call for sending again */
-#define IDEM_NSTMT             27
+#define IDEM_STMT_Q_KEY_N      20   /* IDEM_STMT_Q_KEY: member, status, id,
+                                    ** result (and expires) alone */
+#define IDEM_STMT_Q_KEYMEMBER_N 21  /* IDEM_STMT_Q_KEYMEMBER: the same */
+#define IDEM_STMT_Q_KEY_U      22   /* IDEM_STMT_Q_KEY without who, conv,
+                                    ** tool, args, keyargs (an UPDATE's) */
+#define IDEM_STMT_Q_KEYMEMBER_U 23  /* IDEM_STMT_Q_KEYMEMBER: the same */
+#define IDEM_STMT_CALLOF       24   /* a row's key and its call's status */
+#define IDEM_STMT_COOKIE       25   /* the schema's schema_version */
+#define IDEM_STMT_EXPIRED      26   /* the oldest expired calls (retain) */
+#define IDEM_STMT_EXPIRY_ADD   27   /* a decided call's expiry (retain) */
+#define IDEM_STMT_EXPIRY_DEL   28   /* ... and its removal */
+#define IDEM_STMT_EXPIRY_NEXT  29   /* the earliest expiry (retain) */
+#define IDEM_STMT_RESEND       30   /* take a call for sending again */
+#define IDEM_NSTMT             31
 #define IDEM_STMT_LENDABLE(i) \
-  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_L)
+  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_U)
 
 /* At most this many expired calls (each with its members) are deleted by
 ** one claim (doc/contract.md §10), oldest expiry first. */
@@ -650,6 +656,14 @@ struct IdemVtab {
   struct IdemOpenList *pOpen; /* The connection's open tables, for
                               ** idem_options() (idem_vtab.c) */
   IdemVtab *pNextOpen;        /* The next one in that list */
+  unsigned int nWrite;        /* xUpdate calls and rollbacks: a count
+                              ** that tells whether rows may have changed */
+  sqlite3_stmt *pPark;        /* An UPDATE's closed cursor's query, still
+                              ** on its row (idemStmtPark()), or NULL */
+  int iPark;                  /* Its IDEM_STMT_* number */
+  int bParkLent;              /* It is lent (else a private copy) */
+  unsigned int nParkWrite;    /* nWrite when its cursor reached the row */
+  void *pSpareCursor;         /* A closed cursor kept for the next xOpen */
 };
 
 /* The names of the columns, by IDEM_COL_* number. */
@@ -678,6 +692,16 @@ IDEM_PRIVATE int idemStmtLend(IdemVtab *p, int i, sqlite3_stmt **ppStmt,
                               int *pbLent);
 IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
                                    int bLent);
+
+/* Keep the query of an UPDATE's cursor, closed on its row, for the
+** xUpdate that follows (idemStmtParked(): the row if it is iRid and
+** nothing was written since nWrite); give it back (idemStmtUnpark(), at
+** the end of every xUpdate, at the next lend, at the transaction's end). */
+IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
+                               int bLent, unsigned int nWrite);
+IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
+                                          unsigned int nWrite);
+IDEM_PRIVATE void idemStmtUnpark(IdemVtab *p);
 
 /* The shadow tables: create them (xCreate), or check them and read their
 ** format (xConnect); upgrade a format-1 table before its first write;
@@ -789,9 +813,11 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
 ** Interface to code in idem_outcome.c (a call's outcome):
 */
 
-/* xUpdate's UPDATE and DELETE of the row with rid iRid. */
+/* xUpdate's UPDATE and DELETE of the row with rid iRid.  pRow: NULL, or
+** a query positioned on that row as it is now (the UPDATE's cursor), in
+** the columns of IDEM_STMT_BYRID, which the UPDATE reads and leaves. */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                   sqlite3_value **aCol);
+                                   sqlite3_stmt *pRow, sqlite3_value **aCol);
 IDEM_PRIVATE int idemOutcomeDelete(IdemVtab *p, sqlite3_int64 iRid);
 
 /* The reply a duplicate arrival hands back (the hidden column reply).
@@ -6431,26 +6457,44 @@ IDEM_PRIVATE void idemKeyHex(const unsigned char aKey[16], char zHex[33]){
   zHex[IDEM_KEY_HEX] = 0;
 }
 
-/* Value of lowercase hex digit c, or -1.  Uppercase is refused: a key has
+/* Value of lowercase hex digit c, or 0xff.  Uppercase is refused: a key has
 ** one text form, so that keys compare as text.  (JSON's \u escapes take
 ** either case: idemJsonHexVal[] in idem_canonical.c.) */
-static int idemHexDigit(int c){
-  if( c>='0' && c<='9' ) return c-'0';
-  if( c>='a' && c<='f' ) return c-'a'+10;
-  return -1;
-}
+#define X 0xff
+static const unsigned char idemHexVal[256] = {
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  0,1,2,3,4,5,6,7,8,9,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,10,11,12,13,14,15,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
+  X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X
+};
+#undef X
 
-/* Parse the text form of a key: exactly 32 lowercase hex digits. */
+/* Parse the text form of a key: exactly 32 lowercase hex digits.  (A
+** table and one test at the end: a replay parses a key at every lookup.) */
 IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aKey[16]){
+  const unsigned char *u = (const unsigned char*)z;
+  unsigned int bad = 0;
   int i;
   if( z==0 || n!=IDEM_KEY_HEX ) return 0;
   for(i=0; i<IDEM_KEY_BYTES; i++){
-    int hi = idemHexDigit((unsigned char)z[2*i]);
-    int lo = idemHexDigit((unsigned char)z[2*i+1]);
-    if( hi<0 || lo<0 ) return 0;
-    aKey[i] = (unsigned char)(hi<<4 | lo);
+    unsigned int hi = idemHexVal[u[2*i]];
+    unsigned int lo = idemHexVal[u[2*i+1]];
+    bad |= hi | lo;
+    aKey[i] = (unsigned char)(hi<<4 | (lo & 0xf));
   }
-  return 1;
+  return (bad & 0xf0)==0;
 }
 
 /* The key given as an SQL value: text of exactly 32 lowercase hex digits. */
@@ -7473,6 +7517,21 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
   "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
   "note, created, updated, NULL, NULL, expires, honours_key, sends"
 
+/* The same, with NULL for every column but rid, member, status, id,
+** result and expires (IDEM_PLAN_NARROW: a replay of status, id, result
+** by key, whose key the cursor has bound).  Each column a query reads is
+** a copy made at each step and freed at each reset. */
+#define IDEM_QCOLS_NARROW \
+  "rid, NULL, member, NULL, NULL, NULL, NULL, NULL, status, id, result, " \
+  "NULL, NULL, NULL, NULL, NULL, expires, NULL, NULL"
+
+/* The same, with NULL for who, conv, tool, args and keyargs alone: an
+** UPDATE's query (IDEM_PLAN_UPDATE), which reads them from the call's
+** main row (IDEM_STMT_Q_MAIN) only if it is asked for them. */
+#define IDEM_QCOLS_UPDATE \
+  "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
+  "note, created, updated, NULL, owner, expires, honours_key, sends"
+
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
   "who, conv, tool, args, kind, status, note, updated, key, keyargs, owner," \
@@ -7517,6 +7576,12 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* Q_KEY_L */    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_L */
                    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 AND member=?2",
+  /* Q_KEY_N */    "SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 ORDER BY member",
+  /* Q_KEYMEMBER_N */
+                   "SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 AND member=?2",
+  /* Q_KEY_U */    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 ORDER BY member",
+  /* Q_KEYMEMBER_U */
+                   "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=?2",
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
                    " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",
@@ -7644,6 +7709,7 @@ IDEM_PRIVATE int idemStmtLend(IdemVtab *p, int i, sqlite3_stmt **ppStmt,
   int rc;
   char *zSql;
   assert( IDEM_STMT_LENDABLE(i) );
+  idemStmtUnpark(p);
   *ppStmt = 0;
   *pbLent = 0;
   if( !p->aLent[i] ){
@@ -7690,6 +7756,43 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 }
 
 /*
+** PARKING.  SQLite closes the cursor of an UPDATE of one row (key = ? AND
+** member = ?) just before it calls xUpdate for that row, which would then
+** read the row again (IDEM_STMT_BYRID).  So the cursor's query, still on
+** its row, is parked instead of given back: xUpdate reads the row from it
+** (idemStmtParked()) if it is the row being updated and nothing was
+** written through the table, nor rolled back, since the cursor reached it
+** (IdemVtab.nWrite).  Every xUpdate gives it back at its end, and so does
+** the next lend and the end of the transaction: a parked query never
+** outlives the statement that parked it by more than that.
+*/
+IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
+                               int bLent, unsigned int nWrite){
+  idemStmtUnpark(p);
+  p->pPark = pStmt;
+  p->iPark = i;
+  p->bParkLent = bLent;
+  p->nParkWrite = nWrite;
+}
+
+IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
+                                          unsigned int nWrite){
+  if( p->pPark && p->nParkWrite==nWrite
+   && sqlite3_column_int64(p->pPark, IDEM_Q_RID)==iRid ){
+    return p->pPark;
+  }
+  return 0;
+}
+
+IDEM_PRIVATE void idemStmtUnpark(IdemVtab *p){
+  sqlite3_stmt *pStmt = p->pPark;
+  if( pStmt ){
+    p->pPark = 0;
+    idemStmtGiveBack(p, p->iPark, pStmt, p->bParkLent);
+  }
+}
+
+/*
 ** Finalize every statement of the cache (before an upgrade, DROP, RENAME
 ** and disconnect): those lent to a cursor when it gives them back (they
 ** are stale: the cursor steps on with them, and they are never lent
@@ -7698,6 +7801,7 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 */
 static void idemStmtFinalizeAll(IdemVtab *p){
   int i;
+  idemStmtUnpark(p);
   for(i=0; i<IDEM_NSTMT; i++){
     if( p->aLent[i] ){
       p->aStale[i] = 1;
@@ -8685,6 +8789,7 @@ IDEM_PRIVATE void idemTxnAdd(IdemVtab *p, const unsigned char aKey[IDEM_KEY_BYTE
 
 /* A transaction starts, commits or rolls back: no claim is open. */
 IDEM_PRIVATE void idemTxnClear(IdemVtab *p){
+  idemStmtUnpark(p);
   p->nTxn = 0;
   p->iTxnLevel = 0;
   p->nWin = 0;
@@ -10699,16 +10804,25 @@ static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
 }
 
 /*
+** Done with pOld, the row an UPDATE changes: the BYRID statement is reset;
+** the row of the cursor that the UPDATE runs on (bCursor) is the
+** cursor's, which SQLite steps or closes itself.
+*/
+static void idemOldDone(sqlite3_stmt *pOld, int bCursor){
+  if( !bCursor ) sqlite3_reset(pOld);
+}
+
+/*
 ** Take the call in pOld's row (rid iRid) for sending again (§14): pending,
 ** one more send, updated now, the new owner, the note given (or none: the
 ** unknown note no longer holds).
 */
 static int idemResend(IdemVtab *p, sqlite3_int64 iRid, sqlite3_stmt *pOld,
-                      sqlite3_value **aCol){
+                      int bCursor, sqlite3_value **aCol){
   char zNow[IDEM_TIME_LEN];
   sqlite3_stmt *pRes;
   int rc = idemStmt(p, IDEM_STMT_RESEND, &pRes);
-  sqlite3_reset(pOld);
+  idemOldDone(pOld, bCursor);
   if( rc!=SQLITE_OK ) return rc;
   idemNow(p->pVfs, zNow);
   rc = sqlite3_bind_int64(pRes, 1, iRid);
@@ -10731,7 +10845,7 @@ static int idemResend(IdemVtab *p, sqlite3_int64 iRid, sqlite3_stmt *pOld,
 ** result and note, or release it.
 */
 static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
-                     sqlite3_stmt *pOld, sqlite3_stmt *pRec,
+                     sqlite3_stmt *pOld, int bCursor, sqlite3_stmt *pRec,
                      sqlite3_value **aCol){
   char zNow[IDEM_TIME_LEN], zExpires[IDEM_TIME_LEN];
   sqlite3_int64 iNow;
@@ -10741,10 +10855,12 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   if( pAct->eType==IDEM_ACT_RELEASE ){
     unsigned char aKey[IDEM_KEY_BYTES];
     rc = idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
-    sqlite3_reset(pOld);
+    idemOldDone(pOld, bCursor);
     return rc ? rc : idemRelease(p, aKey);
   }
-  if( pAct->eType==IDEM_ACT_RESEND ) return idemResend(p, iRid, pOld, aCol);
+  if( pAct->eType==IDEM_ACT_RESEND ){
+    return idemResend(p, iRid, pOld, bCursor, aCol);
+  }
   if( pAct->eNote==IDEM_NOTE_RECONCILED ){
     zNote = sqlite3_mprintf("%s", IDEM_RECONCILED_NOTE);
   }else if( pAct->eNote==IDEM_NOTE_UNKNOWN ){
@@ -10802,7 +10918,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     }
     if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pRec, 7, zExpires, -1, SQLITE_STATIC);
   }
-  sqlite3_reset(pOld);
+  idemOldDone(pOld, bCursor);
   if( rc!=SQLITE_OK ){
     sqlite3_free(zNote);
     return idemBindError(p, pRec, rc);
@@ -10816,10 +10932,12 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
 /*
 ** xUpdate's UPDATE of the row with rid iRid: read, decide, apply (see the
 ** header comment).  Identity, kind and times never change; members are
-** not updated.
+** not updated.  pRow, if not NULL, is a query that holds the row as it is
+** now, in the columns of IDEM_STMT_BYRID (the cursor the UPDATE runs on:
+** idem_vtab.c), read instead of reading the row again.
 */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                   sqlite3_value **aCol){
+                                   sqlite3_stmt *pRow, sqlite3_value **aCol){
   sqlite3_stmt *pOld, *pRec;
   char zHex[IDEM_KEY_HEX+1];
   IdemChange chg;
@@ -10834,17 +10952,19 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   int rc;
 
   /* 1. Read. */
-  if( (rc = idemStmt(p, IDEM_STMT_RECORD, &pRec))!=SQLITE_OK
-   || (rc = idemStmt(p, IDEM_STMT_BYRID, &pOld))!=SQLITE_OK ){
-    return rc;
-  }
-  rc = sqlite3_bind_int64(pOld, 1, iRid);
-  if( rc!=SQLITE_OK ) return idemBindError(p, pOld, rc);
-  rc = sqlite3_step(pOld);
-  if( rc!=SQLITE_ROW ){
-    sqlite3_reset(pOld);
-    if( rc==SQLITE_DONE ) return SQLITE_OK;   /* released earlier in this statement */
-    return idemVtabDbError(p, rc);
+  if( (rc = idemStmt(p, IDEM_STMT_RECORD, &pRec))!=SQLITE_OK ) return rc;
+  if( pRow ){
+    pOld = pRow;
+  }else{
+    if( (rc = idemStmt(p, IDEM_STMT_BYRID, &pOld))!=SQLITE_OK ) return rc;
+    rc = sqlite3_bind_int64(pOld, 1, iRid);
+    if( rc!=SQLITE_OK ) return idemBindError(p, pOld, rc);
+    rc = sqlite3_step(pOld);
+    if( rc!=SQLITE_ROW ){
+      sqlite3_reset(pOld);
+      if( rc==SQLITE_DONE ) return SQLITE_OK;   /* released earlier in this statement */
+      return idemVtabDbError(p, rc);
+    }
   }
   if( sqlite3_column_bytes(pOld, IDEM_Q_KEY)==IDEM_KEY_BYTES ){
     idemKeyHex(sqlite3_column_blob(pOld, IDEM_Q_KEY), zHex);
@@ -10907,9 +11027,13 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   if( eKind==IDEM_KIND_EXTERNAL && !p->opt.bRelaxedDurability ){
     idemDurableRecord(&p->durable, p->db, p->zDb);
   }
-  rc = idemApply(p, &act, iRid, pOld, pRec, aCol);
+  rc = idemApply(p, &act, iRid, pOld, pRow!=0, pRec, aCol);
+  /* The transaction wrote: SQLite keeps its journal mode from now on, so
+  ** the settings just read hold for its next records too, as after a
+  ** claim that writes (idem_durable.c). */
+  if( rc==SQLITE_OK ) idemDurableWrote(&p->durable);
  done:
-  sqlite3_reset(pOld);
+  idemOldDone(pOld, pRow!=0);
   return rc;
 }
 
@@ -11423,6 +11547,27 @@ IDEM_PRIVATE int idemCommitSync(IdemVtab *p){
   ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
    | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS \
    | (sqlite3_uint64)1<<IDEM_COL_KEYARGS | (sqlite3_uint64)1<<IDEM_COL_OWNER)
+/* Added to a light key plan when the query reads nothing but key, member,
+** status, id and result (the replay): the inner query then reads member,
+** status, id, result (and expires) alone, each a copy fewer at every
+** step, and the key is the one the cursor bound (equal to the row's: the
+** shadow key is compared as a blob). */
+#define IDEM_PLAN_NARROW    128
+/* Added to a key plan that SQLite says reads every column (colUsed all
+** ones, as it says for an UPDATE or DELETE of a virtual table; a query
+** names at most the table's 22): the inner query leaves out who, conv,
+** tool, args and keyargs, which an UPDATE passes as unchanged, and the
+** cursor reads them from the call's main row (IDEM_STMT_Q_MAIN) only if
+** it is asked for them. */
+#define IDEM_PLAN_UPDATE    256
+#define IDEM_UPDATE_COLS \
+  ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
+   | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS \
+   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS)
+#define IDEM_NARROW_COLS \
+  ((sqlite3_uint64)1<<IDEM_COL_KEY | (sqlite3_uint64)1<<IDEM_COL_MEMBER \
+   | (sqlite3_uint64)1<<IDEM_COL_STATUS | (sqlite3_uint64)1<<IDEM_COL_ID \
+   | (sqlite3_uint64)1<<IDEM_COL_RESULT)
 
 typedef struct IdemCursor IdemCursor;
 struct IdemCursor {
@@ -11431,6 +11576,13 @@ struct IdemCursor {
   int iStmt;                  /* Its IDEM_STMT_* number */
   int bLent;                  /* pStmt is lent (idemStmtLend()) */
   int bEof;                   /* True at end of results */
+  int bMember;                /* The current row is a member row */
+  int bNarrow;                /* pStmt is IDEM_PLAN_NARROW's: no key column */
+  int bNoIdentity;            /* pStmt is IDEM_PLAN_UPDATE's: no who, conv,
+                              ** tool, args, keyargs (from pMain) */
+  int iFormat;                /* The table's format when pStmt was lent */
+  int bUpdate;                /* An UPDATE's: xColumn was asked nochange */
+  unsigned int nWrite;        /* IdemVtab.nWrite when it reached the row */
   sqlite3_stmt *pMain;        /* The main row of a member row's call */
   int bMainLent;              /* pMain is lent (IDEM_STMT_Q_MAIN) */
   char *zReply;               /* Cached reply of the current row */
@@ -11473,6 +11625,7 @@ static void idemOpenUnlink(IdemVtab *p){
 static void idemVtabFree(IdemVtab *p){
   if( p ){
     idemOpenUnlink(p);
+    sqlite3_free(p->pSpareCursor);
     idemStoreClose(p);
     idemDurableClear(&p->durable);
     idemJsonFree(p->pJson);
@@ -11616,6 +11769,7 @@ static int idemCommit(sqlite3_vtab *pVtab){
 
 static int idemRollback(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
+  p->nWrite++;                  /* rows a cursor holds may be gone */
   idemTxnClear(p);
   idemDurableRollback(&p->durable, p->db, p->zDb);
   return SQLITE_OK;
@@ -11632,6 +11786,8 @@ static int idemReleaseSp(sqlite3_vtab *pVtab, int iSavepoint){
 }
 
 static int idemRollbackToSp(sqlite3_vtab *pVtab, int iSavepoint){
+  ((IdemVtab*)pVtab)->nWrite++;
+  idemStmtUnpark((IdemVtab*)pVtab);
   idemTxnRollbackTo((IdemVtab*)pVtab, iSavepoint);
   return SQLITE_OK;
 }
@@ -11704,6 +11860,12 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
     if( (pInfo->colUsed & IDEM_IDENTITY_COLS)==0 ){
       pInfo->idxNum |= IDEM_PLAN_LIGHT;
     }
+    if( (pInfo->colUsed & ~IDEM_NARROW_COLS)==0 ){
+      pInfo->idxNum |= IDEM_PLAN_NARROW;
+    }
+    if( pInfo->colUsed==~(sqlite3_uint64)0 ){
+      pInfo->idxNum |= IDEM_PLAN_UPDATE;
+    }
     /* key = ? alone is a group (the call and its members): not unique, or
     ** an UPDATE or DELETE would act on its first row only. */
     if( iMember>=0 ) pInfo->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
@@ -11745,9 +11907,13 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
 }
 
 static int idemOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor){
+  IdemVtab *p = (IdemVtab*)pVtab;
   IdemCursor *pCur;
-  (void)pVtab;
-  pCur = (IdemCursor*)sqlite3_malloc(sizeof(*pCur));
+  /* The cursor the last xClose kept, if any: a lookup a statement opens
+  ** and closes one. */
+  pCur = (IdemCursor*)p->pSpareCursor;
+  p->pSpareCursor = 0;
+  if( pCur==0 ) pCur = (IdemCursor*)sqlite3_malloc(sizeof(*pCur));
   if( pCur==0 ) return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
   pCur->bEof = 1;
@@ -11771,12 +11937,33 @@ static void idemCursorReset(IdemCursor *pCur){
   sqlite3_free(pCur->zReply);
   pCur->zReply = 0;
   pCur->bEof = 1;
+  pCur->bMember = 0;
+  pCur->bNarrow = 0;
+  pCur->bNoIdentity = 0;
 }
 
 static int idemClose(sqlite3_vtab_cursor *pCursor){
   IdemCursor *pCur = (IdemCursor*)pCursor;
+  IdemVtab *p = (IdemVtab*)pCursor->pVtab;
+  int i = pCur->iStmt;
+  /* An UPDATE's cursor closed on a row, whose query has every column of
+  ** the row (IDEM_STMT_BYRID's) as the table's format has them: kept for
+  ** the xUpdate that follows (idemStmtPark()). */
+  if( pCur->bUpdate && !pCur->bEof && pCur->pStmt
+   && pCur->iFormat==p->iFormat
+   && (i==IDEM_STMT_Q_SCAN || i==IDEM_STMT_Q_KEY || i==IDEM_STMT_Q_KEYMEMBER
+       || i==IDEM_STMT_Q_KEY_U || i==IDEM_STMT_Q_KEYMEMBER_U
+       || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
+    idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite);
+    pCur->pStmt = 0;
+    pCur->bLent = 0;
+  }
   idemCursorReset(pCur);
-  sqlite3_free(pCur);
+  if( p->pSpareCursor==0 ){
+    p->pSpareCursor = pCur;
+  }else{
+    sqlite3_free(pCur);
+  }
   return SQLITE_OK;
 }
 
@@ -11787,9 +11974,16 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
 */
 static int idemCursorLoadMain(IdemCursor *pCur){
   IdemVtab *p = (IdemVtab*)pCur->base.pVtab;
-  const void *aKey = sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
-  int nKey = sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY);
+  const void *aKey;
+  int nKey;
   int rc;
+  if( pCur->bNarrow ){
+    aKey = pCur->aKey;
+    nKey = IDEM_KEY_BYTES;
+  }else{
+    aKey = sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
+    nKey = sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY);
+  }
   if( pCur->pMain ){
     const void *aHave;
     if( sqlite3_stmt_busy(pCur->pMain) ){
@@ -11818,7 +12012,7 @@ static int idemCursorLoadMain(IdemCursor *pCur){
 */
 static int idemCursorExpired(IdemCursor *pCur){
   const char *zExp;
-  if( sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0 ){
+  if( pCur->bMember ){
     if( pCur->pMain==0 || !sqlite3_stmt_busy(pCur->pMain)
      || sqlite3_data_count(pCur->pMain)==0 ){
       return 0;
@@ -11837,11 +12031,15 @@ static int idemNext(sqlite3_vtab_cursor *pCursor){
   pCur->zReply = 0;
   while( (rc = sqlite3_step(pCur->pStmt))==SQLITE_ROW ){
     pCur->bEof = 0;
-    if( sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0 ){
+    pCur->bMember = sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0;
+    if( pCur->bMember ){
       rc = idemCursorLoadMain(pCur);
       if( rc!=SQLITE_OK ) return rc;    /* with its message */
     }
-    if( !pCur->bRetain || !idemCursorExpired(pCur) ) return SQLITE_OK;
+    if( !pCur->bRetain || !idemCursorExpired(pCur) ){
+      pCur->nWrite = ((IdemVtab*)pCur->base.pVtab)->nWrite;
+      return SQLITE_OK;
+    }
   }
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
@@ -11863,9 +12061,11 @@ static int idemFilter(
   sqlite3_int64 iMember = 0;
   int iStmt, rc;
   int bLight = (idxNum & IDEM_PLAN_LIGHT)!=0;
+  int bNarrow = (idxNum & IDEM_PLAN_NARROW)!=0;
+  int bUpd = (idxNum & IDEM_PLAN_UPDATE)!=0;
   (void)idxStr; (void)argc;
 
-  idxNum &= ~IDEM_PLAN_LIGHT;
+  idxNum &= ~(IDEM_PLAN_LIGHT|IDEM_PLAN_NARROW|IDEM_PLAN_UPDATE);
   idemCursorReset(pCur);
   pCur->bRetain = p->opt.iRetainMs>0;
   if( pCur->bRetain || p->opt.iStaleAfterMs>0 ){
@@ -11884,7 +12084,11 @@ static int idemFilter(
       if( bInt<0 ) return SQLITE_NOMEM;
       if( !bInt ) return SQLITE_OK;
     }
-    if( bLight ){
+    if( bUpd ){
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_U : IDEM_STMT_Q_KEYMEMBER_U;
+    }else if( bNarrow ){
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_N : IDEM_STMT_Q_KEYMEMBER_N;
+    }else if( bLight ){
       iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_L : IDEM_STMT_Q_KEYMEMBER_L;
     }else{
       iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY : IDEM_STMT_Q_KEYMEMBER;
@@ -11898,6 +12102,9 @@ static int idemFilter(
   rc = idemStmtLend(p, iStmt, &pCur->pStmt, &pCur->bLent);
   if( rc!=SQLITE_OK ) return rc;
   pCur->iStmt = iStmt;
+  pCur->iFormat = p->iFormat;
+  pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N;
+  pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
@@ -11939,8 +12146,8 @@ static int idemRowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
 ** from the call's main row.
 */
 static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
-  int bMember = sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0;
-  if( bMember ){
+  if( pCur->bMember
+   || (pCur->bNoIdentity && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_COLS)) ){
     int iM = -1;
     switch( iCol ){
       case IDEM_COL_WHO:     iM = IDEM_M_WHO;     break;
@@ -11996,13 +12203,24 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
 
   /* An UPDATE asks for the columns it does not change: leave them unset,
   ** so that xUpdate sees sqlite3_value_nochange(). */
-  if( sqlite3_vtab_nochange(ctx) ) return SQLITE_OK;
+  if( sqlite3_vtab_nochange(ctx) ){
+    pCur->bUpdate = 1;
+    return SQLITE_OK;
+  }
+  if( pCur->bNoIdentity && !pCur->bMember
+   && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_COLS) ){
+    /* Left out of the query: the main row's, which is this row. */
+    int rc = idemCursorLoadMain(pCur);
+    if( rc!=SQLITE_OK ) return rc;
+  }
 
   switch( iCol ){
     case IDEM_COL_KEY: {
       char zHex[IDEM_KEY_HEX+1];
-      const unsigned char *a = sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
-      if( a && sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY)==IDEM_KEY_BYTES ){
+      const unsigned char *a = pCur->bNarrow ? pCur->aKey
+                             : sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
+      if( a && (pCur->bNarrow
+                || sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY)==IDEM_KEY_BYTES) ){
         idemKeyHex(a, zHex);
         sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
       }else{
@@ -12074,10 +12292,10 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
 ** xUpdate: the rowid is idem's; everything else is a rule of the claim
 ** (idem_claim.c, idem_outcome.c).
 */
-static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
-                      sqlite3_int64 *pRowid){
-  IdemVtab *p = (IdemVtab*)pVtab;
+static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
+                         sqlite3_int64 *pRowid, unsigned int nWrite){
   sqlite3_value **aCol = &argv[2];
+  sqlite3_stmt *pRow;
 
   if( p->zUnusable ){
     idemVtabError(p, "%s", p->zUnusable);
@@ -12103,8 +12321,30 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                   " UPDATE");
     return SQLITE_ERROR;
   }
-  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), aCol);
+  pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
+  if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U) ){
+    /* Its query left out who, conv, tool, args, keyargs: an UPDATE that
+    ** gives one of them (to be compared with the stored one) reads the
+    ** row again. */
+    int i;
+    for(i=0; i<IDEM_NCOL && pRow; i++){
+      if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
+       && !sqlite3_value_nochange(aCol[i]) ){
+        pRow = 0;
+      }
+    }
+  }
+  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow, aCol);
 }
+
+static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                      sqlite3_int64 *pRowid){
+  IdemVtab *p = (IdemVtab*)pVtab;
+  int rc = idemUpdateRow(p, argc, argv, pRowid, p->nWrite++);
+  idemStmtUnpark(p);           /* a row is parked for one xUpdate */
+  return rc;
+}
+
 
 #if SQLITE_VERSION_NUMBER>=3044000
 /* xIntegrity: PRAGMA integrity_check and quick_check (idemStoreIntegrity()). */

@@ -10,9 +10,9 @@
 # given: a file of documents, as `shapes.py --write-corpora` writes them)
 # it runs BENCH under callgrind, small, and prints the instructions per
 # document, claim or lookup of idem and of its baselines, and their ratio:
-# the scans against json(); the claims and the replay lookups against the
-# hand-made WITHOUT ROWID table (`hand`) and against a rowid table with a
-# UNIQUE key (`rowid`); and, counted without callgrind, the bytes per claim
+# the scans against json(); the claims, the replay lookups and the records
+# against the hand-made WITHOUT ROWID table (`hand`) and against a rowid
+# table with a UNIQUE key (`rowid`); and, counted without callgrind, the bytes per claim
 # of each (20 000 claims).  The profiles stay in OUTDIR (default a fresh
 # /tmp dir) for callgrind_annotate, e.g.
 #
@@ -35,6 +35,7 @@ OUT=${3:-$(mktemp -d /tmp/idem-callgrind.XXXXXX)}
 mkdir -p "$OUT"
 N=2000        # documents
 C=2000        # claims and lookups
+R=200         # records (bench --info)
 
 # Inclusive instructions of function $2 in profile $1.
 ir() {
@@ -69,7 +70,7 @@ corpus() {    # corpus NAME: every figure on the documents of $DOCS
       "$(ir "$OUT/$f.out" measureSubject)" "$(ir "$OUT/$f.out" measureBaseline)" $N
   done
   for t in idem hand rowid; do
-    run "calls-$t" --only calls --tables $t --docs $N --claims $C --info 200
+    run "calls-$t" --only calls --tables $t --docs $N --claims $C --info $R
   done
   for t in hand rowid; do
     [ $t = hand ] && d="the hand-made table (WITHOUT ROWID)" || d="a rowid table with a UNIQUE key"
@@ -77,6 +78,8 @@ corpus() {    # corpus NAME: every figure on the documents of $DOCS
       "$(ir "$OUT/calls-idem.out" timeClaims)" "$(ir "$OUT/calls-$t.out" timeClaims)" $C
     row "$c" "replay lookups, one prepared statement / $d" lookup \
       "$(ir "$OUT/calls-idem.out" timeReplay)" "$(ir "$OUT/calls-$t.out" timeReplay)" $C
+    row "$c" "records (UPDATE ... SET status='done'), one transaction / $d" record \
+      "$(ir "$OUT/calls-idem.out" timeRecord)" "$(ir "$OUT/calls-$t.out" timeRecord)" $R
   done
   for t in hand rowid; do
     set -- $(bytes $t)
