@@ -979,7 +979,7 @@ static uint64_t idemNumRoundToOdd(uint64_t gHi, uint64_t gLo, uint64_t cp){
   uint64_t z = yLo + xHi;
   return (yHi + (z<xHi)) | (z>1);
 }
-static uint64_t idemNumShortest(uint64_t c, int q, int *pK){
+static IDEMNUM_INLINE uint64_t idemNumShortest(uint64_t c, int q, int *pK){
   uint64_t out, cb, cbl, cbr, vb, vbl, vbr, s, t, gHi, gLo;
   int k, h, uin, win;
 
@@ -1195,7 +1195,7 @@ static const uint64_t idemNumPow10Int[20] = {
 ** at most 26 bytes, but the copies are of fixed sizes (no calls), so that
 ** zDig[0..32) must be readable and zOut must have room for 40 bytes.
 */
-static int idemNumLayout(
+static IDEMNUM_INLINE int idemNumLayout(
   char *zOut,                       /* Write here */
   int neg,                          /* Nonzero for a '-' */
   const char *zDig, int nDig,       /* The digits D, no trailing zeros */
@@ -1268,7 +1268,9 @@ static void idemNumPut17(char *z, uint64_t s){
 ** Step 5 and the layout for the positive double c*2^q (c and q as stored:
 ** see idemNumShortest()), with a '-' in front if neg.
 */
-static int idemNumFormatParts(int neg, uint64_t c, int q, char *zOut){
+static IDEMNUM_INLINE int idemNumFormatParts(
+  int neg, uint64_t c, int q, char *zOut
+){
   uint64_t s;
   int k, nDig, t;
   char aBuf[48];                       /* 17 digits, and readable slack */
@@ -1328,7 +1330,9 @@ static IDEMNUM_INLINE uint64_t idemNumBits(uint64_t m, int e){
   ** subnormal) adds that one back. */
   return ((uint64_t)(e+1074)<<52) + m;
 }
-static int idemNumEiselLemire(uint64_t w, int q, uint64_t *pM, int *pE){
+static IDEMNUM_INLINE int idemNumEiselLemire(
+  uint64_t w, int q, uint64_t *pM, int *pE
+){
   const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
   int lz = idemNumClz64(w);
   uint64_t uHi, uLo, x, m, r, half;
@@ -1614,7 +1618,9 @@ static int idemNumCanonicalSlow(const char *z, int n, char *zOut);
 ** gathered and its exact comparisons are not needed.  Returns -2 if the
 ** literal is not of that shape or step 3 does not decide.
 */
-static int idemNumTiny17(int neg, const char *zM, int nM, char *zOut){
+static IDEMNUM_INLINE int idemNumTiny17(
+  int neg, const char *zM, int nM, char *zOut
+){
   uint64_t c0, c1, w, m;
   int x10, e;
   if( (nM!=23 && nM!=22) || zM[1]!='.' || zM[nM-5]!='e' || zM[nM-4]!='-'
@@ -2017,10 +2023,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
     }
     L += eNeg ? -x10 : x10;
   }
-  if( L<-307 || L>307 ){
-    if( isDec>=2 && L<0 ) return idemNumTiny(z, n, zOut);
-    goto slow;
-  }
+  if( L<-307 || L>307 ) goto out_of_range;
 
   /* Step 2 */
   if( nD<=15 ) return idemNumShortLiteral(zOut, neg, zD, nD, p, L);
@@ -2233,6 +2236,10 @@ static IDEMNUM_INLINE int idemNumCanonical(
 
 long_decimal:
   if( isDec==1 ) return idemNumLong(z, n, iInt, zOut);
+  goto slow;
+out_of_range:
+  /* "%.17g" of a double below 1e-307: idemNumTiny() */
+  if( isDec>=2 && L<0 ) return idemNumTiny(z, n, zOut);
 slow:
   return idemNumCanonicalSlow(z, n, zOut);
 }
@@ -2260,11 +2267,6 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
   ** (the last digit not 0): the same code with its shape as constants */
   int neg = z[0]=='-';
   if( iInt==neg+1 && iFrac==iInt+17 && z[neg]!='0' && z[iFrac-1]!='0' ){
-    if( z[iFrac+1]=='-' && z[iFrac+2]=='3' && n==iFrac+5
-     && (z[iFrac+3]!='0' || z[iFrac+4]>'7') ){
-      /* below 10^-307: subnormal, or nearly */
-      return idemNumTiny(z, n, zOut);
-    }
     return idemNumCanonical(z, n, iInt, iFrac, zOut, 3);
   }
   return idemNumCanonical(z, n, iInt, iFrac, zOut, 2);
