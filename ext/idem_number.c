@@ -1065,6 +1065,15 @@ static IDEMNUM_INLINE void idemNumPut8(char *z, uint32_t v){
 #endif
 }
 
+/* idemNumMask[8+i]: the low i bytes of a word, for 0 <= i <= 8;
+** idemNumMask[i] is 0 below 8 and idemNumMask[8+i] all ones above 16. */
+static const uint64_t idemNumMask[25] = {
+  0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0xff, 0xffff, 0xffffff, 0xffffffffULL, 0xffffffffffULL,
+  0xffffffffffffULL, 0xffffffffffffffULL,
+  ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL
+};
+
 /* The value of the 8 digits z[0..8).  (Four short chains rather than one
 ** long one: this is on the hot path.) */
 static uint32_t idemNumGet8(const char *z){
@@ -1649,10 +1658,6 @@ static IDEMNUM_NOINLINE int idemNumTiny(const char *z, int n, char *zOut){
   return idemNumCanonicalSlow(z, n, zOut);
 }
 
-/* The low i bytes of a word, for any i (none below 1, all above 7). */
-static IDEMNUM_INLINE uint64_t idemNumLowBytes(int i){
-  return i<=0 ? 0 : i>=8 ? ~(uint64_t)0 : ((uint64_t)1<<(8*i)) - 1;
-}
 
 /*
 ** A decimal with no exponent whose '.' is z[iDot], and 19 digits or more
@@ -1680,11 +1685,13 @@ static int idemNumLongTry(const char *z, int n, int iDot, char *zOut){
     L = k - 1;
   }
   if( L>308 || L<-324 ) return -2;
-  m0 = idemNumLowBytes(k);
-  m1 = idemNumLowBytes(k-8);
+  j = k<16 ? k : 16;
+  m0 = idemNumMask[8+j];
+  m1 = idemNumMask[j];
   w = idemNumSwar16((idemNumLoad8(zD) & m0) | (idemNumLoad8(zD+1) & ~m0),
                     (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zD+9) & ~m1));
-  for(j=16; j<19; j++) w = w*10 + (uint64_t)(zD[j + (j>=k)] - '0');
+  w = w*1000 + (uint64_t)(zD[16 + (k<=16)] - '0')*100
+    + (uint64_t)(zD[17 + (k<=17)] - '0')*10 + (uint64_t)(zD[18 + (k<=18)] - '0');
   if( !idemNumEiselLemireSpan(w, L - 18, &m, &e) ) return -2;
   if( m==0 ){
     zOut[0] = '0';
@@ -1935,14 +1942,6 @@ static IDEMNUM_INLINE int idemNumCanonical(
   char *zOut,
   const int isDec
 ){
-  /* aMask[8+i]: the low i bytes of a word, for 0 <= i <= 8; aMask[i] is 0
-  ** below 8 and aMask[8+i] all ones above 16. */
-  static const uint64_t aMask[25] = {
-    0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0xff, 0xffff, 0xffffff, 0xffffffffULL, 0xffffffffffULL,
-    0xffffffffffffULL, 0xffffffffffffffULL,
-    ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL
-  };
   const uint64_t one = (uint64_t)1<<60;
   int neg = z[0]=='-';
   const char *zM = z + neg;         /* The first digit */
@@ -2041,7 +2040,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
     c1 = idemNumLoad8(zD+9);
   }else{
     const char *zB = zD + (p<16);
-    uint64_t m0 = aMask[p+8], m1 = aMask[p];
+    uint64_t m0 = idemNumMask[p+8], m1 = idemNumMask[p];
     c0 = (idemNumLoad8(zD) & m0) | (idemNumLoad8(zB) & ~m0);
     c1 = (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1);
   }
