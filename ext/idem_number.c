@@ -1248,7 +1248,7 @@ static IDEMNUM_INLINE int idemNumLayout(
 ** split into pairs (floor(x*5243 / 2^19) is floor(x/100) for x < 10^4),
 ** then into digits (floor(y*6554 / 2^16) is floor(y/10) for y < 100),
 ** the first of each pair in the lower byte. */
-static void idemNumPut17(char *z, uint64_t s){
+static IDEMNUM_INLINE void idemNumPut17(char *z, uint64_t s){
   uint32_t hi, lo;
   assert( s<100000000000000000ULL );
   z[0] = (char)('0' + s/10000000000000000ULL);
@@ -1645,6 +1645,10 @@ static IDEMNUM_INLINE int idemNumTiny17(
   if( m==0 ){
     zOut[0] = '0';
     return 1;
+  }
+  if( e==IDEMNUM_EMIN ){
+    /* subnormal: step 5 with its exponent a constant */
+    return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
   }
   return idemNumFormatParts(neg, m, e, zOut);
 }
