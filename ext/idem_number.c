@@ -1632,8 +1632,8 @@ static IDEMNUM_INLINE int idemNumTiny17(
 ){
   uint64_t c0, c1, w, m;
   int x10, e;
-  if( (nM!=23 && nM!=22) || zM[1]!='.' || zM[nM-5]!='e' || zM[nM-4]!='-'
-   || zM[nM-3]!='3' || zM[0]=='0' ){
+  if( (nM!=23 && nM!=22) || zM[1]!='.' || zM[nM-5]!='e'
+   || (zM[nM-4]!='-' && zM[nM-4]!='+') || zM[nM-3]!='3' || zM[0]=='0' ){
     return -2;
   }
   c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
@@ -1641,6 +1641,11 @@ static IDEMNUM_INLINE int idemNumTiny17(
   w = idemNumSwar16(c0, c1);
   if( nM==23 ) w = w*10 + (uint64_t)(zM[17]-'0');
   x10 = (zM[nM-3]-'0')*100 + (zM[nM-2]-'0')*10 + (zM[nM-1]-'0');
+  if( zM[nM-4]=='+' ){
+    /* 1e300 and up: step 3 says if it overflows (then the long way) */
+    if( x10>308 || !idemNumEiselLemire(w, 7 - nM + x10, &m, &e) ) return -2;
+    return idemNumFormatParts(neg, m, e, zOut);
+  }
   if( x10>324 || !idemNumEiselLemire(w, 7 - nM - x10, &m, &e) ) return -2;
   if( m==0 ){
     zOut[0] = '0';
@@ -1653,13 +1658,101 @@ static IDEMNUM_INLINE int idemNumTiny17(
   return idemNumFormatParts(neg, m, e, zOut);
 }
 
-/* idemNumTiny17(), else the long way: where the common path sends a
-** decimal with an exponent below 10^-307. */
+/*
+** A literal with an exponent, at most 19 significant digits and an
+** exponent of at most 4 digits after its leading zeros: its digits and
+** exponent read in one pass (step 1), then step 2, or step 3 (all its
+** digits are w: exact) and step 5.  Where the common path sends a literal
+** with an exponent of more than 4 digits ("1.5e+0000000010") or a value
+** beyond 1e-307 .. 1e307 ("5e-324", "1.7976931348623157e+308"), which the
+** long way took whole.  Its integer digits end at z[iInt] and its
+** fraction digits at z[iFrac] (iFrac==iInt without a fraction), or both
+** are -1 (not known: found here).  Anything else goes the long way.
+*/
+static IDEMNUM_NOINLINE int idemNumExpLiteral(
+  const char *z, int n, int iInt, int iFrac, char *zOut
+){
+  char aDig[48];                    /* the significant digits */
+  int neg = z[0]=='-';
+  const char *zD;                   /* the first significant digit */
+  int nA, nB;                       /* its digits before and after the '.' */
+  int nDig, L, x10 = 0, eNeg, e, i;
+  uint64_t w, m;
+
+  if( iInt<0 ){
+    for(iInt=neg; z[iInt]>='0' && z[iInt]<='9'; iInt++){}
+    for(iFrac=iInt+(z[iInt]=='.'); z[iFrac]>='0' && z[iFrac]<='9'; iFrac++){}
+  }
+  assert( iFrac<n && (z[iFrac]=='e' || z[iFrac]=='E') );
+
+  /* The exponent, its leading zeros dropped */
+  i = iFrac + 1;
+  eNeg = z[i]=='-';
+  i += (z[i]=='-' || z[i]=='+');
+  while( i<n && z[i]=='0' ) i++;
+  if( n-i>4 ) goto slow;            /* beyond any double, or 0 */
+  for(; i<n; i++) x10 = x10*10 + (z[i]-'0');
+
+  /* The significant digits: zD[0..nA) before the '.', zD[nA+1..) after */
+  zD = z + neg;
+  L = iInt - neg - 1;
+  if( zD[0]=='0' ){
+    /* 0 or 0.000ddd */
+    if( iFrac==iInt ){
+      zOut[0] = '0';
+      return 1;
+    }
+    for(zD=z+iInt+1; zD<z+iFrac && zD[0]=='0'; zD++){}
+    L = (int)(z + iInt - zD);
+    nA = 0;
+    nB = (int)(z + iFrac - zD);
+  }else{
+    nA = iInt - neg;
+    nB = iFrac>iInt ? iFrac - iInt - 1 : 0;
+  }
+  while( nB>0 && zD[nA+(nA>0)+nB-1]=='0' ) nB--;
+  if( nB==0 ) while( nA>0 && zD[nA-1]=='0' ) nA--;
+  nDig = nA + nB;
+  if( nDig==0 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( nDig>19 ) goto slow;
+  memcpy(aDig, zD, (size_t)nA);
+  memcpy(aDig+nA, zD+nA+(nA>0), (size_t)nB);
+
+  /* 10^L <= |x| < 10^(L+1) */
+  L += eNeg ? -x10 : x10;
+  if( L>308 ) return -1;
+  if( L<-324 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( nDig<=15 && L>=-307 && L<=307 ){
+    return idemNumLayout(zOut, neg, aDig, nDig, L+1);          /* step 2 */
+  }
+  w = idemNumDigitsValue(aDig, nDig);
+  if( !idemNumEiselLemire(w, L - nDig + 1, &m, &e) ) goto slow;
+  if( m==0 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( e==IDEMNUM_EMIN ){
+    return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
+  }
+  return idemNumFormatParts(neg, m, e, zOut);
+
+slow:
+  return idemNumCanonicalSlow(z, n, zOut);
+}
+
+/* idemNumTiny17(), else idemNumExpLiteral(): where the common path sends
+** a decimal with an exponent, below 1e-307 or above 1e307. */
 static IDEMNUM_NOINLINE int idemNumTiny(const char *z, int n, char *zOut){
   int neg = z[0]=='-';
   int r = idemNumTiny17(neg, z+neg, n-neg, zOut);
   if( r!=-2 ) return r;
-  return idemNumCanonicalSlow(z, n, zOut);
+  return idemNumExpLiteral(z, n, -1, -1, zOut);
 }
 
 
@@ -2017,7 +2110,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
     int k;
     j = iExp + 1 + (eNeg || z[iExp+1]=='+');
     k = n - j;
-    if( k>4 ) goto slow;
+    if( k>4 ) goto exp_literal;
     if( nD>=16 ){
       x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
                               & (uint32_t)(0xffffffffULL << (8*(4-k))));
@@ -2241,8 +2334,10 @@ long_decimal:
   if( isDec==1 ) return idemNumLong(z, n, iInt, zOut);
   goto slow;
 out_of_range:
-  /* "%.17g" of a double below 1e-307: idemNumTiny() */
-  if( isDec>=2 && L<0 ) return idemNumTiny(z, n, zOut);
+  /* "%.17g" of a double below 1e-307 or above 1e307: idemNumTiny() */
+  if( isDec>=2 ) return idemNumTiny(z, n, zOut);
+exp_literal:
+  if( isDec!=1 && !noExp ) return idemNumExpLiteral(z, n, iInt, iFrac, zOut);
 slow:
   return idemNumCanonicalSlow(z, n, zOut);
 }
