@@ -2091,6 +2091,7 @@ __attribute__((noinline)) static int idemJsonLongNumber(
       | (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, c9), b))<<16)<<32
       | m;
   i = *s=='-';
+  if( ((x>>i) & 1)==0 ) return 0;           /* no digit */
   if( s[i]=='0' && s[i+1]!='.' ) return 0;  /* a leading zero */
   if( (x>>i)==~(uint64_t)0>>i ) return 0;    /* 64 digits (no ctz(0)) */
   j = i + (uint32_t)__builtin_ctzll(~(x>>i));
