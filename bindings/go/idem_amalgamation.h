@@ -869,7 +869,8 @@ SQLITE_EXTENSION_INIT1
 **    2 units of the halfway point; that happens with probability ~2^-73
 **    for random input, or on exact ties.  With more than 19 digits, x lies
 **    in [w*10^q, (w+1)*10^q) and the result is accepted when both ends
-**    round to the same double.  A subnormal result is rounded at the bit
+**    round to the same double (idemNumEiselLemireSpan() decides that from
+**    one product, at the code).  A subnormal result is rounded at the bit
 **    where its last one is, by the same test.  A result that may overflow
 **    and every undecided case go to step 4.
 **
@@ -978,12 +979,19 @@ SQLITE_EXTENSION_INIT1
 ** The first 16 digits are read at once (two loads one byte apart,
 ** merged under a mask, take the '.' out; then SSE2 on x86-64, 8 at a time
 ** elsewhere), the exponent's digits 4 at a time, and step 3 is written out
-** for the test of step 3b.  Everything else, and every literal that steps
-** 3b and 3c do not take, goes the long way (idemNumCanonicalSlow(), or
-** step 5 from the double); two shapes are taken at the long way's entry
-** before its scan: "%.17g" of a double below 1e-299 (idemNumTiny17()) and
-** a decimal of 20 digits or more (idemNumLong()), each read at once and
-** given to step 3, then step 5.  The parser calls one of three entry points,
+** for the test of step 3b.  Every literal that steps 3b and 3c do not
+** take goes to step 5 from the double.  Three shapes leave the common path
+** for ways of their own, from where it gives up (labels at its end, so
+** that its own code is laid out as before): a decimal of 19 digits or
+** more with no exponent (idemNumLong(): 19 digits read at once, one
+** product of step 3 for the whole span of the digits left out,
+** idemNumEiselLemireSpan()); "%.17g" of a double beyond 1e-307 or 1e307
+** (idemNumTiny(): 16 or 17 digits read at once); any other literal with an
+** exponent out of range or of more than 4 digits (idemNumExpLiteral(): at
+** most 19 digits, where the caller found them).  Each goes on to step 3,
+** then step 5, and what it does not take goes the long way
+** (idemNumCanonicalSlow()), as does everything else.  The long way tries
+** the first two at its entry too.  The parser calls one of three entry points,
 ** the same code compiled for one shape of literal each: a decimal with no
 ** exponent (idemNumberDecimal(): "%.17g" of most doubles, Python's and
 ** JSON.stringify()'s), a decimal with one (idemNumberDecimalExp()), and
