@@ -2552,6 +2552,31 @@ slow:
   return idemNumCanonicalSlow(z, n, zOut);
 }
 
+/* idemNumTiny17() for a literal known to be "%.17g"'s d.dddddddddddddddde-NNN
+** or e+NNN (idemNumberDecimalExp()'s fourth copy), 10^L <= |x| < 10^(L+1)
+** with L beyond +-307, else idemNumExpLiteral(). */
+static IDEMNUM_NOINLINE int idemNumTiny3(
+  const char *z, int n, int L, char *zOut
+){
+  int neg = z[0]=='-';
+  const char *zM = z + neg;
+  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
+  uint64_t c1 = idemNumLoad8(zM+9);
+  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
+  int e;
+  if( L<-324 || L>308 || !idemNumEiselLemire(w, L-16, &m, &e) ){
+    return idemNumExpLiteral(z, n, neg+1, neg+18, zOut);
+  }
+  if( m==0 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( e==IDEMNUM_EMIN ){
+    return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
+  }
+  return idemNumFormatParts(neg, m, e, zOut);
+}
+
 /* idemNumTiny17(), else idemNumExpLiteral(): where the common path sends
 ** a decimal with an exponent, below 1e-307 or above 1e307. */
 static IDEMNUM_NOINLINE int idemNumTiny(const char *z, int n, char *zOut){
@@ -3141,7 +3166,8 @@ long_decimal:
   goto slow;
 out_of_range:
   /* "%.17g" of a double below 1e-307 or above 1e307: idemNumTiny() */
-  if( isDec>=2 ) return idemNumTiny(z, n, zOut);
+  if( isDec==3 ) return idemNumTiny3(z, n, L, zOut);
+  if( isDec==2 ) return idemNumTiny(z, n, zOut);
 exp_literal:
   if( isDec!=1 && !noExp ) return idemNumExpLiteral(z, n, iInt, iFrac, zOut);
 slow:
