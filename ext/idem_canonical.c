@@ -2067,6 +2067,46 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
   return 0;
 }
 
+#ifdef IDEM_JSON_SSE2
+/* An integer, or a decimal with no exponent, at s whose digits run to the
+** 32nd byte (a decimal of 40 digits, say), m being the mask of the digits
+** among the first 32 (bit i: s[i] is a digit), as idemJsonNumber() made
+** it: its length n (below 64) from the mask of 64 bytes, if the input has
+** them, plus 256 times the offset of its '.' if it has one; or 0 if it is
+** anything else (byte by byte then).  Not inlined: idemJsonNumber() is
+** part of the canonicalizer's main loop, whose registers it would take. */
+__attribute__((noinline)) static int idemJsonLongNumber(
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  uint32_t m
+){
+  const __m128i c0 = _mm_set1_epi8('0'), c9 = _mm_set1_epi8(9);
+  __m128i a, b;
+  uint64_t x;
+  uint32_t i, j, iDot = 0;
+  if( zEnd-s<=64 ) return 0;
+  a = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+32)), c0);
+  b = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+48)), c0);
+  x = (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, c9), a))
+      | (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, c9), b))<<16)<<32
+      | m;
+  i = *s=='-';
+  if( ((x>>i) & 1)==0 ) return 0;           /* no digit */
+  if( s[i]=='0' && s[i+1]!='.' ) return 0;  /* a leading zero */
+  if( (x>>i)==~(uint64_t)0>>i ) return 0;    /* 64 digits (no ctz(0)) */
+  j = i + (uint32_t)__builtin_ctzll(~(x>>i));
+  if( s[j]=='.' ){
+    iDot = j;
+    i = j+1;
+    if( i>=64 || ((x>>i) & 1)==0 ) return 0;
+    if( (x>>i)==~(uint64_t)0>>i ) return 0;
+    j = i + (uint32_t)__builtin_ctzll(~(x>>i));
+  }
+  if( j>=64 || (s[j] | 0x20)=='e' ) return 0;
+  return (int)(j | iDot<<8);
+}
+#endif
+
 /* Copy the number that starts at *ps to *po as canonical text, and advance
 ** both past it.  An integer of up to 15 digits and a plain decimal that is
 ** its own canonical text are copied as written; anything else is printed
@@ -2106,7 +2146,7 @@ static IDEM_JSON_INLINE int idemJsonNumber(
     if( s[i]=='0' ){
       if( j!=i+1 ) goto slow;                   /* leading zero */
     }else if( j>=32 ){
-      goto slow;
+      goto long_number;
     }
     zDigits = s+i;
     zIntEnd = zFracEnd = s+j;
@@ -2114,7 +2154,7 @@ static IDEM_JSON_INLINE int idemJsonNumber(
       i = j+1;
       if( i>=32 || ((m>>i) & 1)==0 ) goto slow;
       j = i + (uint32_t)__builtin_ctzll(~(uint64_t)(m>>i));
-      if( j>=32 ) goto slow;
+      if( j>=32 ) goto long_number;
       isInt = 0;
       zDot = s+i-1;
       zFracEnd = s+j;
@@ -2129,6 +2169,18 @@ static IDEM_JSON_INLINE int idemJsonNumber(
     }
     s += j;
     goto scanned;
+long_number:
+    j = idemJsonLongNumber(s, zEnd, m);
+    if( j ){
+      zDigits = s + (*s=='-');
+      zIntEnd = zFracEnd = s + (j & 0xff);
+      if( j>>8 ){
+        isInt = 0;
+        zIntEnd = zDot = s + (j>>8);
+      }
+      s = zFracEnd;
+      goto scanned;
+    }
   }
 slow:
   s = zNum;

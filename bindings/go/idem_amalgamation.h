@@ -935,7 +935,8 @@ SQLITE_EXTENSION_INIT1
 **    2 units of the halfway point; that happens with probability ~2^-73
 **    for random input, or on exact ties.  With more than 19 digits, x lies
 **    in [w*10^q, (w+1)*10^q) and the result is accepted when both ends
-**    round to the same double.  A subnormal result is rounded at the bit
+**    round to the same double (idemNumEiselLemireSpan() decides that from
+**    one product, at the code).  A subnormal result is rounded at the bit
 **    where its last one is, by the same test.  A result that may overflow
 **    and every undecided case go to step 4.
 **
@@ -1044,12 +1045,19 @@ SQLITE_EXTENSION_INIT1
 ** The first 16 digits are read at once (two loads one byte apart,
 ** merged under a mask, take the '.' out; then SSE2 on x86-64, 8 at a time
 ** elsewhere), the exponent's digits 4 at a time, and step 3 is written out
-** for the test of step 3b.  Everything else, and every literal that steps
-** 3b and 3c do not take, goes the long way (idemNumCanonicalSlow(), or
-** step 5 from the double); two shapes are taken at the long way's entry
-** before its scan: "%.17g" of a double below 1e-299 (idemNumTiny17()) and
-** a decimal of 20 digits or more (idemNumLong()), each read at once and
-** given to step 3, then step 5.  The parser calls one of three entry points,
+** for the test of step 3b.  Every literal that steps 3b and 3c do not
+** take goes to step 5 from the double.  Three shapes leave the common path
+** for ways of their own, from where it gives up (labels at its end, so
+** that its own code is laid out as before): a decimal of 19 digits or
+** more with no exponent (idemNumLong(): 19 digits read at once, one
+** product of step 3 for the whole span of the digits left out,
+** idemNumEiselLemireSpan()); "%.17g" of a double beyond 1e-307 or 1e307
+** (idemNumTiny(): 16 or 17 digits read at once); any other literal with an
+** exponent out of range or of more than 4 digits (idemNumExpLiteral(): at
+** most 19 digits, where the caller found them).  Each goes on to step 3,
+** then step 5, and what it does not take goes the long way
+** (idemNumCanonicalSlow()), as does everything else.  The long way tries
+** the first two at its entry too.  The parser calls one of three entry points,
 ** the same code compiled for one shape of literal each: a decimal with no
 ** exponent (idemNumberDecimal(): "%.17g" of most doubles, Python's and
 ** JSON.stringify()'s), a decimal with one (idemNumberDecimalExp()), and
@@ -1085,6 +1093,13 @@ SQLITE_EXTENSION_INIT1
 # define IDEMNUM_INLINE __attribute__((always_inline)) inline
 #else
 # define IDEMNUM_INLINE
+#endif
+
+/* For the ways out of the common path: see idemNumCanonical(). */
+#if defined(__GNUC__)
+# define IDEMNUM_NOINLINE __attribute__((noinline))
+#else
+# define IDEMNUM_NOINLINE
 #endif
 
 #define IDEMNUM_POW10_MIN (-342)
@@ -1836,7 +1851,7 @@ static uint64_t idemNumRoundToOdd(uint64_t gHi, uint64_t gLo, uint64_t cp){
   uint64_t z = yLo + xHi;
   return (yHi + (z<xHi)) | (z>1);
 }
-static uint64_t idemNumShortest(uint64_t c, int q, int *pK){
+static IDEMNUM_INLINE uint64_t idemNumShortest(uint64_t c, int q, int *pK){
   uint64_t out, cb, cbl, cbr, vb, vbl, vbr, s, t, gHi, gLo;
   int k, h, uin, win;
 
@@ -1895,60 +1910,6 @@ static uint64_t idemNumShortest(uint64_t c, int q, int *pK){
   return t;
 }
 
-/*
-** Lay out the decimal 0.D * 10^n, where D is zDig[0..nDig), nDig <= 17,
-** with no trailing zeros, as ECMA-262 Number::toString does.  The text is
-** at most 26 bytes, but the copies are of fixed sizes (no calls), so that
-** zDig[0..32) must be readable and zOut must have room for 40 bytes.
-*/
-static int idemNumLayout(
-  char *zOut,                       /* Write here */
-  int neg,                          /* Nonzero for a '-' */
-  const char *zDig, int nDig,       /* The digits D, no trailing zeros */
-  int n                             /* The value is 0.D * 10^n */
-){
-  char *z = zOut;
-  if( neg ) *(z++) = '-';
-  assert( nDig>=1 && nDig<=17 );
-  if( nDig<=n && n<=21 ){
-    /* An integer below 1e21: all digits, then zeros. */
-    memcpy(z, zDig, 17);
-    memset(z+nDig, '0', 21);
-    z += n;
-  }else if( 0<n && n<=21 ){
-    /* ddd.ddd (n < nDig, so n <= 16 and nDig-n <= 16) */
-    memcpy(z, zDig, 16);
-    z[n] = '.';
-    memcpy(z+n+1, zDig+n, 16);
-    z += nDig+1;
-  }else if( -6<n && n<=0 ){
-    /* 0.000ddd, for 1e-6 <= |v| < 1 */
-    memcpy(z, "0.00000", 8);
-    memcpy(z+2-n, zDig, 17);
-    z += 2-n+nDig;
-  }else{
-    /* d.ddde+NN or d.ddde-NN */
-    int e = n-1;
-    *(z++) = zDig[0];
-    if( nDig>1 ){
-      *(z++) = '.';
-      memcpy(z, zDig+1, 16);
-      z += nDig-1;
-    }
-    *(z++) = 'e';
-    if( e<0 ){
-      *(z++) = '-';
-      e = -e;
-    }else{
-      *(z++) = '+';
-    }
-    if( e>=100 ) *(z++) = (char)('0' + e/100);
-    if( e>=10 ) *(z++) = (char)('0' + e/10%10);
-    *(z++) = (char)('0' + e%10);
-  }
-  return (int)(z - zOut);
-}
-
 /* The 8 digits of v < 10^8, leading zeros included, into z[0..8), all
 ** at once: the halves of 4 digits in two 32-bit lanes of a word, split
 ** into pairs in 16-bit lanes, then into digits in bytes, the first digit
@@ -1975,6 +1936,15 @@ static IDEMNUM_INLINE void idemNumPut8(char *z, uint32_t v){
   z[6] = (char)(x>>48);  z[7] = (char)(x>>56);
 #endif
 }
+
+/* idemNumMask[8+i]: the low i bytes of a word, for 0 <= i <= 8;
+** idemNumMask[i] is 0 below 8 and idemNumMask[8+i] all ones above 16. */
+static const uint64_t idemNumMask[25] = {
+  0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0xff, 0xffff, 0xffffff, 0xffffffffULL, 0xffffffffffULL,
+  0xffffffffffffULL, 0xffffffffffffffULL,
+  ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL
+};
 
 /* The value of the 8 digits z[0..8).  (Four short chains rather than one
 ** long one: this is on the hot path.) */
@@ -2100,41 +2070,107 @@ static const uint64_t idemNumPow10Int[20] = {
   10000000000000000000ULL
 };
 
-/* The 17 digits of s < 10^17, leading zeros included, into z[0..17). */
-static void idemNumPut17(char *z, uint64_t s){
+/*
+** Lay out the decimal 0.D * 10^n, where D is zDig[0..nDig), nDig <= 17,
+** with no trailing zeros, as ECMA-262 Number::toString does.  The text is
+** at most 26 bytes, but the copies are of fixed sizes (no calls), so that
+** zDig[0..32) must be readable and zOut must have room for 40 bytes.
+*/
+static IDEMNUM_INLINE int idemNumLayout(
+  char *zOut,                       /* Write here */
+  int neg,                          /* Nonzero for a '-' */
+  const char *zDig, int nDig,       /* The digits D, no trailing zeros */
+  int n                             /* The value is 0.D * 10^n */
+){
+  char *z = zOut;
+  if( neg ) *(z++) = '-';
+  assert( nDig>=1 && nDig<=17 );
+  if( nDig<=n && n<=21 ){
+    /* An integer below 1e21: all digits, then zeros. */
+    memcpy(z, zDig, 17);
+    memset(z+nDig, '0', 21);
+    z += n;
+  }else if( 0<n && n<=21 ){
+    /* ddd.ddd (n < nDig, so n <= 16 and nDig-n <= 16) */
+    memcpy(z, zDig, 16);
+    z[n] = '.';
+    memcpy(z+n+1, zDig+n, 16);
+    z += nDig+1;
+  }else if( -6<n && n<=0 ){
+    /* 0.000ddd, for 1e-6 <= |v| < 1 */
+    memcpy(z, "0.00000", 8);
+    memcpy(z+2-n, zDig, 17);
+    z += 2-n+nDig;
+  }else{
+    /* d.ddde+NN or d.ddde-NN (7 <= |n-1| <= 324) */
+    *(z++) = zDig[0];
+    if( nDig>1 ){
+      *(z++) = '.';
+      memcpy(z, zDig+1, 16);
+      z += nDig-1;
+    }
+    z += idemNumPutExp(z, n-1);
+  }
+  return (int)(z - zOut);
+}
+
+/* The 17 digits of s < 10^17, leading zeros included, into z[0..17).
+** With SSE2 the last 16 go through idemNumPut8()'s steps at once, in
+** 16-bit lanes: four groups of 4 digits (32-bit lanes, below 10^4), each
+** split into pairs (floor(x*5243 / 2^19) is floor(x/100) for x < 10^4),
+** then into digits (floor(y*6554 / 2^16) is floor(y/10) for y < 100),
+** the first of each pair in the lower byte. */
+static IDEMNUM_INLINE void idemNumPut17(char *z, uint64_t s){
+  uint32_t hi, lo;
   assert( s<100000000000000000ULL );
   z[0] = (char)('0' + s/10000000000000000ULL);
   s %= 10000000000000000ULL;
-  idemNumPut8(z+1, (uint32_t)(s/100000000));
-  idemNumPut8(z+9, (uint32_t)(s%100000000));
+  hi = (uint32_t)(s/100000000);
+  lo = (uint32_t)(s%100000000);
+#if defined(IDEM_SSE2) && defined(__x86_64__)
+  {
+    __m128i x = _mm_set_epi32((int)(lo%10000), (int)(lo/10000),
+                              (int)(hi%10000), (int)(hi/10000));
+    __m128i q = _mm_srli_epi16(_mm_mulhi_epu16(x, _mm_set1_epi32(5243)), 3);
+    __m128i y = _mm_sub_epi16(x, _mm_mullo_epi16(q, _mm_set1_epi16(100)));
+    y = _mm_or_si128(q, _mm_slli_epi32(y, 16));
+    q = _mm_mulhi_epu16(y, _mm_set1_epi16(6554));
+    y = _mm_sub_epi16(y, _mm_mullo_epi16(q, _mm_set1_epi16(10)));
+    y = _mm_or_si128(q, _mm_slli_epi16(y, 8));
+    _mm_storeu_si128((__m128i*)(z+1), _mm_add_epi8(y, _mm_set1_epi8('0')));
+  }
+#else
+  idemNumPut8(z+1, hi);
+  idemNumPut8(z+9, lo);
+#endif
 }
 
 /*
 ** Step 5 and the layout for the positive double c*2^q (c and q as stored:
 ** see idemNumShortest()), with a '-' in front if neg.
 */
-static int idemNumFormatParts(int neg, uint64_t c, int q, char *zOut){
+static IDEMNUM_INLINE int idemNumFormatParts(
+  int neg, uint64_t c, int q, char *zOut
+){
   uint64_t s;
-  int k, nDig;
+  int k, nDig, t;
   char aBuf[48];                       /* 17 digits, and readable slack */
-  char *zDig = aBuf;
+  const char *zDig;
 
   s = idemNumShortest(c, q, &k);
 
-  /* The 17 digits of s (s < 10 * 2^53 < 10^17), leading zeros included,
-  ** then without the zeros at either end. */
+  /* The 17 digits of s (0 < s < 10 * 2^53 < 10^17), leading zeros
+  ** included; its nDig digits are the last ones (t = floor(log10(2^b)),
+  ** b the bits of s, is its digit count or one less), then without the
+  ** zeros at its end. */
   assert( s>0 );
   idemNumPut17(aBuf, s);
-  nDig = 17;
-  while( zDig[0]=='0' ){
-    zDig++;
-    nDig--;
-  }
-  while( zDig[nDig-1]=='0' ){
-    nDig--;
-    k++;
-  }
-  return idemNumLayout(zOut, neg, zDig, nDig, k+nDig);
+  t = ((64 - idemNumClz64(s))*1233) >> 12;
+  nDig = t + (s>=idemNumPow10Int[t]);
+  zDig = aBuf + 17 - nDig;
+  k += nDig;
+  while( zDig[nDig-1]=='0' ) nDig--;
+  return idemNumLayout(zOut, neg, zDig, nDig, k);
 }
 
 /*
@@ -2175,7 +2211,9 @@ static IDEMNUM_INLINE uint64_t idemNumBits(uint64_t m, int e){
   ** subnormal) adds that one back. */
   return ((uint64_t)(e+1074)<<52) + m;
 }
-static int idemNumEiselLemire(uint64_t w, int q, uint64_t *pM, int *pE){
+static IDEMNUM_INLINE int idemNumEiselLemire(
+  uint64_t w, int q, uint64_t *pM, int *pE
+){
   const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
   int lz = idemNumClz64(w);
   uint64_t uHi, uLo, x, m, r, half;
@@ -2395,22 +2433,260 @@ static int idemNumDecimalToDouble(
   return idemNumBigCorrect(zDig, nDig, L - nDig + 1, m, e, pBits);
 }
 
+/*
+** Step 3 for every x in [w*10^q, (w+1)*10^q), w having 19 digits (so
+** that w >= 2^59), and IDEMNUM_POW10_MIN <= q <= 308: as
+** idemNumEiselLemire() for w, with one product.  With T the table entry
+** and lz <= 4 the shift that normalizes w, x*2^(63+lz-floor(log2(10^q)))
+** lies in [U, U + 2 + (tHi+1)*2^lz): U is less than 2 units short at w
+** (see there), and (w+1)<<lz times T+1 adds (T+1)*2^lz/2^64 <=
+** (tHi+1)*2^lz to (w<<lz)*(T+1), itself below U+2.  In units of the
+** 64-bit fraction f below m (2^sh units of U) that is [f, f + dd) with
+** dd = (tHi >> (sh-lz)) + 3, above m's own bits.  The double is decided
+** for the whole span if f is above half (up: the span may carry into
+** m+1, whose rounding is the same) or f + dd at most half (down); the
+** rest, a span of about 2^-8 of an ulp for 19 digits, returns 0.
+** Returns 1 and the double (m may be 0: below half the least subnormal)
+** if decided and finite.
+*/
+static int idemNumEiselLemireSpan(uint64_t w, int q, uint64_t *pM, int *pE){
+  const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
+  const uint64_t half = (uint64_t)1<<63;
+  int lz = idemNumClz64(w);
+  uint64_t uHi, uLo, x, r, f, m;
+  int sh, e;
+  assert( lz<=4 );
+  w <<= lz;
+  uHi = idemNumMul128(w, t[0], &uLo);
+  x = idemNumMul128(w, t[1], &r);
+  uLo += x;
+  uHi += (uLo<x);
+  sh = 10 + (int)(uHi>>63);
+  e = sh + 1 + idemNumFloorLog2Pow10(q) - lz;
+  if( e<IDEMNUM_EMIN ){
+    /* Subnormal: rounded at a higher bit (idemNumEiselLemire()). */
+    sh += IDEMNUM_EMIN - e;
+    e = IDEMNUM_EMIN;
+    if( sh>63 ) return 0;
+  }
+  f = uHi<<(64-sh) | uLo>>sh;
+  m = uHi>>sh;
+  if( f>half ){
+    m++;
+    if( m==(IDEMNUM_HIDDEN<<1) ){
+      m = IDEMNUM_HIDDEN;
+      e++;
+    }
+  }else if( half-f<(t[0]>>(sh-lz)) + 3 ){
+    return 0;                       /* the span may hold the halfway point */
+  }
+  if( e>IDEMNUM_EMAX ) return 0;
+  *pM = m;
+  *pE = e;
+  return 1;
+}
+
 #define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
 
+static int idemNumCanonicalSlow(const char *z, int n, char *zOut);
+
 /*
-** "%.17g" of a double below 10^-299, subnormals included: the 17 digits
-** d.dddddddddddddddd and an exponent e-3NN, the sign not counted, as zM
-** holds them.  Their value w (read as step 3b reads it) goes to step 3,
-** which rounds a subnormal too, and the double to step 5: the long way's
-** scan, its digits gathered and its exact comparisons are not needed.
-** Returns -2 if step 3 does not decide (the long way then).
+** "%.17g" of a double below 10^-299, subnormals included: d.ddd...e-3NN
+** with 16 digits after the '.', or 15 (the 17th was a 0, which "%.17g"
+** drops), the sign not counted, as zM[0..nM) holds them.  Their value w
+** (read as step 3b reads it) goes to step 3, which rounds a subnormal
+** too, and the double to step 5: the long way's scan, its digits
+** gathered and its exact comparisons are not needed.  Returns -2 if the
+** literal is not of that shape or step 3 does not decide.
 */
-static int idemNumTiny17(int neg, const char *zM, char *zOut){
+static IDEMNUM_INLINE int idemNumTiny17(
+  int neg, const char *zM, int nM, char *zOut
+){
+  uint64_t c0, c1, w, m;
+  int x10, e;
+  if( (nM!=23 && nM!=22) || zM[1]!='.' || zM[nM-5]!='e'
+   || (zM[nM-4]!='-' && zM[nM-4]!='+') || zM[nM-3]!='3' || zM[0]=='0' ){
+    return -2;
+  }
+  c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
+  c1 = idemNumLoad8(zM+9);
+  w = idemNumSwar16(c0, c1);
+  if( nM==23 ) w = w*10 + (uint64_t)(zM[17]-'0');
+  x10 = (zM[nM-3]-'0')*100 + (zM[nM-2]-'0')*10 + (zM[nM-1]-'0');
+  if( zM[nM-4]=='+' ){
+    /* 1e300 and up: step 3 says if it overflows (then the long way) */
+    if( x10>308 || !idemNumEiselLemire(w, 7 - nM + x10, &m, &e) ) return -2;
+    return idemNumFormatParts(neg, m, e, zOut);
+  }
+  if( x10>324 || !idemNumEiselLemire(w, 7 - nM - x10, &m, &e) ) return -2;
+  if( m==0 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( e==IDEMNUM_EMIN ){
+    /* subnormal: step 5 with its exponent a constant */
+    return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
+  }
+  return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/*
+** A literal with an exponent, at most 19 significant digits and an
+** exponent of at most 4 digits after its leading zeros: its digits and
+** exponent read in one pass (step 1), then step 2, or step 3 (all its
+** digits are w: exact) and step 5.  Where the common path sends a literal
+** with an exponent of more than 4 digits ("1.5e+0000000010") or a value
+** beyond 1e-307 .. 1e307 ("5e-324", "1.7976931348623157e+308"), which the
+** long way took whole.  Its integer digits end at z[iInt] and its
+** fraction digits at z[iFrac] (iFrac==iInt without a fraction), or both
+** are -1 (not known: found here).  Anything else goes the long way.
+*/
+static IDEMNUM_NOINLINE int idemNumExpLiteral(
+  const char *z, int n, int iInt, int iFrac, char *zOut
+){
+  char aDig[48];                    /* the significant digits */
+  int neg = z[0]=='-';
+  const char *zD;                   /* the first significant digit */
+  int nA, nB;                       /* its digits before and after the '.' */
+  int nDig, L, x10 = 0, eNeg, e, i;
+  uint64_t w, m;
+
+  if( iInt<0 ){
+    for(iInt=neg; z[iInt]>='0' && z[iInt]<='9'; iInt++){}
+    for(iFrac=iInt+(z[iInt]=='.'); z[iFrac]>='0' && z[iFrac]<='9'; iFrac++){}
+  }
+  assert( iFrac<n && (z[iFrac]=='e' || z[iFrac]=='E') );
+
+  /* The exponent, its leading zeros dropped */
+  i = iFrac + 1;
+  eNeg = z[i]=='-';
+  i += (z[i]=='-' || z[i]=='+');
+  while( i<n && z[i]=='0' ) i++;
+  if( n-i>4 ) goto slow;            /* beyond any double, or 0 */
+  for(; i<n; i++) x10 = x10*10 + (z[i]-'0');
+
+  /* The significant digits: zD[0..nA) before the '.', zD[nA+1..) after */
+  zD = z + neg;
+  L = iInt - neg - 1;
+  if( zD[0]=='0' ){
+    /* 0 or 0.000ddd */
+    if( iFrac==iInt ){
+      zOut[0] = '0';
+      return 1;
+    }
+    for(zD=z+iInt+1; zD<z+iFrac && zD[0]=='0'; zD++){}
+    L = (int)(z + iInt - zD);
+    nA = 0;
+    nB = (int)(z + iFrac - zD);
+  }else{
+    nA = iInt - neg;
+    nB = iFrac>iInt ? iFrac - iInt - 1 : 0;
+  }
+  while( nB>0 && zD[nA+(nA>0)+nB-1]=='0' ) nB--;
+  if( nB==0 ) while( nA>0 && zD[nA-1]=='0' ) nA--;
+  nDig = nA + nB;
+  if( nDig==0 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( nDig>19 ) goto slow;
+  memcpy(aDig, zD, (size_t)nA);
+  memcpy(aDig+nA, zD+nA+(nA>0), (size_t)nB);
+
+  /* 10^L <= |x| < 10^(L+1) */
+  L += eNeg ? -x10 : x10;
+  if( L>308 ) return -1;
+  if( L<-324 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( nDig<=15 && L>=-307 && L<=307 ){
+    return idemNumLayout(zOut, neg, aDig, nDig, L+1);          /* step 2 */
+  }
+  w = idemNumDigitsValue(aDig, nDig);
+  if( !idemNumEiselLemire(w, L - nDig + 1, &m, &e) ) goto slow;
+  if( m==0 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( e==IDEMNUM_EMIN ){
+    return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
+  }
+  return idemNumFormatParts(neg, m, e, zOut);
+
+slow:
+  return idemNumCanonicalSlow(z, n, zOut);
+}
+
+/* idemNumTiny17() for a literal known to be "%.17g"'s d.dddddddddddddddde-NNN
+** or e+NNN (idemNumberDecimalExp()'s fourth copy), 10^L <= |x| < 10^(L+1)
+** with L beyond +-307, else idemNumExpLiteral(). */
+static IDEMNUM_NOINLINE int idemNumTiny3(
+  const char *z, int n, int L, char *zOut
+){
+  int neg = z[0]=='-';
+  const char *zM = z + neg;
   uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
   uint64_t c1 = idemNumLoad8(zM+9);
   uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
-  int x10 = (zM[20]-'0')*100 + (zM[21]-'0')*10 + (zM[22]-'0'), e;
-  if( x10>324 || !idemNumEiselLemire(w, -x10-16, &m, &e) ) return -2;
+  int e;
+  if( L<-324 || L>308 || !idemNumEiselLemire(w, L-16, &m, &e) ){
+    return idemNumExpLiteral(z, n, neg+1, neg+18, zOut);
+  }
+  if( m==0 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( e==IDEMNUM_EMIN ){
+    return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
+  }
+  return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/* idemNumTiny17(), else idemNumExpLiteral(): where the common path sends
+** a decimal with an exponent, below 1e-307 or above 1e307. */
+static IDEMNUM_NOINLINE int idemNumTiny(const char *z, int n, char *zOut){
+  int neg = z[0]=='-';
+  int r = idemNumTiny17(neg, z+neg, n-neg, zOut);
+  if( r!=-2 ) return r;
+  return idemNumExpLiteral(z, n, -1, -1, zOut);
+}
+
+
+/*
+** A decimal with no exponent whose '.' is z[iDot], and 19 digits or more
+** from its first significant one: its first 19 significant digits w, read
+** at once (two words of 8, the '.' taken out as step 3b takes it, and 3
+** more), then step 3 for the whole span [w, w+1) * 10^q that holds the
+** literal (idemNumEiselLemireSpan()), then step 5.  Returns -2 if the
+** literal is not of that shape or step 3 does not decide.
+*/
+static int idemNumLongTry(const char *z, int n, int iDot, char *zOut){
+  int neg = z[0]=='-';
+  const char *zD = z + neg;         /* the first significant digit */
+  int k;                            /* zD[k] is the '.', or k > 19 */
+  int L, e, j;
+  uint64_t m0, m1, w, m;
+  if( zD[0]=='0' ){
+    /* 0.000ddd */
+    for(zD=z+iDot+1; zD<z+n && zD[0]=='0'; zD++){}
+    if( z+n-zD<19 ) return -2;
+    L = (int)(z + iDot - zD);
+    k = 32;
+  }else{
+    k = iDot - neg;
+    if( n-neg-1<19 ) return -2;
+    L = k - 1;
+  }
+  if( L>308 || L<-324 ) return -2;
+  j = k<16 ? k : 16;
+  m0 = idemNumMask[8+j];
+  m1 = idemNumMask[j];
+  w = idemNumSwar16((idemNumLoad8(zD) & m0) | (idemNumLoad8(zD+1) & ~m0),
+                    (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zD+9) & ~m1));
+  w = w*1000 + (uint64_t)(zD[16 + (k<=16)] - '0')*100
+    + (uint64_t)(zD[17 + (k<=17)] - '0')*10 + (uint64_t)(zD[18 + (k<=18)] - '0');
+  if( !idemNumEiselLemireSpan(w, L - 18, &m, &e) ) return -2;
   if( m==0 ){
     zOut[0] = '0';
     return 1;
@@ -2418,31 +2694,14 @@ static int idemNumTiny17(int neg, const char *zM, char *zOut){
   return idemNumFormatParts(neg, m, e, zOut);
 }
 
-/*
-** A decimal of 20 significant digits or more, with no exponent and a
-** first digit that is not 0 (its '.' at z[iInt], iInt-neg <= 300): step 3
-** for its first 19 digits w and for w+1, both read at once (idemNumSwar16()
-** and 3 more), then step 5, when both give the same double (the literal
-** lies between them).  Returns -2 if not (the long way then).
-*/
-static int idemNumLong(const char *z, int n, int neg, int iInt, char *zOut){
-  char aBuf[24];
-  int k = iInt - neg;               /* digits before the '.' */
-  uint64_t w, m, m2;
-  int e, e2, q = k - 19;
-  if( k>=19 ){
-    memcpy(aBuf, z+neg, 19);
-  }else{
-    memcpy(aBuf, z+neg, (size_t)k);
-    memcpy(aBuf+k, z+iInt+1, (size_t)(19-k));
-  }
-  w = idemNumSwar16(idemNumLoad8(aBuf), idemNumLoad8(aBuf+8))*1000
-    + (uint64_t)(aBuf[16]-'0')*100 + (uint64_t)(aBuf[17]-'0')*10
-    + (uint64_t)(aBuf[18]-'0');
-  (void)n;
-  if( !idemNumEiselLemire(w, q, &m, &e) ) return -2;
-  if( !idemNumEiselLemire(w+1, q, &m2, &e2) || m2!=m || e2!=e ) return -2;
-  return idemNumFormatParts(neg, m, e, zOut);
+/* idemNumLongTry(), else the long way: where the common path sends a
+** decimal with no exponent and more than 17 significant digits. */
+static IDEMNUM_NOINLINE int idemNumLong(
+  const char *z, int n, int iDot, char *zOut
+){
+  int r = idemNumLongTry(z, n, iDot, zOut);
+  if( r!=-2 ) return r;
+  return idemNumCanonicalSlow(z, n, zOut);
 }
 
 /*
@@ -2467,18 +2726,15 @@ static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
   uint64_t bits;
   double v;
 
-  if( n-neg==23 && z[neg+1]=='.' && z[neg+18]=='e' && z[neg+19]=='-'
-   && z[neg+20]=='3' && z[neg]!='0' ){
-    i = idemNumTiny17(neg, z+neg, zOut);
-    if( i>=0 ) return i;
-  }
-  if( n-neg>=21 && z[neg]!='0' ){
-    /* 20 digits or more with no exponent: idemNumLong() */
+  i = idemNumTiny17(neg, z+neg, n-neg, zOut);
+  if( i!=-2 ) return i;
+  if( n-neg>=20 ){
+    /* 19 digits or more with no exponent: idemNumLongTry() */
     for(i=neg; i<n && z[i]>='0' && z[i]<='9'; i++){}
-    if( i<n && z[i]=='.' && i-neg<=300 && memchr(z+i, 'e', (size_t)(n-i))==0
+    if( i<n && z[i]=='.' && memchr(z+i, 'e', (size_t)(n-i))==0
      && memchr(z+i, 'E', (size_t)(n-i))==0 ){
-      int r = idemNumLong(z, n, neg, i, zOut);
-      if( r>=0 ) return r;
+      int r = idemNumLongTry(z, n, i, zOut);
+      if( r!=-2 ) return r;
     }
   }
 
@@ -2610,11 +2866,6 @@ format:
 ** a function of its own that it calls last (so that the common path has
 ** no call to save registers for).
 */
-#if defined(__GNUC__)
-# define IDEMNUM_NOINLINE __attribute__((noinline))
-#else
-# define IDEMNUM_NOINLINE
-#endif
 
 /* An integer literal z[0..n): as written, but "-0" is "0". */
 static IDEMNUM_NOINLINE int idemNumAsWritten(
@@ -2685,14 +2936,6 @@ static IDEMNUM_INLINE int idemNumCanonical(
   char *zOut,
   const int isDec
 ){
-  /* aMask[8+i]: the low i bytes of a word, for 0 <= i <= 8; aMask[i] is 0
-  ** below 8 and aMask[8+i] all ones above 16. */
-  static const uint64_t aMask[25] = {
-    0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0xff, 0xffff, 0xffffff, 0xffffffffULL, 0xffffffffffULL,
-    0xffffffffffffULL, 0xffffffffffffffULL,
-    ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL
-  };
   const uint64_t one = (uint64_t)1<<60;
   int neg = z[0]=='-';
   const char *zM = z + neg;         /* The first digit */
@@ -2746,7 +2989,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
     if( iEnd>iInt ){                /* a '.' among the digits */
       p = iInt - neg;
       nD--;
-      if( p>16 ) goto slow;
+      if( p>16 ) goto long_decimal;
     }
     L = iInt - neg - 1;
   }else{
@@ -2764,7 +3007,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
     int k;
     j = iExp + 1 + (eNeg || z[iExp+1]=='+');
     k = n - j;
-    if( k>4 ) goto slow;
+    if( k>4 ) goto exp_literal;
     if( nD>=16 ){
       x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
                               & (uint32_t)(0xffffffffULL << (8*(4-k))));
@@ -2773,11 +3016,11 @@ static IDEMNUM_INLINE int idemNumCanonical(
     }
     L += eNeg ? -x10 : x10;
   }
-  if( L<-307 || L>307 ) goto slow;
+  if( L<-307 || L>307 ) goto out_of_range;
 
   /* Step 2 */
   if( nD<=15 ) return idemNumShortLiteral(zOut, neg, zD, nD, p, L);
-  if( nD>17 ) goto slow;            /* (never the shortest) */
+  if( nD>17 ) goto long_decimal;    /* (never the shortest) */
 
   /* Step 3b.  w: the first 16 digits in two words of 8, the '.' taken out
   ** (the bytes after it moved down by one), then the 17th.  The loads
@@ -2791,7 +3034,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
     c1 = idemNumLoad8(zD+9);
   }else{
     const char *zB = zD + (p<16);
-    uint64_t m0 = aMask[p+8], m1 = aMask[p];
+    uint64_t m0 = idemNumMask[p+8], m1 = idemNumMask[p];
     c0 = (idemNumLoad8(zD) & m0) | (idemNumLoad8(zB) & ~m0);
     c1 = (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1);
   }
@@ -2984,6 +3227,15 @@ static IDEMNUM_INLINE int idemNumCanonical(
   return idemNumFromDouble(zOut, neg, m,
                            sh + 1 + idemNumFloorLog2Pow10(L - nD + 1));
 
+long_decimal:
+  if( isDec==1 ) return idemNumLong(z, n, iInt, zOut);
+  goto slow;
+out_of_range:
+  /* "%.17g" of a double below 1e-307 or above 1e307: idemNumTiny() */
+  if( isDec==3 ) return idemNumTiny3(z, n, L, zOut);
+  if( isDec==2 ) return idemNumTiny(z, n, zOut);
+exp_literal:
+  if( isDec!=1 && !noExp ) return idemNumExpLiteral(z, n, iInt, iFrac, zOut);
 slow:
   return idemNumCanonicalSlow(z, n, zOut);
 }
@@ -5642,6 +5894,46 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
   return 0;
 }
 
+#ifdef IDEM_JSON_SSE2
+/* An integer, or a decimal with no exponent, at s whose digits run to the
+** 32nd byte (a decimal of 40 digits, say), m being the mask of the digits
+** among the first 32 (bit i: s[i] is a digit), as idemJsonNumber() made
+** it: its length n (below 64) from the mask of 64 bytes, if the input has
+** them, plus 256 times the offset of its '.' if it has one; or 0 if it is
+** anything else (byte by byte then).  Not inlined: idemJsonNumber() is
+** part of the canonicalizer's main loop, whose registers it would take. */
+__attribute__((noinline)) static int idemJsonLongNumber(
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  uint32_t m
+){
+  const __m128i c0 = _mm_set1_epi8('0'), c9 = _mm_set1_epi8(9);
+  __m128i a, b;
+  uint64_t x;
+  uint32_t i, j, iDot = 0;
+  if( zEnd-s<=64 ) return 0;
+  a = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+32)), c0);
+  b = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+48)), c0);
+  x = (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, c9), a))
+      | (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, c9), b))<<16)<<32
+      | m;
+  i = *s=='-';
+  if( ((x>>i) & 1)==0 ) return 0;           /* no digit */
+  if( s[i]=='0' && s[i+1]!='.' ) return 0;  /* a leading zero */
+  if( (x>>i)==~(uint64_t)0>>i ) return 0;    /* 64 digits (no ctz(0)) */
+  j = i + (uint32_t)__builtin_ctzll(~(x>>i));
+  if( s[j]=='.' ){
+    iDot = j;
+    i = j+1;
+    if( i>=64 || ((x>>i) & 1)==0 ) return 0;
+    if( (x>>i)==~(uint64_t)0>>i ) return 0;
+    j = i + (uint32_t)__builtin_ctzll(~(x>>i));
+  }
+  if( j>=64 || (s[j] | 0x20)=='e' ) return 0;
+  return (int)(j | iDot<<8);
+}
+#endif
+
 /* Copy the number that starts at *ps to *po as canonical text, and advance
 ** both past it.  An integer of up to 15 digits and a plain decimal that is
 ** its own canonical text are copied as written; anything else is printed
@@ -5681,7 +5973,7 @@ static IDEM_JSON_INLINE int idemJsonNumber(
     if( s[i]=='0' ){
       if( j!=i+1 ) goto slow;                   /* leading zero */
     }else if( j>=32 ){
-      goto slow;
+      goto long_number;
     }
     zDigits = s+i;
     zIntEnd = zFracEnd = s+j;
@@ -5689,7 +5981,7 @@ static IDEM_JSON_INLINE int idemJsonNumber(
       i = j+1;
       if( i>=32 || ((m>>i) & 1)==0 ) goto slow;
       j = i + (uint32_t)__builtin_ctzll(~(uint64_t)(m>>i));
-      if( j>=32 ) goto slow;
+      if( j>=32 ) goto long_number;
       isInt = 0;
       zDot = s+i-1;
       zFracEnd = s+j;
@@ -5704,6 +5996,18 @@ static IDEM_JSON_INLINE int idemJsonNumber(
     }
     s += j;
     goto scanned;
+long_number:
+    j = idemJsonLongNumber(s, zEnd, m);
+    if( j ){
+      zDigits = s + (*s=='-');
+      zIntEnd = zFracEnd = s + (j & 0xff);
+      if( j>>8 ){
+        isInt = 0;
+        zIntEnd = zDot = s + (j>>8);
+      }
+      s = zFracEnd;
+      goto scanned;
+    }
   }
 slow:
   s = zNum;

@@ -126,6 +126,8 @@ def shape(name, r):
         return decimals_40(100, r)
     if name == "names, each a prefix of the next":
         return prefix_chain(60, r)
+    if name in NUMBER_SHAPES:
+        return NUMBER_SHAPES[name](200, r)
     if name == "names with a 200-byte prefix holding an escape":
         return escaped_prefix(1000, r, 200)
     if name == "names that sort otherwise in UTF-16":
@@ -151,6 +153,90 @@ def decimals_40(n, r):
         k = r.randint(1, 39)
         out.append(("-" if r.random() < 0.3 else "") + d[:k] + "." + d[k:])
     return '{"v":[%s]}' % ",".join(out)
+
+
+# Number shapes a hostile corpus might use (issue 35): each a document of
+# n numbers.
+def near_2_53(n, r):
+    """Integers within 10^6 of +-2^53 (16 digits: beyond 15, not copied)."""
+    return "[%s]" % ",".join(str(r.choice([1, -1]) * (2 ** 53 + r.randint(-10 ** 6, 10 ** 6)))
+                             for _ in range(n))
+
+
+def range_edges(n, r):
+    """The ends of the range: the largest doubles, the least normal and
+    subnormal ones and their neighbours, as repr() prints them."""
+    import struct
+    bits = [0x7fefffffffffffff, 0x0010000000000000, 0x000fffffffffffff,
+            0x0000000000000001, 0x7fe0000000000000, 0x0000000000000002]
+    out = []
+    for _ in range(n):
+        b = r.choice(bits) + r.choice([-1, 0, 1]) * r.randint(0, 1000)
+        b = min(max(b, 1), 0x7fefffffffffffff)
+        out.append(repr(struct.unpack("<d", struct.pack("<Q", b))[0]))
+    out += ["1e308", "5e-324", "1.7976931348623157e308", "2.2250738585072014e-308"]
+    return "[%s]" % ",".join(out[:n])
+
+
+def long_exponents(n, r):
+    """Exponents written with leading zeros and signs: 1.5e+0000000010,
+    2E-00007, 3e0000."""
+    return "[%s]" % ",".join("%d.%de%s%s%d" % (r.randint(1, 9), r.randint(0, 999),
+                                               r.choice(["", "+", "-"]),
+                                               "0" * r.randint(1, 12), r.randint(0, 300))
+                             for _ in range(n))
+
+
+def zeros(n, r):
+    """Zeros: 0, -0, 0.0, -0.0, 0e5, -0.000e-3, 0.00000."""
+    return "[%s]" % ",".join(r.choice(["0", "-0", "0.0", "-0.0", "0e5", "-0.000e-3",
+                                       "0.00000", "0E0"]) for _ in range(n))
+
+
+def trailing_zeros(n, r):
+    """Numbers with many trailing zeros: 1.5000000000, 2500000000000000000000,
+    12.000, 3.00000e+10, 7000000000000000000000000.0."""
+    out = []
+    for _ in range(n):
+        d = str(r.randint(1, 999))
+        k = r.randint(1, 30)
+        out.append(r.choice([d + "." + str(r.randint(1, 9)) + "0" * k,
+                             d + "0" * k, d + ".000" + "0" * k,
+                             d + "." + str(r.randint(1, 9)) + "0" * k + "e+" + str(r.randint(1, 99)),
+                             d + "0" * k + ".0"]))
+    return "[%s]" % ",".join(out)
+
+
+def digits_17(n, r):
+    """Decimals of 17 random significant digits (not printed from a
+    double), the '.' anywhere among them or before them."""
+    out = []
+    for _ in range(n):
+        d = str(r.randint(1, 9)) + "".join(r.choice("0123456789") for _ in range(15)) + str(r.randint(1, 9))
+        k = r.randint(0, 17)
+        out.append("0." + "0" * r.randint(0, 5) + d if k == 0 else d[:k] + "." + d[k:] if k < 17 else d + ".5")
+    return "[%s]" % ",".join(out)
+
+
+def random_doubles(n, r):
+    """Random doubles of every exponent (random bits), as repr() prints
+    them."""
+    import struct
+    out = []
+    while len(out) < n:
+        v = struct.unpack("<d", struct.pack("<Q", r.getrandbits(64)))[0]
+        if v == v and abs(v) != float("inf"):
+            out.append(repr(v))
+    return "[%s]" % ",".join(out)
+
+
+NUMBER_SHAPES = {"integers near 2^53": near_2_53,
+                 "the ends of the range (1e308, 5e-324)": range_edges,
+                 "exponents with leading zeros": long_exponents,
+                 "zeros (-0, 0.0, 0e5)": zeros,
+                 "many trailing zeros": trailing_zeros,
+                 "17 random digits": digits_17,
+                 "random doubles (random bits)": random_doubles}
 
 
 def prefix_chain(n, r):
@@ -400,6 +486,8 @@ SIZED = [("names sharing a 1000-byte prefix, plus one short name", prefix_names,
           [25000, 50000, 100000, 200000], "numbers"),
          ("names, each a prefix of the next", prefix_chain,
           [500, 1000, 2000, 4000], "names"),
+         ("random doubles (random bits)", random_doubles,
+          [12500, 25000, 50000, 100000], "numbers"),
          ("names sharing a 1000-byte prefix holding an escape", escaped_prefix,
           [1000, 2000, 4000, 8000], "names"),
          ("names that sort otherwise in UTF-16", utf16_names,
@@ -420,7 +508,7 @@ SHAPES = ["long ASCII string", "array of objects", "integers",
           "names, each a prefix of the next",
           "names with a 200-byte prefix holding an escape",
           "names that sort otherwise in UTF-16",
-          "names that sort otherwise in UTF-16, as \\u escapes"]
+          "names that sort otherwise in UTF-16, as \\u escapes"] + list(NUMBER_SHAPES)
 
 # Shapes of large documents: --docs divided by this, for a like total size.
 DIVIDE = {"900 deep, out of order": 20, "names with a 200-byte prefix": 200,
