@@ -4,7 +4,10 @@
 .PHONY: bench bench-instructions bench-long bench-claim-txn
 
 # ---- benchmarks -------------------------------------------------------------
-# make bench: test/bench/, idem against json(), a hand-made claim table
+# make bench: first the headline rows (make bench-claim-txn: a claim, a
+# replay and a record one a transaction against a rowid table, WAL and
+# DELETE, in instructions and time); then test/bench/, idem against
+# json(), a hand-made claim table
 # (WITHOUT ROWID, and a rowid table with a UNIQUE key) and the stdlib
 # Python recipe, each ratio the median of 5 interleaved runs; the rowid
 # table's own cost at 1M claims against 10K; the functions and the claims
@@ -23,6 +26,8 @@ $(BUILD)/bench: test/bench/bench.c test/bench/docgen.c | $(BUILD)/.deps
 	$(CC) -O2 -g $(WARN) -o $@ test/bench/bench.c -lsqlite3
 
 bench: $(LIB) $(BUILD)/bench $(BUILD)/.deps-bench  ## the performance tables of doc/performance.md, and its time chart (minutes)
+	test/bench/claim_txn.sh $(BUILD)
+	test/bench/replay_txn.sh $(BUILD)
 	$(BUILD)/bench --lib $(BUILD)/idem --tables idem,hand,rowid
 	$(BUILD)/bench --lib $(BUILD)/idem --only scale --scale-table rowid
 	$(PYTHON3) test/bench/shapes.py --write-corpora $(BUILD)/corpora --docs 20000 >/dev/null
