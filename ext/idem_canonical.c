@@ -207,6 +207,21 @@ struct IdemJson {
   char zErr[200];            /* Error message of the last call */
 };
 
+/* A hint to start loading the cache line at x (no effect on the result).
+** The sorts of large objects read names and member records in the order
+** of their ranks, not of the text: once the object outgrows the caches
+** each such read waits for memory, so the loops that do so ask for the
+** record IJ_AHEAD steps ahead and for its name IJ_AHEAD/2 ahead (the
+** name's address is in the record).  Objects of fewer than
+** IJ_PREFETCH_MIN members fit in the caches and skip it. */
+#if defined(__GNUC__)
+# define IJ_PREFETCH(x) __builtin_prefetch(x)
+#else
+# define IJ_PREFETCH(x) ((void)0)
+#endif
+#define IJ_AHEAD 16
+#define IJ_PREFETCH_MIN 2048
+
 /* Functions on the path of every value, forced inline. */
 #if defined(__GNUC__)
 # define IDEM_JSON_INLINE __attribute__((always_inline)) inline
@@ -904,6 +919,7 @@ typedef struct IdemJsonSortText IdemJsonSortText;
 struct IdemJsonSortText {
   const unsigned char *z;    /* z[n..n+8) must be readable */
   sqlite3_int64 n;
+  uint64_t aK[2];            /* Large objects: keys of bytes 0..8, 8..16 */
 };
 
 /* A group of members to sort: ranks iLo..iHi of the object, names known
@@ -937,6 +953,21 @@ static IDEM_JSON_INLINE uint64_t idemJsonWordKey(
   t = (k & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee);
   t = ~(((t & ~IJ_HIGH) + ~IJ_HIGH) | t) & IJ_HIGH;
   return k + (t>>3);
+}
+
+/* The key of bytes iOff..iOff+8 of the name t (idemJsonWordKey()).  In a
+** large object (bKept) the keys at 0 and 8 were taken in the order of
+** the text (idemJsonSortNames()), and are read from t, not from the
+** name: the groups would otherwise read the names in the order of their
+** ranks, each read a wait for memory once the names outgrow the
+** caches. */
+static IDEM_JSON_INLINE uint64_t idemJsonTextKey(
+  const IdemJsonSortText *t,
+  sqlite3_int64 iOff,
+  int bKept
+){
+  if( bKept && iOff<16 && (iOff & 7)==0 ) return t->aK[iOff>>3];
+  return idemJsonWordKey(t->z + iOff, t->n - iOff);
 }
 
 /* The length of the prefix that the names of the n members r[0..n) share,
@@ -1103,6 +1134,42 @@ static void idemJsonRadixSort(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
   if( aSrc!=r ) memcpy(r, aSrc, n*sizeof(IdemJsonRank));
 }
 
+/* Ranges of more ranks than this (256 KiB) are first split by their
+** highest byte that differs (idemJsonSortRanks()). */
+#define IDEM_JSON_MSD 16384
+
+static void idemJsonSortRanks(IdemJsonRank*, IdemJsonRank*, int);
+
+/* Sort r[0..n) by key, aTmp[0..n) scratch, n above IDEM_JSON_MSD: one
+** pass splits the ranks by the highest byte of the keys that differs,
+** and each part is sorted in its turn (idemJsonSortRanks()).  Each pass of
+** a radix sort over all of r[] would read and write more than the
+** second-level cache holds (the time of a memory-bound pass, eight times
+** over), where the parts are sorted within it.  Each level splits by a
+** lower byte: at most 8 levels. */
+static void idemJsonSortRanksMsd(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
+  uint32_t aCnt[256];
+  uint64_t x = 0, k0 = r[0].iKey;
+  int i, m, sh;
+  for(i=1; i<n; i++) x |= r[i].iKey ^ k0;
+  if( x==0 ) return;
+  for(sh=56; (x>>sh)==0; sh-=8){}
+  memset(aCnt, 0, sizeof(aCnt));
+  for(i=0; i<n; i++) aCnt[(r[i].iKey>>sh) & 0xff]++;
+  for(i=0, m=0; i<256; i++){
+    uint32_t c = aCnt[i];
+    aCnt[i] = (uint32_t)m;
+    m += (int)c;
+  }
+  for(i=0; i<n; i++) aTmp[aCnt[(r[i].iKey>>sh) & 0xff]++] = r[i];
+  memcpy(r, aTmp, n*sizeof(IdemJsonRank));
+  for(i=0, m=0; i<256; i++){
+    int e = (int)aCnt[i];          /* now the end of part i */
+    if( e-m>1 ) idemJsonSortRanks(r+m, aTmp+m, e-m);
+    m = e;
+  }
+}
+
 /* Sort r[0..n) by key, aTmp[0..n) scratch.  Keys already in order, or in
 ** the reverse order (an object written backwards), cost one pass. */
 static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
@@ -1129,8 +1196,10 @@ static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
     }
   }else if( n<IDEM_JSON_RADIX ){
     idemJsonMergeSort(r, aTmp, n, 0);
-  }else{
+  }else if( n<=IDEM_JSON_MSD ){
     idemJsonRadixSort(r, aTmp, n);
+  }else{
+    idemJsonSortRanksMsd(r, aTmp, n);
   }
 }
 
@@ -1264,6 +1333,7 @@ static int idemJsonSortNames(
   int bRaw
 ){
   int i, j, nG = 0, bEqual = 0, bChain;
+  int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   uint64_t kDiff;
 
   /* First by the keys of idemJsonNameKey(), which order the names where
@@ -1286,6 +1356,20 @@ static int idemJsonSortNames(
     }
     idemJsonSortRanks(aR, aR+n, n);
   }
+  if( bAhead ){
+    /* A large object: every name, and its keys at 0 and 8
+    ** (idemJsonTextKey()), in the order of the text, rather than those
+    ** of the groups in the order of their ranks. */
+    for(i=0; i<n; i++){
+      IdemJsonSortText *t = &aT[i];
+      if( bRaw ){
+        t->z = zOut + a[i].iName + 1;
+        t->n = a[i].iNameEnd - a[i].iName - 2;
+      }
+      t->aK[0] = idemJsonWordKey(t->z, t->n);
+      t->aK[1] = t->n>8 ? idemJsonWordKey(t->z + 8, t->n - 8) : 0;
+    }
+  }
   for(i=0; i<n-1; i++){
     if( aR[i].iKey!=aR[i+1].iKey ) continue;
     for(j=i+2; j<n && aR[j].iKey==aR[i].iKey; j++){}
@@ -1293,7 +1377,7 @@ static int idemJsonSortNames(
     aG[nG].iHi = (uint32_t)j;
     aG[nG].iOff = 0;
     nG++;
-    if( bRaw ){
+    if( bRaw && !bAhead ){
       /* The names of the group (unescaped ones are all set already) */
       for(; i<j; i++){
         IdemJsonSortText *t = &aT[aR[i].iMem];
@@ -1314,14 +1398,27 @@ static int idemJsonSortNames(
     r = aR + aG[nG].iLo;
     k = (int)(aG[nG].iHi - aG[nG].iLo);
     iOff = aG[nG].iOff;
+    if( bAhead && nG>=2 ){
+      /* The groups next on the stack (most are small): the records of
+      ** the first IJ_AHEAD/2 names two groups ahead, the names themselves
+      ** one ahead. */
+      const IdemJsonGroup *g1 = &aG[nG-1], *g2 = &aG[nG-2];
+      uint32_t m1 = g1->iHi - g1->iLo, m2 = g2->iHi - g2->iLo, u;
+      if( m1>IJ_AHEAD/2 ) m1 = IJ_AHEAD/2;
+      if( m2>IJ_AHEAD/2 ) m2 = IJ_AHEAD/2;
+      for(u=0; u<m2; u++) IJ_PREFETCH(&aT[aR[g2->iLo+u].iMem]);
+      if( g1->iOff>=16 ){
+        for(u=0; u<m1; u++) IJ_PREFETCH(aT[aR[g1->iLo+u].iMem].z + g1->iOff);
+      }
+    }
 
     if( k==2 ){
       /* Two names (the common tie): word by word until they differ or
       ** one ends; the same rules as below, without the sorts. */
       const IdemJsonSortText *t0 = &aT[r[0].iMem], *t1 = &aT[r[1].iMem];
       for(;;){
-        uint64_t x0 = idemJsonWordKey(t0->z + iOff, t0->n - iOff);
-        uint64_t x1 = idemJsonWordKey(t1->z + iOff, t1->n - iOff);
+        uint64_t x0 = idemJsonTextKey(t0, iOff, bAhead);
+        uint64_t x1 = idemJsonTextKey(t1, iOff, bAhead);
         sqlite3_int64 n0 = t0->n - iOff, n1 = t1->n - iOff;
         if( bRaw && (IJ_HAS_ZERO(x0 ^ (IJ_ONES*'\\'))
                      | IJ_HAS_ZERO(x1 ^ (IJ_ONES*'\\'))) ){
@@ -1353,7 +1450,12 @@ static int idemJsonSortNames(
       kDiff = 0;
       for(i=0; i<k; i++){
         const IdemJsonSortText *t = &aT[r[i].iMem];
-        uint64_t x = idemJsonWordKey(t->z + iOff, t->n - iOff);
+        uint64_t x;
+        if( bAhead && i<k-IJ_AHEAD ){
+          IJ_PREFETCH(&aT[r[i+IJ_AHEAD].iMem]);
+          if( iOff>=16 ) IJ_PREFETCH(aT[r[i+IJ_AHEAD/2].iMem].z + iOff);
+        }
+        x = idemJsonTextKey(t, iOff, bAhead);
         r[i].iKey = x;
         kDiff |= x ^ r[0].iKey;
         kEsc |= IJ_HAS_ZERO(x ^ (IJ_ONES*'\\'));
@@ -1377,6 +1479,12 @@ static int idemJsonSortNames(
         if( bChain ) break;
       }
       if( kDiff || bEnd ) break;
+      if( bAhead && iOff==0 ){
+        /* The kept keys at 8 first (a prefix shorter than 16 bytes is
+        ** then passed over without reading the names) */
+        iOff = 8;
+        continue;
+      }
       j = (int)idemJsonGroupPrefix(aT, r, k, iOff+8);
       if( bRaw && memchr(aT[r[0].iMem].z + iOff + 8, '\\', j - iOff - 8) ){
         return SQLITE_MISUSE;
@@ -1646,7 +1754,7 @@ static int idemJsonFinishObject(
   aOrd = aSmall;
   if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
       : n>IDEM_JSON_SMALL || !idemJsonInsertKeys(a, n, aSmall) ){
-    /* Scratch after a[0..n): 2n ranks, n names and n/2+1 groups (54n+12
+    /* Scratch after a[0..n): 2n ranks, n names and n/2+1 groups (70n+12
     ** bytes: fewer than 3n records). */
     IdemJsonRank *aR;
     if( n*(sqlite3_int64)4 > p->nMemberAlloc - (a - p->aMember) ){
@@ -1715,7 +1823,20 @@ static int idemJsonFinishObject(
   rc = idemJsonGrowTmp(p, nMove);
   if( rc ) return rc;
   zTo = p->zTmp;
-  for(i=iLo; i<=iHi; i++){
+  i = iLo;
+  if( n>=IJ_PREFETCH_MIN ){
+    /* A large object: fetch ahead (IJ_PREFETCH()), then the last few. */
+    for(; i<=iHi-IJ_AHEAD; i++){
+      const IdemJsonMember *pM = &a[aOrd[i].iMem];
+      uint32_t nMember = pM->iEnd - pM->iName;
+      IJ_PREFETCH(&a[aOrd[i+IJ_AHEAD].iMem]);
+      IJ_PREFETCH(p->zOut + a[aOrd[i+IJ_AHEAD/2].iMem].iName);
+      idemJsonMove(zTo, p->zOut + pM->iName, nMember);
+      zTo[nMember] = ',';
+      zTo += nMember+1;
+    }
+  }
+  for(; i<=iHi; i++){
     const IdemJsonMember *pM = &a[aOrd[i].iMem];
     uint32_t nMember = pM->iEnd - pM->iName;
     idemJsonMove(zTo, p->zOut + pM->iName, nMember);
