@@ -1146,6 +1146,7 @@ static void idemJsonRadixSort(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
 #define IDEM_JSON_MSD 16384
 
 static void idemJsonSortRanks(IdemJsonRank*, IdemJsonRank*, int);
+static void idemJsonRadixSort(IdemJsonRank*, IdemJsonRank*, int);
 
 /* Sort r[0..n) by key, aTmp[0..n) scratch, n above IDEM_JSON_MSD: one
 ** pass splits the ranks by the highest byte of the keys that differs,
@@ -1154,7 +1155,12 @@ static void idemJsonSortRanks(IdemJsonRank*, IdemJsonRank*, int);
 ** second-level cache holds (the time of a memory-bound pass, eight times
 ** over), where the parts are sorted within it.  Each level splits by a
 ** lower byte: at most 8 levels. */
-static void idemJsonSortRanksMsd(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
+static void idemJsonSortRanksMsd(
+  IdemJsonRank *r,
+  IdemJsonRank *aTmp,
+  int n,
+  int bStable                 /* equal keys keep their order */
+){
   uint32_t aCnt[256];
   uint64_t x = 0, k0 = r[0].iKey;
   int i, m, sh;
@@ -1172,7 +1178,15 @@ static void idemJsonSortRanksMsd(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
   memcpy(r, aTmp, n*sizeof(IdemJsonRank));
   for(i=0, m=0; i<256; i++){
     int e = (int)aCnt[i];          /* now the end of part i */
-    if( e-m>1 ) idemJsonSortRanks(r+m, aTmp+m, e-m);
+    if( e-m<=1 ){
+      /* nothing to sort */
+    }else if( !bStable ){
+      idemJsonSortRanks(r+m, aTmp+m, e-m);
+    }else if( e-m>IDEM_JSON_MSD ){
+      idemJsonSortRanksMsd(r+m, aTmp+m, e-m, 1);
+    }else{
+      idemJsonRadixSort(r+m, aTmp+m, e-m);
+    }
     m = e;
   }
 }
@@ -1206,7 +1220,18 @@ static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
   }else if( n<=IDEM_JSON_MSD ){
     idemJsonRadixSort(r, aTmp, n);
   }else{
-    idemJsonSortRanksMsd(r, aTmp, n);
+    idemJsonSortRanksMsd(r, aTmp, n, 0);
+  }
+}
+
+/* Sort r[0..n) by key as idemJsonSortRanks() does, but equal keys keep
+** their order (a radix sort's passes are stable; the merge's networks are
+** not). */
+static void idemJsonSortRanksStable(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
+  if( n>IDEM_JSON_MSD ){
+    idemJsonSortRanksMsd(r, aTmp, n, 1);
+  }else{
+    idemJsonRadixSort(r, aTmp, n);
   }
 }
 
@@ -1343,8 +1368,87 @@ static int idemJsonSortNames(
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   uint64_t kDiff;
 
+  if( bAhead ){
+    /* A large object: every name and its keys at 0 and 8
+    ** (idemJsonTextKey()) are read in the order of the text.  If the keys
+    ** at 8 differ in at most 4 bytes (numbered names: "field1",
+    ** "field12345"), the members are sorted by both keys at once (by the
+    ** keys at 8, then, stably, at 0: a radix pass for each byte that
+    ** differs), rather than a group at a time in the order of their ranks
+    ** (each group's sort then costs more than all those passes).  Else
+    ** the groups read the keys kept at 0 and 8 (idemJsonTextKey()).  A
+    ** backslash among those 16 bytes of any name: the names are read
+    ** again unescaped (SQLITE_MISUSE). */
+    uint64_t kEsc = 0, x1 = 0;
+    int nByte = 0;
+    for(i=0; i<n; i++){
+      IdemJsonSortText *t = &aT[i];
+      if( bRaw ){
+        t->z = zOut + a[i].iName + 1;
+        t->n = a[i].iNameEnd - a[i].iName - 2;
+      }
+      t->aK[0] = idemJsonWordKey(t->z, t->n);
+      t->aK[1] = t->n>8 ? idemJsonWordKey(t->z + 8, t->n - 8) : 0;
+      kEsc |= IJ_HAS_ZERO(t->aK[0] ^ (IJ_ONES*'\\'))
+            | IJ_HAS_ZERO(t->aK[1] ^ (IJ_ONES*'\\'));
+      x1 |= t->aK[1] ^ aT[0].aK[1];
+      aR[i].iKey = t->aK[1];
+      aR[i].iMem = (uint32_t)i;
+    }
+    if( bRaw && kEsc ) return SQLITE_MISUSE;
+    for(j=0; j<8; j++) nByte += ((x1>>(8*j)) & 0xff)!=0;
+    if( nByte>4 ) goto by_name_key;
+    if( x1 ) idemJsonSortRanksStable(aR, aR+n, n);
+    for(i=0; i<n; i++){
+      if( i+IJ_AHEAD<n ) IJ_PREFETCH(&aT[aR[i+IJ_AHEAD].iMem]);
+      aR[i].iKey = aT[aR[i].iMem].aK[0];
+    }
+    if( x1 ){
+      idemJsonSortRanksStable(aR, aR+n, n);
+    }else{
+      idemJsonSortRanks(aR, aR+n, n);   /* the keys at 8 all alike */
+    }
+
+    /* Each run of names alike in their first 16 bytes: those that end
+    ** within them first, by length (two of one length are equal); those
+    ** that go on are a group at 16. */
+    for(i=0; i<n; i=j){
+      for(j=i+1; j<n && aR[j].iKey==aR[i].iKey
+                 && aT[aR[j].iMem].aK[1]==aT[aR[i].iMem].aK[1]; j++){}
+      if( j-i>1 ){
+        int aCnt[18], c, m, sCnt;
+        IdemJsonRank *aTmp = aR + n;
+        memset(aCnt, 0, sizeof(aCnt));
+        for(m=i; m<j; m++){
+          sqlite3_int64 nn = aT[aR[m].iMem].n;
+          aCnt[nn>16 ? 17 : nn]++;
+        }
+        for(c=0, sCnt=i; c<18; c++){
+          int x = aCnt[c];
+          if( c<17 && x>1 ) bEqual = 1;
+          aCnt[c] = sCnt;
+          sCnt += x;
+        }
+        for(m=i; m<j; m++){
+          sqlite3_int64 nn = aT[aR[m].iMem].n;
+          aTmp[aCnt[nn>16 ? 17 : nn]++] = aR[m];
+        }
+        memcpy(aR+i, aTmp+i, (j-i)*sizeof(IdemJsonRank));
+        m = aCnt[16];               /* where the names that go on start */
+        if( j-m>1 ){
+          aG[nG].iLo = (uint32_t)m;
+          aG[nG].iHi = (uint32_t)j;
+          aG[nG].iOff = 16;
+          nG++;
+        }
+      }
+    }
+    goto sort_groups;
+  }
+
   /* First by the keys of idemJsonNameKey(), which order the names where
   ** they differ, escapes and all.  Runs of equal keys are groups at 0. */
+by_name_key:
   for(i=1; i<n && a[i-1].iKey<=a[i].iKey; i++){}
   if( i==n ){
     /* In order by key already (a long shared prefix ties them all). */
@@ -1362,20 +1466,6 @@ static int idemJsonSortNames(
       aR[i].iMem = (uint32_t)i;
     }
     idemJsonSortRanks(aR, aR+n, n);
-  }
-  if( bAhead ){
-    /* A large object: every name, and its keys at 0 and 8
-    ** (idemJsonTextKey()), in the order of the text, rather than those
-    ** of the groups in the order of their ranks. */
-    for(i=0; i<n; i++){
-      IdemJsonSortText *t = &aT[i];
-      if( bRaw ){
-        t->z = zOut + a[i].iName + 1;
-        t->n = a[i].iNameEnd - a[i].iName - 2;
-      }
-      t->aK[0] = idemJsonWordKey(t->z, t->n);
-      t->aK[1] = t->n>8 ? idemJsonWordKey(t->z + 8, t->n - 8) : 0;
-    }
   }
   for(i=0; i<n-1; i++){
     if( aR[i].iKey!=aR[i+1].iKey ) continue;
@@ -1397,6 +1487,7 @@ static int idemJsonSortNames(
   }
 
   /* Then each group by the keys of its names' bytes (idemJsonWordKey()). */
+sort_groups:
   while( nG>0 ){
     IdemJsonRank *r;
     sqlite3_int64 iOff;
@@ -1483,6 +1574,28 @@ static int idemJsonSortNames(
           }
         }
         bChain = iGo>=0 && i==k;
+        if( bChain ){
+          /* In a chain, the names that go on past the next 8 bytes too
+          ** share those ("a", "aa", ... "aaaaaaaaaaaaaaaaaa"); numbered
+          ** names ("field1", "field12", "field123" ...: one ends within
+          ** the key, the others go on alike) are no chain: the next 8
+          ** bytes tell them apart, and the pivot would read them all. */
+          int iFar = -1;
+          uint64_t kFar = 0;
+          for(i=0; i<k; i++){
+            const IdemJsonSortText *t = &aT[r[i].iMem];
+            if( t->n - iOff > 16 ){
+              uint64_t x = idemJsonTextKey(t, iOff+8, bAhead);
+              if( iFar<0 ){
+                iFar = i;
+                kFar = x;
+              }else if( x!=kFar ){
+                break;
+              }
+            }
+          }
+          bChain = iFar>=0 && i==k;
+        }
         if( bChain ) break;
       }
       if( kDiff || bEnd ) break;
