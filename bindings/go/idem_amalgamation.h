@@ -4428,7 +4428,7 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 */
 
 /* Groups of at least this many members are sorted by radix. */
-#define IDEM_JSON_RADIX 1024
+#define IDEM_JSON_RADIX 256
 
 /* A name as the general sort reads it: its unescaped bytes. */
 typedef struct IdemJsonSortText IdemJsonSortText;
