@@ -4875,8 +4875,15 @@ static int idemJsonSortNames(
 ){
   int i, j, nG = 0, bEqual = 0, bChain;
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
+  int bKept = 0;                      /* aT[].aK[] are set */
   uint64_t kDiff;
 
+  if( bAhead ){
+    /* Names of 8 bytes or fewer ("k0012345") are told apart by the keys
+    ** of idemJsonNameKey() alone: none of what follows pays for them. */
+    for(i=0; i<n && a[i].iNameEnd - a[i].iName <= 10; i++){}
+    if( i==n ) goto by_name_key;
+  }
   if( bAhead ){
     /* A large object: every name and its keys at 0 and 8
     ** (idemJsonTextKey()) are read in the order of the text.  If the keys
@@ -4905,6 +4912,7 @@ static int idemJsonSortNames(
       aR[i].iMem = (uint32_t)i;
     }
     if( bRaw && kEsc ) return SQLITE_MISUSE;
+    bKept = 1;
     for(j=0; j<8; j++) nByte += ((x1>>(8*j)) & 0xff)!=0;
     if( nByte>4 ) goto by_name_key;
     if( x1 ) idemJsonSortRanksStable(aR, aR+n, n);
@@ -4983,7 +4991,7 @@ by_name_key:
     aG[nG].iHi = (uint32_t)j;
     aG[nG].iOff = 0;
     nG++;
-    if( bRaw && !bAhead ){
+    if( bRaw && !bKept ){
       /* The names of the group (unescaped ones are all set already) */
       for(; i<j; i++){
         IdemJsonSortText *t = &aT[aR[i].iMem];
@@ -5014,7 +5022,7 @@ sort_groups:
       if( m1>IJ_AHEAD/2 ) m1 = IJ_AHEAD/2;
       if( m2>IJ_AHEAD/2 ) m2 = IJ_AHEAD/2;
       for(u=0; u<m2; u++) IJ_PREFETCH(&aT[aR[g2->iLo+u].iMem]);
-      if( g1->iOff>=16 ){
+      if( g1->iOff>=16 || !bKept ){
         for(u=0; u<m1; u++) IJ_PREFETCH(aT[aR[g1->iLo+u].iMem].z + g1->iOff);
       }
     }
@@ -5024,8 +5032,8 @@ sort_groups:
       ** one ends; the same rules as below, without the sorts. */
       const IdemJsonSortText *t0 = &aT[r[0].iMem], *t1 = &aT[r[1].iMem];
       for(;;){
-        uint64_t x0 = idemJsonTextKey(t0, iOff, bAhead);
-        uint64_t x1 = idemJsonTextKey(t1, iOff, bAhead);
+        uint64_t x0 = idemJsonTextKey(t0, iOff, bKept);
+        uint64_t x1 = idemJsonTextKey(t1, iOff, bKept);
         sqlite3_int64 n0 = t0->n - iOff, n1 = t1->n - iOff;
         if( bRaw && (IJ_HAS_ZERO(x0 ^ (IJ_ONES*'\\'))
                      | IJ_HAS_ZERO(x1 ^ (IJ_ONES*'\\'))) ){
@@ -5060,9 +5068,11 @@ sort_groups:
         uint64_t x;
         if( bAhead && i<k-IJ_AHEAD ){
           IJ_PREFETCH(&aT[r[i+IJ_AHEAD].iMem]);
-          if( iOff>=16 ) IJ_PREFETCH(aT[r[i+IJ_AHEAD/2].iMem].z + iOff);
+          if( iOff>=16 || !bKept ){
+            IJ_PREFETCH(aT[r[i+IJ_AHEAD/2].iMem].z + iOff);
+          }
         }
-        x = idemJsonTextKey(t, iOff, bAhead);
+        x = idemJsonTextKey(t, iOff, bKept);
         r[i].iKey = x;
         kDiff |= x ^ r[0].iKey;
         kEsc |= IJ_HAS_ZERO(x ^ (IJ_ONES*'\\'));
@@ -5094,7 +5104,7 @@ sort_groups:
           for(i=0; i<k; i++){
             const IdemJsonSortText *t = &aT[r[i].iMem];
             if( t->n - iOff > 16 ){
-              uint64_t x = idemJsonTextKey(t, iOff+8, bAhead);
+              uint64_t x = idemJsonTextKey(t, iOff+8, bKept);
               if( iFar<0 ){
                 iFar = i;
                 kFar = x;
@@ -5108,7 +5118,7 @@ sort_groups:
         if( bChain ) break;
       }
       if( kDiff || bEnd ) break;
-      if( bAhead && iOff==0 ){
+      if( bKept && iOff==0 ){
         /* The kept keys at 8 first (a prefix shorter than 16 bytes is
         ** then passed over without reading the names) */
         iOff = 8;
