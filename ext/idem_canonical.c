@@ -910,6 +910,13 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** and each member is sorted once per word that still ties it with
 ** another: the work is linear in the bytes that tell the names apart.
 **
+** Objects of IJ_PREFETCH_MIN members or more whose names are not all
+** 8 bytes or fewer first read every name's keys at bytes 0 and 8 in the
+** order of the text (idemJsonSortNames(): the groups would otherwise
+** read the names in the order of their ranks, a wait for memory each);
+** ranges of more than IDEM_JSON_MSD ranks are first split by their
+** highest differing byte (idemJsonSortRanksMsd()).
+**
 ** The bytes read are the canonical texts, in which byte order is the
 ** order of RFC 8785 unless a name holds an escape ("\n" is 0x0a, not
 ** 0x5c); if a backslash is among the bytes read, the names that hold one
