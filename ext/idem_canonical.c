@@ -207,6 +207,21 @@ struct IdemJson {
   char zErr[200];            /* Error message of the last call */
 };
 
+/* A hint to start loading the cache line at x (no effect on the result).
+** The sorts of large objects read names and member records in the order
+** of their ranks, not of the text: once the object outgrows the caches
+** each such read waits for memory, so the loops that do so ask for the
+** record IJ_AHEAD steps ahead and for its name IJ_AHEAD/2 ahead (the
+** name's address is in the record).  Objects of fewer than
+** IJ_PREFETCH_MIN members fit in the caches and skip it. */
+#if defined(__GNUC__)
+# define IJ_PREFETCH(x) __builtin_prefetch(x)
+#else
+# define IJ_PREFETCH(x) ((void)0)
+#endif
+#define IJ_AHEAD 16
+#define IJ_PREFETCH_MIN 2048
+
 /* Functions on the path of every value, forced inline. */
 #if defined(__GNUC__)
 # define IDEM_JSON_INLINE __attribute__((always_inline)) inline
@@ -467,19 +482,25 @@ static const unsigned char *idemJsonSkipWsRun(
   const unsigned char *s,
   const unsigned char *zEnd
 ){
+#if defined(IDEM_JSON_SSE2)
+  /* 16 bytes a step, each of the four whitespace bytes found at once: a
+  ** run that mixes them ("\r\n\t  \t") costs no branch per byte. */
+  while( zEnd-s>=16 ){
+    __m128i v = _mm_loadu_si128((const __m128i*)s);
+    __m128i w = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+    unsigned int m = (unsigned int)_mm_movemask_epi8(w) ^ 0xffff;
+    if( m ) return s + __builtin_ctz(m);
+    s += 16;
+  }
+  while( s<zEnd && *s<=' ' && ((IJ_WS_BITS>>*s) & 1) ) s++;
+#else
   while( s<zEnd && *s<=' ' && ((IJ_WS_BITS>>*s) & 1) ){
     s++;
-#if defined(IDEM_JSON_SSE2)
-    while( zEnd-s>=16 && *s==' ' ){
-      unsigned int m = (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(
-          _mm_loadu_si128((const __m128i*)s), _mm_set1_epi8(' '))) ^ 0xffff;
-      if( m ){
-        s += __builtin_ctz(m);
-        break;
-      }
-      s += 16;
-    }
-#elif defined(IDEM_JSON_LE_WORDS)
+#if defined(IDEM_JSON_LE_WORDS)
     while( zEnd-s>=8 && *s==' ' ){
       uint64_t w, m;
       memcpy(&w, s, 8);
@@ -492,6 +513,7 @@ static const unsigned char *idemJsonSkipWsRun(
     }
 #endif
   }
+#endif
   return s;
 }
 
@@ -888,6 +910,13 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** and each member is sorted once per word that still ties it with
 ** another: the work is linear in the bytes that tell the names apart.
 **
+** Objects of IJ_PREFETCH_MIN members or more whose names are not all
+** 8 bytes or fewer first read every name's keys at bytes 0 and 8 in the
+** order of the text (idemJsonSortNames(): the groups would otherwise
+** read the names in the order of their ranks, a wait for memory each);
+** ranges of more than IDEM_JSON_MSD ranks are first split by their
+** highest differing byte (idemJsonSortRanksMsd()).
+**
 ** The bytes read are the canonical texts, in which byte order is the
 ** order of RFC 8785 unless a name holds an escape ("\n" is 0x0a, not
 ** 0x5c); if a backslash is among the bytes read, the names that hold one
@@ -897,13 +926,14 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 */
 
 /* Groups of at least this many members are sorted by radix. */
-#define IDEM_JSON_RADIX 1024
+#define IDEM_JSON_RADIX 256
 
 /* A name as the general sort reads it: its unescaped bytes. */
 typedef struct IdemJsonSortText IdemJsonSortText;
 struct IdemJsonSortText {
   const unsigned char *z;    /* z[n..n+8) must be readable */
   sqlite3_int64 n;
+  uint64_t aK[2];            /* Large objects: keys of bytes 0..8, 8..16 */
 };
 
 /* A group of members to sort: ranks iLo..iHi of the object, names known
@@ -937,6 +967,21 @@ static IDEM_JSON_INLINE uint64_t idemJsonWordKey(
   t = (k & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee);
   t = ~(((t & ~IJ_HIGH) + ~IJ_HIGH) | t) & IJ_HIGH;
   return k + (t>>3);
+}
+
+/* The key of bytes iOff..iOff+8 of the name t (idemJsonWordKey()).  In a
+** large object (bKept) the keys at 0 and 8 were taken in the order of
+** the text (idemJsonSortNames()), and are read from t, not from the
+** name: the groups would otherwise read the names in the order of their
+** ranks, each read a wait for memory once the names outgrow the
+** caches. */
+static IDEM_JSON_INLINE uint64_t idemJsonTextKey(
+  const IdemJsonSortText *t,
+  sqlite3_int64 iOff,
+  int bKept
+){
+  if( bKept && iOff<16 && (iOff & 7)==0 ) return t->aK[iOff>>3];
+  return idemJsonWordKey(t->z + iOff, t->n - iOff);
 }
 
 /* The length of the prefix that the names of the n members r[0..n) share,
@@ -1103,6 +1148,56 @@ static void idemJsonRadixSort(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
   if( aSrc!=r ) memcpy(r, aSrc, n*sizeof(IdemJsonRank));
 }
 
+/* Ranges of more ranks than this (256 KiB) are first split by their
+** highest byte that differs (idemJsonSortRanks()). */
+#define IDEM_JSON_MSD 16384
+
+static void idemJsonSortRanks(IdemJsonRank*, IdemJsonRank*, int);
+static void idemJsonRadixSort(IdemJsonRank*, IdemJsonRank*, int);
+
+/* Sort r[0..n) by key, aTmp[0..n) scratch, n above IDEM_JSON_MSD: one
+** pass splits the ranks by the highest byte of the keys that differs,
+** and each part is sorted in its turn (idemJsonSortRanks()).  Each pass of
+** a radix sort over all of r[] would read and write more than the
+** second-level cache holds (the time of a memory-bound pass, eight times
+** over), where the parts are sorted within it.  Each level splits by a
+** lower byte: at most 8 levels. */
+static void idemJsonSortRanksMsd(
+  IdemJsonRank *r,
+  IdemJsonRank *aTmp,
+  int n,
+  int bStable                 /* equal keys keep their order */
+){
+  uint32_t aCnt[256];
+  uint64_t x = 0, k0 = r[0].iKey;
+  int i, m, sh;
+  for(i=1; i<n; i++) x |= r[i].iKey ^ k0;
+  if( x==0 ) return;
+  for(sh=56; (x>>sh)==0; sh-=8){}
+  memset(aCnt, 0, sizeof(aCnt));
+  for(i=0; i<n; i++) aCnt[(r[i].iKey>>sh) & 0xff]++;
+  for(i=0, m=0; i<256; i++){
+    uint32_t c = aCnt[i];
+    aCnt[i] = (uint32_t)m;
+    m += (int)c;
+  }
+  for(i=0; i<n; i++) aTmp[aCnt[(r[i].iKey>>sh) & 0xff]++] = r[i];
+  memcpy(r, aTmp, n*sizeof(IdemJsonRank));
+  for(i=0, m=0; i<256; i++){
+    int e = (int)aCnt[i];          /* now the end of part i */
+    if( e-m<=1 ){
+      /* nothing to sort */
+    }else if( !bStable ){
+      idemJsonSortRanks(r+m, aTmp+m, e-m);
+    }else if( e-m>IDEM_JSON_MSD ){
+      idemJsonSortRanksMsd(r+m, aTmp+m, e-m, 1);
+    }else{
+      idemJsonRadixSort(r+m, aTmp+m, e-m);
+    }
+    m = e;
+  }
+}
+
 /* Sort r[0..n) by key, aTmp[0..n) scratch.  Keys already in order, or in
 ** the reverse order (an object written backwards), cost one pass. */
 static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
@@ -1129,6 +1224,19 @@ static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
     }
   }else if( n<IDEM_JSON_RADIX ){
     idemJsonMergeSort(r, aTmp, n, 0);
+  }else if( n<=IDEM_JSON_MSD ){
+    idemJsonRadixSort(r, aTmp, n);
+  }else{
+    idemJsonSortRanksMsd(r, aTmp, n, 0);
+  }
+}
+
+/* Sort r[0..n) by key as idemJsonSortRanks() does, but equal keys keep
+** their order (a radix sort's passes are stable; the merge's networks are
+** not). */
+static void idemJsonSortRanksStable(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
+  if( n>IDEM_JSON_MSD ){
+    idemJsonSortRanksMsd(r, aTmp, n, 1);
   }else{
     idemJsonRadixSort(r, aTmp, n);
   }
@@ -1264,10 +1372,98 @@ static int idemJsonSortNames(
   int bRaw
 ){
   int i, j, nG = 0, bEqual = 0, bChain;
+  int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
+  int bKept = 0;                      /* aT[].aK[] are set */
   uint64_t kDiff;
+
+  if( bAhead ){
+    /* Names of 8 bytes or fewer ("k0012345") are told apart by the keys
+    ** of idemJsonNameKey() alone: none of what follows pays for them. */
+    for(i=0; i<n && a[i].iNameEnd - a[i].iName <= 10; i++){}
+    if( i==n ) goto by_name_key;
+  }
+  if( bAhead ){
+    /* A large object: every name and its keys at 0 and 8
+    ** (idemJsonTextKey()) are read in the order of the text.  If the keys
+    ** at 8 differ in at most 4 bytes (numbered names: "field1",
+    ** "field12345"), the members are sorted by both keys at once (by the
+    ** keys at 8, then, stably, at 0: a radix pass for each byte that
+    ** differs), rather than a group at a time in the order of their ranks
+    ** (each group's sort then costs more than all those passes).  Else
+    ** the groups read the keys kept at 0 and 8 (idemJsonTextKey()).  A
+    ** backslash among those 16 bytes of any name: the names are read
+    ** again unescaped (SQLITE_MISUSE). */
+    uint64_t kEsc = 0, x1 = 0;
+    int nByte = 0;
+    for(i=0; i<n; i++){
+      IdemJsonSortText *t = &aT[i];
+      if( bRaw ){
+        t->z = zOut + a[i].iName + 1;
+        t->n = a[i].iNameEnd - a[i].iName - 2;
+      }
+      t->aK[0] = idemJsonWordKey(t->z, t->n);
+      t->aK[1] = t->n>8 ? idemJsonWordKey(t->z + 8, t->n - 8) : 0;
+      kEsc |= IJ_HAS_ZERO(t->aK[0] ^ (IJ_ONES*'\\'))
+            | IJ_HAS_ZERO(t->aK[1] ^ (IJ_ONES*'\\'));
+      x1 |= t->aK[1] ^ aT[0].aK[1];
+      aR[i].iKey = t->aK[1];
+      aR[i].iMem = (uint32_t)i;
+    }
+    if( bRaw && kEsc ) return SQLITE_MISUSE;
+    bKept = 1;
+    for(j=0; j<8; j++) nByte += ((x1>>(8*j)) & 0xff)!=0;
+    if( nByte>4 ) goto by_name_key;
+    if( x1 ) idemJsonSortRanksStable(aR, aR+n, n);
+    for(i=0; i<n; i++){
+      if( i+IJ_AHEAD<n ) IJ_PREFETCH(&aT[aR[i+IJ_AHEAD].iMem]);
+      aR[i].iKey = aT[aR[i].iMem].aK[0];
+    }
+    if( x1 ){
+      idemJsonSortRanksStable(aR, aR+n, n);
+    }else{
+      idemJsonSortRanks(aR, aR+n, n);   /* the keys at 8 all alike */
+    }
+
+    /* Each run of names alike in their first 16 bytes: those that end
+    ** within them first, by length (two of one length are equal); those
+    ** that go on are a group at 16. */
+    for(i=0; i<n; i=j){
+      for(j=i+1; j<n && aR[j].iKey==aR[i].iKey
+                 && aT[aR[j].iMem].aK[1]==aT[aR[i].iMem].aK[1]; j++){}
+      if( j-i>1 ){
+        int aCnt[18], c, m, sCnt;
+        IdemJsonRank *aTmp = aR + n;
+        memset(aCnt, 0, sizeof(aCnt));
+        for(m=i; m<j; m++){
+          sqlite3_int64 nn = aT[aR[m].iMem].n;
+          aCnt[nn>16 ? 17 : nn]++;
+        }
+        for(c=0, sCnt=i; c<18; c++){
+          int x = aCnt[c];
+          if( c<17 && x>1 ) bEqual = 1;
+          aCnt[c] = sCnt;
+          sCnt += x;
+        }
+        for(m=i; m<j; m++){
+          sqlite3_int64 nn = aT[aR[m].iMem].n;
+          aTmp[aCnt[nn>16 ? 17 : nn]++] = aR[m];
+        }
+        memcpy(aR+i, aTmp+i, (j-i)*sizeof(IdemJsonRank));
+        m = aCnt[16];               /* where the names that go on start */
+        if( j-m>1 ){
+          aG[nG].iLo = (uint32_t)m;
+          aG[nG].iHi = (uint32_t)j;
+          aG[nG].iOff = 16;
+          nG++;
+        }
+      }
+    }
+    goto sort_groups;
+  }
 
   /* First by the keys of idemJsonNameKey(), which order the names where
   ** they differ, escapes and all.  Runs of equal keys are groups at 0. */
+by_name_key:
   for(i=1; i<n && a[i-1].iKey<=a[i].iKey; i++){}
   if( i==n ){
     /* In order by key already (a long shared prefix ties them all). */
@@ -1293,7 +1489,7 @@ static int idemJsonSortNames(
     aG[nG].iHi = (uint32_t)j;
     aG[nG].iOff = 0;
     nG++;
-    if( bRaw ){
+    if( bRaw && !bKept ){
       /* The names of the group (unescaped ones are all set already) */
       for(; i<j; i++){
         IdemJsonSortText *t = &aT[aR[i].iMem];
@@ -1306,6 +1502,7 @@ static int idemJsonSortNames(
   }
 
   /* Then each group by the keys of its names' bytes (idemJsonWordKey()). */
+sort_groups:
   while( nG>0 ){
     IdemJsonRank *r;
     sqlite3_int64 iOff;
@@ -1314,14 +1511,27 @@ static int idemJsonSortNames(
     r = aR + aG[nG].iLo;
     k = (int)(aG[nG].iHi - aG[nG].iLo);
     iOff = aG[nG].iOff;
+    if( bAhead && nG>=2 ){
+      /* The groups next on the stack (most are small): the records of
+      ** the first IJ_AHEAD/2 names two groups ahead, the names themselves
+      ** one ahead. */
+      const IdemJsonGroup *g1 = &aG[nG-1], *g2 = &aG[nG-2];
+      uint32_t m1 = g1->iHi - g1->iLo, m2 = g2->iHi - g2->iLo, u;
+      if( m1>IJ_AHEAD/2 ) m1 = IJ_AHEAD/2;
+      if( m2>IJ_AHEAD/2 ) m2 = IJ_AHEAD/2;
+      for(u=0; u<m2; u++) IJ_PREFETCH(&aT[aR[g2->iLo+u].iMem]);
+      if( g1->iOff>=16 || !bKept ){
+        for(u=0; u<m1; u++) IJ_PREFETCH(aT[aR[g1->iLo+u].iMem].z + g1->iOff);
+      }
+    }
 
     if( k==2 ){
       /* Two names (the common tie): word by word until they differ or
       ** one ends; the same rules as below, without the sorts. */
       const IdemJsonSortText *t0 = &aT[r[0].iMem], *t1 = &aT[r[1].iMem];
       for(;;){
-        uint64_t x0 = idemJsonWordKey(t0->z + iOff, t0->n - iOff);
-        uint64_t x1 = idemJsonWordKey(t1->z + iOff, t1->n - iOff);
+        uint64_t x0 = idemJsonTextKey(t0, iOff, bKept);
+        uint64_t x1 = idemJsonTextKey(t1, iOff, bKept);
         sqlite3_int64 n0 = t0->n - iOff, n1 = t1->n - iOff;
         if( bRaw && (IJ_HAS_ZERO(x0 ^ (IJ_ONES*'\\'))
                      | IJ_HAS_ZERO(x1 ^ (IJ_ONES*'\\'))) ){
@@ -1353,7 +1563,14 @@ static int idemJsonSortNames(
       kDiff = 0;
       for(i=0; i<k; i++){
         const IdemJsonSortText *t = &aT[r[i].iMem];
-        uint64_t x = idemJsonWordKey(t->z + iOff, t->n - iOff);
+        uint64_t x;
+        if( bAhead && i<k-IJ_AHEAD ){
+          IJ_PREFETCH(&aT[r[i+IJ_AHEAD].iMem]);
+          if( iOff>=16 || !bKept ){
+            IJ_PREFETCH(aT[r[i+IJ_AHEAD/2].iMem].z + iOff);
+          }
+        }
+        x = idemJsonTextKey(t, iOff, bKept);
         r[i].iKey = x;
         kDiff |= x ^ r[0].iKey;
         kEsc |= IJ_HAS_ZERO(x ^ (IJ_ONES*'\\'));
@@ -1374,9 +1591,37 @@ static int idemJsonSortNames(
           }
         }
         bChain = iGo>=0 && i==k;
+        if( bChain ){
+          /* In a chain, the names that go on past the next 8 bytes too
+          ** share those ("a", "aa", ... "aaaaaaaaaaaaaaaaaa"); numbered
+          ** names ("field1", "field12", "field123" ...: one ends within
+          ** the key, the others go on alike) are no chain: the next 8
+          ** bytes tell them apart, and the pivot would read them all. */
+          int iFar = -1;
+          uint64_t kFar = 0;
+          for(i=0; i<k; i++){
+            const IdemJsonSortText *t = &aT[r[i].iMem];
+            if( t->n - iOff > 16 ){
+              uint64_t x = idemJsonTextKey(t, iOff+8, bKept);
+              if( iFar<0 ){
+                iFar = i;
+                kFar = x;
+              }else if( x!=kFar ){
+                break;
+              }
+            }
+          }
+          bChain = iFar>=0 && i==k;
+        }
         if( bChain ) break;
       }
       if( kDiff || bEnd ) break;
+      if( bKept && iOff==0 ){
+        /* The kept keys at 8 first (a prefix shorter than 16 bytes is
+        ** then passed over without reading the names) */
+        iOff = 8;
+        continue;
+      }
       j = (int)idemJsonGroupPrefix(aT, r, k, iOff+8);
       if( bRaw && memchr(aT[r[0].iMem].z + iOff + 8, '\\', j - iOff - 8) ){
         return SQLITE_MISUSE;
@@ -1646,7 +1891,7 @@ static int idemJsonFinishObject(
   aOrd = aSmall;
   if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
       : n>IDEM_JSON_SMALL || !idemJsonInsertKeys(a, n, aSmall) ){
-    /* Scratch after a[0..n): 2n ranks, n names and n/2+1 groups (54n+12
+    /* Scratch after a[0..n): 2n ranks, n names and n/2+1 groups (70n+12
     ** bytes: fewer than 3n records). */
     IdemJsonRank *aR;
     if( n*(sqlite3_int64)4 > p->nMemberAlloc - (a - p->aMember) ){
@@ -1715,7 +1960,20 @@ static int idemJsonFinishObject(
   rc = idemJsonGrowTmp(p, nMove);
   if( rc ) return rc;
   zTo = p->zTmp;
-  for(i=iLo; i<=iHi; i++){
+  i = iLo;
+  if( n>=IJ_PREFETCH_MIN ){
+    /* A large object: fetch ahead (IJ_PREFETCH()), then the last few. */
+    for(; i<=iHi-IJ_AHEAD; i++){
+      const IdemJsonMember *pM = &a[aOrd[i].iMem];
+      uint32_t nMember = pM->iEnd - pM->iName;
+      IJ_PREFETCH(&a[aOrd[i+IJ_AHEAD].iMem]);
+      IJ_PREFETCH(p->zOut + a[aOrd[i+IJ_AHEAD/2].iMem].iName);
+      idemJsonMove(zTo, p->zOut + pM->iName, nMember);
+      zTo[nMember] = ',';
+      zTo += nMember+1;
+    }
+  }
+  for(; i<=iHi; i++){
     const IdemJsonMember *pM = &a[aOrd[i].iMem];
     uint32_t nMember = pM->iEnd - pM->iName;
     idemJsonMove(zTo, p->zOut + pM->iName, nMember);

@@ -134,6 +134,8 @@ def shape(name, r):
         return utf16_names(400, r)
     if name == "names that sort otherwise in UTF-16, as \\u escapes":
         return utf16_escaped(400, r)
+    if name in HOSTILE:
+        return HOSTILE[name][0](HOSTILE[name][1], r)
     raise ValueError(name)
 
 
@@ -289,6 +291,117 @@ def utf16_names(n, r, ascii=False):
 
 def utf16_escaped(n, r):
     return utf16_names(n, r, True)
+
+
+# Shapes a hostile corpus might use (issue 35): each a generator of a
+# document of n units, the n of its row of 400 a document, and what n
+# counts; each is also swept by --sweep.
+def deep_arrays(n, r):
+    """Arrays nested 1000 deep (the limit), n/1000 times in an array."""
+    return "[" + ",".join("[" * 999 + str(i) + "]" * 999
+                          for i in range(max(1, n // 1000))) + "]"
+
+
+def deep_objects(n, r):
+    """Objects nested 1000 deep, each level's two members out of order,
+    n/1000 times in an array."""
+    one = ""
+    for i in range(999):
+        one = '{"z":%d,"a":%s}' % (i, one or "0")
+    return "[" + ",".join([one] * max(1, n // 1000)) + "]"
+
+
+def tiny_objects(n, r):
+    """n objects of two members, out of order, in an array."""
+    return "[" + ",".join('{"b":%d,"a":%d}' % (i, i % 7) for i in range(n)) + "]"
+
+
+def empty_objects(n, r):
+    return "[" + ",".join(["{}"] * n) + "]"
+
+
+def escapes_everywhere(n, r):
+    """A string of n characters, each written as an escape: the short
+    ones, \\u00XX control characters, and \\u escapes of ASCII and of
+    BMP text (which canonical JSON writes raw)."""
+    out = []
+    for _ in range(n):
+        c = r.randint(0, 5)
+        if c == 0:
+            out.append(r.choice(['\\n', '\\t', '\\"', '\\\\', '\\/', '\\b', '\\f', '\\r']))
+        elif c == 1:
+            out.append("\\u%04x" % r.randint(0, 0x1f))
+        elif c == 2:
+            out.append("\\u%04X" % r.randint(0x20, 0x7e))
+        else:
+            out.append("\\u%04x" % r.randint(0x100, 0xd7ff))
+    return '{"s":"%s"}' % "".join(out)
+
+
+def control_chars(n, r):
+    """A string of n control characters, \\u0000..\\u001f and \\u007f."""
+    return '{"s":"%s"}' % "".join("\\u%04x" % r.choice(list(range(32)) + [127])
+                                  for _ in range(n))
+
+
+def surrogate_pairs(n, r):
+    """A string of n astral characters as \\u surrogate pairs."""
+    return json.dumps({"s": "".join(chr(r.randint(0x10000, 0x10ffff))
+                                    for _ in range(n))})
+
+
+def astral_raw(n, r):
+    return json.dumps({"s": "".join(chr(r.randint(0x10000, 0x10ffff))
+                                    for _ in range(n))}, ensure_ascii=False)
+
+
+def long_equal_prefix(n, r):
+    """n names equal up to their last byte but one: a 64-byte prefix,
+    then 4 characters, in random order."""
+    ks = ["/" + "q" * 63 + "%04d" % i for i in range(n)]
+    r.shuffle(ks)
+    return json.dumps({k: i for i, k in enumerate(ks)})
+
+
+def duplicate_looking(n, r):
+    """n names in pairs that look alike: one with a \\u escape, the other
+    a distinct name of the same look (a combining accent, a trailing
+    space, another case), in random order."""
+    ks = []
+    for i in range(n // 2):
+        ks.append("caf\\u00e9%d" % i)
+        ks.append(r.choice(["cafe\u0301%d", "Caf\u00e9%d", "caf\u00e9%d "]) % i)
+    r.shuffle(ks)
+    return "{" + ",".join('"%s":%d' % (k, i) for i, k in enumerate(ks)) + "}"
+
+
+def whitespace_heavy(n, r):
+    """n members, pretty-printed with runs of spaces, tabs and newlines."""
+    ws = lambda: "".join(r.choice(" \t\n\r") for _ in range(r.randint(1, 12)))
+    return "{" + ",".join("%s\"m%d\"%s:%s[%s1%s,%s2%s]%s" % (ws(), i, ws(), ws(), ws(), ws(), ws(), ws(), ws())
+                          for i in range(n)) + "}"
+
+
+def solidus(n, r):
+    """n URLs written as PHP writes them (http:\\/\\/...)."""
+    return json.dumps({"u": ["https://example.com/a/%d/b?x=%d" % (i, r.randint(0, 9999))
+                             for i in range(n)]}).replace("/", "\\/")
+
+
+HOSTILE = {
+    "arrays 1000 deep": (deep_arrays, 1000, "levels"),
+    "objects 1000 deep, out of order": (deep_objects, 1000, "levels"),
+    "many tiny objects, out of order": (tiny_objects, 200, "objects"),
+    "a wide array of empty objects": (empty_objects, 1000, "objects"),
+    "all escapes": (escapes_everywhere, 600, "characters"),
+    "control characters": (control_chars, 600, "characters"),
+    "astral as surrogate pairs": (surrogate_pairs, 300, "characters"),
+    "astral, raw": (astral_raw, 300, "characters"),
+    "names equal to their last 4 bytes": (long_equal_prefix, 200, "names"),
+    "duplicate-looking names": (duplicate_looking, 200, "names"),
+    "whitespace-heavy": (whitespace_heavy, 100, "members"),
+    "escaped solidus (\\/)": (solidus, 60, "URLs"),
+}
 
 
 # ---------------------------------------------------------------- corpora
@@ -496,6 +609,25 @@ SIZED = [("names sharing a 1000-byte prefix, plus one short name", prefix_names,
           [12500, 25000, 50000, 100000], "names")]
 SIZED_BYTES = 8 << 20       # a sized row's documents: about this many bytes
 
+# --sweep: the shapes whose cost could grow with size, each at 1 000,
+# 10 000 and 100 000 units (names, members, characters ...), a size left
+# out where one document would pass ~8 MB; each document repeated to
+# ~8 MB as in SIZED.
+SWEEP_SIZES = [1000, 10000, 100000]
+SWEEP = [("one object, members in random order", wide_random, "members",
+          SWEEP_SIZES),
+         ("one object, members in reverse order", wide_reverse, "members",
+          SWEEP_SIZES),
+         ("names that sort otherwise in UTF-16", utf16_names, "names",
+          SWEEP_SIZES),
+         ("names that sort otherwise in UTF-16, as \\u escapes", utf16_escaped,
+          "names", SWEEP_SIZES),
+         ("names sharing a 1000-byte prefix, plus one short name", prefix_names,
+          "names", [1000, 8000]),
+         ("names sharing a 1000-byte prefix holding an escape", escaped_prefix,
+          "names", [1000, 8000])] + [(k, g, unit, SWEEP_SIZES)
+                                     for k, (g, n, unit) in HOSTILE.items()]
+
 
 SHAPES = ["long ASCII string", "array of objects", "integers",
           "2-digit decimals", "source code", "CJK as \\u escapes", "CJK text",
@@ -508,7 +640,7 @@ SHAPES = ["long ASCII string", "array of objects", "integers",
           "names, each a prefix of the next",
           "names with a 200-byte prefix holding an escape",
           "names that sort otherwise in UTF-16",
-          "names that sort otherwise in UTF-16, as \\u escapes"] + list(NUMBER_SHAPES)
+          "names that sort otherwise in UTF-16, as \\u escapes"] + list(NUMBER_SHAPES) + list(HOSTILE)
 
 # Shapes of large documents: --docs divided by this, for a like total size.
 DIVIDE = {"900 deep, out of order": 20, "names with a 200-byte prefix": 200,
@@ -529,6 +661,18 @@ def rows(a):
     a sized row gets as many copies of its document as make SIZED_BYTES
     (one under --instructions, or when smaller than that already)."""
     out = []
+    if a.sweep:
+        for name, gen, unit, sizes in SWEEP:
+            if a.only and name not in a.only:
+                continue
+            for n in sizes[:a.sizes]:
+                d = gen(n, random.Random(7))
+                if len(d) > SIZED_BYTES * 9 // 8:
+                    continue
+                copies = 1 if a.instructions else max(1, SIZED_BYTES // len(d))
+                out.append(("sized", name, (n, unit),
+                            lambda d=d, copies=copies: [d] * copies))
+        return out
     if a.corpus:
         out.append(("corpus", CORPUS, None, lambda: corpus_docs(a.corpus, a.docs)))
     for name, (gen, seed) in CORPORA.items():
@@ -603,10 +747,10 @@ def callgrind(db, lib, query, tmp):
     raise SystemExit("shapes.py: no totals in " + out)
 
 
-def table_head(what):
-    print("| %s | bytes/doc | `json()` per doc | `idem_canonical` | `idem_key` |"
-          % what)
-    print("|---|---:|---:|---:|---:|")
+def table_head(what, load=False):
+    print("| %s | bytes/doc | `json()` per doc | `idem_canonical` | `idem_key` |%s"
+          % (what, " load |" if load else ""))
+    print("|---|---:|---:|---:|---:|%s" % ("---:|" if load else ""))
 
 
 def instructions(a, data):
@@ -650,13 +794,14 @@ def timed(a, data):
     print("In time: %d documents of each corpus and shape (a sized row: its"
           " document, as many times as make ~8 MB); %d runs, the order of the"
           " three functions rotated from run to run; the median of the runs'"
-          " ratios to json()" % (a.docs, a.runs))
+          " ratios to json(); load: the 1-minute load average after the row"
+          " (%d CPUs)" % (a.docs, a.runs, os.cpu_count()))
     section = None
     for sec, name, size, docs in rows(a):
         if sec != section:
             print()
             table_head({"corpus": "corpus", "shape": "shape",
-                        "sized": "shape, size"}[sec])
+                        "sized": "shape, size"}[sec], True)
             section = sec
         d = docs()
         nbytes = fill(db, d)
@@ -670,8 +815,9 @@ def timed(a, data):
         j = median(t["json"])
         c = median([x / y for x, y in zip(t["canonical"], t["json"])])
         k = median([x / y for x, y in zip(t["key"], t["json"])])
-        print("| %s | %.0f | %.1f us | %.2fx | %.2fx |"
-              % (label(name, size), nbytes, j * 1e6 / len(d), c, k))
+        print("| %s | %.0f | %.1f us | %.2fx | %.2fx | %.1f |"
+              % (label(name, size), nbytes, j * 1e6 / len(d), c, k,
+                 os.getloadavg()[0]))
         sys.stdout.flush()
         data.append((sec, name, size, nbytes, c, k))
 
@@ -726,6 +872,9 @@ def main():
     ap.add_argument("--instructions", action="store_true",
                     help="count instructions with callgrind instead of timing")
     ap.add_argument("--only", help="these rows only (names separated by '|')")
+    ap.add_argument("--sweep", action="store_true",
+                    help="only the shapes of SWEEP, at 1 000, 10 000 and"
+                    " 100 000 units each")
     ap.add_argument("--corpus", help="first the tool-call documents of this"
                     " file (written by bench --write-docs)")
     ap.add_argument("--data", help="write the ratios to DATA.bars and"
