@@ -949,6 +949,17 @@ static int idemNumClz64(uint64_t x){
 #endif
 }
 
+/* Number of trailing zero bits of x, which is not zero. */
+static int idemNumCtz64(uint64_t x){
+#if defined(__GNUC__)
+  return __builtin_ctzll(x);
+#else
+  int n = 0;
+  while( (x & 1)==0 ){ n++; x >>= 1; }
+  return n;
+#endif
+}
+
 /*
 ** floor(log2(10^e)), floor(log10(2^q)) and floor(log10(3/4 * 2^q)), by
 ** fixed-point multiplication.  Checked exhaustively for |e| <= 400 and
@@ -1347,8 +1358,8 @@ static IDEMNUM_INLINE uint64_t idemNumBits(uint64_t m, int e){
   ** subnormal) adds that one back. */
   return ((uint64_t)(e+1074)<<52) + m;
 }
-static IDEMNUM_INLINE int idemNumEiselLemire(
-  uint64_t w, int q, uint64_t *pM, int *pE
+static IDEMNUM_INLINE int idemNumEiselLemireAt(
+  uint64_t w, int q, uint64_t *pM, int *pE, int d, int *pShort
 ){
   const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
   int lz = idemNumClz64(w);
@@ -1404,8 +1415,34 @@ static IDEMNUM_INLINE int idemNumEiselLemire(
   }
   *pM = m;
   *pE = e;
+  if( d ){
+    /* Step 3b's test, for a w whose last digit d is not 0, x = w*10^q,
+    ** written as at the common path with the same G and t, where sh (and
+    ** e) may have moved up for a subnormal: the bits below m are still
+    ** f, the sh bits of uHi below m and then uLo's (G's error, less than
+    ** 2 units of U, is less than 2 units of f), and u = 2^e as well, so
+    ** that t*2^60 is tHi >> (sh+4-lz) here too (2^60 or more if that
+    ** shift is 3 or less: tHi >= 2^63).  A subnormal's interval is
+    ** [v-u/2, v+u/2] whatever m (only m = 2^52 above 2^-1022 has a
+    ** narrower one below, and the test below leaves out m = 2^52 and
+    ** m = 0); the largest double's too (v+u/2 rounds to infinity: m is
+    ** odd).  ok is 0 on an overflow or an undecided rounding. */
+    const uint64_t one = (uint64_t)1<<60;
+    uint64_t f = uHi<<(64-sh) | uLo>>sh;
+    uint64_t g = f + ((uint64_t)1<<63), ti;
+    int s4 = sh + 4 - lz;
+    int edge = g+1<=1;                /* G is 0 or 2^64-1 */
+    ti = s4<=3 ? one : s4>=64 ? 0 : t[0]>>s4;
+    g >>= 4;
+    *pShort = ok && !edge && (m & (IDEMNUM_HIDDEN-1))!=0
+      && (ti>=one || (g+2<=(uint64_t)d*ti
+                      && (uint64_t)(10-d)*ti + g > one
+                      && 2*g+4<=one+ti
+                      && 2*g+ti>one));
+  }
   return ok;
 }
+#define idemNumEiselLemire(w, q, pM, pE) idemNumEiselLemireAt(w, q, pM, pE, 0, 0)
 
 /*
 ** Step 4: fixed-size big integers, 32-bit limbs, least significant first.
@@ -1625,6 +1662,7 @@ static int idemNumEiselLemireSpan(uint64_t w, int q, uint64_t *pM, int *pE){
 #define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
 
 static int idemNumCanonicalSlow(const char *z, int n, char *zOut);
+static int idemNumLayoutValue(char*, int, uint64_t, int, int);
 
 /*
 ** "%.17g" of a double below 10^-299, subnormals included: d.ddd...e-3NN
@@ -1639,7 +1677,7 @@ static IDEMNUM_INLINE int idemNumTiny17(
   int neg, const char *zM, int nM, char *zOut
 ){
   uint64_t c0, c1, w, m;
-  int x10, e;
+  int x10, e, q, isShort = 0;
   if( (nM!=23 && nM!=22) || zM[1]!='.' || zM[nM-5]!='e'
    || (zM[nM-4]!='-' && zM[nM-4]!='+') || zM[nM-3]!='3' || zM[0]=='0' ){
     return -2;
@@ -1651,10 +1689,25 @@ static IDEMNUM_INLINE int idemNumTiny17(
   x10 = (zM[nM-3]-'0')*100 + (zM[nM-2]-'0')*10 + (zM[nM-1]-'0');
   if( zM[nM-4]=='+' ){
     /* 1e300 and up: step 3 says if it overflows (then the long way) */
-    if( x10>308 || !idemNumEiselLemire(w, 7 - nM + x10, &m, &e) ) return -2;
-    return idemNumFormatParts(neg, m, e, zOut);
+    if( x10>308 ) return -2;
+    q = 7 - nM + x10;
+  }else{
+    if( x10>324 ) return -2;
+    q = 7 - nM - x10;
   }
-  if( x10>324 || !idemNumEiselLemire(w, 7 - nM - x10, &m, &e) ) return -2;
+  /* step 3, and step 3b's test (the last digit, zM[nM-6], not 0) */
+  if( !idemNumEiselLemireAt(w, q, &m, &e, zM[nM-6]-'0', &isShort) ){
+    return -2;
+  }
+  if( isShort ){
+    /* d.ddde+3NN or d.ddde-3NN, the last digit not 0: ECMAScript's own
+    ** layout for the literal's digits */
+    int nOut = nM + neg;            /* 22 to 24 bytes */
+    memcpy(zOut, zM-neg, 16);
+    memcpy(zOut+nOut-16, zM-neg+nOut-16, 16);
+    return nOut;
+  }
+  if( zM[nM-4]=='+' ) return idemNumFormatParts(neg, m, e, zOut);
   if( m==0 ){
     zOut[0] = '0';
     return 1;
@@ -1684,7 +1737,7 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
   int neg = z[0]=='-';
   const char *zD;                   /* the first significant digit */
   int nA, nB;                       /* its digits before and after the '.' */
-  int nDig, L, x10 = 0, eNeg, e, i;
+  int nDig, L, x10 = 0, eNeg, e, i, isShort = 0;
   uint64_t w, m;
 
   if( iInt<0 ){
@@ -1697,6 +1750,15 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
   i = iFrac + 1;
   eNeg = z[i]=='-';
   i += (z[i]=='-' || z[i]=='+');
+  while( n-i>=8 ){
+    /* 8 at a time ("1.5e+0000000010"), in the literal */
+    uint64_t x = idemNumLoad8(z+i) ^ 0x3030303030303030ULL;
+    if( x ){
+      i += idemNumCtz64(x)>>3;
+      break;
+    }
+    i += 8;
+  }
   while( i<n && z[i]=='0' ) i++;
   if( n-i>4 ) goto slow;            /* beyond any double, or 0 */
   for(; i<n; i++) x10 = x10*10 + (z[i]-'0');
@@ -1726,8 +1788,6 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
     return 1;
   }
   if( nDig>19 ) goto slow;
-  memcpy(aDig, zD, (size_t)nA);
-  memcpy(aDig+nA, zD+nA+(nA>0), (size_t)nB);
 
   /* 10^L <= |x| < 10^(L+1) */
   L += eNeg ? -x10 : x10;
@@ -1736,11 +1796,29 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
     zOut[0] = '0';
     return 1;
   }
+  /* The digits zD[0..nA), then after the '.' (zD[nA], if nA is not 0)
+  ** nB more: one loop, not calls (most literals here have few) */
+  for(i=0; i<nDig; i++) aDig[i] = zD[i + (nA>0 && i>=nA)];
   if( nDig<=15 && L>=-307 && L<=307 ){
     return idemNumLayout(zOut, neg, aDig, nDig, L+1);          /* step 2 */
   }
   w = idemNumDigitsValue(aDig, nDig);
-  if( !idemNumEiselLemire(w, L - nDig + 1, &m, &e) ) goto slow;
+  if( !idemNumEiselLemireAt(w, L - nDig + 1, &m, &e,
+                            nDig<=17 ? aDig[nDig-1]-'0' : 0, &isShort) ){
+    goto slow;
+  }
+  if( isShort ){
+    if( (L>=21 || L<=-7) && iInt==neg+1 && zD==z+neg
+     && iFrac==(nB ? iInt+1+nB : iInt)
+     && z[iFrac]=='e' && (z[iFrac+1]=='-' || z[iFrac+1]=='+')
+     && z[iFrac+2]!='0' ){
+      /* d.ddde+NN or d.ddde-NN, the last digit not 0, the exponent with
+      ** no leading zero: ECMAScript's own layout, as written */
+      memcpy(zOut, z, (size_t)n);
+      return n;
+    }
+    return idemNumLayoutValue(zOut, neg, w, nDig, L);
+  }
   if( m==0 ){
     zOut[0] = '0';
     return 1;
@@ -1765,9 +1843,20 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
   uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
   uint64_t c1 = idemNumLoad8(zM+9);
   uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
-  int e;
-  if( L<-324 || L>308 || !idemNumEiselLemire(w, L-16, &m, &e) ){
+  int e, isShort = 0;
+  if( L<-324 || L>308
+   || !idemNumEiselLemireAt(w, L-16, &m, &e, zM[17]-'0', &isShort) ){
     return idemNumExpLiteral(z, n, neg+1, neg+18, zOut);
+  }
+  if( isShort ){
+    if( zM[18]=='e' && (zM[19]=='-' || zM[19]=='+') && zM[20]!='0' ){
+      /* ECMAScript's own layout (|L| > 307): as written (22 bytes or
+      ** more) */
+      memcpy(zOut, z, 16);
+      memcpy(zOut+n-16, z+n-16, 16);
+      return n;
+    }
+    return idemNumLayoutValue(zOut, neg, w, 17, L);
   }
   if( m==0 ){
     zOut[0] = '0';
