@@ -1883,35 +1883,46 @@ static IDEMNUM_NOINLINE int idemNumTiny(const char *z, int n, char *zOut){
 ** from its first significant one: its first 19 significant digits w, read
 ** at once (two words of 8, the '.' taken out as step 3b takes it, and 3
 ** more), then step 3 for the whole span [w, w+1) * 10^q that holds the
-** literal (idemNumEiselLemireSpan()), then step 5.  Returns -2 if the
+** literal (idemNumEiselLemireSpan()), then step 5.  With 18 digits (zeros
+** at the end counted: "12345678901234567.0"), w is all of them, exactly,
+** and step 3 is the plain one.  Returns -2 if the
 ** literal is not of that shape or step 3 does not decide.
 */
 static int idemNumLongTry(const char *z, int n, int iDot, char *zOut){
   int neg = z[0]=='-';
   const char *zD = z + neg;         /* the first significant digit */
   int k;                            /* zD[k] is the '.', or k > 19 */
+  int nDig;                         /* digits from zD, the '.' not counted */
   int L, e, j;
   uint64_t m0, m1, w, m;
   if( zD[0]=='0' ){
     /* 0.000ddd */
     for(zD=z+iDot+1; zD<z+n && zD[0]=='0'; zD++){}
-    if( z+n-zD<19 ) return -2;
+    nDig = (int)(z + n - zD);
     L = (int)(z + iDot - zD);
     k = 32;
   }else{
     k = iDot - neg;
-    if( n-neg-1<19 ) return -2;
+    nDig = n - neg - 1;
     L = k - 1;
   }
+  if( nDig<18 ) return -2;
   if( L>308 || L<-324 ) return -2;
   j = k<16 ? k : 16;
   m0 = idemNumMask[8+j];
   m1 = idemNumMask[j];
   w = idemNumSwar16((idemNumLoad8(zD) & m0) | (idemNumLoad8(zD+1) & ~m0),
                     (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zD+9) & ~m1));
-  w = w*1000 + (uint64_t)(zD[16 + (k<=16)] - '0')*100
-    + (uint64_t)(zD[17 + (k<=17)] - '0')*10 + (uint64_t)(zD[18 + (k<=18)] - '0');
-  if( !idemNumEiselLemireSpan(w, L - 18, &m, &e) ) return -2;
+  w = w*100 + (uint64_t)(zD[16 + (k<=16)] - '0')*10
+    + (uint64_t)(zD[17 + (k<=17)] - '0');
+  if( nDig==18 ){
+    /* 18 digits (17 significant ones or more: the common path's limit
+    ** is 17): w is all of them, exactly */
+    if( !idemNumEiselLemire(w, L - 17, &m, &e) ) return -2;
+  }else{
+    w = w*10 + (uint64_t)(zD[18 + (k<=18)] - '0');
+    if( !idemNumEiselLemireSpan(w, L - 18, &m, &e) ) return -2;
+  }
   if( m==0 ){
     zOut[0] = '0';
     return 1;
@@ -2349,7 +2360,41 @@ static IDEMNUM_INLINE int idemNumCanonical(
       int outA = g+2<=(uint64_t)d*t;
       int inB = (uint64_t)(10-d)*(t+1) + g + 2<=one;
       int outB = (uint64_t)(10-d)*t + g > one;
-      if( (inA & outB) | (inB & outA) ) jj = inB;
+      if( (inA & outB) | (inB & outA) ){
+        jj = inB;
+      }else if( outA & outB ){
+        /* Neither A nor B is in the interval, nor any other multiple of
+        ** 10^(q+1) (the next ones are (10+d)*10^q and more from x, farther
+        ** than u = 10^q/t < 10^(q+1), and the interval is within u of x):
+        ** no decimal of 16 digits or fewer is, and the answer is the
+        ** multiple of 10^q
+        ** closest to v, x + j*10^q, strictly between A and B (its 17th
+        ** digit d+j from 1 to 9: no carry, no 0 at the end), and strictly
+        ** inside the interval (10^q/2 < u/2).  x is a = 1/2 - g units of u
+        ** below v, a*2^60 in (aLo, aHi], and j is the integer with
+        ** (j-1/2)*t < a < (j+1/2)*t, proven as at step 3c with T = t
+        ** (t*2^60 in [ti, ti+1)); |a| < 1/2 and t > 1/10 give |j| <= 5. */
+        int64_t aHi = (int64_t)(one>>1) - (int64_t)g, aLo = aHi - 2;
+        int64_t T = (int64_t)t;
+        int64_t j0 = (2*aLo + (aLo>=0 ? T : -T)) / (2*T);
+        if( j0>=-5 && j0<=5 && d+j0>=1 && d+j0<=9
+         && (2*j0-1>=0 ? (2*j0-1)*(T+1) : (2*j0-1)*T) <= 2*aLo
+         && (2*j0+1>0 ? 2*aHi < (2*j0+1)*T : 2*aHi <= (2*j0+1)*(T+1)) ){
+          if( noExp ? L>=-6
+                    : (p==1 && (L>=21 || L<=-7)
+                       && iEnd==iExp && z[iExp]=='e'
+                       && (z[iExp+1]=='+' || z[iExp+1]=='-')
+                       && z[iExp+2]!='0') ){
+            /* ECMAScript's layout: the literal, its last digit d+j */
+            int nOut = noExp ? iEnd : n;
+            memcpy(zOut, z, 16);
+            memcpy(zOut+nOut-16, z+nOut-16, 16);
+            zOut[iEnd-1] = (char)('0' + d + j0);
+            return nOut;
+          }
+          return idemNumLayoutValue(zOut, neg, w + (uint64_t)j0, 17, L);
+        }
+      }
     }else if( 10*t+10<=one ){
       /* Step 3c: T = 10t < 1, so that several multiples of 10^(q+1) may
       ** be in the interval [v-u/2, v+u/2], but u < 10^(q+2) (t > 0.045
