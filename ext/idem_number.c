@@ -1359,7 +1359,8 @@ static IDEMNUM_INLINE uint64_t idemNumBits(uint64_t m, int e){
   return ((uint64_t)(e+1074)<<52) + m;
 }
 static IDEMNUM_INLINE int idemNumEiselLemireAt(
-  uint64_t w, int q, uint64_t *pM, int *pE, int d, int *pShort
+  uint64_t w, int q, uint64_t *pM, int *pE, int d, int *pShort,
+  uint64_t *pGT
 ){
   const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
   int lz = idemNumClz64(w);
@@ -1439,10 +1440,18 @@ static IDEMNUM_INLINE int idemNumEiselLemireAt(
                       && (uint64_t)(10-d)*ti + g > one
                       && 2*g+4<=one+ti
                       && 2*g+ti>one));
+    if( pGT ){
+      /* gi and ti for the rest of step 3b (idemNumTiny3()), and whether
+      ** they may be used */
+      pGT[0] = g;
+      pGT[1] = ti;
+      pGT[2] = ok && !edge && (m & (IDEMNUM_HIDDEN-1))!=0;
+    }
   }
   return ok;
 }
-#define idemNumEiselLemire(w, q, pM, pE) idemNumEiselLemireAt(w, q, pM, pE, 0, 0)
+#define idemNumEiselLemire(w, q, pM, pE) \
+  idemNumEiselLemireAt(w, q, pM, pE, 0, 0, 0)
 
 /*
 ** Step 4: fixed-size big integers, 32-bit limbs, least significant first.
@@ -1696,7 +1705,7 @@ static IDEMNUM_INLINE int idemNumTiny17(
     q = 7 - nM - x10;
   }
   /* step 3, and step 3b's test (the last digit, zM[nM-6], not 0) */
-  if( !idemNumEiselLemireAt(w, q, &m, &e, zM[nM-6]-'0', &isShort) ){
+  if( !idemNumEiselLemireAt(w, q, &m, &e, zM[nM-6]-'0', &isShort, 0) ){
     return -2;
   }
   if( isShort ){
@@ -1804,7 +1813,7 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
   }
   w = idemNumDigitsValue(aDig, nDig);
   if( !idemNumEiselLemireAt(w, L - nDig + 1, &m, &e,
-                            nDig<=17 ? aDig[nDig-1]-'0' : 0, &isShort) ){
+                            nDig<=17 ? aDig[nDig-1]-'0' : 0, &isShort, 0) ){
     goto slow;
   }
   if( isShort ){
@@ -1843,13 +1852,15 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
   uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
   uint64_t c1 = idemNumLoad8(zM+9);
   uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
-  int e, isShort = 0;
+  uint64_t aGT[3] = {0, 0, 0};
+  int e, isShort = 0, d = zM[17]-'0';
+  int asIs = zM[18]=='e' && (zM[19]=='-' || zM[19]=='+') && zM[20]!='0';
   if( L<-324 || L>308
-   || !idemNumEiselLemireAt(w, L-16, &m, &e, zM[17]-'0', &isShort) ){
+   || !idemNumEiselLemireAt(w, L-16, &m, &e, d, &isShort, aGT) ){
     return idemNumExpLiteral(z, n, neg+1, neg+18, zOut);
   }
   if( isShort ){
-    if( zM[18]=='e' && (zM[19]=='-' || zM[19]=='+') && zM[20]!='0' ){
+    if( asIs ){
       /* ECMAScript's own layout (|L| > 307): as written (22 bytes or
       ** more) */
       memcpy(zOut, z, 16);
@@ -1857,6 +1868,63 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
       return n;
     }
     return idemNumLayoutValue(zOut, neg, w, 17, L);
+  }
+  if( aGT[2] && 10*aGT[1]>((uint64_t)1<<60) ){
+    /* The rest of step 3b as at the common path (10t > 1): A or B the
+    ** only decimal of 16 digits or fewer in the interval, or neither and
+    ** the answer the 17-digit decimal closest to v (the proofs are
+    ** there). */
+    const uint64_t one = (uint64_t)1<<60;
+    uint64_t g = aGT[0], t = aGT[1];
+    int inA = g>=(uint64_t)d*(t+1);
+    int outA = g+2<=(uint64_t)d*t;
+    int inB = (uint64_t)(10-d)*(t+1) + g + 2<=one;
+    int outB = (uint64_t)(10-d)*t + g > one;
+    if( (inA & outB) | (inB & outA) ){
+      uint64_t w2 = w/10 + (uint64_t)inB;
+      int n2 = 16;
+      if( w2<10000000000000000ULL && asIs ){
+        /* the literal's first 16 digits, inB added at the last (a carry
+        ** runs over 9s and the '.', never beyond the first digit: w2 <
+        ** 10^16), less the zeros at the end, then the exponent */
+        int k = neg + 17, j, c = inB;
+        memcpy(zOut, z, 16);
+        memcpy(zOut+k-16, z+k-16, 16);
+        for(j=k-1; c; j--){
+          if( zOut[j]=='.' ) continue;
+          if( zOut[j]!='9' ){
+            zOut[j]++;
+            break;
+          }
+          zOut[j] = '0';
+        }
+        while( zOut[k-1]=='0' ) k--;
+        k -= zOut[k-1]=='.';
+        return k + idemNumPutExp(zOut+k, L);
+      }
+      if( w2<10000000000000000ULL ){
+        while( w2%10==0 ){
+          w2 /= 10;
+          n2--;
+        }
+        return idemNumLayoutValue(zOut, neg, w2, n2, L);
+      }
+    }else if( outA & outB ){
+      int64_t aHi = (int64_t)(one>>1) - (int64_t)g, aLo = aHi - 2;
+      int64_t T = (int64_t)t;
+      int64_t j0 = (2*aLo + (aLo>=0 ? T : -T)) / (2*T);
+      if( j0>=-5 && j0<=5 && d+j0>=1 && d+j0<=9
+       && (2*j0-1>=0 ? (2*j0-1)*(T+1) : (2*j0-1)*T) <= 2*aLo
+       && (2*j0+1>0 ? 2*aHi < (2*j0+1)*T : 2*aHi <= (2*j0+1)*(T+1)) ){
+        if( asIs ){
+          memcpy(zOut, z, 16);
+          memcpy(zOut+n-16, z+n-16, 16);
+          zOut[neg+17] = (char)('0' + d + j0);
+          return n;
+        }
+        return idemNumLayoutValue(zOut, neg, w + (uint64_t)j0, 17, L);
+      }
+    }
   }
   if( m==0 ){
     zOut[0] = '0';
