@@ -1728,6 +1728,32 @@ static IDEMNUM_INLINE int idemNumTiny17(
   return idemNumFormatParts(neg, m, e, zOut);
 }
 
+/* The answer from the text of a "%.17g" literal below 1e-307 or above
+** 1e307 (idemNumTiny3()): its first k bytes (16 or more: its digits up to
+** one it keeps, the '.' and a '-' counted), c (0 or 1) added at the last
+** (a carry runs over 9s and the '.'; the caller has made sure that it
+** stops before the first digit), less the zeros at the end (and the '.',
+** if nothing is left after it), then the exponent L as ECMAScript writes
+** it. */
+static IDEMNUM_INLINE int idemNumTinyOut(
+  char *zOut, const char *z, int k, int c, int L
+){
+  int j;
+  memcpy(zOut, z, 16);
+  memcpy(zOut+k-16, z+k-16, 16);
+  for(j=k-1; c; j--){
+    if( zOut[j]=='.' ) continue;
+    if( zOut[j]!='9' ){
+      zOut[j]++;
+      break;
+    }
+    zOut[j] = '0';
+  }
+  while( zOut[k-1]=='0' ) k--;
+  k -= zOut[k-1]=='.';
+  return k + idemNumPutExp(zOut+k, L);
+}
+
 /*
 ** A literal with an exponent, at most 19 significant digits and an
 ** exponent of at most 4 digits after its leading zeros: its digits and
@@ -1869,60 +1895,71 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
     }
     return idemNumLayoutValue(zOut, neg, w, 17, L);
   }
-  if( aGT[2] && 10*aGT[1]>((uint64_t)1<<60) ){
-    /* The rest of step 3b as at the common path (10t > 1): A or B the
+  if( aGT[2] ){
+    /* The rest of step 3b and step 3c as at the common path (the proofs
+    ** are there), with g and t of this double: for 10t > 1, A or B the
     ** only decimal of 16 digits or fewer in the interval, or neither and
-    ** the answer the 17-digit decimal closest to v (the proofs are
-    ** there). */
+    ** the answer the 17-digit decimal closest to v; for 10t < 1 < 100t
+    ** (subnormals from 1e-309), C or D the only one of 15 digits or fewer,
+    ** or neither and the answer the 16-digit decimal closest to v.  The
+    ** answer's digits are the literal's (d.ddd, ECMAScript's layout), cut,
+    ** with one added or the last one changed, then the exponent. */
     const uint64_t one = (uint64_t)1<<60;
     uint64_t g = aGT[0], t = aGT[1];
-    int inA = g>=(uint64_t)d*(t+1);
-    int outA = g+2<=(uint64_t)d*t;
-    int inB = (uint64_t)(10-d)*(t+1) + g + 2<=one;
-    int outB = (uint64_t)(10-d)*t + g > one;
-    if( (inA & outB) | (inB & outA) ){
-      uint64_t w2 = w/10 + (uint64_t)inB;
-      int n2 = 16;
-      if( w2<10000000000000000ULL && asIs ){
-        /* the literal's first 16 digits, inB added at the last (a carry
-        ** runs over 9s and the '.', never beyond the first digit: w2 <
-        ** 10^16), less the zeros at the end, then the exponent */
-        int k = neg + 17, j, c = inB;
-        memcpy(zOut, z, 16);
-        memcpy(zOut+k-16, z+k-16, 16);
-        for(j=k-1; c; j--){
-          if( zOut[j]=='.' ) continue;
-          if( zOut[j]!='9' ){
-            zOut[j]++;
-            break;
+    if( 10*t>one ){
+      int inA = g>=(uint64_t)d*(t+1);
+      int outA = g+2<=(uint64_t)d*t;
+      int inB = (uint64_t)(10-d)*(t+1) + g + 2<=one;
+      int outB = (uint64_t)(10-d)*t + g > one;
+      if( (inA & outB) | (inB & outA) ){
+        if( w/10 + (uint64_t)inB<10000000000000000ULL ){
+          return idemNumTinyOut(zOut, z, neg+17, inB, L);
+        }
+      }else if( outA & outB ){
+        int64_t aHi = (int64_t)(one>>1) - (int64_t)g, aLo = aHi - 2;
+        int64_t T = (int64_t)t;
+        int64_t j0 = (2*aLo + (aLo>=0 ? T : -T)) / (2*T);
+        if( j0>=-5 && j0<=5 && d+j0>=1 && d+j0<=9
+         && (2*j0-1>=0 ? (2*j0-1)*(T+1) : (2*j0-1)*T) <= 2*aLo
+         && (2*j0+1>0 ? 2*aHi < (2*j0+1)*T : 2*aHi <= (2*j0+1)*(T+1)) ){
+          if( asIs ){
+            memcpy(zOut, z, 16);
+            memcpy(zOut+n-16, z+n-16, 16);
+            zOut[neg+17] = (char)('0' + d + j0);
+            return n;
           }
-          zOut[j] = '0';
+          return idemNumLayoutValue(zOut, neg, (uint64_t)((int64_t)w + j0), 17, L);
         }
-        while( zOut[k-1]=='0' ) k--;
-        k -= zOut[k-1]=='.';
-        return k + idemNumPutExp(zOut+k, L);
       }
-      if( w2<10000000000000000ULL ){
-        while( w2%10==0 ){
-          w2 /= 10;
-          n2--;
+    }else if( 100*t>one ){
+      /* C = x - e*10^q and D = C + 10^(q+2), e the last two digits; A is
+      ** a = d*t - g + 1/2 units of u below v, and the closest multiple
+      ** of 10^(q+1) is A + j*10^(q+1), j the integer nearest to a/T,
+      ** T = 10t, its 16th digit d16+j from 1 to 9 (no multiple of
+      ** 10^(q+2) lies between x and it: both are in the interval). */
+      int d16 = zM[16]-'0';
+      uint64_t e2 = (uint64_t)d16*10 + (uint64_t)d;
+      int outC = e2*t>=g+2;
+      int outD = (100-e2)*t + g > one;
+      if( outC && outD ){
+        int64_t aLo = (int64_t)((uint64_t)d*t) - (int64_t)g - 2 + (int64_t)(one>>1);
+        int64_t aHi = (int64_t)((uint64_t)d*t + (uint64_t)d) - (int64_t)g + (int64_t)(one>>1);
+        int64_t T = (int64_t)(10*t);
+        int64_t j0 = (2*aLo + (aLo>=0 ? T : -T)) / (2*T);
+        if( j0>=-9 && j0<=9 && d16+j0>=1 && d16+j0<=9
+         && (2*j0-1>=0 ? (2*j0-1)*(T+10) : (2*j0-1)*T) <= 2*aLo
+         && 2*aHi <= (2*j0+1>0 ? (2*j0+1)*T : (2*j0+1)*(T+10)) ){
+          int r = idemNumTinyOut(zOut, z, neg+17, 0, L);
+          zOut[neg+16] = (char)('0' + d16 + j0);
+          return r;
         }
-        return idemNumLayoutValue(zOut, neg, w2, n2, L);
-      }
-    }else if( outA & outB ){
-      int64_t aHi = (int64_t)(one>>1) - (int64_t)g, aLo = aHi - 2;
-      int64_t T = (int64_t)t;
-      int64_t j0 = (2*aLo + (aLo>=0 ? T : -T)) / (2*T);
-      if( j0>=-5 && j0<=5 && d+j0>=1 && d+j0<=9
-       && (2*j0-1>=0 ? (2*j0-1)*(T+1) : (2*j0-1)*T) <= 2*aLo
-       && (2*j0+1>0 ? 2*aHi < (2*j0+1)*T : 2*aHi <= (2*j0+1)*(T+1)) ){
-        if( asIs ){
-          memcpy(zOut, z, 16);
-          memcpy(zOut+n-16, z+n-16, 16);
-          zOut[neg+17] = (char)('0' + d + j0);
-          return n;
+      }else{
+        int inC = g>=e2*(t+1);
+        int inD = (100-e2)*(t+1) + g + 2<=one;
+        if( ((inC & outD) | (inD & outC))
+         && w/100 + (uint64_t)inD<1000000000000000ULL ){
+          return idemNumTinyOut(zOut, z, neg+16, inD, L);
         }
-        return idemNumLayoutValue(zOut, neg, w + (uint64_t)j0, 17, L);
       }
     }
   }
