@@ -2253,46 +2253,6 @@ static IDEMNUM_NOINLINE int idemNumFromDouble(
 }
 
 /*
-** Step 3b's end at the common path for a 17-digit literal x = w*10^q
-** (its last digit d = w%10 not 0) with 10t > 1 where neither A nor B is in
-** the interval: then no other multiple of 10^(q+1) is either (the next
-** ones are (10+d)*10^q and more from x, farther than u = 10^q/t <
-** 10^(q+1), and the interval is within u of x), so no decimal of 16
-** digits or fewer, and the answer is the multiple of 10^q closest to v,
-** x + j*10^q, strictly between A and B (its 17th digit d+j from 1 to 9:
-** no carry, no 0 at the end), and strictly inside the interval (10^q/2 <
-** u/2).  x is a = 1/2 - g units of u below v, a*2^60 in (aLo, aHi], and
-** j is the integer with (j-1/2)*t < a < (j+1/2)*t, proven as at step 3c
-** with T = t (t*2^60 in [ti, ti+1)); |a| < 1/2 and t > 1/10 give
-** |j| <= 5.  g and t are gi and ti; the literal's last digit is z[iEnd-1].
-** If the literal is in ECMAScript's layout, nAsIs is the length of its
-** text, else -1.  Returns 0 if j is not proven.
-*/
-static IDEMNUM_NOINLINE int idemNumClosest17(
-  char *zOut, const char *z, uint64_t w, uint64_t g, uint64_t t, int L,
-  int iEnd, int nAsIs
-){
-  const uint64_t one = (uint64_t)1<<60;
-  int64_t aHi = (int64_t)(one>>1) - (int64_t)g, aLo = aHi - 2;
-  int64_t T = (int64_t)t;
-  int64_t j0 = (2*aLo + (aLo>=0 ? T : -T)) / (2*T);
-  int d = z[iEnd-1] - '0';
-  if( j0>=-5 && j0<=5 && d+j0>=1 && d+j0<=9
-   && (2*j0-1>=0 ? (2*j0-1)*(T+1) : (2*j0-1)*T) <= 2*aLo
-   && (2*j0+1>0 ? 2*aHi < (2*j0+1)*T : 2*aHi <= (2*j0+1)*(T+1)) ){
-    if( nAsIs>0 ){
-      /* ECMAScript's layout: the literal, its last digit d+j */
-      memcpy(zOut, z, 16);
-      memcpy(zOut+nAsIs-16, z+nAsIs-16, 16);
-      zOut[iEnd-1] = (char)('0' + d + j0);
-      return nAsIs;
-    }
-    return idemNumLayoutValue(zOut, z[0]=='-', w + (uint64_t)j0, 17, L);
-  }
-  return 0;
-}
-
-/*
 ** The RFC 8785 text of the validated number literal z[0..n), whose
 ** integer digits end at z[iInt] and whose fraction digits, if any, end at
 ** z[iFrac] (iFrac==iInt without a fraction): the caller has just scanned
@@ -2505,18 +2465,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
       int outA = g+2<=(uint64_t)d*t;
       int inB = (uint64_t)(10-d)*(t+1) + g + 2<=one;
       int outB = (uint64_t)(10-d)*t + g > one;
-      if( (inA & outB) | (inB & outA) ){
-        jj = inB;
-      }else if( outA & outB ){
-        /* Neither A nor B in the interval: idemNumClosest17() */
-        int r = idemNumClosest17(zOut, z, w, g, t, L, iEnd,
-                                 noExp ? (L>=-6 ? iEnd : -1)
-                                 : (p==1 && (L>=21 || L<=-7)
-                                    && iEnd==iExp && z[iExp]=='e'
-                                    && (z[iExp+1]=='+' || z[iExp+1]=='-')
-                                    && z[iExp+2]!='0') ? n : -1);
-        if( r>0 ) return r;
-      }
+      if( (inA & outB) | (inB & outA) ) jj = inB;
     }else if( 10*t+10<=one ){
       /* Step 3c: T = 10t < 1, so that several multiples of 10^(q+1) may
       ** be in the interval [v-u/2, v+u/2], but u < 10^(q+2) (t > 0.045
