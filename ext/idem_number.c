@@ -184,14 +184,20 @@
 ** for the test of step 3b.  Every literal that steps 3b and 3c do not
 ** take goes to step 5 from the double.  Three shapes leave the common path
 ** for ways of their own, from where it gives up (labels at its end, so
-** that its own code is laid out as before): a decimal of 19 digits or
+** that its own code is laid out as before): a decimal of 18 digits or
 ** more with no exponent (idemNumLong(): 19 digits read at once, one
 ** product of step 3 for the whole span of the digits left out,
-** idemNumEiselLemireSpan()); "%.17g" of a double beyond 1e-307 or 1e307
-** (idemNumTiny(): 16 or 17 digits read at once); any other literal with an
-** exponent out of range or of more than 4 digits (idemNumExpLiteral(): at
-** most 19 digits, where the caller found them).  Each goes on to step 3,
-** then step 5, and what it does not take goes the long way
+** idemNumEiselLemireSpan(); 18 digits are all read, one exact product);
+** "%.17g" of a double beyond 1e-307 or 1e307 (idemNumTiny(): 16 or 17
+** digits read at once); any other literal with an exponent out of range
+** or of more than 4 digits (idemNumExpLiteral(): at most 19 digits, where
+** the caller found them; the exponent's leading zeros 8 at a time).  Each
+** goes on to step 3 with step 3b's test (idemNumEiselLemireAt(): the
+** literal, when it is the answer, is copied where it is in ECMAScript's
+** layout, as repr() writes the ends of the range), idemNumTiny3() also
+** with the rest of 3b and with 3c where 10t < 1 < 100t (subnormals from
+** 1e-309: the answer from the literal's text), then step 5, and what it
+** does not take goes the long way
 ** (idemNumCanonicalSlow()), as does everything else.  The long way tries
 ** the first two at its entry too.  The parser calls one of three entry points,
 ** the same code compiled for one shape of literal each: a decimal with no
