@@ -1736,17 +1736,19 @@ static IDEMNUM_INLINE int idemNumTiny17(
 
 /* The answer from the text of a "%.17g" literal below 1e-307 or above
 ** 1e307 (idemNumTiny3()): its first k bytes (16 or more: its digits up to
-** one it keeps, the '.' and a '-' counted), c (0 or 1) added at the last
+** one it keeps, the '.' and a '-' counted), the last of them replaced by
+** the digit last unless that is 0, c (0 or 1) added at the last
 ** (a carry runs over 9s and the '.'; the caller has made sure that it
 ** stops before the first digit), less the zeros at the end (and the '.',
 ** if nothing is left after it), then the exponent L as ECMAScript writes
 ** it. */
 static IDEMNUM_INLINE int idemNumTinyOut(
-  char *zOut, const char *z, int k, int c, int L
+  char *zOut, const char *z, int k, int c, int last, int L
 ){
   int j;
   memcpy(zOut, z, 16);
   memcpy(zOut+k-16, z+k-16, 16);
+  if( last ) zOut[k-1] = (char)last;
   for(j=k-1; c; j--){
     if( zOut[j]=='.' ) continue;
     if( zOut[j]!='9' ){
@@ -1919,7 +1921,7 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
       int outB = (uint64_t)(10-d)*t + g > one;
       if( (inA & outB) | (inB & outA) ){
         if( w/10 + (uint64_t)inB<10000000000000000ULL ){
-          return idemNumTinyOut(zOut, z, neg+17, inB, L);
+          return idemNumTinyOut(zOut, z, neg+17, inB, 0, L);
         }
       }else if( outA & outB ){
         int64_t aHi = (int64_t)(one>>1) - (int64_t)g, aLo = aHi - 2;
@@ -1937,8 +1939,9 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
           return idemNumLayoutValue(zOut, neg, (uint64_t)((int64_t)w + j0), 17, L);
         }
       }
-    }else if( 100*t>one ){
-      /* C = x - e*10^q and D = C + 10^(q+2), e the last two digits; A is
+    }else if( 10*t+10<=one && 100*t>one ){
+      /* (10t < 1 for certain: the closest multiple of 10^(q+1) is then
+      ** in the interval.)  C = x - e*10^q and D = C + 10^(q+2), e the last two digits; A is
       ** a = d*t - g + 1/2 units of u below v, and the closest multiple
       ** of 10^(q+1) is A + j*10^(q+1), j the integer nearest to a/T,
       ** T = 10t, its 16th digit d16+j from 1 to 9 (no multiple of
@@ -1955,16 +1958,14 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
         if( j0>=-9 && j0<=9 && d16+j0>=1 && d16+j0<=9
          && (2*j0-1>=0 ? (2*j0-1)*(T+10) : (2*j0-1)*T) <= 2*aLo
          && 2*aHi <= (2*j0+1>0 ? (2*j0+1)*T : (2*j0+1)*(T+10)) ){
-          int r = idemNumTinyOut(zOut, z, neg+17, 0, L);
-          zOut[neg+16] = (char)('0' + d16 + j0);
-          return r;
+          return idemNumTinyOut(zOut, z, neg+17, 0, (int)('0' + d16 + j0), L);
         }
       }else{
         int inC = g>=e2*(t+1);
         int inD = (100-e2)*(t+1) + g + 2<=one;
         if( ((inC & outD) | (inD & outC))
          && w/100 + (uint64_t)inD<1000000000000000ULL ){
-          return idemNumTinyOut(zOut, z, neg+16, inD, L);
+          return idemNumTinyOut(zOut, z, neg+16, inD, 0, L);
         }
       }
     }
