@@ -1991,6 +1991,29 @@ static IDEMNUM_NOINLINE int idemNumTiny(const char *z, int n, char *zOut){
 
 
 /*
+** idemNumLongTry() for 18 digits from zD[0] (17 significant ones or more:
+** the common path's limit is 17), the '.' at zD[k] (k > 17: none among
+** them): w is all of them, exactly, and step 3 is the plain one.  Not
+** inlined there: it cost the 19-digit way 6 instructions a number.
+*/
+static IDEMNUM_NOINLINE int idemNumLong18(
+  int neg, const char *zD, int k, int L, char *zOut
+){
+  int j = k<16 ? k : 16, e;
+  uint64_t m0 = idemNumMask[8+j], m1 = idemNumMask[j], w, m;
+  w = idemNumSwar16((idemNumLoad8(zD) & m0) | (idemNumLoad8(zD+1) & ~m0),
+                    (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zD+9) & ~m1));
+  w = w*100 + (uint64_t)(zD[16 + (k<=16)] - '0')*10
+    + (uint64_t)(zD[17 + (k<=17)] - '0');
+  if( !idemNumEiselLemire(w, L - 17, &m, &e) ) return -2;
+  if( m==0 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/*
 ** A decimal with no exponent whose '.' is z[iDot], and 19 digits or more
 ** from its first significant one: its first 19 significant digits w, read
 ** at once (two words of 8, the '.' taken out as step 3b takes it, and 3
@@ -2018,23 +2041,16 @@ static int idemNumLongTry(const char *z, int n, int iDot, char *zOut){
     nDig = n - neg - 1;
     L = k - 1;
   }
-  if( nDig<18 ) return -2;
   if( L>308 || L<-324 ) return -2;
+  if( nDig<19 ) return nDig==18 ? idemNumLong18(neg, zD, k, L, zOut) : -2;
   j = k<16 ? k : 16;
   m0 = idemNumMask[8+j];
   m1 = idemNumMask[j];
   w = idemNumSwar16((idemNumLoad8(zD) & m0) | (idemNumLoad8(zD+1) & ~m0),
                     (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zD+9) & ~m1));
-  w = w*100 + (uint64_t)(zD[16 + (k<=16)] - '0')*10
-    + (uint64_t)(zD[17 + (k<=17)] - '0');
-  if( nDig==18 ){
-    /* 18 digits (17 significant ones or more: the common path's limit
-    ** is 17): w is all of them, exactly */
-    if( !idemNumEiselLemire(w, L - 17, &m, &e) ) return -2;
-  }else{
-    w = w*10 + (uint64_t)(zD[18 + (k<=18)] - '0');
-    if( !idemNumEiselLemireSpan(w, L - 18, &m, &e) ) return -2;
-  }
+  w = w*1000 + (uint64_t)(zD[16 + (k<=16)] - '0')*100
+    + (uint64_t)(zD[17 + (k<=17)] - '0')*10 + (uint64_t)(zD[18 + (k<=18)] - '0');
+  if( !idemNumEiselLemireSpan(w, L - 18, &m, &e) ) return -2;
   if( m==0 ){
     zOut[0] = '0';
     return 1;
