@@ -1048,14 +1048,20 @@ SQLITE_EXTENSION_INIT1
 ** for the test of step 3b.  Every literal that steps 3b and 3c do not
 ** take goes to step 5 from the double.  Three shapes leave the common path
 ** for ways of their own, from where it gives up (labels at its end, so
-** that its own code is laid out as before): a decimal of 19 digits or
+** that its own code is laid out as before): a decimal of 18 digits or
 ** more with no exponent (idemNumLong(): 19 digits read at once, one
 ** product of step 3 for the whole span of the digits left out,
-** idemNumEiselLemireSpan()); "%.17g" of a double beyond 1e-307 or 1e307
-** (idemNumTiny(): 16 or 17 digits read at once); any other literal with an
-** exponent out of range or of more than 4 digits (idemNumExpLiteral(): at
-** most 19 digits, where the caller found them).  Each goes on to step 3,
-** then step 5, and what it does not take goes the long way
+** idemNumEiselLemireSpan(); 18 digits are all read, one exact product);
+** "%.17g" of a double beyond 1e-307 or 1e307 (idemNumTiny(): 16 or 17
+** digits read at once); any other literal with an exponent out of range
+** or of more than 4 digits (idemNumExpLiteral(): at most 19 digits, where
+** the caller found them; the exponent's leading zeros 8 at a time).  Each
+** goes on to step 3 with step 3b's test (idemNumEiselLemireAt(): the
+** literal, when it is the answer, is copied where it is in ECMAScript's
+** layout, as repr() writes the ends of the range), idemNumTiny3() also
+** with the rest of 3b and with 3c where 10t < 1 < 100t (subnormals from
+** 1e-309: the answer from the literal's text), then step 5, and what it
+** does not take goes the long way
 ** (idemNumCanonicalSlow()), as does everything else.  The long way tries
 ** the first two at its entry too.  The parser calls one of three entry points,
 ** the same code compiled for one shape of literal each: a decimal with no
@@ -1813,6 +1819,17 @@ static int idemNumClz64(uint64_t x){
 #endif
 }
 
+/* Number of trailing zero bits of x, which is not zero. */
+static int idemNumCtz64(uint64_t x){
+#if defined(__GNUC__)
+  return __builtin_ctzll(x);
+#else
+  int n = 0;
+  while( (x & 1)==0 ){ n++; x >>= 1; }
+  return n;
+#endif
+}
+
 /*
 ** floor(log2(10^e)), floor(log10(2^q)) and floor(log10(3/4 * 2^q)), by
 ** fixed-point multiplication.  Checked exhaustively for |e| <= 400 and
@@ -2211,8 +2228,9 @@ static IDEMNUM_INLINE uint64_t idemNumBits(uint64_t m, int e){
   ** subnormal) adds that one back. */
   return ((uint64_t)(e+1074)<<52) + m;
 }
-static IDEMNUM_INLINE int idemNumEiselLemire(
-  uint64_t w, int q, uint64_t *pM, int *pE
+static IDEMNUM_INLINE int idemNumEiselLemireAt(
+  uint64_t w, int q, uint64_t *pM, int *pE, int d, int *pShort,
+  uint64_t *pGT
 ){
   const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
   int lz = idemNumClz64(w);
@@ -2268,8 +2286,42 @@ static IDEMNUM_INLINE int idemNumEiselLemire(
   }
   *pM = m;
   *pE = e;
+  if( d ){
+    /* Step 3b's test, for a w whose last digit d is not 0, x = w*10^q,
+    ** written as at the common path with the same G and t, where sh (and
+    ** e) may have moved up for a subnormal: the bits below m are still
+    ** f, the sh bits of uHi below m and then uLo's (G's error, less than
+    ** 2 units of U, is less than 2 units of f), and u = 2^e as well, so
+    ** that t*2^60 is tHi >> (sh+4-lz) here too (2^60 or more if that
+    ** shift is 3 or less: tHi >= 2^63).  A subnormal's interval is
+    ** [v-u/2, v+u/2] whatever m (only m = 2^52 above 2^-1022 has a
+    ** narrower one below, and the test below leaves out m = 2^52 and
+    ** m = 0); the largest double's too (v+u/2 rounds to infinity: m is
+    ** odd).  ok is 0 on an overflow or an undecided rounding. */
+    const uint64_t one = (uint64_t)1<<60;
+    uint64_t f = uHi<<(64-sh) | uLo>>sh;
+    uint64_t g = f + ((uint64_t)1<<63), ti;
+    int s4 = sh + 4 - lz;
+    int edge = g+1<=1;                /* G is 0 or 2^64-1 */
+    ti = s4<=3 ? one : s4>=64 ? 0 : t[0]>>s4;
+    g >>= 4;
+    *pShort = ok && !edge && (m & (IDEMNUM_HIDDEN-1))!=0
+      && (ti>=one || (g+2<=(uint64_t)d*ti
+                      && (uint64_t)(10-d)*ti + g > one
+                      && 2*g+4<=one+ti
+                      && 2*g+ti>one));
+    if( pGT ){
+      /* gi and ti for the rest of step 3b (idemNumTiny3()), and whether
+      ** they may be used */
+      pGT[0] = g;
+      pGT[1] = ti;
+      pGT[2] = ok && !edge && (m & (IDEMNUM_HIDDEN-1))!=0;
+    }
+  }
   return ok;
 }
+#define idemNumEiselLemire(w, q, pM, pE) \
+  idemNumEiselLemireAt(w, q, pM, pE, 0, 0, 0)
 
 /*
 ** Step 4: fixed-size big integers, 32-bit limbs, least significant first.
@@ -2489,6 +2541,7 @@ static int idemNumEiselLemireSpan(uint64_t w, int q, uint64_t *pM, int *pE){
 #define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
 
 static int idemNumCanonicalSlow(const char *z, int n, char *zOut);
+static int idemNumLayoutValue(char*, int, uint64_t, int, int);
 
 /*
 ** "%.17g" of a double below 10^-299, subnormals included: d.ddd...e-3NN
@@ -2503,7 +2556,7 @@ static IDEMNUM_INLINE int idemNumTiny17(
   int neg, const char *zM, int nM, char *zOut
 ){
   uint64_t c0, c1, w, m;
-  int x10, e;
+  int x10, e, q, isShort = 0;
   if( (nM!=23 && nM!=22) || zM[1]!='.' || zM[nM-5]!='e'
    || (zM[nM-4]!='-' && zM[nM-4]!='+') || zM[nM-3]!='3' || zM[0]=='0' ){
     return -2;
@@ -2515,10 +2568,25 @@ static IDEMNUM_INLINE int idemNumTiny17(
   x10 = (zM[nM-3]-'0')*100 + (zM[nM-2]-'0')*10 + (zM[nM-1]-'0');
   if( zM[nM-4]=='+' ){
     /* 1e300 and up: step 3 says if it overflows (then the long way) */
-    if( x10>308 || !idemNumEiselLemire(w, 7 - nM + x10, &m, &e) ) return -2;
-    return idemNumFormatParts(neg, m, e, zOut);
+    if( x10>308 ) return -2;
+    q = 7 - nM + x10;
+  }else{
+    if( x10>324 ) return -2;
+    q = 7 - nM - x10;
   }
-  if( x10>324 || !idemNumEiselLemire(w, 7 - nM - x10, &m, &e) ) return -2;
+  /* step 3, and step 3b's test (the last digit, zM[nM-6], not 0) */
+  if( !idemNumEiselLemireAt(w, q, &m, &e, zM[nM-6]-'0', &isShort, 0) ){
+    return -2;
+  }
+  if( isShort ){
+    /* d.ddde+3NN or d.ddde-3NN, the last digit not 0: ECMAScript's own
+    ** layout for the literal's digits */
+    int nOut = nM + neg;            /* 22 to 24 bytes */
+    memcpy(zOut, zM-neg, 16);
+    memcpy(zOut+nOut-16, zM-neg+nOut-16, 16);
+    return nOut;
+  }
+  if( zM[nM-4]=='+' ) return idemNumFormatParts(neg, m, e, zOut);
   if( m==0 ){
     zOut[0] = '0';
     return 1;
@@ -2528,6 +2596,34 @@ static IDEMNUM_INLINE int idemNumTiny17(
     return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
   }
   return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/* The answer from the text of a "%.17g" literal below 1e-307 or above
+** 1e307 (idemNumTiny3()): its first k bytes (16 or more: its digits up to
+** one it keeps, the '.' and a '-' counted), the last of them replaced by
+** the digit last unless that is 0, c (0 or 1) added at the last
+** (a carry runs over 9s and the '.'; the caller has made sure that it
+** stops before the first digit), less the zeros at the end (and the '.',
+** if nothing is left after it), then the exponent L as ECMAScript writes
+** it. */
+static IDEMNUM_INLINE int idemNumTinyOut(
+  char *zOut, const char *z, int k, int c, int last, int L
+){
+  int j;
+  memcpy(zOut, z, 16);
+  memcpy(zOut+k-16, z+k-16, 16);
+  if( last ) zOut[k-1] = (char)last;
+  for(j=k-1; c; j--){
+    if( zOut[j]=='.' ) continue;
+    if( zOut[j]!='9' ){
+      zOut[j]++;
+      break;
+    }
+    zOut[j] = '0';
+  }
+  while( zOut[k-1]=='0' ) k--;
+  k -= zOut[k-1]=='.';
+  return k + idemNumPutExp(zOut+k, L);
 }
 
 /*
@@ -2548,7 +2644,7 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
   int neg = z[0]=='-';
   const char *zD;                   /* the first significant digit */
   int nA, nB;                       /* its digits before and after the '.' */
-  int nDig, L, x10 = 0, eNeg, e, i;
+  int nDig, L, x10 = 0, eNeg, e, i, isShort = 0;
   uint64_t w, m;
 
   if( iInt<0 ){
@@ -2561,6 +2657,15 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
   i = iFrac + 1;
   eNeg = z[i]=='-';
   i += (z[i]=='-' || z[i]=='+');
+  while( n-i>=8 ){
+    /* 8 at a time ("1.5e+0000000010"), in the literal */
+    uint64_t x = idemNumLoad8(z+i) ^ 0x3030303030303030ULL;
+    if( x ){
+      i += idemNumCtz64(x)>>3;
+      break;
+    }
+    i += 8;
+  }
   while( i<n && z[i]=='0' ) i++;
   if( n-i>4 ) goto slow;            /* beyond any double, or 0 */
   for(; i<n; i++) x10 = x10*10 + (z[i]-'0');
@@ -2590,8 +2695,6 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
     return 1;
   }
   if( nDig>19 ) goto slow;
-  memcpy(aDig, zD, (size_t)nA);
-  memcpy(aDig+nA, zD+nA+(nA>0), (size_t)nB);
 
   /* 10^L <= |x| < 10^(L+1) */
   L += eNeg ? -x10 : x10;
@@ -2600,11 +2703,29 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
     zOut[0] = '0';
     return 1;
   }
+  /* The digits zD[0..nA), then after the '.' (zD[nA], if nA is not 0)
+  ** nB more: one loop, not calls (most literals here have few) */
+  for(i=0; i<nDig; i++) aDig[i] = zD[i + (nA>0 && i>=nA)];
   if( nDig<=15 && L>=-307 && L<=307 ){
     return idemNumLayout(zOut, neg, aDig, nDig, L+1);          /* step 2 */
   }
   w = idemNumDigitsValue(aDig, nDig);
-  if( !idemNumEiselLemire(w, L - nDig + 1, &m, &e) ) goto slow;
+  if( !idemNumEiselLemireAt(w, L - nDig + 1, &m, &e,
+                            nDig<=17 ? aDig[nDig-1]-'0' : 0, &isShort, 0) ){
+    goto slow;
+  }
+  if( isShort ){
+    if( (L>=21 || L<=-7) && iInt==neg+1 && zD==z+neg
+     && iFrac==(nB ? iInt+1+nB : iInt)
+     && z[iFrac]=='e' && (z[iFrac+1]=='-' || z[iFrac+1]=='+')
+     && z[iFrac+2]!='0' ){
+      /* d.ddde+NN or d.ddde-NN, the last digit not 0, the exponent with
+      ** no leading zero: ECMAScript's own layout, as written */
+      memcpy(zOut, z, (size_t)n);
+      return n;
+    }
+    return idemNumLayoutValue(zOut, neg, w, nDig, L);
+  }
   if( m==0 ){
     zOut[0] = '0';
     return 1;
@@ -2629,9 +2750,89 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
   uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
   uint64_t c1 = idemNumLoad8(zM+9);
   uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
-  int e;
-  if( L<-324 || L>308 || !idemNumEiselLemire(w, L-16, &m, &e) ){
+  uint64_t aGT[3] = {0, 0, 0};
+  int e, isShort = 0, d = zM[17]-'0';
+  int asIs = zM[18]=='e' && (zM[19]=='-' || zM[19]=='+') && zM[20]!='0';
+  if( L<-324 || L>308
+   || !idemNumEiselLemireAt(w, L-16, &m, &e, d, &isShort, aGT) ){
     return idemNumExpLiteral(z, n, neg+1, neg+18, zOut);
+  }
+  if( isShort ){
+    if( asIs ){
+      /* ECMAScript's own layout (|L| > 307): as written (22 bytes or
+      ** more) */
+      memcpy(zOut, z, 16);
+      memcpy(zOut+n-16, z+n-16, 16);
+      return n;
+    }
+    return idemNumLayoutValue(zOut, neg, w, 17, L);
+  }
+  if( aGT[2] ){
+    /* The rest of step 3b and step 3c as at the common path (the proofs
+    ** are there), with g and t of this double: for 10t > 1, A or B the
+    ** only decimal of 16 digits or fewer in the interval, or neither and
+    ** the answer the 17-digit decimal closest to v; for 10t < 1 < 100t
+    ** (subnormals from 1e-309), C or D the only one of 15 digits or fewer,
+    ** or neither and the answer the 16-digit decimal closest to v.  The
+    ** answer's digits are the literal's (d.ddd, ECMAScript's layout), cut,
+    ** with one added or the last one changed, then the exponent. */
+    const uint64_t one = (uint64_t)1<<60;
+    uint64_t g = aGT[0], t = aGT[1];
+    if( 10*t>one ){
+      int inA = g>=(uint64_t)d*(t+1);
+      int outA = g+2<=(uint64_t)d*t;
+      int inB = (uint64_t)(10-d)*(t+1) + g + 2<=one;
+      int outB = (uint64_t)(10-d)*t + g > one;
+      if( (inA & outB) | (inB & outA) ){
+        if( w/10 + (uint64_t)inB<10000000000000000ULL ){
+          return idemNumTinyOut(zOut, z, neg+17, inB, 0, L);
+        }
+      }else if( outA & outB ){
+        int64_t aHi = (int64_t)(one>>1) - (int64_t)g, aLo = aHi - 2;
+        int64_t T = (int64_t)t;
+        int64_t j0 = (2*aLo + (aLo>=0 ? T : -T)) / (2*T);
+        if( j0>=-5 && j0<=5 && d+j0>=1 && d+j0<=9
+         && (2*j0-1>=0 ? (2*j0-1)*(T+1) : (2*j0-1)*T) <= 2*aLo
+         && (2*j0+1>0 ? 2*aHi < (2*j0+1)*T : 2*aHi <= (2*j0+1)*(T+1)) ){
+          if( asIs ){
+            memcpy(zOut, z, 16);
+            memcpy(zOut+n-16, z+n-16, 16);
+            zOut[neg+17] = (char)('0' + d + j0);
+            return n;
+          }
+          return idemNumLayoutValue(zOut, neg, (uint64_t)((int64_t)w + j0), 17, L);
+        }
+      }
+    }else if( 10*t+10<=one && 100*t>one ){
+      /* (10t < 1 for certain: the closest multiple of 10^(q+1) is then
+      ** in the interval.)  C = x - e*10^q and D = C + 10^(q+2), e the last two digits; A is
+      ** a = d*t - g + 1/2 units of u below v, and the closest multiple
+      ** of 10^(q+1) is A + j*10^(q+1), j the integer nearest to a/T,
+      ** T = 10t, its 16th digit d16+j from 1 to 9 (no multiple of
+      ** 10^(q+2) lies between x and it: both are in the interval). */
+      int d16 = zM[16]-'0';
+      uint64_t e2 = (uint64_t)d16*10 + (uint64_t)d;
+      int outC = e2*t>=g+2;
+      int outD = (100-e2)*t + g > one;
+      if( outC && outD ){
+        int64_t aLo = (int64_t)((uint64_t)d*t) - (int64_t)g - 2 + (int64_t)(one>>1);
+        int64_t aHi = (int64_t)((uint64_t)d*t + (uint64_t)d) - (int64_t)g + (int64_t)(one>>1);
+        int64_t T = (int64_t)(10*t);
+        int64_t j0 = (2*aLo + (aLo>=0 ? T : -T)) / (2*T);
+        if( j0>=-9 && j0<=9 && d16+j0>=1 && d16+j0<=9
+         && (2*j0-1>=0 ? (2*j0-1)*(T+10) : (2*j0-1)*T) <= 2*aLo
+         && 2*aHi <= (2*j0+1>0 ? (2*j0+1)*T : (2*j0+1)*(T+10)) ){
+          return idemNumTinyOut(zOut, z, neg+17, 0, (int)('0' + d16 + j0), L);
+        }
+      }else{
+        int inC = g>=e2*(t+1);
+        int inD = (100-e2)*(t+1) + g + 2<=one;
+        if( ((inC & outD) | (inD & outC))
+         && w/100 + (uint64_t)inD<1000000000000000ULL ){
+          return idemNumTinyOut(zOut, z, neg+16, inD, 0, L);
+        }
+      }
+    }
   }
   if( m==0 ){
     zOut[0] = '0';
@@ -2654,31 +2855,58 @@ static IDEMNUM_NOINLINE int idemNumTiny(const char *z, int n, char *zOut){
 
 
 /*
+** idemNumLongTry() for 18 digits from zD[0] (17 significant ones or more:
+** the common path's limit is 17), the '.' at zD[k] (k > 17: none among
+** them): w is all of them, exactly, and step 3 is the plain one.  Not
+** inlined there: it cost the 19-digit way 6 instructions a number.
+*/
+static IDEMNUM_NOINLINE int idemNumLong18(
+  int neg, const char *zD, int k, int L, char *zOut
+){
+  int j = k<16 ? k : 16, e;
+  uint64_t m0 = idemNumMask[8+j], m1 = idemNumMask[j], w, m;
+  w = idemNumSwar16((idemNumLoad8(zD) & m0) | (idemNumLoad8(zD+1) & ~m0),
+                    (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zD+9) & ~m1));
+  w = w*100 + (uint64_t)(zD[16 + (k<=16)] - '0')*10
+    + (uint64_t)(zD[17 + (k<=17)] - '0');
+  if( !idemNumEiselLemire(w, L - 17, &m, &e) ) return -2;
+  if( m==0 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/*
 ** A decimal with no exponent whose '.' is z[iDot], and 19 digits or more
 ** from its first significant one: its first 19 significant digits w, read
 ** at once (two words of 8, the '.' taken out as step 3b takes it, and 3
 ** more), then step 3 for the whole span [w, w+1) * 10^q that holds the
-** literal (idemNumEiselLemireSpan()), then step 5.  Returns -2 if the
+** literal (idemNumEiselLemireSpan()), then step 5.  With 18 digits (zeros
+** at the end counted: "12345678901234567.0"), w is all of them, exactly,
+** and step 3 is the plain one.  Returns -2 if the
 ** literal is not of that shape or step 3 does not decide.
 */
 static int idemNumLongTry(const char *z, int n, int iDot, char *zOut){
   int neg = z[0]=='-';
   const char *zD = z + neg;         /* the first significant digit */
   int k;                            /* zD[k] is the '.', or k > 19 */
+  int nDig;                         /* digits from zD, the '.' not counted */
   int L, e, j;
   uint64_t m0, m1, w, m;
   if( zD[0]=='0' ){
     /* 0.000ddd */
     for(zD=z+iDot+1; zD<z+n && zD[0]=='0'; zD++){}
-    if( z+n-zD<19 ) return -2;
+    nDig = (int)(z + n - zD);
     L = (int)(z + iDot - zD);
     k = 32;
   }else{
     k = iDot - neg;
-    if( n-neg-1<19 ) return -2;
+    nDig = n - neg - 1;
     L = k - 1;
   }
   if( L>308 || L<-324 ) return -2;
+  if( nDig<19 ) return nDig==18 ? idemNumLong18(neg, zD, k, L, zOut) : -2;
   j = k<16 ? k : 16;
   m0 = idemNumMask[8+j];
   m1 = idemNumMask[j];
