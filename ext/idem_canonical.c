@@ -1784,7 +1784,9 @@ static IDEM_JSON_INLINE sqlite3_int64 idemJsonSortedFrom(
 }
 
 /* Report the duplicate name among the members a[0..n), sorted in the order
-** of aOrd[], that comes first in the input. */
+** of aOrd[], that comes first in the input.  If no two neighbours are
+** equal after all (the sort was wrong: a bug), an internal error that
+** says where the object starts, not a crash. */
 static int idemJsonDuplicate(
   IdemJson *p,
   const IdemJsonMember *a,
@@ -1801,6 +1803,13 @@ static int idemJsonDuplicate(
       const IdemJsonMember *pLater = pA->iIn > pB->iIn ? pA : pB;
       if( pDup==0 || pLater->iIn < pDup->iIn ) pDup = pLater;
     }
+  }
+  if( pDup==0 ){
+    sqlite3_snprintf(sizeof(p->zErr), p->zErr,
+                     "internal error: the sort of the object whose first"
+                     " name is at byte %lld found a duplicate that is not"
+                     " there", n>0 ? (sqlite3_int64)a[0].iIn + 1 : 0);
+    return SQLITE_INTERNAL;
   }
   zName = (const char*)p->zOut + pDup->iName;
   nName = (int)(pDup->iNameEnd - pDup->iName);
