@@ -1896,6 +1896,7 @@ static int idemJsonFinishObject(
   unsigned char *zTo;
   int i, iLo, iHi, rc, bDefer;
   uint32_t iFrom, nMove;
+  sqlite3_int64 iRec;
 
   aOrd = aSmall;
   if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
@@ -1932,9 +1933,14 @@ static int idemJsonFinishObject(
     pRec->iStart = (uint32_t)iFirst;
     pRec->iEnd = (uint32_t)iEnd;
     /* The records inside it are the last ones, those that end after it
-    ** starts. */
-    pRec->iFirst = (uint32_t)idemJsonSortedFrom(p->aSorted, 0, p->nSorted,
-                                                 (uint32_t)iFirst);
+    ** starts: the records directly inside it, last first, each with the
+    ** records inside that one (a walk, not a search over every record so
+    ** far: each record is passed once, by the record it is directly
+    ** inside, whatever the number of objects before this one). */
+    for(iRec=p->nSorted; iRec>0 && p->aSorted[iRec-1].iEnd>=iFirst; ){
+      iRec = p->aSorted[iRec-1].iFirst;
+    }
+    pRec->iFirst = (uint32_t)iRec;
     pRec->iSpan = (uint32_t)p->nSpan;
     pRec->nSpan = (uint32_t)n;
     p->nSorted++;
