@@ -100,7 +100,7 @@ demo: $(BUILD)/.deps $(LIB)  ## the sqlite3 shell runs test/demo.sql: the protoc
 # Debian packages first): the extension, the test programs, the number
 # vectors and build/node-env (npm compiles better-sqlite3 meanwhile).
 NPROC      := $(shell nproc 2>/dev/null || echo 1)
-TEST_BUILD  = all $(BUILD)/powerloss $(BUILD)/idem_utf8_test $(BUILD)/bench $(NUMBERS)
+TEST_BUILD  = all $(BUILD)/powerloss $(BUILD)/idem_utf8_test $(BUILD)/idem_canonical_test $(BUILD)/bench $(NUMBERS)
 test: $(BUILD)/.deps  ## the whole Tcl suite (test/*.test): "N passed, N failed"
 	@$(MAKE) --no-print-directory -j$(NPROC) $(TEST_BUILD)
 	tclsh tcl/run.tcl
@@ -117,6 +117,11 @@ $(NUMBERS): test/data/gen_numbers.js | $(BUILD)/.deps
 # of build/numbers.txt, then random doubles against a brute-force search.
 $(BUILD)/idem_number_test: test/idem_number_test.c $(SOURCES) | $(BUILD)/.deps
 	$(CC) $(CFLAGS) $(WARN) -DIDEM_DEBUG -Iinclude -Iext -o $@ test/idem_number_test.c -lm
+
+# The canonicalizer's inner steps, called directly (test/idem_canonical_test.c;
+# run by test/canonical.test): what they do when another step is wrong.
+$(BUILD)/idem_canonical_test: test/idem_canonical_test.c $(SOURCES) | $(BUILD)/.deps
+	$(CC) $(CFLAGS) $(WARN) -DIDEM_DEBUG -Iinclude -Iext -o $@ test/idem_canonical_test.c -lsqlite3 -lm
 
 # The whole-input UTF-8 check's unit test (test/idem_utf8_test.c; run by
 # test/utf8.test): every short byte sequence against a plain decoder.

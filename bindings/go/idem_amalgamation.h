@@ -5839,7 +5839,9 @@ static IDEM_JSON_INLINE sqlite3_int64 idemJsonSortedFrom(
 }
 
 /* Report the duplicate name among the members a[0..n), sorted in the order
-** of aOrd[], that comes first in the input. */
+** of aOrd[], that comes first in the input.  If no two neighbours are
+** equal after all (the sort was wrong: a bug), an internal error that
+** says where the object starts, not a crash. */
 static int idemJsonDuplicate(
   IdemJson *p,
   const IdemJsonMember *a,
@@ -5856,6 +5858,13 @@ static int idemJsonDuplicate(
       const IdemJsonMember *pLater = pA->iIn > pB->iIn ? pA : pB;
       if( pDup==0 || pLater->iIn < pDup->iIn ) pDup = pLater;
     }
+  }
+  if( pDup==0 ){
+    sqlite3_snprintf(sizeof(p->zErr), p->zErr,
+                     "internal error: the sort of the object whose first"
+                     " name is at byte %lld found a duplicate that is not"
+                     " there", n>0 ? (sqlite3_int64)a[0].iIn + 1 : 0);
+    return SQLITE_INTERNAL;
   }
   zName = (const char*)p->zOut + pDup->iName;
   nName = (int)(pDup->iNameEnd - pDup->iName);
@@ -5942,6 +5951,7 @@ static int idemJsonFinishObject(
   unsigned char *zTo;
   int i, iLo, iHi, rc, bDefer;
   uint32_t iFrom, nMove;
+  sqlite3_int64 iRec;
 
   aOrd = aSmall;
   if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
@@ -5978,9 +5988,14 @@ static int idemJsonFinishObject(
     pRec->iStart = (uint32_t)iFirst;
     pRec->iEnd = (uint32_t)iEnd;
     /* The records inside it are the last ones, those that end after it
-    ** starts. */
-    pRec->iFirst = (uint32_t)idemJsonSortedFrom(p->aSorted, 0, p->nSorted,
-                                                 (uint32_t)iFirst);
+    ** starts: the records directly inside it, last first, each with the
+    ** records inside that one (a walk, not a search over every record so
+    ** far: each record is passed once, by the record it is directly
+    ** inside, whatever the number of objects before this one). */
+    for(iRec=p->nSorted; iRec>0 && p->aSorted[iRec-1].iEnd>=iFirst; ){
+      iRec = p->aSorted[iRec-1].iFirst;
+    }
+    pRec->iFirst = (uint32_t)iRec;
     pRec->iSpan = (uint32_t)p->nSpan;
     pRec->nSpan = (uint32_t)n;
     p->nSorted++;

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** idem_canonical_test.c -- what the canonicalizer's inner steps do when
+** another step is wrong (ext/idem_canonical.c): no input can reach these,
+** so they are called here directly.
+**
+**     build/idem_canonical_test
+**
+** idemJsonDuplicate() is called when the sort of an object says that two
+** names are equal.  Given an order in which two neighbours are equal it
+** names the later one; given one in which none are (the sort was wrong),
+** it returns an internal error that says where, and does not crash.
+** Prints "N passed, N failed" and exits non-zero on a failure.
+*/
+#define SQLITE_CORE 1
+#include "../ext/idem.c"
+#include <stdio.h>
+#include <stdlib.h>
+
+static int nPass, nFail;
+
+static void check(int bOk, const char *zWhat, const char *zGot){
+  if( bOk ){
+    nPass++;
+  }else{
+    nFail++;
+    printf("FAILED: %s (got: %s)\n", zWhat, zGot);
+  }
+}
+
+/* The members of the canonical text z (names as "x" then ':' and a value
+** of one byte, separated by ','), input offsets as if z were the input
+** after a '{' at byte 0. */
+static int members(IdemJson *p, const char *z, IdemJsonMember *a){
+  int n = 0, i = 0, len = (int)strlen(z);
+  p->nOut = len;
+  memcpy(p->zOut, z, len);
+  memset(p->zOut+len, 0, 16);
+  while( i<len ){
+    int j = i+1;
+    while( z[j]!='"' ) j++;
+    a[n].iName = (uint32_t)i;
+    a[n].iNameEnd = (uint32_t)(j+1);
+    a[n].iEnd = (uint32_t)(j+3);
+    a[n].iIn = (uint32_t)(i+1);
+    a[n].iKey = idemJsonNameKey(p->zOut+i+1, j-i-1);
+    n++;
+    i = j+4;
+  }
+  return n;
+}
+
+int main(void){
+  IdemJson *p = idemJsonNew();
+  IdemJsonMember a[8];
+  IdemJsonRank r[8];
+  int n, rc;
+  if( p==0 || idemJsonGrowOut(p, 256) ) return 2;
+
+  /* Two equal names next to each other in the order: the later one. */
+  n = members(p, "\"b\":1,\"a\":2,\"b\":3", a);
+  r[0].iMem = 1; r[1].iMem = 0; r[2].iMem = 2;
+  rc = idemJsonDuplicate(p, a, r, n, 0);
+  check(rc==SQLITE_ERROR && strcmp(p->zErr,
+        "duplicate member name \"b\" at byte 14")==0,
+        "a duplicate is named", p->zErr);
+
+  /* A wrong sort: no two neighbours are equal.  An internal error. */
+  n = members(p, "\"b\":1,\"a\":2,\"c\":3", a);
+  r[0].iMem = 1; r[1].iMem = 0; r[2].iMem = 2;
+  rc = idemJsonDuplicate(p, a, r, n, 0);
+  check(rc==SQLITE_INTERNAL && strcmp(p->zErr,
+        "internal error: the sort of the object whose first name is at"
+        " byte 2 found a duplicate that is not there")==0,
+        "no duplicate: an internal error", p->zErr);
+
+  /* Equal keys, names that differ past them: still none. */
+  n = members(p, "\"abcdefgh1\":1,\"abcdefgh2\":2", a);
+  r[0].iMem = 0; r[1].iMem = 1;
+  rc = idemJsonDuplicate(p, a, r, n, 0);
+  check(rc==SQLITE_INTERNAL, "equal keys, no duplicate", p->zErr);
+
+  idemJsonFree(p);
+  printf("%d passed, %d failed\n", nPass, nFail);
+  return nFail!=0;
+}
