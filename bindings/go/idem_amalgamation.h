@@ -2228,22 +2228,31 @@ static IDEMNUM_INLINE uint64_t idemNumBits(uint64_t m, int e){
   ** subnormal) adds that one back. */
   return ((uint64_t)(e+1074)<<52) + m;
 }
+/* The top 128 bits of w*T (uHi returned, uLo in *pLo), T the 128-bit
+** table entry t[0]:t[1] of a power of ten: step 3's U for a w shifted
+** left until its top bit is set. */
+static IDEMNUM_INLINE uint64_t idemNumProduct(uint64_t w, const uint64_t *t,
+                                              uint64_t *pLo){
+  uint64_t lo, r, x;
+  uint64_t hi = idemNumMul128(w, t[0], &lo);
+  x = idemNumMul128(w, t[1], &r);
+  lo += x;
+  *pLo = lo;
+  return hi + (lo<x);
+}
 static IDEMNUM_INLINE int idemNumEiselLemireAt(
   uint64_t w, int q, uint64_t *pM, int *pE, int d, int *pShort,
   uint64_t *pGT
 ){
   const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
   int lz = idemNumClz64(w);
-  uint64_t uHi, uLo, x, m, r, half;
+  uint64_t uHi, uLo, m, r, half;
   int sh, e, ok;
 
   /* U = uHi:uLo = the top 128 bits of (w << lz) * t, with w*10^q equal to
   ** (U + d) * 2^(floor(log2(10^q)) - 63 - lz) for some 0 <= d < 2. */
   w <<= lz;
-  uHi = idemNumMul128(w, t[0], &uLo);
-  x = idemNumMul128(w, t[1], &r);
-  uLo += x;
-  uHi += (uLo<x);
+  uHi = idemNumProduct(w, t, &uLo);
 
   /* U has 127 or 128 significant bits.  Keep the top 53 in m; below them
   ** are sh+64 bits, the first one being the rounding bit.  The rounding
@@ -2505,14 +2514,11 @@ static int idemNumEiselLemireSpan(uint64_t w, int q, uint64_t *pM, int *pE){
   const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
   const uint64_t half = (uint64_t)1<<63;
   int lz = idemNumClz64(w);
-  uint64_t uHi, uLo, x, r, f, m;
+  uint64_t uHi, uLo, f, m;
   int sh, e;
   assert( lz<=4 );
   w <<= lz;
-  uHi = idemNumMul128(w, t[0], &uLo);
-  x = idemNumMul128(w, t[1], &r);
-  uLo += x;
-  uHi += (uLo<x);
+  uHi = idemNumProduct(w, t, &uLo);
   sh = 10 + (int)(uHi>>63);
   e = sh + 1 + idemNumFloorLog2Pow10(q) - lz;
   if( e<IDEMNUM_EMIN ){
@@ -2542,6 +2548,21 @@ static int idemNumEiselLemireSpan(uint64_t w, int q, uint64_t *pM, int *pE){
 
 static int idemNumCanonicalSlow(const char *z, int n, char *zOut);
 static int idemNumLayoutValue(char*, int, uint64_t, int, int);
+
+/* Step 5 for the double m*2^e that a literal beyond 1e-307 or 1e307
+** came to: "0" for m = 0 (below half the least subnormal), a subnormal's
+** with its exponent a constant (inlined, the printing then folds it). */
+static IDEMNUM_INLINE int idemNumFormatTiny(int neg, uint64_t m, int e,
+                                            char *zOut){
+  if( m==0 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( e==IDEMNUM_EMIN ){
+    return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
+  }
+  return idemNumFormatParts(neg, m, e, zOut);
+}
 
 /*
 ** "%.17g" of a double below 10^-299, subnormals included: d.ddd...e-3NN
@@ -2587,15 +2608,7 @@ static IDEMNUM_INLINE int idemNumTiny17(
     return nOut;
   }
   if( zM[nM-4]=='+' ) return idemNumFormatParts(neg, m, e, zOut);
-  if( m==0 ){
-    zOut[0] = '0';
-    return 1;
-  }
-  if( e==IDEMNUM_EMIN ){
-    /* subnormal: step 5 with its exponent a constant */
-    return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
-  }
-  return idemNumFormatParts(neg, m, e, zOut);
+  return idemNumFormatTiny(neg, m, e, zOut);
 }
 
 /* The answer from the text of a "%.17g" literal below 1e-307 or above
@@ -2726,14 +2739,7 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
     }
     return idemNumLayoutValue(zOut, neg, w, nDig, L);
   }
-  if( m==0 ){
-    zOut[0] = '0';
-    return 1;
-  }
-  if( e==IDEMNUM_EMIN ){
-    return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
-  }
-  return idemNumFormatParts(neg, m, e, zOut);
+  return idemNumFormatTiny(neg, m, e, zOut);
 
 slow:
   return idemNumCanonicalSlow(z, n, zOut);
