@@ -80,6 +80,20 @@ proc py_requirement {} {
   return $req
 }
 
+# One installer at a time, across clones and test files: wait for the lock
+# directory lock, made with mkdir (atomic); one older than maxage seconds
+# (the install's own timeout) was left by a killed run and is taken over.
+# Returns its path, for the caller to delete when done.
+proc dir_lock {lock maxage} {
+  while {[catch {exec mkdir $lock 2>/dev/null}]} {
+    if {[catch {file mtime $lock} t] == 0 && [clock seconds] - $t > $maxage} {
+      file delete -force $lock
+    }
+    after 500
+  }
+  return $lock
+}
+
 proc py_wheels {} {
   if {[auto_execok python3] eq ""} { return [list "python3 is not on PATH" ""] }
   set req [py_requirement]
@@ -91,13 +105,7 @@ print(hashlib.sha256(repr((sys.argv\[1\], sys.implementation.cache_tag,
   set dir [file join $::bindings_root build py-wheels [lindex $r 1]]
   if {[file exists [file join $dir .done]]} { return [list "" $dir] }
   file mkdir [file dirname $dir]
-  set lock $dir.lock
-  while {[catch {exec mkdir $lock 2>/dev/null}]} {
-    if {[catch {file mtime $lock} t] == 0 && [clock seconds] - $t > 600} {
-      file delete -force $lock
-    }
-    after 500
-  }
+  set lock [dir_lock $dir.lock 600]
   set why ""
   if {![file exists [file join $dir .done]]} {
     puts "-- downloading $req for [exec python3 -c {import sys; print(sys.executable)}]"
@@ -161,15 +169,7 @@ proc node_env {} {
   set manifest [node_env_manifest]
   set pj [file join $dir package.json]
   file mkdir [file dirname $dir]
-  # One installer at a time; a lock older than the install's own timeout
-  # was left by a killed run.
-  set lock $dir.lock
-  while {[catch {exec mkdir $lock 2>/dev/null}]} {
-    if {[catch {file mtime $lock} t] == 0 && [clock seconds] - $t > 960} {
-      file delete -force $lock
-    }
-    after 500
-  }
+  set lock [dir_lock $dir.lock 960]
   set rc [catch {node_env_install $dir $manifest $pj} res]
   file delete -force $lock
   if {$rc} { return -code error $res }
