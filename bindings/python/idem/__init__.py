@@ -1630,16 +1630,22 @@ class Calls:
     # time.sleep (_drive) or asyncio.sleep (_drive_async): one rule for
     # plain and async tools.
 
+    def _refuse_open_transaction(self) -> None:
+        """The transaction that takes a call for sending (a claim, a
+        resend) must commit before the request leaves: it cannot be part
+        of the caller's open transaction."""
+        if self.conn.in_transaction:
+            raise RuntimeError(
+                "idem: an external tool cannot run inside an open transaction:"
+                " its claim must commit before the request leaves; commit first")
+
     def _external_claim(self, call: _Call,
                         owner: str) -> Union["_Held", Tuple[str, str]]:
         """Claim for owner and commit; (owner, header value), or the
         call's row as the claim found it held (_Held)."""
         conn = self.conn
         with self.lock:
-            if conn.in_transaction:
-                raise RuntimeError(
-                    "idem: an external tool cannot run inside an open transaction:"
-                    " its claim must commit before the request leaves; commit first")
+            self._refuse_open_transaction()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 if not self._claim(call, owner):
@@ -1690,10 +1696,7 @@ class Calls:
         refusal), or (None, None) if the call is gone."""
         conn = self.conn
         with self.lock:
-            if conn.in_transaction:
-                raise RuntimeError(
-                    "idem: an external tool cannot run inside an open transaction:"
-                    " its claim must commit before the request leaves; commit first")
+            self._refuse_open_transaction()
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 n = conn.execute(
