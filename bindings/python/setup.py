@@ -16,7 +16,8 @@ every Python 3 on that platform.  An sdist (python -m build --sdist)
 carries the whole of ext/ and include/ (ext/idem.c includes its parts).
 
 Inside a clone of the repository the intermediate files go to the clone's
-build/python/ (not beside this file).
+build/python/<pid>/ (not beside this file; one directory a build, so that
+two builds at once do not share one).
 """
 import glob
 import os
@@ -114,8 +115,11 @@ ROOT = find_root()
 SOURCE = os.path.relpath(os.path.join(ROOT, "ext", "idem.c"), HERE)
 options = {}
 if os.path.abspath(ROOT) == os.path.abspath(os.path.join(HERE, "..", "..")):
-    # In a clone: build outputs under the clone's build/, as make's are.
-    out = os.path.relpath(os.path.join(ROOT, "build", "python"), HERE)
+    # In a clone: build outputs under the clone's build/, as make's are,
+    # one directory a build, so that builds at once (.ci/run's background
+    # targets each make a venv) do not remove each other's bdist tree.
+    out = os.path.relpath(os.path.join(ROOT, "build", "python",
+                                       str(os.getpid())), HERE)
     options = {"build": {"build_base": out}, "egg_info": {"egg_base": out}}
     os.makedirs(os.path.join(HERE, out), exist_ok=True)
 
