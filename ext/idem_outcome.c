@@ -466,14 +466,23 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
 }
 
 /* The value to store for column iCol on UPDATE: the new one, or the old.
-** Returns the bind's result. */
+** A new text is bound where it is, not copied: xUpdate's arguments live
+** until it returns, past the step of pStmt (idemStepReset() clears the
+** bindings).  Returns the bind's result. */
 static int idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
                             sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
-  if( sqlite3_value_nochange(aCol[iCol]) ){
+  sqlite3_value *pNew = aCol[iCol];
+  if( sqlite3_value_nochange(pNew) ){
     return sqlite3_bind_value(pStmt, iParam,
                               sqlite3_column_value(pOld, IDEM_QCOL(iCol)));
   }
-  return sqlite3_bind_value(pStmt, iParam, aCol[iCol]);
+  if( sqlite3_value_type(pNew)==SQLITE_TEXT ){
+    const char *z = (const char*)sqlite3_value_text(pNew);
+    if( z==0 ) return SQLITE_NOMEM;
+    return sqlite3_bind_text(pStmt, iParam, z, sqlite3_value_bytes(pNew),
+                             SQLITE_STATIC);
+  }
+  return sqlite3_bind_value(pStmt, iParam, pNew);
 }
 
 /*

@@ -795,7 +795,19 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
     }
   }
   pVal = idemCursorValue(pCur, iCol);
-  if( pVal ) sqlite3_result_value(ctx, pVal);
+  if( pVal==0 ) return SQLITE_OK;
+  if( iCol==IDEM_COL_STATUS && sqlite3_value_type(pVal)==SQLITE_TEXT ){
+    /* One of the four words: given as the constant it equals, which
+    ** SQLite need not copy (a replay reads it at every lookup). */
+    const char *z = (const char*)sqlite3_value_text(pVal);
+    IdemStatus e = z ? idemStatusParse(z) : IDEM_STATUS_OTHER;
+    if( e<IDEM_STATUS_OTHER
+     && sqlite3_value_bytes(pVal)==(int)strlen(azIdemStatus[e]) ){
+      sqlite3_result_text(ctx, azIdemStatus[e], -1, SQLITE_STATIC);
+      return SQLITE_OK;
+    }
+  }
+  sqlite3_result_value(ctx, pVal);
   return SQLITE_OK;
 }
 
