@@ -115,12 +115,14 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
   "rid, NULL, member, NULL, NULL, NULL, NULL, NULL, status, id, result, " \
   "NULL, NULL, NULL, NULL, NULL, expires, NULL, NULL"
 
-/* The same, with NULL for who, conv, tool, args and keyargs alone: an
-** UPDATE's query (IDEM_PLAN_UPDATE), which reads them from the call's
-** main row (IDEM_STMT_Q_MAIN) only if it is asked for them. */
+/* The same, with NULL for who, conv, tool, args, keyargs and updated
+** alone: an UPDATE's query (IDEM_PLAN_UPDATE), which reads them from the
+** call's main row (IDEM_STMT_Q_MAIN) only if it is asked for them (a
+** member row's updated is its call's anyway); xUpdate reads the row
+** again where it needs one of them (idem_vtab.c, idemUpdateRow()). */
 #define IDEM_QCOLS_UPDATE \
   "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, created, updated, NULL, owner, expires, honours_key, sends"
+  "note, created, NULL, NULL, owner, expires, honours_key, sends"
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \

@@ -67,14 +67,17 @@
 /* Added to a key plan that SQLite says reads every column (colUsed all
 ** ones, as it says for an UPDATE or DELETE of a virtual table; a query
 ** names at most the table's 22): the inner query leaves out who, conv,
-** tool, args and keyargs, which an UPDATE passes as unchanged, and the
-** cursor reads them from the call's main row (IDEM_STMT_Q_MAIN) only if
-** it is asked for them. */
+** tool, args, keyargs and updated, which an UPDATE passes as unchanged
+** (each a copy fewer), and the cursor reads them from the call's main row
+** (IDEM_STMT_Q_MAIN) only if it is asked for them, or for stale or
+** resend_at, computed from updated. */
 #define IDEM_PLAN_UPDATE    256
 #define IDEM_UPDATE_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
    | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS \
-   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS)
+   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS | (sqlite3_uint64)1<<IDEM_COL_UPDATED)
+#define IDEM_UPDATE_MAIN_COLS (IDEM_UPDATE_COLS \
+   | (sqlite3_uint64)1<<IDEM_COL_STALE | (sqlite3_uint64)1<<IDEM_COL_RESEND_AT)
 #define IDEM_NARROW_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_KEY | (sqlite3_uint64)1<<IDEM_COL_MEMBER \
    | (sqlite3_uint64)1<<IDEM_COL_STATUS | (sqlite3_uint64)1<<IDEM_COL_ID \
@@ -719,7 +722,7 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
     return SQLITE_OK;
   }
   if( pCur->bNoIdentity && !pCur->bMember
-   && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_COLS) ){
+   && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_MAIN_COLS) ){
     /* Left out of the query: the main row's, which is this row. */
     int rc = idemCursorLoadMain(pCur);
     if( rc!=SQLITE_OK ) return rc;
@@ -846,10 +849,12 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
   }
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
   if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U) ){
-    /* Its query left out who, conv, tool, args, keyargs: an UPDATE that
-    ** gives one of them (to be compared with the stored one) reads the
-    ** row again. */
+    /* Its query left out who, conv, tool, args, keyargs, updated: an
+    ** UPDATE that gives one of them (to be compared with the stored one),
+    ** or a reconcile (whose stale check and resend read updated), reads
+    ** the row again. */
     int i;
+    if( !sqlite3_value_nochange(aCol[IDEM_COL_RECONCILE]) ) pRow = 0;
     for(i=0; i<IDEM_NCOL && pRow; i++){
       if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
        && !sqlite3_value_nochange(aCol[i]) ){
