@@ -468,7 +468,8 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
    && (i==IDEM_STMT_Q_SCAN || i==IDEM_STMT_Q_KEY || i==IDEM_STMT_Q_KEYMEMBER
        || i==IDEM_STMT_Q_KEY_U || i==IDEM_STMT_Q_KEYMEMBER_U
        || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
-    idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite);
+    idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite,
+                 pCur->bNoIdentity ? pCur->aKey : 0);
     pCur->pStmt = 0;
     pCur->bLent = 0;
   }
@@ -491,7 +492,7 @@ static int idemCursorLoadMain(IdemCursor *pCur){
   const void *aKey;
   int nKey;
   int rc;
-  if( pCur->bNarrow ){
+  if( pCur->bNarrow || pCur->bNoIdentity ){     /* (no key column) */
     aKey = pCur->aKey;
     nKey = IDEM_KEY_BYTES;
   }else{
@@ -731,9 +732,10 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
   switch( iCol ){
     case IDEM_COL_KEY: {
       char zHex[IDEM_KEY_HEX+1];
-      const unsigned char *a = pCur->bNarrow ? pCur->aKey
+      int bBound = pCur->bNarrow || pCur->bNoIdentity;   /* no key column */
+      const unsigned char *a = bBound ? pCur->aKey
                              : sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
-      if( a && (pCur->bNarrow
+      if( a && (bBound
                 || sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY)==IDEM_KEY_BYTES) ){
         idemKeyHex(a, zHex);
         sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
@@ -849,12 +851,13 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
   }
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
   if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U) ){
-    /* Its query left out who, conv, tool, args, keyargs, updated: an
-    ** UPDATE that gives one of them (to be compared with the stored one),
-    ** or a reconcile (whose stale check and resend read updated), reads
-    ** the row again. */
+    /* Its query left out the key, who, conv, tool, args, keyargs,
+    ** updated: an UPDATE that gives one of them (to be compared with the
+    ** stored one), or a reconcile (whose stale check and resend read
+    ** updated), reads the row again. */
     int i;
     if( !sqlite3_value_nochange(aCol[IDEM_COL_RECONCILE]) ) pRow = 0;
+    if( !sqlite3_value_nochange(aCol[IDEM_COL_KEY]) ) pRow = 0;
     for(i=0; i<IDEM_NCOL && pRow; i++){
       if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
        && !sqlite3_value_nochange(aCol[i]) ){
@@ -862,7 +865,8 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
       }
     }
   }
-  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow, aCol);
+  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow,
+                           pRow && p->bParkKey ? p->aParkKey : 0, aCol);
 }
 
 static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
