@@ -12453,6 +12453,8 @@ struct IdemCursor {
   char *zReply;               /* Cached reply of the current row */
   unsigned char aKey[IDEM_KEY_BYTES];  /* The key pStmt is bound to */
   int bRetain;                /* Skip the rows of expired calls (retain) */
+  int bOneRow;                /* key = ? AND member = ?: the row found is
+                              ** the only one (UNIQUE(key, member)) */
   char zNow[IDEM_TIME_LEN];   /* The time of xFilter: expired before it */
   char zStaleBefore[IDEM_TIME_LEN];   /* stale_after: pending calls quiet
                                       ** since before this are stale */
@@ -12805,6 +12807,7 @@ static void idemCursorReset(IdemCursor *pCur){
   pCur->bMember = 0;
   pCur->bNarrow = 0;
   pCur->bNoIdentity = 0;
+  pCur->bOneRow = 0;
 }
 
 static int idemClose(sqlite3_vtab_cursor *pCursor){
@@ -12890,8 +12893,8 @@ static int idemCursorExpired(IdemCursor *pCur){
   return zExp!=0 && strcmp(zExp, pCur->zNow)<=0;
 }
 
-static int idemNext(sqlite3_vtab_cursor *pCursor){
-  IdemCursor *pCur = (IdemCursor*)pCursor;
+/* The next row of pStmt that is shown (not of an expired call). */
+static int idemCursorStep(IdemCursor *pCur){
   int rc;
   sqlite3_free(pCur->zReply);
   pCur->zReply = 0;
@@ -12915,6 +12918,20 @@ static int idemNext(sqlite3_vtab_cursor *pCursor){
     sqlite3_reset(pCur->pStmt);
     return rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_ERROR : rc;
   }
+}
+
+/* xNext.  After the row of a key = ? AND member = ? plan there is none:
+** its query is not stepped again to find that out (it is reset when the
+** cursor closes or filters again, as after a last row). */
+static int idemNext(sqlite3_vtab_cursor *pCursor){
+  IdemCursor *pCur = (IdemCursor*)pCursor;
+  if( pCur->bOneRow ){
+    sqlite3_free(pCur->zReply);
+    pCur->zReply = 0;
+    pCur->bEof = 1;
+    return SQLITE_OK;
+  }
+  return idemCursorStep(pCur);
 }
 
 static int idemFilter(
@@ -12971,6 +12988,7 @@ static int idemFilter(
   pCur->iFormat = p->iFormat;
   pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N;
   pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U;
+  pCur->bOneRow = idxNum==IDEM_PLAN_KEYMEMBER;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
@@ -12993,7 +13011,7 @@ static int idemFilter(
     idemCursorReset(pCur);
     return rc;
   }
-  return idemNext(pCursor);
+  return idemCursorStep(pCur);
 }
 
 static int idemEof(sqlite3_vtab_cursor *pCursor){
