@@ -663,6 +663,8 @@ struct IdemVtab {
   int iPark;                  /* Its IDEM_STMT_* number */
   int bParkLent;              /* It is lent (else a private copy) */
   unsigned int nParkWrite;    /* nWrite when its cursor reached the row */
+  int bParkKey;               /* Its query has no key column: the row's is */
+  unsigned char aParkKey[IDEM_KEY_BYTES];  /* ... this one, which it bound */
   void *pSpareCursor;         /* A closed cursor kept for the next xOpen */
 };
 
@@ -696,9 +698,12 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 /* Keep the query of an UPDATE's cursor, closed on its row, for the
 ** xUpdate that follows (idemStmtParked(): the row if it is iRid and
 ** nothing was written since nWrite); give it back (idemStmtUnpark(), at
-** the end of every xUpdate, at the next lend, at the transaction's end). */
+** the end of every xUpdate, at the next lend, at the transaction's end).
+** aKey: the key the query bound, where it leaves the key column out
+** (IdemVtab.aParkKey), else NULL. */
 IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
-                               int bLent, unsigned int nWrite);
+                               int bLent, unsigned int nWrite,
+                               const unsigned char *aKey);
 IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
                                           unsigned int nWrite);
 IDEM_PRIVATE void idemStmtUnpark(IdemVtab *p);
@@ -815,9 +820,12 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
 
 /* xUpdate's UPDATE and DELETE of the row with rid iRid.  pRow: NULL, or
 ** a query positioned on that row as it is now (the UPDATE's cursor), in
-** the columns of IDEM_STMT_BYRID, which the UPDATE reads and leaves. */
+** the columns of IDEM_STMT_BYRID, which the UPDATE reads and leaves;
+** aRowKey: NULL, or the row's key where pRow leaves its key column out. */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                   sqlite3_stmt *pRow, sqlite3_value **aCol);
+                                   sqlite3_stmt *pRow,
+                                   const unsigned char *aRowKey,
+                                   sqlite3_value **aCol);
 IDEM_PRIVATE int idemOutcomeDelete(IdemVtab *p, sqlite3_int64 iRid);
 
 /* The reply a duplicate arrival hands back (the hidden column reply).
@@ -7906,7 +7914,8 @@ IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
 #ifdef IDEM_REPLICATED
   return SQLITE_OK;
 #endif
-  if( pD->bRead && pD->eLock>=2 && idemDurableSharedCache(db) ){
+  if( (pD->bRead || pD->bExtWrote) && pD->eLock>=2
+   && idemDurableSharedCache(db) ){
     pD->eLock = 0;                      /* look again, and say why */
     return idemDurableLockCheck(pD, db, zDb, pzErr);
   }
@@ -8056,6 +8065,15 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
 #ifdef IDEM_REPLICATED
   return;
 #endif
+  if( !(pD->bRead && pD->bFixed) && pD->eDirSync!=0
+   && idemDurableWalKept(pD, db, zDb) ){
+    /* WAL, kept: synchronous decides nothing here (only DELETE at FULL
+    ** asks a directory sync), so it is not read.  Nor is bRead set: a
+    ** claim later in this transaction reads it, and its verdict needs
+    ** it. */
+    pD->bExtWrote = 1;
+    return;
+  }
   if( idemDurableRead(pD, db, zDb, &zErr)!=SQLITE_OK ){
     sqlite3_free(zErr);
     return;
@@ -8173,7 +8191,7 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb){
   sqlite3_vfs *pVfs = 0;
   int rc;
-  if( pD->bWalKept && pD->bRead ){
+  if( pD->bWalKept && (pD->bRead || pD->bExtWrote) ){
     /* Past this transaction's own commit, in which the mode could not
     ** change (idemDurableWalKept()) */
     if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,
@@ -8336,12 +8354,15 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
   "rid, NULL, member, NULL, NULL, NULL, NULL, NULL, status, id, result, " \
   "NULL, NULL, NULL, NULL, NULL, expires, NULL, NULL"
 
-/* The same, with NULL for who, conv, tool, args and keyargs alone: an
-** UPDATE's query (IDEM_PLAN_UPDATE), which reads them from the call's
-** main row (IDEM_STMT_Q_MAIN) only if it is asked for them. */
+/* The same, with NULL for the key, who, conv, tool, args, keyargs and
+** updated: an UPDATE's query (IDEM_PLAN_UPDATE), whose key is the one the
+** cursor bound (as IDEM_PLAN_NARROW's), and which reads the others from
+** the call's main row (IDEM_STMT_Q_MAIN) only if it is asked for them (a
+** member row's updated is its call's anyway); xUpdate reads the row
+** again where it needs one of them (idem_vtab.c, idemUpdateRow()). */
 #define IDEM_QCOLS_UPDATE \
-  "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, created, updated, NULL, owner, expires, honours_key, sends"
+  "rid, NULL, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
+  "note, created, NULL, NULL, owner, expires, honours_key, sends"
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
@@ -8578,12 +8599,15 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 ** outlives the statement that parked it by more than that.
 */
 IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
-                               int bLent, unsigned int nWrite){
+                               int bLent, unsigned int nWrite,
+                               const unsigned char *aKey){
   idemStmtUnpark(p);
   p->pPark = pStmt;
   p->iPark = i;
   p->bParkLent = bLent;
   p->nParkWrite = nWrite;
+  p->bParkKey = aKey!=0;
+  if( aKey ) memcpy(p->aParkKey, aKey, IDEM_KEY_BYTES);
 }
 
 IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
@@ -11461,6 +11485,18 @@ static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
 }
 
 
+/* The key of pOld's row: aRowKey where pOld has no key column (an
+** UPDATE's own query, which bound it), else its key column's. */
+static int idemOldKey(IdemVtab *p, sqlite3_stmt *pOld,
+                      const unsigned char *aRowKey,
+                      unsigned char aKey[IDEM_KEY_BYTES]){
+  if( aRowKey ){
+    memcpy(aKey, aRowKey, IDEM_KEY_BYTES);
+    return SQLITE_OK;
+  }
+  return idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
+}
+
 /* --------------------------------------------------------------- UPDATE */
 
 /* Is a new value given for column iCol that differs from the stored one
@@ -11505,14 +11541,23 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
 }
 
 /* The value to store for column iCol on UPDATE: the new one, or the old.
-** Returns the bind's result. */
+** A new text is bound where it is, not copied: xUpdate's arguments live
+** until it returns, past the step of pStmt (idemStepReset() clears the
+** bindings).  Returns the bind's result. */
 static int idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
                             sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
-  if( sqlite3_value_nochange(aCol[iCol]) ){
+  sqlite3_value *pNew = aCol[iCol];
+  if( sqlite3_value_nochange(pNew) ){
     return sqlite3_bind_value(pStmt, iParam,
                               sqlite3_column_value(pOld, IDEM_QCOL(iCol)));
   }
-  return sqlite3_bind_value(pStmt, iParam, aCol[iCol]);
+  if( sqlite3_value_type(pNew)==SQLITE_TEXT ){
+    const char *z = (const char*)sqlite3_value_text(pNew);
+    if( z==0 ) return SQLITE_NOMEM;
+    return sqlite3_bind_text(pStmt, iParam, z, sqlite3_value_bytes(pNew),
+                             SQLITE_STATIC);
+  }
+  return sqlite3_bind_value(pStmt, iParam, pNew);
 }
 
 /*
@@ -11656,7 +11701,8 @@ static int idemResend(IdemVtab *p, sqlite3_int64 iRid, sqlite3_stmt *pOld,
 ** result and note, or release it.
 */
 static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
-                     sqlite3_stmt *pOld, int bCursor, sqlite3_stmt *pRec,
+                     sqlite3_stmt *pOld, int bCursor,
+                     const unsigned char *aRowKey, sqlite3_stmt *pRec,
                      sqlite3_value **aCol){
   char zNow[IDEM_TIME_LEN], zExpires[IDEM_TIME_LEN];
   sqlite3_int64 iNow;
@@ -11665,7 +11711,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
 
   if( pAct->eType==IDEM_ACT_RELEASE ){
     unsigned char aKey[IDEM_KEY_BYTES];
-    rc = idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
+    rc = idemOldKey(p, pOld, aRowKey, aKey);
     idemOldDone(pOld, bCursor);
     return rc ? rc : idemRelease(p, aKey);
   }
@@ -11713,7 +11759,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     sqlite3_stmt *pAdd;
     unsigned char aKey[IDEM_KEY_BYTES];
     idemFormatTime(iNow + p->opt.iRetainMs, zExpires);
-    rc = idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
+    rc = idemOldKey(p, pOld, aRowKey, aKey);
     if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_EXPIRY_ADD, &pAdd);
     if( rc==SQLITE_OK ){
       rc = sqlite3_bind_text(pAdd, 1, zExpires, -1, SQLITE_STATIC);
@@ -11745,10 +11791,13 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
 ** header comment).  Identity, kind and times never change; members are
 ** not updated.  pRow, if not NULL, is a query that holds the row as it is
 ** now, in the columns of IDEM_STMT_BYRID (the cursor the UPDATE runs on:
-** idem_vtab.c), read instead of reading the row again.
+** idem_vtab.c), read instead of reading the row again; aRowKey, if not
+** NULL, its key, which pRow leaves out.
 */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                   sqlite3_stmt *pRow, sqlite3_value **aCol){
+                                   sqlite3_stmt *pRow,
+                                   const unsigned char *aRowKey,
+                                   sqlite3_value **aCol){
   sqlite3_stmt *pOld, *pRec;
   char zHex[IDEM_KEY_HEX+1];
   IdemChange chg;
@@ -11777,7 +11826,9 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
       return idemVtabDbError(p, rc);
     }
   }
-  if( sqlite3_column_bytes(pOld, IDEM_Q_KEY)==IDEM_KEY_BYTES ){
+  if( aRowKey ){
+    idemKeyHex(aRowKey, zHex);
+  }else if( sqlite3_column_bytes(pOld, IDEM_Q_KEY)==IDEM_KEY_BYTES ){
     idemKeyHex(sqlite3_column_blob(pOld, IDEM_Q_KEY), zHex);
   }else{
     memcpy(zHex, "?", 2);
@@ -11838,7 +11889,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   if( eKind==IDEM_KIND_EXTERNAL && !p->opt.bRelaxedDurability ){
     idemDurableRecord(&p->durable, p->db, p->zDb);
   }
-  rc = idemApply(p, &act, iRid, pOld, pRow!=0, pRec, aCol);
+  rc = idemApply(p, &act, iRid, pOld, pRow!=0, aRowKey, pRec, aCol);
   /* The transaction wrote: SQLite keeps its journal mode from now on, so
   ** the settings just read hold for its next records too, as after a
   ** claim that writes (idem_durable.c). */
@@ -12367,14 +12418,17 @@ IDEM_PRIVATE int idemCommitSync(IdemVtab *p){
 /* Added to a key plan that SQLite says reads every column (colUsed all
 ** ones, as it says for an UPDATE or DELETE of a virtual table; a query
 ** names at most the table's 22): the inner query leaves out who, conv,
-** tool, args and keyargs, which an UPDATE passes as unchanged, and the
-** cursor reads them from the call's main row (IDEM_STMT_Q_MAIN) only if
-** it is asked for them. */
+** tool, args, keyargs and updated, which an UPDATE passes as unchanged
+** (each a copy fewer), and the cursor reads them from the call's main row
+** (IDEM_STMT_Q_MAIN) only if it is asked for them, or for stale or
+** resend_at, computed from updated. */
 #define IDEM_PLAN_UPDATE    256
 #define IDEM_UPDATE_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
    | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS \
-   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS)
+   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS | (sqlite3_uint64)1<<IDEM_COL_UPDATED)
+#define IDEM_UPDATE_MAIN_COLS (IDEM_UPDATE_COLS \
+   | (sqlite3_uint64)1<<IDEM_COL_STALE | (sqlite3_uint64)1<<IDEM_COL_RESEND_AT)
 #define IDEM_NARROW_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_KEY | (sqlite3_uint64)1<<IDEM_COL_MEMBER \
    | (sqlite3_uint64)1<<IDEM_COL_STATUS | (sqlite3_uint64)1<<IDEM_COL_ID \
@@ -12399,6 +12453,8 @@ struct IdemCursor {
   char *zReply;               /* Cached reply of the current row */
   unsigned char aKey[IDEM_KEY_BYTES];  /* The key pStmt is bound to */
   int bRetain;                /* Skip the rows of expired calls (retain) */
+  int bOneRow;                /* key = ? AND member = ?: the row found is
+                              ** the only one (UNIQUE(key, member)) */
   char zNow[IDEM_TIME_LEN];   /* The time of xFilter: expired before it */
   char zStaleBefore[IDEM_TIME_LEN];   /* stale_after: pending calls quiet
                                       ** since before this are stale */
@@ -12751,6 +12807,7 @@ static void idemCursorReset(IdemCursor *pCur){
   pCur->bMember = 0;
   pCur->bNarrow = 0;
   pCur->bNoIdentity = 0;
+  pCur->bOneRow = 0;
 }
 
 static int idemClose(sqlite3_vtab_cursor *pCursor){
@@ -12765,7 +12822,8 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
    && (i==IDEM_STMT_Q_SCAN || i==IDEM_STMT_Q_KEY || i==IDEM_STMT_Q_KEYMEMBER
        || i==IDEM_STMT_Q_KEY_U || i==IDEM_STMT_Q_KEYMEMBER_U
        || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
-    idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite);
+    idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite,
+                 pCur->bNoIdentity ? pCur->aKey : 0);
     pCur->pStmt = 0;
     pCur->bLent = 0;
   }
@@ -12788,7 +12846,7 @@ static int idemCursorLoadMain(IdemCursor *pCur){
   const void *aKey;
   int nKey;
   int rc;
-  if( pCur->bNarrow ){
+  if( pCur->bNarrow || pCur->bNoIdentity ){     /* (no key column) */
     aKey = pCur->aKey;
     nKey = IDEM_KEY_BYTES;
   }else{
@@ -12835,8 +12893,8 @@ static int idemCursorExpired(IdemCursor *pCur){
   return zExp!=0 && strcmp(zExp, pCur->zNow)<=0;
 }
 
-static int idemNext(sqlite3_vtab_cursor *pCursor){
-  IdemCursor *pCur = (IdemCursor*)pCursor;
+/* The next row of pStmt that is shown (not of an expired call). */
+static int idemCursorStep(IdemCursor *pCur){
   int rc;
   sqlite3_free(pCur->zReply);
   pCur->zReply = 0;
@@ -12860,6 +12918,20 @@ static int idemNext(sqlite3_vtab_cursor *pCursor){
     sqlite3_reset(pCur->pStmt);
     return rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_ERROR : rc;
   }
+}
+
+/* xNext.  After the row of a key = ? AND member = ? plan there is none:
+** its query is not stepped again to find that out (it is reset when the
+** cursor closes or filters again, as after a last row). */
+static int idemNext(sqlite3_vtab_cursor *pCursor){
+  IdemCursor *pCur = (IdemCursor*)pCursor;
+  if( pCur->bOneRow ){
+    sqlite3_free(pCur->zReply);
+    pCur->zReply = 0;
+    pCur->bEof = 1;
+    return SQLITE_OK;
+  }
+  return idemCursorStep(pCur);
 }
 
 static int idemFilter(
@@ -12916,6 +12988,7 @@ static int idemFilter(
   pCur->iFormat = p->iFormat;
   pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N;
   pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U;
+  pCur->bOneRow = idxNum==IDEM_PLAN_KEYMEMBER;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
@@ -12938,7 +13011,7 @@ static int idemFilter(
     idemCursorReset(pCur);
     return rc;
   }
-  return idemNext(pCursor);
+  return idemCursorStep(pCur);
 }
 
 static int idemEof(sqlite3_vtab_cursor *pCursor){
@@ -13019,7 +13092,7 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
     return SQLITE_OK;
   }
   if( pCur->bNoIdentity && !pCur->bMember
-   && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_COLS) ){
+   && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_MAIN_COLS) ){
     /* Left out of the query: the main row's, which is this row. */
     int rc = idemCursorLoadMain(pCur);
     if( rc!=SQLITE_OK ) return rc;
@@ -13028,9 +13101,10 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
   switch( iCol ){
     case IDEM_COL_KEY: {
       char zHex[IDEM_KEY_HEX+1];
-      const unsigned char *a = pCur->bNarrow ? pCur->aKey
+      int bBound = pCur->bNarrow || pCur->bNoIdentity;   /* no key column */
+      const unsigned char *a = bBound ? pCur->aKey
                              : sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
-      if( a && (pCur->bNarrow
+      if( a && (bBound
                 || sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY)==IDEM_KEY_BYTES) ){
         idemKeyHex(a, zHex);
         sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
@@ -13095,7 +13169,19 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
     }
   }
   pVal = idemCursorValue(pCur, iCol);
-  if( pVal ) sqlite3_result_value(ctx, pVal);
+  if( pVal==0 ) return SQLITE_OK;
+  if( iCol==IDEM_COL_STATUS && sqlite3_value_type(pVal)==SQLITE_TEXT ){
+    /* One of the four words: given as the constant it equals, which
+    ** SQLite need not copy (a replay reads it at every lookup). */
+    const char *z = (const char*)sqlite3_value_text(pVal);
+    IdemStatus e = z ? idemStatusParse(z) : IDEM_STATUS_OTHER;
+    if( e<IDEM_STATUS_OTHER
+     && sqlite3_value_bytes(pVal)==(int)strlen(azIdemStatus[e]) ){
+      sqlite3_result_text(ctx, azIdemStatus[e], -1, SQLITE_STATIC);
+      return SQLITE_OK;
+    }
+  }
+  sqlite3_result_value(ctx, pVal);
   return SQLITE_OK;
 }
 
@@ -13134,10 +13220,13 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
   }
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
   if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U) ){
-    /* Its query left out who, conv, tool, args, keyargs: an UPDATE that
-    ** gives one of them (to be compared with the stored one) reads the
-    ** row again. */
+    /* Its query left out the key, who, conv, tool, args, keyargs,
+    ** updated: an UPDATE that gives one of them (to be compared with the
+    ** stored one), or a reconcile (whose stale check and resend read
+    ** updated), reads the row again. */
     int i;
+    if( !sqlite3_value_nochange(aCol[IDEM_COL_RECONCILE]) ) pRow = 0;
+    if( !sqlite3_value_nochange(aCol[IDEM_COL_KEY]) ) pRow = 0;
     for(i=0; i<IDEM_NCOL && pRow; i++){
       if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
        && !sqlite3_value_nochange(aCol[i]) ){
@@ -13145,7 +13234,8 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
       }
     }
   }
-  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow, aCol);
+  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow,
+                           pRow && p->bParkKey ? p->aParkKey : 0, aCol);
 }
 
 static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
