@@ -1881,24 +1881,19 @@ slow:
   return idemNumCanonicalSlow(z, n, zOut);
 }
 
-/* idemNumTiny17() for a literal known to be "%.17g"'s d.dddddddddddddddde-NNN
-** or e+NNN (idemNumberDecimalExp()'s fourth copy), 10^L <= |x| < 10^(L+1)
-** with L beyond +-307, else idemNumExpLiteral(). */
-static IDEMNUM_NOINLINE int idemNumTiny3(
-  const char *z, int n, int L, char *zOut
+/*
+** idemNumTiny3() from where step 3 and step 3b's test leave it: the
+** literal's value w (17 digits), the double m*2^e, whether the literal is
+** the answer (isShort) and step 3b's gi, ti and whether they may be used
+** (aGT), asIs if its exponent is written as ECMAScript writes it.
+*/
+static IDEMNUM_INLINE int idemNumTiny3Out(
+  const char *z, int n, int L, char *zOut,
+  uint64_t w, uint64_t m, int e, int isShort, const uint64_t *aGT, int asIs
 ){
   int neg = z[0]=='-';
   const char *zM = z + neg;
-  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
-  uint64_t c1 = idemNumLoad8(zM+9);
-  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
-  uint64_t aGT[3] = {0, 0, 0};
-  int e, isShort = 0, d = zM[17]-'0';
-  int asIs = zM[18]=='e' && (zM[19]=='-' || zM[19]=='+') && zM[20]!='0';
-  if( L<-324 || L>308
-   || !idemNumEiselLemireAt(w, L-16, &m, &e, d, &isShort, aGT) ){
-    return idemNumExpLiteral(z, n, neg+1, neg+18, zOut);
-  }
+  int d = zM[17]-'0';
   if( isShort ){
     if( asIs ){
       /* ECMAScript's own layout (|L| > 307): as written (22 bytes or
@@ -1984,6 +1979,86 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
     return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
   }
   return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/* idemNumTiny17() for a literal known to be "%.17g"'s d.dddddddddddddddde-NNN
+** or e+NNN (idemNumberDecimalExp()'s fourth copy), 10^L <= |x| < 10^(L+1)
+** with L beyond +-307, else idemNumExpLiteral(). */
+static IDEMNUM_NOINLINE int idemNumTiny3(
+  const char *z, int n, int L, char *zOut
+){
+  int neg = z[0]=='-';
+  const char *zM = z + neg;
+  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
+  uint64_t c1 = idemNumLoad8(zM+9);
+  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
+  uint64_t aGT[3] = {0, 0, 0};
+  int e, isShort = 0, d = zM[17]-'0';
+  int asIs = zM[18]=='e' && (zM[19]=='-' || zM[19]=='+') && zM[20]!='0';
+  if( L<-324 || L>308
+   || !idemNumEiselLemireAt(w, L-16, &m, &e, d, &isShort, aGT) ){
+    return idemNumExpLiteral(z, n, neg+1, neg+18, zOut);
+  }
+  return idemNumTiny3Out(z, n, L, zOut, w, m, e, isShort, aGT, asIs);
+}
+
+/*
+** "%.17g" of a subnormal double: d.dddddddddddddddde-3NN (the last digit
+** not 0, 10^L <= |x| < 10^(L+1) with -324 <= L <= -308, x10 = -L).  Step
+** 3 is the one of idemNumEiselLemireAt() with the exponent of the result
+** known, EMIN: x = w*10^q, 10^q = T*2^(b-127) for the table entry T and
+** b = floor(log2(10^q)), so that x/2^EMIN = w*T * 2^(b-127-EMIN).  The
+** product w*T is taken unnormalized (w < 2^57, so that U = uHi:uLo, its
+** top 128 bits of at most 185, has uHi < 2^57): U is less than 2 units
+** below the exact w*T/2^64 (the low word dropped, less than 1; T short
+** by less than 1, times w < 2^64, less than 1 more), and m is the top of
+** U with sh = -1075-b bits of uHi below it (2 for q = -324, 55 for
+** q = -340).  f, the 64 bits below m, is less than 2 units of f below
+** the exact fraction, as at step 3b; G = f + 2^63 decides the rounding
+** unless it is 0 or 2^64-1 (then idemNumTiny3()).  u = 2^EMIN, so that
+** t*2^60 = 10^q*2^(60-EMIN) = (tHi + a fraction) * 2^(b-63+60-EMIN), and
+** ti = tHi >> (-1071-b) (6 to 59): ti <= t*2^60 < ti+1 as at step 3b.
+** A result of 2^52 or more (normal: 2.2250738585072014e-308 and up) or 0
+** goes to idemNumTiny3() too.  Then step 3b's test and the rest as in
+** idemNumTiny3().
+*/
+static IDEMNUM_NOINLINE int idemNumSub17(
+  const char *z, int n, int x10, char *zOut
+){
+  const uint64_t one = (uint64_t)1<<60;
+  int neg = z[0]=='-';
+  const char *zM = z + neg;
+  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
+  uint64_t c1 = idemNumLoad8(zM+9);
+  int d = zM[17]-'0';
+  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)d;
+  int q = -x10 - 16;
+  const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
+  int b = idemNumFloorLog2Pow10(q);
+  int sh = -1075 - b;
+  uint64_t uLo, uHi = idemNumProduct(w, t, &uLo);
+  uint64_t m = uHi >> sh;
+  uint64_t f = uHi<<(64-sh) | uLo>>sh;
+  uint64_t g = f + ((uint64_t)1<<63), ti;
+  uint64_t aGT[3];
+  int isShort;
+  assert( x10>=308 && x10<=324 && sh>=2 && sh<=55 );
+  m += f>>63;
+  if( g+1<=1 || m-1>=IDEMNUM_HIDDEN-1 ){
+    /* near the halfway point, normal, or 0 */
+    return idemNumTiny3(z, n, -x10, zOut);
+  }
+  ti = t[0] >> (-1071 - b);
+  g >>= 4;
+  isShort = ti>=one || (g+2<=(uint64_t)d*ti
+                        && (uint64_t)(10-d)*ti + g > one
+                        && 2*g+4<=one+ti
+                        && 2*g+ti>one);
+  aGT[0] = g;
+  aGT[1] = ti;
+  aGT[2] = 1;
+  return idemNumTiny3Out(z, n, -x10, zOut, w, m, IDEMNUM_EMIN, isShort,
+                         aGT, 1);
 }
 
 /* idemNumTiny17(), else idemNumExpLiteral(): where the common path sends
@@ -2624,6 +2699,37 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
 ){
   return idemNumCanonical(z, n, iInt, n, zOut, 1);
 }
+/* idemNumberDecimalExp() for its two shapes: "%.17g"'s (isDec 3) and any
+** other decimal with an exponent. */
+static IDEMNUM_NOINLINE int idemNumDecimalExp17(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, iFrac, zOut, 3);
+}
+static IDEMNUM_NOINLINE int idemNumDecimalExpAny(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, iFrac, zOut, 2);
+}
+
+/* "%.17g"'s shape with an exponent "e-3NN": a subnormal's
+** (idemNumSub17()), or 1e-300 .. 1e-307 (the common path). */
+static IDEMNUM_NOINLINE int idemNumDecimalExpSub(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  int x10 = 300 + (z[iFrac+3]-'0')*10 + (z[iFrac+4]-'0');
+  if( x10>=308 && x10<=324 && z[iFrac]=='e' ){
+    return idemNumSub17(z, n, x10, zOut);
+  }
+  return idemNumDecimalExp17(z, n, iInt, iFrac, zOut);
+}
+
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
   const char *z, int n,
   int iInt, int iFrac,
@@ -2631,9 +2737,12 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
 ){
   /* d.dddddddddddddddde+NN, as "%.17g" prints large and small doubles
   ** (the last digit not 0): the same code with its shape as constants */
-  int neg = z[0]=='-';
-  if( iInt==neg+1 && iFrac==iInt+17 && z[neg]!='0' && z[iFrac-1]!='0' ){
-    return idemNumCanonical(z, n, iInt, iFrac, zOut, 3);
+  if( iFrac-iInt==17 && iInt-1==(z[0]=='-') && z[iInt-1]!='0'
+   && z[iFrac-1]!='0' ){
+    if( n-iFrac==5 && z[iFrac+1]=='-' && z[iFrac+2]=='3' ){
+      return idemNumDecimalExpSub(z, n, iInt, iFrac, zOut);
+    }
+    return idemNumDecimalExp17(z, n, iInt, iFrac, zOut);
   }
-  return idemNumCanonical(z, n, iInt, iFrac, zOut, 2);
+  return idemNumDecimalExpAny(z, n, iInt, iFrac, zOut);
 }
