@@ -2018,9 +2018,13 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
 ** unless it is 0 or 2^64-1 (then idemNumTiny3()).  u = 2^EMIN, so that
 ** t*2^60 = 10^q*2^(60-EMIN) = (tHi + a fraction) * 2^(b-63+60-EMIN), and
 ** ti = tHi >> (-1071-b) (6 to 59): ti <= t*2^60 < ti+1 as at step 3b.
-** A result of 2^52 or more (normal: 2.2250738585072014e-308 and up) or 0
-** goes to idemNumTiny3() too.  Then step 3b's test and the rest as in
-** idemNumTiny3().
+** A result from 2^52 to 2^53-1 is the double m*2^EMIN too (the least
+** normal binade, 2.2250738585072014e-308 and up: its ulp is the
+** subnormals', and its interval [v-u/2, v+u/2], the least normal's
+** included, whose neighbour below is the largest subnormal); one of 2^53
+** or more (the next binade, from 4.4501477170144028e-308) or 0 goes to
+** idemNumTiny3() too.  Then step 3b's test and the rest as in
+** idemNumTiny3(), whose step 5 takes m*2^EMIN with m >= 2^52 as it is.
 */
 static IDEMNUM_NOINLINE int idemNumSub17(
   const char *z, int n, int x10, char *zOut
@@ -2044,8 +2048,8 @@ static IDEMNUM_NOINLINE int idemNumSub17(
   int isShort;
   assert( x10>=308 && x10<=324 && sh>=2 && sh<=55 );
   m += f>>63;
-  if( g+1<=1 || m-1>=IDEMNUM_HIDDEN-1 ){
-    /* near the halfway point, normal, or 0 */
+  if( g+1<=1 || m-1>=(IDEMNUM_HIDDEN<<1)-1 ){
+    /* near the halfway point, beyond the least normal binade, or 0 */
     return idemNumTiny3(z, n, -x10, zOut);
   }
   ti = t[0] >> (-1071 - b);
