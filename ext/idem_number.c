@@ -2026,6 +2026,35 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
 ** idemNumTiny3() too.  Then step 3b's test and the rest as in
 ** idemNumTiny3(), whose step 5 takes m*2^EMIN with m >= 2^52 as it is.
 */
+/* Step 3 for x = w*10^q with the result's exponent known, EMIN (see
+** idemNumSub17()): w < 2^64 with 10^-340 <= 10^q <= 10^-324 (sh from 2
+** to 55); sets *pM to the nearest m (m*2^EMIN) and *pG to step 3b's G,
+** and returns 0 where that is undecided (G near the halfway point) or m
+** is 0 or beyond the least normal binade (2^53 or more). */
+static IDEMNUM_INLINE int idemNumSubProduct(
+  uint64_t w, int q, uint64_t *pM, uint64_t *pG
+){
+  const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
+  int sh = -1075 - idemNumFloorLog2Pow10(q);
+  uint64_t uLo, uHi = idemNumProduct(w, t, &uLo);
+  uint64_t m = uHi >> sh;
+  uint64_t f = uHi<<(64-sh) | uLo>>sh;
+  uint64_t g = f + ((uint64_t)1<<63);
+  assert( q>=-340 && q<=-324 && sh>=2 && sh<=55 );
+  m += f>>63;
+  *pM = m;
+  *pG = g;
+  return !(g+1<=1 || m-1>=(IDEMNUM_HIDDEN<<1)-1);
+}
+
+/* ti = t*2^60 rounded down, t = 10^q/2^EMIN, for 10^q <= 10^-324 (t < 1):
+** 10^q*2^(60-EMIN) = (tHi + a fraction) * 2^(b-63+60-EMIN), b =
+** floor(log2(10^q)), so that ti = tHi >> (-1071-b) (6 to 59). */
+static IDEMNUM_INLINE uint64_t idemNumSubT(int q){
+  return idemNumPow10[q - IDEMNUM_POW10_MIN][0]
+         >> (-1071 - idemNumFloorLog2Pow10(q));
+}
+
 static IDEMNUM_NOINLINE int idemNumSub17(
   const char *z, int n, int x10, char *zOut
 ){
@@ -2036,23 +2065,15 @@ static IDEMNUM_NOINLINE int idemNumSub17(
   uint64_t c1 = idemNumLoad8(zM+9);
   int d = zM[17]-'0';
   uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)d;
-  int q = -x10 - 16;
-  const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
-  int b = idemNumFloorLog2Pow10(q);
-  int sh = -1075 - b;
-  uint64_t uLo, uHi = idemNumProduct(w, t, &uLo);
-  uint64_t m = uHi >> sh;
-  uint64_t f = uHi<<(64-sh) | uLo>>sh;
-  uint64_t g = f + ((uint64_t)1<<63), ti;
+  uint64_t m, g, ti;
   uint64_t aGT[3];
   int isShort;
-  assert( x10>=308 && x10<=324 && sh>=2 && sh<=55 );
-  m += f>>63;
-  if( g+1<=1 || m-1>=(IDEMNUM_HIDDEN<<1)-1 ){
+  assert( x10>=308 && x10<=324 );
+  if( !idemNumSubProduct(w, -x10 - 16, &m, &g) ){
     /* near the halfway point, beyond the least normal binade, or 0 */
     return idemNumTiny3(z, n, -x10, zOut);
   }
-  ti = t[0] >> (-1071 - b);
+  ti = idemNumSubT(-x10 - 16);
   g >>= 4;
   isShort = ti>=one || (g+2<=(uint64_t)d*ti
                         && (uint64_t)(10-d)*ti + g > one
@@ -2063,6 +2084,64 @@ static IDEMNUM_NOINLINE int idemNumSub17(
   aGT[2] = 1;
   return idemNumTiny3Out(z, n, -x10, zOut, w, m, IDEMNUM_EMIN, isShort,
                          aGT, 1);
+}
+
+/*
+** A literal with an exponent "e-3NN" of 308 to 324, as repr() and
+** JSON.stringify() write subnormals: one digit (not 0), then a '.' and
+** at most 15 more (the last not 0), or none ("5e-324").  Step 3 as in
+** idemNumSub17() (the digits w, with zeros added up to 17: the same x),
+** then step 3b's test with the literal's own last digit d and 10^q (t >= 1
+** when 10^q >= 10^-323: the test holds), the literal copied when it
+** passes (its layout is ECMAScript's), else step 5.  What step 3 leaves
+** undecided goes to idemNumExpLiteral(), any other literal back to the
+** way its caller would have taken (idemNumDecimalExpAny() with a '.',
+** else idemNumCanonicalAny()).  Its integer digits end at z[iInt], its
+** fraction digits at z[iFrac], the 'e'.
+*/
+static int idemNumDecimalExpAny(const char*, int, int, int, char*);
+static int idemNumCanonicalAny(const char*, int, int, int, char*);
+static IDEMNUM_NOINLINE int idemNumSubShort(
+  const char *z, int n, int iInt, int iFrac, char *zOut
+){
+  const uint64_t one = (uint64_t)1<<60;
+  int neg = z[0]=='-';
+  int nDig = iFrac - iInt + (iFrac==iInt);  /* significant digits */
+  int x10 = 300 + (z[iFrac+3]-'0')*10 + (z[iFrac+4]-'0');
+  int d = z[iFrac-1]-'0', q, i;
+  uint64_t w, m, g, ti;
+  if( iInt!=neg+1 || z[neg]=='0' || d==0 || nDig>16 || z[iFrac]!='e'
+   || x10<308 || x10>324 ){
+    /* not that shape, or normal (1e-300 .. 1e-307): where it came from */
+    if( iFrac>iInt ) return idemNumDecimalExpAny(z, n, iInt, iFrac, zOut);
+    return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
+  }
+  w = (uint64_t)(z[neg]-'0');
+  for(i=iInt+1; i<iFrac; i++) w = w*10 + (uint64_t)(z[i]-'0');
+  if( !idemNumSubProduct(w*idemNumPow10Int[17-nDig], -x10-16, &m, &g) ){
+    return idemNumExpLiteral(z, n, iInt, iFrac, zOut);
+  }
+  q = -x10 - nDig + 1;
+  ti = q>-324 ? one : idemNumSubT(q);
+  g >>= 4;
+  if( ti>=one || (g+2<=(uint64_t)d*ti
+                  && (uint64_t)(10-d)*ti + g > one
+                  && 2*g+4<=one+ti
+                  && 2*g+ti>one) ){
+    /* The literal, as written (6 to 22 bytes) */
+    if( n>=16 ){
+      memcpy(zOut, z, 16);
+      memcpy(zOut+n-16, z+n-16, 16);
+    }else if( n>=8 ){
+      memcpy(zOut, z, 8);
+      memcpy(zOut+n-8, z+n-8, 8);
+    }else{
+      memcpy(zOut, z, 4);
+      memcpy(zOut+n-4, z+n-4, 4);
+    }
+    return n;
+  }
+  return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
 }
 
 /* idemNumTiny17(), else idemNumExpLiteral(): where the common path sends
@@ -2688,12 +2767,24 @@ exp_literal:
 slow:
   return idemNumCanonicalSlow(z, n, zOut);
 }
-IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
+static IDEMNUM_NOINLINE int idemNumCanonicalAny(
   const char *z, int n,
   int iInt, int iFrac,
   char *zOut
 ){
   return idemNumCanonical(z, n, iInt, iFrac, zOut, 0);
+}
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  if( iInt==n ) return idemNumAsWritten(z, n, zOut);
+  if( n-iFrac==5 && z[iFrac+1]=='-' && z[iFrac+2]=='3' ){
+    /* "5e-324": a subnormal's shortest form, likely */
+    return idemNumSubShort(z, n, iInt, iFrac, zOut);
+  }
+  return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
 }
 
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
@@ -2747,6 +2838,10 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
       return idemNumDecimalExpSub(z, n, iInt, iFrac, zOut);
     }
     return idemNumDecimalExp17(z, n, iInt, iFrac, zOut);
+  }
+  if( n-iFrac==5 && z[iFrac+1]=='-' && z[iFrac+2]=='3' ){
+    /* "4.9406564584124654e-324"'s shorter neighbours */
+    return idemNumSubShort(z, n, iInt, iFrac, zOut);
   }
   return idemNumDecimalExpAny(z, n, iInt, iFrac, zOut);
 }
