@@ -2535,7 +2535,20 @@ static IDEMNUM_INLINE int idemNumCanonical(
     int k;
     j = iExp + 1 + (eNeg || z[iExp+1]=='+');
     k = n - j;
-    if( k>4 ) goto exp_literal;
+    if( k>4 ){
+      /* Leading zeros ("1.5e+0000000010"): skipped, 8 at a time */
+      while( n-j>=8 ){
+        uint64_t x = idemNumLoad8(z+j) ^ 0x3030303030303030ULL;
+        if( x ){
+          j += idemNumCtz64(x)>>3;
+          break;
+        }
+        j += 8;
+      }
+      while( j<n && z[j]=='0' ) j++;
+      k = n - j;
+      if( k>4 ) goto exp_literal;   /* beyond any double, or 0 */
+    }
     if( nD>=16 ){
       x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
                               & (uint32_t)(0xffffffffULL << (8*(4-k))));
