@@ -2800,11 +2800,33 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
 }
 
+static IDEMNUM_NOINLINE int idemNumDecimalAny(
+  const char *z, int n,
+  int iInt,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, n, zOut, 1);
+}
+
+/* A decimal with no exponent of 24 bytes or more: 19 significant digits
+** or more, likely (idemNumLongTry()), else the common path (17 digits
+** after "-0.000"). */
+static IDEMNUM_NOINLINE int idemNumDecimalLong(
+  const char *z, int n,
+  int iInt,
+  char *zOut
+){
+  int r = idemNumLongTry(z, n, iInt, zOut);
+  if( r!=-2 ) return r;
+  return idemNumDecimalAny(z, n, iInt, zOut);
+}
+
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
   const char *z, int n,
   int iInt,
   char *zOut
 ){
+  if( n>=24 ) return idemNumDecimalLong(z, n, iInt, zOut);
   return idemNumCanonical(z, n, iInt, n, zOut, 1);
 }
 /* idemNumberDecimalExp() for its two shapes: "%.17g"'s (isDec 3) and any
