@@ -177,7 +177,8 @@
 ** THE COMMON PATH.  idemNumberCanonical() does steps 1, 2 and 3b in one
 ** pass for the literals that most JSON holds: the last digit not 0 (or
 ** "ddd.0", Python's integral floats, taken as "ddd"), at most 16 digits
-** before a '.', an exponent of at most 4 digits and -307 <= L <= 307.
+** before a '.', an exponent of at most 4 digits after its leading zeros
+** (skipped 8 at a time) and -307 <= L <= 307.
 ** The first 16 digits are read at once (two loads one byte apart,
 ** merged under a mask, take the '.' out; then SSE2 on x86-64, 8 at a time
 ** elsewhere), the exponent's digits 4 at a time, and step 3 is written out
@@ -190,8 +191,8 @@
 ** idemNumEiselLemireSpan(); 18 digits are all read, one exact product);
 ** "%.17g" of a double beyond 1e-307 or 1e307 (idemNumTiny(): 16 or 17
 ** digits read at once); any other literal with an exponent out of range
-** or of more than 4 digits (idemNumExpLiteral(): at most 19 digits, where
-** the caller found them; the exponent's leading zeros 8 at a time).  Each
+** (idemNumExpLiteral(): at most 19 digits, where the caller found
+** them; the exponent's leading zeros 8 at a time).  Each
 ** goes on to step 3 with step 3b's test (idemNumEiselLemireAt(): the
 ** literal, when it is the answer, is copied where it is in ECMAScript's
 ** layout, as repr() writes the ends of the range), idemNumTiny3() also
@@ -204,10 +205,19 @@
 ** exponent (idemNumberDecimal(): "%.17g" of most doubles, Python's and
 ** JSON.stringify()'s), a decimal with one (idemNumberDecimalExp()), and
 ** anything (idemNumberCanonical()); the first two hold fewer values and
-** spill fewer registers.  idemNumberDecimalExp() holds a fourth copy, for
+** spill fewer registers.  idemNumberDecimalExp() has a fourth copy, for
 ** the shape "%.17g" prints large and small doubles in (one digit, a '.',
 ** 16 digits, the last not 0, then the exponent), with that shape's
-** positions and lengths as constants.
+** positions and lengths as constants.  Each entry point first sends a
+** few shapes on before the common path's frame is set up (a test of the
+** lengths, then a jump): an integer (idemNumberCanonical(): as written);
+** a decimal of 24 bytes or more with no exponent (idemNumberDecimal():
+** idemNumLongTry(), the common path if it has 18 digits or fewer); and a
+** subnormal as "%.17g" or repr() writes it, "e-3NN" from 308 to 324,
+** which step 3 rounds with the result's exponent known, 2^-1074
+** (idemNumSub17() for "%.17g"'s 17 digits, then idemNumTiny3()'s step 3b
+** and 3c; idemNumSubShort() for at most 16, the literal copied or step
+** 5).
 **
 ** The table idemNumPow10[] holds, for -342 <= e <= 324, the 128 bits
 ** floor(10^e * 2^(127 - floor(log2(10^e)))), most significant word first.
