@@ -210,10 +210,8 @@
 ** 16 digits, the last not 0, then the exponent), with that shape's
 ** positions and lengths as constants.  Each entry point first sends a
 ** few shapes on before the common path's frame is set up (a test of the
-** lengths, then a jump): an integer (idemNumberCanonical(): as written);
-** a decimal of 24 bytes or more with no exponent (idemNumberDecimal():
-** idemNumLongTry(), the common path if it has 18 digits or fewer); and a
-** subnormal as "%.17g" or repr() writes it, "e-3NN" from 308 to 324,
+** lengths, then a jump): an integer (idemNumberCanonical(): as written)
+** and a subnormal as "%.17g" or repr() writes it, "e-3NN" from 308 to 324,
 ** which step 3 rounds with the result's exponent known, 2^-1074
 ** (idemNumSub17() for "%.17g"'s 17 digits, then idemNumTiny3()'s step 3b
 ** and 3c; idemNumSubShort() for at most 16, the literal copied or step
@@ -2790,6 +2788,11 @@ exp_literal:
 slow:
   return idemNumCanonicalSlow(z, n, zOut);
 }
+/* Whether z[0..2) is "-3" (one 16-bit compare): an exponent e-3NN. */
+static IDEMNUM_INLINE int idemNumIsMinus3(const char *z){
+  const unsigned char *u = (const unsigned char*)z;
+  return (u[0] | u[1]<<8)==('-' | '3'<<8);
+}
 static IDEMNUM_NOINLINE int idemNumCanonicalAny(
   const char *z, int n,
   int iInt, int iFrac,
@@ -2803,32 +2806,11 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   char *zOut
 ){
   if( iInt==n ) return idemNumAsWritten(z, n, zOut);
-  if( n-iFrac==5 && z[iFrac+1]=='-' && z[iFrac+2]=='3' ){
+  if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
     /* "5e-324": a subnormal's shortest form, likely */
     return idemNumSubShort(z, n, iInt, iFrac, zOut);
   }
   return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
-}
-
-static IDEMNUM_NOINLINE int idemNumDecimalAny(
-  const char *z, int n,
-  int iInt,
-  char *zOut
-){
-  return idemNumCanonical(z, n, iInt, n, zOut, 1);
-}
-
-/* A decimal with no exponent of 24 bytes or more: 19 significant digits
-** or more, likely (idemNumLongTry()), else the common path (17 digits
-** after "-0.000"). */
-static IDEMNUM_NOINLINE int idemNumDecimalLong(
-  const char *z, int n,
-  int iInt,
-  char *zOut
-){
-  int r = idemNumLongTry(z, n, iInt, zOut);
-  if( r!=-2 ) return r;
-  return idemNumDecimalAny(z, n, iInt, zOut);
 }
 
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
@@ -2836,7 +2818,6 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
   int iInt,
   char *zOut
 ){
-  if( n>=24 ) return idemNumDecimalLong(z, n, iInt, zOut);
   return idemNumCanonical(z, n, iInt, n, zOut, 1);
 }
 /* idemNumberDecimalExp() for its two shapes: "%.17g"'s (isDec 3) and any
@@ -2879,12 +2860,12 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
   ** (the last digit not 0): the same code with its shape as constants */
   if( iFrac-iInt==17 && iInt-1==(z[0]=='-') && z[iInt-1]!='0'
    && z[iFrac-1]!='0' ){
-    if( n-iFrac==5 && z[iFrac+1]=='-' && z[iFrac+2]=='3' ){
+    if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
       return idemNumDecimalExpSub(z, n, iInt, iFrac, zOut);
     }
     return idemNumDecimalExp17(z, n, iInt, iFrac, zOut);
   }
-  if( n-iFrac==5 && z[iFrac+1]=='-' && z[iFrac+2]=='3' ){
+  if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
     /* "4.9406564584124654e-324"'s shorter neighbours */
     return idemNumSubShort(z, n, iInt, iFrac, zOut);
   }
