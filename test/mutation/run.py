@@ -251,6 +251,8 @@ def main(argv):
         # last long mutant.
         def cost(m):
             return -sum(secs.get(t, 0.0) for t in m["tests"].split())
+        print("%d mutants in %d copies, the longest first; each printed when it and"
+              " those listed before it are done" % (len(runnable), jobs), flush=True)
         killed, survived = 0, []
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = {m["id"]: pool.submit(task, m)
