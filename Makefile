@@ -40,7 +40,7 @@ all: $(LIB) $(BUILD)/libidem.a  ## build/idem.so (loadable) and build/libidem.a 
 help:  ## this list
 	@echo "make TARGET [VAR=value ...], where TARGET is one of:"
 	@awk -F':.*## ' '/^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
-	@echo "variables: PREFIX DESTDIR CC CFLAGS PYTHON3 N FUZZ_SECONDS FUZZ_RUNS OOM_STRIDE OOM_FLAGS ASAN_OOM_FLAGS IDEM_JOBS"
+	@echo "variables: PREFIX DESTDIR CC CFLAGS POWERLOSS_CFLAGS PYTHON3 N FUZZ_SECONDS FUZZ_RUNS OOM_STRIDE OOM_FLAGS ASAN_OOM_FLAGS IDEM_JOBS"
 
 # ---- dependencies ---------------------------------------------------------
 # $(call need_pkgs,PKGS): install the Debian packages PKGS that are missing
@@ -133,9 +133,13 @@ test-number: $(BUILD)/idem_number_test $(NUMBERS)  ## the number printer's unit 
 	$(BUILD)/idem_number_test --random 50000
 
 # The file system that loses unsynced writes at a simulated power loss
-# (doc/contract.md §12); test/durable.test runs it.
+# (doc/contract.md §12); test/durable.test runs it.  Its own flags, not
+# CFLAGS (-O1 for make test-powerloss's minutes); test/mutation/run.py
+# builds it once a mutant and runs it briefly, so there -O0 (half the
+# compile, the same test time).
+POWERLOSS_CFLAGS ?= -O1 -g
 $(BUILD)/powerloss: test/powerloss/powerloss.c $(SOURCES) include/idem.h | $(BUILD)/.deps
-	$(CC) -O1 -g $(WARN) -DSQLITE_CORE -o $@ test/powerloss/powerloss.c -lsqlite3
+	$(CC) $(POWERLOSS_CFLAGS) $(WARN) -DSQLITE_CORE -o $@ test/powerloss/powerloss.c -lsqlite3
 # ---- install ---------------------------------------------------------------
 #   make install [PREFIX=/usr/local] [DESTDIR=/staging]    make uninstall
 # $(PREFIX)/lib/idem.so is the loadable extension: load_extension('/usr/local/lib/idem'),

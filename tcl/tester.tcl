@@ -10,6 +10,7 @@
 #     do_test          NAME SCRIPT EXPECTED   run SCRIPT, compare its result
 #     do_execsql_test  NAME SQL EXPECTED      run SQL on [db], compare the rows
 #     do_catchsql_test NAME SQL EXPECTED      run SQL, expect {0 rows} or {1 msg}
+#     at_finish        SCRIPT                 run SCRIPT at finish_test
 #     finish_test                             print the file's counts, exit
 #
 # EXPECTED is compared as a string, except that a value of the form /RE/ is a
@@ -22,7 +23,10 @@
 #
 # Environment: IDEM_LIB is the extension to load (default build/idem.so,
 # build/idem.dylib on macOS);
-# IDEM_TMP is where scratch directories go.
+# IDEM_TMP is where scratch directories go;
+# IDEM_STOP_AT_FAIL=1 ends the file at its first failed test (through
+# finish_test, so that it still fails and cleans up): test/mutation/run.py
+# sets it, since one failure is the verdict it wants.
 
 package require sqlite3
 
@@ -120,6 +124,9 @@ proc do_test {name script expected} {
     puts "! $::testfile $name failed"
     puts "!   expected: \[$expected\]"
     puts "!   got:      \[$result\]"
+    if {[info exists ::env(IDEM_STOP_AT_FAIL)] && $::env(IDEM_STOP_AT_FAIL) ne ""} {
+      finish_test
+    }
   }
 }
 
@@ -141,7 +148,13 @@ proc ifcapable_xintegrity {script} {
   if {[sqlite_version_number] >= 3044000} { uplevel 1 $script }
 }
 
+# What a file leaves outside its scratch directory (a file on /dev/shm) is
+# removed at finish_test, also when the file ends early (IDEM_STOP_AT_FAIL).
+set ::atFinish {}
+proc at_finish {script} { lappend ::atFinish $script }
+
 proc finish_test {} {
+  foreach script $::atFinish { catch {uplevel #0 $script} }
   catch {db close}
   foreach c [info commands db*] { catch {$c close} }
   cd $::tmpbase

@@ -5,7 +5,9 @@
 Applies each mutant of test/mutation/mutants.txt, one at a time, to a copy
 of the tracked tree (MUTATION_JOBS copies, default the number of cores,
 each testing one mutant at a time), builds it, and runs the test files the
-mutant names:
+mutant names, one at a time, the quickest first (by their times on the
+tree as it is), each up to its first failed test (IDEM_STOP_AT_FAIL):
+the first failure kills the mutant, and the files after it are not run;
 a mutant that every one of them passes is a SURVIVOR, and the run fails.
 A mutant marked `equivalent:` (with the reason why no test can tell it
 from the original) is listed but not run.  A mutant whose `find` text is
@@ -80,21 +82,32 @@ def parse(path):
     return mutants
 
 
-# Unoptimized: a mutant's build is most of its time, and no rule depends
-# on the optimizer.
-CFLAGS = "-O0 -g"
+# Unoptimized and without debugging information: a mutant's build is most
+# of its time, no rule depends on the optimizer, and no one debugs these
+# copies.  In the environment, so that the makes the test files start
+# themselves (durable.test: build/powerloss, canonical.test:
+# build/idem_canonical_test) build the same way.
+CFLAGS = "-O0"
+BUILD_ENV = {"CFLAGS": CFLAGS, "POWERLOSS_CFLAGS": CFLAGS}
+
+# What is built from the sources (make's own rules): removed before each
+# mutant is applied, so that no test can run a program built from another
+# mutant (or none), whatever the files' times say.
+PRODUCTS = ("build/idem.so", "build/idem.dylib", "build/idem_static.o",
+            "build/libidem.a", "build/powerloss", "build/idem_canonical_test",
+            "build/idem_utf8_test", "build/idem_number_test")
 
 
 def targets(m):
-    """The make command that builds what the mutant's tests load: the
-    loadable always, the static library for the C API programs, the
-    power-loss harness for test/durable.test."""
+    """The make command that builds what the mutant's tests load and do
+    not build themselves: the loadable always, the static library for the
+    C API programs (test/durable.test and test/canonical.test make their
+    programs when they reach them, so a mutant killed before that does
+    not wait for them)."""
     want = ["build/idem.so"]
     if "test/capi.test" in m["tests"].split():
         want.append("build/libidem.a")
-    if "test/durable.test" in m["tests"].split():
-        want.append("build/powerloss")      # idem is compiled into it
-    return ["make", "-s"] + want + ["CFLAGS=" + CFLAGS]
+    return ["make", "-s"] + want
 
 
 def sh(cmd, cwd, env=None, timeout=900):
@@ -152,32 +165,53 @@ def main(argv):
                 dst = os.path.join(w, rel)
                 os.makedirs(os.path.dirname(dst), exist_ok=True)
                 shutil.copy2(src, dst)
-        env = dict(os.environ)
+        env = dict(os.environ, **BUILD_ENV)
         for v in ("IDEM_LIB", "MAKEFLAGS", "MAKELEVEL", "MFLAGS"):
             env.pop(v, None)
-        # Each copy's tests one file at a time: the copies run at once.
-        env["IDEM_JOBS"] = "1" if jobs > 1 else env.get("IDEM_JOBS", "")
-        for w in works:
-            build = sh(["make", "-s", "all", "CFLAGS=" + CFLAGS], w, env)
-            if build.returncode:
-                print(build.stdout)
-                print("the unmutated tree does not build")
-                return 1
+        # The tree as it is builds (in one copy: each mutant builds its
+        # own copy's programs anew, PRODUCTS).
+        build = sh(["make", "-s", "all"], work, env)
+        if build.returncode:
+            print(build.stdout)
+            print("the unmutated tree does not build")
+            return 1
         # The named tests must pass on the tree as it is, or a failure
-        # would prove nothing about a mutant.
+        # would prove nothing about a mutant.  Their times there order
+        # each mutant's files, the quickest first.
         named = sorted({t for m in runnable for t in m["tests"].split()})
+        secs = {}
         if named:
             base = sh(["tclsh", "tcl/run.tcl"] + named, work, dict(env, IDEM_JOBS=""))
             if base.returncode:
                 print(base.stdout[-3000:])
                 print("the named tests fail without any mutant: fix them first")
                 return 1
+            for l in base.stdout.splitlines():
+                if l.startswith("-- ") and l.endswith(" s") and ": " in l:
+                    name, _, t = l[3:-2].rpartition(": ")
+                    try:
+                        secs["test/" + name] = float(t)
+                    except ValueError:
+                        pass
         for m in mutants:
             if "equivalent" in m:
                 print("%-34s equivalent: %s" % (m["id"], m["equivalent"]))
+        # Each file alone (the copies run at once), up to its first failure.
+        env["IDEM_JOBS"] = "1"
+        env["IDEM_STOP_AT_FAIL"] = "1"
 
         def one(m, w):
-            """Apply M to the copy W, build, run its tests, put it back."""
+            """Apply M to the copy W, build, run its tests (the quickest
+            first, up to the first that fails), put it back."""
+            # Scratch files inside the copy: what a file that died leaves
+            # there goes with the copy.
+            wenv = dict(env, IDEM_TMP=os.path.join(w, "tmp"), TMPDIR=os.path.join(w, "tmp"))
+            os.makedirs(wenv["TMPDIR"], exist_ok=True)
+            for p in PRODUCTS:
+                try:
+                    os.remove(os.path.join(w, p))
+                except FileNotFoundError:
+                    pass
             path = os.path.join(w, m["file"])
             with open(path, encoding="utf-8") as f:
                 orig = f.read()
@@ -185,15 +219,17 @@ def main(argv):
             try:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(orig.replace(m["find"], m["replace"], 1))
-                b = sh(targets(m), w, env)
+                b = sh(targets(m), w, wenv)
                 if b.returncode:
                     return True, "killed (does not compile)", time.time() - t0
                 tests = m["tests"].split()
-                r = sh(["tclsh", "tcl/run.tcl"] + tests, w, env)
-                failed = [l.split()[2] for l in r.stdout.splitlines()
-                          if l.startswith("! ") and l.rstrip().endswith(" failed")]
-                if r.returncode:
-                    return True, "killed by " + (" ".join(failed[:3]) or "a file that died"), time.time() - t0
+                for t in sorted(tests, key=lambda t: (secs.get(t, 0.0), tests.index(t))):
+                    r = sh(["tclsh", "tcl/run.tcl", t], w, wenv)
+                    if r.returncode:
+                        failed = [l.split()[2] for l in r.stdout.splitlines()
+                                  if l.startswith("! ") and l.rstrip().endswith(" failed")]
+                        return True, "killed by " + (" ".join(failed[:3]) or
+                                                     os.path.basename(t) + ", which died"), time.time() - t0
                 return False, "SURVIVED " + " ".join(tests), time.time() - t0
             finally:
                 with open(path, "w", encoding="utf-8") as f:
@@ -210,16 +246,26 @@ def main(argv):
             finally:
                 free.put(w)
 
+        # The longest first (by its files' times, at most), so that the
+        # copies end together rather than one waiting for the other's
+        # last long mutant.
+        def cost(m):
+            return -sum(secs.get(t, 0.0) for t in m["tests"].split())
+        print("%d mutants in %d copies, the longest first; each printed when it and"
+              " those listed before it are done" % (len(runnable), jobs), flush=True)
         killed, survived = 0, []
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = {m["id"]: pool.submit(task, m)
+                       for m in sorted(runnable, key=cost)}
             # Printed in the list's order, each as soon as it and those
             # before it are done.
-            for m, (dead, verdict, secs) in zip(runnable, pool.map(task, runnable)):
+            for m in runnable:
+                dead, verdict, took = futures[m["id"]].result()
                 if dead:
                     killed += 1
                 else:
                     survived.append(m)
-                print("%-34s %s (%.0f s)" % (m["id"], verdict, secs), flush=True)
+                print("%-34s %s (%.0f s)" % (m["id"], verdict, took), flush=True)
         n_eq = sum(1 for m in mutants if "equivalent" in m)
         print("%d mutants run: %d killed, %d survived; %d equivalent, not run"
               % (len(runnable), killed, len(survived), n_eq))
