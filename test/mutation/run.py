@@ -7,7 +7,9 @@ of the tracked tree (MUTATION_JOBS copies, default the number of cores,
 each testing one mutant at a time), builds it, and runs the test files the
 mutant names, one at a time, the quickest first (by their times on the
 tree as it is), each up to its first failed test (IDEM_STOP_AT_FAIL):
-the first failure kills the mutant, and the files after it are not run;
+the first failure kills the mutant, and the files after it are not run
+(a file that hangs, past ten times its time and at least a minute, is
+stopped with its children and kills it too);
 a mutant that every one of them passes is a SURVIVOR, and the run fails.
 A mutant marked `equivalent:` (with the reason why no test can tell it
 from the original) is listed but not run.  A mutant whose `find` text is
@@ -111,8 +113,21 @@ def targets(m):
 
 
 def sh(cmd, cwd, env=None, timeout=900):
-    return subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    """Run cmd in its own process group; past timeout seconds the whole
+    group is killed (a test file's children too) and TimeoutExpired
+    raised."""
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, 9)
+        except ProcessLookupError:
+            pass
+        p.communicate()
+        raise
+    return subprocess.CompletedProcess(cmd, p.returncode, out)
 
 
 def main(argv):
@@ -224,7 +239,15 @@ def main(argv):
                     return True, "killed (does not compile)", time.time() - t0
                 tests = m["tests"].split()
                 for t in sorted(tests, key=lambda t: (secs.get(t, 0.0), tests.index(t))):
-                    r = sh(["tclsh", "tcl/run.tcl", t], w, wenv)
+                    # A file that hangs under the mutant has caught it (CI
+                    # would fail on it): killed at ten times its time on
+                    # the tree as it is, and at least a minute.
+                    limit = max(60.0, 10 * secs.get(t, 60.0))
+                    try:
+                        r = sh(["tclsh", "tcl/run.tcl", t], w, wenv, timeout=limit)
+                    except subprocess.TimeoutExpired:
+                        return True, "killed by %s, which hung (stopped after %d s)" % (
+                            os.path.basename(t), limit), time.time() - t0
                     if r.returncode:
                         failed = [l.split()[2] for l in r.stdout.splitlines()
                                   if l.startswith("! ") and l.rstrip().endswith(" failed")]
