@@ -1165,8 +1165,7 @@ static void idemJsonRadixSort(IdemJsonRank*, IdemJsonRank*, int);
 static void idemJsonSortRanksMsd(
   IdemJsonRank *r,
   IdemJsonRank *aTmp,
-  int n,
-  int bStable                 /* equal keys keep their order */
+  int n
 ){
   uint32_t aCnt[256];
   uint64_t x = 0, k0 = r[0].iKey;
@@ -1187,12 +1186,8 @@ static void idemJsonSortRanksMsd(
     int e = (int)aCnt[i];          /* now the end of part i */
     if( e-m<=1 ){
       /* nothing to sort */
-    }else if( !bStable ){
-      idemJsonSortRanks(r+m, aTmp+m, e-m);
-    }else if( e-m>IDEM_JSON_MSD ){
-      idemJsonSortRanksMsd(r+m, aTmp+m, e-m, 1);
     }else{
-      idemJsonRadixSort(r+m, aTmp+m, e-m);
+      idemJsonSortRanks(r+m, aTmp+m, e-m);
     }
     m = e;
   }
@@ -1227,18 +1222,156 @@ static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
   }else if( n<=IDEM_JSON_MSD ){
     idemJsonRadixSort(r, aTmp, n);
   }else{
-    idemJsonSortRanksMsd(r, aTmp, n, 0);
+    idemJsonSortRanksMsd(r, aTmp, n);
   }
 }
 
-/* Sort r[0..n) by key as idemJsonSortRanks() does, but equal keys keep
-** their order (a radix sort's passes are stable; the merge's networks are
-** not). */
-static void idemJsonSortRanksStable(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
-  if( n>IDEM_JSON_MSD ){
-    idemJsonSortRanksMsd(r, aTmp, n, 1);
+/* A member in the sort of a large object by its keys at 0 and at 8
+** (idemJsonWideSort()): both keys and its index in the object's member
+** records, in one record, so that the passes of the sort carry all they
+** read and read no other array. */
+typedef struct IdemJsonWide IdemJsonWide;
+struct IdemJsonWide {
+  uint64_t k0, k1;
+  uint32_t iMem;
+  uint32_t iUnused;
+};
+
+/* Ranges of at most this many records are sorted by insertion. */
+#define IJ_WIDE_SMALL 32
+
+/* Sort w[0..n) by (k0, k1), t[0..n) scratch; the sorted records end in
+** t[] if bToT, else in w[].  Equal pairs end next to each other.  A least
+** significant digit radix sort, 8 bits a pass, over the bytes in which
+** some keys of the range differ (found first: the others cost nothing),
+** those of k1 first; one pass counts for every such byte at once. */
+static void idemJsonWideLsd(
+  IdemJsonWide *w,
+  IdemJsonWide *t,
+  int n,
+  int bToT
+){
+  uint32_t aCnt[16][256];
+  unsigned char aSh[16];
+  uint64_t x0 = 0, x1 = 0;
+  IdemJsonWide *aSrc = w, *aDst = t;
+  int i, q, n1 = 0, nAct = 0;
+  if( n<=IJ_WIDE_SMALL ){
+    int m;
+    for(i=1; i<n; i++){
+      IdemJsonWide x = w[i];
+      for(m=i; m>0 && (w[m-1].k0>x.k0
+                       || (w[m-1].k0==x.k0 && w[m-1].k1>x.k1)); m--){
+        w[m] = w[m-1];
+      }
+      w[m] = x;
+    }
+    if( bToT ) memcpy(t, w, n*sizeof(IdemJsonWide));
+    return;
+  }
+  for(i=1; i<n; i++){
+    x0 |= w[i].k0 ^ w[0].k0;
+    x1 |= w[i].k1 ^ w[0].k1;
+  }
+  /* Every byte counted (unrolled: cheaper than a loop over those that
+  ** differ), the passes only over those that differ. */
+  memset(aCnt, 0, (x1 ? 16 : 8)*sizeof(aCnt[0]));
+  for(i=0; i<n; i++){
+    uint64_t k = w[i].k0;
+    aCnt[0][k & 0xff]++;        aCnt[1][(k>>8) & 0xff]++;
+    aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
+    aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
+    aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
+  }
+  if( x1 ){
+    for(i=0; i<n; i++){
+      uint64_t k = w[i].k1;
+      aCnt[8][k & 0xff]++;         aCnt[9][(k>>8) & 0xff]++;
+      aCnt[10][(k>>16) & 0xff]++;  aCnt[11][(k>>24) & 0xff]++;
+      aCnt[12][(k>>32) & 0xff]++;  aCnt[13][(k>>40) & 0xff]++;
+      aCnt[14][(k>>48) & 0xff]++;  aCnt[15][k>>56]++;
+    }
+  }
+  for(q=0; q<8; q++){
+    if( (x1>>(8*q)) & 0xff ) aSh[nAct++] = (unsigned char)(8+q);
+  }
+  n1 = nAct;
+  for(q=0; q<8; q++){
+    if( (x0>>(8*q)) & 0xff ) aSh[nAct++] = (unsigned char)q;
+  }
+  for(q=0; q<nAct; q++){
+    uint32_t *c = aCnt[aSh[q]], s = 0;
+    int sh = 8*(aSh[q] & 7), b;
+    for(b=0; b<256; b++){
+      uint32_t x = c[b];
+      c[b] = s;
+      s += x;
+    }
+    if( q<n1 ){
+      for(i=0; i<n; i++) aDst[c[(aSrc[i].k1>>sh) & 0xff]++] = aSrc[i];
+    }else{
+      for(i=0; i<n; i++) aDst[c[(aSrc[i].k0>>sh) & 0xff]++] = aSrc[i];
+    }
+    { IdemJsonWide *aSwap = aSrc; aSrc = aDst; aDst = aSwap; }
+  }
+  if( aSrc!=(bToT ? t : w) ){
+    memcpy(bToT ? t : w, aSrc, n*sizeof(IdemJsonWide));
+  }
+}
+
+/* Sort w[0..n) by (k0, k1) as idemJsonWideLsd() does.  A range of more
+** than IDEM_JSON_MSD records is first split by the highest byte in which
+** its keys differ, into t[], and each part is sorted in its turn (the
+** roles of w[] and t[] swapped), so that the passes of the LSD sort run
+** within the second-level cache (idemJsonSortRanksMsd()). */
+static void idemJsonWideSort(
+  IdemJsonWide *w,
+  IdemJsonWide *t,
+  int n,
+  int bToT
+){
+  uint32_t aCnt[256];
+  uint64_t x0 = 0, x1 = 0;
+  int i, m, sh, b, bK1;
+  if( n<=IDEM_JSON_MSD ){
+    idemJsonWideLsd(w, t, n, bToT);
+    return;
+  }
+  for(i=1; i<n; i++){
+    x0 |= w[i].k0 ^ w[0].k0;
+    x1 |= w[i].k1 ^ w[0].k1;
+  }
+  if( (x0|x1)==0 ){
+    if( bToT ) memcpy(t, w, n*sizeof(IdemJsonWide));
+    return;
+  }
+  bK1 = x0==0;
+  if( bK1 ) x0 = x1;
+  for(sh=56; (x0>>sh)==0; sh-=8){}
+  memset(aCnt, 0, sizeof(aCnt));
+  if( bK1 ){
+    for(i=0; i<n; i++) aCnt[(w[i].k1>>sh) & 0xff]++;
   }else{
-    idemJsonRadixSort(r, aTmp, n);
+    for(i=0; i<n; i++) aCnt[(w[i].k0>>sh) & 0xff]++;
+  }
+  for(b=0, m=0; b<256; b++){
+    uint32_t c = aCnt[b];
+    aCnt[b] = (uint32_t)m;
+    m += (int)c;
+  }
+  if( bK1 ){
+    for(i=0; i<n; i++) t[aCnt[(w[i].k1>>sh) & 0xff]++] = w[i];
+  }else{
+    for(i=0; i<n; i++) t[aCnt[(w[i].k0>>sh) & 0xff]++] = w[i];
+  }
+  for(b=0, m=0; b<256; b++){
+    int e = (int)aCnt[b];             /* now the end of part b */
+    if( e-m>1 ){
+      idemJsonWideSort(t+m, w+m, e-m, !bToT);
+    }else if( e>m && !bToT ){
+      w[m] = t[m];
+    }
+    m = e;
   }
 }
 
@@ -1369,6 +1502,7 @@ static int idemJsonSortNames(
   int n,
   IdemJsonRank *aR,
   IdemJsonGroup *aG,
+  IdemJsonWide *aW,
   int bRaw
 ){
   int i, j, nG = 0, bEqual = 0, bChain;
@@ -1406,22 +1540,40 @@ static int idemJsonSortNames(
       kEsc |= IJ_HAS_ZERO(t->aK[0] ^ (IJ_ONES*'\\'))
             | IJ_HAS_ZERO(t->aK[1] ^ (IJ_ONES*'\\'));
       x1 |= t->aK[1] ^ aT[0].aK[1];
-      aR[i].iKey = t->aK[1];
-      aR[i].iMem = (uint32_t)i;
     }
     if( bRaw && kEsc ) return SQLITE_MISUSE;
     bKept = 1;
     for(j=0; j<8; j++) nByte += ((x1>>(8*j)) & 0xff)!=0;
     if( nByte>4 ) goto by_name_key;
-    if( x1 ) idemJsonSortRanksStable(aR, aR+n, n);
-    for(i=0; i<n; i++){
-      if( i+IJ_AHEAD<n ) IJ_PREFETCH(&aT[aR[i+IJ_AHEAD].iMem]);
-      aR[i].iKey = aT[aR[i].iMem].aK[0];
-    }
-    if( x1 ){
-      idemJsonSortRanksStable(aR, aR+n, n);
+    if( n>IDEM_JSON_MSD ){
+      /* Too many for the caches: both keys carried in one record
+      ** (idemJsonWideSort()), not the keys at 0 read again for each rank
+      ** between the two sorts, and split once, not once a sort. */
+      for(i=0; i<n; i++){
+        aW[i].k0 = aT[i].aK[0];
+        aW[i].k1 = aT[i].aK[1];
+        aW[i].iMem = (uint32_t)i;
+      }
+      idemJsonWideSort(aW, aW+n, n, 0);
+      for(i=0; i<n; i++){
+        aR[i].iKey = aW[i].k0;
+        aR[i].iMem = aW[i].iMem;
+      }
     }else{
-      idemJsonSortRanks(aR, aR+n, n);   /* the keys at 8 all alike */
+      for(i=0; i<n; i++){
+        aR[i].iKey = aT[i].aK[1];
+        aR[i].iMem = (uint32_t)i;
+      }
+      if( x1 ) idemJsonRadixSort(aR, aR+n, n);
+      for(i=0; i<n; i++){
+        if( i+IJ_AHEAD<n ) IJ_PREFETCH(&aT[aR[i+IJ_AHEAD].iMem]);
+        aR[i].iKey = aT[aR[i].iMem].aK[0];
+      }
+      if( x1 ){
+        idemJsonRadixSort(aR, aR+n, n);   /* stable: the order at 8 holds */
+      }else{
+        idemJsonSortRanks(aR, aR+n, n);   /* the keys at 8 all alike */
+      }
     }
 
     /* Each run of names alike in their first 16 bytes: those that end
@@ -1694,13 +1846,14 @@ static int idemJsonSortMembers(
   int n,
   IdemJsonRank *aR,
   IdemJsonSortText *aT,
-  IdemJsonGroup *aG
+  IdemJsonGroup *aG,
+  IdemJsonWide *aW
 ){
   sqlite3_int64 nDec = 0;
   unsigned char *zDec;
   int i, rc;
 
-  rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 1);
+  rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, aW, 1);
   if( rc!=SQLITE_MISUSE ) return rc;
 
   /* Some name holds an escape: those that do are decoded into zTmp. */
@@ -1737,7 +1890,7 @@ static int idemJsonSortMembers(
     }
     aT[i].n = zDec - aT[i].z;
   }
-  return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 0);
+  return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, aW, 0);
 }
 
 /* Make room for one more record and for nSpan more spans. */
@@ -1901,18 +2054,24 @@ static int idemJsonFinishObject(
   aOrd = aSmall;
   if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
       : n>IDEM_JSON_SMALL || !idemJsonInsertKeys(a, n, aSmall) ){
-    /* Scratch after a[0..n): 2n ranks, n names and n/2+1 groups (70n+12
-    ** bytes: fewer than 3n records). */
+    /* Scratch after a[0..n): 2n ranks, n names, n/2+1 groups (an even
+    ** number) and, for a large object, 2n wide records (118n+24 bytes:
+    ** fewer than 5n records). */
     IdemJsonRank *aR;
-    if( n*(sqlite3_int64)4 > p->nMemberAlloc - (a - p->aMember) ){
+    IdemJsonSortText *aT;
+    IdemJsonGroup *aG;
+    sqlite3_int64 nNeed = n*(sqlite3_int64)(n>IDEM_JSON_MSD ? 6 : 4);
+    if( nNeed > p->nMemberAlloc - (a - p->aMember) ){
       sqlite3_int64 iA = a - p->aMember;
-      rc = idemJsonGrowMembers(p, iA + n*(sqlite3_int64)4);
+      rc = idemJsonGrowMembers(p, iA + nNeed);
       if( rc ) return rc;
       a = p->aMember + iA;
     }
     aR = (IdemJsonRank*)(a+n);
-    rc = idemJsonSortMembers(p, a, n, aR, (IdemJsonSortText*)(aR+2*n),
-                             (IdemJsonGroup*)((IdemJsonSortText*)(aR+2*n)+n));
+    aT = (IdemJsonSortText*)(aR+2*n);
+    aG = (IdemJsonGroup*)(aT+n);
+    rc = idemJsonSortMembers(p, a, n, aR, aT, aG,
+                             (IdemJsonWide*)(aG + ((n/2+2) & ~1)));
     if( rc==SQLITE_ERROR ) return idemJsonDuplicate(p, a, aR, n, 0);
     if( rc ) return rc;
     aOrd = aR;
@@ -2080,6 +2239,24 @@ static int idemJsonEmit(IdemJson *p){
     r = (sqlite3_int64)pTop->iFirst - 1;
   }
   return SQLITE_OK;
+}
+
+/* Copy the number zNum[0..s-zNum) of the input, printed as written, to o.
+** Most are short, and the input has 16 bytes from zNum: those 16 are
+** copied at once (the room at o is the input left plus 8: see the
+** invariant in idemJsonCanonical()), not by a call of memcpy() for a few
+** bytes. */
+static IDEM_JSON_INLINE void idemJsonCopyNumber(
+  unsigned char *o,
+  const unsigned char *zNum,
+  const unsigned char *s,
+  const unsigned char *zEnd
+){
+  if( s-zNum<=16 && zEnd-zNum>=16 ){
+    memcpy(o, zNum, 16);
+  }else{
+    memcpy(o, zNum, s-zNum);
+  }
 }
 
 /* Copy the string whose opening quote is at *ps to *po as canonical text,
@@ -2496,13 +2673,13 @@ scanned:
     if( s-zNum==2 && zNum[0]=='-' && zNum[1]=='0' ){
       *o++ = '0';
     }else{
-      memcpy(o, zNum, s-zNum);
+      idemJsonCopyNumber(o, zNum, s, zEnd);
       o += s-zNum;
     }
   }else if( zDot && !hasExp && s[-1]!='0'
          && IDEM_JSON_LIKELY(idemJsonPlainDecimal(zDigits, zDot, s)) ){
     /* A decimal such as 19.99 or 0.25 is printed as written. */
-    memcpy(o, zNum, s-zNum);
+    idemJsonCopyNumber(o, zNum, s, zEnd);
     o += s-zNum;
   }else{
     int nNum = (int)(s - zNum);
