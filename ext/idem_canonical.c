@@ -2464,22 +2464,29 @@ bad_utf8:
 }
 
 /* A member name whose opening quote is at s and that is a few plain ASCII
-** bytes (most are): such a name, quotes included, fits in the 16 bytes
-** (x86-64, SSE2) or the word after its opening quote, is its own canonical
-** text, and its sort key is its first 8 bytes.  Copy it to o (which has
-** room for 18 bytes) and set *piKey; return its length with the quotes.
-** Return 0 for any other name (idemJsonString() reads it), and always in
-** the portable build. */
+** bytes (most are), or on x86-64 a few bytes of an input known to be
+** valid UTF-8 (idemUtf8Valid(): "café", "ユーザー"), with no escape: such
+** a name, quotes included, fits in the 16 bytes (x86-64, SSE2) or the
+** word after its opening quote, is its own canonical text, and its sort
+** key is its first 8 bytes (lead bytes 0xee and 0xef made 0xfe and 0xff,
+** as idemJsonNameKey() does).  Copy it to o (which has room for 18 bytes)
+** and set *piKey; return its length with the quotes.  Return 0 for any
+** other name (idemJsonString() reads it), and always in the portable
+** build. */
 static IDEM_JSON_INLINE size_t idemJsonShortName(
   const unsigned char *s,
   const unsigned char *zEnd,
   unsigned char *o,
   uint64_t *piKey
+#ifdef IDEM_JSON_SSE2
+  , __m128i flip,             /* idemJsonSpecial16x() for this input */
+  __m128i lim
+#endif
 ){
 #ifdef IDEM_JSON_SSE2
   if( zEnd-s>=17 ){
     __m128i v = _mm_loadu_si128((const __m128i*)(s+1));
-    unsigned int m = idemJsonSpecial16(v);
+    unsigned int m = idemJsonSpecial16x(v, flip, lim);
     size_t n = (size_t)__builtin_ctz(m | 0x10000);
     if( n<16 && s[1+n]=='"' ){
       uint64_t w;
@@ -2491,6 +2498,9 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
                                (const __m128i*)(idemJsonKeyMask + 16 - n)));
       memcpy(&w, &k, 8);
       o[1+n] = '"';
+      if( w & IJ_HIGH ){
+        w += idemJsonZeroBytes((w & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee)) >> 3;
+      }
       *piKey = __builtin_bswap64(w);
       return n+2;
     }
@@ -2850,7 +2860,11 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       pM = &p->aMember[nMember++];
       pM->iName = (uint32_t)(o - p->zOut);
       pM->iIn = (uint32_t)(s - z);
+#ifdef IDEM_JSON_SSE2
+      nName = idemJsonShortName(s, zEnd, o, &pM->iKey, flip, lim);
+#else
       nName = idemJsonShortName(s, zEnd, o, &pM->iKey);
+#endif
       if( nName ){
         o += nName;
         s += nName;
