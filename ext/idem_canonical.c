@@ -1505,7 +1505,7 @@ static int idemJsonSortNames(
   IdemJsonWide *aW,
   int bRaw
 ){
-  int i, j, nG = 0, bEqual = 0, bChain;
+  int i, j, nG = 0, bEqual = 0, bChain, bWide;
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   int bKept = 0;                      /* aT[].aK[] are set */
   uint64_t kDiff;
@@ -1545,7 +1545,8 @@ static int idemJsonSortNames(
     bKept = 1;
     for(j=0; j<8; j++) nByte += ((x1>>(8*j)) & 0xff)!=0;
     if( nByte>4 ) goto by_name_key;
-    if( n>IDEM_JSON_MSD ){
+    bWide = n>IDEM_JSON_MSD;
+    if( bWide ){
       /* Too many for the caches: both keys carried in one record
       ** (idemJsonWideSort()), not the keys at 0 read again for each rank
       ** between the two sorts, and split once, not once a sort. */
@@ -1580,8 +1581,12 @@ static int idemJsonSortNames(
     ** within them first, by length (two of one length are equal); those
     ** that go on are a group at 16. */
     for(i=0; i<n; i=j){
+      /* (The keys at 8 in aW[], in the same order, if it was sorted: the
+      ** names alike in 8 bytes are many, and aT[] far too large to be
+      ** read in the order of the ranks.) */
       for(j=i+1; j<n && aR[j].iKey==aR[i].iKey
-                 && aT[aR[j].iMem].aK[1]==aT[aR[i].iMem].aK[1]; j++){}
+                 && (bWide ? aW[j].k1==aW[i].k1
+                           : aT[aR[j].iMem].aK[1]==aT[aR[i].iMem].aK[1]); j++){}
       if( j-i>1 ){
         int aCnt[18], c, m, sCnt;
         IdemJsonRank *aTmp = aR + n;
