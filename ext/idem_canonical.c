@@ -915,7 +915,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** order of the text (idemJsonSortNames(): the groups would otherwise
 ** read the names in the order of their ranks, a wait for memory each);
 ** ranges of more than IDEM_JSON_MSD ranks are first split by their
-** highest differing byte (idemJsonSortRanksMsd()).
+** highest differing byte (idemJsonSortRanksMsd()); and objects of more
+** than IDEM_JSON_MSD members whose keys at 8 differ in few bytes are
+** sorted by both keys carried in one record (idemJsonWideSort()).
 **
 ** The bytes read are the canonical texts, in which byte order is the
 ** order of RFC 8785 unless a name holds an escape ("\n" is 0x0a, not
@@ -1836,7 +1838,8 @@ sort_groups:
 ** alone did not (more than IDEM_JSON_SMALL members, or two keys equal):
 ** the general sort described above, on the canonical texts of the names,
 ** and again on the unescaped names if it met an escape.  aR[0..2n) is
-** scratch for ranks, aT for n names, aG for n/2+1 groups.  The members in
+** scratch for ranks, aT for n names, aG for n/2+1 groups, and aW for 2n
+** wide records if n is above IDEM_JSON_MSD.  The members in
 ** sorted order are left in aR[0..n) (their index in a[]).  Returns
 ** SQLITE_NOMEM, SQLITE_ERROR if two names are equal (they are then next
 ** to each other in aR[]), or SQLITE_OK.  Kept out of line: the common
@@ -2059,10 +2062,11 @@ static int idemJsonFinishObject(
   aOrd = aSmall;
   if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
       : n>IDEM_JSON_SMALL || !idemJsonInsertKeys(a, n, aSmall) ){
-    /* Scratch after a[0..n): 2n ranks, n names, n/2+1 groups (an even
-    ** number) and, for a large object, 2n wide records (118n+24 bytes:
-    ** fewer than 5n records). */
+    /* Scratch after a[0..n): 2n ranks, for an object of more than
+    ** IDEM_JSON_MSD members 2n wide records, n names and n/2+1 groups
+    ** (118n+12 bytes: fewer than 5n records; else 70n+12, 3n). */
     IdemJsonRank *aR;
+    IdemJsonWide *aW;
     IdemJsonSortText *aT;
     IdemJsonGroup *aG;
     sqlite3_int64 nNeed = n*(sqlite3_int64)(n>IDEM_JSON_MSD ? 6 : 4);
@@ -2073,10 +2077,10 @@ static int idemJsonFinishObject(
       a = p->aMember + iA;
     }
     aR = (IdemJsonRank*)(a+n);
-    aT = (IdemJsonSortText*)(aR+2*n);
+    aW = (IdemJsonWide*)(aR+2*n);
+    aT = (IdemJsonSortText*)(aW + (n>IDEM_JSON_MSD ? 2*n : 0));
     aG = (IdemJsonGroup*)(aT+n);
-    rc = idemJsonSortMembers(p, a, n, aR, aT, aG,
-                             (IdemJsonWide*)(aG + ((n/2+2) & ~1)));
+    rc = idemJsonSortMembers(p, a, n, aR, aT, aG, aW);
     if( rc==SQLITE_ERROR ) return idemJsonDuplicate(p, a, aR, n, 0);
     if( rc ) return rc;
     aOrd = aR;
