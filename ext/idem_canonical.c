@@ -1120,22 +1120,44 @@ static void idemJsonMergeSort(
 
 /* Sort r[0..n) by key, aTmp[0..n) scratch: a least significant digit
 ** radix sort, 8 bits a pass, each pass stable; a byte that every key has
-** alike costs no pass. */
-static void idemJsonRadixSort(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
+** alike costs no pass.  x: the bits in which the keys may differ, if the
+** caller knows them (else ~0): a half of the key that is all alike is
+** not counted either. */
+static void idemJsonRadixSort(
+  IdemJsonRank *r,
+  IdemJsonRank *aTmp,
+  int n,
+  uint64_t x
+){
   uint32_t aCnt[8][256];
   IdemJsonRank *aSrc = r, *aDst = aTmp;
   int i, b;
   memset(aCnt, 0, sizeof(aCnt));
-  for(i=0; i<n; i++){
-    uint64_t k = r[i].iKey;
-    aCnt[0][k & 0xff]++;        aCnt[1][(k>>8) & 0xff]++;
-    aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
-    aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
-    aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
+  if( (x>>32)==0 ){
+    for(i=0; i<n; i++){
+      uint64_t k = r[i].iKey;
+      aCnt[0][k & 0xff]++;        aCnt[1][(k>>8) & 0xff]++;
+      aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
+    }
+  }else if( (uint32_t)x==0 ){
+    for(i=0; i<n; i++){
+      uint64_t k = r[i].iKey;
+      aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
+      aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
+    }
+  }else{
+    for(i=0; i<n; i++){
+      uint64_t k = r[i].iKey;
+      aCnt[0][k & 0xff]++;        aCnt[1][(k>>8) & 0xff]++;
+      aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
+      aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
+      aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
+    }
   }
   for(b=0; b<8; b++){
     uint32_t *c = aCnt[b], s = 0;
     int sh = 8*b;
+    if( ((x>>sh) & 0xff)==0 ) continue;
     if( c[(aSrc[0].iKey>>sh) & 0xff]==(uint32_t)n ) continue;
     for(i=0; i<256; i++){
       uint32_t x = c[i];
@@ -1155,7 +1177,7 @@ static void idemJsonRadixSort(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
 #define IDEM_JSON_MSD 16384
 
 static void idemJsonSortRanks(IdemJsonRank*, IdemJsonRank*, int);
-static void idemJsonRadixSort(IdemJsonRank*, IdemJsonRank*, int);
+static void idemJsonRadixSort(IdemJsonRank*, IdemJsonRank*, int, uint64_t);
 
 /* Sort r[0..n) by key, aTmp[0..n) scratch, n above IDEM_JSON_MSD: one
 ** pass splits the ranks by the highest byte of the keys that differs,
@@ -1222,7 +1244,7 @@ static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
   }else if( n<IDEM_JSON_RADIX ){
     idemJsonMergeSort(r, aTmp, n, 0);
   }else if( n<=IDEM_JSON_MSD ){
-    idemJsonRadixSort(r, aTmp, n);
+    idemJsonRadixSort(r, aTmp, n, ~(uint64_t)0);
   }else{
     idemJsonSortRanksMsd(r, aTmp, n);
   }
@@ -1529,7 +1551,7 @@ static int idemJsonSortNames(
     ** the groups read the keys kept at 0 and 8 (idemJsonTextKey()).  A
     ** backslash among those 16 bytes of any name: the names are read
     ** again unescaped (SQLITE_MISUSE). */
-    uint64_t kEsc = 0, x1 = 0;
+    uint64_t kEsc = 0, x0 = 0, x1 = 0;
     int nByte = 0;
     for(i=0; i<n; i++){
       IdemJsonSortText *t = &aT[i];
@@ -1567,13 +1589,14 @@ static int idemJsonSortNames(
         aR[i].iKey = aT[i].aK[1];
         aR[i].iMem = (uint32_t)i;
       }
-      if( x1 ) idemJsonRadixSort(aR, aR+n, n);
+      if( x1 ) idemJsonRadixSort(aR, aR+n, n, x1);
       for(i=0; i<n; i++){
         if( i+IJ_AHEAD<n ) IJ_PREFETCH(&aT[aR[i+IJ_AHEAD].iMem]);
         aR[i].iKey = aT[aR[i].iMem].aK[0];
+        x0 |= aR[i].iKey ^ aT[0].aK[0];
       }
       if( x1 ){
-        idemJsonRadixSort(aR, aR+n, n);   /* stable: the order at 8 holds */
+        idemJsonRadixSort(aR, aR+n, n, x0);  /* stable: the order at 8 holds */
       }else{
         idemJsonSortRanks(aR, aR+n, n);   /* the keys at 8 all alike */
       }
@@ -1586,9 +1609,12 @@ static int idemJsonSortNames(
       /* (The keys at 8 in aW[], in the same order, if it was sorted: the
       ** names alike in 8 bytes are many, and aT[] far too large to be
       ** read in the order of the ranks.) */
-      for(j=i+1; j<n && aR[j].iKey==aR[i].iKey
-                 && (bWide ? aW[j].k1==aW[i].k1
-                           : aT[aR[j].iMem].aK[1]==aT[aR[i].iMem].aK[1]); j++){}
+      if( bWide ){
+        for(j=i+1; j<n && aR[j].iKey==aR[i].iKey && aW[j].k1==aW[i].k1; j++){}
+      }else{
+        for(j=i+1; j<n && aR[j].iKey==aR[i].iKey
+                   && aT[aR[j].iMem].aK[1]==aT[aR[i].iMem].aK[1]; j++){}
+      }
       if( j-i>1 ){
         int aCnt[18], c, m, sCnt;
         IdemJsonRank *aTmp = aR + n;
