@@ -1264,6 +1264,32 @@ struct IdemJsonWide {
 /* Ranges of at most this many records are sorted by insertion. */
 #define IJ_WIDE_SMALL 32
 
+/* Count the bytes of key K of w[0..n) into aCnt[B..B+8), those of the
+** halves in which X (where the keys differ) has a bit. */
+#define IJ_WIDE_COUNT(K, X, B) do{                                      \
+  if( ((X)>>32)==0 ){                                                   \
+    if( X ) for(i=0; i<n; i++){                                         \
+      uint64_t k = w[i].K;                                              \
+      aCnt[B][k & 0xff]++;          aCnt[B+1][(k>>8) & 0xff]++;         \
+      aCnt[B+2][(k>>16) & 0xff]++;  aCnt[B+3][(k>>24) & 0xff]++;        \
+    }                                                                   \
+  }else if( (uint32_t)(X)==0 ){                                         \
+    for(i=0; i<n; i++){                                                 \
+      uint64_t k = w[i].K;                                              \
+      aCnt[B+4][(k>>32) & 0xff]++;  aCnt[B+5][(k>>40) & 0xff]++;        \
+      aCnt[B+6][(k>>48) & 0xff]++;  aCnt[B+7][k>>56]++;                 \
+    }                                                                   \
+  }else{                                                                \
+    for(i=0; i<n; i++){                                                 \
+      uint64_t k = w[i].K;                                              \
+      aCnt[B][k & 0xff]++;          aCnt[B+1][(k>>8) & 0xff]++;         \
+      aCnt[B+2][(k>>16) & 0xff]++;  aCnt[B+3][(k>>24) & 0xff]++;        \
+      aCnt[B+4][(k>>32) & 0xff]++;  aCnt[B+5][(k>>40) & 0xff]++;        \
+      aCnt[B+6][(k>>48) & 0xff]++;  aCnt[B+7][k>>56]++;                 \
+    }                                                                   \
+  }                                                                     \
+}while(0)
+
 /* Sort w[0..n) by (k0, k1), t[0..n) scratch; the sorted records end in
 ** t[] if bToT, else in w[].  Equal pairs end next to each other.  A least
 ** significant digit radix sort, 8 bits a pass, over the bytes in which
@@ -1297,25 +1323,12 @@ static void idemJsonWideLsd(
     x0 |= w[i].k0 ^ w[0].k0;
     x1 |= w[i].k1 ^ w[0].k1;
   }
-  /* Every byte counted (unrolled: cheaper than a loop over those that
-  ** differ), the passes only over those that differ. */
-  memset(aCnt, 0, (x1 ? 16 : 8)*sizeof(aCnt[0]));
-  for(i=0; i<n; i++){
-    uint64_t k = w[i].k0;
-    aCnt[0][k & 0xff]++;        aCnt[1][(k>>8) & 0xff]++;
-    aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
-    aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
-    aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
-  }
-  if( x1 ){
-    for(i=0; i<n; i++){
-      uint64_t k = w[i].k1;
-      aCnt[8][k & 0xff]++;         aCnt[9][(k>>8) & 0xff]++;
-      aCnt[10][(k>>16) & 0xff]++;  aCnt[11][(k>>24) & 0xff]++;
-      aCnt[12][(k>>32) & 0xff]++;  aCnt[13][(k>>40) & 0xff]++;
-      aCnt[14][(k>>48) & 0xff]++;  aCnt[15][k>>56]++;
-    }
-  }
+  /* Every byte of each half of a key in which some keys differ is
+  ** counted (unrolled: cheaper than a loop over the bytes that differ),
+  ** the passes are only over those that differ. */
+  memset(aCnt, 0, sizeof(aCnt));
+  IJ_WIDE_COUNT(k0, x0, 0);
+  IJ_WIDE_COUNT(k1, x1, 8);
   for(q=0; q<8; q++){
     if( (x1>>(8*q)) & 0xff ) aSh[nAct++] = (unsigned char)(8+q);
   }
