@@ -2576,6 +2576,61 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
 }
 
 #ifdef IDEM_JSON_SSE2
+/* A member name whose opening quote is at s that is up to 9 plain bytes,
+** one \u escape of a character from U+0080 to U+FFFF that is no
+** surrogate, and up to 15 plain bytes ("caf\u00e9", as an encoder that
+** writes ASCII only writes "café"): its canonical text (the character
+** in UTF-8) is written to o, which has room for 30 bytes, and its sort
+** key set as idemJsonShortName() sets it.  Returns the input's length,
+** quotes included, and sets *pnOut to the output's; returns 0 for any
+** other name (idemJsonString() reads it, and reports what is wrong). */
+static IDEM_JSON_INLINE size_t idemJsonEscName(
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  unsigned char *o,
+  size_t *pnOut,
+  uint64_t *piKey,
+  __m128i flip,               /* idemJsonSpecial16x() for this input */
+  __m128i lim
+){
+  __m128i v, v2;
+  size_t k, j, nc, nOut;
+  uint64_t w;
+  int c;
+  if( zEnd-s<33 ) return 0;
+  v = _mm_loadu_si128((const __m128i*)(s+1));
+  k = (size_t)__builtin_ctz(idemJsonSpecial16x(v, flip, lim) | 0x10000);
+  if( k>9 || s[1+k]!='\\' || s[2+k]!='u' ) return 0;
+  c = idemJsonHex4(s+3+k);            /* -1 if not 4 hex digits */
+  if( c<0x80 || (c>=0xd800 && c<=0xdfff) ) return 0;
+  v2 = _mm_loadu_si128((const __m128i*)(s+7+k));
+  j = (size_t)__builtin_ctz(idemJsonSpecial16x(v2, flip, lim) | 0x10000);
+  if( j>=16 || s[7+k+j]!='"' ) return 0;
+  o[0] = '"';
+  _mm_storeu_si128((__m128i*)(o+1), v);
+  if( c<0x800 ){
+    o[1+k] = (unsigned char)(0xc0 | (c>>6));
+    o[2+k] = (unsigned char)(0x80 | (c & 0x3f));
+    nc = 2;
+  }else{
+    o[1+k] = (unsigned char)(0xe0 | (c>>12));
+    o[2+k] = (unsigned char)(0x80 | ((c>>6) & 0x3f));
+    o[3+k] = (unsigned char)(0x80 | (c & 0x3f));
+    nc = 3;
+  }
+  _mm_storeu_si128((__m128i*)(o+1+k+nc), v2);
+  nOut = k + nc + j;
+  o[1+nOut] = '"';
+  memcpy(&w, o+1, 8);
+  if( nOut<8 ) w &= ((uint64_t)1 << (8*nOut)) - 1;
+  w += idemJsonZeroBytes((w & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee)) >> 3;
+  *piKey = __builtin_bswap64(w);
+  *pnOut = nOut + 2;
+  return k + j + 8;
+}
+#endif
+
+#ifdef IDEM_JSON_SSE2
 /* An integer, or a decimal with no exponent, at s whose digits run to the
 ** 32nd byte (a decimal of 40 digits, say), m being the mask of the digits
 ** among the first 32 (bit i: s[i] is a digit), as idemJsonNumber() made
@@ -2898,7 +2953,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
     if( pTop->isObject ){
       IdemJsonFrame *pF;
       IdemJsonMember *pM;
-      size_t nName;
+      size_t nName, nOut;
     member:
       pF = pTop;
       if( nMember>=p->nMemberAlloc ){
@@ -2913,10 +2968,17 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
 #else
       nName = idemJsonShortName(s, zEnd, o, &pM->iKey);
 #endif
-      if( nName ){
+      if( IDEM_JSON_LIKELY(nName) ){
         o += nName;
         s += nName;
         pM->iNameEnd = (uint32_t)(o - p->zOut);
+#ifdef IDEM_JSON_SSE2
+      }else if( (nName = idemJsonEscName(s, zEnd, o, &nOut, &pM->iKey,
+                                         flip, lim))!=0 ){
+        o += nOut;
+        s += nName;
+        pM->iNameEnd = (uint32_t)(o - p->zOut);
+#endif
       }else{
         rc = idemJsonStringCopy(p, z, &s, zEnd, &o);
         if( rc ) goto done;

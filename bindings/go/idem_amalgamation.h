@@ -5181,22 +5181,44 @@ static void idemJsonMergeSort(
 
 /* Sort r[0..n) by key, aTmp[0..n) scratch: a least significant digit
 ** radix sort, 8 bits a pass, each pass stable; a byte that every key has
-** alike costs no pass. */
-static void idemJsonRadixSort(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
+** alike costs no pass.  x: the bits in which the keys may differ, if the
+** caller knows them (else ~0): a half of the key that is all alike is
+** not counted either. */
+static void idemJsonRadixSort(
+  IdemJsonRank *r,
+  IdemJsonRank *aTmp,
+  int n,
+  uint64_t x
+){
   uint32_t aCnt[8][256];
   IdemJsonRank *aSrc = r, *aDst = aTmp;
   int i, b;
   memset(aCnt, 0, sizeof(aCnt));
-  for(i=0; i<n; i++){
-    uint64_t k = r[i].iKey;
-    aCnt[0][k & 0xff]++;        aCnt[1][(k>>8) & 0xff]++;
-    aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
-    aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
-    aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
+  if( (x>>32)==0 ){
+    for(i=0; i<n; i++){
+      uint64_t k = r[i].iKey;
+      aCnt[0][k & 0xff]++;        aCnt[1][(k>>8) & 0xff]++;
+      aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
+    }
+  }else if( (uint32_t)x==0 ){
+    for(i=0; i<n; i++){
+      uint64_t k = r[i].iKey;
+      aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
+      aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
+    }
+  }else{
+    for(i=0; i<n; i++){
+      uint64_t k = r[i].iKey;
+      aCnt[0][k & 0xff]++;        aCnt[1][(k>>8) & 0xff]++;
+      aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
+      aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
+      aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
+    }
   }
   for(b=0; b<8; b++){
     uint32_t *c = aCnt[b], s = 0;
     int sh = 8*b;
+    if( ((x>>sh) & 0xff)==0 ) continue;
     if( c[(aSrc[0].iKey>>sh) & 0xff]==(uint32_t)n ) continue;
     for(i=0; i<256; i++){
       uint32_t x = c[i];
@@ -5216,7 +5238,7 @@ static void idemJsonRadixSort(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
 #define IDEM_JSON_MSD 16384
 
 static void idemJsonSortRanks(IdemJsonRank*, IdemJsonRank*, int);
-static void idemJsonRadixSort(IdemJsonRank*, IdemJsonRank*, int);
+static void idemJsonRadixSort(IdemJsonRank*, IdemJsonRank*, int, uint64_t);
 
 /* Sort r[0..n) by key, aTmp[0..n) scratch, n above IDEM_JSON_MSD: one
 ** pass splits the ranks by the highest byte of the keys that differs,
@@ -5283,7 +5305,7 @@ static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
   }else if( n<IDEM_JSON_RADIX ){
     idemJsonMergeSort(r, aTmp, n, 0);
   }else if( n<=IDEM_JSON_MSD ){
-    idemJsonRadixSort(r, aTmp, n);
+    idemJsonRadixSort(r, aTmp, n, ~(uint64_t)0);
   }else{
     idemJsonSortRanksMsd(r, aTmp, n);
   }
@@ -5302,6 +5324,32 @@ struct IdemJsonWide {
 
 /* Ranges of at most this many records are sorted by insertion. */
 #define IJ_WIDE_SMALL 32
+
+/* Count the bytes of key K of w[0..n) into aCnt[B..B+8), those of the
+** halves in which X (where the keys differ) has a bit. */
+#define IJ_WIDE_COUNT(K, X, B) do{                                      \
+  if( ((X)>>32)==0 ){                                                   \
+    if( X ) for(i=0; i<n; i++){                                         \
+      uint64_t k = w[i].K;                                              \
+      aCnt[B][k & 0xff]++;          aCnt[B+1][(k>>8) & 0xff]++;         \
+      aCnt[B+2][(k>>16) & 0xff]++;  aCnt[B+3][(k>>24) & 0xff]++;        \
+    }                                                                   \
+  }else if( (uint32_t)(X)==0 ){                                         \
+    for(i=0; i<n; i++){                                                 \
+      uint64_t k = w[i].K;                                              \
+      aCnt[B+4][(k>>32) & 0xff]++;  aCnt[B+5][(k>>40) & 0xff]++;        \
+      aCnt[B+6][(k>>48) & 0xff]++;  aCnt[B+7][k>>56]++;                 \
+    }                                                                   \
+  }else{                                                                \
+    for(i=0; i<n; i++){                                                 \
+      uint64_t k = w[i].K;                                              \
+      aCnt[B][k & 0xff]++;          aCnt[B+1][(k>>8) & 0xff]++;         \
+      aCnt[B+2][(k>>16) & 0xff]++;  aCnt[B+3][(k>>24) & 0xff]++;        \
+      aCnt[B+4][(k>>32) & 0xff]++;  aCnt[B+5][(k>>40) & 0xff]++;        \
+      aCnt[B+6][(k>>48) & 0xff]++;  aCnt[B+7][k>>56]++;                 \
+    }                                                                   \
+  }                                                                     \
+}while(0)
 
 /* Sort w[0..n) by (k0, k1), t[0..n) scratch; the sorted records end in
 ** t[] if bToT, else in w[].  Equal pairs end next to each other.  A least
@@ -5336,25 +5384,12 @@ static void idemJsonWideLsd(
     x0 |= w[i].k0 ^ w[0].k0;
     x1 |= w[i].k1 ^ w[0].k1;
   }
-  /* Every byte counted (unrolled: cheaper than a loop over those that
-  ** differ), the passes only over those that differ. */
-  memset(aCnt, 0, (x1 ? 16 : 8)*sizeof(aCnt[0]));
-  for(i=0; i<n; i++){
-    uint64_t k = w[i].k0;
-    aCnt[0][k & 0xff]++;        aCnt[1][(k>>8) & 0xff]++;
-    aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
-    aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
-    aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
-  }
-  if( x1 ){
-    for(i=0; i<n; i++){
-      uint64_t k = w[i].k1;
-      aCnt[8][k & 0xff]++;         aCnt[9][(k>>8) & 0xff]++;
-      aCnt[10][(k>>16) & 0xff]++;  aCnt[11][(k>>24) & 0xff]++;
-      aCnt[12][(k>>32) & 0xff]++;  aCnt[13][(k>>40) & 0xff]++;
-      aCnt[14][(k>>48) & 0xff]++;  aCnt[15][k>>56]++;
-    }
-  }
+  /* Every byte of each half of a key in which some keys differ is
+  ** counted (unrolled: cheaper than a loop over the bytes that differ),
+  ** the passes are only over those that differ. */
+  memset(aCnt, 0, sizeof(aCnt));
+  IJ_WIDE_COUNT(k0, x0, 0);
+  IJ_WIDE_COUNT(k1, x1, 8);
   for(q=0; q<8; q++){
     if( (x1>>(8*q)) & 0xff ) aSh[nAct++] = (unsigned char)(8+q);
   }
@@ -5590,7 +5625,7 @@ static int idemJsonSortNames(
     ** the groups read the keys kept at 0 and 8 (idemJsonTextKey()).  A
     ** backslash among those 16 bytes of any name: the names are read
     ** again unescaped (SQLITE_MISUSE). */
-    uint64_t kEsc = 0, x1 = 0;
+    uint64_t kEsc = 0, x0 = 0, x1 = 0;
     int nByte = 0;
     for(i=0; i<n; i++){
       IdemJsonSortText *t = &aT[i];
@@ -5628,13 +5663,14 @@ static int idemJsonSortNames(
         aR[i].iKey = aT[i].aK[1];
         aR[i].iMem = (uint32_t)i;
       }
-      if( x1 ) idemJsonRadixSort(aR, aR+n, n);
+      if( x1 ) idemJsonRadixSort(aR, aR+n, n, x1);
       for(i=0; i<n; i++){
         if( i+IJ_AHEAD<n ) IJ_PREFETCH(&aT[aR[i+IJ_AHEAD].iMem]);
         aR[i].iKey = aT[aR[i].iMem].aK[0];
+        x0 |= aR[i].iKey ^ aT[0].aK[0];
       }
       if( x1 ){
-        idemJsonRadixSort(aR, aR+n, n);   /* stable: the order at 8 holds */
+        idemJsonRadixSort(aR, aR+n, n, x0);  /* stable: the order at 8 holds */
       }else{
         idemJsonSortRanks(aR, aR+n, n);   /* the keys at 8 all alike */
       }
@@ -5647,9 +5683,12 @@ static int idemJsonSortNames(
       /* (The keys at 8 in aW[], in the same order, if it was sorted: the
       ** names alike in 8 bytes are many, and aT[] far too large to be
       ** read in the order of the ranks.) */
-      for(j=i+1; j<n && aR[j].iKey==aR[i].iKey
-                 && (bWide ? aW[j].k1==aW[i].k1
-                           : aT[aR[j].iMem].aK[1]==aT[aR[i].iMem].aK[1]); j++){}
+      if( bWide ){
+        for(j=i+1; j<n && aR[j].iKey==aR[i].iKey && aW[j].k1==aW[i].k1; j++){}
+      }else{
+        for(j=i+1; j<n && aR[j].iKey==aR[i].iKey
+                   && aT[aR[j].iMem].aK[1]==aT[aR[i].iMem].aK[1]; j++){}
+      }
       if( j-i>1 ){
         int aCnt[18], c, m, sCnt;
         IdemJsonRank *aTmp = aR + n;
@@ -6598,6 +6637,61 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
 }
 
 #ifdef IDEM_JSON_SSE2
+/* A member name whose opening quote is at s that is up to 9 plain bytes,
+** one \u escape of a character from U+0080 to U+FFFF that is no
+** surrogate, and up to 15 plain bytes ("caf\u00e9", as an encoder that
+** writes ASCII only writes "café"): its canonical text (the character
+** in UTF-8) is written to o, which has room for 30 bytes, and its sort
+** key set as idemJsonShortName() sets it.  Returns the input's length,
+** quotes included, and sets *pnOut to the output's; returns 0 for any
+** other name (idemJsonString() reads it, and reports what is wrong). */
+static IDEM_JSON_INLINE size_t idemJsonEscName(
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  unsigned char *o,
+  size_t *pnOut,
+  uint64_t *piKey,
+  __m128i flip,               /* idemJsonSpecial16x() for this input */
+  __m128i lim
+){
+  __m128i v, v2;
+  size_t k, j, nc, nOut;
+  uint64_t w;
+  int c;
+  if( zEnd-s<33 ) return 0;
+  v = _mm_loadu_si128((const __m128i*)(s+1));
+  k = (size_t)__builtin_ctz(idemJsonSpecial16x(v, flip, lim) | 0x10000);
+  if( k>9 || s[1+k]!='\\' || s[2+k]!='u' ) return 0;
+  c = idemJsonHex4(s+3+k);            /* -1 if not 4 hex digits */
+  if( c<0x80 || (c>=0xd800 && c<=0xdfff) ) return 0;
+  v2 = _mm_loadu_si128((const __m128i*)(s+7+k));
+  j = (size_t)__builtin_ctz(idemJsonSpecial16x(v2, flip, lim) | 0x10000);
+  if( j>=16 || s[7+k+j]!='"' ) return 0;
+  o[0] = '"';
+  _mm_storeu_si128((__m128i*)(o+1), v);
+  if( c<0x800 ){
+    o[1+k] = (unsigned char)(0xc0 | (c>>6));
+    o[2+k] = (unsigned char)(0x80 | (c & 0x3f));
+    nc = 2;
+  }else{
+    o[1+k] = (unsigned char)(0xe0 | (c>>12));
+    o[2+k] = (unsigned char)(0x80 | ((c>>6) & 0x3f));
+    o[3+k] = (unsigned char)(0x80 | (c & 0x3f));
+    nc = 3;
+  }
+  _mm_storeu_si128((__m128i*)(o+1+k+nc), v2);
+  nOut = k + nc + j;
+  o[1+nOut] = '"';
+  memcpy(&w, o+1, 8);
+  if( nOut<8 ) w &= ((uint64_t)1 << (8*nOut)) - 1;
+  w += idemJsonZeroBytes((w & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee)) >> 3;
+  *piKey = __builtin_bswap64(w);
+  *pnOut = nOut + 2;
+  return k + j + 8;
+}
+#endif
+
+#ifdef IDEM_JSON_SSE2
 /* An integer, or a decimal with no exponent, at s whose digits run to the
 ** 32nd byte (a decimal of 40 digits, say), m being the mask of the digits
 ** among the first 32 (bit i: s[i] is a digit), as idemJsonNumber() made
@@ -6920,7 +7014,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
     if( pTop->isObject ){
       IdemJsonFrame *pF;
       IdemJsonMember *pM;
-      size_t nName;
+      size_t nName, nOut;
     member:
       pF = pTop;
       if( nMember>=p->nMemberAlloc ){
@@ -6935,10 +7029,17 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
 #else
       nName = idemJsonShortName(s, zEnd, o, &pM->iKey);
 #endif
-      if( nName ){
+      if( IDEM_JSON_LIKELY(nName) ){
         o += nName;
         s += nName;
         pM->iNameEnd = (uint32_t)(o - p->zOut);
+#ifdef IDEM_JSON_SSE2
+      }else if( (nName = idemJsonEscName(s, zEnd, o, &nOut, &pM->iKey,
+                                         flip, lim))!=0 ){
+        o += nOut;
+        s += nName;
+        pM->iNameEnd = (uint32_t)(o - p->zOut);
+#endif
       }else{
         rc = idemJsonStringCopy(p, z, &s, zEnd, &o);
         if( rc ) goto done;
