@@ -2953,7 +2953,10 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
     if( pTop->isObject ){
       IdemJsonFrame *pF;
       IdemJsonMember *pM;
-      size_t nName, nOut;
+      size_t nName;
+#ifdef IDEM_JSON_SSE2
+      size_t nOut;            /* a name's output length (idemJsonEscName()) */
+#endif
     member:
       pF = pTop;
       if( nMember>=p->nMemberAlloc ){
