@@ -547,6 +547,8 @@ struct IdemVtab {
   int iPark;                  /* Its IDEM_STMT_* number */
   int bParkLent;              /* It is lent (else a private copy) */
   unsigned int nParkWrite;    /* nWrite when its cursor reached the row */
+  int bParkKey;               /* Its query has no key column: the row's is */
+  unsigned char aParkKey[IDEM_KEY_BYTES];  /* ... this one, which it bound */
   void *pSpareCursor;         /* A closed cursor kept for the next xOpen */
 };
 
@@ -580,9 +582,12 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 /* Keep the query of an UPDATE's cursor, closed on its row, for the
 ** xUpdate that follows (idemStmtParked(): the row if it is iRid and
 ** nothing was written since nWrite); give it back (idemStmtUnpark(), at
-** the end of every xUpdate, at the next lend, at the transaction's end). */
+** the end of every xUpdate, at the next lend, at the transaction's end).
+** aKey: the key the query bound, where it leaves the key column out
+** (IdemVtab.aParkKey), else NULL. */
 IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
-                               int bLent, unsigned int nWrite);
+                               int bLent, unsigned int nWrite,
+                               const unsigned char *aKey);
 IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
                                           unsigned int nWrite);
 IDEM_PRIVATE void idemStmtUnpark(IdemVtab *p);
@@ -699,9 +704,12 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
 
 /* xUpdate's UPDATE and DELETE of the row with rid iRid.  pRow: NULL, or
 ** a query positioned on that row as it is now (the UPDATE's cursor), in
-** the columns of IDEM_STMT_BYRID, which the UPDATE reads and leaves. */
+** the columns of IDEM_STMT_BYRID, which the UPDATE reads and leaves;
+** aRowKey: NULL, or the row's key where pRow leaves its key column out. */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                   sqlite3_stmt *pRow, sqlite3_value **aCol);
+                                   sqlite3_stmt *pRow,
+                                   const unsigned char *aRowKey,
+                                   sqlite3_value **aCol);
 IDEM_PRIVATE int idemOutcomeDelete(IdemVtab *p, sqlite3_int64 iRid);
 
 /* The reply a duplicate arrival hands back (the hidden column reply).

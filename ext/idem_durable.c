@@ -444,7 +444,8 @@ IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
 #ifdef IDEM_REPLICATED
   return SQLITE_OK;
 #endif
-  if( pD->bRead && pD->eLock>=2 && idemDurableSharedCache(db) ){
+  if( (pD->bRead || pD->bExtWrote) && pD->eLock>=2
+   && idemDurableSharedCache(db) ){
     pD->eLock = 0;                      /* look again, and say why */
     return idemDurableLockCheck(pD, db, zDb, pzErr);
   }
@@ -594,6 +595,15 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
 #ifdef IDEM_REPLICATED
   return;
 #endif
+  if( !(pD->bRead && pD->bFixed) && pD->eDirSync!=0
+   && idemDurableWalKept(pD, db, zDb) ){
+    /* WAL, kept: synchronous decides nothing here (only DELETE at FULL
+    ** asks a directory sync), so it is not read.  Nor is bRead set: a
+    ** claim later in this transaction reads it, and its verdict needs
+    ** it. */
+    pD->bExtWrote = 1;
+    return;
+  }
   if( idemDurableRead(pD, db, zDb, &zErr)!=SQLITE_OK ){
     sqlite3_free(zErr);
     return;
@@ -711,7 +721,7 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb){
   sqlite3_vfs *pVfs = 0;
   int rc;
-  if( pD->bWalKept && pD->bRead ){
+  if( pD->bWalKept && (pD->bRead || pD->bExtWrote) ){
     /* Past this transaction's own commit, in which the mode could not
     ** change (idemDurableWalKept()) */
     if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,

@@ -177,7 +177,8 @@
 ** THE COMMON PATH.  idemNumberCanonical() does steps 1, 2 and 3b in one
 ** pass for the literals that most JSON holds: the last digit not 0 (or
 ** "ddd.0", Python's integral floats, taken as "ddd"), at most 16 digits
-** before a '.', an exponent of at most 4 digits and -307 <= L <= 307.
+** before a '.', an exponent of at most 4 digits after its leading zeros
+** (skipped 8 at a time) and -307 <= L <= 307.
 ** The first 16 digits are read at once (two loads one byte apart,
 ** merged under a mask, take the '.' out; then SSE2 on x86-64, 8 at a time
 ** elsewhere), the exponent's digits 4 at a time, and step 3 is written out
@@ -190,8 +191,8 @@
 ** idemNumEiselLemireSpan(); 18 digits are all read, one exact product);
 ** "%.17g" of a double beyond 1e-307 or 1e307 (idemNumTiny(): 16 or 17
 ** digits read at once); any other literal with an exponent out of range
-** or of more than 4 digits (idemNumExpLiteral(): at most 19 digits, where
-** the caller found them; the exponent's leading zeros 8 at a time).  Each
+** (idemNumExpLiteral(): at most 19 digits, where the caller found
+** them; the exponent's leading zeros 8 at a time).  Each
 ** goes on to step 3 with step 3b's test (idemNumEiselLemireAt(): the
 ** literal, when it is the answer, is copied where it is in ECMAScript's
 ** layout, as repr() writes the ends of the range), idemNumTiny3() also
@@ -204,10 +205,17 @@
 ** exponent (idemNumberDecimal(): "%.17g" of most doubles, Python's and
 ** JSON.stringify()'s), a decimal with one (idemNumberDecimalExp()), and
 ** anything (idemNumberCanonical()); the first two hold fewer values and
-** spill fewer registers.  idemNumberDecimalExp() holds a fourth copy, for
+** spill fewer registers.  idemNumberDecimalExp() has a fourth copy, for
 ** the shape "%.17g" prints large and small doubles in (one digit, a '.',
 ** 16 digits, the last not 0, then the exponent), with that shape's
-** positions and lengths as constants.
+** positions and lengths as constants.  Each entry point first sends a
+** few shapes on before the common path's frame is set up (a test of the
+** lengths, then a jump): an integer (idemNumberCanonical(): as written)
+** and a subnormal as "%.17g" or repr() writes it, "e-3NN" from 308 to 324,
+** which step 3 rounds with the result's exponent known, 2^-1074
+** (idemNumSub17() for "%.17g"'s 17 digits, then idemNumTiny3()'s step 3b
+** and 3c; idemNumSubShort() for at most 16, the literal copied or step
+** 5).
 **
 ** The table idemNumPow10[] holds, for -342 <= e <= 324, the 128 bits
 ** floor(10^e * 2^(127 - floor(log2(10^e)))), most significant word first.
@@ -1881,24 +1889,19 @@ slow:
   return idemNumCanonicalSlow(z, n, zOut);
 }
 
-/* idemNumTiny17() for a literal known to be "%.17g"'s d.dddddddddddddddde-NNN
-** or e+NNN (idemNumberDecimalExp()'s fourth copy), 10^L <= |x| < 10^(L+1)
-** with L beyond +-307, else idemNumExpLiteral(). */
-static IDEMNUM_NOINLINE int idemNumTiny3(
-  const char *z, int n, int L, char *zOut
+/*
+** idemNumTiny3() from where step 3 and step 3b's test leave it: the
+** literal's value w (17 digits), the double m*2^e, whether the literal is
+** the answer (isShort) and step 3b's gi, ti and whether they may be used
+** (aGT), asIs if its exponent is written as ECMAScript writes it.
+*/
+static IDEMNUM_INLINE int idemNumTiny3Out(
+  const char *z, int n, int L, char *zOut,
+  uint64_t w, uint64_t m, int e, int isShort, const uint64_t *aGT, int asIs
 ){
   int neg = z[0]=='-';
   const char *zM = z + neg;
-  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
-  uint64_t c1 = idemNumLoad8(zM+9);
-  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
-  uint64_t aGT[3] = {0, 0, 0};
-  int e, isShort = 0, d = zM[17]-'0';
-  int asIs = zM[18]=='e' && (zM[19]=='-' || zM[19]=='+') && zM[20]!='0';
-  if( L<-324 || L>308
-   || !idemNumEiselLemireAt(w, L-16, &m, &e, d, &isShort, aGT) ){
-    return idemNumExpLiteral(z, n, neg+1, neg+18, zOut);
-  }
+  int d = zM[17]-'0';
   if( isShort ){
     if( asIs ){
       /* ECMAScript's own layout (|L| > 307): as written (22 bytes or
@@ -1984,6 +1987,169 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
     return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
   }
   return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/* idemNumTiny17() for a literal known to be "%.17g"'s d.dddddddddddddddde-NNN
+** or e+NNN (idemNumberDecimalExp()'s fourth copy), 10^L <= |x| < 10^(L+1)
+** with L beyond +-307, else idemNumExpLiteral(). */
+static IDEMNUM_NOINLINE int idemNumTiny3(
+  const char *z, int n, int L, char *zOut
+){
+  int neg = z[0]=='-';
+  const char *zM = z + neg;
+  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
+  uint64_t c1 = idemNumLoad8(zM+9);
+  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
+  uint64_t aGT[3] = {0, 0, 0};
+  int e, isShort = 0, d = zM[17]-'0';
+  int asIs = zM[18]=='e' && (zM[19]=='-' || zM[19]=='+') && zM[20]!='0';
+  if( L<-324 || L>308
+   || !idemNumEiselLemireAt(w, L-16, &m, &e, d, &isShort, aGT) ){
+    return idemNumExpLiteral(z, n, neg+1, neg+18, zOut);
+  }
+  return idemNumTiny3Out(z, n, L, zOut, w, m, e, isShort, aGT, asIs);
+}
+
+/*
+** "%.17g" of a subnormal double: d.dddddddddddddddde-3NN (the last digit
+** not 0, 10^L <= |x| < 10^(L+1) with -324 <= L <= -308, x10 = -L).  Step
+** 3 is the one of idemNumEiselLemireAt() with the exponent of the result
+** known, EMIN: x = w*10^q, 10^q = T*2^(b-127) for the table entry T and
+** b = floor(log2(10^q)), so that x/2^EMIN = w*T * 2^(b-127-EMIN).  The
+** product w*T is taken unnormalized (w < 2^57, so that U = uHi:uLo, its
+** top 128 bits of at most 185, has uHi < 2^57): U is less than 2 units
+** below the exact w*T/2^64 (the low word dropped, less than 1; T short
+** by less than 1, times w < 2^64, less than 1 more), and m is the top of
+** U with sh = -1075-b bits of uHi below it (2 for q = -324, 55 for
+** q = -340).  f, the 64 bits below m, is less than 2 units of f below
+** the exact fraction, as at step 3b; G = f + 2^63 decides the rounding
+** unless it is 0 or 2^64-1 (then idemNumTiny3()).  u = 2^EMIN, so that
+** t*2^60 = 10^q*2^(60-EMIN) = (tHi + a fraction) * 2^(b-63+60-EMIN), and
+** ti = tHi >> (-1071-b) (6 to 59): ti <= t*2^60 < ti+1 as at step 3b.
+** A result from 2^52 to 2^53-1 is the double m*2^EMIN too (the least
+** normal binade, 2.2250738585072014e-308 and up: its ulp is the
+** subnormals', and its interval [v-u/2, v+u/2], the least normal's
+** included, whose neighbour below is the largest subnormal); one of 2^53
+** or more (the next binade, from 4.4501477170144028e-308) or 0 goes to
+** idemNumTiny3() too.  Then step 3b's test and the rest as in
+** idemNumTiny3(), whose step 5 takes m*2^EMIN with m >= 2^52 as it is.
+*/
+/* Step 3 for x = w*10^q with the result's exponent known, EMIN (see
+** idemNumSub17()): w < 2^64 with 10^-340 <= 10^q <= 10^-324 (sh from 2
+** to 55); sets *pM to the nearest m (m*2^EMIN) and *pG to step 3b's G,
+** and returns 0 where that is undecided (G near the halfway point) or m
+** is 0 or beyond the least normal binade (2^53 or more). */
+static IDEMNUM_INLINE int idemNumSubProduct(
+  uint64_t w, int q, uint64_t *pM, uint64_t *pG
+){
+  const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
+  int sh = -1075 - idemNumFloorLog2Pow10(q);
+  uint64_t uLo, uHi = idemNumProduct(w, t, &uLo);
+  uint64_t m = uHi >> sh;
+  uint64_t f = uHi<<(64-sh) | uLo>>sh;
+  uint64_t g = f + ((uint64_t)1<<63);
+  assert( q>=-340 && q<=-324 && sh>=2 && sh<=55 );
+  m += f>>63;
+  *pM = m;
+  *pG = g;
+  return !(g+1<=1 || m-1>=(IDEMNUM_HIDDEN<<1)-1);
+}
+
+/* ti = t*2^60 rounded down, t = 10^q/2^EMIN, for 10^q <= 10^-324 (t < 1):
+** 10^q*2^(60-EMIN) = (tHi + a fraction) * 2^(b-63+60-EMIN), b =
+** floor(log2(10^q)), so that ti = tHi >> (-1071-b) (6 to 59). */
+static IDEMNUM_INLINE uint64_t idemNumSubT(int q){
+  return idemNumPow10[q - IDEMNUM_POW10_MIN][0]
+         >> (-1071 - idemNumFloorLog2Pow10(q));
+}
+
+static IDEMNUM_NOINLINE int idemNumSub17(
+  const char *z, int n, int x10, char *zOut
+){
+  const uint64_t one = (uint64_t)1<<60;
+  int neg = z[0]=='-';
+  const char *zM = z + neg;
+  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
+  uint64_t c1 = idemNumLoad8(zM+9);
+  int d = zM[17]-'0';
+  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)d;
+  uint64_t m, g, ti;
+  uint64_t aGT[3];
+  int isShort;
+  assert( x10>=308 && x10<=324 );
+  if( !idemNumSubProduct(w, -x10 - 16, &m, &g) ){
+    /* near the halfway point, beyond the least normal binade, or 0 */
+    return idemNumTiny3(z, n, -x10, zOut);
+  }
+  ti = idemNumSubT(-x10 - 16);
+  g >>= 4;
+  isShort = ti>=one || (g+2<=(uint64_t)d*ti
+                        && (uint64_t)(10-d)*ti + g > one
+                        && 2*g+4<=one+ti
+                        && 2*g+ti>one);
+  aGT[0] = g;
+  aGT[1] = ti;
+  aGT[2] = 1;
+  return idemNumTiny3Out(z, n, -x10, zOut, w, m, IDEMNUM_EMIN, isShort,
+                         aGT, 1);
+}
+
+/*
+** A literal with an exponent "e-3NN" of 308 to 324, as repr() and
+** JSON.stringify() write subnormals: one digit (not 0), then a '.' and
+** at most 15 more (the last not 0), or none ("5e-324").  Step 3 as in
+** idemNumSub17() (the digits w, with zeros added up to 17: the same x),
+** then step 3b's test with the literal's own last digit d and 10^q (t >= 1
+** when 10^q >= 10^-323: the test holds), the literal copied when it
+** passes (its layout is ECMAScript's), else step 5.  What step 3 leaves
+** undecided goes to idemNumExpLiteral(), any other literal back to the
+** way its caller would have taken (idemNumDecimalExpAny() with a '.',
+** else idemNumCanonicalAny()).  Its integer digits end at z[iInt], its
+** fraction digits at z[iFrac], the 'e'.
+*/
+static int idemNumDecimalExpAny(const char*, int, int, int, char*);
+static int idemNumCanonicalAny(const char*, int, int, int, char*);
+static IDEMNUM_NOINLINE int idemNumSubShort(
+  const char *z, int n, int iInt, int iFrac, char *zOut
+){
+  const uint64_t one = (uint64_t)1<<60;
+  int neg = z[0]=='-';
+  int nDig = iFrac - iInt + (iFrac==iInt);  /* significant digits */
+  int x10 = 300 + (z[iFrac+3]-'0')*10 + (z[iFrac+4]-'0');
+  int d = z[iFrac-1]-'0', q, i;
+  uint64_t w, m, g, ti;
+  if( iInt!=neg+1 || z[neg]=='0' || d==0 || nDig>16 || z[iFrac]!='e'
+   || x10<308 || x10>324 ){
+    /* not that shape, or normal (1e-300 .. 1e-307): where it came from */
+    if( iFrac>iInt ) return idemNumDecimalExpAny(z, n, iInt, iFrac, zOut);
+    return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
+  }
+  w = (uint64_t)(z[neg]-'0');
+  for(i=iInt+1; i<iFrac; i++) w = w*10 + (uint64_t)(z[i]-'0');
+  if( !idemNumSubProduct(w*idemNumPow10Int[17-nDig], -x10-16, &m, &g) ){
+    return idemNumExpLiteral(z, n, iInt, iFrac, zOut);
+  }
+  q = -x10 - nDig + 1;
+  ti = q>-324 ? one : idemNumSubT(q);
+  g >>= 4;
+  if( ti>=one || (g+2<=(uint64_t)d*ti
+                  && (uint64_t)(10-d)*ti + g > one
+                  && 2*g+4<=one+ti
+                  && 2*g+ti>one) ){
+    /* The literal, as written (6 to 22 bytes) */
+    if( n>=16 ){
+      memcpy(zOut, z, 16);
+      memcpy(zOut+n-16, z+n-16, 16);
+    }else if( n>=8 ){
+      memcpy(zOut, z, 8);
+      memcpy(zOut+n-8, z+n-8, 8);
+    }else{
+      memcpy(zOut, z, 4);
+      memcpy(zOut+n-4, z+n-4, 4);
+    }
+    return n;
+  }
+  return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
 }
 
 /* idemNumTiny17(), else idemNumExpLiteral(): where the common path sends
@@ -2377,7 +2543,20 @@ static IDEMNUM_INLINE int idemNumCanonical(
     int k;
     j = iExp + 1 + (eNeg || z[iExp+1]=='+');
     k = n - j;
-    if( k>4 ) goto exp_literal;
+    if( k>4 ){
+      /* Leading zeros ("1.5e+0000000010"): skipped, 8 at a time */
+      while( n-j>=8 ){
+        uint64_t x = idemNumLoad8(z+j) ^ 0x3030303030303030ULL;
+        if( x ){
+          j += idemNumCtz64(x)>>3;
+          break;
+        }
+        j += 8;
+      }
+      while( j<n && z[j]=='0' ) j++;
+      k = n - j;
+      if( k>4 ) goto exp_literal;   /* beyond any double, or 0 */
+    }
     if( nD>=16 ){
       x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
                               & (uint32_t)(0xffffffffULL << (8*(4-k))));
@@ -2609,12 +2788,29 @@ exp_literal:
 slow:
   return idemNumCanonicalSlow(z, n, zOut);
 }
-IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
+/* Whether z[0..2) is "-3" (one 16-bit compare): an exponent e-3NN. */
+static IDEMNUM_INLINE int idemNumIsMinus3(const char *z){
+  const unsigned char *u = (const unsigned char*)z;
+  return (u[0] | u[1]<<8)==('-' | '3'<<8);
+}
+static IDEMNUM_NOINLINE int idemNumCanonicalAny(
   const char *z, int n,
   int iInt, int iFrac,
   char *zOut
 ){
   return idemNumCanonical(z, n, iInt, iFrac, zOut, 0);
+}
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  if( iInt==n ) return idemNumAsWritten(z, n, zOut);
+  if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
+    /* "5e-324": a subnormal's shortest form, likely */
+    return idemNumSubShort(z, n, iInt, iFrac, zOut);
+  }
+  return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
 }
 
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
@@ -2624,6 +2820,37 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
 ){
   return idemNumCanonical(z, n, iInt, n, zOut, 1);
 }
+/* idemNumberDecimalExp() for its two shapes: "%.17g"'s (isDec 3) and any
+** other decimal with an exponent. */
+static IDEMNUM_NOINLINE int idemNumDecimalExp17(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, iFrac, zOut, 3);
+}
+static IDEMNUM_NOINLINE int idemNumDecimalExpAny(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, iFrac, zOut, 2);
+}
+
+/* "%.17g"'s shape with an exponent "e-3NN": a subnormal's
+** (idemNumSub17()), or 1e-300 .. 1e-307 (the common path). */
+static IDEMNUM_NOINLINE int idemNumDecimalExpSub(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  int x10 = 300 + (z[iFrac+3]-'0')*10 + (z[iFrac+4]-'0');
+  if( x10>=308 && x10<=324 && z[iFrac]=='e' ){
+    return idemNumSub17(z, n, x10, zOut);
+  }
+  return idemNumDecimalExp17(z, n, iInt, iFrac, zOut);
+}
+
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
   const char *z, int n,
   int iInt, int iFrac,
@@ -2631,9 +2858,16 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
 ){
   /* d.dddddddddddddddde+NN, as "%.17g" prints large and small doubles
   ** (the last digit not 0): the same code with its shape as constants */
-  int neg = z[0]=='-';
-  if( iInt==neg+1 && iFrac==iInt+17 && z[neg]!='0' && z[iFrac-1]!='0' ){
-    return idemNumCanonical(z, n, iInt, iFrac, zOut, 3);
+  if( iFrac-iInt==17 && iInt-1==(z[0]=='-') && z[iInt-1]!='0'
+   && z[iFrac-1]!='0' ){
+    if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
+      return idemNumDecimalExpSub(z, n, iInt, iFrac, zOut);
+    }
+    return idemNumDecimalExp17(z, n, iInt, iFrac, zOut);
   }
-  return idemNumCanonical(z, n, iInt, iFrac, zOut, 2);
+  if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
+    /* "4.9406564584124654e-324"'s shorter neighbours */
+    return idemNumSubShort(z, n, iInt, iFrac, zOut);
+  }
+  return idemNumDecimalExpAny(z, n, iInt, iFrac, zOut);
 }

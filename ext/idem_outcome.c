@@ -422,6 +422,18 @@ static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
 }
 
 
+/* The key of pOld's row: aRowKey where pOld has no key column (an
+** UPDATE's own query, which bound it), else its key column's. */
+static int idemOldKey(IdemVtab *p, sqlite3_stmt *pOld,
+                      const unsigned char *aRowKey,
+                      unsigned char aKey[IDEM_KEY_BYTES]){
+  if( aRowKey ){
+    memcpy(aKey, aRowKey, IDEM_KEY_BYTES);
+    return SQLITE_OK;
+  }
+  return idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
+}
+
 /* --------------------------------------------------------------- UPDATE */
 
 /* Is a new value given for column iCol that differs from the stored one
@@ -466,14 +478,23 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
 }
 
 /* The value to store for column iCol on UPDATE: the new one, or the old.
-** Returns the bind's result. */
+** A new text is bound where it is, not copied: xUpdate's arguments live
+** until it returns, past the step of pStmt (idemStepReset() clears the
+** bindings).  Returns the bind's result. */
 static int idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
                             sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
-  if( sqlite3_value_nochange(aCol[iCol]) ){
+  sqlite3_value *pNew = aCol[iCol];
+  if( sqlite3_value_nochange(pNew) ){
     return sqlite3_bind_value(pStmt, iParam,
                               sqlite3_column_value(pOld, IDEM_QCOL(iCol)));
   }
-  return sqlite3_bind_value(pStmt, iParam, aCol[iCol]);
+  if( sqlite3_value_type(pNew)==SQLITE_TEXT ){
+    const char *z = (const char*)sqlite3_value_text(pNew);
+    if( z==0 ) return SQLITE_NOMEM;
+    return sqlite3_bind_text(pStmt, iParam, z, sqlite3_value_bytes(pNew),
+                             SQLITE_STATIC);
+  }
+  return sqlite3_bind_value(pStmt, iParam, pNew);
 }
 
 /*
@@ -617,7 +638,8 @@ static int idemResend(IdemVtab *p, sqlite3_int64 iRid, sqlite3_stmt *pOld,
 ** result and note, or release it.
 */
 static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
-                     sqlite3_stmt *pOld, int bCursor, sqlite3_stmt *pRec,
+                     sqlite3_stmt *pOld, int bCursor,
+                     const unsigned char *aRowKey, sqlite3_stmt *pRec,
                      sqlite3_value **aCol){
   char zNow[IDEM_TIME_LEN], zExpires[IDEM_TIME_LEN];
   sqlite3_int64 iNow;
@@ -626,7 +648,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
 
   if( pAct->eType==IDEM_ACT_RELEASE ){
     unsigned char aKey[IDEM_KEY_BYTES];
-    rc = idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
+    rc = idemOldKey(p, pOld, aRowKey, aKey);
     idemOldDone(pOld, bCursor);
     return rc ? rc : idemRelease(p, aKey);
   }
@@ -674,7 +696,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     sqlite3_stmt *pAdd;
     unsigned char aKey[IDEM_KEY_BYTES];
     idemFormatTime(iNow + p->opt.iRetainMs, zExpires);
-    rc = idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
+    rc = idemOldKey(p, pOld, aRowKey, aKey);
     if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_EXPIRY_ADD, &pAdd);
     if( rc==SQLITE_OK ){
       rc = sqlite3_bind_text(pAdd, 1, zExpires, -1, SQLITE_STATIC);
@@ -706,10 +728,13 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
 ** header comment).  Identity, kind and times never change; members are
 ** not updated.  pRow, if not NULL, is a query that holds the row as it is
 ** now, in the columns of IDEM_STMT_BYRID (the cursor the UPDATE runs on:
-** idem_vtab.c), read instead of reading the row again.
+** idem_vtab.c), read instead of reading the row again; aRowKey, if not
+** NULL, its key, which pRow leaves out.
 */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                   sqlite3_stmt *pRow, sqlite3_value **aCol){
+                                   sqlite3_stmt *pRow,
+                                   const unsigned char *aRowKey,
+                                   sqlite3_value **aCol){
   sqlite3_stmt *pOld, *pRec;
   char zHex[IDEM_KEY_HEX+1];
   IdemChange chg;
@@ -738,7 +763,9 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
       return idemVtabDbError(p, rc);
     }
   }
-  if( sqlite3_column_bytes(pOld, IDEM_Q_KEY)==IDEM_KEY_BYTES ){
+  if( aRowKey ){
+    idemKeyHex(aRowKey, zHex);
+  }else if( sqlite3_column_bytes(pOld, IDEM_Q_KEY)==IDEM_KEY_BYTES ){
     idemKeyHex(sqlite3_column_blob(pOld, IDEM_Q_KEY), zHex);
   }else{
     memcpy(zHex, "?", 2);
@@ -799,7 +826,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   if( eKind==IDEM_KIND_EXTERNAL && !p->opt.bRelaxedDurability ){
     idemDurableRecord(&p->durable, p->db, p->zDb);
   }
-  rc = idemApply(p, &act, iRid, pOld, pRow!=0, pRec, aCol);
+  rc = idemApply(p, &act, iRid, pOld, pRow!=0, aRowKey, pRec, aCol);
   /* The transaction wrote: SQLite keeps its journal mode from now on, so
   ** the settings just read hold for its next records too, as after a
   ** claim that writes (idem_durable.c). */

@@ -115,12 +115,15 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
   "rid, NULL, member, NULL, NULL, NULL, NULL, NULL, status, id, result, " \
   "NULL, NULL, NULL, NULL, NULL, expires, NULL, NULL"
 
-/* The same, with NULL for who, conv, tool, args and keyargs alone: an
-** UPDATE's query (IDEM_PLAN_UPDATE), which reads them from the call's
-** main row (IDEM_STMT_Q_MAIN) only if it is asked for them. */
+/* The same, with NULL for the key, who, conv, tool, args, keyargs and
+** updated: an UPDATE's query (IDEM_PLAN_UPDATE), whose key is the one the
+** cursor bound (as IDEM_PLAN_NARROW's), and which reads the others from
+** the call's main row (IDEM_STMT_Q_MAIN) only if it is asked for them (a
+** member row's updated is its call's anyway); xUpdate reads the row
+** again where it needs one of them (idem_vtab.c, idemUpdateRow()). */
 #define IDEM_QCOLS_UPDATE \
-  "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, created, updated, NULL, owner, expires, honours_key, sends"
+  "rid, NULL, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
+  "note, created, NULL, NULL, owner, expires, honours_key, sends"
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
@@ -357,12 +360,15 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 ** outlives the statement that parked it by more than that.
 */
 IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
-                               int bLent, unsigned int nWrite){
+                               int bLent, unsigned int nWrite,
+                               const unsigned char *aKey){
   idemStmtUnpark(p);
   p->pPark = pStmt;
   p->iPark = i;
   p->bParkLent = bLent;
   p->nParkWrite = nWrite;
+  p->bParkKey = aKey!=0;
+  if( aKey ) memcpy(p->aParkKey, aKey, IDEM_KEY_BYTES);
 }
 
 IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,

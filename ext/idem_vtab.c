@@ -67,14 +67,17 @@
 /* Added to a key plan that SQLite says reads every column (colUsed all
 ** ones, as it says for an UPDATE or DELETE of a virtual table; a query
 ** names at most the table's 22): the inner query leaves out who, conv,
-** tool, args and keyargs, which an UPDATE passes as unchanged, and the
-** cursor reads them from the call's main row (IDEM_STMT_Q_MAIN) only if
-** it is asked for them. */
+** tool, args, keyargs and updated, which an UPDATE passes as unchanged
+** (each a copy fewer), and the cursor reads them from the call's main row
+** (IDEM_STMT_Q_MAIN) only if it is asked for them, or for stale or
+** resend_at, computed from updated. */
 #define IDEM_PLAN_UPDATE    256
 #define IDEM_UPDATE_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
    | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS \
-   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS)
+   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS | (sqlite3_uint64)1<<IDEM_COL_UPDATED)
+#define IDEM_UPDATE_MAIN_COLS (IDEM_UPDATE_COLS \
+   | (sqlite3_uint64)1<<IDEM_COL_STALE | (sqlite3_uint64)1<<IDEM_COL_RESEND_AT)
 #define IDEM_NARROW_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_KEY | (sqlite3_uint64)1<<IDEM_COL_MEMBER \
    | (sqlite3_uint64)1<<IDEM_COL_STATUS | (sqlite3_uint64)1<<IDEM_COL_ID \
@@ -99,6 +102,8 @@ struct IdemCursor {
   char *zReply;               /* Cached reply of the current row */
   unsigned char aKey[IDEM_KEY_BYTES];  /* The key pStmt is bound to */
   int bRetain;                /* Skip the rows of expired calls (retain) */
+  int bOneRow;                /* key = ? AND member = ?: the row found is
+                              ** the only one (UNIQUE(key, member)) */
   char zNow[IDEM_TIME_LEN];   /* The time of xFilter: expired before it */
   char zStaleBefore[IDEM_TIME_LEN];   /* stale_after: pending calls quiet
                                       ** since before this are stale */
@@ -451,6 +456,7 @@ static void idemCursorReset(IdemCursor *pCur){
   pCur->bMember = 0;
   pCur->bNarrow = 0;
   pCur->bNoIdentity = 0;
+  pCur->bOneRow = 0;
 }
 
 static int idemClose(sqlite3_vtab_cursor *pCursor){
@@ -465,7 +471,8 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
    && (i==IDEM_STMT_Q_SCAN || i==IDEM_STMT_Q_KEY || i==IDEM_STMT_Q_KEYMEMBER
        || i==IDEM_STMT_Q_KEY_U || i==IDEM_STMT_Q_KEYMEMBER_U
        || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
-    idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite);
+    idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite,
+                 pCur->bNoIdentity ? pCur->aKey : 0);
     pCur->pStmt = 0;
     pCur->bLent = 0;
   }
@@ -488,7 +495,7 @@ static int idemCursorLoadMain(IdemCursor *pCur){
   const void *aKey;
   int nKey;
   int rc;
-  if( pCur->bNarrow ){
+  if( pCur->bNarrow || pCur->bNoIdentity ){     /* (no key column) */
     aKey = pCur->aKey;
     nKey = IDEM_KEY_BYTES;
   }else{
@@ -535,8 +542,8 @@ static int idemCursorExpired(IdemCursor *pCur){
   return zExp!=0 && strcmp(zExp, pCur->zNow)<=0;
 }
 
-static int idemNext(sqlite3_vtab_cursor *pCursor){
-  IdemCursor *pCur = (IdemCursor*)pCursor;
+/* The next row of pStmt that is shown (not of an expired call). */
+static int idemCursorStep(IdemCursor *pCur){
   int rc;
   sqlite3_free(pCur->zReply);
   pCur->zReply = 0;
@@ -560,6 +567,20 @@ static int idemNext(sqlite3_vtab_cursor *pCursor){
     sqlite3_reset(pCur->pStmt);
     return rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_ERROR : rc;
   }
+}
+
+/* xNext.  After the row of a key = ? AND member = ? plan there is none:
+** its query is not stepped again to find that out (it is reset when the
+** cursor closes or filters again, as after a last row). */
+static int idemNext(sqlite3_vtab_cursor *pCursor){
+  IdemCursor *pCur = (IdemCursor*)pCursor;
+  if( pCur->bOneRow ){
+    sqlite3_free(pCur->zReply);
+    pCur->zReply = 0;
+    pCur->bEof = 1;
+    return SQLITE_OK;
+  }
+  return idemCursorStep(pCur);
 }
 
 static int idemFilter(
@@ -616,6 +637,7 @@ static int idemFilter(
   pCur->iFormat = p->iFormat;
   pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N;
   pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U;
+  pCur->bOneRow = idxNum==IDEM_PLAN_KEYMEMBER;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
@@ -638,7 +660,7 @@ static int idemFilter(
     idemCursorReset(pCur);
     return rc;
   }
-  return idemNext(pCursor);
+  return idemCursorStep(pCur);
 }
 
 static int idemEof(sqlite3_vtab_cursor *pCursor){
@@ -719,7 +741,7 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
     return SQLITE_OK;
   }
   if( pCur->bNoIdentity && !pCur->bMember
-   && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_COLS) ){
+   && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_MAIN_COLS) ){
     /* Left out of the query: the main row's, which is this row. */
     int rc = idemCursorLoadMain(pCur);
     if( rc!=SQLITE_OK ) return rc;
@@ -728,9 +750,10 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
   switch( iCol ){
     case IDEM_COL_KEY: {
       char zHex[IDEM_KEY_HEX+1];
-      const unsigned char *a = pCur->bNarrow ? pCur->aKey
+      int bBound = pCur->bNarrow || pCur->bNoIdentity;   /* no key column */
+      const unsigned char *a = bBound ? pCur->aKey
                              : sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
-      if( a && (pCur->bNarrow
+      if( a && (bBound
                 || sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY)==IDEM_KEY_BYTES) ){
         idemKeyHex(a, zHex);
         sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
@@ -795,7 +818,19 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
     }
   }
   pVal = idemCursorValue(pCur, iCol);
-  if( pVal ) sqlite3_result_value(ctx, pVal);
+  if( pVal==0 ) return SQLITE_OK;
+  if( iCol==IDEM_COL_STATUS && sqlite3_value_type(pVal)==SQLITE_TEXT ){
+    /* One of the four words: given as the constant it equals, which
+    ** SQLite need not copy (a replay reads it at every lookup). */
+    const char *z = (const char*)sqlite3_value_text(pVal);
+    IdemStatus e = z ? idemStatusParse(z) : IDEM_STATUS_OTHER;
+    if( e<IDEM_STATUS_OTHER
+     && sqlite3_value_bytes(pVal)==(int)strlen(azIdemStatus[e]) ){
+      sqlite3_result_text(ctx, azIdemStatus[e], -1, SQLITE_STATIC);
+      return SQLITE_OK;
+    }
+  }
+  sqlite3_result_value(ctx, pVal);
   return SQLITE_OK;
 }
 
@@ -834,10 +869,13 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
   }
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
   if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U) ){
-    /* Its query left out who, conv, tool, args, keyargs: an UPDATE that
-    ** gives one of them (to be compared with the stored one) reads the
-    ** row again. */
+    /* Its query left out the key, who, conv, tool, args, keyargs,
+    ** updated: an UPDATE that gives one of them (to be compared with the
+    ** stored one), or a reconcile (whose stale check and resend read
+    ** updated), reads the row again. */
     int i;
+    if( !sqlite3_value_nochange(aCol[IDEM_COL_RECONCILE]) ) pRow = 0;
+    if( !sqlite3_value_nochange(aCol[IDEM_COL_KEY]) ) pRow = 0;
     for(i=0; i<IDEM_NCOL && pRow; i++){
       if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
        && !sqlite3_value_nochange(aCol[i]) ){
@@ -845,7 +883,8 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
       }
     }
   }
-  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow, aCol);
+  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow,
+                           pRow && p->bParkKey ? p->aParkKey : 0, aCol);
 }
 
 static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,

@@ -663,6 +663,8 @@ struct IdemVtab {
   int iPark;                  /* Its IDEM_STMT_* number */
   int bParkLent;              /* It is lent (else a private copy) */
   unsigned int nParkWrite;    /* nWrite when its cursor reached the row */
+  int bParkKey;               /* Its query has no key column: the row's is */
+  unsigned char aParkKey[IDEM_KEY_BYTES];  /* ... this one, which it bound */
   void *pSpareCursor;         /* A closed cursor kept for the next xOpen */
 };
 
@@ -696,9 +698,12 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 /* Keep the query of an UPDATE's cursor, closed on its row, for the
 ** xUpdate that follows (idemStmtParked(): the row if it is iRid and
 ** nothing was written since nWrite); give it back (idemStmtUnpark(), at
-** the end of every xUpdate, at the next lend, at the transaction's end). */
+** the end of every xUpdate, at the next lend, at the transaction's end).
+** aKey: the key the query bound, where it leaves the key column out
+** (IdemVtab.aParkKey), else NULL. */
 IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
-                               int bLent, unsigned int nWrite);
+                               int bLent, unsigned int nWrite,
+                               const unsigned char *aKey);
 IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
                                           unsigned int nWrite);
 IDEM_PRIVATE void idemStmtUnpark(IdemVtab *p);
@@ -815,9 +820,12 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
 
 /* xUpdate's UPDATE and DELETE of the row with rid iRid.  pRow: NULL, or
 ** a query positioned on that row as it is now (the UPDATE's cursor), in
-** the columns of IDEM_STMT_BYRID, which the UPDATE reads and leaves. */
+** the columns of IDEM_STMT_BYRID, which the UPDATE reads and leaves;
+** aRowKey: NULL, or the row's key where pRow leaves its key column out. */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                   sqlite3_stmt *pRow, sqlite3_value **aCol);
+                                   sqlite3_stmt *pRow,
+                                   const unsigned char *aRowKey,
+                                   sqlite3_value **aCol);
 IDEM_PRIVATE int idemOutcomeDelete(IdemVtab *p, sqlite3_int64 iRid);
 
 /* The reply a duplicate arrival hands back (the hidden column reply).
@@ -1041,7 +1049,8 @@ SQLITE_EXTENSION_INIT1
 ** THE COMMON PATH.  idemNumberCanonical() does steps 1, 2 and 3b in one
 ** pass for the literals that most JSON holds: the last digit not 0 (or
 ** "ddd.0", Python's integral floats, taken as "ddd"), at most 16 digits
-** before a '.', an exponent of at most 4 digits and -307 <= L <= 307.
+** before a '.', an exponent of at most 4 digits after its leading zeros
+** (skipped 8 at a time) and -307 <= L <= 307.
 ** The first 16 digits are read at once (two loads one byte apart,
 ** merged under a mask, take the '.' out; then SSE2 on x86-64, 8 at a time
 ** elsewhere), the exponent's digits 4 at a time, and step 3 is written out
@@ -1054,8 +1063,8 @@ SQLITE_EXTENSION_INIT1
 ** idemNumEiselLemireSpan(); 18 digits are all read, one exact product);
 ** "%.17g" of a double beyond 1e-307 or 1e307 (idemNumTiny(): 16 or 17
 ** digits read at once); any other literal with an exponent out of range
-** or of more than 4 digits (idemNumExpLiteral(): at most 19 digits, where
-** the caller found them; the exponent's leading zeros 8 at a time).  Each
+** (idemNumExpLiteral(): at most 19 digits, where the caller found
+** them; the exponent's leading zeros 8 at a time).  Each
 ** goes on to step 3 with step 3b's test (idemNumEiselLemireAt(): the
 ** literal, when it is the answer, is copied where it is in ECMAScript's
 ** layout, as repr() writes the ends of the range), idemNumTiny3() also
@@ -1068,10 +1077,17 @@ SQLITE_EXTENSION_INIT1
 ** exponent (idemNumberDecimal(): "%.17g" of most doubles, Python's and
 ** JSON.stringify()'s), a decimal with one (idemNumberDecimalExp()), and
 ** anything (idemNumberCanonical()); the first two hold fewer values and
-** spill fewer registers.  idemNumberDecimalExp() holds a fourth copy, for
+** spill fewer registers.  idemNumberDecimalExp() has a fourth copy, for
 ** the shape "%.17g" prints large and small doubles in (one digit, a '.',
 ** 16 digits, the last not 0, then the exponent), with that shape's
-** positions and lengths as constants.
+** positions and lengths as constants.  Each entry point first sends a
+** few shapes on before the common path's frame is set up (a test of the
+** lengths, then a jump): an integer (idemNumberCanonical(): as written)
+** and a subnormal as "%.17g" or repr() writes it, "e-3NN" from 308 to 324,
+** which step 3 rounds with the result's exponent known, 2^-1074
+** (idemNumSub17() for "%.17g"'s 17 digits, then idemNumTiny3()'s step 3b
+** and 3c; idemNumSubShort() for at most 16, the literal copied or step
+** 5).
 **
 ** The table idemNumPow10[] holds, for -342 <= e <= 324, the 128 bits
 ** floor(10^e * 2^(127 - floor(log2(10^e)))), most significant word first.
@@ -2745,24 +2761,19 @@ slow:
   return idemNumCanonicalSlow(z, n, zOut);
 }
 
-/* idemNumTiny17() for a literal known to be "%.17g"'s d.dddddddddddddddde-NNN
-** or e+NNN (idemNumberDecimalExp()'s fourth copy), 10^L <= |x| < 10^(L+1)
-** with L beyond +-307, else idemNumExpLiteral(). */
-static IDEMNUM_NOINLINE int idemNumTiny3(
-  const char *z, int n, int L, char *zOut
+/*
+** idemNumTiny3() from where step 3 and step 3b's test leave it: the
+** literal's value w (17 digits), the double m*2^e, whether the literal is
+** the answer (isShort) and step 3b's gi, ti and whether they may be used
+** (aGT), asIs if its exponent is written as ECMAScript writes it.
+*/
+static IDEMNUM_INLINE int idemNumTiny3Out(
+  const char *z, int n, int L, char *zOut,
+  uint64_t w, uint64_t m, int e, int isShort, const uint64_t *aGT, int asIs
 ){
   int neg = z[0]=='-';
   const char *zM = z + neg;
-  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
-  uint64_t c1 = idemNumLoad8(zM+9);
-  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
-  uint64_t aGT[3] = {0, 0, 0};
-  int e, isShort = 0, d = zM[17]-'0';
-  int asIs = zM[18]=='e' && (zM[19]=='-' || zM[19]=='+') && zM[20]!='0';
-  if( L<-324 || L>308
-   || !idemNumEiselLemireAt(w, L-16, &m, &e, d, &isShort, aGT) ){
-    return idemNumExpLiteral(z, n, neg+1, neg+18, zOut);
-  }
+  int d = zM[17]-'0';
   if( isShort ){
     if( asIs ){
       /* ECMAScript's own layout (|L| > 307): as written (22 bytes or
@@ -2848,6 +2859,169 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
     return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
   }
   return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/* idemNumTiny17() for a literal known to be "%.17g"'s d.dddddddddddddddde-NNN
+** or e+NNN (idemNumberDecimalExp()'s fourth copy), 10^L <= |x| < 10^(L+1)
+** with L beyond +-307, else idemNumExpLiteral(). */
+static IDEMNUM_NOINLINE int idemNumTiny3(
+  const char *z, int n, int L, char *zOut
+){
+  int neg = z[0]=='-';
+  const char *zM = z + neg;
+  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
+  uint64_t c1 = idemNumLoad8(zM+9);
+  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
+  uint64_t aGT[3] = {0, 0, 0};
+  int e, isShort = 0, d = zM[17]-'0';
+  int asIs = zM[18]=='e' && (zM[19]=='-' || zM[19]=='+') && zM[20]!='0';
+  if( L<-324 || L>308
+   || !idemNumEiselLemireAt(w, L-16, &m, &e, d, &isShort, aGT) ){
+    return idemNumExpLiteral(z, n, neg+1, neg+18, zOut);
+  }
+  return idemNumTiny3Out(z, n, L, zOut, w, m, e, isShort, aGT, asIs);
+}
+
+/*
+** "%.17g" of a subnormal double: d.dddddddddddddddde-3NN (the last digit
+** not 0, 10^L <= |x| < 10^(L+1) with -324 <= L <= -308, x10 = -L).  Step
+** 3 is the one of idemNumEiselLemireAt() with the exponent of the result
+** known, EMIN: x = w*10^q, 10^q = T*2^(b-127) for the table entry T and
+** b = floor(log2(10^q)), so that x/2^EMIN = w*T * 2^(b-127-EMIN).  The
+** product w*T is taken unnormalized (w < 2^57, so that U = uHi:uLo, its
+** top 128 bits of at most 185, has uHi < 2^57): U is less than 2 units
+** below the exact w*T/2^64 (the low word dropped, less than 1; T short
+** by less than 1, times w < 2^64, less than 1 more), and m is the top of
+** U with sh = -1075-b bits of uHi below it (2 for q = -324, 55 for
+** q = -340).  f, the 64 bits below m, is less than 2 units of f below
+** the exact fraction, as at step 3b; G = f + 2^63 decides the rounding
+** unless it is 0 or 2^64-1 (then idemNumTiny3()).  u = 2^EMIN, so that
+** t*2^60 = 10^q*2^(60-EMIN) = (tHi + a fraction) * 2^(b-63+60-EMIN), and
+** ti = tHi >> (-1071-b) (6 to 59): ti <= t*2^60 < ti+1 as at step 3b.
+** A result from 2^52 to 2^53-1 is the double m*2^EMIN too (the least
+** normal binade, 2.2250738585072014e-308 and up: its ulp is the
+** subnormals', and its interval [v-u/2, v+u/2], the least normal's
+** included, whose neighbour below is the largest subnormal); one of 2^53
+** or more (the next binade, from 4.4501477170144028e-308) or 0 goes to
+** idemNumTiny3() too.  Then step 3b's test and the rest as in
+** idemNumTiny3(), whose step 5 takes m*2^EMIN with m >= 2^52 as it is.
+*/
+/* Step 3 for x = w*10^q with the result's exponent known, EMIN (see
+** idemNumSub17()): w < 2^64 with 10^-340 <= 10^q <= 10^-324 (sh from 2
+** to 55); sets *pM to the nearest m (m*2^EMIN) and *pG to step 3b's G,
+** and returns 0 where that is undecided (G near the halfway point) or m
+** is 0 or beyond the least normal binade (2^53 or more). */
+static IDEMNUM_INLINE int idemNumSubProduct(
+  uint64_t w, int q, uint64_t *pM, uint64_t *pG
+){
+  const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
+  int sh = -1075 - idemNumFloorLog2Pow10(q);
+  uint64_t uLo, uHi = idemNumProduct(w, t, &uLo);
+  uint64_t m = uHi >> sh;
+  uint64_t f = uHi<<(64-sh) | uLo>>sh;
+  uint64_t g = f + ((uint64_t)1<<63);
+  assert( q>=-340 && q<=-324 && sh>=2 && sh<=55 );
+  m += f>>63;
+  *pM = m;
+  *pG = g;
+  return !(g+1<=1 || m-1>=(IDEMNUM_HIDDEN<<1)-1);
+}
+
+/* ti = t*2^60 rounded down, t = 10^q/2^EMIN, for 10^q <= 10^-324 (t < 1):
+** 10^q*2^(60-EMIN) = (tHi + a fraction) * 2^(b-63+60-EMIN), b =
+** floor(log2(10^q)), so that ti = tHi >> (-1071-b) (6 to 59). */
+static IDEMNUM_INLINE uint64_t idemNumSubT(int q){
+  return idemNumPow10[q - IDEMNUM_POW10_MIN][0]
+         >> (-1071 - idemNumFloorLog2Pow10(q));
+}
+
+static IDEMNUM_NOINLINE int idemNumSub17(
+  const char *z, int n, int x10, char *zOut
+){
+  const uint64_t one = (uint64_t)1<<60;
+  int neg = z[0]=='-';
+  const char *zM = z + neg;
+  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
+  uint64_t c1 = idemNumLoad8(zM+9);
+  int d = zM[17]-'0';
+  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)d;
+  uint64_t m, g, ti;
+  uint64_t aGT[3];
+  int isShort;
+  assert( x10>=308 && x10<=324 );
+  if( !idemNumSubProduct(w, -x10 - 16, &m, &g) ){
+    /* near the halfway point, beyond the least normal binade, or 0 */
+    return idemNumTiny3(z, n, -x10, zOut);
+  }
+  ti = idemNumSubT(-x10 - 16);
+  g >>= 4;
+  isShort = ti>=one || (g+2<=(uint64_t)d*ti
+                        && (uint64_t)(10-d)*ti + g > one
+                        && 2*g+4<=one+ti
+                        && 2*g+ti>one);
+  aGT[0] = g;
+  aGT[1] = ti;
+  aGT[2] = 1;
+  return idemNumTiny3Out(z, n, -x10, zOut, w, m, IDEMNUM_EMIN, isShort,
+                         aGT, 1);
+}
+
+/*
+** A literal with an exponent "e-3NN" of 308 to 324, as repr() and
+** JSON.stringify() write subnormals: one digit (not 0), then a '.' and
+** at most 15 more (the last not 0), or none ("5e-324").  Step 3 as in
+** idemNumSub17() (the digits w, with zeros added up to 17: the same x),
+** then step 3b's test with the literal's own last digit d and 10^q (t >= 1
+** when 10^q >= 10^-323: the test holds), the literal copied when it
+** passes (its layout is ECMAScript's), else step 5.  What step 3 leaves
+** undecided goes to idemNumExpLiteral(), any other literal back to the
+** way its caller would have taken (idemNumDecimalExpAny() with a '.',
+** else idemNumCanonicalAny()).  Its integer digits end at z[iInt], its
+** fraction digits at z[iFrac], the 'e'.
+*/
+static int idemNumDecimalExpAny(const char*, int, int, int, char*);
+static int idemNumCanonicalAny(const char*, int, int, int, char*);
+static IDEMNUM_NOINLINE int idemNumSubShort(
+  const char *z, int n, int iInt, int iFrac, char *zOut
+){
+  const uint64_t one = (uint64_t)1<<60;
+  int neg = z[0]=='-';
+  int nDig = iFrac - iInt + (iFrac==iInt);  /* significant digits */
+  int x10 = 300 + (z[iFrac+3]-'0')*10 + (z[iFrac+4]-'0');
+  int d = z[iFrac-1]-'0', q, i;
+  uint64_t w, m, g, ti;
+  if( iInt!=neg+1 || z[neg]=='0' || d==0 || nDig>16 || z[iFrac]!='e'
+   || x10<308 || x10>324 ){
+    /* not that shape, or normal (1e-300 .. 1e-307): where it came from */
+    if( iFrac>iInt ) return idemNumDecimalExpAny(z, n, iInt, iFrac, zOut);
+    return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
+  }
+  w = (uint64_t)(z[neg]-'0');
+  for(i=iInt+1; i<iFrac; i++) w = w*10 + (uint64_t)(z[i]-'0');
+  if( !idemNumSubProduct(w*idemNumPow10Int[17-nDig], -x10-16, &m, &g) ){
+    return idemNumExpLiteral(z, n, iInt, iFrac, zOut);
+  }
+  q = -x10 - nDig + 1;
+  ti = q>-324 ? one : idemNumSubT(q);
+  g >>= 4;
+  if( ti>=one || (g+2<=(uint64_t)d*ti
+                  && (uint64_t)(10-d)*ti + g > one
+                  && 2*g+4<=one+ti
+                  && 2*g+ti>one) ){
+    /* The literal, as written (6 to 22 bytes) */
+    if( n>=16 ){
+      memcpy(zOut, z, 16);
+      memcpy(zOut+n-16, z+n-16, 16);
+    }else if( n>=8 ){
+      memcpy(zOut, z, 8);
+      memcpy(zOut+n-8, z+n-8, 8);
+    }else{
+      memcpy(zOut, z, 4);
+      memcpy(zOut+n-4, z+n-4, 4);
+    }
+    return n;
+  }
+  return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
 }
 
 /* idemNumTiny17(), else idemNumExpLiteral(): where the common path sends
@@ -3241,7 +3415,20 @@ static IDEMNUM_INLINE int idemNumCanonical(
     int k;
     j = iExp + 1 + (eNeg || z[iExp+1]=='+');
     k = n - j;
-    if( k>4 ) goto exp_literal;
+    if( k>4 ){
+      /* Leading zeros ("1.5e+0000000010"): skipped, 8 at a time */
+      while( n-j>=8 ){
+        uint64_t x = idemNumLoad8(z+j) ^ 0x3030303030303030ULL;
+        if( x ){
+          j += idemNumCtz64(x)>>3;
+          break;
+        }
+        j += 8;
+      }
+      while( j<n && z[j]=='0' ) j++;
+      k = n - j;
+      if( k>4 ) goto exp_literal;   /* beyond any double, or 0 */
+    }
     if( nD>=16 ){
       x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
                               & (uint32_t)(0xffffffffULL << (8*(4-k))));
@@ -3473,12 +3660,29 @@ exp_literal:
 slow:
   return idemNumCanonicalSlow(z, n, zOut);
 }
-IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
+/* Whether z[0..2) is "-3" (one 16-bit compare): an exponent e-3NN. */
+static IDEMNUM_INLINE int idemNumIsMinus3(const char *z){
+  const unsigned char *u = (const unsigned char*)z;
+  return (u[0] | u[1]<<8)==('-' | '3'<<8);
+}
+static IDEMNUM_NOINLINE int idemNumCanonicalAny(
   const char *z, int n,
   int iInt, int iFrac,
   char *zOut
 ){
   return idemNumCanonical(z, n, iInt, iFrac, zOut, 0);
+}
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  if( iInt==n ) return idemNumAsWritten(z, n, zOut);
+  if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
+    /* "5e-324": a subnormal's shortest form, likely */
+    return idemNumSubShort(z, n, iInt, iFrac, zOut);
+  }
+  return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
 }
 
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
@@ -3488,6 +3692,37 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
 ){
   return idemNumCanonical(z, n, iInt, n, zOut, 1);
 }
+/* idemNumberDecimalExp() for its two shapes: "%.17g"'s (isDec 3) and any
+** other decimal with an exponent. */
+static IDEMNUM_NOINLINE int idemNumDecimalExp17(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, iFrac, zOut, 3);
+}
+static IDEMNUM_NOINLINE int idemNumDecimalExpAny(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, iFrac, zOut, 2);
+}
+
+/* "%.17g"'s shape with an exponent "e-3NN": a subnormal's
+** (idemNumSub17()), or 1e-300 .. 1e-307 (the common path). */
+static IDEMNUM_NOINLINE int idemNumDecimalExpSub(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  int x10 = 300 + (z[iFrac+3]-'0')*10 + (z[iFrac+4]-'0');
+  if( x10>=308 && x10<=324 && z[iFrac]=='e' ){
+    return idemNumSub17(z, n, x10, zOut);
+  }
+  return idemNumDecimalExp17(z, n, iInt, iFrac, zOut);
+}
+
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
   const char *z, int n,
   int iInt, int iFrac,
@@ -3495,11 +3730,18 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
 ){
   /* d.dddddddddddddddde+NN, as "%.17g" prints large and small doubles
   ** (the last digit not 0): the same code with its shape as constants */
-  int neg = z[0]=='-';
-  if( iInt==neg+1 && iFrac==iInt+17 && z[neg]!='0' && z[iFrac-1]!='0' ){
-    return idemNumCanonical(z, n, iInt, iFrac, zOut, 3);
+  if( iFrac-iInt==17 && iInt-1==(z[0]=='-') && z[iInt-1]!='0'
+   && z[iFrac-1]!='0' ){
+    if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
+      return idemNumDecimalExpSub(z, n, iInt, iFrac, zOut);
+    }
+    return idemNumDecimalExp17(z, n, iInt, iFrac, zOut);
   }
-  return idemNumCanonical(z, n, iInt, iFrac, zOut, 2);
+  if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
+    /* "4.9406564584124654e-324"'s shorter neighbours */
+    return idemNumSubShort(z, n, iInt, iFrac, zOut);
+  }
+  return idemNumDecimalExpAny(z, n, iInt, iFrac, zOut);
 }
 /************** end ext/idem_number.c **************/
 /************** begin ext/idem_utf8.c **************/
@@ -8210,7 +8452,8 @@ IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
 #ifdef IDEM_REPLICATED
   return SQLITE_OK;
 #endif
-  if( pD->bRead && pD->eLock>=2 && idemDurableSharedCache(db) ){
+  if( (pD->bRead || pD->bExtWrote) && pD->eLock>=2
+   && idemDurableSharedCache(db) ){
     pD->eLock = 0;                      /* look again, and say why */
     return idemDurableLockCheck(pD, db, zDb, pzErr);
   }
@@ -8360,6 +8603,15 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
 #ifdef IDEM_REPLICATED
   return;
 #endif
+  if( !(pD->bRead && pD->bFixed) && pD->eDirSync!=0
+   && idemDurableWalKept(pD, db, zDb) ){
+    /* WAL, kept: synchronous decides nothing here (only DELETE at FULL
+    ** asks a directory sync), so it is not read.  Nor is bRead set: a
+    ** claim later in this transaction reads it, and its verdict needs
+    ** it. */
+    pD->bExtWrote = 1;
+    return;
+  }
   if( idemDurableRead(pD, db, zDb, &zErr)!=SQLITE_OK ){
     sqlite3_free(zErr);
     return;
@@ -8477,7 +8729,7 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb){
   sqlite3_vfs *pVfs = 0;
   int rc;
-  if( pD->bWalKept && pD->bRead ){
+  if( pD->bWalKept && (pD->bRead || pD->bExtWrote) ){
     /* Past this transaction's own commit, in which the mode could not
     ** change (idemDurableWalKept()) */
     if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,
@@ -8640,12 +8892,15 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
   "rid, NULL, member, NULL, NULL, NULL, NULL, NULL, status, id, result, " \
   "NULL, NULL, NULL, NULL, NULL, expires, NULL, NULL"
 
-/* The same, with NULL for who, conv, tool, args and keyargs alone: an
-** UPDATE's query (IDEM_PLAN_UPDATE), which reads them from the call's
-** main row (IDEM_STMT_Q_MAIN) only if it is asked for them. */
+/* The same, with NULL for the key, who, conv, tool, args, keyargs and
+** updated: an UPDATE's query (IDEM_PLAN_UPDATE), whose key is the one the
+** cursor bound (as IDEM_PLAN_NARROW's), and which reads the others from
+** the call's main row (IDEM_STMT_Q_MAIN) only if it is asked for them (a
+** member row's updated is its call's anyway); xUpdate reads the row
+** again where it needs one of them (idem_vtab.c, idemUpdateRow()). */
 #define IDEM_QCOLS_UPDATE \
-  "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, created, updated, NULL, owner, expires, honours_key, sends"
+  "rid, NULL, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
+  "note, created, NULL, NULL, owner, expires, honours_key, sends"
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
@@ -8882,12 +9137,15 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 ** outlives the statement that parked it by more than that.
 */
 IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
-                               int bLent, unsigned int nWrite){
+                               int bLent, unsigned int nWrite,
+                               const unsigned char *aKey){
   idemStmtUnpark(p);
   p->pPark = pStmt;
   p->iPark = i;
   p->bParkLent = bLent;
   p->nParkWrite = nWrite;
+  p->bParkKey = aKey!=0;
+  if( aKey ) memcpy(p->aParkKey, aKey, IDEM_KEY_BYTES);
 }
 
 IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
@@ -11765,6 +12023,18 @@ static int idemRowKey(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
 }
 
 
+/* The key of pOld's row: aRowKey where pOld has no key column (an
+** UPDATE's own query, which bound it), else its key column's. */
+static int idemOldKey(IdemVtab *p, sqlite3_stmt *pOld,
+                      const unsigned char *aRowKey,
+                      unsigned char aKey[IDEM_KEY_BYTES]){
+  if( aRowKey ){
+    memcpy(aKey, aRowKey, IDEM_KEY_BYTES);
+    return SQLITE_OK;
+  }
+  return idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
+}
+
 /* --------------------------------------------------------------- UPDATE */
 
 /* Is a new value given for column iCol that differs from the stored one
@@ -11809,14 +12079,23 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
 }
 
 /* The value to store for column iCol on UPDATE: the new one, or the old.
-** Returns the bind's result. */
+** A new text is bound where it is, not copied: xUpdate's arguments live
+** until it returns, past the step of pStmt (idemStepReset() clears the
+** bindings).  Returns the bind's result. */
 static int idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
                             sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
-  if( sqlite3_value_nochange(aCol[iCol]) ){
+  sqlite3_value *pNew = aCol[iCol];
+  if( sqlite3_value_nochange(pNew) ){
     return sqlite3_bind_value(pStmt, iParam,
                               sqlite3_column_value(pOld, IDEM_QCOL(iCol)));
   }
-  return sqlite3_bind_value(pStmt, iParam, aCol[iCol]);
+  if( sqlite3_value_type(pNew)==SQLITE_TEXT ){
+    const char *z = (const char*)sqlite3_value_text(pNew);
+    if( z==0 ) return SQLITE_NOMEM;
+    return sqlite3_bind_text(pStmt, iParam, z, sqlite3_value_bytes(pNew),
+                             SQLITE_STATIC);
+  }
+  return sqlite3_bind_value(pStmt, iParam, pNew);
 }
 
 /*
@@ -11960,7 +12239,8 @@ static int idemResend(IdemVtab *p, sqlite3_int64 iRid, sqlite3_stmt *pOld,
 ** result and note, or release it.
 */
 static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
-                     sqlite3_stmt *pOld, int bCursor, sqlite3_stmt *pRec,
+                     sqlite3_stmt *pOld, int bCursor,
+                     const unsigned char *aRowKey, sqlite3_stmt *pRec,
                      sqlite3_value **aCol){
   char zNow[IDEM_TIME_LEN], zExpires[IDEM_TIME_LEN];
   sqlite3_int64 iNow;
@@ -11969,7 +12249,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
 
   if( pAct->eType==IDEM_ACT_RELEASE ){
     unsigned char aKey[IDEM_KEY_BYTES];
-    rc = idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
+    rc = idemOldKey(p, pOld, aRowKey, aKey);
     idemOldDone(pOld, bCursor);
     return rc ? rc : idemRelease(p, aKey);
   }
@@ -12017,7 +12297,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     sqlite3_stmt *pAdd;
     unsigned char aKey[IDEM_KEY_BYTES];
     idemFormatTime(iNow + p->opt.iRetainMs, zExpires);
-    rc = idemRowKey(p, pOld, IDEM_Q_KEY, aKey);
+    rc = idemOldKey(p, pOld, aRowKey, aKey);
     if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_EXPIRY_ADD, &pAdd);
     if( rc==SQLITE_OK ){
       rc = sqlite3_bind_text(pAdd, 1, zExpires, -1, SQLITE_STATIC);
@@ -12049,10 +12329,13 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
 ** header comment).  Identity, kind and times never change; members are
 ** not updated.  pRow, if not NULL, is a query that holds the row as it is
 ** now, in the columns of IDEM_STMT_BYRID (the cursor the UPDATE runs on:
-** idem_vtab.c), read instead of reading the row again.
+** idem_vtab.c), read instead of reading the row again; aRowKey, if not
+** NULL, its key, which pRow leaves out.
 */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
-                                   sqlite3_stmt *pRow, sqlite3_value **aCol){
+                                   sqlite3_stmt *pRow,
+                                   const unsigned char *aRowKey,
+                                   sqlite3_value **aCol){
   sqlite3_stmt *pOld, *pRec;
   char zHex[IDEM_KEY_HEX+1];
   IdemChange chg;
@@ -12081,7 +12364,9 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
       return idemVtabDbError(p, rc);
     }
   }
-  if( sqlite3_column_bytes(pOld, IDEM_Q_KEY)==IDEM_KEY_BYTES ){
+  if( aRowKey ){
+    idemKeyHex(aRowKey, zHex);
+  }else if( sqlite3_column_bytes(pOld, IDEM_Q_KEY)==IDEM_KEY_BYTES ){
     idemKeyHex(sqlite3_column_blob(pOld, IDEM_Q_KEY), zHex);
   }else{
     memcpy(zHex, "?", 2);
@@ -12142,7 +12427,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   if( eKind==IDEM_KIND_EXTERNAL && !p->opt.bRelaxedDurability ){
     idemDurableRecord(&p->durable, p->db, p->zDb);
   }
-  rc = idemApply(p, &act, iRid, pOld, pRow!=0, pRec, aCol);
+  rc = idemApply(p, &act, iRid, pOld, pRow!=0, aRowKey, pRec, aCol);
   /* The transaction wrote: SQLite keeps its journal mode from now on, so
   ** the settings just read hold for its next records too, as after a
   ** claim that writes (idem_durable.c). */
@@ -12671,14 +12956,17 @@ IDEM_PRIVATE int idemCommitSync(IdemVtab *p){
 /* Added to a key plan that SQLite says reads every column (colUsed all
 ** ones, as it says for an UPDATE or DELETE of a virtual table; a query
 ** names at most the table's 22): the inner query leaves out who, conv,
-** tool, args and keyargs, which an UPDATE passes as unchanged, and the
-** cursor reads them from the call's main row (IDEM_STMT_Q_MAIN) only if
-** it is asked for them. */
+** tool, args, keyargs and updated, which an UPDATE passes as unchanged
+** (each a copy fewer), and the cursor reads them from the call's main row
+** (IDEM_STMT_Q_MAIN) only if it is asked for them, or for stale or
+** resend_at, computed from updated. */
 #define IDEM_PLAN_UPDATE    256
 #define IDEM_UPDATE_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
    | (sqlite3_uint64)1<<IDEM_COL_TOOL | (sqlite3_uint64)1<<IDEM_COL_ARGS \
-   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS)
+   | (sqlite3_uint64)1<<IDEM_COL_KEYARGS | (sqlite3_uint64)1<<IDEM_COL_UPDATED)
+#define IDEM_UPDATE_MAIN_COLS (IDEM_UPDATE_COLS \
+   | (sqlite3_uint64)1<<IDEM_COL_STALE | (sqlite3_uint64)1<<IDEM_COL_RESEND_AT)
 #define IDEM_NARROW_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_KEY | (sqlite3_uint64)1<<IDEM_COL_MEMBER \
    | (sqlite3_uint64)1<<IDEM_COL_STATUS | (sqlite3_uint64)1<<IDEM_COL_ID \
@@ -12703,6 +12991,8 @@ struct IdemCursor {
   char *zReply;               /* Cached reply of the current row */
   unsigned char aKey[IDEM_KEY_BYTES];  /* The key pStmt is bound to */
   int bRetain;                /* Skip the rows of expired calls (retain) */
+  int bOneRow;                /* key = ? AND member = ?: the row found is
+                              ** the only one (UNIQUE(key, member)) */
   char zNow[IDEM_TIME_LEN];   /* The time of xFilter: expired before it */
   char zStaleBefore[IDEM_TIME_LEN];   /* stale_after: pending calls quiet
                                       ** since before this are stale */
@@ -13055,6 +13345,7 @@ static void idemCursorReset(IdemCursor *pCur){
   pCur->bMember = 0;
   pCur->bNarrow = 0;
   pCur->bNoIdentity = 0;
+  pCur->bOneRow = 0;
 }
 
 static int idemClose(sqlite3_vtab_cursor *pCursor){
@@ -13069,7 +13360,8 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
    && (i==IDEM_STMT_Q_SCAN || i==IDEM_STMT_Q_KEY || i==IDEM_STMT_Q_KEYMEMBER
        || i==IDEM_STMT_Q_KEY_U || i==IDEM_STMT_Q_KEYMEMBER_U
        || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
-    idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite);
+    idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite,
+                 pCur->bNoIdentity ? pCur->aKey : 0);
     pCur->pStmt = 0;
     pCur->bLent = 0;
   }
@@ -13092,7 +13384,7 @@ static int idemCursorLoadMain(IdemCursor *pCur){
   const void *aKey;
   int nKey;
   int rc;
-  if( pCur->bNarrow ){
+  if( pCur->bNarrow || pCur->bNoIdentity ){     /* (no key column) */
     aKey = pCur->aKey;
     nKey = IDEM_KEY_BYTES;
   }else{
@@ -13139,8 +13431,8 @@ static int idemCursorExpired(IdemCursor *pCur){
   return zExp!=0 && strcmp(zExp, pCur->zNow)<=0;
 }
 
-static int idemNext(sqlite3_vtab_cursor *pCursor){
-  IdemCursor *pCur = (IdemCursor*)pCursor;
+/* The next row of pStmt that is shown (not of an expired call). */
+static int idemCursorStep(IdemCursor *pCur){
   int rc;
   sqlite3_free(pCur->zReply);
   pCur->zReply = 0;
@@ -13164,6 +13456,20 @@ static int idemNext(sqlite3_vtab_cursor *pCursor){
     sqlite3_reset(pCur->pStmt);
     return rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_ERROR : rc;
   }
+}
+
+/* xNext.  After the row of a key = ? AND member = ? plan there is none:
+** its query is not stepped again to find that out (it is reset when the
+** cursor closes or filters again, as after a last row). */
+static int idemNext(sqlite3_vtab_cursor *pCursor){
+  IdemCursor *pCur = (IdemCursor*)pCursor;
+  if( pCur->bOneRow ){
+    sqlite3_free(pCur->zReply);
+    pCur->zReply = 0;
+    pCur->bEof = 1;
+    return SQLITE_OK;
+  }
+  return idemCursorStep(pCur);
 }
 
 static int idemFilter(
@@ -13220,6 +13526,7 @@ static int idemFilter(
   pCur->iFormat = p->iFormat;
   pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N;
   pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U;
+  pCur->bOneRow = idxNum==IDEM_PLAN_KEYMEMBER;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
@@ -13242,7 +13549,7 @@ static int idemFilter(
     idemCursorReset(pCur);
     return rc;
   }
-  return idemNext(pCursor);
+  return idemCursorStep(pCur);
 }
 
 static int idemEof(sqlite3_vtab_cursor *pCursor){
@@ -13323,7 +13630,7 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
     return SQLITE_OK;
   }
   if( pCur->bNoIdentity && !pCur->bMember
-   && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_COLS) ){
+   && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_MAIN_COLS) ){
     /* Left out of the query: the main row's, which is this row. */
     int rc = idemCursorLoadMain(pCur);
     if( rc!=SQLITE_OK ) return rc;
@@ -13332,9 +13639,10 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
   switch( iCol ){
     case IDEM_COL_KEY: {
       char zHex[IDEM_KEY_HEX+1];
-      const unsigned char *a = pCur->bNarrow ? pCur->aKey
+      int bBound = pCur->bNarrow || pCur->bNoIdentity;   /* no key column */
+      const unsigned char *a = bBound ? pCur->aKey
                              : sqlite3_column_blob(pCur->pStmt, IDEM_Q_KEY);
-      if( a && (pCur->bNarrow
+      if( a && (bBound
                 || sqlite3_column_bytes(pCur->pStmt, IDEM_Q_KEY)==IDEM_KEY_BYTES) ){
         idemKeyHex(a, zHex);
         sqlite3_result_text(ctx, zHex, IDEM_KEY_HEX, SQLITE_TRANSIENT);
@@ -13399,7 +13707,19 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
     }
   }
   pVal = idemCursorValue(pCur, iCol);
-  if( pVal ) sqlite3_result_value(ctx, pVal);
+  if( pVal==0 ) return SQLITE_OK;
+  if( iCol==IDEM_COL_STATUS && sqlite3_value_type(pVal)==SQLITE_TEXT ){
+    /* One of the four words: given as the constant it equals, which
+    ** SQLite need not copy (a replay reads it at every lookup). */
+    const char *z = (const char*)sqlite3_value_text(pVal);
+    IdemStatus e = z ? idemStatusParse(z) : IDEM_STATUS_OTHER;
+    if( e<IDEM_STATUS_OTHER
+     && sqlite3_value_bytes(pVal)==(int)strlen(azIdemStatus[e]) ){
+      sqlite3_result_text(ctx, azIdemStatus[e], -1, SQLITE_STATIC);
+      return SQLITE_OK;
+    }
+  }
+  sqlite3_result_value(ctx, pVal);
   return SQLITE_OK;
 }
 
@@ -13438,10 +13758,13 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
   }
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
   if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U) ){
-    /* Its query left out who, conv, tool, args, keyargs: an UPDATE that
-    ** gives one of them (to be compared with the stored one) reads the
-    ** row again. */
+    /* Its query left out the key, who, conv, tool, args, keyargs,
+    ** updated: an UPDATE that gives one of them (to be compared with the
+    ** stored one), or a reconcile (whose stale check and resend read
+    ** updated), reads the row again. */
     int i;
+    if( !sqlite3_value_nochange(aCol[IDEM_COL_RECONCILE]) ) pRow = 0;
+    if( !sqlite3_value_nochange(aCol[IDEM_COL_KEY]) ) pRow = 0;
     for(i=0; i<IDEM_NCOL && pRow; i++){
       if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
        && !sqlite3_value_nochange(aCol[i]) ){
@@ -13449,7 +13772,8 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
       }
     }
   }
-  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow, aCol);
+  return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow,
+                           pRow && p->bParkKey ? p->aParkKey : 0, aCol);
 }
 
 static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,

@@ -6,11 +6,14 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
@@ -111,7 +114,8 @@ func TestOptionsOfAnExistingTable(t *testing.T) {
 }
 
 // A change in C alone is seen: a build of the extension whose limits
-// differ (-D: the note limit, the range of max_sends), loaded into the
+// differ (-D: the note limit, the range of max_sends, the refused resends
+// that end a wait), loaded into the
 // connections of a database after the package's own, and the package
 // follows it, with nothing changed in the package.
 func TestChangeInCAloneIsSeen(t *testing.T) {
@@ -122,7 +126,7 @@ func TestChangeInCAloneIsSeen(t *testing.T) {
 	}
 	so := filepath.Join(t.TempDir(), "idem.so")
 	if out, err := exec.Command(cc, "-O0", "-w", "-fPIC", "-shared", "-DIDEM_NOTE_MAX=40",
-		"-DIDEM_MAX_SENDS_LIMIT=7", "-o", so, ext).CombinedOutput(); err != nil {
+		"-DIDEM_MAX_SENDS_LIMIT=7", "-DIDEM_RESEND_REFUSALS=2", "-o", so, ext).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	register(t)
@@ -162,4 +166,56 @@ func TestChangeInCAloneIsSeen(t *testing.T) {
 	if n := notes(own, "w"); n != 2000 {
 		t.Errorf("the package's own build's note: %d bytes, want 2000", n)
 	}
+	if n := refusedResends(t, []string{so}); n != 2 {
+		t.Errorf("the variant: %d refused resends end the wait, want 2", n)
+	}
+	if n := refusedResends(t, nil); n != 3 {
+		t.Errorf("the package's own build: %d refused resends end the wait, want 3", n)
+	}
+}
+
+var refuseSeq atomic.Int32
+
+// refusedResends: how many refused resends in a row end a call's wait
+// for its resend (then it replays the call as it stands), on connections
+// that load exts after the package's own build.  An authorizer refuses
+// every resend: the UPDATE of a call's reconcile column, which takes it.
+func refusedResends(t *testing.T, exts []string) int {
+	t.Helper()
+	var refused atomic.Int32
+	name := fmt.Sprintf("sqlite3_idem_refuse_%d", refuseSeq.Add(1))
+	sql.Register(name, &sqlite3.SQLiteDriver{Extensions: exts, ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		c.RegisterAuthorizer(func(op int, table, column, _ string) int {
+			if op == sqlite3.SQLITE_UPDATE && table == "r" && column == "reconcile" {
+				refused.Add(1)
+				return sqlite3.SQLITE_DENY
+			}
+			return sqlite3.SQLITE_OK
+		})
+		return nil
+	}})
+	db, err := sql.Open(name, "file:"+filepath.Join(t.TempDir(), "r.db")+"?_journal_mode=WAL&_sync=FULL&_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	calls := openCalls(t, db, idem.Table("r"), idem.TableOption("resend_after", "0.01 seconds"))
+	target := newHonouring()
+	target.lose = 1
+	var sends atomic.Int32
+	charge := idem.External(calls, "charge", func(ctx context.Context, key string, cents int) (string, error) {
+		sends.Add(1)
+		return target.charge(key)
+	})
+	charge.HonoursKey = true
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = charge.Call(ctx, "dan", "c-1", 700)
+	if !errors.Is(err, idem.ErrUnknown) {
+		t.Fatalf("a call whose resends are all refused: %v", err)
+	}
+	if n := sends.Load(); n != 1 {
+		t.Fatalf("%d sends, want 1 (every resend refused)", n)
+	}
+	return int(refused.Load())
 }

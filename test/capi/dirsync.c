@@ -61,6 +61,7 @@ static int dsTime64(sqlite3_vfs *v, sqlite3_int64 *p){ (void)v; return pRoot->xC
 static int dsLastError(sqlite3_vfs *v, int n, char *z){ (void)v; return pRoot->xGetLastError(pRoot, n, z); }
 
 #define CLAIM(n) "INSERT INTO c(who, conv, tool, args, kind) VALUES('u', '" n "', 't', '{}', 'external')"
+#define RECORD(n) "UPDATE c SET status = 'done', id = 1, result = 'ok' WHERE key = idem_key('u', '" n "', 't', '{}') AND member = 0"
 #define NODIR "idem: c: an external call's COMMIT needs the directory of the database synced, and "
 #define NOMARKER "idem: c: an external call's COMMIT in DELETE mode at synchronous=FULL is made durable by a directory sync after it"
 #define LOST "idem: c: the directory sync after this table's last COMMIT of an external call failed"
@@ -107,6 +108,22 @@ int main(void){
     bNoMarker = 0;
     sqlite3_close(db);
   }
+  /* A record (an external call's outcome) in WAL mode reads no setting
+  ** and syncs no directory; after the connection leaves WAL for DELETE
+  ** (between two transactions), the next record's COMMIT is synced again. */
+  unlink(zDb);
+  sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, "dirsync");
+  check(db, "mode", "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+        " CREATE VIRTUAL TABLE c USING idem", SQLITE_OK, 0);
+  check(db, "claims", CLAIM("r1") "; " CLAIM("r2") "; " CLAIM("r3"), SQLITE_OK, 0);
+  nMarkerDeleted = 0;
+  check(db, "record, WAL", RECORD("r1"), SQLITE_OK, 0);
+  check(db, "record, WAL again", RECORD("r2"), SQLITE_OK, 0);
+  check(db, "to DELETE", "PRAGMA journal_mode=DELETE", SQLITE_OK, 0);
+  check(db, "record, DELETE", RECORD("r3"), SQLITE_OK, 0);
+  if( nMarkerDeleted==1 ){ nPass++; }else{ nFail++; printf("! WAL then DELETE: marker deleted %d times\n", nMarkerDeleted); }
+  checkInt(db, "recorded", "SELECT count(*) FROM c WHERE status = 'done'", 3);
+  sqlite3_close(db);
   /* The sync after the COMMIT fails: the COMMIT has returned, and the
   ** table's next claim says so, once. */
   unlink(zDb);

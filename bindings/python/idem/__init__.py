@@ -562,6 +562,17 @@ def _loads_deep(text: str) -> Any:
     def fail(at: int) -> ValueError:
         return ValueError("idem: stored JSON is malformed at character %d" % at)
 
+    def member(at: int) -> int:
+        """Read the name of a member at `at` and the ':' after it into
+        keys[-1]; the position of its value."""
+        if at >= n or text[at] != '"':
+            raise fail(at)
+        keys[-1], at = _scanstring(text, at + 1)
+        at = _WS.match(text, at).end()          # type: ignore[union-attr]
+        if at >= n or text[at] != ":":
+            raise fail(at)
+        return _WS.match(text, at + 1).end()    # type: ignore[union-attr]
+
     while i < n:
         c = text[i]
         value: Any
@@ -574,13 +585,7 @@ def _loads_deep(text: str) -> Any:
                 value = stack.pop()
                 keys.pop()
             elif c == "{":
-                if i >= n or text[i] != '"':
-                    raise fail(i)
-                keys[-1], i = _scanstring(text, i + 1)
-                i = _WS.match(text, i).end()        # type: ignore[union-attr]
-                if i >= n or text[i] != ":":
-                    raise fail(i)
-                i = _WS.match(text, i + 1).end()    # type: ignore[union-attr]
+                i = member(i)
                 continue
             else:
                 continue
@@ -614,13 +619,7 @@ def _loads_deep(text: str) -> Any:
             if i < n and text[i] == ",":
                 i = _WS.match(text, i + 1).end()    # type: ignore[union-attr]
                 if isinstance(top, dict):
-                    if i >= n or text[i] != '"':
-                        raise fail(i)
-                    keys[-1], i = _scanstring(text, i + 1)
-                    i = _WS.match(text, i).end()    # type: ignore[union-attr]
-                    if i >= n or text[i] != ":":
-                        raise fail(i)
-                    i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+                    i = member(i)
                 break
             if i < n and text[i] == ("]" if isinstance(top, list) else "}"):
                 i += 1
