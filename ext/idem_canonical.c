@@ -915,7 +915,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** order of the text (idemJsonSortNames(): the groups would otherwise
 ** read the names in the order of their ranks, a wait for memory each);
 ** ranges of more than IDEM_JSON_MSD ranks are first split by their
-** highest differing byte (idemJsonSortRanksMsd()).
+** highest differing byte (idemJsonSortRanksMsd()); and objects of more
+** than IDEM_JSON_MSD members whose keys at 8 differ in few bytes are
+** sorted by both keys carried in one record (idemJsonWideSort()).
 **
 ** The bytes read are the canonical texts, in which byte order is the
 ** order of RFC 8785 unless a name holds an escape ("\n" is 0x0a, not
@@ -1118,22 +1120,44 @@ static void idemJsonMergeSort(
 
 /* Sort r[0..n) by key, aTmp[0..n) scratch: a least significant digit
 ** radix sort, 8 bits a pass, each pass stable; a byte that every key has
-** alike costs no pass. */
-static void idemJsonRadixSort(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
+** alike costs no pass.  x: the bits in which the keys may differ, if the
+** caller knows them (else ~0): a half of the key that is all alike is
+** not counted either. */
+static void idemJsonRadixSort(
+  IdemJsonRank *r,
+  IdemJsonRank *aTmp,
+  int n,
+  uint64_t x
+){
   uint32_t aCnt[8][256];
   IdemJsonRank *aSrc = r, *aDst = aTmp;
   int i, b;
   memset(aCnt, 0, sizeof(aCnt));
-  for(i=0; i<n; i++){
-    uint64_t k = r[i].iKey;
-    aCnt[0][k & 0xff]++;        aCnt[1][(k>>8) & 0xff]++;
-    aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
-    aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
-    aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
+  if( (x>>32)==0 ){
+    for(i=0; i<n; i++){
+      uint64_t k = r[i].iKey;
+      aCnt[0][k & 0xff]++;        aCnt[1][(k>>8) & 0xff]++;
+      aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
+    }
+  }else if( (uint32_t)x==0 ){
+    for(i=0; i<n; i++){
+      uint64_t k = r[i].iKey;
+      aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
+      aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
+    }
+  }else{
+    for(i=0; i<n; i++){
+      uint64_t k = r[i].iKey;
+      aCnt[0][k & 0xff]++;        aCnt[1][(k>>8) & 0xff]++;
+      aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
+      aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
+      aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
+    }
   }
   for(b=0; b<8; b++){
     uint32_t *c = aCnt[b], s = 0;
     int sh = 8*b;
+    if( ((x>>sh) & 0xff)==0 ) continue;
     if( c[(aSrc[0].iKey>>sh) & 0xff]==(uint32_t)n ) continue;
     for(i=0; i<256; i++){
       uint32_t x = c[i];
@@ -1153,7 +1177,7 @@ static void idemJsonRadixSort(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
 #define IDEM_JSON_MSD 16384
 
 static void idemJsonSortRanks(IdemJsonRank*, IdemJsonRank*, int);
-static void idemJsonRadixSort(IdemJsonRank*, IdemJsonRank*, int);
+static void idemJsonRadixSort(IdemJsonRank*, IdemJsonRank*, int, uint64_t);
 
 /* Sort r[0..n) by key, aTmp[0..n) scratch, n above IDEM_JSON_MSD: one
 ** pass splits the ranks by the highest byte of the keys that differs,
@@ -1165,8 +1189,7 @@ static void idemJsonRadixSort(IdemJsonRank*, IdemJsonRank*, int);
 static void idemJsonSortRanksMsd(
   IdemJsonRank *r,
   IdemJsonRank *aTmp,
-  int n,
-  int bStable                 /* equal keys keep their order */
+  int n
 ){
   uint32_t aCnt[256];
   uint64_t x = 0, k0 = r[0].iKey;
@@ -1187,12 +1210,8 @@ static void idemJsonSortRanksMsd(
     int e = (int)aCnt[i];          /* now the end of part i */
     if( e-m<=1 ){
       /* nothing to sort */
-    }else if( !bStable ){
-      idemJsonSortRanks(r+m, aTmp+m, e-m);
-    }else if( e-m>IDEM_JSON_MSD ){
-      idemJsonSortRanksMsd(r+m, aTmp+m, e-m, 1);
     }else{
-      idemJsonRadixSort(r+m, aTmp+m, e-m);
+      idemJsonSortRanks(r+m, aTmp+m, e-m);
     }
     m = e;
   }
@@ -1225,20 +1244,171 @@ static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
   }else if( n<IDEM_JSON_RADIX ){
     idemJsonMergeSort(r, aTmp, n, 0);
   }else if( n<=IDEM_JSON_MSD ){
-    idemJsonRadixSort(r, aTmp, n);
+    idemJsonRadixSort(r, aTmp, n, ~(uint64_t)0);
   }else{
-    idemJsonSortRanksMsd(r, aTmp, n, 0);
+    idemJsonSortRanksMsd(r, aTmp, n);
   }
 }
 
-/* Sort r[0..n) by key as idemJsonSortRanks() does, but equal keys keep
-** their order (a radix sort's passes are stable; the merge's networks are
-** not). */
-static void idemJsonSortRanksStable(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
-  if( n>IDEM_JSON_MSD ){
-    idemJsonSortRanksMsd(r, aTmp, n, 1);
+/* A member in the sort of a large object by its keys at 0 and at 8
+** (idemJsonWideSort()): both keys and its index in the object's member
+** records, in one record, so that the passes of the sort carry all they
+** read and read no other array. */
+typedef struct IdemJsonWide IdemJsonWide;
+struct IdemJsonWide {
+  uint64_t k0, k1;
+  uint32_t iMem;
+  uint32_t iUnused;
+};
+
+/* Ranges of at most this many records are sorted by insertion. */
+#define IJ_WIDE_SMALL 32
+
+/* Count the bytes of key K of w[0..n) into aCnt[B..B+8), those of the
+** halves in which X (where the keys differ) has a bit. */
+#define IJ_WIDE_COUNT(K, X, B) do{                                      \
+  if( ((X)>>32)==0 ){                                                   \
+    if( X ) for(i=0; i<n; i++){                                         \
+      uint64_t k = w[i].K;                                              \
+      aCnt[B][k & 0xff]++;          aCnt[B+1][(k>>8) & 0xff]++;         \
+      aCnt[B+2][(k>>16) & 0xff]++;  aCnt[B+3][(k>>24) & 0xff]++;        \
+    }                                                                   \
+  }else if( (uint32_t)(X)==0 ){                                         \
+    for(i=0; i<n; i++){                                                 \
+      uint64_t k = w[i].K;                                              \
+      aCnt[B+4][(k>>32) & 0xff]++;  aCnt[B+5][(k>>40) & 0xff]++;        \
+      aCnt[B+6][(k>>48) & 0xff]++;  aCnt[B+7][k>>56]++;                 \
+    }                                                                   \
+  }else{                                                                \
+    for(i=0; i<n; i++){                                                 \
+      uint64_t k = w[i].K;                                              \
+      aCnt[B][k & 0xff]++;          aCnt[B+1][(k>>8) & 0xff]++;         \
+      aCnt[B+2][(k>>16) & 0xff]++;  aCnt[B+3][(k>>24) & 0xff]++;        \
+      aCnt[B+4][(k>>32) & 0xff]++;  aCnt[B+5][(k>>40) & 0xff]++;        \
+      aCnt[B+6][(k>>48) & 0xff]++;  aCnt[B+7][k>>56]++;                 \
+    }                                                                   \
+  }                                                                     \
+}while(0)
+
+/* Sort w[0..n) by (k0, k1), t[0..n) scratch; the sorted records end in
+** t[] if bToT, else in w[].  Equal pairs end next to each other.  A least
+** significant digit radix sort, 8 bits a pass, over the bytes in which
+** some keys of the range differ (found first: the others cost nothing),
+** those of k1 first; one pass counts for every such byte at once. */
+static void idemJsonWideLsd(
+  IdemJsonWide *w,
+  IdemJsonWide *t,
+  int n,
+  int bToT
+){
+  uint32_t aCnt[16][256];
+  unsigned char aSh[16];
+  uint64_t x0 = 0, x1 = 0;
+  IdemJsonWide *aSrc = w, *aDst = t;
+  int i, q, n1 = 0, nAct = 0;
+  if( n<=IJ_WIDE_SMALL ){
+    int m;
+    for(i=1; i<n; i++){
+      IdemJsonWide x = w[i];
+      for(m=i; m>0 && (w[m-1].k0>x.k0
+                       || (w[m-1].k0==x.k0 && w[m-1].k1>x.k1)); m--){
+        w[m] = w[m-1];
+      }
+      w[m] = x;
+    }
+    if( bToT ) memcpy(t, w, n*sizeof(IdemJsonWide));
+    return;
+  }
+  for(i=1; i<n; i++){
+    x0 |= w[i].k0 ^ w[0].k0;
+    x1 |= w[i].k1 ^ w[0].k1;
+  }
+  /* Every byte of each half of a key in which some keys differ is
+  ** counted (unrolled: cheaper than a loop over the bytes that differ),
+  ** the passes are only over those that differ. */
+  memset(aCnt, 0, sizeof(aCnt));
+  IJ_WIDE_COUNT(k0, x0, 0);
+  IJ_WIDE_COUNT(k1, x1, 8);
+  for(q=0; q<8; q++){
+    if( (x1>>(8*q)) & 0xff ) aSh[nAct++] = (unsigned char)(8+q);
+  }
+  n1 = nAct;
+  for(q=0; q<8; q++){
+    if( (x0>>(8*q)) & 0xff ) aSh[nAct++] = (unsigned char)q;
+  }
+  for(q=0; q<nAct; q++){
+    uint32_t *c = aCnt[aSh[q]], s = 0;
+    int sh = 8*(aSh[q] & 7), b;
+    for(b=0; b<256; b++){
+      uint32_t x = c[b];
+      c[b] = s;
+      s += x;
+    }
+    if( q<n1 ){
+      for(i=0; i<n; i++) aDst[c[(aSrc[i].k1>>sh) & 0xff]++] = aSrc[i];
+    }else{
+      for(i=0; i<n; i++) aDst[c[(aSrc[i].k0>>sh) & 0xff]++] = aSrc[i];
+    }
+    { IdemJsonWide *aSwap = aSrc; aSrc = aDst; aDst = aSwap; }
+  }
+  if( aSrc!=(bToT ? t : w) ){
+    memcpy(bToT ? t : w, aSrc, n*sizeof(IdemJsonWide));
+  }
+}
+
+/* Sort w[0..n) by (k0, k1) as idemJsonWideLsd() does.  A range of more
+** than IDEM_JSON_MSD records is first split by the highest byte in which
+** its keys differ, into t[], and each part is sorted in its turn (the
+** roles of w[] and t[] swapped), so that the passes of the LSD sort run
+** within the second-level cache (idemJsonSortRanksMsd()). */
+static void idemJsonWideSort(
+  IdemJsonWide *w,
+  IdemJsonWide *t,
+  int n,
+  int bToT
+){
+  uint32_t aCnt[256];
+  uint64_t x0 = 0, x1 = 0;
+  int i, m, sh, b, bK1;
+  if( n<=IDEM_JSON_MSD ){
+    idemJsonWideLsd(w, t, n, bToT);
+    return;
+  }
+  for(i=1; i<n; i++){
+    x0 |= w[i].k0 ^ w[0].k0;
+    x1 |= w[i].k1 ^ w[0].k1;
+  }
+  if( (x0|x1)==0 ){
+    if( bToT ) memcpy(t, w, n*sizeof(IdemJsonWide));
+    return;
+  }
+  bK1 = x0==0;
+  if( bK1 ) x0 = x1;
+  for(sh=56; (x0>>sh)==0; sh-=8){}
+  memset(aCnt, 0, sizeof(aCnt));
+  if( bK1 ){
+    for(i=0; i<n; i++) aCnt[(w[i].k1>>sh) & 0xff]++;
   }else{
-    idemJsonRadixSort(r, aTmp, n);
+    for(i=0; i<n; i++) aCnt[(w[i].k0>>sh) & 0xff]++;
+  }
+  for(b=0, m=0; b<256; b++){
+    uint32_t c = aCnt[b];
+    aCnt[b] = (uint32_t)m;
+    m += (int)c;
+  }
+  if( bK1 ){
+    for(i=0; i<n; i++) t[aCnt[(w[i].k1>>sh) & 0xff]++] = w[i];
+  }else{
+    for(i=0; i<n; i++) t[aCnt[(w[i].k0>>sh) & 0xff]++] = w[i];
+  }
+  for(b=0, m=0; b<256; b++){
+    int e = (int)aCnt[b];             /* now the end of part b */
+    if( e-m>1 ){
+      idemJsonWideSort(t+m, w+m, e-m, !bToT);
+    }else if( e>m && !bToT ){
+      w[m] = t[m];
+    }
+    m = e;
   }
 }
 
@@ -1369,9 +1539,10 @@ static int idemJsonSortNames(
   int n,
   IdemJsonRank *aR,
   IdemJsonGroup *aG,
+  IdemJsonWide *aW,
   int bRaw
 ){
-  int i, j, nG = 0, bEqual = 0, bChain;
+  int i, j, nG = 0, bEqual = 0, bChain, bWide;
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   int bKept = 0;                      /* aT[].aK[] are set */
   uint64_t kDiff;
@@ -1393,7 +1564,7 @@ static int idemJsonSortNames(
     ** the groups read the keys kept at 0 and 8 (idemJsonTextKey()).  A
     ** backslash among those 16 bytes of any name: the names are read
     ** again unescaped (SQLITE_MISUSE). */
-    uint64_t kEsc = 0, x1 = 0;
+    uint64_t kEsc = 0, x0 = 0, x1 = 0;
     int nByte = 0;
     for(i=0; i<n; i++){
       IdemJsonSortText *t = &aT[i];
@@ -1406,30 +1577,57 @@ static int idemJsonSortNames(
       kEsc |= IJ_HAS_ZERO(t->aK[0] ^ (IJ_ONES*'\\'))
             | IJ_HAS_ZERO(t->aK[1] ^ (IJ_ONES*'\\'));
       x1 |= t->aK[1] ^ aT[0].aK[1];
-      aR[i].iKey = t->aK[1];
-      aR[i].iMem = (uint32_t)i;
     }
     if( bRaw && kEsc ) return SQLITE_MISUSE;
     bKept = 1;
     for(j=0; j<8; j++) nByte += ((x1>>(8*j)) & 0xff)!=0;
     if( nByte>4 ) goto by_name_key;
-    if( x1 ) idemJsonSortRanksStable(aR, aR+n, n);
-    for(i=0; i<n; i++){
-      if( i+IJ_AHEAD<n ) IJ_PREFETCH(&aT[aR[i+IJ_AHEAD].iMem]);
-      aR[i].iKey = aT[aR[i].iMem].aK[0];
-    }
-    if( x1 ){
-      idemJsonSortRanksStable(aR, aR+n, n);
+    bWide = n>IDEM_JSON_MSD;
+    if( bWide ){
+      /* Too many for the caches: both keys carried in one record
+      ** (idemJsonWideSort()), not the keys at 0 read again for each rank
+      ** between the two sorts, and split once, not once a sort. */
+      for(i=0; i<n; i++){
+        aW[i].k0 = aT[i].aK[0];
+        aW[i].k1 = aT[i].aK[1];
+        aW[i].iMem = (uint32_t)i;
+      }
+      idemJsonWideSort(aW, aW+n, n, 0);
+      for(i=0; i<n; i++){
+        aR[i].iKey = aW[i].k0;
+        aR[i].iMem = aW[i].iMem;
+      }
     }else{
-      idemJsonSortRanks(aR, aR+n, n);   /* the keys at 8 all alike */
+      for(i=0; i<n; i++){
+        aR[i].iKey = aT[i].aK[1];
+        aR[i].iMem = (uint32_t)i;
+      }
+      if( x1 ) idemJsonRadixSort(aR, aR+n, n, x1);
+      for(i=0; i<n; i++){
+        if( i+IJ_AHEAD<n ) IJ_PREFETCH(&aT[aR[i+IJ_AHEAD].iMem]);
+        aR[i].iKey = aT[aR[i].iMem].aK[0];
+        x0 |= aR[i].iKey ^ aT[0].aK[0];
+      }
+      if( x1 ){
+        idemJsonRadixSort(aR, aR+n, n, x0);  /* stable: the order at 8 holds */
+      }else{
+        idemJsonSortRanks(aR, aR+n, n);   /* the keys at 8 all alike */
+      }
     }
 
     /* Each run of names alike in their first 16 bytes: those that end
     ** within them first, by length (two of one length are equal); those
     ** that go on are a group at 16. */
     for(i=0; i<n; i=j){
-      for(j=i+1; j<n && aR[j].iKey==aR[i].iKey
-                 && aT[aR[j].iMem].aK[1]==aT[aR[i].iMem].aK[1]; j++){}
+      /* (The keys at 8 in aW[], in the same order, if it was sorted: the
+      ** names alike in 8 bytes are many, and aT[] far too large to be
+      ** read in the order of the ranks.) */
+      if( bWide ){
+        for(j=i+1; j<n && aR[j].iKey==aR[i].iKey && aW[j].k1==aW[i].k1; j++){}
+      }else{
+        for(j=i+1; j<n && aR[j].iKey==aR[i].iKey
+                   && aT[aR[j].iMem].aK[1]==aT[aR[i].iMem].aK[1]; j++){}
+      }
       if( j-i>1 ){
         int aCnt[18], c, m, sCnt;
         IdemJsonRank *aTmp = aR + n;
@@ -1679,7 +1877,8 @@ sort_groups:
 ** alone did not (more than IDEM_JSON_SMALL members, or two keys equal):
 ** the general sort described above, on the canonical texts of the names,
 ** and again on the unescaped names if it met an escape.  aR[0..2n) is
-** scratch for ranks, aT for n names, aG for n/2+1 groups.  The members in
+** scratch for ranks, aT for n names, aG for n/2+1 groups, and aW for 2n
+** wide records if n is above IDEM_JSON_MSD.  The members in
 ** sorted order are left in aR[0..n) (their index in a[]).  Returns
 ** SQLITE_NOMEM, SQLITE_ERROR if two names are equal (they are then next
 ** to each other in aR[]), or SQLITE_OK.  Kept out of line: the common
@@ -1694,13 +1893,14 @@ static int idemJsonSortMembers(
   int n,
   IdemJsonRank *aR,
   IdemJsonSortText *aT,
-  IdemJsonGroup *aG
+  IdemJsonGroup *aG,
+  IdemJsonWide *aW
 ){
   sqlite3_int64 nDec = 0;
   unsigned char *zDec;
   int i, rc;
 
-  rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 1);
+  rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, aW, 1);
   if( rc!=SQLITE_MISUSE ) return rc;
 
   /* Some name holds an escape: those that do are decoded into zTmp. */
@@ -1737,7 +1937,7 @@ static int idemJsonSortMembers(
     }
     aT[i].n = zDec - aT[i].z;
   }
-  return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 0);
+  return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, aW, 0);
 }
 
 /* Make room for one more record and for nSpan more spans. */
@@ -1901,18 +2101,25 @@ static int idemJsonFinishObject(
   aOrd = aSmall;
   if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
       : n>IDEM_JSON_SMALL || !idemJsonInsertKeys(a, n, aSmall) ){
-    /* Scratch after a[0..n): 2n ranks, n names and n/2+1 groups (70n+12
-    ** bytes: fewer than 3n records). */
+    /* Scratch after a[0..n): 2n ranks, for an object of more than
+    ** IDEM_JSON_MSD members 2n wide records, n names and n/2+1 groups
+    ** (118n+12 bytes: fewer than 5n records; else 70n+12, 3n). */
     IdemJsonRank *aR;
-    if( n*(sqlite3_int64)4 > p->nMemberAlloc - (a - p->aMember) ){
+    IdemJsonWide *aW;
+    IdemJsonSortText *aT;
+    IdemJsonGroup *aG;
+    sqlite3_int64 nNeed = n*(sqlite3_int64)(n>IDEM_JSON_MSD ? 6 : 4);
+    if( nNeed > p->nMemberAlloc - (a - p->aMember) ){
       sqlite3_int64 iA = a - p->aMember;
-      rc = idemJsonGrowMembers(p, iA + n*(sqlite3_int64)4);
+      rc = idemJsonGrowMembers(p, iA + nNeed);
       if( rc ) return rc;
       a = p->aMember + iA;
     }
     aR = (IdemJsonRank*)(a+n);
-    rc = idemJsonSortMembers(p, a, n, aR, (IdemJsonSortText*)(aR+2*n),
-                             (IdemJsonGroup*)((IdemJsonSortText*)(aR+2*n)+n));
+    aW = (IdemJsonWide*)(aR+2*n);
+    aT = (IdemJsonSortText*)(aW + (n>IDEM_JSON_MSD ? 2*n : 0));
+    aG = (IdemJsonGroup*)(aT+n);
+    rc = idemJsonSortMembers(p, a, n, aR, aT, aG, aW);
     if( rc==SQLITE_ERROR ) return idemJsonDuplicate(p, a, aR, n, 0);
     if( rc ) return rc;
     aOrd = aR;
@@ -2080,6 +2287,24 @@ static int idemJsonEmit(IdemJson *p){
     r = (sqlite3_int64)pTop->iFirst - 1;
   }
   return SQLITE_OK;
+}
+
+/* Copy the number zNum[0..s-zNum) of the input, printed as written, to o.
+** Most are short, and the input has 16 bytes from zNum: those 16 are
+** copied at once (the room at o is the input left plus 8: see the
+** invariant in idemJsonCanonical()), not by a call of memcpy() for a few
+** bytes. */
+static IDEM_JSON_INLINE void idemJsonCopyNumber(
+  unsigned char *o,
+  const unsigned char *zNum,
+  const unsigned char *s,
+  const unsigned char *zEnd
+){
+  if( s-zNum<=16 && zEnd-zNum>=16 ){
+    memcpy(o, zNum, 16);
+  }else{
+    memcpy(o, zNum, s-zNum);
+  }
 }
 
 /* Copy the string whose opening quote is at *ps to *po as canonical text,
@@ -2287,22 +2512,29 @@ bad_utf8:
 }
 
 /* A member name whose opening quote is at s and that is a few plain ASCII
-** bytes (most are): such a name, quotes included, fits in the 16 bytes
-** (x86-64, SSE2) or the word after its opening quote, is its own canonical
-** text, and its sort key is its first 8 bytes.  Copy it to o (which has
-** room for 18 bytes) and set *piKey; return its length with the quotes.
-** Return 0 for any other name (idemJsonString() reads it), and always in
-** the portable build. */
+** bytes (most are), or on x86-64 a few bytes of an input known to be
+** valid UTF-8 (idemUtf8Valid(): "café", "ユーザー"), with no escape: such
+** a name, quotes included, fits in the 16 bytes (x86-64, SSE2) or the
+** word after its opening quote, is its own canonical text, and its sort
+** key is its first 8 bytes (lead bytes 0xee and 0xef made 0xfe and 0xff,
+** as idemJsonNameKey() does).  Copy it to o (which has room for 18 bytes)
+** and set *piKey; return its length with the quotes.  Return 0 for any
+** other name (idemJsonString() reads it), and always in the portable
+** build. */
 static IDEM_JSON_INLINE size_t idemJsonShortName(
   const unsigned char *s,
   const unsigned char *zEnd,
   unsigned char *o,
   uint64_t *piKey
+#ifdef IDEM_JSON_SSE2
+  , __m128i flip,             /* idemJsonSpecial16x() for this input */
+  __m128i lim
+#endif
 ){
 #ifdef IDEM_JSON_SSE2
   if( zEnd-s>=17 ){
     __m128i v = _mm_loadu_si128((const __m128i*)(s+1));
-    unsigned int m = idemJsonSpecial16(v);
+    unsigned int m = idemJsonSpecial16x(v, flip, lim);
     size_t n = (size_t)__builtin_ctz(m | 0x10000);
     if( n<16 && s[1+n]=='"' ){
       uint64_t w;
@@ -2314,6 +2546,9 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
                                (const __m128i*)(idemJsonKeyMask + 16 - n)));
       memcpy(&w, &k, 8);
       o[1+n] = '"';
+      if( w & IJ_HIGH ){
+        w += idemJsonZeroBytes((w & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee)) >> 3;
+      }
       *piKey = __builtin_bswap64(w);
       return n+2;
     }
@@ -2339,6 +2574,61 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
 #endif
   return 0;
 }
+
+#ifdef IDEM_JSON_SSE2
+/* A member name whose opening quote is at s that is up to 9 plain bytes,
+** one \u escape of a character from U+0080 to U+FFFF that is no
+** surrogate, and up to 15 plain bytes ("caf\u00e9", as an encoder that
+** writes ASCII only writes "café"): its canonical text (the character
+** in UTF-8) is written to o, which has room for 30 bytes, and its sort
+** key set as idemJsonShortName() sets it.  Returns the input's length,
+** quotes included, and sets *pnOut to the output's; returns 0 for any
+** other name (idemJsonString() reads it, and reports what is wrong). */
+static IDEM_JSON_INLINE size_t idemJsonEscName(
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  unsigned char *o,
+  size_t *pnOut,
+  uint64_t *piKey,
+  __m128i flip,               /* idemJsonSpecial16x() for this input */
+  __m128i lim
+){
+  __m128i v, v2;
+  size_t k, j, nc, nOut;
+  uint64_t w;
+  int c;
+  if( zEnd-s<33 ) return 0;
+  v = _mm_loadu_si128((const __m128i*)(s+1));
+  k = (size_t)__builtin_ctz(idemJsonSpecial16x(v, flip, lim) | 0x10000);
+  if( k>9 || s[1+k]!='\\' || s[2+k]!='u' ) return 0;
+  c = idemJsonHex4(s+3+k);            /* -1 if not 4 hex digits */
+  if( c<0x80 || (c>=0xd800 && c<=0xdfff) ) return 0;
+  v2 = _mm_loadu_si128((const __m128i*)(s+7+k));
+  j = (size_t)__builtin_ctz(idemJsonSpecial16x(v2, flip, lim) | 0x10000);
+  if( j>=16 || s[7+k+j]!='"' ) return 0;
+  o[0] = '"';
+  _mm_storeu_si128((__m128i*)(o+1), v);
+  if( c<0x800 ){
+    o[1+k] = (unsigned char)(0xc0 | (c>>6));
+    o[2+k] = (unsigned char)(0x80 | (c & 0x3f));
+    nc = 2;
+  }else{
+    o[1+k] = (unsigned char)(0xe0 | (c>>12));
+    o[2+k] = (unsigned char)(0x80 | ((c>>6) & 0x3f));
+    o[3+k] = (unsigned char)(0x80 | (c & 0x3f));
+    nc = 3;
+  }
+  _mm_storeu_si128((__m128i*)(o+1+k+nc), v2);
+  nOut = k + nc + j;
+  o[1+nOut] = '"';
+  memcpy(&w, o+1, 8);
+  if( nOut<8 ) w &= ((uint64_t)1 << (8*nOut)) - 1;
+  w += idemJsonZeroBytes((w & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee)) >> 3;
+  *piKey = __builtin_bswap64(w);
+  *pnOut = nOut + 2;
+  return k + j + 8;
+}
+#endif
 
 #ifdef IDEM_JSON_SSE2
 /* An integer, or a decimal with no exponent, at s whose digits run to the
@@ -2496,13 +2786,13 @@ scanned:
     if( s-zNum==2 && zNum[0]=='-' && zNum[1]=='0' ){
       *o++ = '0';
     }else{
-      memcpy(o, zNum, s-zNum);
+      idemJsonCopyNumber(o, zNum, s, zEnd);
       o += s-zNum;
     }
   }else if( zDot && !hasExp && s[-1]!='0'
          && IDEM_JSON_LIKELY(idemJsonPlainDecimal(zDigits, zDot, s)) ){
     /* A decimal such as 19.99 or 0.25 is printed as written. */
-    memcpy(o, zNum, s-zNum);
+    idemJsonCopyNumber(o, zNum, s, zEnd);
     o += s-zNum;
   }else{
     int nNum = (int)(s - zNum);
@@ -2664,6 +2954,9 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       IdemJsonFrame *pF;
       IdemJsonMember *pM;
       size_t nName;
+#ifdef IDEM_JSON_SSE2
+      size_t nOut;            /* a name's output length (idemJsonEscName()) */
+#endif
     member:
       pF = pTop;
       if( nMember>=p->nMemberAlloc ){
@@ -2673,11 +2966,22 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
       pM = &p->aMember[nMember++];
       pM->iName = (uint32_t)(o - p->zOut);
       pM->iIn = (uint32_t)(s - z);
+#ifdef IDEM_JSON_SSE2
+      nName = idemJsonShortName(s, zEnd, o, &pM->iKey, flip, lim);
+#else
       nName = idemJsonShortName(s, zEnd, o, &pM->iKey);
-      if( nName ){
+#endif
+      if( IDEM_JSON_LIKELY(nName) ){
         o += nName;
         s += nName;
         pM->iNameEnd = (uint32_t)(o - p->zOut);
+#ifdef IDEM_JSON_SSE2
+      }else if( (nName = idemJsonEscName(s, zEnd, o, &nOut, &pM->iKey,
+                                         flip, lim))!=0 ){
+        o += nOut;
+        s += nName;
+        pM->iNameEnd = (uint32_t)(o - p->zOut);
+#endif
       }else{
         rc = idemJsonStringCopy(p, z, &s, zEnd, &o);
         if( rc ) goto done;

@@ -573,6 +573,13 @@ def wide_random(n, r):
     return json.dumps({k: i for i, k in enumerate(ks)})
 
 
+def numbered_names(n, r):
+    """n names "field0" ... "field<n-1>", in random order."""
+    ks = ["field%d" % i for i in range(n)]
+    r.shuffle(ks)
+    return json.dumps({k: i for i, k in enumerate(ks)})
+
+
 def doubles_17g(n, r):
     return '{"v":[%s]}' % ",".join("%.17g" % (r.random() * r.choice([1, 100, 1e4]))
                                    for _ in range(n))
@@ -622,6 +629,7 @@ SWEEP = [("one object, members in random order", wide_random, "members",
           SWEEP_SIZES),
          ("names that sort otherwise in UTF-16, as \\u escapes", utf16_escaped,
           "names", SWEEP_SIZES),
+         ("numbered names (field%d)", numbered_names, "names", SWEEP_SIZES),
          ("names sharing a 1000-byte prefix, plus one short name", prefix_names,
           "names", [1000, 8000]),
          ("names sharing a 1000-byte prefix holding an escape", escaped_prefix,
@@ -747,10 +755,12 @@ def callgrind(db, lib, query, tmp):
     raise SystemExit("shapes.py: no totals in " + out)
 
 
-def table_head(what, load=False):
-    print("| %s | bytes/doc | `json()` per doc | `idem_canonical` | `idem_key` |%s"
-          % (what, " load |" if load else ""))
-    print("|---|---:|---:|---:|---:|%s" % ("---:|" if load else ""))
+def table_head(what, load=False, against=None):
+    print("| %s | bytes/doc | `json()` per doc | `idem_canonical` | `idem_key` |%s%s"
+          % (what, " old `idem_key` |" if against else "",
+             " load |" if load else ""))
+    print("|---|---:|---:|---:|---:|%s%s" % ("---:|" if against else "",
+                                           "---:|" if load else ""))
 
 
 def instructions(a, data):
@@ -796,27 +806,43 @@ def timed(a, data):
           " three functions rotated from run to run; the median of the runs'"
           " ratios to json(); load: the 1-minute load average after the row"
           " (%d CPUs)" % (a.docs, a.runs, os.cpu_count()))
+    queries = [(k, db, q) for k, q in QUERIES]
+    # --cpu: this thread's CPU time (a loaded machine's waits left out)
+    clock = time.thread_time if a.cpu else time.perf_counter
+    if a.against:
+        # The other build in a connection of its own (its functions have
+        # the same names), its idem_key in the same rotation.
+        old = sqlite3.connect(":memory:")
+        old.enable_load_extension(True)
+        old.load_extension(a.against)
+        queries.append(("old key", old, QUERIES[2][1]))
+        print("(\"old key\": idem_key of %s, the last column)" % a.against)
     section = None
     for sec, name, size, docs in rows(a):
         if sec != section:
             print()
             table_head({"corpus": "corpus", "shape": "shape",
-                        "sized": "shape, size"}[sec], True)
+                        "sized": "shape, size"}[sec], True, a.against)
             section = sec
         d = docs()
         nbytes = fill(db, d)
-        t = {k: [] for k, _ in QUERIES}
+        if a.against:
+            fill(old, d)
+        t = {k: [] for k, _, _ in queries}
         for r in range(a.runs):
-            order = QUERIES[r % 3:] + QUERIES[:r % 3]
-            for k, q in order:
-                t0 = time.perf_counter()
-                db.execute(q).fetchall()
-                t[k].append(time.perf_counter() - t0)
+            m = r % len(queries)
+            for k, c, q in queries[m:] + queries[:m]:
+                t0 = clock()
+                c.execute(q).fetchall()
+                t[k].append(clock() - t0)
         j = median(t["json"])
         c = median([x / y for x, y in zip(t["canonical"], t["json"])])
         k = median([x / y for x, y in zip(t["key"], t["json"])])
-        print("| %s | %.0f | %.1f us | %.2fx | %.2fx | %.1f |"
-              % (label(name, size), nbytes, j * 1e6 / len(d), c, k,
+        o = ""
+        if a.against:
+            o = " %.2fx |" % median([x / y for x, y in zip(t["old key"], t["json"])])
+        print("| %s | %.0f | %.1f us | %.2fx | %.2fx |%s %.1f |"
+              % (label(name, size), nbytes, j * 1e6 / len(d), c, k, o,
                  os.getloadavg()[0]))
         sys.stdout.flush()
         data.append((sec, name, size, nbytes, c, k))
@@ -871,6 +897,12 @@ def main():
                     help="the first N sizes of each sized shape")
     ap.add_argument("--instructions", action="store_true",
                     help="count instructions with callgrind instead of timing")
+    ap.add_argument("--against", metavar="LIB",
+                    help="in time, also the idem_key of another build"
+                    " (another LIB), in the same rotation")
+    ap.add_argument("--cpu", action="store_true",
+                    help="in time, the thread's CPU time, not the wall clock"
+                    " (for a busy machine)")
     ap.add_argument("--only", help="these rows only (names separated by '|')")
     ap.add_argument("--sweep", action="store_true",
                     help="only the shapes of SWEEP, at 1 000, 10 000 and"
