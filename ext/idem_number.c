@@ -1892,6 +1892,13 @@ slow:
   return idemNumCanonicalSlow(z, n, zOut);
 }
 
+/* The 17 digits of "%.17g"'s d.dddddddddddddddd at zM, as one integer. */
+static IDEMNUM_INLINE uint64_t idemNumDigits17(const char *zM){
+  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
+  uint64_t c1 = idemNumLoad8(zM+9);
+  return idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0');
+}
+
 /*
 ** idemNumTiny3() from where step 3 and step 3b's test leave it: the
 ** literal's value w (17 digits), the double m*2^e, whether the literal is
@@ -1982,14 +1989,7 @@ static IDEMNUM_INLINE int idemNumTiny3Out(
       }
     }
   }
-  if( m==0 ){
-    zOut[0] = '0';
-    return 1;
-  }
-  if( e==IDEMNUM_EMIN ){
-    return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
-  }
-  return idemNumFormatParts(neg, m, e, zOut);
+  return idemNumFormatTiny(neg, m, e, zOut);
 }
 
 /* idemNumTiny17() for a literal known to be "%.17g"'s d.dddddddddddddddde-NNN
@@ -2000,9 +2000,7 @@ static IDEMNUM_NOINLINE int idemNumTiny3(
 ){
   int neg = z[0]=='-';
   const char *zM = z + neg;
-  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
-  uint64_t c1 = idemNumLoad8(zM+9);
-  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)(zM[17]-'0'), m;
+  uint64_t w = idemNumDigits17(zM), m;
   uint64_t aGT[3] = {0, 0, 0};
   int e, isShort = 0, d = zM[17]-'0';
   int asIs = zM[18]=='e' && (zM[19]=='-' || zM[19]=='+') && zM[20]!='0';
@@ -2072,10 +2070,8 @@ static IDEMNUM_NOINLINE int idemNumSub17(
   const uint64_t one = (uint64_t)1<<60;
   int neg = z[0]=='-';
   const char *zM = z + neg;
-  uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
-  uint64_t c1 = idemNumLoad8(zM+9);
   int d = zM[17]-'0';
-  uint64_t w = idemNumSwar16(c0, c1)*10 + (uint64_t)d;
+  uint64_t w = idemNumDigits17(zM);
   uint64_t m, g, ti;
   uint64_t aGT[3];
   int isShort;
