@@ -1247,7 +1247,8 @@ static IDEMNUM_INLINE int idemNumLayout(
   int n                             /* The value is 0.D * 10^n */
 ){
   char *z = zOut;
-  if( neg ) *(z++) = '-';
+  *z = '-';                         /* kept only if neg: no branch */
+  z += neg!=0;
   assert( nDig>=1 && nDig<=17 );
   if( nDig<=n && n<=21 ){
     /* An integer below 1e21: all digits, then zeros. */
@@ -1333,7 +1334,19 @@ static IDEMNUM_INLINE int idemNumFormatParts(
   nDig = t + (s>=idemNumPow10Int[t]);
   zDig = aBuf + 17 - nDig;
   k += nDig;
+#if defined(IDEM_SSE2) && defined(__x86_64__)
+  {
+    /* The zeros at the end counted at once, with no loop whose length
+    ** the digits decide: among aBuf[1..17), where the first of the nDig
+    ** digits (not 0) is if nDig <= 16, and all 16 may be 0 if nDig is
+    ** 17 (s = d*10^16) */
+    uint32_t mz = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(
+        _mm_loadu_si128((const __m128i*)(aBuf+1)), _mm_set1_epi8('0')));
+    nDig -= idemNumClz64((uint64_t)(~mz & 0xffff)<<48 | (uint64_t)1<<47);
+  }
+#else
   while( zDig[nDig-1]=='0' ) nDig--;
+#endif
   return idemNumLayout(zOut, neg, zDig, nDig, k);
 }
 
