@@ -1688,14 +1688,16 @@ static int idemNumEiselLemireSpan(uint64_t w, int q, uint64_t *pM, int *pE){
     if( sh>63 ) return 0;
   }
   f = uHi<<(64-sh) | uLo>>sh;
-  m = uHi>>sh;
-  if( f>half ){
-    m++;
-    if( m==(IDEMNUM_HIDDEN<<1) ){
-      m = IDEMNUM_HIDDEN;
-      e++;
-    }
-  }else if( half-f<(t[0]>>(sh-lz)) + 3 ){
+  /* m rounded up or not with no branch (the digits decide which, at
+  ** random: a branch there was mispredicted every other time); the rare
+  ** tests that follow are then predicted.  If f > half, half-f wraps to
+  ** 2^63 or more, above tHi >> 6 + 3: that test needs no f <= half. */
+  m = (uHi>>sh) + (f>half);
+  if( m==(IDEMNUM_HIDDEN<<1) ){
+    m = IDEMNUM_HIDDEN;
+    e++;
+  }
+  if( half-f<(t[0]>>(sh-lz)) + 3 ){
     return 0;                       /* the span may hold the halfway point */
   }
   if( e>IDEMNUM_EMAX ) return 0;
