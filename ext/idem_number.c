@@ -2446,10 +2446,26 @@ static IDEMNUM_NOINLINE int idemNumAsWritten(
 static IDEMNUM_NOINLINE int idemNumShortLiteral(
   char *zOut, int neg, const char *zD, int nD, int p, int L
 ){
-  char aBuf[48];
-  int j;
-  for(j=0; j<nD && j<p; j++) aBuf[j] = zD[j];
-  for(; j<nD; j++) aBuf[j] = zD[j+1];
+  char aRaw[40], aBuf[48];
+  int len = nD + (p<nD);            /* bytes from zD, 1 to 16 */
+  /* Copies of fixed sizes, no loop (as two copy loops, GCC made them
+  ** calls to memcpy() through the PLT): the bytes as they are, by two
+  ** overlapping ones, then the digits after the '.' moved down over it
+  ** (with no '.', what is moved is beyond the digits). */
+  if( len>=8 ){
+    memcpy(aRaw, zD, 8);
+    memcpy(aRaw+len-8, zD+len-8, 8);
+  }else if( len>=4 ){
+    memcpy(aRaw, zD, 4);
+    memcpy(aRaw+len-4, zD+len-4, 4);
+  }else{
+    aRaw[0] = zD[0];
+    aRaw[len>>1] = zD[len>>1];
+    aRaw[len-1] = zD[len-1];
+  }
+  assert( len<=16 && p<=16 );
+  memcpy(aBuf, aRaw, 16);
+  memcpy(aBuf+p, aRaw+p+1, 16);
   return idemNumLayout(zOut, neg, aBuf, nD, L+1);
 }
 
