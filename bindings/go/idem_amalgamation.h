@@ -2119,7 +2119,8 @@ static IDEMNUM_INLINE int idemNumLayout(
   int n                             /* The value is 0.D * 10^n */
 ){
   char *z = zOut;
-  if( neg ) *(z++) = '-';
+  *z = '-';                         /* kept only if neg: no branch */
+  z += neg!=0;
   assert( nDig>=1 && nDig<=17 );
   if( nDig<=n && n<=21 ){
     /* An integer below 1e21: all digits, then zeros. */
@@ -2205,7 +2206,19 @@ static IDEMNUM_INLINE int idemNumFormatParts(
   nDig = t + (s>=idemNumPow10Int[t]);
   zDig = aBuf + 17 - nDig;
   k += nDig;
+#if defined(IDEM_SSE2) && defined(__x86_64__)
+  {
+    /* The zeros at the end counted at once, with no loop whose length
+    ** the digits decide: among aBuf[1..17), where the first of the nDig
+    ** digits (not 0) is if nDig <= 16, and all 16 may be 0 if nDig is
+    ** 17 (s = d*10^16) */
+    uint32_t mz = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(
+        _mm_loadu_si128((const __m128i*)(aBuf+1)), _mm_set1_epi8('0')));
+    nDig -= idemNumClz64((uint64_t)(~mz & 0xffff)<<48 | (uint64_t)1<<47);
+  }
+#else
   while( zDig[nDig-1]=='0' ) nDig--;
+#endif
   return idemNumLayout(zOut, neg, zDig, nDig, k);
 }
 
@@ -2547,14 +2560,16 @@ static int idemNumEiselLemireSpan(uint64_t w, int q, uint64_t *pM, int *pE){
     if( sh>63 ) return 0;
   }
   f = uHi<<(64-sh) | uLo>>sh;
-  m = uHi>>sh;
-  if( f>half ){
-    m++;
-    if( m==(IDEMNUM_HIDDEN<<1) ){
-      m = IDEMNUM_HIDDEN;
-      e++;
-    }
-  }else if( half-f<(t[0]>>(sh-lz)) + 3 ){
+  /* m rounded up or not with no branch (the digits decide which, at
+  ** random: a branch there was mispredicted every other time); the rare
+  ** tests that follow are then predicted.  If f > half, half-f wraps to
+  ** 2^63 or more, above tHi >> 6 + 3: that test needs no f <= half. */
+  m = (uHi>>sh) + (f>half);
+  if( m==(IDEMNUM_HIDDEN<<1) ){
+    m = IDEMNUM_HIDDEN;
+    e++;
+  }
+  if( half-f<(t[0]>>(sh-lz)) + 3 ){
     return 0;                       /* the span may hold the halfway point */
   }
   if( e>IDEMNUM_EMAX ) return 0;
@@ -2936,7 +2951,7 @@ static IDEMNUM_INLINE uint64_t idemNumSubT(int q){
          >> (-1071 - idemNumFloorLog2Pow10(q));
 }
 
-static IDEMNUM_NOINLINE int idemNumSub17(
+static IDEMNUM_INLINE int idemNumSub17At(
   const char *z, int n, int x10, char *zOut
 ){
   const uint64_t one = (uint64_t)1<<60;
@@ -2963,6 +2978,18 @@ static IDEMNUM_NOINLINE int idemNumSub17(
   aGT[2] = 1;
   return idemNumTiny3Out(z, n, -x10, zOut, w, m, IDEMNUM_EMIN, isShort,
                          aGT, 1);
+}
+static IDEMNUM_NOINLINE int idemNumSub17(
+  const char *z, int n, int x10, char *zOut
+){
+  /* e-308 (10t > 1: step 3b and its rest) in a copy of its own, where t
+  ** is a constant: which way a subnormal takes is then decided here, from
+  ** its exponent's text, not after step 3's product (a branch that the
+  ** digits decide, mispredicted where e-308 and e-309 alternate at
+  ** random, costs less the sooner it is decided) */
+  if( x10==308 ) return idemNumSub17At(z, n, 308, zOut);
+  if( x10==309 ) return idemNumSub17At(z, n, 309, zOut);
+  return idemNumSub17At(z, n, x10, zOut);
 }
 
 /*
@@ -3291,10 +3318,26 @@ static IDEMNUM_NOINLINE int idemNumAsWritten(
 static IDEMNUM_NOINLINE int idemNumShortLiteral(
   char *zOut, int neg, const char *zD, int nD, int p, int L
 ){
-  char aBuf[48];
-  int j;
-  for(j=0; j<nD && j<p; j++) aBuf[j] = zD[j];
-  for(; j<nD; j++) aBuf[j] = zD[j+1];
+  char aRaw[40], aBuf[48];
+  int len = nD + (p<nD);            /* bytes from zD, 1 to 16 */
+  /* Copies of fixed sizes, no loop (as two copy loops, GCC made them
+  ** calls to memcpy() through the PLT): the bytes as they are, by two
+  ** overlapping ones, then the digits after the '.' moved down over it
+  ** (with no '.', what is moved is beyond the digits). */
+  if( len>=8 ){
+    memcpy(aRaw, zD, 8);
+    memcpy(aRaw+len-8, zD+len-8, 8);
+  }else if( len>=4 ){
+    memcpy(aRaw, zD, 4);
+    memcpy(aRaw+len-4, zD+len-4, 4);
+  }else{
+    aRaw[0] = zD[0];
+    aRaw[len>>1] = zD[len>>1];
+    aRaw[len-1] = zD[len-1];
+  }
+  assert( len<=16 && p<=16 );
+  memcpy(aBuf, aRaw, 16);
+  memcpy(aBuf+p, aRaw+p+1, 16);
   return idemNumLayout(zOut, neg, aBuf, nD, L+1);
 }
 
@@ -3396,7 +3439,10 @@ static IDEMNUM_INLINE int idemNumCanonical(
     if( iEnd>iInt ){                /* a '.' among the digits */
       p = iInt - neg;
       nD--;
-      if( p>16 ) goto long_decimal;
+      /* (With no exponent, p > 16 means nD > 17: decimals of 18 digits
+      ** or more leave here, not here or below as their digits fall, a
+      ** branch mispredicted every other time in 40-digit decimals.) */
+      if( isDec==1 ? nD>17 : p>16 ) goto long_decimal;
     }
     L = iInt - neg - 1;
   }else{
