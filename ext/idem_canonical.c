@@ -2494,9 +2494,18 @@ static int idemJsonString(
             return idemJsonFail(p, "invalid escape", z, s, zEnd);
         }
 #ifdef IDEM_JSON_LE_WORDS
-        if( c<0x80 ){
-          /* Its canonical text from a table: no branch on its kind. */
-          uint64_t t = idemJsonAsciiOut[c];
+        if( (uint32_t)c-0x80>=0x800-0x80 && c<0x10000 ){
+          /* An ASCII character's canonical text from a table (no branch
+          ** on its kind), or a character of 3 bytes in UTF-8: the text,
+          ** and its length in the top byte, one of the two chosen by a
+          ** conditional move, not a branch (text that mixes the two, as a
+          ** string of all sorts of escapes, would mispredict it). */
+          uint32_t u = (uint32_t)c;
+          uint64_t a = idemJsonAsciiOut[u & 0x7f];
+          uint64_t t = 0x03000000008080e0ULL | u>>12 | (u<<2 & 0x3f00)
+                       | (u & 0x3f)<<16;
+          __asm__("" : "+r"(a));      /* loaded first: a cmov, not a branch */
+          t = u<0x80 ? a : t;
           memcpy(o, &t, 8);
           o += t>>56;
         }else
