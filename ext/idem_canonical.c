@@ -101,7 +101,8 @@
 ** plain to the block scan, and mixed scripts are copied 16 bytes at a time
 ** with no stop at each change of script; an input that fails that check
 ** is read the first way, which finds and reports its first bad byte.  Buffers larger than IDEM_JSON_KEEP are
-** released rather than kept for the next call, and idem_canonical() gives
+** released when an input of at most IDEM_JSON_KEEP bytes comes (or at the
+** end of a call whose input passed IDEM_JSON_HOLD), and idem_canonical() gives
 ** SQLite an output of IDEM_JSON_GIVE bytes or more instead of a copy.
 */
 #include "idemInt.h"
@@ -111,8 +112,15 @@
 ** limit protects nothing but sanity and the size of IdemJson. */
 #define IDEM_JSON_MAX_DEPTH 1000
 
-/* Buffers above this size are freed after use instead of kept. */
+/* Buffers above this size are freed when a small input comes (one of at
+** most this many bytes), instead of kept for the next call.  A large
+** input's buffers are kept for the next large one: taken fresh from the
+** system, the scratch of an object of 400 000 members (about 22 MB
+** touched) cost a page fault every 4 KB at each call, more than its
+** sort.  Those of an input of more than IDEM_JSON_HOLD bytes are freed
+** at the end of its call. */
 #define IDEM_JSON_KEEP (1024*1024)
+#define IDEM_JSON_HOLD (16*1024*1024)
 
 /* idem_canonical() gives SQLite its output buffer, instead of a copy, when
 ** the text is at least this long: a copy then costs far more than the
@@ -2846,9 +2854,11 @@ static IDEM_JSON_INLINE int idemJsonStringCopy(
   return rc;
 }
 
+static void idemJsonTrimAll(IdemJson*);
+
 /* Start a call: no output, no records, no error, and an output buffer
 ** with room for nIn bytes of input plus slack (see the invariant in
-** idemJsonCanonical()).  A buffer that a big input left behind goes when a
+** idemJsonCanonical()).  Buffers that a big input left behind go when a
 ** small one comes. */
 static int idemJsonBegin(IdemJson *p, sqlite3_int64 nIn){
   sqlite3_int64 nNeed = nIn + 64;
@@ -2857,6 +2867,7 @@ static int idemJsonBegin(IdemJson *p, sqlite3_int64 nIn){
   p->nSpan = 0;
   p->nMoved = 0;
   p->zErr[0] = 0;
+  if( nNeed<=IDEM_JSON_KEEP ) idemJsonTrimAll(p);
   if( nNeed<4096 ) nNeed = 4096;
   if( p->nOutAlloc<nNeed
    || (p->nOutAlloc>IDEM_JSON_KEEP && nNeed<=IDEM_JSON_KEEP) ){
@@ -2886,10 +2897,25 @@ static void idemJsonTrim(void **pa, sqlite3_int64 *pnAlloc, size_t szElem){
   }
 }
 
-/* End a call whose result rc is known and whose output is nOut bytes:
-** write the objects that waited, terminate the text, and release the
-** buffers that grew beyond IDEM_JSON_KEEP. */
-static int idemJsonEnd(IdemJson *p, int rc, sqlite3_int64 nOut){
+/* Free the buffers but zOut that hold more than IDEM_JSON_KEEP bytes. */
+static void idemJsonTrimAll(IdemJson *p){
+  idemJsonTrim((void**)&p->zTmp, &p->nTmpAlloc, 1);
+  idemJsonTrim((void**)&p->aMember, &p->nMemberAlloc, sizeof(IdemJsonMember));
+  idemJsonTrim((void**)&p->aSorted, &p->nSortedAlloc, sizeof(IdemJsonSorted));
+  idemJsonTrim((void**)&p->aSpan, &p->nSpanAlloc, sizeof(IdemJsonSpan));
+  idemJsonTrim((void**)&p->aMoved, &p->nMovedAlloc, sizeof(IdemJsonSpan));
+}
+
+/* End a call whose result rc is known, whose input was nIn bytes and whose
+** output is nOut bytes: write the objects that waited, terminate the text,
+** and, if the input passed IDEM_JSON_HOLD, release the buffers that grew
+** beyond IDEM_JSON_KEEP (else the next call with a small input does). */
+static int idemJsonEnd(
+  IdemJson *p,
+  int rc,
+  sqlite3_int64 nIn,
+  sqlite3_int64 nOut
+){
   if( rc==SQLITE_OK && p->nSorted ) rc = idemJsonEmit(p);
   if( rc==SQLITE_OK ){
     if( nOut>IDEM_JSON_MAX_TEXT ){
@@ -2901,11 +2927,7 @@ static int idemJsonEnd(IdemJson *p, int rc, sqlite3_int64 nOut){
       p->zOut[nOut] = 0;
     }
   }
-  idemJsonTrim((void**)&p->zTmp, &p->nTmpAlloc, 1);
-  idemJsonTrim((void**)&p->aMember, &p->nMemberAlloc, sizeof(IdemJsonMember));
-  idemJsonTrim((void**)&p->aSorted, &p->nSortedAlloc, sizeof(IdemJsonSorted));
-  idemJsonTrim((void**)&p->aSpan, &p->nSpanAlloc, sizeof(IdemJsonSpan));
-  idemJsonTrim((void**)&p->aMoved, &p->nMovedAlloc, sizeof(IdemJsonSpan));
+  if( nIn>IDEM_JSON_HOLD ) idemJsonTrimAll(p);
   return rc;
 }
 
@@ -3151,7 +3173,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   }
 
 done:
-  return idemJsonEnd(p, rc, o - p->zOut);
+  return idemJsonEnd(p, rc, zEnd - z, o - p->zOut);
 }
 
 IDEM_PRIVATE IdemJson *idemJsonNew(void){

@@ -80,6 +80,47 @@ int main(void){
   rc = idemJsonDuplicate(p, a, r, n, 0);
   check(rc==SQLITE_INTERNAL, "equal keys, no duplicate", p->zErr);
 
+  /* The buffers of a large input are kept for the next call (taken
+  ** fresh, a large object's scratch cost a page fault every 4 KB), and go
+  ** when a small input comes, or at the end of a call whose input passed
+  ** IDEM_JSON_HOLD. */
+  {
+    int nBig = IDEM_JSON_HOLD + 4096, i, o;
+    char *zBig = malloc(nBig + 1);
+    if( zBig==0 ) return 2;
+    /* an object of 4-byte names out of order, then spaces */
+    o = sprintf(zBig, "{");
+    for(i=0; i<200000; i++){
+      o += sprintf(zBig+o, "%s\"%c%02d\":1", i ? "," : "",
+                   'a' + (199999-i)/10000 % 26, (199999-i) % 100);
+    }
+    memset(zBig+o, ' ', nBig-o);
+    zBig[o] = '}';
+    zBig[nBig] = 0;
+    rc = idemJsonCanonical(p, zBig, o+1);
+    check(rc==SQLITE_ERROR && p->nMemberAlloc*(sqlite3_int64)
+          sizeof(IdemJsonMember)>IDEM_JSON_KEEP,
+          "a large input's members are kept (a duplicate)", p->zErr);
+    rc = idemJsonCanonical(p, "{\"b\":1,\"a\":2}", -1);
+    check(rc==SQLITE_OK && p->nMemberAlloc*(sqlite3_int64)
+          sizeof(IdemJsonMember)<=IDEM_JSON_KEEP,
+          "a small input frees them", p->zErr);
+    o = sprintf(zBig, "{");        /* distinct names now, out of order */
+    for(i=0; i<200000; i++){
+      o += sprintf(zBig+o, "%s\"n%06d\":1", i ? "," : "", 199999-i);
+    }
+    memset(zBig+o, ' ', nBig-o);
+    zBig[o] = '}';
+    rc = idemJsonCanonical(p, zBig, o+1);
+    check(rc==SQLITE_OK && p->nMemberAlloc*(sqlite3_int64)
+          sizeof(IdemJsonMember)>IDEM_JSON_KEEP
+          && p->nTmpAlloc>IDEM_JSON_KEEP, "and those of a sort too", p->zErr);
+    rc = idemJsonCanonical(p, zBig, nBig);
+    check(rc==SQLITE_OK && p->nMemberAlloc==0 && p->nTmpAlloc==0,
+          "an input past IDEM_JSON_HOLD frees them at its end", p->zErr);
+    free(zBig);
+  }
+
   idemJsonFree(p);
   printf("%d passed, %d failed\n", nPass, nFail);
   return nFail!=0;
