@@ -1550,7 +1550,7 @@ static int idemJsonSortNames(
   IdemJsonWide *aW,
   int bRaw
 ){
-  int i, j, nG = 0, bEqual = 0, bChain, bWide;
+  int i, j, nG = 0, bEqual = 0, bChain, bWide, bRuns = 1;
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   int bKept = 0;                      /* aT[].aK[] are set */
   uint64_t kDiff;
@@ -1600,11 +1600,16 @@ static int idemJsonSortNames(
         aW[i].k1 = aT[i].aK[1];
         aW[i].iMem = (uint32_t)i;
       }
+      uint64_t bTie = 0;
       idemJsonWideSort(aW, aW+n, n, 0);
-      for(i=0; i<n; i++){
+      aR[0].iKey = aW[0].k0;
+      aR[0].iMem = aW[0].iMem;
+      for(i=1; i<n; i++){
         aR[i].iKey = aW[i].k0;
         aR[i].iMem = aW[i].iMem;
+        bTie |= (aW[i].k0==aW[i-1].k0) & (aW[i].k1==aW[i-1].k1);
       }
+      bRuns = bTie!=0;      /* no two names alike in 16 bytes: no runs */
     }else{
       for(i=0; i<n; i++){
         aR[i].iKey = aT[i].aK[1];
@@ -1626,7 +1631,7 @@ static int idemJsonSortNames(
     /* Each run of names alike in their first 16 bytes: those that end
     ** within them first, by length (two of one length are equal); those
     ** that go on are a group at 16. */
-    for(i=0; i<n; i=j){
+    for(i=0; bRuns && i<n; i=j){
       /* (The keys at 8 in aW[], in the same order, if it was sorted: the
       ** names alike in 8 bytes are many, and aT[] far too large to be
       ** read in the order of the ranks.) */
