@@ -2890,6 +2890,15 @@ static int idemJsonBegin(IdemJson *p, sqlite3_int64 nIn){
     }
     p->nOutAlloc = nNeed;
   }
+  if( nIn>IDEM_JSON_KEEP && p->nMemberAlloc<nIn/16 ){
+    /* A large input: room for a member every 16 bytes at once, rather
+    ** than records doubled from 64 (each doubling copies all so far: 6 MB
+    ** for an object of 100 000 members).  If that fails, they grow as
+    ** they come. */
+    sqlite3_free(p->aMember);
+    p->aMember = sqlite3_malloc64((nIn/16)*sizeof(IdemJsonMember));
+    p->nMemberAlloc = p->aMember ? nIn/16 : 0;
+  }
   return SQLITE_OK;
 }
 

@@ -118,6 +118,21 @@ int main(void){
     rc = idemJsonCanonical(p, zBig, nBig);
     check(rc==SQLITE_OK && p->nMemberAlloc==0 && p->nTmpAlloc==0,
           "an input past IDEM_JSON_HOLD frees them at its end", p->zErr);
+    /* A large input's member records are taken at once (a member every
+    ** 16 bytes), not doubled from 64 (each doubling a copy of them all),
+    ** and grow past that if there are more. */
+    memset(zBig, ' ', 2*IDEM_JSON_KEEP);
+    zBig[0] = '1';
+    rc = idemJsonCanonical(p, zBig, 2*IDEM_JSON_KEEP);
+    check(rc==SQLITE_OK && p->nMemberAlloc==2*IDEM_JSON_KEEP/16,
+          "room for a member every 16 bytes", p->zErr);
+    zBig[0] = '{';
+    for(i=0; i<2*IDEM_JSON_KEEP/16+1000; i++) memcpy(zBig+1+6*i, "\"a\":0,", 6);
+    memcpy(zBig+1+6*(i-1), "\"x\":0}", 6);
+    rc = idemJsonCanonical(p, zBig, 2*IDEM_JSON_KEEP);
+    check(rc==SQLITE_ERROR && strncmp(p->zErr, "duplicate member name", 21)==0
+          && p->nMemberAlloc>2*IDEM_JSON_KEEP/16,
+          "and more as they come", p->zErr);
     free(zBig);
   }
 
