@@ -101,8 +101,8 @@
 ** plain to the block scan, and mixed scripts are copied 16 bytes at a time
 ** with no stop at each change of script; an input that fails that check
 ** is read the first way, which finds and reports its first bad byte.  Buffers larger than IDEM_JSON_KEEP are
-** released when an input of at most IDEM_JSON_KEEP bytes comes (or at the
-** end of a call whose input passed IDEM_JSON_HOLD), and idem_canonical() gives
+** released at the end of a call, unless its text is larger than that (and
+** at most IDEM_JSON_HOLD: they are kept for the next), and idem_canonical() gives
 ** SQLite an output of IDEM_JSON_GIVE bytes or more instead of a copy.
 */
 #include "idemInt.h"
@@ -112,13 +112,12 @@
 ** limit protects nothing but sanity and the size of IdemJson. */
 #define IDEM_JSON_MAX_DEPTH 1000
 
-/* Buffers above this size are freed when a small input comes (one of at
-** most this many bytes), instead of kept for the next call.  A large
-** input's buffers are kept for the next large one: taken fresh from the
-** system, the scratch of an object of 400 000 members (about 22 MB
-** touched) cost a page fault every 4 KB at each call, more than its
-** sort.  Those of an input of more than IDEM_JSON_HOLD bytes are freed
-** at the end of its call. */
+/* Buffers above this size are freed at the end of a call whose output is
+** small (at most this many bytes), not kept for the next call.  A large
+** text's are kept for the next call: taken fresh from the system, the
+** scratch of an object of 400 000 members (about 22 MB touched) cost a
+** page fault every 4 KB at each call, more than its sort.  Those of a
+** text of more than IDEM_JSON_HOLD bytes are freed at its end too. */
 #define IDEM_JSON_KEEP (1024*1024)
 #define IDEM_JSON_HOLD (16*1024*1024)
 
@@ -617,10 +616,15 @@ static int idemJsonGrowOut(IdemJson *p, sqlite3_int64 nNeed){
   return SQLITE_OK;
 }
 
-/* Make room for at least nNeed member records. */
+/* Make room for at least nNeed member records: twice as many as there
+** are, or, if more, one for every 16 bytes of the output buffer (the
+** input's size: a large object's records then grow once, not doubled
+** from 64, each doubling a copy of all so far: 6 MB for an object of
+** 100 000 members). */
 static int idemJsonGrowMembers(IdemJson *p, sqlite3_int64 nNeed){
   sqlite3_int64 nNew = p->nMemberAlloc ? p->nMemberAlloc*2 : 64;
   IdemJsonMember *aNew;
+  if( nNew<p->nOutAlloc/16 ) nNew = p->nOutAlloc/16;
   if( nNew<nNeed ) nNew = nNeed;
   aNew = sqlite3_realloc64(p->aMember, nNew*sizeof(IdemJsonMember));
   if( aNew==0 ){
@@ -2859,11 +2863,9 @@ static IDEM_JSON_INLINE int idemJsonStringCopy(
   return rc;
 }
 
-static void idemJsonTrimAll(IdemJson*);
-
 /* Start a call: no output, no records, no error, and an output buffer
 ** with room for nIn bytes of input plus slack (see the invariant in
-** idemJsonCanonical()).  Buffers that a big input left behind go when a
+** idemJsonCanonical()).  A buffer that a big input left behind goes when a
 ** small one comes. */
 static int idemJsonBegin(IdemJson *p, sqlite3_int64 nIn){
   sqlite3_int64 nNeed = nIn + 64;
@@ -2872,7 +2874,6 @@ static int idemJsonBegin(IdemJson *p, sqlite3_int64 nIn){
   p->nSpan = 0;
   p->nMoved = 0;
   p->zErr[0] = 0;
-  if( nNeed<=IDEM_JSON_KEEP ) idemJsonTrimAll(p);
   if( nNeed<4096 ) nNeed = 4096;
   if( p->nOutAlloc<nNeed
    || (p->nOutAlloc>IDEM_JSON_KEEP && nNeed<=IDEM_JSON_KEEP) ){
@@ -2890,15 +2891,6 @@ static int idemJsonBegin(IdemJson *p, sqlite3_int64 nIn){
     }
     p->nOutAlloc = nNeed;
   }
-  if( nIn>IDEM_JSON_KEEP && p->nMemberAlloc<nIn/16 ){
-    /* A large input: room for a member every 16 bytes at once, rather
-    ** than records doubled from 64 (each doubling copies all so far: 6 MB
-    ** for an object of 100 000 members).  If that fails, they grow as
-    ** they come. */
-    sqlite3_free(p->aMember);
-    p->aMember = sqlite3_malloc64((nIn/16)*sizeof(IdemJsonMember));
-    p->nMemberAlloc = p->aMember ? nIn/16 : 0;
-  }
   return SQLITE_OK;
 }
 
@@ -2911,25 +2903,12 @@ static void idemJsonTrim(void **pa, sqlite3_int64 *pnAlloc, size_t szElem){
   }
 }
 
-/* Free the buffers but zOut that hold more than IDEM_JSON_KEEP bytes. */
-static void idemJsonTrimAll(IdemJson *p){
-  idemJsonTrim((void**)&p->zTmp, &p->nTmpAlloc, 1);
-  idemJsonTrim((void**)&p->aMember, &p->nMemberAlloc, sizeof(IdemJsonMember));
-  idemJsonTrim((void**)&p->aSorted, &p->nSortedAlloc, sizeof(IdemJsonSorted));
-  idemJsonTrim((void**)&p->aSpan, &p->nSpanAlloc, sizeof(IdemJsonSpan));
-  idemJsonTrim((void**)&p->aMoved, &p->nMovedAlloc, sizeof(IdemJsonSpan));
-}
-
-/* End a call whose result rc is known, whose input was nIn bytes and whose
-** output is nOut bytes: write the objects that waited, terminate the text,
-** and, if the input passed IDEM_JSON_HOLD, release the buffers that grew
-** beyond IDEM_JSON_KEEP (else the next call with a small input does). */
-static int idemJsonEnd(
-  IdemJson *p,
-  int rc,
-  sqlite3_int64 nIn,
-  sqlite3_int64 nOut
-){
+/* End a call whose result rc is known and whose output is nOut bytes:
+** write the objects that waited, terminate the text, and release the
+** buffers that grew beyond IDEM_JSON_KEEP, unless the output is of more
+** than IDEM_JSON_KEEP bytes and at most IDEM_JSON_HOLD (they are kept
+** for the next call, whose end releases them if it is small). */
+static int idemJsonEnd(IdemJson *p, int rc, sqlite3_int64 nOut){
   if( rc==SQLITE_OK && p->nSorted ) rc = idemJsonEmit(p);
   if( rc==SQLITE_OK ){
     if( nOut>IDEM_JSON_MAX_TEXT ){
@@ -2941,7 +2920,13 @@ static int idemJsonEnd(
       p->zOut[nOut] = 0;
     }
   }
-  if( nIn>IDEM_JSON_HOLD ) idemJsonTrimAll(p);
+  if( nOut<=IDEM_JSON_KEEP || nOut>IDEM_JSON_HOLD ){
+    idemJsonTrim((void**)&p->zTmp, &p->nTmpAlloc, 1);
+    idemJsonTrim((void**)&p->aMember, &p->nMemberAlloc, sizeof(IdemJsonMember));
+    idemJsonTrim((void**)&p->aSorted, &p->nSortedAlloc, sizeof(IdemJsonSorted));
+    idemJsonTrim((void**)&p->aSpan, &p->nSpanAlloc, sizeof(IdemJsonSpan));
+    idemJsonTrim((void**)&p->aMoved, &p->nMovedAlloc, sizeof(IdemJsonSpan));
+  }
   return rc;
 }
 
@@ -3187,7 +3172,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   }
 
 done:
-  return idemJsonEnd(p, rc, zEnd - z, o - p->zOut);
+  return idemJsonEnd(p, rc, o - p->zOut);
 }
 
 IDEM_PRIVATE IdemJson *idemJsonNew(void){
