@@ -106,7 +106,8 @@ int main(void){
     for(i=0; i<200000; i++){
       o += sprintf(zBig+o, "%s\"n%06d\":1", i ? "," : "", 199999-i);
     }
-    rc = idemJsonCanonical(p, zBig, o+sprintf(zBig+o, "}"));
+    zBig[o] = '}';
+    rc = idemJsonCanonical(p, zBig, o+1);
     check(rc==SQLITE_OK && p->nMemberAlloc*(sqlite3_int64)
           sizeof(IdemJsonMember)>IDEM_JSON_KEEP
           && p->nTmpAlloc>IDEM_JSON_KEEP, "and those of a sort too", p->zErr);
