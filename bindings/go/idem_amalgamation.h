@@ -4834,6 +4834,35 @@ static IDEM_JSON_INLINE int idemJsonHex4(const unsigned char *z){
   return (int)(a<<12 | b<<8 | c<<4 | d);
 }
 
+#ifdef IDEM_JSON_LE_WORDS
+/* The canonical text of each ASCII character inside a string, in the low
+** bytes of a little-endian word, and its length in the top byte: the
+** character itself; \" and \\; \b \t \n \f \r; \u00xx (lowercase) for the
+** other control characters.  (U+007F is written raw.) */
+#define IJ_HX(x)  ((x)<10 ? '0'+(x) : 'a'-10+(x))
+#define IJ_EU(c)  (0x3030755cULL | (uint64_t)IJ_HX((c)>>4)<<32 \
+                   | (uint64_t)IJ_HX((c)&15)<<40 | 6ULL<<56)
+#define IJ_EE(x)  (0x5cULL | (uint64_t)(x)<<8 | 2ULL<<56)
+#define IJ_EA(c)  ((uint64_t)(c) | 1ULL<<56)
+#define IJ_EU4(c) IJ_EU(c), IJ_EU(c+1), IJ_EU(c+2), IJ_EU(c+3)
+#define IJ_EA4(c) IJ_EA(c), IJ_EA(c+1), IJ_EA(c+2), IJ_EA(c+3)
+static const uint64_t idemJsonAsciiOut[128] = {
+  IJ_EU4(0), IJ_EU4(4),                                         /* 0x00 */
+  IJ_EE('b'), IJ_EE('t'), IJ_EE('n'), IJ_EU(11),
+  IJ_EE('f'), IJ_EE('r'), IJ_EU(14), IJ_EU(15),
+  IJ_EU4(16), IJ_EU4(20), IJ_EU4(24), IJ_EU4(28),               /* 0x10 */
+  IJ_EA(0x20), IJ_EA(0x21), IJ_EE('"'), IJ_EA(0x23),            /* 0x20 */
+  IJ_EA4(0x24), IJ_EA4(0x28), IJ_EA4(0x2c),
+  IJ_EA4(0x30), IJ_EA4(0x34), IJ_EA4(0x38), IJ_EA4(0x3c),       /* 0x30 */
+  IJ_EA4(0x40), IJ_EA4(0x44), IJ_EA4(0x48), IJ_EA4(0x4c),       /* 0x40 */
+  IJ_EA4(0x50), IJ_EA4(0x54), IJ_EA4(0x58),                     /* 0x50 */
+  IJ_EE('\\'), IJ_EA(0x5d), IJ_EA(0x5e), IJ_EA(0x5f),
+  IJ_EA4(0x60), IJ_EA4(0x64), IJ_EA4(0x68), IJ_EA4(0x6c),       /* 0x60 */
+  IJ_EA4(0x70), IJ_EA4(0x74), IJ_EA4(0x78), IJ_EA4(0x7c),       /* 0x70 */
+};
+
+#endif
+
 /* The length of the valid UTF-8 character at s[0..zEnd), whose first byte
 ** is not ASCII, or 0 if it is not one. */
 static int idemJsonUtf8Len(const unsigned char *s, const unsigned char *zEnd){
@@ -6763,6 +6792,23 @@ static int idemJsonString(
           default:
             return idemJsonFail(p, "invalid escape", z, s, zEnd);
         }
+#ifdef IDEM_JSON_LE_WORDS
+        if( (uint32_t)c-0x80>=0x800-0x80 && c<0x10000 ){
+          /* An ASCII character's canonical text from a table (no branch
+          ** on its kind), or a character of 3 bytes in UTF-8: the text,
+          ** and its length in the top byte, one of the two chosen by a
+          ** conditional move, not a branch (text that mixes the two, as a
+          ** string of all sorts of escapes, would mispredict it). */
+          uint32_t u = (uint32_t)c;
+          uint64_t a = idemJsonAsciiOut[u & 0x7f];
+          uint64_t t = 0x03000000008080e0ULL | u>>12 | (u<<2 & 0x3f00)
+                       | (u & 0x3f)<<16;
+          __asm__("" : "+r"(a));      /* loaded first: a cmov, not a branch */
+          t = u<0x80 ? a : t;
+          memcpy(o, &t, 8);
+          o += t>>56;
+        }else
+#endif
         if( c<0x80 ){
           if( c<0x20 ){
             *o++ = '\\';
