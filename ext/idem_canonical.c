@@ -101,7 +101,8 @@
 ** plain to the block scan, and mixed scripts are copied 16 bytes at a time
 ** with no stop at each change of script; an input that fails that check
 ** is read the first way, which finds and reports its first bad byte.  Buffers larger than IDEM_JSON_KEEP are
-** released rather than kept for the next call, and idem_canonical() gives
+** released at the end of a call, unless its text is larger than that (and
+** at most IDEM_JSON_HOLD: they are kept for the next), and idem_canonical() gives
 ** SQLite an output of IDEM_JSON_GIVE bytes or more instead of a copy.
 */
 #include "idemInt.h"
@@ -111,8 +112,14 @@
 ** limit protects nothing but sanity and the size of IdemJson. */
 #define IDEM_JSON_MAX_DEPTH 1000
 
-/* Buffers above this size are freed after use instead of kept. */
+/* Buffers above this size are freed at the end of a call whose output is
+** small (at most this many bytes), not kept for the next call.  A large
+** text's are kept for the next call: taken fresh from the system, the
+** scratch of an object of 400 000 members (about 22 MB touched) cost a
+** page fault every 4 KB at each call, more than its sort.  Those of a
+** text of more than IDEM_JSON_HOLD bytes are freed at its end too. */
 #define IDEM_JSON_KEEP (1024*1024)
+#define IDEM_JSON_HOLD (16*1024*1024)
 
 /* idem_canonical() gives SQLite its output buffer, instead of a copy, when
 ** the text is at least this long: a copy then costs far more than the
@@ -638,10 +645,15 @@ static int idemJsonGrowOut(IdemJson *p, sqlite3_int64 nNeed){
   return SQLITE_OK;
 }
 
-/* Make room for at least nNeed member records. */
+/* Make room for at least nNeed member records: twice as many as there
+** are, or, if more, one for every 16 bytes of the output buffer (the
+** input's size: a large object's records then grow once, not doubled
+** from 64, each doubling a copy of all so far: 6 MB for an object of
+** 100 000 members). */
 static int idemJsonGrowMembers(IdemJson *p, sqlite3_int64 nNeed){
   sqlite3_int64 nNew = p->nMemberAlloc ? p->nMemberAlloc*2 : 64;
   IdemJsonMember *aNew;
+  if( nNew<p->nOutAlloc/16 ) nNew = p->nOutAlloc/16;
   if( nNew<nNeed ) nNew = nNeed;
   aNew = sqlite3_realloc64(p->aMember, nNew*sizeof(IdemJsonMember));
   if( aNew==0 ){
@@ -1571,7 +1583,7 @@ static int idemJsonSortNames(
   IdemJsonWide *aW,
   int bRaw
 ){
-  int i, j, nG = 0, bEqual = 0, bChain, bWide;
+  int i, j, nG = 0, bEqual = 0, bChain, bWide, bRuns = 1;
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   int bKept = 0;                      /* aT[].aK[] are set */
   uint64_t kDiff;
@@ -1613,6 +1625,7 @@ static int idemJsonSortNames(
     if( nByte>4 ) goto by_name_key;
     bWide = n>IDEM_JSON_MSD;
     if( bWide ){
+      uint64_t bTie = 0;                /* two neighbours alike in 16 bytes */
       /* Too many for the caches: both keys carried in one record
       ** (idemJsonWideSort()), not the keys at 0 read again for each rank
       ** between the two sorts, and split once, not once a sort. */
@@ -1622,10 +1635,14 @@ static int idemJsonSortNames(
         aW[i].iMem = (uint32_t)i;
       }
       idemJsonWideSort(aW, aW+n, n, 0);
-      for(i=0; i<n; i++){
+      aR[0].iKey = aW[0].k0;
+      aR[0].iMem = aW[0].iMem;
+      for(i=1; i<n; i++){
         aR[i].iKey = aW[i].k0;
         aR[i].iMem = aW[i].iMem;
+        bTie |= (aW[i].k0==aW[i-1].k0) & (aW[i].k1==aW[i-1].k1);
       }
+      bRuns = bTie!=0;      /* no two names alike in 16 bytes: no runs */
     }else{
       for(i=0; i<n; i++){
         aR[i].iKey = aT[i].aK[1];
@@ -1647,7 +1664,7 @@ static int idemJsonSortNames(
     /* Each run of names alike in their first 16 bytes: those that end
     ** within them first, by length (two of one length are equal); those
     ** that go on are a group at 16. */
-    for(i=0; i<n; i=j){
+    for(i=0; bRuns && i<n; i=j){
       /* (The keys at 8 in aW[], in the same order, if it was sorted: the
       ** names alike in 8 bytes are many, and aT[] far too large to be
       ** read in the order of the ranks.) */
@@ -2934,7 +2951,9 @@ static void idemJsonTrim(void **pa, sqlite3_int64 *pnAlloc, size_t szElem){
 
 /* End a call whose result rc is known and whose output is nOut bytes:
 ** write the objects that waited, terminate the text, and release the
-** buffers that grew beyond IDEM_JSON_KEEP. */
+** buffers that grew beyond IDEM_JSON_KEEP, unless the output is of more
+** than IDEM_JSON_KEEP bytes and at most IDEM_JSON_HOLD (they are kept
+** for the next call, whose end releases them if it is small). */
 static int idemJsonEnd(IdemJson *p, int rc, sqlite3_int64 nOut){
   if( rc==SQLITE_OK && p->nSorted ) rc = idemJsonEmit(p);
   if( rc==SQLITE_OK ){
@@ -2947,11 +2966,13 @@ static int idemJsonEnd(IdemJson *p, int rc, sqlite3_int64 nOut){
       p->zOut[nOut] = 0;
     }
   }
-  idemJsonTrim((void**)&p->zTmp, &p->nTmpAlloc, 1);
-  idemJsonTrim((void**)&p->aMember, &p->nMemberAlloc, sizeof(IdemJsonMember));
-  idemJsonTrim((void**)&p->aSorted, &p->nSortedAlloc, sizeof(IdemJsonSorted));
-  idemJsonTrim((void**)&p->aSpan, &p->nSpanAlloc, sizeof(IdemJsonSpan));
-  idemJsonTrim((void**)&p->aMoved, &p->nMovedAlloc, sizeof(IdemJsonSpan));
+  if( nOut<=IDEM_JSON_KEEP || nOut>IDEM_JSON_HOLD ){
+    idemJsonTrim((void**)&p->zTmp, &p->nTmpAlloc, 1);
+    idemJsonTrim((void**)&p->aMember, &p->nMemberAlloc, sizeof(IdemJsonMember));
+    idemJsonTrim((void**)&p->aSorted, &p->nSortedAlloc, sizeof(IdemJsonSorted));
+    idemJsonTrim((void**)&p->aSpan, &p->nSpanAlloc, sizeof(IdemJsonSpan));
+    idemJsonTrim((void**)&p->aMoved, &p->nMovedAlloc, sizeof(IdemJsonSpan));
+  }
   return rc;
 }
 

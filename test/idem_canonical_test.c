@@ -80,6 +80,66 @@ int main(void){
   rc = idemJsonDuplicate(p, a, r, n, 0);
   check(rc==SQLITE_INTERNAL, "equal keys, no duplicate", p->zErr);
 
+  /* The buffers of a large text are kept for the next call (taken fresh,
+  ** a large object's scratch cost a page fault every 4 KB), and go at the
+  ** end of a call whose text is small, or passed IDEM_JSON_HOLD. */
+  {
+    int nBig = IDEM_JSON_HOLD + 4*IDEM_JSON_KEEP, i, o;
+    char *zBig = malloc(nBig + 1);
+    if( zBig==0 ) return 2;
+    /* an object of 4-byte names out of order, duplicates among them */
+    o = sprintf(zBig, "{");
+    for(i=0; i<200000; i++){
+      o += sprintf(zBig+o, "%s\"%c%02d\":1", i ? "," : "",
+                   'a' + (199999-i)/10000 % 26, (199999-i) % 100);
+    }
+    zBig[o++] = '}';
+    rc = idemJsonCanonical(p, zBig, o);
+    check(rc==SQLITE_ERROR && p->nMemberAlloc*(sqlite3_int64)
+          sizeof(IdemJsonMember)>IDEM_JSON_KEEP,
+          "a large text's members are kept (a duplicate)", p->zErr);
+    rc = idemJsonCanonical(p, "{\"b\":1,\"a\":2}", -1);
+    check(rc==SQLITE_OK && p->nMemberAlloc*(sqlite3_int64)
+          sizeof(IdemJsonMember)<=IDEM_JSON_KEEP,
+          "a small one frees them", p->zErr);
+    o = sprintf(zBig, "{");        /* distinct names now, out of order */
+    for(i=0; i<200000; i++){
+      o += sprintf(zBig+o, "%s\"n%06d\":1", i ? "," : "", 199999-i);
+    }
+    zBig[o] = '}';
+    rc = idemJsonCanonical(p, zBig, o+1);
+    check(rc==SQLITE_OK && p->nMemberAlloc*(sqlite3_int64)
+          sizeof(IdemJsonMember)>IDEM_JSON_KEEP
+          && p->nTmpAlloc>IDEM_JSON_KEEP, "and those of a sort too", p->zErr);
+    /* the same, then a string that takes the text past IDEM_JSON_HOLD */
+    o += sprintf(zBig+o, ",\"zz\":\"");
+    memset(zBig+o, 'x', nBig-o-2);
+    memcpy(zBig+nBig-2, "\"}", 2);
+    rc = idemJsonCanonical(p, zBig, nBig);
+    check(rc==SQLITE_OK && p->nOut>IDEM_JSON_HOLD && p->nMemberAlloc==0
+          && p->nTmpAlloc==0,
+          "a text past IDEM_JSON_HOLD frees them at its end", p->zErr);
+    /* A large input's member records grow at once to one every 16 bytes
+    ** of it, not doubled from 64 (each doubling a copy of them all), and
+    ** past that if there are more. */
+    memset(zBig, 'x', 2*IDEM_JSON_KEEP);
+    memcpy(zBig, "{\"a\":\"", 6);
+    memcpy(zBig+2*IDEM_JSON_KEEP-2, "\"}", 2);
+    rc = idemJsonCanonical(p, zBig, 2*IDEM_JSON_KEEP);
+    check(rc==SQLITE_OK && p->nMemberAlloc==p->nOutAlloc/16
+          && p->nOutAlloc>=2*IDEM_JSON_KEEP,
+          "room for a member every 16 bytes", p->zErr);
+    zBig[0] = '{';
+    for(i=0; i<p->nOutAlloc/16+1000; i++) memcpy(zBig+1+8*i, "\"ab\":10,", 8);
+    memcpy(zBig+1+8*(i-1), "\"xy\":10}", 8);
+    o = 1+8*i;
+    rc = idemJsonCanonical(p, zBig, o);
+    check(rc==SQLITE_ERROR && strncmp(p->zErr, "duplicate member name", 21)==0
+          && p->nMemberAlloc>o/16,
+          "and more as they come", p->zErr);
+    free(zBig);
+  }
+
   idemJsonFree(p);
   printf("%d passed, %d failed\n", nPass, nFail);
   return nFail!=0;
