@@ -650,6 +650,16 @@ def rfc8785(n, r):
     return r.choice([RFC8785, RFC8785_WEIRD])
 
 
+def powers_written_out(n, r):
+    """n powers of ten written out in full: 1 then up to 300 zeros, or
+    0. then up to 300 zeros then 1 (and negative)."""
+    out = []
+    for _ in range(n):
+        k = r.randint(1, 300)
+        out.append(r.choice(["", "-"]) + r.choice(["1" + "0" * k, "0." + "0" * (k - 1) + "1"]))
+    return "[" + ",".join(out) + "]"
+
+
 STRANGER = {
     "pretty-printed (indent=4) events": (pretty_printed, 4, "events"),
     "tabs and CRLF, indented": (pretty_tabs_crlf, 60, "members"),
@@ -685,6 +695,7 @@ STRANGER = {
     "2-byte text as \\u escapes (ensure_ascii)": (latin_escaped, 200, "words"),
     "records of 12 members, a table's column order": (records, 20, "records"),
     "RFC 8785's examples": (rfc8785, 1, "documents"),
+    "powers of ten written out (1000...0, 0.000...1)": (powers_written_out, 20, "numbers"),
 }
 
 
@@ -922,7 +933,9 @@ SIZED = [("names sharing a 1000-byte prefix, plus one short name", prefix_names,
          ("Go's \\u003c, \\u003e, \\u0026", go_html,
           [9000, 18000, 36000, 72000], "fragments"),
          ("records of 12 members, a table's column order", records,
-          [3000, 6000, 12000, 24000], "records")]
+          [3000, 6000, 12000, 24000], "records"),
+         ("2-byte text as \\u escapes (ensure_ascii)", latin_escaped,
+          [25000, 50000, 100000, 200000], "words")]
 SIZED_BYTES = 8 << 20       # a sized row's documents: about this many bytes
 
 # --sweep: the shapes whose cost could grow with size, each at 1 000,
