@@ -6710,19 +6710,23 @@ static int idemJsonString(
       __m128i v = _mm_loadu_si128((const __m128i*)s);
       unsigned int m = idemJsonSpecial16x(v, flip, lim);
       _mm_storeu_si128((__m128i*)o, v);
-      if( m ){
+      while( m ){
         int k = __builtin_ctz(m);
-        s += k;
-        o += k;
-        if( s[0]=='\\' && zEnd-s>=3 && idemJsonKeepEscape[s[1]] && s[2]!='\\' ){
+        if( k<14 && s[k]=='\\' && idemJsonKeepEscape[s[k+1]]
+         && s[k+2]!='\\' ){
           /* A lone \n, \" ... (its own canonical form, the common special
-          ** byte of text and code): the '\' is written, the scan goes on.
-          ** (A run of escapes is faster in the loop below.) */
-          o[1] = s[1];
-          s += 2;
-          o += 2;
+          ** byte of text and code, and every quote of JSON held in a
+          ** string), already stored with the block: the scan goes on to
+          ** the block's next special byte, from the mask it has, not from
+          ** a load at the byte after the escape (which would wait for this
+          ** one's position).  One that ends past the block's last byte but
+          ** one is read by the loop below; so is a run of escapes, which
+          ** is faster there. */
+          m &= ~(3u<<k);
           continue;
         }
+        s += k;
+        o += k;
         goto special;
       }
       s += 16;

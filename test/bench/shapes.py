@@ -136,6 +136,8 @@ def shape(name, r):
         return utf16_escaped(400, r)
     if name in HOSTILE:
         return HOSTILE[name][0](HOSTILE[name][1], r)
+    if name in STRANGER:
+        return STRANGER[name][0](STRANGER[name][1], r)
     raise ValueError(name)
 
 
@@ -404,6 +406,299 @@ HOSTILE = {
 }
 
 
+# Shapes a stranger would try (round four, probe): what an adversarial
+# benchmarker of an RFC 8785 canonicalizer writes first, each a generator
+# of a document of n units as in HOSTILE.
+def pretty_printed(n, r):
+    """n GitHub-like events, pretty-printed as json.dumps(indent=4) does
+    (4-space indentation, newlines, ": " and ", ")."""
+    return json.dumps([json.loads(github_event(r, i)) for i in range(n)],
+                      indent=4, ensure_ascii=False)
+
+
+def pretty_tabs_crlf(n, r):
+    """n members of small objects and arrays, indented with tabs and
+    ended with CRLF, two levels deep."""
+    return json.dumps({"item%d" % i: {"id": i, "tags": ["a", "b"], "on": True}
+                       for i in range(n)}, indent="\t").replace("\n", "\r\n")
+
+
+def small_objects(n, r):
+    """n objects of 1-3 members (names of 1-6 letters, sorted or not), in
+    an array."""
+    out = []
+    for i in range(n):
+        k = r.randint(1, 3)
+        names = r.sample(["id", "v", "name", "x", "y", "ok", "type", "ts"], k)
+        out.append("{" + ",".join('"%s":%s' % (m, r.choice([str(i), '"s%d"' % i, "true", "null", "1.5"]))
+                                  for m in names) + "}")
+    return "[" + ",".join(out) + "]"
+
+
+def literals(n, r):
+    """n of true, false and null, at random, in an array."""
+    return "[" + ",".join(r.choice(["true", "false", "null"]) for _ in range(n)) + "]"
+
+
+def pairs(n, r):
+    """n arrays of two numbers ([[x,y],...], coordinates)."""
+    return "[" + ",".join("[%d,%d]" % (r.randint(-999, 999), r.randint(0, 99999))
+                          for _ in range(n)) + "]"
+
+
+def small_arrays_deep(n, r):
+    """n arrays 4 deep ([[[[1]]]]), each holding an integer, in an array."""
+    return "[" + ",".join("[[[[%d]]]]" % i for i in range(n)) + "]"
+
+
+def int_lengths(n, r):
+    """n integers of every length 1-20 digits, a third negative, some -0."""
+    out = []
+    for i in range(n):
+        d = r.randint(1, 20)
+        v = str(r.randint(1, 9)) + "".join(r.choice("0123456789") for _ in range(d - 1))
+        out.append(r.choice(["", "", "-"]) + v if i % 17 else "-0")
+    return "[" + ",".join(out) + "]"
+
+
+def format_edges(n, r):
+    """n numbers at the edges of ECMAScript's format: 1E+2, 1e21, 1e20,
+    1e-7, 1e-6, 0.1, 123456789012345680000, 0.000001, 1.5e-7, 9.999e20."""
+    pool = ["1E+2", "1e21", "1e20", "1e-7", "1e-6", "0.1", "0.2", "0.3",
+            "123456789012345680000", "123456789012345678901", "0.000001",
+            "0.0000001", "1.5e-7", "9.999999999999999e20", "1E21", "1e+21",
+            "100000000000000000000", "1000000000000000000000", "5e-7",
+            "4.35", "0.5", "-1e-7", "1e0", "2.5E-3", "1e-5"]
+    return "[" + ",".join(r.choice(pool) for _ in range(n)) + "]"
+
+
+def short_decimals(n, r):
+    """n decimals of 1-3 digits after the point (0.1, 2.75, 13.5)."""
+    return "[" + ",".join("%d.%d" % (r.randint(0, 99), r.randint(1, 999)) for _ in range(n)) + "]"
+
+
+def text_2byte(n, r):
+    """A string of n characters, all 2-byte UTF-8 (Latin-1 letters and
+    Cyrillic), raw."""
+    cs = [chr(c) for c in list(range(0xc0, 0x100)) + list(range(0x410, 0x450))]
+    return json.dumps({"s": "".join(r.choice(cs) for _ in range(n))}, ensure_ascii=False)
+
+
+def text_2byte_words(n, r):
+    """n Cyrillic words of 3-10 letters, separated by spaces, raw."""
+    return json.dumps({"s": " ".join("".join(chr(r.randint(0x430, 0x44f))
+                                             for _ in range(r.randint(3, 10)))
+                                     for _ in range(n))}, ensure_ascii=False)
+
+
+def emoji_only(n, r):
+    """A string of n emoji (4-byte UTF-8), raw, as a top-level string."""
+    return json.dumps("".join(chr(r.randint(0x1f300, 0x1faff)) for _ in range(n)),
+                      ensure_ascii=False)
+
+
+def escape_at_end(n, r):
+    """A string of n ASCII bytes with one escape (\\n) at its end."""
+    return '{"s":"%s\\n"}' % "".join(r.choice("abcdefghijklmnopqrstuvwxyz ") for _ in range(n))
+
+
+def escape_at_start(n, r):
+    """A string of n ASCII bytes with one escape (\\t) at its start."""
+    return '{"s":"\\t%s"}' % "".join(r.choice("abcdefghijklmnopqrstuvwxyz ") for _ in range(n))
+
+
+def short_strings(n, r):
+    """n strings of 0-8 ASCII letters, in an array."""
+    return json.dumps(["".join(r.choice("abcdefgh") for _ in range(r.randint(0, 8)))
+                       for _ in range(n)])
+
+
+def empties(n, r):
+    """n empty strings, objects and arrays, mixed, in an array, and an
+    object of n/4 members each empty."""
+    return '{"a":[%s],"o":{%s}}' % (",".join(r.choice(['""', "{}", "[]"]) for _ in range(n)),
+                                    ",".join('"e%d":%s' % (i, r.choice(['""', "{}", "[]"]))
+                                             for i in range(n // 4)))
+
+
+def same_length_names(n, r):
+    """n names of exactly 8 random lower-case letters, in random order."""
+    ks = set()
+    while len(ks) < n:
+        ks.add("".join(r.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8)))
+    return json.dumps({k: i for i, k in enumerate(ks)})
+
+
+def numeric_names(n, r):
+    """n names that look like numbers ("0", "1", ... "n-1", as a JSON
+    object with integer-like keys), in random order."""
+    ks = [str(i) for i in range(n)]
+    r.shuffle(ks)
+    return json.dumps({k: i for i, k in enumerate(ks)})
+
+
+def one_long_string(n, r):
+    """One string of n ASCII bytes (no escape), as a top-level string."""
+    return '"%s"' % ("lorem ipsum dolor sit amet " * (n // 27 + 1))[:n]
+
+
+def top_scalars(n, r):
+    """A top-level scalar (one of 42, -1.5, true, null, "hello")."""
+    return r.choice(["42", "-1.5", "true", "null", '"hello"', "0", '""'])
+
+
+def sorted_input(n, r):
+    """n members already in canonical order (what a canonicalizer's
+    output looks like when it is fed back)."""
+    return json.dumps({"k%05d" % i: "v%d" % i for i in range(n)}, separators=(",", ":"))
+
+
+def big_integers(n, r):
+    """n integers of 21-40 digits (beyond 2^64), a third negative."""
+    return "[" + ",".join(r.choice(["", "", "-"]) + str(r.randint(1, 9))
+                          + "".join(r.choice("0123456789") for _ in range(r.randint(20, 39)))
+                          for _ in range(n)) + "]"
+
+
+def huge_integer(n, r):
+    """One integer of n digits (1 then random digits), in an array of 4."""
+    return "[%s]" % ",".join(str(r.randint(1, 9)) + "".join(r.choice("0123456789") for _ in range(n - 1))
+                             for _ in range(4))
+
+
+def long_space_runs(n, r):
+    """n members with a run of 200 spaces around every token."""
+    w = " " * 200
+    return "{" + ",".join('%s"m%d"%s:%s%d%s' % (w, i, w, w, i, w) for i in range(n)) + "}"
+
+
+def deep_indent(n, r):
+    """n leaves 12 levels deep, json.dumps(indent=8): lines of up to 100
+    spaces of indentation."""
+    d = ["leaf%d" % i for i in range(n)]
+    for lvl in range(12):
+        d = {"level%d" % lvl: d, "n": lvl}
+    return json.dumps(d, indent=8)
+
+
+def long_names(n, r):
+    """n names of 256 random letters (they differ in their first bytes)."""
+    return json.dumps({"".join(r.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(256)): i
+                       for i in range(n)})
+
+
+def mixed_deep(n, r):
+    """{"a":[{"a":[...]}]} n levels deep (objects in arrays in objects)."""
+    return '{"a":[' * n + "0" + "]}" * n
+
+
+def json_in_string(n, r):
+    """n GitHub-like events, each a JSON document inside a string (\"
+    every few bytes), in an array."""
+    return json.dumps([github_event(r, i) for i in range(n)])
+
+
+def go_html(n, r):
+    """n HTML fragments as Go's encoding/json writes them (<, > and &
+    as \\u003c, \\u003e, \\u0026), in an array."""
+    return json.dumps(['<a href="/p/%d?x=1&y=%d">item %d</a> & <b>more</b>' % (i, r.randint(0, 99), i)
+                       for i in range(n)]).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def latin_escaped(n, r):
+    """n words of Latin-1 and Cyrillic letters as Python's json.dumps
+    writes them by default (\\u00e9, \\u0434: 2-byte characters as \\u
+    escapes)."""
+    cs = [chr(c) for c in list(range(0xe0, 0x100)) + list(range(0x430, 0x450))] + list("abcdefg")
+    return json.dumps({"s": " ".join("".join(r.choice(cs) for _ in range(r.randint(3, 10)))
+                                     for _ in range(n))})
+
+
+def records(n, r):
+    """n records of 12 members in the order a producer writes them (a
+    table's columns: not sorted), in an array (a database dump)."""
+    out = []
+    for i in range(n):
+        out.append({"id": i, "username": "user%d" % r.randint(0, 99999),
+                    "email": "u%d@example.com" % i, "first_name": r.choice(WORDS),
+                    "last_name": r.choice(WORDS_EN), "age": r.randint(18, 90),
+                    "is_active": r.random() < 0.8, "balance": round(r.uniform(0, 1e4), 2),
+                    "created_at": "2024-01-%02dT10:00:00Z" % r.randint(1, 28),
+                    "address": None, "score": r.random(), "tags": ["a", "b"]})
+    return json.dumps(out, ensure_ascii=False)
+
+
+RFC8785 = r"""{
+  "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+  "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+  "literals": [null, true, false]
+}"""
+RFC8785_WEIRD = r"""{
+  "\u20ac": "Euro Sign",
+  "\r": "Carriage Return",
+  "\ufb33": "Hebrew Letter Dalet With Dagesh",
+  "1": "One",
+  "\ud83d\ude00": "Emoji: Grinning Face",
+  "\u0080": "Control",
+  "\u00f6": "Latin Small Letter O With Diaeresis"
+}"""
+
+
+def rfc8785(n, r):
+    """RFC 8785's own examples (section 3.2.2's input and section
+    3.2.3's sorting example), as the RFC prints them."""
+    return r.choice([RFC8785, RFC8785_WEIRD])
+
+
+def powers_written_out(n, r):
+    """n powers of ten written out in full: 1 then up to 300 zeros, or
+    0. then up to 300 zeros then 1 (and negative)."""
+    out = []
+    for _ in range(n):
+        k = r.randint(1, 300)
+        out.append(r.choice(["", "-"]) + r.choice(["1" + "0" * k, "0." + "0" * (k - 1) + "1"]))
+    return "[" + ",".join(out) + "]"
+
+
+STRANGER = {
+    "pretty-printed (indent=4) events": (pretty_printed, 4, "events"),
+    "tabs and CRLF, indented": (pretty_tabs_crlf, 60, "members"),
+    "small objects of 1-3 members": (small_objects, 200, "objects"),
+    "true, false, null": (literals, 1000, "literals"),
+    "pairs [x,y]": (pairs, 300, "pairs"),
+    "arrays 4 deep ([[[[1]]]])": (small_arrays_deep, 300, "arrays"),
+    "integers of 1-20 digits, -0": (int_lengths, 200, "numbers"),
+    "numbers at the format's edges (1e21, 1e-7)": (format_edges, 200, "numbers"),
+    "short decimals (0.1, 2.75)": (short_decimals, 300, "numbers"),
+    "2-byte text (Latin-1, Cyrillic)": (text_2byte, 1000, "characters"),
+    "Cyrillic words": (text_2byte_words, 200, "words"),
+    "emoji only, top-level string": (emoji_only, 500, "characters"),
+    "long string, one escape at the end": (escape_at_end, 4000, "bytes"),
+    "long string, one escape at the start": (escape_at_start, 4000, "bytes"),
+    "short strings": (short_strings, 300, "strings"),
+    "empty strings, objects, arrays": (empties, 300, "values"),
+    "names all 8 bytes long": (same_length_names, 200, "names"),
+    "numeric-looking names": (numeric_names, 200, "names"),
+    "one long string, top level": (one_long_string, 4000, "bytes"),
+    "a top-level scalar": (top_scalars, 1, "values"),
+    "{} and []": (lambda n, r: r.choice(["{}", "[]"]), 1, "values"),
+    "one member ({\"a\":1})": (lambda n, r: '{"%s":%d}' % (r.choice("abcxyz"), r.randint(0, 99)), 1, "members"),
+    "members already in order": (sorted_input, 200, "members"),
+    "integers of 21-40 digits": (big_integers, 100, "numbers"),
+    "integers of 300 digits": (huge_integer, 300, "digits"),
+    "runs of 200 spaces between tokens": (long_space_runs, 10, "members"),
+    "indent=8, 12 deep": (deep_indent, 100, "leaves"),
+    "names of 256 random letters": (long_names, 20, "names"),
+    "{\"a\":[{\"a\":[...]}]} 490 deep": (mixed_deep, 490, "levels"),
+    "JSON inside a string": (json_in_string, 4, "events"),
+    "Go's \\u003c, \\u003e, \\u0026": (go_html, 40, "fragments"),
+    "2-byte text as \\u escapes (ensure_ascii)": (latin_escaped, 200, "words"),
+    "records of 12 members, a table's column order": (records, 20, "records"),
+    "RFC 8785's examples": (rfc8785, 1, "documents"),
+    "powers of ten written out (1000...0, 0.000...1)": (powers_written_out, 20, "numbers"),
+}
+
+
 # ---------------------------------------------------------------- corpora
 # Documents of four kinds, each from a seed of its own: what idem is given
 # in practice.  "tool calls" are the bench's own documents (docgen.c, read
@@ -613,7 +908,34 @@ SIZED = [("names sharing a 1000-byte prefix, plus one short name", prefix_names,
          ("names that sort otherwise in UTF-16", utf16_names,
           [12500, 25000, 50000, 100000], "names"),
          ("names that sort otherwise in UTF-16, as \\u escapes", utf16_escaped,
-          [12500, 25000, 50000, 100000], "names")]
+          [12500, 25000, 50000, 100000], "names"),
+         # shapes a stranger would try, to 8 MB or 100 000 names
+         ("one long string, top level", one_long_string,
+          [1 << 20, 2 << 20, 4 << 20, 8 << 20], "bytes"),
+         ("long string, one escape at the end", escape_at_end,
+          [1 << 20, 2 << 20, 4 << 20, 8 << 20], "bytes"),
+         ("pretty-printed (indent=4) events", pretty_printed,
+          [600, 1200, 2400, 4800], "events"),
+         ("true, false, null", literals,
+          [200000, 400000, 800000, 1600000], "literals"),
+         ("small objects of 1-3 members", small_objects,
+          [40000, 80000, 160000, 320000], "objects"),
+         ("2-byte text (Latin-1, Cyrillic)", text_2byte,
+          [500000, 1000000, 2000000, 4000000], "characters"),
+         ("emoji only, top-level string", emoji_only,
+          [250000, 500000, 1000000, 2000000], "characters"),
+         ("numeric-looking names", numeric_names,
+          [12500, 25000, 50000, 100000], "names"),
+         ("names all 8 bytes long", same_length_names,
+          [12500, 25000, 50000, 100000], "names"),
+         ("JSON inside a string", json_in_string,
+          [800, 1600, 3200, 6400], "events"),
+         ("Go's \\u003c, \\u003e, \\u0026", go_html,
+          [9000, 18000, 36000, 72000], "fragments"),
+         ("records of 12 members, a table's column order", records,
+          [3000, 6000, 12000, 24000], "records"),
+         ("2-byte text as \\u escapes (ensure_ascii)", latin_escaped,
+          [25000, 50000, 100000, 200000], "words")]
 SIZED_BYTES = 8 << 20       # a sized row's documents: about this many bytes
 
 # --sweep: the shapes whose cost could grow with size, each at 1 000,
@@ -648,7 +970,7 @@ SHAPES = ["long ASCII string", "array of objects", "integers",
           "names, each a prefix of the next",
           "names with a 200-byte prefix holding an escape",
           "names that sort otherwise in UTF-16",
-          "names that sort otherwise in UTF-16, as \\u escapes"] + list(NUMBER_SHAPES) + list(HOSTILE)
+          "names that sort otherwise in UTF-16, as \\u escapes"] + list(NUMBER_SHAPES) + list(HOSTILE) + list(STRANGER)
 
 # Shapes of large documents: --docs divided by this, for a like total size.
 DIVIDE = {"900 deep, out of order": 20, "names with a 200-byte prefix": 200,
