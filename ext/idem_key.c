@@ -204,12 +204,16 @@ IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aK
   return (bad & 0xf0)==0;
 }
 
-/* The key given as an SQL value: text of exactly 32 lowercase hex digits. */
+/* The key given as an SQL value: text of exactly 32 lowercase hex digits.
+** Read where it lies (idemValueUtf8()): a key bound with its length, as
+** drivers bind text, is not copied to end it with a NUL at every lookup. */
 IDEM_PRIVATE int idemKeyFromValue(sqlite3_value *pVal,
                                   unsigned char aKey[IDEM_KEY_BYTES]){
-  return sqlite3_value_type(pVal)==SQLITE_TEXT
-      && idemKeyFromHex((const char*)sqlite3_value_text(pVal),
-                        sqlite3_value_bytes(pVal), aKey);
+  const char *z;
+  int n;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) return 0;
+  z = idemValueUtf8(pVal, &n);
+  return idemKeyFromHex(z, n, aKey);
 }
 
 /*
