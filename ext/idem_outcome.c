@@ -478,9 +478,10 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
 }
 
 /* The value to store for column iCol on UPDATE: the new one, or the old.
-** A new text is bound where it is, not copied: xUpdate's arguments live
-** until it returns, past the step of pStmt (idemStepReset() clears the
-** bindings).  Returns the bind's result. */
+** A new text is bound where it is, not copied (nor copied by
+** sqlite3_value_text() to end it with a NUL: idemValueUtf8()): xUpdate's
+** arguments live until it returns, past the step of pStmt
+** (idemStepReset() clears the bindings).  Returns the bind's result. */
 static int idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
                             sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
   sqlite3_value *pNew = aCol[iCol];
@@ -489,10 +490,10 @@ static int idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
                               sqlite3_column_value(pOld, IDEM_QCOL(iCol)));
   }
   if( sqlite3_value_type(pNew)==SQLITE_TEXT ){
-    const char *z = (const char*)sqlite3_value_text(pNew);
+    int n;
+    const char *z = idemValueUtf8(pNew, &n);
     if( z==0 ) return SQLITE_NOMEM;
-    return sqlite3_bind_text(pStmt, iParam, z, sqlite3_value_bytes(pNew),
-                             SQLITE_STATIC);
+    return sqlite3_bind_text(pStmt, iParam, z, n, SQLITE_STATIC);
   }
   return sqlite3_bind_value(pStmt, iParam, pNew);
 }
