@@ -255,10 +255,13 @@ struct IdemDurable {
   int bExtWrote;              /* This txn wrote an external call (strict) */
   char *zMarker;              /* The marker made at xSync, for xCommit */
   char *zLost;                /* A directory sync that failed at xCommit */
-  char *zDir;                 /* The directory of the table's file */
+  char *zDir;                 /* The directory of the table's file, when
+                              ** its name is a unix path (else NULL) */
+  int bDirKnown;              /* zDir was looked for */
   int rcLost;                 /* ... and its error code */
   int eDirSync;               /* 0 not known yet, 1 this SQLite syncs
                               ** directories, 2 never (DISABLE_DIRSYNC) */
+  sqlite3_vfs *pVfs;          /* The schema's VFS (with eDirSync), or NULL */
   int eLock;                  /* 0 not looked at, 1 VFS and URI seen to
                               ** lock, 2 and our own write lock seen, 3
                               ** (1 in WAL with shared memory: not seen) */
@@ -289,8 +292,7 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 /* xRollback: the marker made at xSync goes. */
-IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD, sqlite3 *db,
-                                      const char *zDb);
+IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD);
 /* xSync: a connection that shares its cache now is refused, and a
 ** directory sync that the COMMIT needs must be possible. */
 IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,

@@ -287,7 +287,7 @@ static int idemRollback(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   p->nWrite++;                  /* rows a cursor holds may be gone */
   idemTxnClear(p);
-  idemDurableRollback(&p->durable, p->db, p->zDb);
+  idemDurableRollback(&p->durable);
   return SQLITE_OK;
 }
 
