@@ -120,10 +120,14 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 ** cursor bound (as IDEM_PLAN_NARROW's), and which reads the others from
 ** the call's main row (IDEM_STMT_Q_MAIN) only if it is asked for them (a
 ** member row's updated is its call's anyway); xUpdate reads the row
-** again where it needs one of them (idem_vtab.c, idemUpdateRow()). */
+** again where it needs one of them (idem_vtab.c, idemUpdateRow()).  And
+** created of a member row only: a main row's is read by its rid
+** (IDEM_STMT_BYRID) if the UPDATE asks for it (its WHERE, its SET), which
+** a record does not. */
 #define IDEM_QCOLS_UPDATE \
   "rid, NULL, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, created, NULL, NULL, owner, expires, honours_key, sends"
+  "note, CASE WHEN member THEN created END, NULL, NULL, owner, expires, " \
+  "honours_key, sends"
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \

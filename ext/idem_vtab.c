@@ -70,7 +70,8 @@
 ** tool, args, keyargs and updated, which an UPDATE passes as unchanged
 ** (each a copy fewer), and the cursor reads them from the call's main row
 ** (IDEM_STMT_Q_MAIN) only if it is asked for them, or for stale or
-** resend_at, computed from updated. */
+** resend_at, computed from updated; and a main row's created, read by its
+** rid if it is asked for (idemCursorCreated()). */
 #define IDEM_PLAN_UPDATE    256
 #define IDEM_UPDATE_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
@@ -716,6 +717,31 @@ static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
 }
 
 /*
+** created of the current row, a main row of an UPDATE's query, which
+** leaves it out (IDEM_PLAN_UPDATE): read by the row's rid.  A row gone
+** since (only in a damaged database) shows NULL.
+*/
+static int idemCursorCreated(IdemCursor *pCur, sqlite3_context *ctx){
+  IdemVtab *p = (IdemVtab*)pCur->base.pVtab;
+  sqlite3_stmt *pRow;
+  int rc = idemStmt(p, IDEM_STMT_BYRID, &pRow);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = sqlite3_bind_int64(pRow, 1, sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID));
+  if( rc==SQLITE_OK ) rc = sqlite3_step(pRow);
+  if( rc==SQLITE_ROW ){
+    sqlite3_result_value(ctx,
+        sqlite3_column_value(pRow, IDEM_QCOL(IDEM_COL_CREATED)));
+    rc = SQLITE_OK;
+  }else if( rc==SQLITE_DONE ){
+    rc = SQLITE_OK;
+  }else{
+    idemVtabDbError(p, rc);
+  }
+  sqlite3_reset(pRow);
+  return rc;
+}
+
+/*
 ** The sends of the current row's call: the stored count, 1 for an
 ** external call claimed before format 3 (its claim took it for sending
 ** once), -1 for a local call (nothing is sent).
@@ -780,6 +806,9 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
     }
     case IDEM_COL_RECONCILE:
       return SQLITE_OK;        /* a command column: reads as NULL */
+    case IDEM_COL_CREATED:
+      if( pCur->bNoIdentity && !pCur->bMember ) return idemCursorCreated(pCur, ctx);
+      break;
     case IDEM_COL_STALE: {
       /* stale_after (doc/contract.md §11): a pending call not updated
       ** since before the query's time minus stale_after. */
@@ -870,12 +899,13 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
   if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U) ){
     /* Its query left out the key, who, conv, tool, args, keyargs,
-    ** updated: an UPDATE that gives one of them (to be compared with the
-    ** stored one), or a reconcile (whose stale check and resend read
-    ** updated), reads the row again. */
+    ** updated and created: an UPDATE that gives one of them (to be
+    ** compared with the stored one), or a reconcile (whose stale check and
+    ** resend read updated), reads the row again. */
     int i;
     if( !sqlite3_value_nochange(aCol[IDEM_COL_RECONCILE]) ) pRow = 0;
     if( !sqlite3_value_nochange(aCol[IDEM_COL_KEY]) ) pRow = 0;
+    if( !sqlite3_value_nochange(aCol[IDEM_COL_CREATED]) ) pRow = 0;
     for(i=0; i<IDEM_NCOL && pRow; i++){
       if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
        && !sqlite3_value_nochange(aCol[i]) ){
