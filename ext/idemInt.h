@@ -551,6 +551,7 @@ struct IdemVtab {
   unsigned int nParkWrite;    /* nWrite when its cursor reached the row */
   int bParkKey;               /* Its query has no key column: the row's is */
   unsigned char aParkKey[IDEM_KEY_BYTES];  /* ... this one, which it bound */
+  sqlite3_int64 iParkRid;     /* Its row's rid */
   void *pSpareCursor;         /* A closed cursor kept for the next xOpen */
 };
 
@@ -586,10 +587,12 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 ** nothing was written since nWrite); give it back (idemStmtUnpark(), at
 ** the end of every xUpdate, at the next lend, at the transaction's end).
 ** aKey: the key the query bound, where it leaves the key column out
-** (IdemVtab.aParkKey), else NULL. */
+** (IdemVtab.aParkKey), else NULL; piRid: its row's rid where the cursor
+** read it already, else NULL. */
 IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
                                int bLent, unsigned int nWrite,
-                               const unsigned char *aKey);
+                               const unsigned char *aKey,
+                               const sqlite3_int64 *piRid);
 IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
                                           unsigned int nWrite);
 IDEM_PRIVATE void idemStmtUnpark(IdemVtab *p);

@@ -518,6 +518,8 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
     return SQLITE_ERROR;
   }
   for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
+    /* (A record gives none of them: nothing to compare) */
+    if( sqlite3_value_nochange(aCol[aFixed[i]]) ) continue;
     /* The new sender of a resend names itself (§14). */
     if( bResend && aFixed[i]==IDEM_COL_OWNER ) continue;
     if( idemChanges(aCol, aFixed[i], pOld) ){
@@ -791,8 +793,11 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
     bStale = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED)), zBefore)<0;
   }
   memset(&send, 0, sizeof(send));
-  nSends = sqlite3_column_type(pOld, IDEM_Q_SENDS)==SQLITE_INTEGER
-         ? sqlite3_column_int64(pOld, IDEM_Q_SENDS) : 1;
+  {
+    sqlite3_value *pSends = sqlite3_column_value(pOld, IDEM_Q_SENDS);
+    nSends = sqlite3_value_type(pSends)==SQLITE_INTEGER
+           ? sqlite3_value_int64(pSends) : 1;
+  }
   zAt[0] = 0;
   if( chg.eReconcile==IDEM_RECONCILE_RESEND ){
     /* §14: the call's declaration, its sends and its backoff, now. */

@@ -365,7 +365,8 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 */
 IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
                                int bLent, unsigned int nWrite,
-                               const unsigned char *aKey){
+                               const unsigned char *aKey,
+                               const sqlite3_int64 *piRid){
   idemStmtUnpark(p);
   p->pPark = pStmt;
   p->iPark = i;
@@ -373,12 +374,12 @@ IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
   p->nParkWrite = nWrite;
   p->bParkKey = aKey!=0;
   if( aKey ) memcpy(p->aParkKey, aKey, IDEM_KEY_BYTES);
+  p->iParkRid = piRid ? *piRid : sqlite3_column_int64(pStmt, IDEM_Q_RID);
 }
 
 IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
                                           unsigned int nWrite){
-  if( p->pPark && p->nParkWrite==nWrite
-   && sqlite3_column_int64(p->pPark, IDEM_Q_RID)==iRid ){
+  if( p->pPark && p->nParkWrite==nWrite && p->iParkRid==iRid ){
     return p->pPark;
   }
   return 0;

@@ -105,6 +105,9 @@ struct IdemCursor {
   int bRetain;                /* Skip the rows of expired calls (retain) */
   int bOneRow;                /* key = ? AND member = ?: the row found is
                               ** the only one (UNIQUE(key, member)) */
+  sqlite3_int64 iMember;      /* ... and member, bound: the row's */
+  int bRid;                   /* iRid holds the current row's rid */
+  sqlite3_int64 iRid;         /* (read once: xRowid, the parked row) */
   char zNow[IDEM_TIME_LEN];   /* The time of xFilter: expired before it */
   char zStaleBefore[IDEM_TIME_LEN];   /* stale_after: pending calls quiet
                                       ** since before this are stale */
@@ -458,6 +461,7 @@ static void idemCursorReset(IdemCursor *pCur){
   pCur->bNarrow = 0;
   pCur->bNoIdentity = 0;
   pCur->bOneRow = 0;
+  pCur->bRid = 0;
 }
 
 static int idemClose(sqlite3_vtab_cursor *pCursor){
@@ -473,7 +477,8 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
        || i==IDEM_STMT_Q_KEY_U || i==IDEM_STMT_Q_KEYMEMBER_U
        || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
     idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite,
-                 pCur->bNoIdentity ? pCur->aKey : 0);
+                 pCur->bNoIdentity ? pCur->aKey : 0,
+                 pCur->bRid ? &pCur->iRid : 0);
     pCur->pStmt = 0;
     pCur->bLent = 0;
   }
@@ -548,9 +553,12 @@ static int idemCursorStep(IdemCursor *pCur){
   int rc;
   sqlite3_free(pCur->zReply);
   pCur->zReply = 0;
+  pCur->bRid = 0;
   while( (rc = sqlite3_step(pCur->pStmt))==SQLITE_ROW ){
     pCur->bEof = 0;
-    pCur->bMember = sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0;
+    /* (key = ? AND member = ?: the member bound, which the row's equals) */
+    pCur->bMember = (pCur->bOneRow ? pCur->iMember
+                     : sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER))!=0;
     if( pCur->bMember ){
       rc = idemCursorLoadMain(pCur);
       if( rc!=SQLITE_OK ) return rc;    /* with its message */
@@ -639,6 +647,7 @@ static int idemFilter(
   pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N;
   pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U;
   pCur->bOneRow = idxNum==IDEM_PLAN_KEYMEMBER;
+  pCur->iMember = iMember;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
@@ -668,9 +677,15 @@ static int idemEof(sqlite3_vtab_cursor *pCursor){
   return ((IdemCursor*)pCursor)->bEof;
 }
 
+/* xRowid.  An UPDATE asks it twice (the old rowid and the new), and its
+** xUpdate compares it with the parked row's: read once per row. */
 static int idemRowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
   IdemCursor *pCur = (IdemCursor*)pCursor;
-  *pRowid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID);
+  if( !pCur->bRid ){
+    pCur->iRid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID);
+    pCur->bRid = 1;
+  }
+  *pRowid = pCur->iRid;
   return SQLITE_OK;
 }
 
