@@ -364,7 +364,10 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_STMT_EXPIRY_DEL   28   /* ... and its removal */
 #define IDEM_STMT_EXPIRY_NEXT  29   /* the earliest expiry (retain) */
 #define IDEM_STMT_RESEND       30   /* take a call for sending again */
-#define IDEM_NSTMT             31
+#define IDEM_STMT_RECORD_KEEP  31   /* IDEM_STMT_RECORD leaving unchanged what
+                                    ** the UPDATE keeps, 7 forms (31..37):
+                                    ** + mask-1, mask 1 id, 2 result, 4 note */
+#define IDEM_NSTMT             38
 #define IDEM_STMT_LENDABLE(i) \
   ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_U)
 

@@ -145,6 +145,8 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 #define IDEM_GE " AND created>=?1"
 #define IDEM_LT " AND created<?2"
 #define IDEM_LE " AND created<=?2"
+#define IDEM_RECORD(zSet) "UPDATE \"%w\".\"%w_claim\" SET status=?2" zSet \
+                          ", updated=?6, expires=?7 WHERE rid=?1"
 static const char *const azIdemSql[IDEM_NSTMT] = {
   /* INSERT */     "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
                    " args, kind, status, id, result, note, created, updated,"
@@ -153,8 +155,7 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
                    "?15,?16)",
   /* MAIN */       "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
   /* BYRID */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE rid=?1",
-  /* RECORD */     "UPDATE \"%w\".\"%w_claim\" SET status=?2, id=?3, result=?4,"
-                   " note=?5, updated=?6, expires=?7 WHERE rid=?1",
+  /* RECORD */     IDEM_RECORD(", id=?3, result=?4, note=?5"),
   /* RELEASE */    "DELETE" IDEM_FROM " WHERE key=?1",
   /* Q_SCAN */     "SELECT " IDEM_QCOLS IDEM_FROM " ORDER BY rid",
   /* Q_KEY */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE key=?1 ORDER BY member",
@@ -192,6 +193,15 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* RESEND */     "UPDATE \"%w\".\"%w_claim\" SET status='pending',"
                    " sends=coalesce(sends,1)+1, owner=?2, note=?3, updated=?4"
                    " WHERE rid=?1",
+  /* RECORD_KEEP + mask-1: a column kept is left out of the SET (SQLite
+  ** then writes what is stored), not bound to the value read */
+                   IDEM_RECORD(", result=?4, note=?5"),
+                   IDEM_RECORD(", id=?3, note=?5"),
+                   IDEM_RECORD(", note=?5"),
+                   IDEM_RECORD(", id=?3, result=?4"),
+                   IDEM_RECORD(", result=?4"),
+                   IDEM_RECORD(", id=?3"),
+                   IDEM_RECORD(""),
 };
 
 /*
