@@ -146,6 +146,16 @@ IDEM_PRIVATE int idemUtf8Valid(const unsigned char *z, size_t n);
 #define IDEM_TIME_LEN 24    /* 'YYYY-MM-DD HH:MM:SS.SSS' and its NUL */
 
 IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]);
+/* The same, the text of its second kept in *pC from one call to the next
+** (a table formats the time of each claim and record; most fall in the
+** second of the one before).  iSec -1: nothing kept yet. */
+typedef struct IdemTimeText IdemTimeText;
+struct IdemTimeText {
+  sqlite3_int64 iSec;         /* The second of z, or -1 */
+  char z[IDEM_TIME_LEN];      /* Its text (the milliseconds aside) */
+};
+IDEM_PRIVATE void idemFormatTimeKept(IdemTimeText *pC, sqlite3_int64 ms,
+                                     char zOut[IDEM_TIME_LEN]);
 IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
 /* The current time, from the VFS's clock, as Unix time in milliseconds. */
 IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
@@ -527,6 +537,7 @@ struct IdemVtab {
   IdemJson *pJsonKey;         /* Canonicalizer for keyargs */
   int iFormat;                /* Format of the shadow tables (IDEM_FORMAT) */
   unsigned char aStale[IDEM_NSTMT]; /* Finalize aStmt[i] when given back */
+  IdemTimeText now;           /* The last second formatted (idem_time.c) */
   char zNextSweep[IDEM_TIME_LEN];   /* retain: no call expires before this
                                     ** ("": look at the next claim) */
   char *zDamaged;             /* Why claims are refused, or NULL */

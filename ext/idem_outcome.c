@@ -685,7 +685,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     return rc;
   }
   iNow = idemNowMs(p->pVfs);
-  idemFormatTime(iNow, zNow);
+  idemFormatTimeKept(&p->now, iNow, zNow);
   rc = sqlite3_bind_int64(pRec, 1, iRid);
   if( rc==SQLITE_OK ){
     rc = sqlite3_bind_text(pRec, 2, azIdemStatus[pAct->eStatus], -1, SQLITE_STATIC);

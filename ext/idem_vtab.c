@@ -175,6 +175,7 @@ static int idemInit(
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->db = db;
+  p->now.iSec = -1;
   p->zDb = sqlite3_mprintf("%s", argv[1]);
   p->zName = sqlite3_mprintf("%s", argv[2]);
   if( p->zDb==0 || p->zName==0 ){ rc = SQLITE_NOMEM; goto fail; }
@@ -611,7 +612,7 @@ static int idemFilter(
   pCur->bRetain = p->opt.iRetainMs>0;
   if( pCur->bRetain || p->opt.iStaleAfterMs>0 ){
     sqlite3_int64 iNow = idemNowMs(p->pVfs);
-    idemFormatTime(iNow, pCur->zNow);
+    idemFormatTimeKept(&p->now, iNow, pCur->zNow);
     idemFormatTime(iNow - p->opt.iStaleAfterMs, pCur->zStaleBefore);
   }
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
