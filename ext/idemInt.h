@@ -344,7 +344,7 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
 ** (SQLITE_PREPARE_PERSISTENT) until the table is disconnected, dropped or
-** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMEMBER_U) are
+** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMAIN_U) are
 ** lent to one cursor at a time (idemStmtLend()); a second cursor gets a
 ** private copy.
 */
@@ -367,19 +367,23 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_STMT_Q_KEY_U      22   /* IDEM_STMT_Q_KEY without who, conv,
                                     ** tool, args, keyargs (an UPDATE's) */
 #define IDEM_STMT_Q_KEYMEMBER_U 23  /* IDEM_STMT_Q_KEYMEMBER: the same */
-#define IDEM_STMT_CALLOF       24   /* a row's key and its call's status */
-#define IDEM_STMT_COOKIE       25   /* the schema's schema_version */
-#define IDEM_STMT_EXPIRED      26   /* the oldest expired calls (retain) */
-#define IDEM_STMT_EXPIRY_ADD   27   /* a decided call's expiry (retain) */
-#define IDEM_STMT_EXPIRY_DEL   28   /* ... and its removal */
-#define IDEM_STMT_EXPIRY_NEXT  29   /* the earliest expiry (retain) */
-#define IDEM_STMT_RESEND       30   /* take a call for sending again */
-#define IDEM_STMT_RECORD_KEEP  31   /* IDEM_STMT_RECORD leaving unchanged what
-                                    ** the UPDATE keeps, 7 forms (31..37):
+#define IDEM_STMT_Q_KEYMAIN_N  24   /* IDEM_STMT_Q_KEYMEMBER_N of member 0,
+                                    ** written in its text (a replay) */
+#define IDEM_STMT_Q_KEYMAIN_U  25   /* IDEM_STMT_Q_KEYMEMBER_U: the same (a
+                                    ** record) */
+#define IDEM_STMT_CALLOF       26   /* a row's key and its call's status */
+#define IDEM_STMT_COOKIE       27   /* the schema's schema_version */
+#define IDEM_STMT_EXPIRED      28   /* the oldest expired calls (retain) */
+#define IDEM_STMT_EXPIRY_ADD   29   /* a decided call's expiry (retain) */
+#define IDEM_STMT_EXPIRY_DEL   30   /* ... and its removal */
+#define IDEM_STMT_EXPIRY_NEXT  31   /* the earliest expiry (retain) */
+#define IDEM_STMT_RESEND       32   /* take a call for sending again */
+#define IDEM_STMT_RECORD_KEEP  33   /* IDEM_STMT_RECORD leaving unchanged what
+                                    ** the UPDATE keeps, 7 forms (33..39):
                                     ** + mask-1, mask 1 id, 2 result, 4 note */
-#define IDEM_NSTMT             38
+#define IDEM_NSTMT             40
 #define IDEM_STMT_LENDABLE(i) \
-  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_U)
+  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMAIN_U)
 
 /* At most this many expired calls (each with its members) are deleted by
 ** one claim (doc/contract.md §10), oldest expiry first. */

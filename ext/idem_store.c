@@ -180,6 +180,8 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* Q_KEY_U */    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_U */
                    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=?2",
+  /* Q_KEYMAIN_N */"SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 AND member=0",
+  /* Q_KEYMAIN_U */"SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=0",
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
                    " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",

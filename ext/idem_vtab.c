@@ -476,6 +476,7 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
    && pCur->iFormat==p->iFormat
    && (i==IDEM_STMT_Q_SCAN || i==IDEM_STMT_Q_KEY || i==IDEM_STMT_Q_KEYMEMBER
        || i==IDEM_STMT_Q_KEY_U || i==IDEM_STMT_Q_KEYMEMBER_U
+       || i==IDEM_STMT_Q_KEYMAIN_U
        || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
     idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite,
                  pCur->bNoIdentity ? pCur->aKey : 0,
@@ -626,10 +627,14 @@ static int idemFilter(
       if( bInt<0 ) return SQLITE_NOMEM;
       if( !bInt ) return SQLITE_OK;
     }
+    /* (member = 0, a replay's and a record's: written in the query's
+    ** text, one bind fewer) */
     if( bUpd ){
-      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_U : IDEM_STMT_Q_KEYMEMBER_U;
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_U
+            : iMember==0 ? IDEM_STMT_Q_KEYMAIN_U : IDEM_STMT_Q_KEYMEMBER_U;
     }else if( bNarrow ){
-      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_N : IDEM_STMT_Q_KEYMEMBER_N;
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_N
+            : iMember==0 ? IDEM_STMT_Q_KEYMAIN_N : IDEM_STMT_Q_KEYMEMBER_N;
     }else if( bLight ){
       iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_L : IDEM_STMT_Q_KEYMEMBER_L;
     }else{
@@ -645,14 +650,17 @@ static int idemFilter(
   if( rc!=SQLITE_OK ) return rc;
   pCur->iStmt = iStmt;
   pCur->iFormat = p->iFormat;
-  pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N;
-  pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U;
+  pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N
+                || iStmt==IDEM_STMT_Q_KEYMAIN_N;
+  pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U
+                   || iStmt==IDEM_STMT_Q_KEYMAIN_U;
   pCur->bOneRow = idxNum==IDEM_PLAN_KEYMEMBER;
   pCur->iMember = iMember;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-    if( rc==SQLITE_OK && idxNum==IDEM_PLAN_KEYMEMBER ){
+    if( rc==SQLITE_OK && idxNum==IDEM_PLAN_KEYMEMBER
+     && iStmt!=IDEM_STMT_Q_KEYMAIN_N && iStmt!=IDEM_STMT_Q_KEYMAIN_U ){
       rc = sqlite3_bind_int64(pCur->pStmt, 2, iMember);
     }
   }else if( idxNum>=IDEM_PLAN_CREATED ){
@@ -913,7 +921,8 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
     return SQLITE_ERROR;
   }
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
-  if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U) ){
+  if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U
+               || p->iPark==IDEM_STMT_Q_KEYMAIN_U) ){
     /* Its query left out the key, who, conv, tool, args, keyargs,
     ** updated and created: an UPDATE that gives one of them (to be
     ** compared with the stored one), or a reconcile (whose stale check and
