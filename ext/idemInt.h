@@ -381,7 +381,9 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_STMT_RECORD_KEEP  33   /* IDEM_STMT_RECORD leaving unchanged what
                                     ** the UPDATE keeps, 7 forms (33..39):
                                     ** + mask-1, mask 1 id, 2 result, 4 note */
-#define IDEM_NSTMT             40
+#define IDEM_STMT_RECORD_DONE  40   /* the same forms of a record of done, the
+                                    ** status in their text (40..47): + mask */
+#define IDEM_NSTMT             48
 #define IDEM_STMT_LENDABLE(i) \
   ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMAIN_U)
 

@@ -677,8 +677,8 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   if( sqlite3_value_nochange(aCol[IDEM_COL_ID]) ) mKeep |= 1;
   if( sqlite3_value_nochange(aCol[IDEM_COL_RESULT]) ) mKeep |= 2;
   if( zNote==0 && sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ) mKeep |= 4;
-  rc = idemStmt(p, mKeep ? IDEM_STMT_RECORD_KEEP+mKeep-1 : IDEM_STMT_RECORD,
-                &pRec);
+  rc = idemStmt(p, pAct->eStatus==IDEM_STATUS_DONE ? IDEM_STMT_RECORD_DONE+mKeep
+                : mKeep ? IDEM_STMT_RECORD_KEEP+mKeep-1 : IDEM_STMT_RECORD, &pRec);
   if( rc!=SQLITE_OK ){
     sqlite3_free(zNote);
     idemOldDone(pOld, bCursor);
@@ -687,7 +687,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   iNow = idemNowMs(p->pVfs);
   idemFormatTimeKept(&p->now, iNow, zNow);
   rc = sqlite3_bind_int64(pRec, 1, iRid);
-  if( rc==SQLITE_OK ){
+  if( rc==SQLITE_OK && pAct->eStatus!=IDEM_STATUS_DONE ){
     rc = sqlite3_bind_text(pRec, 2, azIdemStatus[pAct->eStatus], -1, SQLITE_STATIC);
   }
   if( rc==SQLITE_OK && !(mKeep & 1) ) rc = idemBindNew(pRec, 3, aCol, IDEM_COL_ID);

@@ -147,6 +147,9 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 #define IDEM_LE " AND created<=?2"
 #define IDEM_RECORD(zSet) "UPDATE \"%w\".\"%w_claim\" SET status=?2" zSet \
                           ", updated=?6, expires=?7 WHERE rid=?1"
+#define IDEM_RECORD_DONE(zSet) \
+  "UPDATE \"%w\".\"%w_claim\" SET status='done'" zSet \
+  ", updated=?6, expires=?7 WHERE rid=?1"
 static const char *const azIdemSql[IDEM_NSTMT] = {
   /* INSERT */     "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
                    " args, kind, status, id, result, note, created, updated,"
@@ -204,6 +207,16 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
                    IDEM_RECORD(", result=?4"),
                    IDEM_RECORD(", id=?3"),
                    IDEM_RECORD(""),
+  /* RECORD_DONE + mask: a record of done (the common one), one bind
+  ** fewer */
+                   IDEM_RECORD_DONE(", id=?3, result=?4, note=?5"),
+                   IDEM_RECORD_DONE(", result=?4, note=?5"),
+                   IDEM_RECORD_DONE(", id=?3, note=?5"),
+                   IDEM_RECORD_DONE(", note=?5"),
+                   IDEM_RECORD_DONE(", id=?3, result=?4"),
+                   IDEM_RECORD_DONE(", result=?4"),
+                   IDEM_RECORD_DONE(", id=?3"),
+                   IDEM_RECORD_DONE(""),
 };
 
 /*
