@@ -497,7 +497,9 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_STMT_RECORD_KEEP  33   /* IDEM_STMT_RECORD leaving unchanged what
                                     ** the UPDATE keeps, 7 forms (33..39):
                                     ** + mask-1, mask 1 id, 2 result, 4 note */
-#define IDEM_NSTMT             40
+#define IDEM_STMT_RECORD_DONE  40   /* the same forms of a record of done, the
+                                    ** status in their text (40..47): + mask */
+#define IDEM_NSTMT             48
 #define IDEM_STMT_LENDABLE(i) \
   ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMAIN_U)
 
@@ -8982,6 +8984,9 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 #define IDEM_LE " AND created<=?2"
 #define IDEM_RECORD(zSet) "UPDATE \"%w\".\"%w_claim\" SET status=?2" zSet \
                           ", updated=?6, expires=?7 WHERE rid=?1"
+#define IDEM_RECORD_DONE(zSet) \
+  "UPDATE \"%w\".\"%w_claim\" SET status='done'" zSet \
+  ", updated=?6, expires=?7 WHERE rid=?1"
 static const char *const azIdemSql[IDEM_NSTMT] = {
   /* INSERT */     "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
                    " args, kind, status, id, result, note, created, updated,"
@@ -9039,6 +9044,16 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
                    IDEM_RECORD(", result=?4"),
                    IDEM_RECORD(", id=?3"),
                    IDEM_RECORD(""),
+  /* RECORD_DONE + mask: a record of done (the common one), one bind
+  ** fewer */
+                   IDEM_RECORD_DONE(", id=?3, result=?4, note=?5"),
+                   IDEM_RECORD_DONE(", result=?4, note=?5"),
+                   IDEM_RECORD_DONE(", id=?3, note=?5"),
+                   IDEM_RECORD_DONE(", note=?5"),
+                   IDEM_RECORD_DONE(", id=?3, result=?4"),
+                   IDEM_RECORD_DONE(", result=?4"),
+                   IDEM_RECORD_DONE(", id=?3"),
+                   IDEM_RECORD_DONE(""),
 };
 
 /*
@@ -12353,8 +12368,8 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   if( sqlite3_value_nochange(aCol[IDEM_COL_ID]) ) mKeep |= 1;
   if( sqlite3_value_nochange(aCol[IDEM_COL_RESULT]) ) mKeep |= 2;
   if( zNote==0 && sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ) mKeep |= 4;
-  rc = idemStmt(p, mKeep ? IDEM_STMT_RECORD_KEEP+mKeep-1 : IDEM_STMT_RECORD,
-                &pRec);
+  rc = idemStmt(p, pAct->eStatus==IDEM_STATUS_DONE ? IDEM_STMT_RECORD_DONE+mKeep
+                : mKeep ? IDEM_STMT_RECORD_KEEP+mKeep-1 : IDEM_STMT_RECORD, &pRec);
   if( rc!=SQLITE_OK ){
     sqlite3_free(zNote);
     idemOldDone(pOld, bCursor);
@@ -12363,7 +12378,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   iNow = idemNowMs(p->pVfs);
   idemFormatTimeKept(&p->now, iNow, zNow);
   rc = sqlite3_bind_int64(pRec, 1, iRid);
-  if( rc==SQLITE_OK ){
+  if( rc==SQLITE_OK && pAct->eStatus!=IDEM_STATUS_DONE ){
     rc = sqlite3_bind_text(pRec, 2, azIdemStatus[pAct->eStatus], -1, SQLITE_STATIC);
   }
   if( rc==SQLITE_OK && !(mKeep & 1) ) rc = idemBindNew(pRec, 3, aCol, IDEM_COL_ID);
