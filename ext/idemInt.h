@@ -146,6 +146,16 @@ IDEM_PRIVATE int idemUtf8Valid(const unsigned char *z, size_t n);
 #define IDEM_TIME_LEN 24    /* 'YYYY-MM-DD HH:MM:SS.SSS' and its NUL */
 
 IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]);
+/* The same, the text of its second kept in *pC from one call to the next
+** (a table formats the time of each claim and record; most fall in the
+** second of the one before).  iSec -1: nothing kept yet. */
+typedef struct IdemTimeText IdemTimeText;
+struct IdemTimeText {
+  sqlite3_int64 iSec;         /* The second of z, or -1 */
+  char z[IDEM_TIME_LEN];      /* Its text (the milliseconds aside) */
+};
+IDEM_PRIVATE void idemFormatTimeKept(IdemTimeText *pC, sqlite3_int64 ms,
+                                     char zOut[IDEM_TIME_LEN]);
 IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
 /* The current time, from the VFS's clock, as Unix time in milliseconds. */
 IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
@@ -255,10 +265,13 @@ struct IdemDurable {
   int bExtWrote;              /* This txn wrote an external call (strict) */
   char *zMarker;              /* The marker made at xSync, for xCommit */
   char *zLost;                /* A directory sync that failed at xCommit */
-  char *zDir;                 /* The directory of the table's file */
+  char *zDir;                 /* The directory of the table's file, when
+                              ** its name is a unix path (else NULL) */
+  int bDirKnown;              /* zDir was looked for */
   int rcLost;                 /* ... and its error code */
   int eDirSync;               /* 0 not known yet, 1 this SQLite syncs
                               ** directories, 2 never (DISABLE_DIRSYNC) */
+  sqlite3_vfs *pVfs;          /* The schema's VFS (with eDirSync), or NULL */
   int eLock;                  /* 0 not looked at, 1 VFS and URI seen to
                               ** lock, 2 and our own write lock seen, 3
                               ** (1 in WAL with shared memory: not seen) */
@@ -289,8 +302,7 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 /* xRollback: the marker made at xSync goes. */
-IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD, sqlite3 *db,
-                                      const char *zDb);
+IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD);
 /* xSync: a connection that shares its cache now is refused, and a
 ** directory sync that the COMMIT needs must be possible. */
 IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
@@ -332,7 +344,7 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
 ** (SQLITE_PREPARE_PERSISTENT) until the table is disconnected, dropped or
-** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMEMBER_U) are
+** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMAIN_U) are
 ** lent to one cursor at a time (idemStmtLend()); a second cursor gets a
 ** private copy.
 */
@@ -355,16 +367,25 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_STMT_Q_KEY_U      22   /* IDEM_STMT_Q_KEY without who, conv,
                                     ** tool, args, keyargs (an UPDATE's) */
 #define IDEM_STMT_Q_KEYMEMBER_U 23  /* IDEM_STMT_Q_KEYMEMBER: the same */
-#define IDEM_STMT_CALLOF       24   /* a row's key and its call's status */
-#define IDEM_STMT_COOKIE       25   /* the schema's schema_version */
-#define IDEM_STMT_EXPIRED      26   /* the oldest expired calls (retain) */
-#define IDEM_STMT_EXPIRY_ADD   27   /* a decided call's expiry (retain) */
-#define IDEM_STMT_EXPIRY_DEL   28   /* ... and its removal */
-#define IDEM_STMT_EXPIRY_NEXT  29   /* the earliest expiry (retain) */
-#define IDEM_STMT_RESEND       30   /* take a call for sending again */
-#define IDEM_NSTMT             31
+#define IDEM_STMT_Q_KEYMAIN_N  24   /* IDEM_STMT_Q_KEYMEMBER_N of member 0,
+                                    ** written in its text (a replay) */
+#define IDEM_STMT_Q_KEYMAIN_U  25   /* IDEM_STMT_Q_KEYMEMBER_U: the same (a
+                                    ** record) */
+#define IDEM_STMT_CALLOF       26   /* a row's key and its call's status */
+#define IDEM_STMT_COOKIE       27   /* the schema's schema_version */
+#define IDEM_STMT_EXPIRED      28   /* the oldest expired calls (retain) */
+#define IDEM_STMT_EXPIRY_ADD   29   /* a decided call's expiry (retain) */
+#define IDEM_STMT_EXPIRY_DEL   30   /* ... and its removal */
+#define IDEM_STMT_EXPIRY_NEXT  31   /* the earliest expiry (retain) */
+#define IDEM_STMT_RESEND       32   /* take a call for sending again */
+#define IDEM_STMT_RECORD_KEEP  33   /* IDEM_STMT_RECORD leaving unchanged what
+                                    ** the UPDATE keeps, 7 forms (33..39):
+                                    ** + mask-1, mask 1 id, 2 result, 4 note */
+#define IDEM_STMT_RECORD_DONE  40   /* the same forms of a record of done, the
+                                    ** status in their text (40..47): + mask */
+#define IDEM_NSTMT             48
 #define IDEM_STMT_LENDABLE(i) \
-  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_U)
+  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMAIN_U)
 
 /* At most this many expired calls (each with its members) are deleted by
 ** one claim (doc/contract.md §10), oldest expiry first. */
@@ -522,6 +543,7 @@ struct IdemVtab {
   IdemJson *pJsonKey;         /* Canonicalizer for keyargs */
   int iFormat;                /* Format of the shadow tables (IDEM_FORMAT) */
   unsigned char aStale[IDEM_NSTMT]; /* Finalize aStmt[i] when given back */
+  IdemTimeText now;           /* The last second formatted (idem_time.c) */
   char zNextSweep[IDEM_TIME_LEN];   /* retain: no call expires before this
                                     ** ("": look at the next claim) */
   char *zDamaged;             /* Why claims are refused, or NULL */
@@ -549,6 +571,7 @@ struct IdemVtab {
   unsigned int nParkWrite;    /* nWrite when its cursor reached the row */
   int bParkKey;               /* Its query has no key column: the row's is */
   unsigned char aParkKey[IDEM_KEY_BYTES];  /* ... this one, which it bound */
+  sqlite3_int64 iParkRid;     /* Its row's rid */
   void *pSpareCursor;         /* A closed cursor kept for the next xOpen */
 };
 
@@ -584,10 +607,12 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 ** nothing was written since nWrite); give it back (idemStmtUnpark(), at
 ** the end of every xUpdate, at the next lend, at the transaction's end).
 ** aKey: the key the query bound, where it leaves the key column out
-** (IdemVtab.aParkKey), else NULL. */
+** (IdemVtab.aParkKey), else NULL; piRid: its row's rid where the cursor
+** read it already, else NULL. */
 IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
                                int bLent, unsigned int nWrite,
-                               const unsigned char *aKey);
+                               const unsigned char *aKey,
+                               const sqlite3_int64 *piRid);
 IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
                                           unsigned int nWrite);
 IDEM_PRIVATE void idemStmtUnpark(IdemVtab *p);

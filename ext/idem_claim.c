@@ -586,7 +586,7 @@ static int idemClaimPrepare(IdemVtab *p, sqlite3_value **aCol,
   rc = idemClaimKey(p, aCol, pC->aPart, pC->aKey);
   if( rc ) return rc;
   pC->iNow = idemNowMs(p->pVfs);
-  idemFormatTime(pC->iNow, pC->zNow);
+  idemFormatTimeKept(&p->now, pC->iNow, pC->zNow);
   return SQLITE_OK;
 }
 

@@ -154,6 +154,7 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD){
   pD->zMarker = 0;
   pD->zLost = 0;
   pD->zDir = 0;
+  pD->bDirKnown = 0;
   sqlite3_free(pD->zSqlSync);
   sqlite3_free(pD->zSqlJournal);
   pD->zSqlSync = 0;
@@ -262,6 +263,11 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
       return SQLITE_NOMEM;
     }
     pD->eStore = idemDurableStore(db, zDb);
+    pD->pVfs = 0;
+    if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pD->pVfs)
+          !=SQLITE_OK ){
+      pD->pVfs = 0;
+    }
     pD->eDirSync = IDEM_DIRSYNC_DISABLED ? 2 : 1;
   }
   rc = idemDurablePragma(db, pD->zSqlSync, &pD->iSync, 0);
@@ -675,21 +681,25 @@ static int idemDurableMarker(IdemDurable *pD, sqlite3_vfs *pVfs,
 */
 static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
                                 const char *zDb, char **pzErr){
-  sqlite3_vfs *pVfs = 0;
+  sqlite3_vfs *pVfs = pD->pVfs;
   const char *zFile;
   char *zDir;
   int rc, bOk = 0;
-  if( pD->eDirSync!=1 || pD->eStore!=IDEM_STORE_FILE ) return SQLITE_OK;
-  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
-        !=SQLITE_OK || pVfs==0 ){
+  if( pD->eDirSync!=1 || pD->eStore!=IDEM_STORE_FILE || pVfs==0 ){
     return SQLITE_OK;
   }
-  zFile = sqlite3_db_filename(db, zDb);
-  if( zFile && zFile[0]=='/' ){         /* a unix path: directories sync */
-    if( pD->zDir==0 && (pD->zDir = idemDurableDir(zFile))==0 ){
-      return SQLITE_NOMEM;
+  if( !pD->bDirKnown ){
+    /* The VFS (pD->pVfs), the file and so its directory are fixed for the
+    ** table's life: looked at once, the directory's permission at every
+    ** COMMIT. */
+    zFile = sqlite3_db_filename(db, zDb);
+    if( zFile && zFile[0]=='/' ){       /* a unix path: directories sync */
+      if( (pD->zDir = idemDurableDir(zFile))==0 ) return SQLITE_NOMEM;
     }
-    zDir = pD->zDir;                    /* (fixed for the table's life) */
+    pD->bDirKnown = 1;
+  }
+  if( pD->zDir ){
+    zDir = pD->zDir;
     rc = pVfs->xAccess(pVfs, zDir, SQLITE_ACCESS_READWRITE, &bOk);
     if( rc!=SQLITE_OK || !bOk ){
       *pzErr = sqlite3_mprintf("an external call's COMMIT needs the"
@@ -701,8 +711,9 @@ static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
       return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
     }
   }
-  if( pD->bDirSync && pD->zMarker==0 && zFile && zFile[0] ){
-    return idemDurableMarker(pD, pVfs, zFile, pzErr);
+  if( pD->bDirSync && pD->zMarker==0 ){
+    zFile = sqlite3_db_filename(db, zDb);
+    if( zFile && zFile[0] ) return idemDurableMarker(pD, pVfs, zFile, pzErr);
   }
   return SQLITE_OK;
 }
@@ -732,12 +743,8 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
   if( !pD->bDirSync ) return;
   pD->bDirSync = 0;
   if( pD->zMarker==0 ) return;          /* (not a file: nothing to sync) */
-  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
-        !=SQLITE_OK || pVfs==0 ){
-    rc = SQLITE_MISUSE;
-  }else{
-    rc = pVfs->xDelete(pVfs, pD->zMarker, 1);
-  }
+  pVfs = pD->pVfs;                      /* (which made the marker) */
+  rc = pVfs ? pVfs->xDelete(pVfs, pD->zMarker, 1) : SQLITE_MISUSE;
   if( rc!=SQLITE_OK ){
     sqlite3_log(rc, "idem: cannot sync the directory of %s after an"
                 " external call's COMMIT", pD->zMarker);
@@ -753,15 +760,11 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
 }
 
 /* xRollback: the marker of a COMMIT that failed after xSync goes. */
-IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD, sqlite3 *db,
-                                      const char *zDb){
-  sqlite3_vfs *pVfs = 0;
+IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD){
+  sqlite3_vfs *pVfs = pD->pVfs;
   pD->bDirSync = 0;
   if( pD->zMarker==0 ) return;
-  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
-        ==SQLITE_OK && pVfs ){
-    pVfs->xDelete(pVfs, pD->zMarker, 0);
-  }
+  if( pVfs ) pVfs->xDelete(pVfs, pD->zMarker, 0);
   sqlite3_free(pD->zMarker);
   pD->zMarker = 0;
 }

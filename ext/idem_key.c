@@ -189,12 +189,43 @@ static const unsigned char idemHexVal[256] = {
 #undef X
 
 /* Parse the text form of a key: exactly 32 lowercase hex digits.  (A
-** table and one test at the end: a replay parses a key at every lookup.) */
+** replay and a record parse a key at every lookup: with SSE2 the 32
+** digits at once; elsewhere by a table, and one test at the end.) */
 IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aKey[16]){
   const unsigned char *u = (const unsigned char*)z;
   unsigned int bad = 0;
   int i;
   if( z==0 || n!=IDEM_KEY_HEX ) return 0;
+#ifdef IDEM_SSE2
+  {
+    /* Each byte '0'..'9' or 'a'..'f' (compared signed: a byte from 0x80
+    ** is below both); its value its low four bits, 9 more for a letter;
+    ** each two (the high half first) one byte of the key. */
+    const __m128i m0f = _mm_set1_epi8(0x0f);
+    __m128i a = _mm_loadu_si128((const __m128i*)(const void*)z);
+    __m128i b = _mm_loadu_si128((const __m128i*)(const void*)(z+16));
+    __m128i aL = _mm_and_si128(_mm_cmpgt_epi8(a, _mm_set1_epi8('a'-1)),
+                               _mm_cmplt_epi8(a, _mm_set1_epi8('f'+1)));
+    __m128i bL = _mm_and_si128(_mm_cmpgt_epi8(b, _mm_set1_epi8('a'-1)),
+                               _mm_cmplt_epi8(b, _mm_set1_epi8('f'+1)));
+    __m128i aD = _mm_and_si128(_mm_cmpgt_epi8(a, _mm_set1_epi8('0'-1)),
+                               _mm_cmplt_epi8(a, _mm_set1_epi8('9'+1)));
+    __m128i bD = _mm_and_si128(_mm_cmpgt_epi8(b, _mm_set1_epi8('0'-1)),
+                               _mm_cmplt_epi8(b, _mm_set1_epi8('9'+1)));
+    __m128i ok = _mm_and_si128(_mm_or_si128(aL, aD), _mm_or_si128(bL, bD));
+    const __m128i nine = _mm_set1_epi8(9);
+    const __m128i mf0 = _mm_set1_epi16(0x00f0);
+    a = _mm_add_epi8(_mm_and_si128(a, m0f), _mm_and_si128(aL, nine));
+    b = _mm_add_epi8(_mm_and_si128(b, m0f), _mm_and_si128(bL, nine));
+    a = _mm_or_si128(_mm_and_si128(_mm_slli_epi16(a, 4), mf0),
+                     _mm_srli_epi16(a, 8));
+    b = _mm_or_si128(_mm_and_si128(_mm_slli_epi16(b, 4), mf0),
+                     _mm_srli_epi16(b, 8));
+    _mm_storeu_si128((__m128i*)(void*)aKey, _mm_packus_epi16(a, b));
+    (void)u; (void)bad; (void)i;
+    return _mm_movemask_epi8(ok)==0xffff;
+  }
+#endif
   for(i=0; i<IDEM_KEY_BYTES; i++){
     unsigned int hi = idemHexVal[u[2*i]];
     unsigned int lo = idemHexVal[u[2*i+1]];
@@ -204,12 +235,16 @@ IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aK
   return (bad & 0xf0)==0;
 }
 
-/* The key given as an SQL value: text of exactly 32 lowercase hex digits. */
+/* The key given as an SQL value: text of exactly 32 lowercase hex digits.
+** Read where it lies (idemValueUtf8()): a key bound with its length, as
+** drivers bind text, is not copied to end it with a NUL at every lookup. */
 IDEM_PRIVATE int idemKeyFromValue(sqlite3_value *pVal,
                                   unsigned char aKey[IDEM_KEY_BYTES]){
-  return sqlite3_value_type(pVal)==SQLITE_TEXT
-      && idemKeyFromHex((const char*)sqlite3_value_text(pVal),
-                        sqlite3_value_bytes(pVal), aKey);
+  const char *z;
+  int n;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) return 0;
+  z = idemValueUtf8(pVal, &n);
+  return idemKeyFromHex(z, n, aKey);
 }
 
 /*

@@ -477,22 +477,20 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
   return na!=nb || (na>0 && memcmp(a, b, na)!=0);
 }
 
-/* The value to store for column iCol on UPDATE: the new one, or the old.
-** A new text is bound where it is, not copied: xUpdate's arguments live
-** until it returns, past the step of pStmt (idemStepReset() clears the
-** bindings).  Returns the bind's result. */
-static int idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
-                            sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
+/* The new value an UPDATE gives column iCol (one it keeps is left out of
+** the record's SET: IDEM_STMT_RECORD_KEEP).  A new text is bound where it
+** is, not copied (nor copied by sqlite3_value_text() to end it with a
+** NUL: idemValueUtf8()): xUpdate's arguments live until it returns, past
+** the step of pStmt (idemStepReset() clears the bindings).  Returns the
+** bind's result. */
+static int idemBindNew(sqlite3_stmt *pStmt, int iParam, sqlite3_value **aCol,
+                       int iCol){
   sqlite3_value *pNew = aCol[iCol];
-  if( sqlite3_value_nochange(pNew) ){
-    return sqlite3_bind_value(pStmt, iParam,
-                              sqlite3_column_value(pOld, IDEM_QCOL(iCol)));
-  }
   if( sqlite3_value_type(pNew)==SQLITE_TEXT ){
-    const char *z = (const char*)sqlite3_value_text(pNew);
+    int n;
+    const char *z = idemValueUtf8(pNew, &n);
     if( z==0 ) return SQLITE_NOMEM;
-    return sqlite3_bind_text(pStmt, iParam, z, sqlite3_value_bytes(pNew),
-                             SQLITE_STATIC);
+    return sqlite3_bind_text(pStmt, iParam, z, n, SQLITE_STATIC);
   }
   return sqlite3_bind_value(pStmt, iParam, pNew);
 }
@@ -517,6 +515,8 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
     return SQLITE_ERROR;
   }
   for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
+    /* (A record gives none of them: nothing to compare) */
+    if( sqlite3_value_nochange(aCol[aFixed[i]]) ) continue;
     /* The new sender of a resend names itself (§14). */
     if( bResend && aFixed[i]==IDEM_COL_OWNER ) continue;
     if( idemChanges(aCol, aFixed[i], pOld) ){
@@ -634,17 +634,18 @@ static int idemResend(IdemVtab *p, sqlite3_int64 iRid, sqlite3_stmt *pOld,
 
 /*
 ** Carry out a decided action on the call in pOld's row (rid iRid): record
-** its new status with pRec (IDEM_STMT_RECORD), with the new or old id,
-** result and note, or release it.
+** its new status (IDEM_STMT_RECORD, or the form of it that leaves out what
+** the UPDATE keeps of id, result and note), with the new id, result and
+** note given, or release it.
 */
 static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
                      sqlite3_stmt *pOld, int bCursor,
-                     const unsigned char *aRowKey, sqlite3_stmt *pRec,
-                     sqlite3_value **aCol){
+                     const unsigned char *aRowKey, sqlite3_value **aCol){
   char zNow[IDEM_TIME_LEN], zExpires[IDEM_TIME_LEN];
   sqlite3_int64 iNow;
   char *zNote = 0;
-  int rc;
+  sqlite3_stmt *pRec;
+  int rc, mKeep = 0;
 
   if( pAct->eType==IDEM_ACT_RELEASE ){
     unsigned char aKey[IDEM_KEY_BYTES];
@@ -673,19 +674,29 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   }
   if( pAct->eNote!=IDEM_NOTE_GIVEN && zNote==0 ) return SQLITE_NOMEM;
 
+  if( sqlite3_value_nochange(aCol[IDEM_COL_ID]) ) mKeep |= 1;
+  if( sqlite3_value_nochange(aCol[IDEM_COL_RESULT]) ) mKeep |= 2;
+  if( zNote==0 && sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ) mKeep |= 4;
+  rc = idemStmt(p, pAct->eStatus==IDEM_STATUS_DONE ? IDEM_STMT_RECORD_DONE+mKeep
+                : mKeep ? IDEM_STMT_RECORD_KEEP+mKeep-1 : IDEM_STMT_RECORD, &pRec);
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(zNote);
+    idemOldDone(pOld, bCursor);
+    return rc;
+  }
   iNow = idemNowMs(p->pVfs);
-  idemFormatTime(iNow, zNow);
+  idemFormatTimeKept(&p->now, iNow, zNow);
   rc = sqlite3_bind_int64(pRec, 1, iRid);
-  if( rc==SQLITE_OK ){
+  if( rc==SQLITE_OK && pAct->eStatus!=IDEM_STATUS_DONE ){
     rc = sqlite3_bind_text(pRec, 2, azIdemStatus[pAct->eStatus], -1, SQLITE_STATIC);
   }
-  if( rc==SQLITE_OK ) rc = idemBindNewOrOld(pRec, 3, aCol, IDEM_COL_ID, pOld);
-  if( rc==SQLITE_OK ) rc = idemBindNewOrOld(pRec, 4, aCol, IDEM_COL_RESULT, pOld);
+  if( rc==SQLITE_OK && !(mKeep & 1) ) rc = idemBindNew(pRec, 3, aCol, IDEM_COL_ID);
+  if( rc==SQLITE_OK && !(mKeep & 2) ) rc = idemBindNew(pRec, 4, aCol, IDEM_COL_RESULT);
   if( rc==SQLITE_OK ){
     if( zNote ){
       rc = sqlite3_bind_text(pRec, 5, zNote, -1, SQLITE_STATIC);
-    }else{
-      rc = idemBindNewOrOld(pRec, 5, aCol, IDEM_COL_NOTE, pOld);
+    }else if( !(mKeep & 4) ){
+      rc = idemBindNew(pRec, 5, aCol, IDEM_COL_NOTE);
     }
   }
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pRec, 6, zNow, -1, SQLITE_STATIC);
@@ -735,7 +746,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
                                    sqlite3_stmt *pRow,
                                    const unsigned char *aRowKey,
                                    sqlite3_value **aCol){
-  sqlite3_stmt *pOld, *pRec;
+  sqlite3_stmt *pOld;
   char zHex[IDEM_KEY_HEX+1];
   IdemChange chg;
   IdemAction act;
@@ -749,7 +760,6 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   int rc;
 
   /* 1. Read. */
-  if( (rc = idemStmt(p, IDEM_STMT_RECORD, &pRec))!=SQLITE_OK ) return rc;
   if( pRow ){
     pOld = pRow;
   }else{
@@ -790,8 +800,11 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
     bStale = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED)), zBefore)<0;
   }
   memset(&send, 0, sizeof(send));
-  nSends = sqlite3_column_type(pOld, IDEM_Q_SENDS)==SQLITE_INTEGER
-         ? sqlite3_column_int64(pOld, IDEM_Q_SENDS) : 1;
+  {
+    sqlite3_value *pSends = sqlite3_column_value(pOld, IDEM_Q_SENDS);
+    nSends = sqlite3_value_type(pSends)==SQLITE_INTEGER
+           ? sqlite3_value_int64(pSends) : 1;
+  }
   zAt[0] = 0;
   if( chg.eReconcile==IDEM_RECONCILE_RESEND ){
     /* §14: the call's declaration, its sends and its backoff, now. */
@@ -826,7 +839,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   if( eKind==IDEM_KIND_EXTERNAL && !p->opt.bRelaxedDurability ){
     idemDurableRecord(&p->durable, p->db, p->zDb);
   }
-  rc = idemApply(p, &act, iRid, pOld, pRow!=0, aRowKey, pRec, aCol);
+  rc = idemApply(p, &act, iRid, pOld, pRow!=0, aRowKey, aCol);
   /* The transaction wrote: SQLite keeps its journal mode from now on, so
   ** the settings just read hold for its next records too, as after a
   ** claim that writes (idem_durable.c). */

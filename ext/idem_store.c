@@ -120,10 +120,14 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 ** cursor bound (as IDEM_PLAN_NARROW's), and which reads the others from
 ** the call's main row (IDEM_STMT_Q_MAIN) only if it is asked for them (a
 ** member row's updated is its call's anyway); xUpdate reads the row
-** again where it needs one of them (idem_vtab.c, idemUpdateRow()). */
+** again where it needs one of them (idem_vtab.c, idemUpdateRow()).  And
+** created of a member row only: a main row's is read by its rid
+** (IDEM_STMT_BYRID) if the UPDATE asks for it (its WHERE, its SET), which
+** a record does not. */
 #define IDEM_QCOLS_UPDATE \
   "rid, NULL, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, created, NULL, NULL, owner, expires, honours_key, sends"
+  "note, CASE WHEN member THEN created END, NULL, NULL, owner, expires, " \
+  "honours_key, sends"
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
@@ -141,6 +145,11 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 #define IDEM_GE " AND created>=?1"
 #define IDEM_LT " AND created<?2"
 #define IDEM_LE " AND created<=?2"
+#define IDEM_RECORD(zSet) "UPDATE \"%w\".\"%w_claim\" SET status=?2" zSet \
+                          ", updated=?6, expires=?7 WHERE rid=?1"
+#define IDEM_RECORD_DONE(zSet) \
+  "UPDATE \"%w\".\"%w_claim\" SET status='done'" zSet \
+  ", updated=?6, expires=?7 WHERE rid=?1"
 static const char *const azIdemSql[IDEM_NSTMT] = {
   /* INSERT */     "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
                    " args, kind, status, id, result, note, created, updated,"
@@ -149,8 +158,7 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
                    "?15,?16)",
   /* MAIN */       "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
   /* BYRID */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE rid=?1",
-  /* RECORD */     "UPDATE \"%w\".\"%w_claim\" SET status=?2, id=?3, result=?4,"
-                   " note=?5, updated=?6, expires=?7 WHERE rid=?1",
+  /* RECORD */     IDEM_RECORD(", id=?3, result=?4, note=?5"),
   /* RELEASE */    "DELETE" IDEM_FROM " WHERE key=?1",
   /* Q_SCAN */     "SELECT " IDEM_QCOLS IDEM_FROM " ORDER BY rid",
   /* Q_KEY */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE key=?1 ORDER BY member",
@@ -175,6 +183,8 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* Q_KEY_U */    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_U */
                    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=?2",
+  /* Q_KEYMAIN_N */"SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 AND member=0",
+  /* Q_KEYMAIN_U */"SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=0",
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
                    " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",
@@ -188,6 +198,25 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* RESEND */     "UPDATE \"%w\".\"%w_claim\" SET status='pending',"
                    " sends=coalesce(sends,1)+1, owner=?2, note=?3, updated=?4"
                    " WHERE rid=?1",
+  /* RECORD_KEEP + mask-1: a column kept is left out of the SET (SQLite
+  ** then writes what is stored), not bound to the value read */
+                   IDEM_RECORD(", result=?4, note=?5"),
+                   IDEM_RECORD(", id=?3, note=?5"),
+                   IDEM_RECORD(", note=?5"),
+                   IDEM_RECORD(", id=?3, result=?4"),
+                   IDEM_RECORD(", result=?4"),
+                   IDEM_RECORD(", id=?3"),
+                   IDEM_RECORD(""),
+  /* RECORD_DONE + mask: a record of done (the common one), one bind
+  ** fewer */
+                   IDEM_RECORD_DONE(", id=?3, result=?4, note=?5"),
+                   IDEM_RECORD_DONE(", result=?4, note=?5"),
+                   IDEM_RECORD_DONE(", id=?3, note=?5"),
+                   IDEM_RECORD_DONE(", note=?5"),
+                   IDEM_RECORD_DONE(", id=?3, result=?4"),
+                   IDEM_RECORD_DONE(", result=?4"),
+                   IDEM_RECORD_DONE(", id=?3"),
+                   IDEM_RECORD_DONE(""),
 };
 
 /*
@@ -361,7 +390,8 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 */
 IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
                                int bLent, unsigned int nWrite,
-                               const unsigned char *aKey){
+                               const unsigned char *aKey,
+                               const sqlite3_int64 *piRid){
   idemStmtUnpark(p);
   p->pPark = pStmt;
   p->iPark = i;
@@ -369,12 +399,12 @@ IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
   p->nParkWrite = nWrite;
   p->bParkKey = aKey!=0;
   if( aKey ) memcpy(p->aParkKey, aKey, IDEM_KEY_BYTES);
+  p->iParkRid = piRid ? *piRid : sqlite3_column_int64(pStmt, IDEM_Q_RID);
 }
 
 IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
                                           unsigned int nWrite){
-  if( p->pPark && p->nParkWrite==nWrite
-   && sqlite3_column_int64(p->pPark, IDEM_Q_RID)==iRid ){
+  if( p->pPark && p->nParkWrite==nWrite && p->iParkRid==iRid ){
     return p->pPark;
   }
   return 0;

@@ -5,6 +5,7 @@
 **   idemNow(pVfs, zOut)        the current time, UTC, from the VFS's clock
 **   idemNowMs(pVfs)            the same, as Unix time in milliseconds
 **   idemFormatTime(ms, zOut)   Unix time in milliseconds as text
+**   idemFormatTimeKept(pC, ms, zOut)   the same, its second's text kept
 **   idemParseTime(z)           that text back as Unix time in milliseconds
 **
 ** Both write 'YYYY-MM-DD HH:MM:SS.SSS', the form of SQLite's
@@ -57,6 +58,23 @@ IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]){
   idemPutDigits(zOut+17, (int)(sod/1000%60), 2);
   zOut[19] = '.';
   idemPutDigits(zOut+20, (int)(sod%1000), 3);
+  zOut[23] = 0;
+}
+
+/* idemFormatTime(), the date and time of the second kept in *pC: only the
+** milliseconds are written when ms falls in the second formatted last. */
+IDEM_PRIVATE void idemFormatTimeKept(IdemTimeText *pC, sqlite3_int64 ms,
+                                     char zOut[IDEM_TIME_LEN]){
+  if( ms<0 || ms>253402300799999 ){
+    idemFormatTime(ms, zOut);           /* (clamped there) */
+    return;
+  }
+  if( ms/1000!=pC->iSec ){
+    idemFormatTime(ms, pC->z);
+    pC->iSec = ms/1000;
+  }
+  memcpy(zOut, pC->z, 20);              /* 'YYYY-MM-DD HH:MM:SS.' */
+  idemPutDigits(zOut+20, (int)(ms%1000), 3);
   zOut[23] = 0;
 }
 

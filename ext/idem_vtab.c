@@ -70,7 +70,8 @@
 ** tool, args, keyargs and updated, which an UPDATE passes as unchanged
 ** (each a copy fewer), and the cursor reads them from the call's main row
 ** (IDEM_STMT_Q_MAIN) only if it is asked for them, or for stale or
-** resend_at, computed from updated. */
+** resend_at, computed from updated; and a main row's created, read by its
+** rid if it is asked for (idemCursorCreated()). */
 #define IDEM_PLAN_UPDATE    256
 #define IDEM_UPDATE_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
@@ -104,6 +105,9 @@ struct IdemCursor {
   int bRetain;                /* Skip the rows of expired calls (retain) */
   int bOneRow;                /* key = ? AND member = ?: the row found is
                               ** the only one (UNIQUE(key, member)) */
+  sqlite3_int64 iMember;      /* ... and member, bound: the row's */
+  int bRid;                   /* iRid holds the current row's rid */
+  sqlite3_int64 iRid;         /* (read once: xRowid, the parked row) */
   char zNow[IDEM_TIME_LEN];   /* The time of xFilter: expired before it */
   char zStaleBefore[IDEM_TIME_LEN];   /* stale_after: pending calls quiet
                                       ** since before this are stale */
@@ -171,6 +175,7 @@ static int idemInit(
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->db = db;
+  p->now.iSec = -1;
   p->zDb = sqlite3_mprintf("%s", argv[1]);
   p->zName = sqlite3_mprintf("%s", argv[2]);
   if( p->zDb==0 || p->zName==0 ){ rc = SQLITE_NOMEM; goto fail; }
@@ -287,7 +292,7 @@ static int idemRollback(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   p->nWrite++;                  /* rows a cursor holds may be gone */
   idemTxnClear(p);
-  idemDurableRollback(&p->durable, p->db, p->zDb);
+  idemDurableRollback(&p->durable);
   return SQLITE_OK;
 }
 
@@ -457,6 +462,7 @@ static void idemCursorReset(IdemCursor *pCur){
   pCur->bNarrow = 0;
   pCur->bNoIdentity = 0;
   pCur->bOneRow = 0;
+  pCur->bRid = 0;
 }
 
 static int idemClose(sqlite3_vtab_cursor *pCursor){
@@ -470,9 +476,11 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
    && pCur->iFormat==p->iFormat
    && (i==IDEM_STMT_Q_SCAN || i==IDEM_STMT_Q_KEY || i==IDEM_STMT_Q_KEYMEMBER
        || i==IDEM_STMT_Q_KEY_U || i==IDEM_STMT_Q_KEYMEMBER_U
+       || i==IDEM_STMT_Q_KEYMAIN_U
        || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
     idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite,
-                 pCur->bNoIdentity ? pCur->aKey : 0);
+                 pCur->bNoIdentity ? pCur->aKey : 0,
+                 pCur->bRid ? &pCur->iRid : 0);
     pCur->pStmt = 0;
     pCur->bLent = 0;
   }
@@ -547,9 +555,12 @@ static int idemCursorStep(IdemCursor *pCur){
   int rc;
   sqlite3_free(pCur->zReply);
   pCur->zReply = 0;
+  pCur->bRid = 0;
   while( (rc = sqlite3_step(pCur->pStmt))==SQLITE_ROW ){
     pCur->bEof = 0;
-    pCur->bMember = sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0;
+    /* (key = ? AND member = ?: the member bound, which the row's equals) */
+    pCur->bMember = (pCur->bOneRow ? pCur->iMember
+                     : sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER))!=0;
     if( pCur->bMember ){
       rc = idemCursorLoadMain(pCur);
       if( rc!=SQLITE_OK ) return rc;    /* with its message */
@@ -602,7 +613,7 @@ static int idemFilter(
   pCur->bRetain = p->opt.iRetainMs>0;
   if( pCur->bRetain || p->opt.iStaleAfterMs>0 ){
     sqlite3_int64 iNow = idemNowMs(p->pVfs);
-    idemFormatTime(iNow, pCur->zNow);
+    idemFormatTimeKept(&p->now, iNow, pCur->zNow);
     idemFormatTime(iNow - p->opt.iStaleAfterMs, pCur->zStaleBefore);
   }
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
@@ -616,10 +627,14 @@ static int idemFilter(
       if( bInt<0 ) return SQLITE_NOMEM;
       if( !bInt ) return SQLITE_OK;
     }
+    /* (member = 0, a replay's and a record's: written in the query's
+    ** text, one bind fewer) */
     if( bUpd ){
-      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_U : IDEM_STMT_Q_KEYMEMBER_U;
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_U
+            : iMember==0 ? IDEM_STMT_Q_KEYMAIN_U : IDEM_STMT_Q_KEYMEMBER_U;
     }else if( bNarrow ){
-      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_N : IDEM_STMT_Q_KEYMEMBER_N;
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_N
+            : iMember==0 ? IDEM_STMT_Q_KEYMAIN_N : IDEM_STMT_Q_KEYMEMBER_N;
     }else if( bLight ){
       iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_L : IDEM_STMT_Q_KEYMEMBER_L;
     }else{
@@ -635,13 +650,17 @@ static int idemFilter(
   if( rc!=SQLITE_OK ) return rc;
   pCur->iStmt = iStmt;
   pCur->iFormat = p->iFormat;
-  pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N;
-  pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U;
+  pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N
+                || iStmt==IDEM_STMT_Q_KEYMAIN_N;
+  pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U
+                   || iStmt==IDEM_STMT_Q_KEYMAIN_U;
   pCur->bOneRow = idxNum==IDEM_PLAN_KEYMEMBER;
+  pCur->iMember = iMember;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-    if( rc==SQLITE_OK && idxNum==IDEM_PLAN_KEYMEMBER ){
+    if( rc==SQLITE_OK && idxNum==IDEM_PLAN_KEYMEMBER
+     && iStmt!=IDEM_STMT_Q_KEYMAIN_N && iStmt!=IDEM_STMT_Q_KEYMAIN_U ){
       rc = sqlite3_bind_int64(pCur->pStmt, 2, iMember);
     }
   }else if( idxNum>=IDEM_PLAN_CREATED ){
@@ -667,9 +686,15 @@ static int idemEof(sqlite3_vtab_cursor *pCursor){
   return ((IdemCursor*)pCursor)->bEof;
 }
 
+/* xRowid.  An UPDATE asks it twice (the old rowid and the new), and its
+** xUpdate compares it with the parked row's: read once per row. */
 static int idemRowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
   IdemCursor *pCur = (IdemCursor*)pCursor;
-  *pRowid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID);
+  if( !pCur->bRid ){
+    pCur->iRid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID);
+    pCur->bRid = 1;
+  }
+  *pRowid = pCur->iRid;
   return SQLITE_OK;
 }
 
@@ -713,6 +738,31 @@ static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
     case IDEM_COL_SENDS:   return sqlite3_column_value(pCur->pStmt, IDEM_Q_SENDS);
   }
   return sqlite3_column_value(pCur->pStmt, IDEM_QCOL(iCol));
+}
+
+/*
+** created of the current row, a main row of an UPDATE's query, which
+** leaves it out (IDEM_PLAN_UPDATE): read by the row's rid.  A row gone
+** since (only in a damaged database) shows NULL.
+*/
+static int idemCursorCreated(IdemCursor *pCur, sqlite3_context *ctx){
+  IdemVtab *p = (IdemVtab*)pCur->base.pVtab;
+  sqlite3_stmt *pRow;
+  int rc = idemStmt(p, IDEM_STMT_BYRID, &pRow);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = sqlite3_bind_int64(pRow, 1, sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID));
+  if( rc==SQLITE_OK ) rc = sqlite3_step(pRow);
+  if( rc==SQLITE_ROW ){
+    sqlite3_result_value(ctx,
+        sqlite3_column_value(pRow, IDEM_QCOL(IDEM_COL_CREATED)));
+    rc = SQLITE_OK;
+  }else if( rc==SQLITE_DONE ){
+    rc = SQLITE_OK;
+  }else{
+    idemVtabDbError(p, rc);
+  }
+  sqlite3_reset(pRow);
+  return rc;
 }
 
 /*
@@ -780,6 +830,9 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
     }
     case IDEM_COL_RECONCILE:
       return SQLITE_OK;        /* a command column: reads as NULL */
+    case IDEM_COL_CREATED:
+      if( pCur->bNoIdentity && !pCur->bMember ) return idemCursorCreated(pCur, ctx);
+      break;
     case IDEM_COL_STALE: {
       /* stale_after (doc/contract.md §11): a pending call not updated
       ** since before the query's time minus stale_after. */
@@ -868,14 +921,16 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
     return SQLITE_ERROR;
   }
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
-  if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U) ){
+  if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U
+               || p->iPark==IDEM_STMT_Q_KEYMAIN_U) ){
     /* Its query left out the key, who, conv, tool, args, keyargs,
-    ** updated: an UPDATE that gives one of them (to be compared with the
-    ** stored one), or a reconcile (whose stale check and resend read
-    ** updated), reads the row again. */
+    ** updated and created: an UPDATE that gives one of them (to be
+    ** compared with the stored one), or a reconcile (whose stale check and
+    ** resend read updated), reads the row again. */
     int i;
     if( !sqlite3_value_nochange(aCol[IDEM_COL_RECONCILE]) ) pRow = 0;
     if( !sqlite3_value_nochange(aCol[IDEM_COL_KEY]) ) pRow = 0;
+    if( !sqlite3_value_nochange(aCol[IDEM_COL_CREATED]) ) pRow = 0;
     for(i=0; i<IDEM_NCOL && pRow; i++){
       if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
        && !sqlite3_value_nochange(aCol[i]) ){

@@ -262,6 +262,16 @@ IDEM_PRIVATE int idemUtf8Valid(const unsigned char *z, size_t n);
 #define IDEM_TIME_LEN 24    /* 'YYYY-MM-DD HH:MM:SS.SSS' and its NUL */
 
 IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]);
+/* The same, the text of its second kept in *pC from one call to the next
+** (a table formats the time of each claim and record; most fall in the
+** second of the one before).  iSec -1: nothing kept yet. */
+typedef struct IdemTimeText IdemTimeText;
+struct IdemTimeText {
+  sqlite3_int64 iSec;         /* The second of z, or -1 */
+  char z[IDEM_TIME_LEN];      /* Its text (the milliseconds aside) */
+};
+IDEM_PRIVATE void idemFormatTimeKept(IdemTimeText *pC, sqlite3_int64 ms,
+                                     char zOut[IDEM_TIME_LEN]);
 IDEM_PRIVATE void idemNow(sqlite3_vfs *pVfs, char zOut[IDEM_TIME_LEN]);
 /* The current time, from the VFS's clock, as Unix time in milliseconds. */
 IDEM_PRIVATE sqlite3_int64 idemNowMs(sqlite3_vfs *pVfs);
@@ -371,10 +381,13 @@ struct IdemDurable {
   int bExtWrote;              /* This txn wrote an external call (strict) */
   char *zMarker;              /* The marker made at xSync, for xCommit */
   char *zLost;                /* A directory sync that failed at xCommit */
-  char *zDir;                 /* The directory of the table's file */
+  char *zDir;                 /* The directory of the table's file, when
+                              ** its name is a unix path (else NULL) */
+  int bDirKnown;              /* zDir was looked for */
   int rcLost;                 /* ... and its error code */
   int eDirSync;               /* 0 not known yet, 1 this SQLite syncs
                               ** directories, 2 never (DISABLE_DIRSYNC) */
+  sqlite3_vfs *pVfs;          /* The schema's VFS (with eDirSync), or NULL */
   int eLock;                  /* 0 not looked at, 1 VFS and URI seen to
                               ** lock, 2 and our own write lock seen, 3
                               ** (1 in WAL with shared memory: not seen) */
@@ -405,8 +418,7 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
 /* xRollback: the marker made at xSync goes. */
-IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD, sqlite3 *db,
-                                      const char *zDb);
+IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD);
 /* xSync: a connection that shares its cache now is refused, and a
 ** directory sync that the COMMIT needs must be possible. */
 IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
@@ -448,7 +460,7 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
 ** (SQLITE_PREPARE_PERSISTENT) until the table is disconnected, dropped or
-** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMEMBER_U) are
+** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMAIN_U) are
 ** lent to one cursor at a time (idemStmtLend()); a second cursor gets a
 ** private copy.
 */
@@ -471,16 +483,25 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_STMT_Q_KEY_U      22   /* IDEM_STMT_Q_KEY without who, conv,
                                     ** tool, args, keyargs (an UPDATE's) */
 #define IDEM_STMT_Q_KEYMEMBER_U 23  /* IDEM_STMT_Q_KEYMEMBER: the same */
-#define IDEM_STMT_CALLOF       24   /* a row's key and its call's status */
-#define IDEM_STMT_COOKIE       25   /* the schema's schema_version */
-#define IDEM_STMT_EXPIRED      26   /* the oldest expired calls (retain) */
-#define IDEM_STMT_EXPIRY_ADD   27   /* a decided call's expiry (retain) */
-#define IDEM_STMT_EXPIRY_DEL   28   /* ... and its removal */
-#define IDEM_STMT_EXPIRY_NEXT  29   /* the earliest expiry (retain) */
-#define IDEM_STMT_RESEND       30   /* take a call for sending again */
-#define IDEM_NSTMT             31
+#define IDEM_STMT_Q_KEYMAIN_N  24   /* IDEM_STMT_Q_KEYMEMBER_N of member 0,
+                                    ** written in its text (a replay) */
+#define IDEM_STMT_Q_KEYMAIN_U  25   /* IDEM_STMT_Q_KEYMEMBER_U: the same (a
+                                    ** record) */
+#define IDEM_STMT_CALLOF       26   /* a row's key and its call's status */
+#define IDEM_STMT_COOKIE       27   /* the schema's schema_version */
+#define IDEM_STMT_EXPIRED      28   /* the oldest expired calls (retain) */
+#define IDEM_STMT_EXPIRY_ADD   29   /* a decided call's expiry (retain) */
+#define IDEM_STMT_EXPIRY_DEL   30   /* ... and its removal */
+#define IDEM_STMT_EXPIRY_NEXT  31   /* the earliest expiry (retain) */
+#define IDEM_STMT_RESEND       32   /* take a call for sending again */
+#define IDEM_STMT_RECORD_KEEP  33   /* IDEM_STMT_RECORD leaving unchanged what
+                                    ** the UPDATE keeps, 7 forms (33..39):
+                                    ** + mask-1, mask 1 id, 2 result, 4 note */
+#define IDEM_STMT_RECORD_DONE  40   /* the same forms of a record of done, the
+                                    ** status in their text (40..47): + mask */
+#define IDEM_NSTMT             48
 #define IDEM_STMT_LENDABLE(i) \
-  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMEMBER_U)
+  ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMAIN_U)
 
 /* At most this many expired calls (each with its members) are deleted by
 ** one claim (doc/contract.md §10), oldest expiry first. */
@@ -638,6 +659,7 @@ struct IdemVtab {
   IdemJson *pJsonKey;         /* Canonicalizer for keyargs */
   int iFormat;                /* Format of the shadow tables (IDEM_FORMAT) */
   unsigned char aStale[IDEM_NSTMT]; /* Finalize aStmt[i] when given back */
+  IdemTimeText now;           /* The last second formatted (idem_time.c) */
   char zNextSweep[IDEM_TIME_LEN];   /* retain: no call expires before this
                                     ** ("": look at the next claim) */
   char *zDamaged;             /* Why claims are refused, or NULL */
@@ -665,6 +687,7 @@ struct IdemVtab {
   unsigned int nParkWrite;    /* nWrite when its cursor reached the row */
   int bParkKey;               /* Its query has no key column: the row's is */
   unsigned char aParkKey[IDEM_KEY_BYTES];  /* ... this one, which it bound */
+  sqlite3_int64 iParkRid;     /* Its row's rid */
   void *pSpareCursor;         /* A closed cursor kept for the next xOpen */
 };
 
@@ -700,10 +723,12 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 ** nothing was written since nWrite); give it back (idemStmtUnpark(), at
 ** the end of every xUpdate, at the next lend, at the transaction's end).
 ** aKey: the key the query bound, where it leaves the key column out
-** (IdemVtab.aParkKey), else NULL. */
+** (IdemVtab.aParkKey), else NULL; piRid: its row's rid where the cursor
+** read it already, else NULL. */
 IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
                                int bLent, unsigned int nWrite,
-                               const unsigned char *aKey);
+                               const unsigned char *aKey,
+                               const sqlite3_int64 *piRid);
 IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
                                           unsigned int nWrite);
 IDEM_PRIVATE void idemStmtUnpark(IdemVtab *p);
@@ -3986,6 +4011,7 @@ IDEM_PRIVATE int idemUtf8Valid(const unsigned char *z, size_t n){
 **   idemNow(pVfs, zOut)        the current time, UTC, from the VFS's clock
 **   idemNowMs(pVfs)            the same, as Unix time in milliseconds
 **   idemFormatTime(ms, zOut)   Unix time in milliseconds as text
+**   idemFormatTimeKept(pC, ms, zOut)   the same, its second's text kept
 **   idemParseTime(z)           that text back as Unix time in milliseconds
 **
 ** Both write 'YYYY-MM-DD HH:MM:SS.SSS', the form of SQLite's
@@ -4038,6 +4064,23 @@ IDEM_PRIVATE void idemFormatTime(sqlite3_int64 ms, char zOut[IDEM_TIME_LEN]){
   idemPutDigits(zOut+17, (int)(sod/1000%60), 2);
   zOut[19] = '.';
   idemPutDigits(zOut+20, (int)(sod%1000), 3);
+  zOut[23] = 0;
+}
+
+/* idemFormatTime(), the date and time of the second kept in *pC: only the
+** milliseconds are written when ms falls in the second formatted last. */
+IDEM_PRIVATE void idemFormatTimeKept(IdemTimeText *pC, sqlite3_int64 ms,
+                                     char zOut[IDEM_TIME_LEN]){
+  if( ms<0 || ms>253402300799999 ){
+    idemFormatTime(ms, zOut);           /* (clamped there) */
+    return;
+  }
+  if( ms/1000!=pC->iSec ){
+    idemFormatTime(ms, pC->z);
+    pC->iSec = ms/1000;
+  }
+  memcpy(zOut, pC->z, 20);              /* 'YYYY-MM-DD HH:MM:SS.' */
+  idemPutDigits(zOut+20, (int)(ms%1000), 3);
   zOut[23] = 0;
 }
 
@@ -7935,12 +7978,43 @@ static const unsigned char idemHexVal[256] = {
 #undef X
 
 /* Parse the text form of a key: exactly 32 lowercase hex digits.  (A
-** table and one test at the end: a replay parses a key at every lookup.) */
+** replay and a record parse a key at every lookup: with SSE2 the 32
+** digits at once; elsewhere by a table, and one test at the end.) */
 IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aKey[16]){
   const unsigned char *u = (const unsigned char*)z;
   unsigned int bad = 0;
   int i;
   if( z==0 || n!=IDEM_KEY_HEX ) return 0;
+#ifdef IDEM_SSE2
+  {
+    /* Each byte '0'..'9' or 'a'..'f' (compared signed: a byte from 0x80
+    ** is below both); its value its low four bits, 9 more for a letter;
+    ** each two (the high half first) one byte of the key. */
+    const __m128i m0f = _mm_set1_epi8(0x0f);
+    __m128i a = _mm_loadu_si128((const __m128i*)(const void*)z);
+    __m128i b = _mm_loadu_si128((const __m128i*)(const void*)(z+16));
+    __m128i aL = _mm_and_si128(_mm_cmpgt_epi8(a, _mm_set1_epi8('a'-1)),
+                               _mm_cmplt_epi8(a, _mm_set1_epi8('f'+1)));
+    __m128i bL = _mm_and_si128(_mm_cmpgt_epi8(b, _mm_set1_epi8('a'-1)),
+                               _mm_cmplt_epi8(b, _mm_set1_epi8('f'+1)));
+    __m128i aD = _mm_and_si128(_mm_cmpgt_epi8(a, _mm_set1_epi8('0'-1)),
+                               _mm_cmplt_epi8(a, _mm_set1_epi8('9'+1)));
+    __m128i bD = _mm_and_si128(_mm_cmpgt_epi8(b, _mm_set1_epi8('0'-1)),
+                               _mm_cmplt_epi8(b, _mm_set1_epi8('9'+1)));
+    __m128i ok = _mm_and_si128(_mm_or_si128(aL, aD), _mm_or_si128(bL, bD));
+    const __m128i nine = _mm_set1_epi8(9);
+    const __m128i mf0 = _mm_set1_epi16(0x00f0);
+    a = _mm_add_epi8(_mm_and_si128(a, m0f), _mm_and_si128(aL, nine));
+    b = _mm_add_epi8(_mm_and_si128(b, m0f), _mm_and_si128(bL, nine));
+    a = _mm_or_si128(_mm_and_si128(_mm_slli_epi16(a, 4), mf0),
+                     _mm_srli_epi16(a, 8));
+    b = _mm_or_si128(_mm_and_si128(_mm_slli_epi16(b, 4), mf0),
+                     _mm_srli_epi16(b, 8));
+    _mm_storeu_si128((__m128i*)(void*)aKey, _mm_packus_epi16(a, b));
+    (void)u; (void)bad; (void)i;
+    return _mm_movemask_epi8(ok)==0xffff;
+  }
+#endif
   for(i=0; i<IDEM_KEY_BYTES; i++){
     unsigned int hi = idemHexVal[u[2*i]];
     unsigned int lo = idemHexVal[u[2*i+1]];
@@ -7950,12 +8024,16 @@ IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aK
   return (bad & 0xf0)==0;
 }
 
-/* The key given as an SQL value: text of exactly 32 lowercase hex digits. */
+/* The key given as an SQL value: text of exactly 32 lowercase hex digits.
+** Read where it lies (idemValueUtf8()): a key bound with its length, as
+** drivers bind text, is not copied to end it with a NUL at every lookup. */
 IDEM_PRIVATE int idemKeyFromValue(sqlite3_value *pVal,
                                   unsigned char aKey[IDEM_KEY_BYTES]){
-  return sqlite3_value_type(pVal)==SQLITE_TEXT
-      && idemKeyFromHex((const char*)sqlite3_value_text(pVal),
-                        sqlite3_value_bytes(pVal), aKey);
+  const char *z;
+  int n;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) return 0;
+  z = idemValueUtf8(pVal, &n);
+  return idemKeyFromHex(z, n, aKey);
 }
 
 /*
@@ -8258,6 +8336,7 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD){
   pD->zMarker = 0;
   pD->zLost = 0;
   pD->zDir = 0;
+  pD->bDirKnown = 0;
   sqlite3_free(pD->zSqlSync);
   sqlite3_free(pD->zSqlJournal);
   pD->zSqlSync = 0;
@@ -8366,6 +8445,11 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
       return SQLITE_NOMEM;
     }
     pD->eStore = idemDurableStore(db, zDb);
+    pD->pVfs = 0;
+    if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pD->pVfs)
+          !=SQLITE_OK ){
+      pD->pVfs = 0;
+    }
     pD->eDirSync = IDEM_DIRSYNC_DISABLED ? 2 : 1;
   }
   rc = idemDurablePragma(db, pD->zSqlSync, &pD->iSync, 0);
@@ -8779,21 +8863,25 @@ static int idemDurableMarker(IdemDurable *pD, sqlite3_vfs *pVfs,
 */
 static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
                                 const char *zDb, char **pzErr){
-  sqlite3_vfs *pVfs = 0;
+  sqlite3_vfs *pVfs = pD->pVfs;
   const char *zFile;
   char *zDir;
   int rc, bOk = 0;
-  if( pD->eDirSync!=1 || pD->eStore!=IDEM_STORE_FILE ) return SQLITE_OK;
-  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
-        !=SQLITE_OK || pVfs==0 ){
+  if( pD->eDirSync!=1 || pD->eStore!=IDEM_STORE_FILE || pVfs==0 ){
     return SQLITE_OK;
   }
-  zFile = sqlite3_db_filename(db, zDb);
-  if( zFile && zFile[0]=='/' ){         /* a unix path: directories sync */
-    if( pD->zDir==0 && (pD->zDir = idemDurableDir(zFile))==0 ){
-      return SQLITE_NOMEM;
+  if( !pD->bDirKnown ){
+    /* The VFS (pD->pVfs), the file and so its directory are fixed for the
+    ** table's life: looked at once, the directory's permission at every
+    ** COMMIT. */
+    zFile = sqlite3_db_filename(db, zDb);
+    if( zFile && zFile[0]=='/' ){       /* a unix path: directories sync */
+      if( (pD->zDir = idemDurableDir(zFile))==0 ) return SQLITE_NOMEM;
     }
-    zDir = pD->zDir;                    /* (fixed for the table's life) */
+    pD->bDirKnown = 1;
+  }
+  if( pD->zDir ){
+    zDir = pD->zDir;
     rc = pVfs->xAccess(pVfs, zDir, SQLITE_ACCESS_READWRITE, &bOk);
     if( rc!=SQLITE_OK || !bOk ){
       *pzErr = sqlite3_mprintf("an external call's COMMIT needs the"
@@ -8805,8 +8893,9 @@ static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
       return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
     }
   }
-  if( pD->bDirSync && pD->zMarker==0 && zFile && zFile[0] ){
-    return idemDurableMarker(pD, pVfs, zFile, pzErr);
+  if( pD->bDirSync && pD->zMarker==0 ){
+    zFile = sqlite3_db_filename(db, zDb);
+    if( zFile && zFile[0] ) return idemDurableMarker(pD, pVfs, zFile, pzErr);
   }
   return SQLITE_OK;
 }
@@ -8836,12 +8925,8 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
   if( !pD->bDirSync ) return;
   pD->bDirSync = 0;
   if( pD->zMarker==0 ) return;          /* (not a file: nothing to sync) */
-  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
-        !=SQLITE_OK || pVfs==0 ){
-    rc = SQLITE_MISUSE;
-  }else{
-    rc = pVfs->xDelete(pVfs, pD->zMarker, 1);
-  }
+  pVfs = pD->pVfs;                      /* (which made the marker) */
+  rc = pVfs ? pVfs->xDelete(pVfs, pD->zMarker, 1) : SQLITE_MISUSE;
   if( rc!=SQLITE_OK ){
     sqlite3_log(rc, "idem: cannot sync the directory of %s after an"
                 " external call's COMMIT", pD->zMarker);
@@ -8857,15 +8942,11 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
 }
 
 /* xRollback: the marker of a COMMIT that failed after xSync goes. */
-IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD, sqlite3 *db,
-                                      const char *zDb){
-  sqlite3_vfs *pVfs = 0;
+IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD){
+  sqlite3_vfs *pVfs = pD->pVfs;
   pD->bDirSync = 0;
   if( pD->zMarker==0 ) return;
-  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)
-        ==SQLITE_OK && pVfs ){
-    pVfs->xDelete(pVfs, pD->zMarker, 0);
-  }
+  if( pVfs ) pVfs->xDelete(pVfs, pD->zMarker, 0);
   sqlite3_free(pD->zMarker);
   pD->zMarker = 0;
 }
@@ -8993,10 +9074,14 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 ** cursor bound (as IDEM_PLAN_NARROW's), and which reads the others from
 ** the call's main row (IDEM_STMT_Q_MAIN) only if it is asked for them (a
 ** member row's updated is its call's anyway); xUpdate reads the row
-** again where it needs one of them (idem_vtab.c, idemUpdateRow()). */
+** again where it needs one of them (idem_vtab.c, idemUpdateRow()).  And
+** created of a member row only: a main row's is read by its rid
+** (IDEM_STMT_BYRID) if the UPDATE asks for it (its WHERE, its SET), which
+** a record does not. */
 #define IDEM_QCOLS_UPDATE \
   "rid, NULL, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, created, NULL, NULL, owner, expires, honours_key, sends"
+  "note, CASE WHEN member THEN created END, NULL, NULL, owner, expires, " \
+  "honours_key, sends"
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
@@ -9014,6 +9099,11 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 #define IDEM_GE " AND created>=?1"
 #define IDEM_LT " AND created<?2"
 #define IDEM_LE " AND created<=?2"
+#define IDEM_RECORD(zSet) "UPDATE \"%w\".\"%w_claim\" SET status=?2" zSet \
+                          ", updated=?6, expires=?7 WHERE rid=?1"
+#define IDEM_RECORD_DONE(zSet) \
+  "UPDATE \"%w\".\"%w_claim\" SET status='done'" zSet \
+  ", updated=?6, expires=?7 WHERE rid=?1"
 static const char *const azIdemSql[IDEM_NSTMT] = {
   /* INSERT */     "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
                    " args, kind, status, id, result, note, created, updated,"
@@ -9022,8 +9112,7 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
                    "?15,?16)",
   /* MAIN */       "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
   /* BYRID */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE rid=?1",
-  /* RECORD */     "UPDATE \"%w\".\"%w_claim\" SET status=?2, id=?3, result=?4,"
-                   " note=?5, updated=?6, expires=?7 WHERE rid=?1",
+  /* RECORD */     IDEM_RECORD(", id=?3, result=?4, note=?5"),
   /* RELEASE */    "DELETE" IDEM_FROM " WHERE key=?1",
   /* Q_SCAN */     "SELECT " IDEM_QCOLS IDEM_FROM " ORDER BY rid",
   /* Q_KEY */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE key=?1 ORDER BY member",
@@ -9048,6 +9137,8 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* Q_KEY_U */    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_U */
                    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=?2",
+  /* Q_KEYMAIN_N */"SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 AND member=0",
+  /* Q_KEYMAIN_U */"SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=0",
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
                    " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",
@@ -9061,6 +9152,25 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* RESEND */     "UPDATE \"%w\".\"%w_claim\" SET status='pending',"
                    " sends=coalesce(sends,1)+1, owner=?2, note=?3, updated=?4"
                    " WHERE rid=?1",
+  /* RECORD_KEEP + mask-1: a column kept is left out of the SET (SQLite
+  ** then writes what is stored), not bound to the value read */
+                   IDEM_RECORD(", result=?4, note=?5"),
+                   IDEM_RECORD(", id=?3, note=?5"),
+                   IDEM_RECORD(", note=?5"),
+                   IDEM_RECORD(", id=?3, result=?4"),
+                   IDEM_RECORD(", result=?4"),
+                   IDEM_RECORD(", id=?3"),
+                   IDEM_RECORD(""),
+  /* RECORD_DONE + mask: a record of done (the common one), one bind
+  ** fewer */
+                   IDEM_RECORD_DONE(", id=?3, result=?4, note=?5"),
+                   IDEM_RECORD_DONE(", result=?4, note=?5"),
+                   IDEM_RECORD_DONE(", id=?3, note=?5"),
+                   IDEM_RECORD_DONE(", note=?5"),
+                   IDEM_RECORD_DONE(", id=?3, result=?4"),
+                   IDEM_RECORD_DONE(", result=?4"),
+                   IDEM_RECORD_DONE(", id=?3"),
+                   IDEM_RECORD_DONE(""),
 };
 
 /*
@@ -9234,7 +9344,8 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
 */
 IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
                                int bLent, unsigned int nWrite,
-                               const unsigned char *aKey){
+                               const unsigned char *aKey,
+                               const sqlite3_int64 *piRid){
   idemStmtUnpark(p);
   p->pPark = pStmt;
   p->iPark = i;
@@ -9242,12 +9353,12 @@ IDEM_PRIVATE void idemStmtPark(IdemVtab *p, int i, sqlite3_stmt *pStmt,
   p->nParkWrite = nWrite;
   p->bParkKey = aKey!=0;
   if( aKey ) memcpy(p->aParkKey, aKey, IDEM_KEY_BYTES);
+  p->iParkRid = piRid ? *piRid : sqlite3_column_int64(pStmt, IDEM_Q_RID);
 }
 
 IDEM_PRIVATE sqlite3_stmt *idemStmtParked(IdemVtab *p, sqlite3_int64 iRid,
                                           unsigned int nWrite){
-  if( p->pPark && p->nParkWrite==nWrite
-   && sqlite3_column_int64(p->pPark, IDEM_Q_RID)==iRid ){
+  if( p->pPark && p->nParkWrite==nWrite && p->iParkRid==iRid ){
     return p->pPark;
   }
   return 0;
@@ -11436,7 +11547,7 @@ static int idemClaimPrepare(IdemVtab *p, sqlite3_value **aCol,
   rc = idemClaimKey(p, aCol, pC->aPart, pC->aKey);
   if( rc ) return rc;
   pC->iNow = idemNowMs(p->pVfs);
-  idemFormatTime(pC->iNow, pC->zNow);
+  idemFormatTimeKept(&p->now, pC->iNow, pC->zNow);
   return SQLITE_OK;
 }
 
@@ -12174,22 +12285,20 @@ static int idemChanges(sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
   return na!=nb || (na>0 && memcmp(a, b, na)!=0);
 }
 
-/* The value to store for column iCol on UPDATE: the new one, or the old.
-** A new text is bound where it is, not copied: xUpdate's arguments live
-** until it returns, past the step of pStmt (idemStepReset() clears the
-** bindings).  Returns the bind's result. */
-static int idemBindNewOrOld(sqlite3_stmt *pStmt, int iParam,
-                            sqlite3_value **aCol, int iCol, sqlite3_stmt *pOld){
+/* The new value an UPDATE gives column iCol (one it keeps is left out of
+** the record's SET: IDEM_STMT_RECORD_KEEP).  A new text is bound where it
+** is, not copied (nor copied by sqlite3_value_text() to end it with a
+** NUL: idemValueUtf8()): xUpdate's arguments live until it returns, past
+** the step of pStmt (idemStepReset() clears the bindings).  Returns the
+** bind's result. */
+static int idemBindNew(sqlite3_stmt *pStmt, int iParam, sqlite3_value **aCol,
+                       int iCol){
   sqlite3_value *pNew = aCol[iCol];
-  if( sqlite3_value_nochange(pNew) ){
-    return sqlite3_bind_value(pStmt, iParam,
-                              sqlite3_column_value(pOld, IDEM_QCOL(iCol)));
-  }
   if( sqlite3_value_type(pNew)==SQLITE_TEXT ){
-    const char *z = (const char*)sqlite3_value_text(pNew);
+    int n;
+    const char *z = idemValueUtf8(pNew, &n);
     if( z==0 ) return SQLITE_NOMEM;
-    return sqlite3_bind_text(pStmt, iParam, z, sqlite3_value_bytes(pNew),
-                             SQLITE_STATIC);
+    return sqlite3_bind_text(pStmt, iParam, z, n, SQLITE_STATIC);
   }
   return sqlite3_bind_value(pStmt, iParam, pNew);
 }
@@ -12214,6 +12323,8 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
     return SQLITE_ERROR;
   }
   for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
+    /* (A record gives none of them: nothing to compare) */
+    if( sqlite3_value_nochange(aCol[aFixed[i]]) ) continue;
     /* The new sender of a resend names itself (§14). */
     if( bResend && aFixed[i]==IDEM_COL_OWNER ) continue;
     if( idemChanges(aCol, aFixed[i], pOld) ){
@@ -12331,17 +12442,18 @@ static int idemResend(IdemVtab *p, sqlite3_int64 iRid, sqlite3_stmt *pOld,
 
 /*
 ** Carry out a decided action on the call in pOld's row (rid iRid): record
-** its new status with pRec (IDEM_STMT_RECORD), with the new or old id,
-** result and note, or release it.
+** its new status (IDEM_STMT_RECORD, or the form of it that leaves out what
+** the UPDATE keeps of id, result and note), with the new id, result and
+** note given, or release it.
 */
 static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
                      sqlite3_stmt *pOld, int bCursor,
-                     const unsigned char *aRowKey, sqlite3_stmt *pRec,
-                     sqlite3_value **aCol){
+                     const unsigned char *aRowKey, sqlite3_value **aCol){
   char zNow[IDEM_TIME_LEN], zExpires[IDEM_TIME_LEN];
   sqlite3_int64 iNow;
   char *zNote = 0;
-  int rc;
+  sqlite3_stmt *pRec;
+  int rc, mKeep = 0;
 
   if( pAct->eType==IDEM_ACT_RELEASE ){
     unsigned char aKey[IDEM_KEY_BYTES];
@@ -12370,19 +12482,29 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   }
   if( pAct->eNote!=IDEM_NOTE_GIVEN && zNote==0 ) return SQLITE_NOMEM;
 
+  if( sqlite3_value_nochange(aCol[IDEM_COL_ID]) ) mKeep |= 1;
+  if( sqlite3_value_nochange(aCol[IDEM_COL_RESULT]) ) mKeep |= 2;
+  if( zNote==0 && sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ) mKeep |= 4;
+  rc = idemStmt(p, pAct->eStatus==IDEM_STATUS_DONE ? IDEM_STMT_RECORD_DONE+mKeep
+                : mKeep ? IDEM_STMT_RECORD_KEEP+mKeep-1 : IDEM_STMT_RECORD, &pRec);
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(zNote);
+    idemOldDone(pOld, bCursor);
+    return rc;
+  }
   iNow = idemNowMs(p->pVfs);
-  idemFormatTime(iNow, zNow);
+  idemFormatTimeKept(&p->now, iNow, zNow);
   rc = sqlite3_bind_int64(pRec, 1, iRid);
-  if( rc==SQLITE_OK ){
+  if( rc==SQLITE_OK && pAct->eStatus!=IDEM_STATUS_DONE ){
     rc = sqlite3_bind_text(pRec, 2, azIdemStatus[pAct->eStatus], -1, SQLITE_STATIC);
   }
-  if( rc==SQLITE_OK ) rc = idemBindNewOrOld(pRec, 3, aCol, IDEM_COL_ID, pOld);
-  if( rc==SQLITE_OK ) rc = idemBindNewOrOld(pRec, 4, aCol, IDEM_COL_RESULT, pOld);
+  if( rc==SQLITE_OK && !(mKeep & 1) ) rc = idemBindNew(pRec, 3, aCol, IDEM_COL_ID);
+  if( rc==SQLITE_OK && !(mKeep & 2) ) rc = idemBindNew(pRec, 4, aCol, IDEM_COL_RESULT);
   if( rc==SQLITE_OK ){
     if( zNote ){
       rc = sqlite3_bind_text(pRec, 5, zNote, -1, SQLITE_STATIC);
-    }else{
-      rc = idemBindNewOrOld(pRec, 5, aCol, IDEM_COL_NOTE, pOld);
+    }else if( !(mKeep & 4) ){
+      rc = idemBindNew(pRec, 5, aCol, IDEM_COL_NOTE);
     }
   }
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pRec, 6, zNow, -1, SQLITE_STATIC);
@@ -12432,7 +12554,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
                                    sqlite3_stmt *pRow,
                                    const unsigned char *aRowKey,
                                    sqlite3_value **aCol){
-  sqlite3_stmt *pOld, *pRec;
+  sqlite3_stmt *pOld;
   char zHex[IDEM_KEY_HEX+1];
   IdemChange chg;
   IdemAction act;
@@ -12446,7 +12568,6 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   int rc;
 
   /* 1. Read. */
-  if( (rc = idemStmt(p, IDEM_STMT_RECORD, &pRec))!=SQLITE_OK ) return rc;
   if( pRow ){
     pOld = pRow;
   }else{
@@ -12487,8 +12608,11 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
     bStale = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED)), zBefore)<0;
   }
   memset(&send, 0, sizeof(send));
-  nSends = sqlite3_column_type(pOld, IDEM_Q_SENDS)==SQLITE_INTEGER
-         ? sqlite3_column_int64(pOld, IDEM_Q_SENDS) : 1;
+  {
+    sqlite3_value *pSends = sqlite3_column_value(pOld, IDEM_Q_SENDS);
+    nSends = sqlite3_value_type(pSends)==SQLITE_INTEGER
+           ? sqlite3_value_int64(pSends) : 1;
+  }
   zAt[0] = 0;
   if( chg.eReconcile==IDEM_RECONCILE_RESEND ){
     /* §14: the call's declaration, its sends and its backoff, now. */
@@ -12523,7 +12647,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   if( eKind==IDEM_KIND_EXTERNAL && !p->opt.bRelaxedDurability ){
     idemDurableRecord(&p->durable, p->db, p->zDb);
   }
-  rc = idemApply(p, &act, iRid, pOld, pRow!=0, aRowKey, pRec, aCol);
+  rc = idemApply(p, &act, iRid, pOld, pRow!=0, aRowKey, aCol);
   /* The transaction wrote: SQLite keeps its journal mode from now on, so
   ** the settings just read hold for its next records too, as after a
   ** claim that writes (idem_durable.c). */
@@ -13055,7 +13179,8 @@ IDEM_PRIVATE int idemCommitSync(IdemVtab *p){
 ** tool, args, keyargs and updated, which an UPDATE passes as unchanged
 ** (each a copy fewer), and the cursor reads them from the call's main row
 ** (IDEM_STMT_Q_MAIN) only if it is asked for them, or for stale or
-** resend_at, computed from updated. */
+** resend_at, computed from updated; and a main row's created, read by its
+** rid if it is asked for (idemCursorCreated()). */
 #define IDEM_PLAN_UPDATE    256
 #define IDEM_UPDATE_COLS \
   ((sqlite3_uint64)1<<IDEM_COL_WHO | (sqlite3_uint64)1<<IDEM_COL_CONV \
@@ -13089,6 +13214,9 @@ struct IdemCursor {
   int bRetain;                /* Skip the rows of expired calls (retain) */
   int bOneRow;                /* key = ? AND member = ?: the row found is
                               ** the only one (UNIQUE(key, member)) */
+  sqlite3_int64 iMember;      /* ... and member, bound: the row's */
+  int bRid;                   /* iRid holds the current row's rid */
+  sqlite3_int64 iRid;         /* (read once: xRowid, the parked row) */
   char zNow[IDEM_TIME_LEN];   /* The time of xFilter: expired before it */
   char zStaleBefore[IDEM_TIME_LEN];   /* stale_after: pending calls quiet
                                       ** since before this are stale */
@@ -13156,6 +13284,7 @@ static int idemInit(
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->db = db;
+  p->now.iSec = -1;
   p->zDb = sqlite3_mprintf("%s", argv[1]);
   p->zName = sqlite3_mprintf("%s", argv[2]);
   if( p->zDb==0 || p->zName==0 ){ rc = SQLITE_NOMEM; goto fail; }
@@ -13272,7 +13401,7 @@ static int idemRollback(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   p->nWrite++;                  /* rows a cursor holds may be gone */
   idemTxnClear(p);
-  idemDurableRollback(&p->durable, p->db, p->zDb);
+  idemDurableRollback(&p->durable);
   return SQLITE_OK;
 }
 
@@ -13442,6 +13571,7 @@ static void idemCursorReset(IdemCursor *pCur){
   pCur->bNarrow = 0;
   pCur->bNoIdentity = 0;
   pCur->bOneRow = 0;
+  pCur->bRid = 0;
 }
 
 static int idemClose(sqlite3_vtab_cursor *pCursor){
@@ -13455,9 +13585,11 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
    && pCur->iFormat==p->iFormat
    && (i==IDEM_STMT_Q_SCAN || i==IDEM_STMT_Q_KEY || i==IDEM_STMT_Q_KEYMEMBER
        || i==IDEM_STMT_Q_KEY_U || i==IDEM_STMT_Q_KEYMEMBER_U
+       || i==IDEM_STMT_Q_KEYMAIN_U
        || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
     idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite,
-                 pCur->bNoIdentity ? pCur->aKey : 0);
+                 pCur->bNoIdentity ? pCur->aKey : 0,
+                 pCur->bRid ? &pCur->iRid : 0);
     pCur->pStmt = 0;
     pCur->bLent = 0;
   }
@@ -13532,9 +13664,12 @@ static int idemCursorStep(IdemCursor *pCur){
   int rc;
   sqlite3_free(pCur->zReply);
   pCur->zReply = 0;
+  pCur->bRid = 0;
   while( (rc = sqlite3_step(pCur->pStmt))==SQLITE_ROW ){
     pCur->bEof = 0;
-    pCur->bMember = sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER)!=0;
+    /* (key = ? AND member = ?: the member bound, which the row's equals) */
+    pCur->bMember = (pCur->bOneRow ? pCur->iMember
+                     : sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER))!=0;
     if( pCur->bMember ){
       rc = idemCursorLoadMain(pCur);
       if( rc!=SQLITE_OK ) return rc;    /* with its message */
@@ -13587,7 +13722,7 @@ static int idemFilter(
   pCur->bRetain = p->opt.iRetainMs>0;
   if( pCur->bRetain || p->opt.iStaleAfterMs>0 ){
     sqlite3_int64 iNow = idemNowMs(p->pVfs);
-    idemFormatTime(iNow, pCur->zNow);
+    idemFormatTimeKept(&p->now, iNow, pCur->zNow);
     idemFormatTime(iNow - p->opt.iStaleAfterMs, pCur->zStaleBefore);
   }
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
@@ -13601,10 +13736,14 @@ static int idemFilter(
       if( bInt<0 ) return SQLITE_NOMEM;
       if( !bInt ) return SQLITE_OK;
     }
+    /* (member = 0, a replay's and a record's: written in the query's
+    ** text, one bind fewer) */
     if( bUpd ){
-      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_U : IDEM_STMT_Q_KEYMEMBER_U;
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_U
+            : iMember==0 ? IDEM_STMT_Q_KEYMAIN_U : IDEM_STMT_Q_KEYMEMBER_U;
     }else if( bNarrow ){
-      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_N : IDEM_STMT_Q_KEYMEMBER_N;
+      iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_N
+            : iMember==0 ? IDEM_STMT_Q_KEYMAIN_N : IDEM_STMT_Q_KEYMEMBER_N;
     }else if( bLight ){
       iStmt = idxNum==IDEM_PLAN_KEY ? IDEM_STMT_Q_KEY_L : IDEM_STMT_Q_KEYMEMBER_L;
     }else{
@@ -13620,13 +13759,17 @@ static int idemFilter(
   if( rc!=SQLITE_OK ) return rc;
   pCur->iStmt = iStmt;
   pCur->iFormat = p->iFormat;
-  pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N;
-  pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U;
+  pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N
+                || iStmt==IDEM_STMT_Q_KEYMAIN_N;
+  pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U
+                   || iStmt==IDEM_STMT_Q_KEYMAIN_U;
   pCur->bOneRow = idxNum==IDEM_PLAN_KEYMEMBER;
+  pCur->iMember = iMember;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
     rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-    if( rc==SQLITE_OK && idxNum==IDEM_PLAN_KEYMEMBER ){
+    if( rc==SQLITE_OK && idxNum==IDEM_PLAN_KEYMEMBER
+     && iStmt!=IDEM_STMT_Q_KEYMAIN_N && iStmt!=IDEM_STMT_Q_KEYMAIN_U ){
       rc = sqlite3_bind_int64(pCur->pStmt, 2, iMember);
     }
   }else if( idxNum>=IDEM_PLAN_CREATED ){
@@ -13652,9 +13795,15 @@ static int idemEof(sqlite3_vtab_cursor *pCursor){
   return ((IdemCursor*)pCursor)->bEof;
 }
 
+/* xRowid.  An UPDATE asks it twice (the old rowid and the new), and its
+** xUpdate compares it with the parked row's: read once per row. */
 static int idemRowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
   IdemCursor *pCur = (IdemCursor*)pCursor;
-  *pRowid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID);
+  if( !pCur->bRid ){
+    pCur->iRid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID);
+    pCur->bRid = 1;
+  }
+  *pRowid = pCur->iRid;
   return SQLITE_OK;
 }
 
@@ -13698,6 +13847,31 @@ static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
     case IDEM_COL_SENDS:   return sqlite3_column_value(pCur->pStmt, IDEM_Q_SENDS);
   }
   return sqlite3_column_value(pCur->pStmt, IDEM_QCOL(iCol));
+}
+
+/*
+** created of the current row, a main row of an UPDATE's query, which
+** leaves it out (IDEM_PLAN_UPDATE): read by the row's rid.  A row gone
+** since (only in a damaged database) shows NULL.
+*/
+static int idemCursorCreated(IdemCursor *pCur, sqlite3_context *ctx){
+  IdemVtab *p = (IdemVtab*)pCur->base.pVtab;
+  sqlite3_stmt *pRow;
+  int rc = idemStmt(p, IDEM_STMT_BYRID, &pRow);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = sqlite3_bind_int64(pRow, 1, sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID));
+  if( rc==SQLITE_OK ) rc = sqlite3_step(pRow);
+  if( rc==SQLITE_ROW ){
+    sqlite3_result_value(ctx,
+        sqlite3_column_value(pRow, IDEM_QCOL(IDEM_COL_CREATED)));
+    rc = SQLITE_OK;
+  }else if( rc==SQLITE_DONE ){
+    rc = SQLITE_OK;
+  }else{
+    idemVtabDbError(p, rc);
+  }
+  sqlite3_reset(pRow);
+  return rc;
 }
 
 /*
@@ -13765,6 +13939,9 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
     }
     case IDEM_COL_RECONCILE:
       return SQLITE_OK;        /* a command column: reads as NULL */
+    case IDEM_COL_CREATED:
+      if( pCur->bNoIdentity && !pCur->bMember ) return idemCursorCreated(pCur, ctx);
+      break;
     case IDEM_COL_STALE: {
       /* stale_after (doc/contract.md §11): a pending call not updated
       ** since before the query's time minus stale_after. */
@@ -13853,14 +14030,16 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
     return SQLITE_ERROR;
   }
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
-  if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U) ){
+  if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U
+               || p->iPark==IDEM_STMT_Q_KEYMAIN_U) ){
     /* Its query left out the key, who, conv, tool, args, keyargs,
-    ** updated: an UPDATE that gives one of them (to be compared with the
-    ** stored one), or a reconcile (whose stale check and resend read
-    ** updated), reads the row again. */
+    ** updated and created: an UPDATE that gives one of them (to be
+    ** compared with the stored one), or a reconcile (whose stale check and
+    ** resend read updated), reads the row again. */
     int i;
     if( !sqlite3_value_nochange(aCol[IDEM_COL_RECONCILE]) ) pRow = 0;
     if( !sqlite3_value_nochange(aCol[IDEM_COL_KEY]) ) pRow = 0;
+    if( !sqlite3_value_nochange(aCol[IDEM_COL_CREATED]) ) pRow = 0;
     for(i=0; i<IDEM_NCOL && pRow; i++){
       if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
        && !sqlite3_value_nochange(aCol[i]) ){

@@ -111,6 +111,42 @@ int main(void){
   runInt(db, "b pending", "b", "SELECT count(*) FROM %s WHERE args = '1'"
          " AND status = 'pending'", 1);
 
+  /* c: the time a claim and a record write, where a table keeps the text
+  ** of the last second it formatted: the first one (a second that is 0),
+  ** the same second, the next, the next day, and back. */
+  check(db, "create c", "CREATE VIRTUAL TABLE c USING idem(durability=relaxed)",
+        SQLITE_OK, 0);
+  {
+    static const struct { sqlite3_int64 ms; const char *zArgs, *zWant; } a[] = {
+      { 500, "1", "1970-01-01 00:00:00.500" },
+      { 1767225600999, "2", "2026-01-01 00:00:00.999" },
+      { 1767225600000, "3", "2026-01-01 00:00:00.000" },
+      { 1767225601000, "4", "2026-01-01 00:00:01.000" },
+      { 1767311999999, "5", "2026-01-01 23:59:59.999" },
+      { 1767312000007, "6", "2026-01-02 00:00:00.007" },
+      { 1767225600042, "7", "2026-01-01 00:00:00.042" },
+    };
+    int i;
+    for(i=0; i<(int)(sizeof(a)/sizeof(a[0])); i++){
+      char zSql[300];
+      iClockMs = a[i].ms;
+      snprintf(zSql, sizeof(zSql), "INSERT INTO c(who, conv, tool, args, kind)"
+               " VALUES('u', 'c', 't', '%s', 'external')", a[i].zArgs);
+      check(db, "c claim", zSql, SQLITE_OK, 0);
+      snprintf(zSql, sizeof(zSql), "SELECT created = '%s' AND updated = created"
+               " FROM c WHERE args = '%s'", a[i].zWant, a[i].zArgs);
+      checkInt(db, a[i].zWant, zSql, 1);
+      iClockMs = a[i].ms + 1;
+      snprintf(zSql, sizeof(zSql), "UPDATE c SET status = 'done' WHERE key ="
+               " idem_key('u', 'c', 't', '%s') AND member = 0", a[i].zArgs);
+      check(db, "c record", zSql, SQLITE_OK, 0);
+      snprintf(zSql, sizeof(zSql), "SELECT updated = strftime('%%Y-%%m-%%d"
+               " %%H:%%M:%%f', %lld / 1000.0, 'unixepoch') FROM c WHERE args = '%s'",
+               (long long)(a[i].ms + 1), a[i].zArgs);
+      checkInt(db, "c recorded", zSql, 1);
+    }
+  }
+
   sqlite3_close(db);
   unlink(zFile);
   printf("%d passed, %d failed\n", nPass, nFail);
