@@ -13543,6 +13543,9 @@ static int idemOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor){
   ** and closes one. */
   pCur = (IdemCursor*)p->pSpareCursor;
   p->pSpareCursor = 0;
+  /* A query parked by idemClose() has its key bound where it lies, in the
+  ** spare cursor: given back before that cursor is used again. */
+  if( pCur && p->pPark ) idemStmtUnpark(p);
   if( pCur==0 ) pCur = (IdemCursor*)sqlite3_malloc(sizeof(*pCur));
   if( pCur==0 ) return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
@@ -13578,6 +13581,7 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
   IdemCursor *pCur = (IdemCursor*)pCursor;
   IdemVtab *p = (IdemVtab*)pCursor->pVtab;
   int i = pCur->iStmt;
+  int bParked = 0;
   /* An UPDATE's cursor closed on a row, whose query has every column of
   ** the row (IDEM_STMT_BYRID's) as the table's format has them: kept for
   ** the xUpdate that follows (idemStmtPark()). */
@@ -13592,9 +13596,17 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
                  pCur->bRid ? &pCur->iRid : 0);
     pCur->pStmt = 0;
     pCur->bLent = 0;
+    bParked = 1;
   }
   idemCursorReset(pCur);
-  if( p->pSpareCursor==0 ){
+  if( bParked ){
+    /* The parked query's key is bound where it lies, in pCur->aKey
+    ** (SQLITE_STATIC, idemFilter()): pCur stays allocated, as the spare,
+    ** for as long as the query is parked (idemOpen() unparks it before
+    ** the spare is used again), never freed under a bound parameter. */
+    sqlite3_free(p->pSpareCursor);
+    p->pSpareCursor = pCur;
+  }else if( p->pSpareCursor==0 ){
     p->pSpareCursor = pCur;
   }else{
     sqlite3_free(pCur);
