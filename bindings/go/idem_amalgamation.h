@@ -5824,7 +5824,8 @@ static void idemJsonWideSort(
   }
 }
 
-/* The length of the prefix that a[0..n) and b[0..n) share. */
+/* The length of the prefix that a[0..n) and b[0..n) share; a[n..n+8) and
+** b[n..n+8) must be readable (the names of the sort are). */
 static sqlite3_int64 idemJsonCommon(
   const unsigned char *a,
   const unsigned char *b,
@@ -5840,9 +5841,25 @@ static sqlite3_int64 idemJsonCommon(
     if( (a0^b0) | (a1^b1) | (a2^b2) | (a3^b3) ) break;
     j += 32;
   }
+#ifdef IDEM_JSON_LE_WORDS
+  /* 8 bytes a step, the first that differ found in the word's XOR, and
+  ** the last n-j<8 in one more word, with a stop bit at byte n-j: no
+  ** loop over bytes, whose end names of random lengths (a prefix chain)
+  ** mispredict at almost every name. */
+  for(;;){
+    uint64_t wa, wb, x;
+    memcpy(&wa, a+j, 8);
+    memcpy(&wb, b+j, 8);
+    x = wa ^ wb;
+    if( n-j<8 ) x |= (uint64_t)1 << (8*(n-j));
+    if( x ) return j + IDEM_JSON_CTZ8(x);
+    j += 8;
+  }
+#else
   while( n-j>=8 && memcmp(a+j, b+j, 8)==0 ) j += 8;
   while( j<n && a[j]==b[j] ) j++;
   return j;
+#endif
 }
 
 /* Keys of idemJsonPivot(): the pivot's, and the field of the offset. */
