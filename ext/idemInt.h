@@ -730,10 +730,12 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
 /* xUpdate's UPDATE and DELETE of the row with rid iRid.  pRow: NULL, or
 ** a query positioned on that row as it is now (the UPDATE's cursor), in
 ** the columns of IDEM_STMT_BYRID, which the UPDATE reads and leaves;
-** aRowKey: NULL, or the row's key where pRow leaves its key column out. */
+** aRowKey: NULL, or the row's key where pRow leaves its key column out;
+** bMain: pRow's query has member = 0 in its text (its row is a main row,
+** whose member column need not be read). */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
                                    sqlite3_stmt *pRow,
-                                   const unsigned char *aRowKey,
+                                   const unsigned char *aRowKey, int bMain,
                                    sqlite3_value **aCol);
 IDEM_PRIVATE int idemOutcomeDelete(IdemVtab *p, sqlite3_int64 iRid);
 

@@ -497,18 +497,19 @@ static int idemBindNew(sqlite3_stmt *pStmt, int iParam, sqlite3_value **aCol,
 
 /*
 ** Refuse an UPDATE of a member row or of a fixed column (identity, kind,
-** times): the checks made before the rules.  zHex is the row's key.
+** times): the checks made before the rules.  zHex is the row's key; bMain:
+** the row is known to be a main row (its query's text says member = 0).
 */
 static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
                            sqlite3_value **aCol, const char *zHex,
-                           int bResend){
+                           int bResend, int bMain){
   static const int aFixed[] = { IDEM_COL_KEY, IDEM_COL_MEMBER, IDEM_COL_WHO,
     IDEM_COL_CONV, IDEM_COL_TOOL, IDEM_COL_ARGS, IDEM_COL_KIND,
     IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY, IDEM_COL_KEYARGS,
     IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE, IDEM_COL_HONOURS,
     IDEM_COL_SENDS, IDEM_COL_RESEND_AT };
   int i;
-  if( sqlite3_column_int64(pOld, IDEM_Q_MEMBER)!=0 ){
+  if( !bMain && sqlite3_column_int64(pOld, IDEM_Q_MEMBER)!=0 ){
     idemVtabError(p, "member rows are not updated; record the call's"
         " outcome on its main row: UPDATE \"%w\" SET status = ... WHERE"
         " key = '%s' AND member = 0", p->zName, zHex);
@@ -594,6 +595,15 @@ static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
     }
   }
   return SQLITE_OK;
+}
+
+/* The sends of pOld's call: the stored count, or 1 (a call claimed before
+** the count was kept was sent once).  Read by a resend (and its refusal's
+** message) alone: a record does not pay for the column. */
+static sqlite3_int64 idemOldSends(sqlite3_stmt *pOld){
+  sqlite3_value *pSends = sqlite3_column_value(pOld, IDEM_Q_SENDS);
+  return sqlite3_value_type(pSends)==SQLITE_INTEGER
+       ? sqlite3_value_int64(pSends) : 1;
 }
 
 /*
@@ -744,7 +754,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
 */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
                                    sqlite3_stmt *pRow,
-                                   const unsigned char *aRowKey,
+                                   const unsigned char *aRowKey, int bMain,
                                    sqlite3_value **aCol){
   sqlite3_stmt *pOld;
   char zHex[IDEM_KEY_HEX+1];
@@ -783,7 +793,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   rc = idemChangeParse(aCol, &chg, &zNew);
   if( rc==SQLITE_OK ){
     rc = idemUpdateCheck(p, pOld, aCol, zHex,
-                         chg.eReconcile==IDEM_RECONCILE_RESEND);
+                         chg.eReconcile==IDEM_RECONCILE_RESEND, bMain);
   }
   if( rc ) goto done;
   zOld = idemText(pOld, IDEM_QCOL(IDEM_COL_STATUS));
@@ -800,16 +810,13 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
     bStale = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED)), zBefore)<0;
   }
   memset(&send, 0, sizeof(send));
-  {
-    sqlite3_value *pSends = sqlite3_column_value(pOld, IDEM_Q_SENDS);
-    nSends = sqlite3_value_type(pSends)==SQLITE_INTEGER
-           ? sqlite3_value_int64(pSends) : 1;
-  }
+  nSends = 0;                           /* (read by a resend, its one use) */
   zAt[0] = 0;
   if( chg.eReconcile==IDEM_RECONCILE_RESEND ){
     /* §14: the call's declaration, its sends and its backoff, now. */
     sqlite3_int64 iUpdated, iAt;
     const char *zUpd = idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED));
+    nSends = idemOldSends(pOld);
     send.bHonours = sqlite3_column_int(pOld, IDEM_Q_HONOURS)==1;
     send.bExhausted = nSends>=idemOptionMaxSends(&p->opt);
     iUpdated = idemParseTime(zUpd);
