@@ -934,6 +934,8 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
                          sqlite3_int64 *pRowid, unsigned int nWrite){
   sqlite3_value **aCol = &argv[2];
   sqlite3_stmt *pRow;
+  sqlite3_uint64 mGiven = 0;
+  int i;
 
   if( p->zUnusable ){
     idemVtabError(p, "%s", p->zUnusable);
@@ -959,6 +961,10 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
                   " UPDATE");
     return SQLITE_ERROR;
   }
+  /* The columns the UPDATE gives, asked once (the rules ask of most). */
+  for(i=0; i<IDEM_NCOL; i++){
+    mGiven |= (sqlite3_uint64)(sqlite3_value_nochange(aCol[i])==0) << i;
+  }
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
   if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U
                || p->iPark==IDEM_STMT_Q_KEYMAIN_U) ){
@@ -966,20 +972,16 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
     ** updated and created: an UPDATE that gives one of them (to be
     ** compared with the stored one), or a reconcile (whose stale check and
     ** resend read updated), reads the row again. */
-    int i;
-    if( !sqlite3_value_nochange(aCol[IDEM_COL_RECONCILE]) ) pRow = 0;
-    if( !sqlite3_value_nochange(aCol[IDEM_COL_KEY]) ) pRow = 0;
-    if( !sqlite3_value_nochange(aCol[IDEM_COL_CREATED]) ) pRow = 0;
-    for(i=0; i<IDEM_NCOL && pRow; i++){
-      if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
-       && !sqlite3_value_nochange(aCol[i]) ){
-        pRow = 0;
-      }
-    }
+    sqlite3_uint64 mReread = IDEM_UPDATE_COLS;
+    mReread |= IDEM_COLBIT(IDEM_COL_RECONCILE);    /* (stale, resend) */
+    mReread |= IDEM_COLBIT(IDEM_COL_KEY);
+    mReread |= IDEM_COLBIT(IDEM_COL_CREATED);
+    if( mGiven & mReread ) pRow = 0;
   }
   return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow,
                            pRow && p->bParkKey ? p->aParkKey : 0,
-                           pRow && p->iPark==IDEM_STMT_Q_KEYMAIN_U, aCol);
+                           pRow && p->iPark==IDEM_STMT_Q_KEYMAIN_U, mGiven,
+                           aCol);
 }
 
 static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
