@@ -129,6 +129,17 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
   "note, CASE WHEN member THEN created END, NULL, NULL, owner, expires, " \
   "honours_key, sends"
 
+/* The same two for member = 0 (written in the query's text: a replay's
+** and a record's): the member is 0, and no row is a member row, so none
+** has a created of its own here.  Each column left out is read no more
+** at each step. */
+#define IDEM_QCOLS_NARROW_MAIN \
+  "rid, NULL, 0, NULL, NULL, NULL, NULL, NULL, status, id, result, " \
+  "NULL, NULL, NULL, NULL, NULL, expires, NULL, NULL"
+#define IDEM_QCOLS_UPDATE_MAIN \
+  "rid, NULL, 0, NULL, NULL, NULL, NULL, kind, status, id, result, " \
+  "note, NULL, NULL, NULL, owner, expires, honours_key, sends"
+
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
   "who, conv, tool, args, kind, status, note, updated, key, keyargs, owner," \
@@ -183,8 +194,10 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* Q_KEY_U */    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_U */
                    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=?2",
-  /* Q_KEYMAIN_N */"SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 AND member=0",
-  /* Q_KEYMAIN_U */"SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=0",
+  /* Q_KEYMAIN_N */"SELECT " IDEM_QCOLS_NARROW_MAIN IDEM_FROM
+                   " WHERE key=?1 AND member=0",
+  /* Q_KEYMAIN_U */"SELECT " IDEM_QCOLS_UPDATE_MAIN IDEM_FROM
+                   " WHERE key=?1 AND member=0",
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
                    " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",
