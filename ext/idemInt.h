@@ -340,6 +340,8 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_COL_SENDS     20   /* hidden: times taken for sending */
 #define IDEM_COL_RESEND_AT 21   /* hidden, computed: when a resend is allowed */
 #define IDEM_NCOL          22
+/* Column iCol's bit in a set of columns (colUsed, an UPDATE's given) */
+#define IDEM_COLBIT(iCol)  ((sqlite3_uint64)1<<(iCol))
 
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
@@ -730,10 +732,15 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
 /* xUpdate's UPDATE and DELETE of the row with rid iRid.  pRow: NULL, or
 ** a query positioned on that row as it is now (the UPDATE's cursor), in
 ** the columns of IDEM_STMT_BYRID, which the UPDATE reads and leaves;
-** aRowKey: NULL, or the row's key where pRow leaves its key column out. */
+** aRowKey: NULL, or the row's key where pRow leaves its key column out;
+** bMain: pRow's query has member = 0 in its text (its row is a main row,
+** whose member column need not be read); mGiven: the columns of aCol
+** that the UPDATE gives (IDEM_COLBIT() of each column for which
+** sqlite3_value_nochange() is false), asked once. */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
                                    sqlite3_stmt *pRow,
-                                   const unsigned char *aRowKey,
+                                   const unsigned char *aRowKey, int bMain,
+                                   sqlite3_uint64 mGiven,
                                    sqlite3_value **aCol);
 IDEM_PRIVATE int idemOutcomeDelete(IdemVtab *p, sqlite3_int64 iRid);
 

@@ -55,13 +55,16 @@ IDEM_PRIVATE const char *const azIdemStatus[IDEM_STATUS_OTHER] = {
 
 /* The status named by text z (NULL: a stored NULL, shown as ""). */
 IDEM_PRIVATE IdemStatus idemStatusParse(const char *z){
-  int i;
-  if( z ){
-    for(i=0; i<(int)(sizeof(azIdemStatus)/sizeof(azIdemStatus[0])); i++){
-      if( strcmp(z, azIdemStatus[i])==0 ) return (IdemStatus)i;
-    }
+  IdemStatus e;
+  if( z==0 ) return IDEM_STATUS_OTHER;
+  switch( z[0] ){             /* (the four words' first letters differ) */
+    case 'p': e = IDEM_STATUS_PENDING; break;
+    case 'd': e = IDEM_STATUS_DONE;    break;
+    case 'f': e = IDEM_STATUS_FAILED;  break;
+    case 'u': e = IDEM_STATUS_UNKNOWN; break;
+    default:  return IDEM_STATUS_OTHER;
   }
-  return IDEM_STATUS_OTHER;
+  return strcmp(z, azIdemStatus[e])==0 ? e : IDEM_STATUS_OTHER;
 }
 
 /*

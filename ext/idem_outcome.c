@@ -497,26 +497,34 @@ static int idemBindNew(sqlite3_stmt *pStmt, int iParam, sqlite3_value **aCol,
 
 /*
 ** Refuse an UPDATE of a member row or of a fixed column (identity, kind,
-** times): the checks made before the rules.  zHex is the row's key.
+** times): the checks made before the rules.  zHex is the row's key; bMain:
+** the row is known to be a main row (its query's text says member = 0);
+** mGiven: the columns given.
 */
 static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
-                           sqlite3_value **aCol, const char *zHex,
-                           int bResend){
+                           sqlite3_value **aCol, sqlite3_uint64 mGiven,
+                           const char *zHex, int bResend, int bMain){
   static const int aFixed[] = { IDEM_COL_KEY, IDEM_COL_MEMBER, IDEM_COL_WHO,
     IDEM_COL_CONV, IDEM_COL_TOOL, IDEM_COL_ARGS, IDEM_COL_KIND,
     IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY, IDEM_COL_KEYARGS,
     IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE, IDEM_COL_HONOURS,
     IDEM_COL_SENDS, IDEM_COL_RESEND_AT };
   int i;
-  if( sqlite3_column_int64(pOld, IDEM_Q_MEMBER)!=0 ){
+  if( !bMain && sqlite3_column_int64(pOld, IDEM_Q_MEMBER)!=0 ){
     idemVtabError(p, "member rows are not updated; record the call's"
         " outcome on its main row: UPDATE \"%w\" SET status = ... WHERE"
         " key = '%s' AND member = 0", p->zName, zHex);
     return SQLITE_ERROR;
   }
+  /* A record gives none of them (only the outcome's columns): nothing to
+  ** compare. */
+  if( (mGiven & ~(IDEM_COLBIT(IDEM_COL_STATUS) | IDEM_COLBIT(IDEM_COL_ID)
+                  | IDEM_COLBIT(IDEM_COL_RESULT) | IDEM_COLBIT(IDEM_COL_NOTE)
+                  | IDEM_COLBIT(IDEM_COL_RECONCILE)))==0 ){
+    return SQLITE_OK;
+  }
   for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
-    /* (A record gives none of them: nothing to compare) */
-    if( sqlite3_value_nochange(aCol[aFixed[i]]) ) continue;
+    if( (mGiven & IDEM_COLBIT(aFixed[i]))==0 ) continue;
     /* The new sender of a resend names itself (§14). */
     if( bResend && aFixed[i]==IDEM_COL_OWNER ) continue;
     if( idemChanges(aCol, aFixed[i], pOld) ){
@@ -550,15 +558,15 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
 ** What an UPDATE asks for (*pChg), and the text of the status it names
 ** (*pzNew, for the message that refuses it).
 */
-static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
-                           const char **pzNew){
+static int idemChangeParse(sqlite3_value **aCol, sqlite3_uint64 mGiven,
+                           IdemChange *pChg, const char **pzNew){
   sqlite3_value *pStatus = aCol[IDEM_COL_STATUS];
   sqlite3_value *pReconcile = aCol[IDEM_COL_RECONCILE];
   *pzNew = 0;
   pChg->eStatus = IDEM_STATUS_ABSENT;
   pChg->eReconcile = IDEM_RECONCILE_NONE;
-  pChg->bNote = !sqlite3_value_nochange(aCol[IDEM_COL_NOTE]);
-  if( !sqlite3_value_nochange(pStatus) ){
+  pChg->bNote = (mGiven & IDEM_COLBIT(IDEM_COL_NOTE))!=0;
+  if( mGiven & IDEM_COLBIT(IDEM_COL_STATUS) ){
     if( sqlite3_value_type(pStatus)==SQLITE_NULL ){
       pChg->eStatus = IDEM_STATUS_NULL;
     }else{
@@ -574,7 +582,7 @@ static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
       }
     }
   }
-  if( !sqlite3_value_nochange(pReconcile)
+  if( (mGiven & IDEM_COLBIT(IDEM_COL_RECONCILE))
    && sqlite3_value_type(pReconcile)!=SQLITE_NULL ){
     int bNoMem = 0;
     const char *z = idemWordValue(pReconcile, &bNoMem);
@@ -594,6 +602,15 @@ static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
     }
   }
   return SQLITE_OK;
+}
+
+/* The sends of pOld's call: the stored count, or 1 (a call claimed before
+** the count was kept was sent once).  Read by a resend (and its refusal's
+** message) alone: a record does not pay for the column. */
+static sqlite3_int64 idemOldSends(sqlite3_stmt *pOld){
+  sqlite3_value *pSends = sqlite3_column_value(pOld, IDEM_Q_SENDS);
+  return sqlite3_value_type(pSends)==SQLITE_INTEGER
+       ? sqlite3_value_int64(pSends) : 1;
 }
 
 /*
@@ -640,7 +657,8 @@ static int idemResend(IdemVtab *p, sqlite3_int64 iRid, sqlite3_stmt *pOld,
 */
 static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
                      sqlite3_stmt *pOld, int bCursor,
-                     const unsigned char *aRowKey, sqlite3_value **aCol){
+                     const unsigned char *aRowKey, sqlite3_uint64 mGiven,
+                     sqlite3_value **aCol){
   char zNow[IDEM_TIME_LEN], zExpires[IDEM_TIME_LEN];
   sqlite3_int64 iNow;
   char *zNote = 0;
@@ -660,7 +678,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     zNote = sqlite3_mprintf("%s", IDEM_RECONCILED_NOTE);
   }else if( pAct->eNote==IDEM_NOTE_UNKNOWN ){
     const char *zGiven = 0;
-    if( !sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ){
+    if( mGiven & IDEM_COLBIT(IDEM_COL_NOTE) ){
       zGiven = (const char*)sqlite3_value_text(aCol[IDEM_COL_NOTE]);
     }
     sqlite3_int64 nSent = sqlite3_column_type(pOld, IDEM_Q_SENDS)==SQLITE_NULL
@@ -674,9 +692,9 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   }
   if( pAct->eNote!=IDEM_NOTE_GIVEN && zNote==0 ) return SQLITE_NOMEM;
 
-  if( sqlite3_value_nochange(aCol[IDEM_COL_ID]) ) mKeep |= 1;
-  if( sqlite3_value_nochange(aCol[IDEM_COL_RESULT]) ) mKeep |= 2;
-  if( zNote==0 && sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ) mKeep |= 4;
+  if( (mGiven & IDEM_COLBIT(IDEM_COL_ID))==0 ) mKeep |= 1;
+  if( (mGiven & IDEM_COLBIT(IDEM_COL_RESULT))==0 ) mKeep |= 2;
+  if( zNote==0 && (mGiven & IDEM_COLBIT(IDEM_COL_NOTE))==0 ) mKeep |= 4;
   rc = idemStmt(p, pAct->eStatus==IDEM_STATUS_DONE ? IDEM_STMT_RECORD_DONE+mKeep
                 : mKeep ? IDEM_STMT_RECORD_KEEP+mKeep-1 : IDEM_STMT_RECORD, &pRec);
   if( rc!=SQLITE_OK ){
@@ -744,7 +762,8 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
 */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
                                    sqlite3_stmt *pRow,
-                                   const unsigned char *aRowKey,
+                                   const unsigned char *aRowKey, int bMain,
+                                   sqlite3_uint64 mGiven,
                                    sqlite3_value **aCol){
   sqlite3_stmt *pOld;
   char zHex[IDEM_KEY_HEX+1];
@@ -780,10 +799,10 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   }else{
     memcpy(zHex, "?", 2);
   }
-  rc = idemChangeParse(aCol, &chg, &zNew);
+  rc = idemChangeParse(aCol, mGiven, &chg, &zNew);
   if( rc==SQLITE_OK ){
-    rc = idemUpdateCheck(p, pOld, aCol, zHex,
-                         chg.eReconcile==IDEM_RECONCILE_RESEND);
+    rc = idemUpdateCheck(p, pOld, aCol, mGiven, zHex,
+                         chg.eReconcile==IDEM_RECONCILE_RESEND, bMain);
   }
   if( rc ) goto done;
   zOld = idemText(pOld, IDEM_QCOL(IDEM_COL_STATUS));
@@ -800,16 +819,13 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
     bStale = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED)), zBefore)<0;
   }
   memset(&send, 0, sizeof(send));
-  {
-    sqlite3_value *pSends = sqlite3_column_value(pOld, IDEM_Q_SENDS);
-    nSends = sqlite3_value_type(pSends)==SQLITE_INTEGER
-           ? sqlite3_value_int64(pSends) : 1;
-  }
+  nSends = 0;                           /* (read by a resend, its one use) */
   zAt[0] = 0;
   if( chg.eReconcile==IDEM_RECONCILE_RESEND ){
     /* §14: the call's declaration, its sends and its backoff, now. */
     sqlite3_int64 iUpdated, iAt;
     const char *zUpd = idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED));
+    nSends = idemOldSends(pOld);
     send.bHonours = sqlite3_column_int(pOld, IDEM_Q_HONOURS)==1;
     send.bExhausted = nSends>=idemOptionMaxSends(&p->opt);
     iUpdated = idemParseTime(zUpd);
@@ -824,7 +840,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
     /* The new sender names itself, and is not the one that held it: the
     ** owner is the fence against the old sender's late record. */
     sqlite3_value *pOwner = aCol[IDEM_COL_OWNER];
-    if( sqlite3_value_nochange(pOwner)
+    if( (mGiven & IDEM_COLBIT(IDEM_COL_OWNER))==0
      || sqlite3_value_type(pOwner)!=SQLITE_TEXT
      || !idemChanges(aCol, IDEM_COL_OWNER, pOld) ){
       act = idemRefusal(IDEM_REFUSE_RESEND_OWNER);
@@ -839,7 +855,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   if( eKind==IDEM_KIND_EXTERNAL && !p->opt.bRelaxedDurability ){
     idemDurableRecord(&p->durable, p->db, p->zDb);
   }
-  rc = idemApply(p, &act, iRid, pOld, pRow!=0, aRowKey, aCol);
+  rc = idemApply(p, &act, iRid, pOld, pRow!=0, aRowKey, mGiven, aCol);
   /* The transaction wrote: SQLite keeps its journal mode from now on, so
   ** the settings just read hold for its next records too, as after a
   ** claim that writes (idem_durable.c). */

@@ -109,11 +109,12 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 
 /* The same, with NULL for every column but rid, member, status, id,
 ** result and expires (IDEM_PLAN_NARROW: a replay of status, id, result
-** by key, whose key the cursor has bound).  Each column a query reads is
-** a copy made at each step and freed at each reset. */
-#define IDEM_QCOLS_NARROW \
-  "rid, NULL, member, NULL, NULL, NULL, NULL, NULL, status, id, result, " \
+** by key, whose key the cursor has bound), and the member zM: "0" where
+** the query's text says member = 0.  Each column read is a copy. */
+#define IDEM_QCOLS_NARROW_OF(zM) \
+  "rid, NULL, " zM ", NULL, NULL, NULL, NULL, NULL, status, id, result, " \
   "NULL, NULL, NULL, NULL, NULL, expires, NULL, NULL"
+#define IDEM_QCOLS_NARROW IDEM_QCOLS_NARROW_OF("member")
 
 /* The same, with NULL for the key, who, conv, tool, args, keyargs and
 ** updated: an UPDATE's query (IDEM_PLAN_UPDATE), whose key is the one the
@@ -123,11 +124,11 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 ** again where it needs one of them (idem_vtab.c, idemUpdateRow()).  And
 ** created of a member row only: a main row's is read by its rid
 ** (IDEM_STMT_BYRID) if the UPDATE asks for it (its WHERE, its SET), which
-** a record does not. */
-#define IDEM_QCOLS_UPDATE \
-  "rid, NULL, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, CASE WHEN member THEN created END, NULL, NULL, owner, expires, " \
-  "honours_key, sends"
+** a record does not (zM, zCreated: "0" and NULL where member = 0). */
+#define IDEM_QCOLS_UPDATE_OF(zM, zCreated) \
+  "rid, NULL, " zM ", NULL, NULL, NULL, NULL, kind, status, id, result, " \
+  "note, " zCreated ", NULL, NULL, owner, expires, honours_key, sends"
+#define IDEM_QCOLS_UPDATE IDEM_QCOLS_UPDATE_OF("member", "CASE WHEN member THEN created END")
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
@@ -183,8 +184,8 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* Q_KEY_U */    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_U */
                    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=?2",
-  /* Q_KEYMAIN_N */"SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 AND member=0",
-  /* Q_KEYMAIN_U */"SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=0",
+  /* Q_KEYMAIN_N */"SELECT " IDEM_QCOLS_NARROW_OF("0") IDEM_FROM " WHERE key=?1 AND member=0",
+  /* Q_KEYMAIN_U */"SELECT " IDEM_QCOLS_UPDATE_OF("0", "NULL") IDEM_FROM " WHERE key=?1 AND member=0",
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
                    " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",

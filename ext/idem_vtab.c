@@ -791,17 +791,19 @@ static sqlite3_int64 idemCursorSends(IdemCursor *pCur){
   return sqlite3_value_int64(pSends);
 }
 
-static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iCol){
+/* The value of column iCol of the cursor's row, for xColumn (an UPDATE's
+** column that it does not change is not asked for here: idemColumn()).
+** Kept out of line: the registers it saves are not paid for by xColumn's
+** common call in an UPDATE, once for every column left unchanged. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemColumnValue(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
+                           int iCol){
   IdemCursor *pCur = (IdemCursor*)pCursor;
   IdemVtab *p = (IdemVtab*)pCursor->pVtab;
   sqlite3_value *pVal;
 
-  /* An UPDATE asks for the columns it does not change: leave them unset,
-  ** so that xUpdate sees sqlite3_value_nochange(). */
-  if( sqlite3_vtab_nochange(ctx) ){
-    pCur->bUpdate = 1;
-    return SQLITE_OK;
-  }
   if( pCur->bNoIdentity && !pCur->bMember
    && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_MAIN_COLS) ){
     /* Left out of the query: the main row's, which is this row. */
@@ -899,6 +901,31 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
   return SQLITE_OK;
 }
 
+/* xColumn of a cursor that may be an UPDATE's.  An UPDATE asks for the
+** columns it does not change: leave them unset, so that xUpdate sees
+** sqlite3_value_nochange().  Out of line, as idemColumnValue(). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemColumnNochange(sqlite3_vtab_cursor *pCursor,
+                              sqlite3_context *ctx, int iCol){
+  if( sqlite3_vtab_nochange(ctx) ){
+    ((IdemCursor*)pCursor)->bUpdate = 1;
+    return SQLITE_OK;
+  }
+  return idemColumnValue(pCursor, ctx, iCol);
+}
+
+/* xColumn.  An UPDATE uses every column (colUsed), so a narrow plan's
+** cursor, whose query has only the few columns its statement uses (a
+** replay's), is never one: it is not asked nochange. */
+static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iCol){
+  if( ((IdemCursor*)pCursor)->bNarrow ){
+    return idemColumnValue(pCursor, ctx, iCol);
+  }
+  return idemColumnNochange(pCursor, ctx, iCol);
+}
+
 /*
 ** xUpdate: the rowid is idem's; everything else is a rule of the claim
 ** (idem_claim.c, idem_outcome.c).
@@ -907,6 +934,8 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
                          sqlite3_int64 *pRowid, unsigned int nWrite){
   sqlite3_value **aCol = &argv[2];
   sqlite3_stmt *pRow;
+  sqlite3_uint64 mGiven = 0;
+  int i;
 
   if( p->zUnusable ){
     idemVtabError(p, "%s", p->zUnusable);
@@ -932,6 +961,10 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
                   " UPDATE");
     return SQLITE_ERROR;
   }
+  /* The columns the UPDATE gives, asked once (the rules ask of most). */
+  for(i=0; i<IDEM_NCOL; i++){
+    mGiven |= (sqlite3_uint64)(sqlite3_value_nochange(aCol[i])==0) << i;
+  }
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
   if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U
                || p->iPark==IDEM_STMT_Q_KEYMAIN_U) ){
@@ -939,19 +972,16 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
     ** updated and created: an UPDATE that gives one of them (to be
     ** compared with the stored one), or a reconcile (whose stale check and
     ** resend read updated), reads the row again. */
-    int i;
-    if( !sqlite3_value_nochange(aCol[IDEM_COL_RECONCILE]) ) pRow = 0;
-    if( !sqlite3_value_nochange(aCol[IDEM_COL_KEY]) ) pRow = 0;
-    if( !sqlite3_value_nochange(aCol[IDEM_COL_CREATED]) ) pRow = 0;
-    for(i=0; i<IDEM_NCOL && pRow; i++){
-      if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
-       && !sqlite3_value_nochange(aCol[i]) ){
-        pRow = 0;
-      }
-    }
+    sqlite3_uint64 mReread = IDEM_UPDATE_COLS;
+    mReread |= IDEM_COLBIT(IDEM_COL_RECONCILE);    /* (stale, resend) */
+    mReread |= IDEM_COLBIT(IDEM_COL_KEY);
+    mReread |= IDEM_COLBIT(IDEM_COL_CREATED);
+    if( mGiven & mReread ) pRow = 0;
   }
   return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow,
-                           pRow && p->bParkKey ? p->aParkKey : 0, aCol);
+                           pRow && p->bParkKey ? p->aParkKey : 0,
+                           pRow && p->iPark==IDEM_STMT_Q_KEYMAIN_U, mGiven,
+                           aCol);
 }
 
 static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,

@@ -456,6 +456,8 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_COL_SENDS     20   /* hidden: times taken for sending */
 #define IDEM_COL_RESEND_AT 21   /* hidden, computed: when a resend is allowed */
 #define IDEM_NCOL          22
+/* Column iCol's bit in a set of columns (colUsed, an UPDATE's given) */
+#define IDEM_COLBIT(iCol)  ((sqlite3_uint64)1<<(iCol))
 
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
@@ -846,10 +848,15 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
 /* xUpdate's UPDATE and DELETE of the row with rid iRid.  pRow: NULL, or
 ** a query positioned on that row as it is now (the UPDATE's cursor), in
 ** the columns of IDEM_STMT_BYRID, which the UPDATE reads and leaves;
-** aRowKey: NULL, or the row's key where pRow leaves its key column out. */
+** aRowKey: NULL, or the row's key where pRow leaves its key column out;
+** bMain: pRow's query has member = 0 in its text (its row is a main row,
+** whose member column need not be read); mGiven: the columns of aCol
+** that the UPDATE gives (IDEM_COLBIT() of each column for which
+** sqlite3_value_nochange() is false), asked once. */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
                                    sqlite3_stmt *pRow,
-                                   const unsigned char *aRowKey,
+                                   const unsigned char *aRowKey, int bMain,
+                                   sqlite3_uint64 mGiven,
                                    sqlite3_value **aCol);
 IDEM_PRIVATE int idemOutcomeDelete(IdemVtab *p, sqlite3_int64 iRid);
 
@@ -9080,11 +9087,12 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 
 /* The same, with NULL for every column but rid, member, status, id,
 ** result and expires (IDEM_PLAN_NARROW: a replay of status, id, result
-** by key, whose key the cursor has bound).  Each column a query reads is
-** a copy made at each step and freed at each reset. */
-#define IDEM_QCOLS_NARROW \
-  "rid, NULL, member, NULL, NULL, NULL, NULL, NULL, status, id, result, " \
+** by key, whose key the cursor has bound), and the member zM: "0" where
+** the query's text says member = 0.  Each column read is a copy. */
+#define IDEM_QCOLS_NARROW_OF(zM) \
+  "rid, NULL, " zM ", NULL, NULL, NULL, NULL, NULL, status, id, result, " \
   "NULL, NULL, NULL, NULL, NULL, expires, NULL, NULL"
+#define IDEM_QCOLS_NARROW IDEM_QCOLS_NARROW_OF("member")
 
 /* The same, with NULL for the key, who, conv, tool, args, keyargs and
 ** updated: an UPDATE's query (IDEM_PLAN_UPDATE), whose key is the one the
@@ -9094,11 +9102,11 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 ** again where it needs one of them (idem_vtab.c, idemUpdateRow()).  And
 ** created of a member row only: a main row's is read by its rid
 ** (IDEM_STMT_BYRID) if the UPDATE asks for it (its WHERE, its SET), which
-** a record does not. */
-#define IDEM_QCOLS_UPDATE \
-  "rid, NULL, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
-  "note, CASE WHEN member THEN created END, NULL, NULL, owner, expires, " \
-  "honours_key, sends"
+** a record does not (zM, zCreated: "0" and NULL where member = 0). */
+#define IDEM_QCOLS_UPDATE_OF(zM, zCreated) \
+  "rid, NULL, " zM ", NULL, NULL, NULL, NULL, kind, status, id, result, " \
+  "note, " zCreated ", NULL, NULL, owner, expires, honours_key, sends"
+#define IDEM_QCOLS_UPDATE IDEM_QCOLS_UPDATE_OF("member", "CASE WHEN member THEN created END")
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: IDEM_M_* in idemInt.h. */
 #define IDEM_MCOLS \
@@ -9154,8 +9162,8 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* Q_KEY_U */    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_U */
                    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=?2",
-  /* Q_KEYMAIN_N */"SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 AND member=0",
-  /* Q_KEYMAIN_U */"SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=0",
+  /* Q_KEYMAIN_N */"SELECT " IDEM_QCOLS_NARROW_OF("0") IDEM_FROM " WHERE key=?1 AND member=0",
+  /* Q_KEYMAIN_U */"SELECT " IDEM_QCOLS_UPDATE_OF("0", "NULL") IDEM_FROM " WHERE key=?1 AND member=0",
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
                    " ON c.key=r.key AND c.member=0 WHERE r.rid=?1",
@@ -11033,13 +11041,16 @@ IDEM_PRIVATE const char *const azIdemStatus[IDEM_STATUS_OTHER] = {
 
 /* The status named by text z (NULL: a stored NULL, shown as ""). */
 IDEM_PRIVATE IdemStatus idemStatusParse(const char *z){
-  int i;
-  if( z ){
-    for(i=0; i<(int)(sizeof(azIdemStatus)/sizeof(azIdemStatus[0])); i++){
-      if( strcmp(z, azIdemStatus[i])==0 ) return (IdemStatus)i;
-    }
+  IdemStatus e;
+  if( z==0 ) return IDEM_STATUS_OTHER;
+  switch( z[0] ){             /* (the four words' first letters differ) */
+    case 'p': e = IDEM_STATUS_PENDING; break;
+    case 'd': e = IDEM_STATUS_DONE;    break;
+    case 'f': e = IDEM_STATUS_FAILED;  break;
+    case 'u': e = IDEM_STATUS_UNKNOWN; break;
+    default:  return IDEM_STATUS_OTHER;
   }
-  return IDEM_STATUS_OTHER;
+  return strcmp(z, azIdemStatus[e])==0 ? e : IDEM_STATUS_OTHER;
 }
 
 /*
@@ -12322,26 +12333,34 @@ static int idemBindNew(sqlite3_stmt *pStmt, int iParam, sqlite3_value **aCol,
 
 /*
 ** Refuse an UPDATE of a member row or of a fixed column (identity, kind,
-** times): the checks made before the rules.  zHex is the row's key.
+** times): the checks made before the rules.  zHex is the row's key; bMain:
+** the row is known to be a main row (its query's text says member = 0);
+** mGiven: the columns given.
 */
 static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
-                           sqlite3_value **aCol, const char *zHex,
-                           int bResend){
+                           sqlite3_value **aCol, sqlite3_uint64 mGiven,
+                           const char *zHex, int bResend, int bMain){
   static const int aFixed[] = { IDEM_COL_KEY, IDEM_COL_MEMBER, IDEM_COL_WHO,
     IDEM_COL_CONV, IDEM_COL_TOOL, IDEM_COL_ARGS, IDEM_COL_KIND,
     IDEM_COL_CREATED, IDEM_COL_UPDATED, IDEM_COL_REPLY, IDEM_COL_KEYARGS,
     IDEM_COL_OWNER, IDEM_COL_EXPIRES, IDEM_COL_STALE, IDEM_COL_HONOURS,
     IDEM_COL_SENDS, IDEM_COL_RESEND_AT };
   int i;
-  if( sqlite3_column_int64(pOld, IDEM_Q_MEMBER)!=0 ){
+  if( !bMain && sqlite3_column_int64(pOld, IDEM_Q_MEMBER)!=0 ){
     idemVtabError(p, "member rows are not updated; record the call's"
         " outcome on its main row: UPDATE \"%w\" SET status = ... WHERE"
         " key = '%s' AND member = 0", p->zName, zHex);
     return SQLITE_ERROR;
   }
+  /* A record gives none of them (only the outcome's columns): nothing to
+  ** compare. */
+  if( (mGiven & ~(IDEM_COLBIT(IDEM_COL_STATUS) | IDEM_COLBIT(IDEM_COL_ID)
+                  | IDEM_COLBIT(IDEM_COL_RESULT) | IDEM_COLBIT(IDEM_COL_NOTE)
+                  | IDEM_COLBIT(IDEM_COL_RECONCILE)))==0 ){
+    return SQLITE_OK;
+  }
   for(i=0; i<(int)(sizeof(aFixed)/sizeof(aFixed[0])); i++){
-    /* (A record gives none of them: nothing to compare) */
-    if( sqlite3_value_nochange(aCol[aFixed[i]]) ) continue;
+    if( (mGiven & IDEM_COLBIT(aFixed[i]))==0 ) continue;
     /* The new sender of a resend names itself (§14). */
     if( bResend && aFixed[i]==IDEM_COL_OWNER ) continue;
     if( idemChanges(aCol, aFixed[i], pOld) ){
@@ -12375,15 +12394,15 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
 ** What an UPDATE asks for (*pChg), and the text of the status it names
 ** (*pzNew, for the message that refuses it).
 */
-static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
-                           const char **pzNew){
+static int idemChangeParse(sqlite3_value **aCol, sqlite3_uint64 mGiven,
+                           IdemChange *pChg, const char **pzNew){
   sqlite3_value *pStatus = aCol[IDEM_COL_STATUS];
   sqlite3_value *pReconcile = aCol[IDEM_COL_RECONCILE];
   *pzNew = 0;
   pChg->eStatus = IDEM_STATUS_ABSENT;
   pChg->eReconcile = IDEM_RECONCILE_NONE;
-  pChg->bNote = !sqlite3_value_nochange(aCol[IDEM_COL_NOTE]);
-  if( !sqlite3_value_nochange(pStatus) ){
+  pChg->bNote = (mGiven & IDEM_COLBIT(IDEM_COL_NOTE))!=0;
+  if( mGiven & IDEM_COLBIT(IDEM_COL_STATUS) ){
     if( sqlite3_value_type(pStatus)==SQLITE_NULL ){
       pChg->eStatus = IDEM_STATUS_NULL;
     }else{
@@ -12399,7 +12418,7 @@ static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
       }
     }
   }
-  if( !sqlite3_value_nochange(pReconcile)
+  if( (mGiven & IDEM_COLBIT(IDEM_COL_RECONCILE))
    && sqlite3_value_type(pReconcile)!=SQLITE_NULL ){
     int bNoMem = 0;
     const char *z = idemWordValue(pReconcile, &bNoMem);
@@ -12419,6 +12438,15 @@ static int idemChangeParse(sqlite3_value **aCol, IdemChange *pChg,
     }
   }
   return SQLITE_OK;
+}
+
+/* The sends of pOld's call: the stored count, or 1 (a call claimed before
+** the count was kept was sent once).  Read by a resend (and its refusal's
+** message) alone: a record does not pay for the column. */
+static sqlite3_int64 idemOldSends(sqlite3_stmt *pOld){
+  sqlite3_value *pSends = sqlite3_column_value(pOld, IDEM_Q_SENDS);
+  return sqlite3_value_type(pSends)==SQLITE_INTEGER
+       ? sqlite3_value_int64(pSends) : 1;
 }
 
 /*
@@ -12465,7 +12493,8 @@ static int idemResend(IdemVtab *p, sqlite3_int64 iRid, sqlite3_stmt *pOld,
 */
 static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
                      sqlite3_stmt *pOld, int bCursor,
-                     const unsigned char *aRowKey, sqlite3_value **aCol){
+                     const unsigned char *aRowKey, sqlite3_uint64 mGiven,
+                     sqlite3_value **aCol){
   char zNow[IDEM_TIME_LEN], zExpires[IDEM_TIME_LEN];
   sqlite3_int64 iNow;
   char *zNote = 0;
@@ -12485,7 +12514,7 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
     zNote = sqlite3_mprintf("%s", IDEM_RECONCILED_NOTE);
   }else if( pAct->eNote==IDEM_NOTE_UNKNOWN ){
     const char *zGiven = 0;
-    if( !sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ){
+    if( mGiven & IDEM_COLBIT(IDEM_COL_NOTE) ){
       zGiven = (const char*)sqlite3_value_text(aCol[IDEM_COL_NOTE]);
     }
     sqlite3_int64 nSent = sqlite3_column_type(pOld, IDEM_Q_SENDS)==SQLITE_NULL
@@ -12499,9 +12528,9 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
   }
   if( pAct->eNote!=IDEM_NOTE_GIVEN && zNote==0 ) return SQLITE_NOMEM;
 
-  if( sqlite3_value_nochange(aCol[IDEM_COL_ID]) ) mKeep |= 1;
-  if( sqlite3_value_nochange(aCol[IDEM_COL_RESULT]) ) mKeep |= 2;
-  if( zNote==0 && sqlite3_value_nochange(aCol[IDEM_COL_NOTE]) ) mKeep |= 4;
+  if( (mGiven & IDEM_COLBIT(IDEM_COL_ID))==0 ) mKeep |= 1;
+  if( (mGiven & IDEM_COLBIT(IDEM_COL_RESULT))==0 ) mKeep |= 2;
+  if( zNote==0 && (mGiven & IDEM_COLBIT(IDEM_COL_NOTE))==0 ) mKeep |= 4;
   rc = idemStmt(p, pAct->eStatus==IDEM_STATUS_DONE ? IDEM_STMT_RECORD_DONE+mKeep
                 : mKeep ? IDEM_STMT_RECORD_KEEP+mKeep-1 : IDEM_STMT_RECORD, &pRec);
   if( rc!=SQLITE_OK ){
@@ -12569,7 +12598,8 @@ static int idemApply(IdemVtab *p, const IdemAction *pAct, sqlite3_int64 iRid,
 */
 IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
                                    sqlite3_stmt *pRow,
-                                   const unsigned char *aRowKey,
+                                   const unsigned char *aRowKey, int bMain,
+                                   sqlite3_uint64 mGiven,
                                    sqlite3_value **aCol){
   sqlite3_stmt *pOld;
   char zHex[IDEM_KEY_HEX+1];
@@ -12605,10 +12635,10 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   }else{
     memcpy(zHex, "?", 2);
   }
-  rc = idemChangeParse(aCol, &chg, &zNew);
+  rc = idemChangeParse(aCol, mGiven, &chg, &zNew);
   if( rc==SQLITE_OK ){
-    rc = idemUpdateCheck(p, pOld, aCol, zHex,
-                         chg.eReconcile==IDEM_RECONCILE_RESEND);
+    rc = idemUpdateCheck(p, pOld, aCol, mGiven, zHex,
+                         chg.eReconcile==IDEM_RECONCILE_RESEND, bMain);
   }
   if( rc ) goto done;
   zOld = idemText(pOld, IDEM_QCOL(IDEM_COL_STATUS));
@@ -12625,16 +12655,13 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
     bStale = strcmp(idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED)), zBefore)<0;
   }
   memset(&send, 0, sizeof(send));
-  {
-    sqlite3_value *pSends = sqlite3_column_value(pOld, IDEM_Q_SENDS);
-    nSends = sqlite3_value_type(pSends)==SQLITE_INTEGER
-           ? sqlite3_value_int64(pSends) : 1;
-  }
+  nSends = 0;                           /* (read by a resend, its one use) */
   zAt[0] = 0;
   if( chg.eReconcile==IDEM_RECONCILE_RESEND ){
     /* §14: the call's declaration, its sends and its backoff, now. */
     sqlite3_int64 iUpdated, iAt;
     const char *zUpd = idemText(pOld, IDEM_QCOL(IDEM_COL_UPDATED));
+    nSends = idemOldSends(pOld);
     send.bHonours = sqlite3_column_int(pOld, IDEM_Q_HONOURS)==1;
     send.bExhausted = nSends>=idemOptionMaxSends(&p->opt);
     iUpdated = idemParseTime(zUpd);
@@ -12649,7 +12676,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
     /* The new sender names itself, and is not the one that held it: the
     ** owner is the fence against the old sender's late record. */
     sqlite3_value *pOwner = aCol[IDEM_COL_OWNER];
-    if( sqlite3_value_nochange(pOwner)
+    if( (mGiven & IDEM_COLBIT(IDEM_COL_OWNER))==0
      || sqlite3_value_type(pOwner)!=SQLITE_TEXT
      || !idemChanges(aCol, IDEM_COL_OWNER, pOld) ){
       act = idemRefusal(IDEM_REFUSE_RESEND_OWNER);
@@ -12664,7 +12691,7 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   if( eKind==IDEM_KIND_EXTERNAL && !p->opt.bRelaxedDurability ){
     idemDurableRecord(&p->durable, p->db, p->zDb);
   }
-  rc = idemApply(p, &act, iRid, pOld, pRow!=0, aRowKey, aCol);
+  rc = idemApply(p, &act, iRid, pOld, pRow!=0, aRowKey, mGiven, aCol);
   /* The transaction wrote: SQLite keeps its journal mode from now on, so
   ** the settings just read hold for its next records too, as after a
   ** claim that writes (idem_durable.c). */
@@ -13917,17 +13944,19 @@ static sqlite3_int64 idemCursorSends(IdemCursor *pCur){
   return sqlite3_value_int64(pSends);
 }
 
-static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iCol){
+/* The value of column iCol of the cursor's row, for xColumn (an UPDATE's
+** column that it does not change is not asked for here: idemColumn()).
+** Kept out of line: the registers it saves are not paid for by xColumn's
+** common call in an UPDATE, once for every column left unchanged. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemColumnValue(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
+                           int iCol){
   IdemCursor *pCur = (IdemCursor*)pCursor;
   IdemVtab *p = (IdemVtab*)pCursor->pVtab;
   sqlite3_value *pVal;
 
-  /* An UPDATE asks for the columns it does not change: leave them unset,
-  ** so that xUpdate sees sqlite3_value_nochange(). */
-  if( sqlite3_vtab_nochange(ctx) ){
-    pCur->bUpdate = 1;
-    return SQLITE_OK;
-  }
   if( pCur->bNoIdentity && !pCur->bMember
    && ((sqlite3_uint64)1<<iCol & IDEM_UPDATE_MAIN_COLS) ){
     /* Left out of the query: the main row's, which is this row. */
@@ -14025,6 +14054,31 @@ static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iC
   return SQLITE_OK;
 }
 
+/* xColumn of a cursor that may be an UPDATE's.  An UPDATE asks for the
+** columns it does not change: leave them unset, so that xUpdate sees
+** sqlite3_value_nochange().  Out of line, as idemColumnValue(). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemColumnNochange(sqlite3_vtab_cursor *pCursor,
+                              sqlite3_context *ctx, int iCol){
+  if( sqlite3_vtab_nochange(ctx) ){
+    ((IdemCursor*)pCursor)->bUpdate = 1;
+    return SQLITE_OK;
+  }
+  return idemColumnValue(pCursor, ctx, iCol);
+}
+
+/* xColumn.  An UPDATE uses every column (colUsed), so a narrow plan's
+** cursor, whose query has only the few columns its statement uses (a
+** replay's), is never one: it is not asked nochange. */
+static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iCol){
+  if( ((IdemCursor*)pCursor)->bNarrow ){
+    return idemColumnValue(pCursor, ctx, iCol);
+  }
+  return idemColumnNochange(pCursor, ctx, iCol);
+}
+
 /*
 ** xUpdate: the rowid is idem's; everything else is a rule of the claim
 ** (idem_claim.c, idem_outcome.c).
@@ -14033,6 +14087,8 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
                          sqlite3_int64 *pRowid, unsigned int nWrite){
   sqlite3_value **aCol = &argv[2];
   sqlite3_stmt *pRow;
+  sqlite3_uint64 mGiven = 0;
+  int i;
 
   if( p->zUnusable ){
     idemVtabError(p, "%s", p->zUnusable);
@@ -14058,6 +14114,10 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
                   " UPDATE");
     return SQLITE_ERROR;
   }
+  /* The columns the UPDATE gives, asked once (the rules ask of most). */
+  for(i=0; i<IDEM_NCOL; i++){
+    mGiven |= (sqlite3_uint64)(sqlite3_value_nochange(aCol[i])==0) << i;
+  }
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
   if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U
                || p->iPark==IDEM_STMT_Q_KEYMAIN_U) ){
@@ -14065,19 +14125,16 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
     ** updated and created: an UPDATE that gives one of them (to be
     ** compared with the stored one), or a reconcile (whose stale check and
     ** resend read updated), reads the row again. */
-    int i;
-    if( !sqlite3_value_nochange(aCol[IDEM_COL_RECONCILE]) ) pRow = 0;
-    if( !sqlite3_value_nochange(aCol[IDEM_COL_KEY]) ) pRow = 0;
-    if( !sqlite3_value_nochange(aCol[IDEM_COL_CREATED]) ) pRow = 0;
-    for(i=0; i<IDEM_NCOL && pRow; i++){
-      if( ((sqlite3_uint64)1<<i & IDEM_UPDATE_COLS)
-       && !sqlite3_value_nochange(aCol[i]) ){
-        pRow = 0;
-      }
-    }
+    sqlite3_uint64 mReread = IDEM_UPDATE_COLS;
+    mReread |= IDEM_COLBIT(IDEM_COL_RECONCILE);    /* (stale, resend) */
+    mReread |= IDEM_COLBIT(IDEM_COL_KEY);
+    mReread |= IDEM_COLBIT(IDEM_COL_CREATED);
+    if( mGiven & mReread ) pRow = 0;
   }
   return idemOutcomeUpdate(p, sqlite3_value_int64(argv[0]), pRow,
-                           pRow && p->bParkKey ? p->aParkKey : 0, aCol);
+                           pRow && p->bParkKey ? p->aParkKey : 0,
+                           pRow && p->iPark==IDEM_STMT_Q_KEYMAIN_U, mGiven,
+                           aCol);
 }
 
 static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
