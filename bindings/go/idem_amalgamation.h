@@ -9461,8 +9461,8 @@ static const char *const azIdemShadowDef[] = {
   " keyargs TEXT, owner TEXT, expires TEXT,"
   " honours_key INTEGER, sends INTEGER,"
   " UNIQUE(key, member), UNIQUE(created, rid))",
-  "(expires TEXT NOT NULL, key BLOB NOT NULL, PRIMARY KEY(expires, key))"
-  " WITHOUT ROWID",
+  ("(expires TEXT NOT NULL, key BLOB NOT NULL, PRIMARY KEY(expires, key))"
+   " WITHOUT ROWID"),
   "(k TEXT PRIMARY KEY, v) WITHOUT ROWID"
 };
 /* The columns formats 2 (the first three) and 3 (the last two) added to

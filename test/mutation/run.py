@@ -91,6 +91,13 @@ def parse(path):
 # build/idem_canonical_test) build the same way.
 CFLAGS = "-O0"
 BUILD_ENV = {"CFLAGS": CFLAGS, "POWERLOSS_CFLAGS": CFLAGS}
+# And with clang where there is one (make fuzz's compiler): it builds the
+# one translation unit at -O0 in about half gcc's time (0.55 s against
+# 1.0 s here, for each of some 240 mutants).  The tree as it is is built,
+# and its named tests run, with the same compiler before any mutant.  CC
+# set in the environment wins.
+if "CC" not in os.environ and shutil.which("clang"):
+    BUILD_ENV["CC"] = "clang"
 
 # What is built from the sources (make's own rules): removed before each
 # mutant is applied, so that no test can run a program built from another
