@@ -2048,6 +2048,19 @@ static IDEMNUM_INLINE uint64_t idemNumLoad8(const char *z){
        | (uint64_t)u[6]<<48   | (uint64_t)u[7]<<56;
 }
 
+/* The index of the first byte of z[i..n) that is not a '0': an exponent's
+** leading zeros ("1.5e+0000000010"), skipped 8 at a time while 8 remain,
+** then one at a time.  n if all are zeros. */
+static IDEMNUM_INLINE int idemNumSkipZeros(const char *z, int i, int n){
+  while( n-i>=8 ){
+    uint64_t x = idemNumLoad8(z+i) ^ 0x3030303030303030ULL;
+    if( x ) return i + (idemNumCtz64(x)>>3);
+    i += 8;
+  }
+  while( i<n && z[i]=='0' ) i++;
+  return i;
+}
+
 /* The value of the 8 digits in c (as idemNumLoad8() reads them: the first
 ** digit in the lowest byte; a byte that is 0 counts as a digit 0), 8 at a
 ** time: the low nibbles of the bytes, joined into pairs of digits in 16-bit
@@ -2736,16 +2749,7 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
   i = iFrac + 1;
   eNeg = z[i]=='-';
   i += (z[i]=='-' || z[i]=='+');
-  while( n-i>=8 ){
-    /* 8 at a time ("1.5e+0000000010"), in the literal */
-    uint64_t x = idemNumLoad8(z+i) ^ 0x3030303030303030ULL;
-    if( x ){
-      i += idemNumCtz64(x)>>3;
-      break;
-    }
-    i += 8;
-  }
-  while( i<n && z[i]=='0' ) i++;
+  i = idemNumSkipZeros(z, i, n);
   if( n-i>4 ) goto slow;            /* beyond any double, or 0 */
   for(; i<n; i++) x10 = x10*10 + (z[i]-'0');
 
@@ -3493,16 +3497,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
     j = iExp + 1 + (eNeg || z[iExp+1]=='+');
     k = n - j;
     if( k>4 ){
-      /* Leading zeros ("1.5e+0000000010"): skipped, 8 at a time */
-      while( n-j>=8 ){
-        uint64_t x = idemNumLoad8(z+j) ^ 0x3030303030303030ULL;
-        if( x ){
-          j += idemNumCtz64(x)>>3;
-          break;
-        }
-        j += 8;
-      }
-      while( j<n && z[j]=='0' ) j++;
+      j = idemNumSkipZeros(z, j, n);  /* leading zeros ("1.5e+0000000010") */
       k = n - j;
       if( k>4 ) goto exp_literal;   /* beyond any double, or 0 */
     }
