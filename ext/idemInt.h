@@ -282,6 +282,15 @@ struct IdemDurable {
                               ** data version was iWalVersion */
   unsigned int iWalVersion;   /* SQLITE_FCNTL_DATA_VERSION then, or after
                               ** the table's own COMMIT since */
+  int bVersion;               /* iWalVersion holds (for the kept below) */
+  int eWatch;                 /* 0 not tried, 1 the schema's file (and
+                              ** main's, for another schema) watched for
+                              ** PRAGMAs that set a setting, 2 cannot */
+  int bSyncKept;              /* iSync read at iWalVersion, when the watch
+                              ** had seen nSyncSet "PRAGMA synchronous=" */
+  int bModeKept;              /* zMode (a rollback mode) read at
+                              ** iWalVersion, no "journal_mode=" seen */
+  unsigned int nSyncSet;
 };
 #define IDEM_STORE_FILE   0   /* a database file */
 #define IDEM_STORE_NOFILE 1   /* ":memory:", temp, "" */
@@ -300,7 +309,9 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
 /* xCommit: make an external call's COMMIT in DELETE mode durable. */
 IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
-IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
+/* xDisconnect: the watch of the schema's file let go, then finalize. */
+IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
+                                   const char *zDb);
 /* xRollback: the marker made at xSync goes. */
 IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD);
 /* xSync: a connection that shares its cache now is refused, and a
