@@ -105,10 +105,11 @@
 ** still change it, so each claim reads them again until one writes:
 ** idemDurableWrote()).  The table's xBegin, called before its first write
 ** in each transaction, forgets them (idemDurableBegin()).  Between two
-** transactions either may change, and must be seen: synchronous is
-** applied when its PRAGMA is prepared and leaves no other trace, nor do
-** the rollback journal modes, so both are read again; WAL alone is kept
-** while the schema's data version holds ("WAL, KEPT" below).  What cannot
+** transactions either may change, and must be seen: neither leaves a
+** trace in the file, but each change goes through a PRAGMA, which a watch
+** on the schema's file sees ("THE WATCH" below), and WAL is kept while
+** the schema's data version holds ("WAL, KEPT" below); where no watch can
+** be put, both are read again at every transaction.  What cannot
 ** change for the table (where its pages live, the VFS, DISABLE_DIRSYNC)
 ** is looked at once.  So a claim stays an index seek.
 **
