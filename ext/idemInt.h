@@ -263,7 +263,12 @@ struct IdemDurable {
   char zMode[16];             /* journal_mode, upper case */
   int bDirSync;               /* Sync the directory at xCommit */
   int bExtWrote;              /* This txn wrote an external call (strict) */
-  char *zMarker;              /* The marker made at xSync, for xCommit */
+  char *zMarker;              /* The marker made at xSync, for xCommit
+                              ** (zMarkerName then, else NULL) */
+  char *zMarkerName;          /* "<db>-idemXXX": made once, XXX each time */
+  int nMarkerName;            /* Its length */
+  unsigned int iMarker;       /* The next XXX (from a random start) */
+  sqlite3_file *pMarkerFile;  /* szOsFile bytes for the marker's open */
   char *zLost;                /* A directory sync that failed at xCommit */
   char *zDir;                 /* The directory of the table's file, when
                               ** its name is a unix path (else NULL) */

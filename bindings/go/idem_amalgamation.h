@@ -379,7 +379,12 @@ struct IdemDurable {
   char zMode[16];             /* journal_mode, upper case */
   int bDirSync;               /* Sync the directory at xCommit */
   int bExtWrote;              /* This txn wrote an external call (strict) */
-  char *zMarker;              /* The marker made at xSync, for xCommit */
+  char *zMarker;              /* The marker made at xSync, for xCommit
+                              ** (zMarkerName then, else NULL) */
+  char *zMarkerName;          /* "<db>-idemXXX": made once, XXX each time */
+  int nMarkerName;            /* Its length */
+  unsigned int iMarker;       /* The next XXX (from a random start) */
+  sqlite3_file *pMarkerFile;  /* szOsFile bytes for the marker's open */
   char *zLost;                /* A directory sync that failed at xCommit */
   char *zDir;                 /* The directory of the table's file, when
                               ** its name is a unix path (else NULL) */
@@ -8370,7 +8375,10 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
   }
   pD->eWatch = 0;
   pD->bVersion = pD->bWalKept = pD->bSyncKept = pD->bModeKept = 0;
-  sqlite3_free(pD->zMarker);
+  sqlite3_free(pD->zMarkerName);
+  sqlite3_free(pD->pMarkerFile);
+  pD->zMarkerName = 0;
+  pD->pMarkerFile = 0;
   sqlite3_free(pD->zLost);
   sqlite3_free(pD->zDir);
   pD->zMarker = 0;
@@ -9120,40 +9128,56 @@ static char *idemDurableDir(const char *zFile){
 ** of the database's own journal, "<db>-journal": where SQLite can make its
 ** journal, idem can make its marker), next to schema zDb's file, for
 ** idemDurableCommit() to delete with a directory sync.  SQLITE_OK (the
-** name in pD->zMarker) or the VFS's error (with *pzErr).
+** name in pD->zMarker) or the VFS's error (with *pzErr).  The name and
+** the VFS's file object are made at the table's first marker and kept
+** (the file is the table's for its life): each marker writes its 3 digits,
+** the next of a sequence from a random start, another on a collision
+** (zFile: the database's file name, needed for the first only).
 */
 static int idemDurableMarker(IdemDurable *pD, sqlite3_vfs *pVfs,
                              const char *zFile, char **pzErr){
+  static const char azHex[] = "0123456789abcdef";
   sqlite3_file *pFile;
+  char *z;
   int i, rc = SQLITE_OK, flags = 0;
-  pFile = (sqlite3_file*)sqlite3_malloc(pVfs->szOsFile);
-  if( pFile==0 ) return SQLITE_NOMEM;
-  for(i=0; i<8; i++){
-    unsigned int r;
-    sqlite3_randomness(sizeof(r), &r);
+  if( pD->zMarkerName==0 ){
     /* (two NULs: the VFS reads URI parameters after a file name) */
-    pD->zMarker = sqlite3_mprintf("%s-idem%03x%c", zFile, r & 0xfff, 0);
-    if( pD->zMarker==0 ){ rc = SQLITE_NOMEM; break; }
+    pD->zMarkerName = sqlite3_mprintf("%s-idem000%c", zFile, 0);
+    if( pD->zMarkerName==0 ) return SQLITE_NOMEM;
+    pD->nMarkerName = (int)strlen(pD->zMarkerName);
+    sqlite3_randomness(sizeof(pD->iMarker), &pD->iMarker);
+  }
+  if( pD->pMarkerFile==0 ){
+    pD->pMarkerFile = (sqlite3_file*)sqlite3_malloc(pVfs->szOsFile);
+    if( pD->pMarkerFile==0 ) return SQLITE_NOMEM;
+  }
+  pFile = pD->pMarkerFile;
+  z = pD->zMarkerName + pD->nMarkerName - 3;
+  for(i=0; i<8; i++){
+    unsigned int r = pD->iMarker++;
+    z[0] = azHex[(r>>8) & 0xf];
+    z[1] = azHex[(r>>4) & 0xf];
+    z[2] = azHex[r & 0xf];
     memset(pFile, 0, pVfs->szOsFile);
-    rc = pVfs->xOpen(pVfs, pD->zMarker, pFile, SQLITE_OPEN_READWRITE
+    rc = pVfs->xOpen(pVfs, pD->zMarkerName, pFile, SQLITE_OPEN_READWRITE
            | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE
            | SQLITE_OPEN_SUPER_JOURNAL, &flags);
     if( pFile->pMethods ) pFile->pMethods->xClose(pFile);
-    if( rc==SQLITE_OK ) break;
-    sqlite3_free(pD->zMarker);          /* (taken by another connection?) */
-    pD->zMarker = 0;
+    if( rc==SQLITE_OK ){                /* (else taken by another?) */
+      pD->zMarker = pD->zMarkerName;
+      break;
+    }
   }
-  sqlite3_free(pFile);
   if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
     *pzErr = sqlite3_mprintf("an external call's COMMIT in DELETE mode at"
         " synchronous=FULL is made durable by a directory sync after it,"
         " which idem makes by creating a file next to the database and"
-        " deleting it, and \"%s-idem...\" cannot be created (%s: a file"
+        " deleting it, and \"%.*s-idem...\" cannot be created (%s: a file"
         " name longer than the file system takes, or a directory that"
         " cannot be written): a power loss could take the COMMIT back; use"
         " a shorter file name, journal_mode=WAL, TRUNCATE or PERSIST, or"
-        " create the table with durability=relaxed", zFile,
-        sqlite3_errstr(rc));
+        " create the table with durability=relaxed", pD->nMarkerName-8,
+        pD->zMarkerName, sqlite3_errstr(rc));
     if( *pzErr==0 ) rc = SQLITE_NOMEM;
   }
   return rc;
@@ -9202,6 +9226,7 @@ static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
     }
   }
   if( pD->bDirSync && pD->zMarker==0 ){
+    if( pD->zMarkerName ) return idemDurableMarker(pD, pVfs, 0, pzErr);
     zFile = sqlite3_db_filename(db, zDb);
     if( zFile && zFile[0] ) return idemDurableMarker(pD, pVfs, zFile, pzErr);
   }
@@ -9246,8 +9271,7 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
         " the calls of that transaction", sqlite3_errstr(rc), pD->zMarker);
     pD->rcLost = rc;
   }
-  sqlite3_free(pD->zMarker);
-  pD->zMarker = 0;
+  pD->zMarker = 0;                      /* (the name is kept) */
 }
 
 /* xRollback: the marker of a COMMIT that failed after xSync goes. */
@@ -9256,7 +9280,6 @@ IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD){
   pD->bDirSync = 0;
   if( pD->zMarker==0 ) return;
   if( pVfs ) pVfs->xDelete(pVfs, pD->zMarker, 0);
-  sqlite3_free(pD->zMarker);
   pD->zMarker = 0;
 }
 /************** end ext/idem_durable.c **************/
