@@ -7,6 +7,7 @@
 ** after it was prepared, before the table's first claim (then the watch
 ** finds it among the connection's statements) or after it (then the watch
 ** sees it prepared).  Either way the claim after its step sees the mode.
+** And a watched schema detached, another file attached under its name.
 **
 **   cc -Iinclude test/capi/watch.c build/libidem.a -lsqlite3 -o x && ./x
 **
@@ -82,7 +83,28 @@ int main(void){
   checkInt(db, "3 claims", "SELECT count(*) FROM c", 4);
   sqlite3_close(db);
 
+  /* 4. A watched schema detached (its file closed first, the table
+  ** disconnected after), another file attached under the same name: its
+  ** table watches its own file, and sees its setting changed. */
+  db = openDb("watch4.db");
+  unlink("watch4a.db"); unlink("watch4b.db");
+  check(db, "4 attach", "ATTACH 'watch4a.db' AS aux;"
+        " CREATE VIRTUAL TABLE aux.c USING idem", SQLITE_OK, 0);
+  check(db, "4 claim", "INSERT INTO aux.c(who, conv, tool, args, kind)"
+        " VALUES('u', '1', 't', '{}', 'external')", SQLITE_OK, 0);
+  check(db, "4 detach", "DETACH aux; ATTACH 'watch4b.db' AS aux;"
+        " CREATE VIRTUAL TABLE aux.c USING idem", SQLITE_OK, 0);
+  check(db, "4 claim again", "INSERT INTO aux.c(who, conv, tool, args, kind)"
+        " VALUES('u', '1', 't', '{}', 'external')", SQLITE_OK, 0);
+  check(db, "4 memory", "PRAGMA aux.journal_mode=MEMORY", SQLITE_OK, 0);
+  check(db, "4 claim in MEMORY", "INSERT INTO aux.c(who, conv, tool, args, kind)"
+        " VALUES('u', '2', 't', '{}', 'external')", SQLITE_ERROR,
+        "idem: c: external claim needs a durable commit: PRAGMA aux.journal_mode=MEMORY");
+  check(db, "4 detach again", "DETACH aux", SQLITE_OK, 0);
+  sqlite3_close(db);
+
   unlink("watch1.db"); unlink("watch2.db"); unlink("watch3.db");
+  unlink("watch4.db"); unlink("watch4a.db"); unlink("watch4b.db");
   printf("%d passed, %d failed\n", nPass, nFail);
   return nFail>0;
 }
