@@ -229,6 +229,14 @@ struct IdemJson {
 #define IJ_AHEAD 16
 #define IJ_PREFETCH_MIN 2048
 
+/* Objects of at least this many members are rewritten in sorted order
+** by a scatter (idemJsonFinishObject()): the members read in the order
+** of the text, each written to its place, not read in sorted order (a
+** gather), where each member's record and then its text is a wait for
+** memory that a prefetch a few members ahead does not hide.  Writes that
+** miss do not hold up the loop as reads do. */
+#define IJ_SCATTER_MIN 2048
+
 /* Functions on the path of every value, forced inline. */
 #if defined(__GNUC__)
 # define IDEM_JSON_INLINE __attribute__((always_inline)) inline
@@ -2246,17 +2254,34 @@ static int idemJsonFinishObject(
   if( rc ) return rc;
   zTo = p->zTmp;
   i = iLo;
-  if( n>=IJ_PREFETCH_MIN ){
-    /* A large object: fetch ahead (IJ_PREFETCH()), then the last few. */
-    for(; i<=iHi-IJ_AHEAD; i++){
-      const IdemJsonMember *pM = &a[aOrd[i].iMem];
-      uint32_t nMember = pM->iEnd - pM->iName;
-      IJ_PREFETCH(&a[aOrd[i+IJ_AHEAD].iMem]);
-      IJ_PREFETCH(p->zOut + a[aOrd[i+IJ_AHEAD/2].iMem].iName);
-      idemJsonMove(zTo, p->zOut + pM->iName, nMember);
-      zTo[nMember] = ',';
-      zTo += nMember+1;
+  if( n>=IJ_SCATTER_MIN ){
+    /* A large object: each member's place in zTmp first, then the
+    ** members in the order of the text, each written to its place (a
+    ** scatter, not a gather: see IJ_SCATTER_MIN).  aPos[m] (the sort's
+    ** scratch after aR[0..n)) holds member m's length, then its offset
+    ** in zTmp. */
+    uint32_t *aPos = (uint32_t*)(aOrd + n);
+    assert( aOrd!=aSmall );
+    uint32_t iTo = 0;
+    for(i=iLo; i<=iHi; i++) aPos[i] = a[i].iEnd - a[i].iName;
+    for(i=iLo; i<=iHi-IJ_AHEAD; i++){
+      uint32_t m = aOrd[i].iMem, nMember = aPos[m];
+      IJ_PREFETCH(&aPos[aOrd[i+IJ_AHEAD].iMem]);
+      aPos[m] = iTo;
+      iTo += nMember+1;
     }
+    for(; i<=iHi; i++){
+      uint32_t m = aOrd[i].iMem, nMember = aPos[m];
+      aPos[m] = iTo;
+      iTo += nMember+1;
+    }
+    for(i=iLo; i<=iHi; i++){
+      uint32_t nMember = a[i].iEnd - a[i].iName;
+      zTo = p->zTmp + aPos[i];
+      idemJsonMove(zTo, p->zOut + a[i].iName, nMember);
+      zTo[nMember] = ',';
+    }
+    i = iHi+1;
   }
   for(; i<=iHi; i++){
     const IdemJsonMember *pM = &a[aOrd[i].iMem];
