@@ -785,12 +785,14 @@ static int idemJsonNameCmp(
 }
 
 /* A member in the sort of its object: its sort key and its index in the
-** object's member records. */
+** object's member records; in an object of IJ_SCATTER_MIN members or
+** more, the length of its text too (for idemJsonFinishObject(), which
+** then reads no member record in sorted order). */
 typedef struct IdemJsonRank IdemJsonRank;
 struct IdemJsonRank {
   uint64_t iKey;
   uint32_t iMem;
-  uint32_t iUnused;
+  uint32_t nLen;
 };
 
 /* Objects of up to IDEM_JSON_NET members are sorted by their keys with a
@@ -1307,7 +1309,7 @@ typedef struct IdemJsonWide IdemJsonWide;
 struct IdemJsonWide {
   uint64_t k0, k1;
   uint32_t iMem;
-  uint32_t iUnused;
+  uint32_t nLen;             /* The length of its text (IdemJsonRank) */
 };
 
 /* Ranges of at most this many records are sorted by insertion. */
@@ -1658,13 +1660,16 @@ static int idemJsonSortNames(
         aW[i].k0 = aT[i].aK[0];
         aW[i].k1 = aT[i].aK[1];
         aW[i].iMem = (uint32_t)i;
+        aW[i].nLen = a[i].iEnd - a[i].iName;
       }
       idemJsonWideSort(aW, aW+n, n, 0);
       aR[0].iKey = aW[0].k0;
       aR[0].iMem = aW[0].iMem;
+      aR[0].nLen = aW[0].nLen;
       for(i=1; i<n; i++){
         aR[i].iKey = aW[i].k0;
         aR[i].iMem = aW[i].iMem;
+        aR[i].nLen = aW[i].nLen;
         bTie |= (aW[i].k0==aW[i-1].k0) & (aW[i].k1==aW[i-1].k1);
       }
       bRuns = bTie!=0;      /* no two names alike in 16 bytes: no runs */
@@ -1672,6 +1677,7 @@ static int idemJsonSortNames(
       for(i=0; i<n; i++){
         aR[i].iKey = aT[i].aK[1];
         aR[i].iMem = (uint32_t)i;
+        aR[i].nLen = a[i].iEnd - a[i].iName;
       }
       if( x1 ) idemJsonRadixSort(aR, aR+n, n, x1);
       for(i=0; i<n; i++){
@@ -1739,6 +1745,7 @@ by_name_key:
     for(i=0; i<n; i++){
       aR[i].iKey = a[i].iKey;
       aR[i].iMem = (uint32_t)i;
+      aR[i].nLen = a[i].iEnd - a[i].iName;
     }
   }else if( n<=IDEM_JSON_SMALL ){
     idemJsonInsertKeys(a, n, aR);
@@ -1748,6 +1755,7 @@ by_name_key:
     for(i=0; i<n; i++){
       aR[i].iKey = a[i].iKey;
       aR[i].iMem = (uint32_t)i;
+      aR[i].nLen = a[i].iEnd - a[i].iName;
     }
     idemJsonSortRanks(aR, aR+n, n);
   }
@@ -2258,22 +2266,15 @@ static int idemJsonFinishObject(
     /* A large object: each member's place in zTmp first, then the
     ** members in the order of the text, each written to its place (a
     ** scatter, not a gather: see IJ_SCATTER_MIN).  aPos[m] (the sort's
-    ** scratch after aR[0..n)) holds member m's length, then its offset
-    ** in zTmp. */
+    ** scratch after aR[0..n)) is member m's offset in zTmp, from the
+    ** lengths that the ranks carry (IdemJsonRank). */
     uint32_t *aPos = (uint32_t*)(aOrd + n);
-    assert( aOrd!=aSmall );
     uint32_t iTo = 0;
-    for(i=iLo; i<=iHi; i++) aPos[i] = a[i].iEnd - a[i].iName;
-    for(i=iLo; i<=iHi-IJ_AHEAD; i++){
-      uint32_t m = aOrd[i].iMem, nMember = aPos[m];
-      IJ_PREFETCH(&aPos[aOrd[i+IJ_AHEAD].iMem]);
-      aPos[m] = iTo;
-      iTo += nMember+1;
-    }
-    for(; i<=iHi; i++){
-      uint32_t m = aOrd[i].iMem, nMember = aPos[m];
-      aPos[m] = iTo;
-      iTo += nMember+1;
+    assert( aOrd!=aSmall );
+    for(i=iLo; i<=iHi; i++){
+      assert( aOrd[i].nLen==a[aOrd[i].iMem].iEnd - a[aOrd[i].iMem].iName );
+      aPos[aOrd[i].iMem] = iTo;
+      iTo += aOrd[i].nLen+1;
     }
     for(i=iLo; i<=iHi; i++){
       uint32_t nMember = a[i].iEnd - a[i].iName;
