@@ -2379,14 +2379,14 @@ static IDEM_JSON_INLINE void idemJsonCopyNumber(
 ** pair from a character of 2 or 3 bytes (names that mix planes, as an
 ** ASCII-only encoder writes them, mispredict such a branch at about every
 ** other character).  The escapes taken are the leading ones that are
-** each \u and 4 hex digits of a character from U+0100 to U+FFFF, or of a
+** each \u and 4 hex digits of a character from U+0080 to U+FFFF, or of a
 ** high surrogate followed by a low one; their UTF-8 is written at o.
-** Returns the bytes of input taken, plus 2^32 times the bytes written
-** (0 if none: the caller's o and s stay in registers).  The
-** first escape not taken (one of a character below U+0100, any other
-** escape, a lone surrogate, bad hex digits, the end of the string or of
-** what can be read 8 escapes at a time) is read by the caller's loop,
-** which reports what is wrong at the same place as ever. */
+** Returns the bytes of input taken plus 2^32 times the bytes written, 0
+** if none (no pointers passed back through memory: the caller's s and o
+** stay in registers).  The first escape not taken (one of an ASCII
+** character, any other escape, a lone surrogate, bad hex digits, the end
+** of the string or of what can be read 8 escapes at a time) is read by
+** the caller's loop, which reports what is wrong where it always did. */
 #define IJ_URUN_MIN 52
 
 /* The constants of idemJsonURunAvx2(), 32 bytes each. */
@@ -2400,8 +2400,8 @@ static IDEM_JSON_INLINE void idemJsonCopyNumber(
   (x)&0xff,(x)>>8&0xff,(x)>>16&0xff,(x)>>24&0xff)
 enum { IJU_PAT, IJU_PATMASK, IJU_GATHER, IJU_C0, IJU_CA, IJU_C9, IJU_C5,
        IJU_X0F, IJU_X20, IJU_X80, IJU_W16, IJU_W256, IJU_SUR, IJU_D800,
-       IJU_DC00, IJU_X100, IJU_X800, IJU_X3F, IJU_XFC0, IJU_T2, IJU_T3,
-       IJU_T4, IJU_CP, IJU_3, IJU_LANES, IJU_BEFORE, IJU_N };
+       IJU_DC00, IJU_X80D, IJU_X800, IJU_X3F, IJU_XFC0, IJU_T2, IJU_T3,
+       IJU_T4, IJU_CP, IJU_3, IJU_LANES, IJU_BEFORE, IJU_LO32, IJU_N };
 static const unsigned char aIdemJsonU[IJU_N][32] __attribute__((aligned(32))) = {
   /* In each 16-byte half: escapes 2k (bytes 0..5) and 2k+1 (6..11). */
   IJ_B32('\\','u',0,0,0,0,'\\','u',0,0,0,0,0,0,0,0),
@@ -2412,13 +2412,14 @@ static const unsigned char aIdemJsonU[IJU_N][32] __attribute__((aligned(32))) = 
   IJ_S32(0x20), IJ_S32(0x80),
   IJ_B32(16,1,16,1,16,1,16,1,16,1,16,1,16,1,16,1),     /* n0*16 + n1 */
   IJ_W32(0x00010100),                                  /* w0*256 + w1 */
-  IJ_W32(0xfffffc00u), IJ_W32(0xd800), IJ_W32(0xdc00), IJ_W32(0x100),
+  IJ_W32(0xfffffc00u), IJ_W32(0xd800), IJ_W32(0xdc00), IJ_W32(0x80),
   IJ_W32(0x800), IJ_W32(0x3f), IJ_W32(0xfc0),
   IJ_W32(0x80c0), IJ_W32(0x8080e0), IJ_W32(0x808080f0u),
   IJ_W32((0x10000u - (0xd800u<<10) - 0xdc00u) & 0xffffffffu),
   IJ_W32(3),
   { 0,0,0,0, 1,0,0,0, 2,0,0,0, 3,0,0,0, 4,0,0,0, 5,0,0,0, 6,0,0,0, 7,0,0,0 },
-  { 7,0,0,0, 0,0,0,0, 1,0,0,0, 2,0,0,0, 3,0,0,0, 4,0,0,0, 5,0,0,0, 6,0,0,0 }
+  { 7,0,0,0, 0,0,0,0, 1,0,0,0, 2,0,0,0, 3,0,0,0, 4,0,0,0, 5,0,0,0, 6,0,0,0 },
+  IJ_B32(0xff,0xff,0xff,0xff,0,0,0,0,0xff,0xff,0xff,0xff,0,0,0,0)
 };
 #define IJ_U(k) _mm256_load_si256((const __m256i*)(const void*)aK[k])
 
@@ -2479,10 +2480,10 @@ static uint64_t idemJsonURunAvx2(
     isH = _mm256_cmpeq_epi32(hi, IJ_U(IJU_D800));
     isL = _mm256_cmpeq_epi32(hi, IJ_U(IJU_DC00));
     mBad = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
-             _mm256_cmpgt_epi32(IJ_U(IJU_X100), u)));
+             _mm256_cmpgt_epi32(IJ_U(IJU_X80D), u)));
     mH = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(isH));
     mL = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(isL));
-    /* A run stops at a unit below U+0100 (or bad: -1), at a high
+    /* A run stops at an ASCII unit (or a bad one: -1), at a high
     ** surrogate whose next is no low one (the eighth's next is the next
     ** block's first), at a low one not after a high one. */
     mBad |= (mH & ~(mL>>1) & 0x7f) | (mL & ~(mH<<1 | carryH))
@@ -2518,25 +2519,35 @@ static uint64_t idemJsonURunAvx2(
     len = _mm256_and_si256(len, _mm256_cmpgt_epi32(
             _mm256_set1_epi32((int)m), IJ_U(IJU_LANES)));
     {
-      uint32_t aW[8], aLen[8];
+      /* Two units a 64-bit lane, the second's bytes after the first's
+      ** (a high surrogate's none: its word cleared): 4 stores of 8 bytes,
+      ** each where the one before ended. */
+      uint64_t aW[4], aLen[4];
+      __m256i len0 = _mm256_and_si256(len, IJ_U(IJU_LO32));
       int i;
+      w = _mm256_andnot_si256(isH, w);
+      w = _mm256_or_si256(_mm256_and_si256(w, IJ_U(IJU_LO32)),
+            _mm256_sllv_epi64(_mm256_srli_epi64(w, 32),
+                              _mm256_slli_epi64(len0, 3)));
+      len = _mm256_add_epi64(len0, _mm256_srli_epi64(len, 32));
       _mm256_storeu_si256((__m256i*)(void*)aW, w);
       _mm256_storeu_si256((__m256i*)(void*)aLen, len);
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC unroll 8
+#pragma GCC unroll 4
 #endif
-      for(i=0; i<8; i++){
-        memcpy(o, &aW[i], 4);
+      for(i=0; i<4; i++){
+        memcpy(o, &aW[i], 8);
         o += aLen[i];
       }
     }
-    s += 6*m;
     if( m<8 ){
       /* A high surrogate last taken, not followed by its low one, is given
       ** back (it wrote nothing), for the caller to report. */
+      s += 6*m;
       if( m==0 && carryH ) s -= 6;
       break;
     }
+    s += 48;        /* not 6*m: the next block need not wait for m */
     carryH = mH>>7;
     prev = u;
     if( zEnd-s<IJ_URUN_MIN ){
@@ -2672,26 +2683,31 @@ static int idemJsonString(
       continue;
     }
     switch( idemJsonClass[*s] ){
-      case IJ_BSLASH: do{
+      case IJ_BSLASH:
+#ifdef IDEM_AVX2
+        if( zEnd-s>=IJ_URUN_MIN && s[1]=='u' && s[2]!='0' && s[42]=='\\'
+         && s[43]=='u' && s[6]=='\\' && p->isUtf8 ){
+          /* A run that starts with 8 \u escapes or more, the first of
+          ** U+1000 or above (3 bytes or a pair: CJK, names of mixed
+          ** planes): 8 at a time (isUtf8 says AVX2 is there), then what
+          ** is left of it one at a time.  Asked at a run's start only: a
+          ** shorter run, or one of 2-byte characters, or of all kinds of
+          ** escapes, goes faster through the loop below, which goes on at
+          ** each branch it predicts where a block's result waits for all
+          ** its steps. */
+          uint64_t n = idemJsonURunAvx2(s, zEnd, o);
+          s += (uint32_t)n;
+          o += n>>32;
+          if( s>=zEnd || *s!='\\' ) break;
+        }
+#endif
+        do{
         /* A run of escapes (as "\u00fc\u00e9" of an ASCII-only encoder)
         ** is decoded without going back to the scan. */
         int c;
         if( zEnd-s<2 ){
           return idemJsonFail(p, "unterminated string", z, zStart, zEnd);
         }
-#ifdef IDEM_AVX2
-        if( zEnd-s>=IJ_URUN_MIN && s[1]=='u' && s[6]=='\\'
-         && (s[2]!='0' || s[3]!='0') && p->isUtf8 ){
-          /* Two \u escapes or more, the first of U+0100 or above: up to 8
-          ** at once (isUtf8 says that AVX2 is there). */
-          uint64_t n = idemJsonURunAvx2(s, zEnd, o);
-          if( n ){
-            s += (uint32_t)n;
-            o += n>>32;
-            continue;
-          }
-        }
-#endif
         if( idemJsonKeepEscape[s[1]] ){
           /* \" \\ \b \f \n \r \t: its own canonical form. */
           memcpy(o, s, 2);
