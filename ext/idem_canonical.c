@@ -2685,8 +2685,9 @@ static int idemJsonString(
     switch( idemJsonClass[*s] ){
       case IJ_BSLASH:
 #ifdef IDEM_AVX2
-        if( zEnd-s>=IJ_URUN_MIN && s[1]=='u' && s[2]!='0' && s[42]=='\\'
-         && s[43]=='u' && s[6]=='\\' && p->isUtf8 ){
+        if( __builtin_expect(s[1]=='u' && zEnd-s>=IJ_URUN_MIN && s[2]!='0'
+                             && s[42]=='\\' && s[43]=='u' && s[6]=='\\'
+                             && p->isUtf8, 0) ){
           /* A run that starts with 8 \u escapes or more, the first of
           ** U+1000 or above (3 bytes or a pair: CJK, names of mixed
           ** planes): 8 at a time (isUtf8 says AVX2 is there), then what
