@@ -7058,7 +7058,7 @@ static int idemJsonString(
     switch( idemJsonClass[*s] ){
       case IJ_BSLASH:
 #ifdef IDEM_AVX2
-        if( __builtin_expect(zEnd-s>=IJ_URUN_MIN && s[1]=='u' && s[2]!='0'
+        if( __builtin_expect(zEnd-s>=IJ_URUN_MIN && s[2]!='0' && s[1]=='u'
                              && s[42]=='\\' && s[43]=='u' && s[6]=='\\'
                              && p->isUtf8, 0) ){
           /* A run that starts with 8 \u escapes or more, the first of
