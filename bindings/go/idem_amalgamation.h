@@ -8738,9 +8738,10 @@ static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
 ** (pragma.c; R-12238-55120).  So the table's first read puts a watch on
 ** its schema's file (and main's: "PRAGMA journal_mode=X" without a schema
 ** sets every schema's, and goes to main's file): the file's methods are
-** kept, and its pMethods points at a copy of them (IdemWatch) that passes
-** every call on unchanged and counts, on the way, the PRAGMAs that set
-** synchronous or journal_mode.  Then:
+** kept, and its pMethods points at a copy of them (IdemWatch) in which
+** only xFileControl differs, which counts, on its way to the file's own,
+** the PRAGMAs that set synchronous or journal_mode (and xClose, which
+** lets the watch go with the file).  Then:
 **
 **   synchronous     is applied where its PRAGMA is prepared, right after
 **                   the file control: a count that has not moved since
@@ -8768,7 +8769,10 @@ typedef struct IdemWatch IdemWatch;
 struct IdemWatch {
   sqlite3_io_methods base;              /* where pMethods points */
   const sqlite3_io_methods *pOrig;      /* the file's own methods */
+  sqlite3_file *pFile;                  /* the file watched */
+  IdemWatch *pNext;                     /* every watch of this copy */
   int nRef;                             /* tables watching */
+  int bMixed;                           /* counted in idemWatchMixed */
   unsigned int nSync;                   /* "PRAGMA synchronous=" seen */
   int bJournal;                         /* "PRAGMA journal_mode=" seen */
 };
@@ -8780,41 +8784,65 @@ struct IdemWatchArg {
   unsigned int nSync;
   int bJournal;
 };
-#define IDEM_WATCH(f) ((const IdemWatch*)(f)->pMethods)
+
+/*
+** The copy of the methods is the file's own but for xFileControl and
+** xClose, so every other call goes straight to the file's own method.
+** Those two find their watch by the file, in this copy of idem's list of
+** watches (under the mutex SQLite keeps for an extension's VFS), never
+** through pMethods: another copy of idem (or any other code) may put its
+** own copy of the methods above this one later, and pMethods is then
+** theirs.  The mutex is held for the lookup only, never across a call
+** into the file's methods.
+*/
+static IdemWatch *idemWatchAll = 0;
+
+/* The file control under every watch of this copy, where they all have
+** the same one (as every file of one VFS does), and the number of those
+** that have another: while none has, a call the watch only passes on
+** (all but the two it answers) goes there with no lookup.  Both change
+** under the mutex; read without it, they are right for the file at hand:
+** its watch was put, under the mutex, before any call came to it (so
+** the file control is set), and a watch with another file control keeps
+** the number above 0 for as long as it is there. */
+static int (*idemWatchFc)(sqlite3_file*, int, void*) = 0;
+static int idemWatchMixed = 0;
+
+static sqlite3_mutex *idemWatchMutex(void){
+  return sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_VFS2);
+}
+
+/* The watch of file f (of this copy of idem), or 0; if bUnlink, taken off
+** the list as well. */
+static IdemWatch *idemWatchFind(sqlite3_file *f, int bUnlink){
+  sqlite3_mutex *m = idemWatchMutex();
+  IdemWatch **pp, *w;
+  sqlite3_mutex_enter(m);
+  for(pp=&idemWatchAll; (w = *pp)!=0 && w->pFile!=f; pp=&w->pNext){}
+  if( w && bUnlink ){
+    *pp = w->pNext;
+    idemWatchMixed -= w->bMixed;
+  }
+  sqlite3_mutex_leave(m);
+  return w;
+}
 
 static int idemWatchClose(sqlite3_file *f){
-  IdemWatch *w = (IdemWatch*)f->pMethods;
-  int rc = w->pOrig->xClose(f);
+  IdemWatch *w = idemWatchFind(f, 1);
+  const sqlite3_io_methods *pOrig;
+  if( w==0 ) return SQLITE_MISUSE;      /* (cannot be: put, then closed) */
+  pOrig = w->pOrig;
+  if( f->pMethods==&w->base ) f->pMethods = pOrig;
   sqlite3_free(w);
-  return rc;
-}
-static int idemWatchRead(sqlite3_file *f, void *p, int n, sqlite3_int64 o){
-  return IDEM_WATCH(f)->pOrig->xRead(f, p, n, o);
-}
-static int idemWatchWrite(sqlite3_file *f, const void *p, int n,
-                          sqlite3_int64 o){
-  return IDEM_WATCH(f)->pOrig->xWrite(f, p, n, o);
-}
-static int idemWatchTruncate(sqlite3_file *f, sqlite3_int64 n){
-  return IDEM_WATCH(f)->pOrig->xTruncate(f, n);
-}
-static int idemWatchSync(sqlite3_file *f, int flags){
-  return IDEM_WATCH(f)->pOrig->xSync(f, flags);
-}
-static int idemWatchFileSize(sqlite3_file *f, sqlite3_int64 *pn){
-  return IDEM_WATCH(f)->pOrig->xFileSize(f, pn);
-}
-static int idemWatchLock(sqlite3_file *f, int e){
-  return IDEM_WATCH(f)->pOrig->xLock(f, e);
-}
-static int idemWatchUnlock(sqlite3_file *f, int e){
-  return IDEM_WATCH(f)->pOrig->xUnlock(f, e);
-}
-static int idemWatchCheckReservedLock(sqlite3_file *f, int *pb){
-  return IDEM_WATCH(f)->pOrig->xCheckReservedLock(f, pb);
+  return pOrig->xClose(f);
 }
 static int idemWatchFileControl(sqlite3_file *f, int op, void *pArg){
-  IdemWatch *w = (IdemWatch*)f->pMethods;
+  IdemWatch *w;
+  if( op!=SQLITE_FCNTL_PRAGMA && op!=IDEM_FCNTL_WATCH && idemWatchMixed==0 ){
+    return idemWatchFc(f, op, pArg);    /* (the file's own, see above) */
+  }
+  w = idemWatchFind(f, 0);
+  if( w==0 ) return SQLITE_NOTFOUND;    /* (cannot be: as above) */
   if( op==SQLITE_FCNTL_PRAGMA ){
     const char *const *az = (const char *const*)pArg;
     if( az[2] ){                        /* sets: a read changes nothing */
@@ -8828,38 +8856,13 @@ static int idemWatchFileControl(sqlite3_file *f, int op, void *pArg){
     a->nSync = w->nSync;
     a->bJournal = w->bJournal;
     if( a->eOp==1 && --w->nRef<=0 && f->pMethods==&w->base ){
-      f->pMethods = w->pOrig;           /* (else freed with the file) */
+      idemWatchFind(f, 1);
+      f->pMethods = w->pOrig;           /* (else let go with the file) */
       sqlite3_free(w);
     }
     return SQLITE_OK;
   }
   return w->pOrig->xFileControl(f, op, pArg);
-}
-static int idemWatchSectorSize(sqlite3_file *f){
-  return IDEM_WATCH(f)->pOrig->xSectorSize(f);
-}
-static int idemWatchDeviceCharacteristics(sqlite3_file *f){
-  return IDEM_WATCH(f)->pOrig->xDeviceCharacteristics(f);
-}
-static int idemWatchShmMap(sqlite3_file *f, int i, int n, int b,
-                           void volatile **pp){
-  return IDEM_WATCH(f)->pOrig->xShmMap(f, i, n, b, pp);
-}
-static int idemWatchShmLock(sqlite3_file *f, int o, int n, int flags){
-  return IDEM_WATCH(f)->pOrig->xShmLock(f, o, n, flags);
-}
-static void idemWatchShmBarrier(sqlite3_file *f){
-  IDEM_WATCH(f)->pOrig->xShmBarrier(f);
-}
-static int idemWatchShmUnmap(sqlite3_file *f, int bDelete){
-  return IDEM_WATCH(f)->pOrig->xShmUnmap(f, bDelete);
-}
-static int idemWatchFetch(sqlite3_file *f, sqlite3_int64 o, int n,
-                          void **pp){
-  return IDEM_WATCH(f)->pOrig->xFetch(f, o, n, pp);
-}
-static int idemWatchUnfetch(sqlite3_file *f, sqlite3_int64 o, void *p){
-  return IDEM_WATCH(f)->pOrig->xUnfetch(f, o, p);
 }
 
 /* True if a statement of db may set journal_mode when it is next
@@ -8893,8 +8896,7 @@ static void idemWatchUnref(sqlite3 *db, const char *zDb){
   IdemWatchArg a;
   sqlite3_file *pFile = 0;
   if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_FILE_POINTER, &pFile)
-        !=SQLITE_OK || pFile==0 || pFile->pMethods==0
-   || pFile->pMethods->xFileControl!=idemWatchFileControl ){
+        !=SQLITE_OK || pFile==0 || idemWatchFind(pFile, 0)==0 ){
     return;                             /* (closed with its file) */
   }
   memset(&a, 0, sizeof(a));
@@ -8908,44 +8910,57 @@ static void idemWatchUnref(sqlite3 *db, const char *zDb){
 static int idemWatchRef(sqlite3 *db, const char *zDb){
   sqlite3_file *pFile = 0;
   const sqlite3_io_methods *pM;
+  sqlite3_mutex *m;
   IdemWatch *w;
   if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_FILE_POINTER, &pFile)
         !=SQLITE_OK || pFile==0 || (pM = pFile->pMethods)==0 ){
     return 0;
   }
-  if( pM->xFileControl==idemWatchFileControl ){
-    ((IdemWatch*)pM)->nRef++;
+  if( (w = idemWatchFind(pFile, 0))!=0 ){
+    w->nRef++;
     return 1;
   }
   w = (IdemWatch*)sqlite3_malloc(sizeof(*w));
   if( w==0 ) return 0;
   memset(w, 0, sizeof(*w));
-  w->pOrig = pM;
-  w->nRef = 1;
-  w->bJournal = idemWatchPending(db);
+  /* The file's own methods, as many as its iVersion says it has (a VFS
+  ** built against an older sqlite3.h has a shorter struct) and this build
+  ** knows; but the two above. */
   w->base.iVersion = pM->iVersion<3 ? pM->iVersion : 3;
   w->base.xClose = idemWatchClose;
-  w->base.xRead = idemWatchRead;
-  w->base.xWrite = idemWatchWrite;
-  w->base.xTruncate = idemWatchTruncate;
-  w->base.xSync = idemWatchSync;
-  w->base.xFileSize = idemWatchFileSize;
-  w->base.xLock = idemWatchLock;
-  w->base.xUnlock = idemWatchUnlock;
-  w->base.xCheckReservedLock = idemWatchCheckReservedLock;
+  w->base.xRead = pM->xRead;
+  w->base.xWrite = pM->xWrite;
+  w->base.xTruncate = pM->xTruncate;
+  w->base.xSync = pM->xSync;
+  w->base.xFileSize = pM->xFileSize;
+  w->base.xLock = pM->xLock;
+  w->base.xUnlock = pM->xUnlock;
+  w->base.xCheckReservedLock = pM->xCheckReservedLock;
   w->base.xFileControl = idemWatchFileControl;
-  w->base.xSectorSize = idemWatchSectorSize;
-  w->base.xDeviceCharacteristics = idemWatchDeviceCharacteristics;
-  if( pM->iVersion>=2 ){                /* (NULL stays NULL: no WAL) */
-    if( pM->xShmMap ) w->base.xShmMap = idemWatchShmMap;
-    if( pM->xShmLock ) w->base.xShmLock = idemWatchShmLock;
-    if( pM->xShmBarrier ) w->base.xShmBarrier = idemWatchShmBarrier;
-    if( pM->xShmUnmap ) w->base.xShmUnmap = idemWatchShmUnmap;
+  w->base.xSectorSize = pM->xSectorSize;
+  w->base.xDeviceCharacteristics = pM->xDeviceCharacteristics;
+  if( pM->iVersion>=2 ){
+    w->base.xShmMap = pM->xShmMap;
+    w->base.xShmLock = pM->xShmLock;
+    w->base.xShmBarrier = pM->xShmBarrier;
+    w->base.xShmUnmap = pM->xShmUnmap;
   }
   if( pM->iVersion>=3 ){
-    if( pM->xFetch ) w->base.xFetch = idemWatchFetch;
-    if( pM->xUnfetch ) w->base.xUnfetch = idemWatchUnfetch;
+    w->base.xFetch = pM->xFetch;
+    w->base.xUnfetch = pM->xUnfetch;
   }
+  w->pOrig = pM;
+  w->pFile = pFile;
+  w->nRef = 1;
+  w->bJournal = idemWatchPending(db);
+  m = idemWatchMutex();
+  sqlite3_mutex_enter(m);
+  if( idemWatchFc==0 ) idemWatchFc = pM->xFileControl;
+  w->bMixed = pM->xFileControl!=idemWatchFc;
+  idemWatchMixed += w->bMixed;
+  w->pNext = idemWatchAll;
+  idemWatchAll = w;
+  sqlite3_mutex_leave(m);
   pFile->pMethods = &w->base;
   return 1;
 }
