@@ -2603,7 +2603,10 @@ static IDEMNUM_INLINE int idemNumCanonical(
     }else{
       for(; j<n; j++) x10 = x10*10 + (z[j]-'0');
     }
-    L += eNeg ? -x10 : x10;
+    /* -x10 if eNeg, with no branch: the sign of "%.17g"'s exponents
+    ** falls at random, and a branch on it was mispredicted every other
+    ** time */
+    L += (x10 ^ -eNeg) + eNeg;
   }
   if( L<-307 || L>307 ) goto out_of_range;
 
