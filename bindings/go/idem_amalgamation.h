@@ -4619,6 +4619,14 @@ struct IdemJson {
 #define IJ_AHEAD 16
 #define IJ_PREFETCH_MIN 2048
 
+/* Objects of at least this many members are rewritten in sorted order
+** by a scatter (idemJsonFinishObject()): the members read in the order
+** of the text, each written to its place, not read in sorted order (a
+** gather), where each member's record and then its text is a wait for
+** memory that a prefetch a few members ahead does not hide.  Writes that
+** miss do not hold up the loop as reads do. */
+#define IJ_SCATTER_MIN 2048
+
 /* Functions on the path of every value, forced inline. */
 #if defined(__GNUC__)
 # define IDEM_JSON_INLINE __attribute__((always_inline)) inline
@@ -5167,12 +5175,14 @@ static int idemJsonNameCmp(
 }
 
 /* A member in the sort of its object: its sort key and its index in the
-** object's member records. */
+** object's member records; in an object of IJ_SCATTER_MIN members or
+** more, the length of its text too (for idemJsonFinishObject(), which
+** then reads no member record in sorted order). */
 typedef struct IdemJsonRank IdemJsonRank;
 struct IdemJsonRank {
   uint64_t iKey;
   uint32_t iMem;
-  uint32_t iUnused;
+  uint32_t nLen;
 };
 
 /* Objects of up to IDEM_JSON_NET members are sorted by their keys with a
@@ -5553,12 +5563,14 @@ static void idemJsonMergeSort(
 ** radix sort, 8 bits a pass, each pass stable; a byte that every key has
 ** alike costs no pass.  x: the bits in which the keys may differ, if the
 ** caller knows them (else ~0): a half of the key that is all alike is
-** not counted either. */
+** not counted either.  The sorted ranks end in aTmp[] if bToT, else in
+** r[]. */
 static void idemJsonRadixSort(
   IdemJsonRank *r,
   IdemJsonRank *aTmp,
   int n,
-  uint64_t x
+  uint64_t x,
+  int bToT
 ){
   uint32_t aCnt[8][256];
   IdemJsonRank *aSrc = r, *aDst = aTmp;
@@ -5600,19 +5612,22 @@ static void idemJsonRadixSort(
     }
     { IdemJsonRank *aSwap = aSrc; aSrc = aDst; aDst = aSwap; }
   }
-  if( aSrc!=r ) memcpy(r, aSrc, n*sizeof(IdemJsonRank));
+  if( aSrc!=(bToT ? aTmp : r) ){
+    memcpy(bToT ? aTmp : r, aSrc, n*sizeof(IdemJsonRank));
+  }
 }
 
 /* Ranges of more ranks than this (256 KiB) are first split by their
 ** highest byte that differs (idemJsonSortRanks()). */
 #define IDEM_JSON_MSD 16384
 
-static void idemJsonSortRanks(IdemJsonRank*, IdemJsonRank*, int);
-static void idemJsonRadixSort(IdemJsonRank*, IdemJsonRank*, int, uint64_t);
+static void idemJsonSortRanks(IdemJsonRank*, IdemJsonRank*, int, int);
 
-/* Sort r[0..n) by key, aTmp[0..n) scratch, n above IDEM_JSON_MSD: one
-** pass splits the ranks by the highest byte of the keys that differs,
-** and each part is sorted in its turn (idemJsonSortRanks()).  Each pass of
+/* Sort r[0..n) by key, aTmp[0..n) scratch, n above IDEM_JSON_MSD; the
+** sorted ranks end in aTmp[] if bToT, else in r[]: one pass splits the
+** ranks by the highest byte of the keys that differs, into aTmp[], and
+** each part is sorted in its turn (idemJsonSortRanks(), the roles of r[]
+** and aTmp[] swapped: no copy back).  Each pass of
 ** a radix sort over all of r[] would read and write more than the
 ** second-level cache holds (the time of a memory-bound pass, eight times
 ** over), where the parts are sorted within it.  Each level splits by a
@@ -5620,13 +5635,17 @@ static void idemJsonRadixSort(IdemJsonRank*, IdemJsonRank*, int, uint64_t);
 static void idemJsonSortRanksMsd(
   IdemJsonRank *r,
   IdemJsonRank *aTmp,
-  int n
+  int n,
+  int bToT
 ){
   uint32_t aCnt[256];
   uint64_t x = 0, k0 = r[0].iKey;
   int i, m, sh;
   for(i=1; i<n; i++) x |= r[i].iKey ^ k0;
-  if( x==0 ) return;
+  if( x==0 ){
+    if( bToT ) memcpy(aTmp, r, n*sizeof(IdemJsonRank));
+    return;
+  }
   for(sh=56; (x>>sh)==0; sh-=8){}
   memset(aCnt, 0, sizeof(aCnt));
   for(i=0; i<n; i++) aCnt[(r[i].iKey>>sh) & 0xff]++;
@@ -5636,27 +5655,40 @@ static void idemJsonSortRanksMsd(
     m += (int)c;
   }
   for(i=0; i<n; i++) aTmp[aCnt[(r[i].iKey>>sh) & 0xff]++] = r[i];
-  memcpy(r, aTmp, n*sizeof(IdemJsonRank));
   for(i=0, m=0; i<256; i++){
     int e = (int)aCnt[i];          /* now the end of part i */
-    if( e-m<=1 ){
-      /* nothing to sort */
-    }else{
-      idemJsonSortRanks(r+m, aTmp+m, e-m);
+    if( e-m>1 ){
+      idemJsonSortRanks(aTmp+m, r+m, e-m, !bToT);
+    }else if( e>m && !bToT ){
+      r[m] = aTmp[m];
     }
     m = e;
   }
 }
 
-/* Sort r[0..n) by key, aTmp[0..n) scratch.  Keys already in order, or in
-** the reverse order (an object written backwards), cost one pass. */
-static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
+/* Sort r[0..n) by key, aTmp[0..n) scratch; the sorted ranks end in
+** aTmp[] if bToT (a part of idemJsonSortRanksMsd()), else in r[].  Keys
+** already in order, or in the reverse order (an object written
+** backwards), cost one pass. */
+static void idemJsonSortRanks(
+  IdemJsonRank *r,
+  IdemJsonRank *aTmp,
+  int n,
+  int bToT
+){
   int i;
   for(i=1; i<n && r[i-1].iKey<=r[i].iKey; i++){}
-  if( i==n ) return;
+  if( i==n ){
+    if( bToT ) memcpy(aTmp, r, n*sizeof(IdemJsonRank));
+    return;
+  }
   if( i==1 ){
     for(i=1; i<n && r[i-1].iKey>r[i].iKey; i++){}
     if( i==n ){
+      if( bToT ){
+        for(i=0; i<n; i++) aTmp[i] = r[n-1-i];
+        return;
+      }
       for(i=0; i<n/2; i++){
         IdemJsonRank x = r[i];
         r[i] = r[n-1-i];
@@ -5675,10 +5707,13 @@ static void idemJsonSortRanks(IdemJsonRank *r, IdemJsonRank *aTmp, int n){
   }else if( n<IDEM_JSON_RADIX ){
     idemJsonMergeSort(r, aTmp, n, 0);
   }else if( n<=IDEM_JSON_MSD ){
-    idemJsonRadixSort(r, aTmp, n, ~(uint64_t)0);
+    idemJsonRadixSort(r, aTmp, n, ~(uint64_t)0, bToT);
+    return;
   }else{
-    idemJsonSortRanksMsd(r, aTmp, n);
+    idemJsonSortRanksMsd(r, aTmp, n, bToT);
+    return;
   }
+  if( bToT ) memcpy(aTmp, r, n*sizeof(IdemJsonRank));
 }
 
 /* A member in the sort of a large object by its keys at 0 and at 8
@@ -5689,7 +5724,7 @@ typedef struct IdemJsonWide IdemJsonWide;
 struct IdemJsonWide {
   uint64_t k0, k1;
   uint32_t iMem;
-  uint32_t iUnused;
+  uint32_t nLen;             /* The length of its text (IdemJsonRank) */
 };
 
 /* Ranges of at most this many records are sorted by insertion. */
@@ -5952,7 +5987,7 @@ static int idemJsonPivot(
       *pbEqual = 1;
     }
   }
-  idemJsonSortRanks(r, aTmp, k);
+  idemJsonSortRanks(r, aTmp, k, 0);
   for(i=0; i<k; i=j){
     uint64_t x = r[i].iKey;
     for(j=i+1; j<k && r[j].iKey==x; j++){}
@@ -6040,13 +6075,16 @@ static int idemJsonSortNames(
         aW[i].k0 = aT[i].aK[0];
         aW[i].k1 = aT[i].aK[1];
         aW[i].iMem = (uint32_t)i;
+        aW[i].nLen = a[i].iEnd - a[i].iName;
       }
       idemJsonWideSort(aW, aW+n, n, 0);
       aR[0].iKey = aW[0].k0;
       aR[0].iMem = aW[0].iMem;
+      aR[0].nLen = aW[0].nLen;
       for(i=1; i<n; i++){
         aR[i].iKey = aW[i].k0;
         aR[i].iMem = aW[i].iMem;
+        aR[i].nLen = aW[i].nLen;
         bTie |= (aW[i].k0==aW[i-1].k0) & (aW[i].k1==aW[i-1].k1);
       }
       bRuns = bTie!=0;      /* no two names alike in 16 bytes: no runs */
@@ -6054,17 +6092,18 @@ static int idemJsonSortNames(
       for(i=0; i<n; i++){
         aR[i].iKey = aT[i].aK[1];
         aR[i].iMem = (uint32_t)i;
+        aR[i].nLen = a[i].iEnd - a[i].iName;
       }
-      if( x1 ) idemJsonRadixSort(aR, aR+n, n, x1);
+      if( x1 ) idemJsonRadixSort(aR, aR+n, n, x1, 0);
       for(i=0; i<n; i++){
         if( i+IJ_AHEAD<n ) IJ_PREFETCH(&aT[aR[i+IJ_AHEAD].iMem]);
         aR[i].iKey = aT[aR[i].iMem].aK[0];
         x0 |= aR[i].iKey ^ aT[0].aK[0];
       }
       if( x1 ){
-        idemJsonRadixSort(aR, aR+n, n, x0);  /* stable: the order at 8 holds */
+        idemJsonRadixSort(aR, aR+n, n, x0, 0);  /* stable: the order at 8 holds */
       }else{
-        idemJsonSortRanks(aR, aR+n, n);   /* the keys at 8 all alike */
+        idemJsonSortRanks(aR, aR+n, n, 0);   /* the keys at 8 all alike */
       }
     }
 
@@ -6121,6 +6160,7 @@ by_name_key:
     for(i=0; i<n; i++){
       aR[i].iKey = a[i].iKey;
       aR[i].iMem = (uint32_t)i;
+      aR[i].nLen = a[i].iEnd - a[i].iName;
     }
   }else if( n<=IDEM_JSON_SMALL ){
     idemJsonInsertKeys(a, n, aR);
@@ -6130,8 +6170,9 @@ by_name_key:
     for(i=0; i<n; i++){
       aR[i].iKey = a[i].iKey;
       aR[i].iMem = (uint32_t)i;
+      aR[i].nLen = a[i].iEnd - a[i].iName;
     }
-    idemJsonSortRanks(aR, aR+n, n);
+    idemJsonSortRanks(aR, aR+n, n, 0);
   }
   for(i=0; i<n-1; i++){
     if( aR[i].iKey!=aR[i+1].iKey ) continue;
@@ -6285,7 +6326,7 @@ sort_groups:
       if( rc ) return rc;
       continue;
     }
-    idemJsonSortRanks(r, aR + n + (r - aR), k);
+    idemJsonSortRanks(r, aR + n + (r - aR), k, 0);
 
     /* Each run of equal keys: the names that end within the key first,
     ** by the length left (a counting sort: 0 to 8 bytes, or more); two
@@ -6636,17 +6677,27 @@ static int idemJsonFinishObject(
   if( rc ) return rc;
   zTo = p->zTmp;
   i = iLo;
-  if( n>=IJ_PREFETCH_MIN ){
-    /* A large object: fetch ahead (IJ_PREFETCH()), then the last few. */
-    for(; i<=iHi-IJ_AHEAD; i++){
-      const IdemJsonMember *pM = &a[aOrd[i].iMem];
-      uint32_t nMember = pM->iEnd - pM->iName;
-      IJ_PREFETCH(&a[aOrd[i+IJ_AHEAD].iMem]);
-      IJ_PREFETCH(p->zOut + a[aOrd[i+IJ_AHEAD/2].iMem].iName);
-      idemJsonMove(zTo, p->zOut + pM->iName, nMember);
-      zTo[nMember] = ',';
-      zTo += nMember+1;
+  if( n>=IJ_SCATTER_MIN ){
+    /* A large object: each member's place in zTmp first, then the
+    ** members in the order of the text, each written to its place (a
+    ** scatter, not a gather: see IJ_SCATTER_MIN).  aPos[m] (the sort's
+    ** scratch after aR[0..n)) is member m's offset in zTmp, from the
+    ** lengths that the ranks carry (IdemJsonRank). */
+    uint32_t *aPos = (uint32_t*)(aOrd + n);
+    uint32_t iTo = 0;
+    assert( aOrd!=aSmall );
+    for(i=iLo; i<=iHi; i++){
+      assert( aOrd[i].nLen==a[aOrd[i].iMem].iEnd - a[aOrd[i].iMem].iName );
+      aPos[aOrd[i].iMem] = iTo;
+      iTo += aOrd[i].nLen+1;
     }
+    for(i=iLo; i<=iHi; i++){
+      uint32_t nMember = a[i].iEnd - a[i].iName;
+      zTo = p->zTmp + aPos[i];
+      idemJsonMove(zTo, p->zOut + a[i].iName, nMember);
+      zTo[nMember] = ',';
+    }
+    i = iHi+1;
   }
   for(; i<=iHi; i++){
     const IdemJsonMember *pM = &a[aOrd[i].iMem];
