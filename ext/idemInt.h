@@ -263,7 +263,12 @@ struct IdemDurable {
   char zMode[16];             /* journal_mode, upper case */
   int bDirSync;               /* Sync the directory at xCommit */
   int bExtWrote;              /* This txn wrote an external call (strict) */
-  char *zMarker;              /* The marker made at xSync, for xCommit */
+  char *zMarker;              /* The marker made at xSync, for xCommit
+                              ** (zMarkerName then, else NULL) */
+  char *zMarkerName;          /* "<db>-idemXXX": made once, XXX each time */
+  int nMarkerName;            /* Its length */
+  unsigned int iMarker;       /* The next XXX (from a random start) */
+  sqlite3_file *pMarkerFile;  /* szOsFile bytes for the marker's open */
   char *zLost;                /* A directory sync that failed at xCommit */
   char *zDir;                 /* The directory of the table's file, when
                               ** its name is a unix path (else NULL) */
@@ -282,6 +287,15 @@ struct IdemDurable {
                               ** data version was iWalVersion */
   unsigned int iWalVersion;   /* SQLITE_FCNTL_DATA_VERSION then, or after
                               ** the table's own COMMIT since */
+  int bVersion;               /* iWalVersion holds (for the kept below) */
+  int eWatch;                 /* 0 not tried, 1 the schema's file (and
+                              ** main's, for another schema) watched for
+                              ** PRAGMAs that set a setting, 2 cannot */
+  int bSyncKept;              /* iSync read at iWalVersion, when the watch
+                              ** had seen nSyncSet "PRAGMA synchronous=" */
+  int bModeKept;              /* zMode (a rollback mode) read at
+                              ** iWalVersion, no "journal_mode=" seen */
+  unsigned int nSyncSet;
 };
 #define IDEM_STORE_FILE   0   /* a database file */
 #define IDEM_STORE_NOFILE 1   /* ":memory:", temp, "" */
@@ -300,7 +314,9 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
 /* xCommit: make an external call's COMMIT in DELETE mode durable. */
 IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
-IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
+/* xDisconnect: the watch of the schema's file let go, then finalize. */
+IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
+                                   const char *zDb);
 /* xRollback: the marker made at xSync goes. */
 IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD);
 /* xSync: a connection that shares its cache now is refused, and a

@@ -2421,6 +2421,195 @@ static IDEM_JSON_INLINE void idemJsonCopyNumber(
   }
 }
 
+#ifdef IDEM_AVX2
+/* A run of \u escapes at s (s[0..1] is "\u"), on a machine with AVX2 (the
+** caller asks only where idemUtf8Valid() said yes, which it does only
+** there), with at least IJ_URUN_MIN bytes before zEnd: 8 escapes at once,
+** 6 bytes each, whatever they hold, so that where the next escape starts
+** never waits for the value of this one, and no branch tells a surrogate
+** pair from a character of 2 or 3 bytes (names that mix planes, as an
+** ASCII-only encoder writes them, mispredict such a branch at about every
+** other character).  The escapes taken are the leading ones that are
+** each \u and 4 hex digits of a character from U+0080 to U+FFFF, or of a
+** high surrogate followed by a low one; their UTF-8 is written at o.
+** Returns the bytes of input taken plus 2^32 times the bytes written, 0
+** if none (no pointers passed back through memory: the caller's s and o
+** stay in registers).  The first escape not taken (one of an ASCII
+** character, any other escape, a lone surrogate, bad hex digits, the end
+** of the string or of what can be read 8 escapes at a time) is read by
+** the caller's loop, which reports what is wrong where it always did. */
+#define IJ_URUN_MIN 52
+
+/* The constants of idemJsonURunAvx2(), 32 bytes each. */
+#define IJ_B32(a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p) \
+  { a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p, a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p }
+#define IJ_S32(x) { x,x,x,x,x,x,x,x,x,x,x,x,x,x,x,x, \
+                    x,x,x,x,x,x,x,x,x,x,x,x,x,x,x,x }
+#define IJ_W32(x) IJ_B32((x)&0xff,(x)>>8&0xff,(x)>>16&0xff,(x)>>24&0xff, \
+  (x)&0xff,(x)>>8&0xff,(x)>>16&0xff,(x)>>24&0xff, \
+  (x)&0xff,(x)>>8&0xff,(x)>>16&0xff,(x)>>24&0xff, \
+  (x)&0xff,(x)>>8&0xff,(x)>>16&0xff,(x)>>24&0xff)
+enum { IJU_PAT, IJU_PATMASK, IJU_GATHER, IJU_C0, IJU_CA, IJU_C9, IJU_C5,
+       IJU_X0F, IJU_X20, IJU_X80, IJU_W16, IJU_W256, IJU_SUR, IJU_D800,
+       IJU_DC00, IJU_X80D, IJU_X800, IJU_X3F, IJU_XFC0, IJU_T2, IJU_T3,
+       IJU_T4, IJU_CP, IJU_3, IJU_LANES, IJU_BEFORE, IJU_LO32, IJU_N };
+static const unsigned char aIdemJsonU[IJU_N][32] __attribute__((aligned(32))) = {
+  /* In each 16-byte half: escapes 2k (bytes 0..5) and 2k+1 (6..11). */
+  IJ_B32('\\','u',0,0,0,0,'\\','u',0,0,0,0,0,0,0,0),
+  IJ_B32(0xff,0xff,0,0,0,0,0xff,0xff,0,0,0,0,0,0,0,0),
+  /* The 8 hex digits of the two escapes of a half, to its bytes 0..7. */
+  IJ_B32(2,3,4,5,8,9,10,11,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80),
+  IJ_S32('0'), IJ_S32('a'), IJ_S32(9), IJ_S32(5), IJ_S32(0x0f),
+  IJ_S32(0x20), IJ_S32(0x80),
+  IJ_B32(16,1,16,1,16,1,16,1,16,1,16,1,16,1,16,1),     /* n0*16 + n1 */
+  IJ_W32(0x00010100),                                  /* w0*256 + w1 */
+  IJ_W32(0xfffffc00u), IJ_W32(0xd800), IJ_W32(0xdc00), IJ_W32(0x80),
+  IJ_W32(0x800), IJ_W32(0x3f), IJ_W32(0xfc0),
+  IJ_W32(0x80c0), IJ_W32(0x8080e0), IJ_W32(0x808080f0u),
+  IJ_W32((0x10000u - (0xd800u<<10) - 0xdc00u) & 0xffffffffu),
+  IJ_W32(3),
+  { 0,0,0,0, 1,0,0,0, 2,0,0,0, 3,0,0,0, 4,0,0,0, 5,0,0,0, 6,0,0,0, 7,0,0,0 },
+  { 7,0,0,0, 0,0,0,0, 1,0,0,0, 2,0,0,0, 3,0,0,0, 4,0,0,0, 5,0,0,0, 6,0,0,0 },
+  IJ_B32(0xff,0xff,0xff,0xff,0,0,0,0,0xff,0xff,0xff,0xff,0,0,0,0)
+};
+#define IJ_U(k) _mm256_load_si256((const __m256i*)(const void*)aK[k])
+
+/* Two units of each 16-byte half of 24*2 bytes at s (escapes 0,1 | 2,3
+** of the 4 there), in the half's first two 32-bit lanes; -1 where an
+** escape is not \u and 4 hex digits. */
+__attribute__((target("avx2"), always_inline))
+static inline __m256i idemJsonUHalf(
+  const unsigned char *s,
+  const unsigned char (*aK)[32]         /* aIdemJsonU */
+){
+  __m256i x, dig, let, isDig, ok, g, u;
+  x = _mm256_loadu2_m128i((const __m128i*)(s+12), (const __m128i*)s);
+  dig = _mm256_sub_epi8(x, IJ_U(IJU_C0));
+  let = _mm256_sub_epi8(_mm256_or_si256(x, IJ_U(IJU_X20)), IJ_U(IJU_CA));
+  isDig = _mm256_cmpeq_epi8(_mm256_min_epu8(dig, IJ_U(IJU_C9)), dig);
+  ok = _mm256_or_si256(isDig, _mm256_cmpeq_epi8(
+                                _mm256_min_epu8(let, IJ_U(IJU_C5)), let));
+  /* A digit's value (its low 4 bits, 9 more for a letter), with 0x80 in a
+  ** digit that is no hex digit, or 2 bytes after a byte of "\u" that is
+  ** not there. */
+  g = _mm256_or_si256(
+        _mm256_add_epi8(_mm256_and_si256(x, IJ_U(IJU_X0F)),
+          _mm256_andnot_si256(isDig, _mm256_and_si256(ok, IJ_U(IJU_C9)))),
+        _mm256_or_si256(_mm256_andnot_si256(ok, IJ_U(IJU_X80)),
+          _mm256_slli_si256(_mm256_andnot_si256(_mm256_cmpeq_epi8(
+            _mm256_and_si256(x, IJ_U(IJU_PATMASK)), IJ_U(IJU_PAT)),
+            IJ_U(IJU_X80)), 2)));
+  g = _mm256_shuffle_epi8(g, IJ_U(IJU_GATHER));
+  u = _mm256_madd_epi16(_mm256_maddubs_epi16(g, IJ_U(IJU_W16)),
+                        IJ_U(IJU_W256));
+  ok = _mm256_cmpeq_epi32(_mm256_and_si256(g, IJ_U(IJU_X80)),
+                          _mm256_setzero_si256());
+  return _mm256_or_si256(u, _mm256_xor_si256(ok, _mm256_cmpeq_epi32(ok, ok)));
+}
+
+__attribute__((target("avx2"), noinline))
+static uint64_t idemJsonURunAvx2(
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  unsigned char *o
+){
+  const unsigned char *zStart = s;
+  unsigned char *oStart = o;
+  __m256i prev = _mm256_setzero_si256();  /* the last unit before, lane 7 */
+  unsigned int carryH = 0;   /* 1: that unit is a high surrogate */
+  const unsigned char (*aK)[32] = aIdemJsonU;
+  /* Read from memory: GCC would build each constant from a general
+  ** register (2 or 3 instructions) in every block otherwise. */
+  __asm__("" : "+r"(aK));
+  for(;;){
+    __m256i u, pu, cp, t2, t3, t4, is2, isH, isL, len, w, hi;
+    unsigned int mBad, mH, mL, m;
+    /* Units 0..7 in order: (0,1 | 2,3) and (4,5 | 6,7) to (0..3 | 4..7). */
+    u = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(idemJsonUHalf(s, aK),
+                                   idemJsonUHalf(s+24, aK)), 0xd8);
+    hi = _mm256_and_si256(u, IJ_U(IJU_SUR));
+    isH = _mm256_cmpeq_epi32(hi, IJ_U(IJU_D800));
+    isL = _mm256_cmpeq_epi32(hi, IJ_U(IJU_DC00));
+    mBad = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+             _mm256_cmpgt_epi32(IJ_U(IJU_X80D), u)));
+    mH = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(isH));
+    mL = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(isL));
+    /* A run stops at an ASCII unit (or a bad one: -1), at a high
+    ** surrogate whose next is no low one (the eighth's next is the next
+    ** block's first), at a low one not after a high one. */
+    mBad |= (mH & ~(mL>>1) & 0x7f) | (mL & ~(mH<<1 | carryH))
+            | (carryH & ~mL) | 0x100;
+    m = (unsigned)__builtin_ctz(mBad);
+    /* The UTF-8 of each unit: 2 or 3 bytes, nothing for a high surrogate,
+    ** and 4 for a low one, of the pair with the unit before it. */
+    t2 = _mm256_or_si256(_mm256_or_si256(_mm256_srli_epi32(u, 6),
+           _mm256_slli_epi32(_mm256_and_si256(u, IJ_U(IJU_X3F)), 8)),
+           IJ_U(IJU_T2));
+    t3 = _mm256_or_si256(_mm256_or_si256(_mm256_srli_epi32(u, 12),
+           _mm256_or_si256(
+             _mm256_slli_epi32(_mm256_and_si256(u, IJ_U(IJU_XFC0)), 2),
+             _mm256_slli_epi32(_mm256_and_si256(u, IJ_U(IJU_X3F)), 16))),
+           IJ_U(IJU_T3));
+    pu = _mm256_permutevar8x32_epi32(_mm256_blend_epi32(u, prev, 0x80),
+                                     IJ_U(IJU_BEFORE));
+    cp = _mm256_add_epi32(_mm256_add_epi32(_mm256_slli_epi32(pu, 10), u),
+                          IJ_U(IJU_CP));
+    t4 = _mm256_or_si256(_mm256_or_si256(
+           _mm256_or_si256(_mm256_srli_epi32(cp, 18),
+             _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(cp, 12),
+                                                IJ_U(IJU_X3F)), 8)),
+           _mm256_or_si256(
+             _mm256_slli_epi32(_mm256_and_si256(cp, IJ_U(IJU_XFC0)), 10),
+             _mm256_slli_epi32(_mm256_and_si256(cp, IJ_U(IJU_X3F)), 24))),
+           IJ_U(IJU_T4));
+    is2 = _mm256_cmpgt_epi32(IJ_U(IJU_X800), u);
+    w = _mm256_blendv_epi8(_mm256_blendv_epi8(t3, t2, is2), t4, isL);
+    /* 3, 2 where is2, 4 where isL, 0 where isH, 0 from the m-th unit on. */
+    len = _mm256_andnot_si256(isH, _mm256_add_epi32(
+            _mm256_sub_epi32(IJ_U(IJU_3), isL), is2));
+    len = _mm256_and_si256(len, _mm256_cmpgt_epi32(
+            _mm256_set1_epi32((int)m), IJ_U(IJU_LANES)));
+    {
+      /* Two units a 64-bit lane, the second's bytes after the first's
+      ** (a high surrogate's none: its word cleared): 4 stores of 8 bytes,
+      ** each where the one before ended. */
+      uint64_t aW[4], aLen[4];
+      __m256i len0 = _mm256_and_si256(len, IJ_U(IJU_LO32));
+      int i;
+      w = _mm256_andnot_si256(isH, w);
+      w = _mm256_or_si256(_mm256_and_si256(w, IJ_U(IJU_LO32)),
+            _mm256_sllv_epi64(_mm256_srli_epi64(w, 32),
+                              _mm256_slli_epi64(len0, 3)));
+      len = _mm256_add_epi64(len0, _mm256_srli_epi64(len, 32));
+      _mm256_storeu_si256((__m256i*)(void*)aW, w);
+      _mm256_storeu_si256((__m256i*)(void*)aLen, len);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 4
+#endif
+      for(i=0; i<4; i++){
+        memcpy(o, &aW[i], 8);
+        o += aLen[i];
+      }
+    }
+    if( m<8 ){
+      /* A high surrogate last taken, not followed by its low one, is given
+      ** back (it wrote nothing), for the caller to report. */
+      s += 6*m;
+      if( m==0 && carryH ) s -= 6;
+      break;
+    }
+    s += 48;        /* not 6*m: the next block need not wait for m */
+    carryH = mH>>7;
+    prev = u;
+    if( zEnd-s<IJ_URUN_MIN ){
+      if( carryH ) s -= 6;
+      break;
+    }
+  }
+  return (uint64_t)(o - oStart)<<32 | (uint64_t)(s - zStart);
+}
+#endif
+
 /* Copy the string whose opening quote is at *ps to *po as canonical text,
 ** and advance both past it.  z is the start of the input (for messages). */
 static int idemJsonString(
@@ -2545,7 +2734,26 @@ static int idemJsonString(
       continue;
     }
     switch( idemJsonClass[*s] ){
-      case IJ_BSLASH: do{
+      case IJ_BSLASH:
+#ifdef IDEM_AVX2
+        if( __builtin_expect(zEnd-s>=IJ_URUN_MIN && s[2]!='0' && s[1]=='u'
+                             && s[42]=='\\' && s[43]=='u' && s[6]=='\\'
+                             && p->isUtf8, 0) ){
+          /* A run that starts with 8 \u escapes or more, the first of
+          ** U+1000 or above (3 bytes or a pair: CJK, names of mixed
+          ** planes): 8 at a time (isUtf8 says AVX2 is there), then what
+          ** is left of it one at a time.  Asked at a run's start only: a
+          ** shorter run, or one of 2-byte characters, or of all kinds of
+          ** escapes, goes faster through the loop below, which goes on at
+          ** each branch it predicts where a block's result waits for all
+          ** its steps. */
+          uint64_t n = idemJsonURunAvx2(s, zEnd, o);
+          s += (uint32_t)n;
+          o += n>>32;
+          if( s>=zEnd || *s!='\\' ) break;
+        }
+#endif
+        do{
         /* A run of escapes (as "\u00fc\u00e9" of an ASCII-only encoder)
         ** is decoded without going back to the scan. */
         int c;

@@ -105,10 +105,11 @@
 ** still change it, so each claim reads them again until one writes:
 ** idemDurableWrote()).  The table's xBegin, called before its first write
 ** in each transaction, forgets them (idemDurableBegin()).  Between two
-** transactions either may change, and must be seen: synchronous is
-** applied when its PRAGMA is prepared and leaves no other trace, nor do
-** the rollback journal modes, so both are read again; WAL alone is kept
-** while the schema's data version holds ("WAL, KEPT" below).  What cannot
+** transactions either may change, and must be seen: neither leaves a
+** trace in the file, but each change goes through a PRAGMA, which a watch
+** on the schema's file sees ("THE WATCH" below), and WAL is kept while
+** the schema's data version holds ("WAL, KEPT" below); where no watch can
+** be put, both are read again at every transaction.  What cannot
 ** change for the table (where its pages live, the VFS, DISABLE_DIRSYNC)
 ** is looked at once.  So a claim stays an index seek.
 **
@@ -147,8 +148,20 @@ IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD){
   pD->bFixed = pD->bRead;
 }
 
-IDEM_PRIVATE void idemDurableClear(IdemDurable *pD){
-  sqlite3_free(pD->zMarker);
+static void idemWatchUnref(sqlite3*, const char*);
+
+IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
+                                   const char *zDb){
+  if( pD->eWatch==1 ){
+    idemWatchUnref(db, zDb);
+    if( sqlite3_stricmp(zDb, "main")!=0 ) idemWatchUnref(db, "main");
+  }
+  pD->eWatch = 0;
+  pD->bVersion = pD->bWalKept = pD->bSyncKept = pD->bModeKept = 0;
+  sqlite3_free(pD->zMarkerName);
+  sqlite3_free(pD->pMarkerFile);
+  pD->zMarkerName = 0;
+  pD->pMarkerFile = 0;
   sqlite3_free(pD->zLost);
   sqlite3_free(pD->zDir);
   pD->zMarker = 0;
@@ -230,20 +243,265 @@ static int idemDurablePragma(sqlite3 *db, const char *zSql, int *piVal,
 */
 static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
   unsigned int v = 0;
-  if( !pD->bWalKept ) return 0;
+  if( !pD->bWalKept || !pD->bVersion ) return 0;
   if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)!=SQLITE_OK
    || v!=pD->iWalVersion ){
-    pD->bWalKept = 0;
     return 0;
   }
   return 1;
 }
 
+/*
+** THE WATCH.  synchronous and the rollback journal modes leave no trace
+** in the file; what every change of them goes through is the PRAGMA that
+** sets it, and SQLite sends each PRAGMA, as it prepares it, to the file of
+** the schema it names (main's without a name) as SQLITE_FCNTL_PRAGMA
+** (pragma.c; R-12238-55120).  So the table's first read puts a watch on
+** its schema's file (and main's: "PRAGMA journal_mode=X" without a schema
+** sets every schema's, and goes to main's file): the file's methods are
+** kept, and its pMethods points at a copy of them (IdemWatch) that passes
+** every call on unchanged and counts, on the way, the PRAGMAs that set
+** synchronous or journal_mode.  Then:
+**
+**   synchronous     is applied where its PRAGMA is prepared, right after
+**                   the file control: a count that has not moved since
+**                   the last read says that it has not changed (nor
+**                   SQLite's WAL default, applied when the file goes to
+**                   WAL: that moves the data version, checked too)
+**   a rollback      is applied where its PRAGMA is stepped, which may be
+**   journal mode    long after it was prepared: once a PRAGMA that sets it
+**                   has been seen (or, when the watch is put, a statement
+**                   of the connection that names journal_mode is there,
+**                   prepared and perhaps not yet stepped), it is read at
+**                   every transaction, as before; until then it cannot
+**                   have changed but by the file (the data version)
+**   WAL             kept by the data version ("WAL, KEPT" above)
+**
+** Where no watch can be put (a file that is not the table's own database
+** file, a shared cache, a main without a file for another schema's
+** table), the settings are read at every transaction, as before.  The
+** watch is let go when the last table that asked for it is disconnected
+** (through the file control itself, which SQLite calls under the file's
+** own locks), or goes with the file when it is closed first (DETACH).
+*/
+#define IDEM_FCNTL_WATCH 0x6964656d     /* "idem": our copy's alone */
+typedef struct IdemWatch IdemWatch;
+struct IdemWatch {
+  sqlite3_io_methods base;              /* where pMethods points */
+  const sqlite3_io_methods *pOrig;      /* the file's own methods */
+  int nRef;                             /* tables watching */
+  unsigned int nSync;                   /* "PRAGMA synchronous=" seen */
+  int bJournal;                         /* "PRAGMA journal_mode=" seen */
+};
+typedef struct IdemWatchArg IdemWatchArg;
+struct IdemWatchArg {
+  void *pToken;                         /* this copy of idem's */
+  int eOp;                              /* 0 read, 1 let go */
+  int bDone;                            /* set by the watch */
+  unsigned int nSync;
+  int bJournal;
+};
+#define IDEM_WATCH(f) ((const IdemWatch*)(f)->pMethods)
+
+static int idemWatchClose(sqlite3_file *f){
+  IdemWatch *w = (IdemWatch*)f->pMethods;
+  int rc = w->pOrig->xClose(f);
+  sqlite3_free(w);
+  return rc;
+}
+static int idemWatchRead(sqlite3_file *f, void *p, int n, sqlite3_int64 o){
+  return IDEM_WATCH(f)->pOrig->xRead(f, p, n, o);
+}
+static int idemWatchWrite(sqlite3_file *f, const void *p, int n,
+                          sqlite3_int64 o){
+  return IDEM_WATCH(f)->pOrig->xWrite(f, p, n, o);
+}
+static int idemWatchTruncate(sqlite3_file *f, sqlite3_int64 n){
+  return IDEM_WATCH(f)->pOrig->xTruncate(f, n);
+}
+static int idemWatchSync(sqlite3_file *f, int flags){
+  return IDEM_WATCH(f)->pOrig->xSync(f, flags);
+}
+static int idemWatchFileSize(sqlite3_file *f, sqlite3_int64 *pn){
+  return IDEM_WATCH(f)->pOrig->xFileSize(f, pn);
+}
+static int idemWatchLock(sqlite3_file *f, int e){
+  return IDEM_WATCH(f)->pOrig->xLock(f, e);
+}
+static int idemWatchUnlock(sqlite3_file *f, int e){
+  return IDEM_WATCH(f)->pOrig->xUnlock(f, e);
+}
+static int idemWatchCheckReservedLock(sqlite3_file *f, int *pb){
+  return IDEM_WATCH(f)->pOrig->xCheckReservedLock(f, pb);
+}
+static int idemWatchFileControl(sqlite3_file *f, int op, void *pArg){
+  IdemWatch *w = (IdemWatch*)f->pMethods;
+  if( op==SQLITE_FCNTL_PRAGMA ){
+    const char *const *az = (const char *const*)pArg;
+    if( az[2] ){                        /* sets: a read changes nothing */
+      if( sqlite3_stricmp(az[1], "synchronous")==0 ) w->nSync++;
+      if( sqlite3_stricmp(az[1], "journal_mode")==0 ) w->bJournal = 1;
+    }
+  }else if( op==IDEM_FCNTL_WATCH
+         && ((IdemWatchArg*)pArg)->pToken==(void*)idemWatchFileControl ){
+    IdemWatchArg *a = (IdemWatchArg*)pArg;
+    a->bDone = 1;
+    a->nSync = w->nSync;
+    a->bJournal = w->bJournal;
+    if( a->eOp==1 && --w->nRef<=0 && f->pMethods==&w->base ){
+      f->pMethods = w->pOrig;           /* (else freed with the file) */
+      sqlite3_free(w);
+    }
+    return SQLITE_OK;
+  }
+  return w->pOrig->xFileControl(f, op, pArg);
+}
+static int idemWatchSectorSize(sqlite3_file *f){
+  return IDEM_WATCH(f)->pOrig->xSectorSize(f);
+}
+static int idemWatchDeviceCharacteristics(sqlite3_file *f){
+  return IDEM_WATCH(f)->pOrig->xDeviceCharacteristics(f);
+}
+static int idemWatchShmMap(sqlite3_file *f, int i, int n, int b,
+                           void volatile **pp){
+  return IDEM_WATCH(f)->pOrig->xShmMap(f, i, n, b, pp);
+}
+static int idemWatchShmLock(sqlite3_file *f, int o, int n, int flags){
+  return IDEM_WATCH(f)->pOrig->xShmLock(f, o, n, flags);
+}
+static void idemWatchShmBarrier(sqlite3_file *f){
+  IDEM_WATCH(f)->pOrig->xShmBarrier(f);
+}
+static int idemWatchShmUnmap(sqlite3_file *f, int bDelete){
+  return IDEM_WATCH(f)->pOrig->xShmUnmap(f, bDelete);
+}
+static int idemWatchFetch(sqlite3_file *f, sqlite3_int64 o, int n,
+                          void **pp){
+  return IDEM_WATCH(f)->pOrig->xFetch(f, o, n, pp);
+}
+static int idemWatchUnfetch(sqlite3_file *f, sqlite3_int64 o, void *p){
+  return IDEM_WATCH(f)->pOrig->xUnfetch(f, o, p);
+}
+
+/* True if a statement of db may set journal_mode when it is next
+** stepped: its text names journal_mode (or is not kept).  Looked at once,
+** when the watch is put; from then on, the watch sees each. */
+static int idemWatchPending(sqlite3 *db){
+  sqlite3_stmt *p;
+  for(p=sqlite3_next_stmt(db, 0); p; p=sqlite3_next_stmt(db, p)){
+    const char *z = sqlite3_sql(p);
+    if( z==0 ) return 1;
+    for(; *z; z++){
+      if( (*z=='j' || *z=='J') && sqlite3_strnicmp(z, "journal_mode", 12)==0 ){
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* What the watch of schema zDb's file has seen, into *pA: true if there
+** is one (of this copy of idem). */
+static int idemWatchGet(sqlite3 *db, const char *zDb, IdemWatchArg *pA){
+  memset(pA, 0, sizeof(*pA));
+  pA->pToken = (void*)idemWatchFileControl;
+  return sqlite3_file_control(db, zDb, IDEM_FCNTL_WATCH, pA)==SQLITE_OK
+      && pA->bDone;
+}
+
+/* A table no longer watches schema zDb's file. */
+static void idemWatchUnref(sqlite3 *db, const char *zDb){
+  IdemWatchArg a;
+  sqlite3_file *pFile = 0;
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_FILE_POINTER, &pFile)
+        !=SQLITE_OK || pFile==0 || pFile->pMethods==0
+   || pFile->pMethods->xFileControl!=idemWatchFileControl ){
+    return;                             /* (closed with its file) */
+  }
+  memset(&a, 0, sizeof(a));
+  a.pToken = (void*)idemWatchFileControl;
+  a.eOp = 1;
+  sqlite3_file_control(db, zDb, IDEM_FCNTL_WATCH, &a);
+}
+
+/* Put a watch on schema zDb's file, or count one more table on it: true
+** if watched. */
+static int idemWatchRef(sqlite3 *db, const char *zDb){
+  sqlite3_file *pFile = 0;
+  const sqlite3_io_methods *pM;
+  IdemWatch *w;
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_FILE_POINTER, &pFile)
+        !=SQLITE_OK || pFile==0 || (pM = pFile->pMethods)==0 ){
+    return 0;
+  }
+  if( pM->xFileControl==idemWatchFileControl ){
+    ((IdemWatch*)pM)->nRef++;
+    return 1;
+  }
+  w = (IdemWatch*)sqlite3_malloc(sizeof(*w));
+  if( w==0 ) return 0;
+  memset(w, 0, sizeof(*w));
+  w->pOrig = pM;
+  w->nRef = 1;
+  w->bJournal = idemWatchPending(db);
+  w->base.iVersion = pM->iVersion<3 ? pM->iVersion : 3;
+  w->base.xClose = idemWatchClose;
+  w->base.xRead = idemWatchRead;
+  w->base.xWrite = idemWatchWrite;
+  w->base.xTruncate = idemWatchTruncate;
+  w->base.xSync = idemWatchSync;
+  w->base.xFileSize = idemWatchFileSize;
+  w->base.xLock = idemWatchLock;
+  w->base.xUnlock = idemWatchUnlock;
+  w->base.xCheckReservedLock = idemWatchCheckReservedLock;
+  w->base.xFileControl = idemWatchFileControl;
+  w->base.xSectorSize = idemWatchSectorSize;
+  w->base.xDeviceCharacteristics = idemWatchDeviceCharacteristics;
+  if( pM->iVersion>=2 ){                /* (NULL stays NULL: no WAL) */
+    if( pM->xShmMap ) w->base.xShmMap = idemWatchShmMap;
+    if( pM->xShmLock ) w->base.xShmLock = idemWatchShmLock;
+    if( pM->xShmBarrier ) w->base.xShmBarrier = idemWatchShmBarrier;
+    if( pM->xShmUnmap ) w->base.xShmUnmap = idemWatchShmUnmap;
+  }
+  if( pM->iVersion>=3 ){
+    if( pM->xFetch ) w->base.xFetch = idemWatchFetch;
+    if( pM->xUnfetch ) w->base.xUnfetch = idemWatchUnfetch;
+  }
+  pFile->pMethods = &w->base;
+  return 1;
+}
+
+static int idemDurableSharedCache(sqlite3*);
+
+/* The table's first read: watch its schema's file (and main's), where
+** they are its own database files. */
+static void idemDurableWatch(IdemDurable *pD, sqlite3 *db, const char *zDb){
+  pD->eWatch = 2;
+#ifdef IDEM_REPLICATED
+  return;
+#endif
+  if( pD->eStore!=IDEM_STORE_FILE || idemDurableSharedCache(db) ) return;
+  if( sqlite3_stricmp(zDb, "main")!=0
+   && idemDurableStore(db, "main")!=IDEM_STORE_FILE ){
+    return;
+  }
+  if( !idemWatchRef(db, zDb) ) return;
+  if( sqlite3_stricmp(zDb, "main")!=0 && !idemWatchRef(db, "main") ){
+    idemWatchUnref(db, zDb);
+    return;
+  }
+  pD->eWatch = 1;
+}
+
 /* Read the settings of schema zDb into pD, once per transaction. */
 static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
                            char **pzErr){
-  int rc;
+  IdemWatchArg a, aMain;
+  unsigned int v = 0;
+  int rc, bVersion, mKept = 0;          /* 1 the mode, 2 synchronous */
   if( pD->bRead && pD->bFixed ) return SQLITE_OK;
+  memset(&a, 0, sizeof(a));
+  memset(&aMain, 0, sizeof(aMain));
   if( pD->eDirSync==0 ){
     /* Fixed for the table's life (a DETACH disconnects it): asked once,
     ** not at every claim (the compile-time options are a list that SQLite
@@ -270,15 +528,38 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
     }
     pD->eDirSync = IDEM_DIRSYNC_DISABLED ? 2 : 1;
   }
-  rc = idemDurablePragma(db, pD->zSqlSync, &pD->iSync, 0);
-  if( rc!=SQLITE_OK ) goto read_error;
-  if( !idemDurableWalKept(pD, db, zDb) ){
+  if( pD->eWatch==0 ) idemDurableWatch(pD, db, zDb);
+  /* What is kept: the data version first, then what the watch saw (both
+  ** before the PRAGMAs, which may see a change and move it) */
+  bVersion = sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)
+               ==SQLITE_OK;
+  if( pD->eWatch==1 ){
+    if( !idemWatchGet(db, zDb, &a)
+     || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
+      pD->eWatch = 2;                   /* (its file is gone) */
+    }
+  }
+  if( bVersion && pD->bVersion && v==pD->iWalVersion ){
+    if( pD->bWalKept ) mKept |= 1;
+    if( pD->eWatch==1 ){
+      if( pD->bModeKept && !a.bJournal && !aMain.bJournal ) mKept |= 1;
+      if( pD->bSyncKept && a.nSync==pD->nSyncSet ) mKept |= 2;
+    }
+  }
+  if( (mKept & 2)==0 ){
+    rc = idemDurablePragma(db, pD->zSqlSync, &pD->iSync, 0);
+    if( rc!=SQLITE_OK ) goto read_error;
+  }
+  if( (mKept & 1)==0 ){
     rc = idemDurablePragma(db, pD->zSqlJournal, 0, pD->zMode);
     if( rc!=SQLITE_OK ) goto read_error;
-    pD->bWalKept = strcmp(pD->zMode, "WAL")==0
-        && sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,
-                                &pD->iWalVersion)==SQLITE_OK;
   }
+  pD->bVersion = bVersion;
+  pD->iWalVersion = v;
+  pD->bWalKept = strcmp(pD->zMode, "WAL")==0;
+  pD->bModeKept = pD->eWatch==1 && !a.bJournal && !aMain.bJournal;
+  pD->bSyncKept = pD->eWatch==1;
+  pD->nSyncSet = a.nSync;
   if( pD->iSync<0 ) pD->iSync = 0;
   if( pD->iSync>3 ) pD->iSync = 3;
   pD->bRead = 1;
@@ -630,40 +911,56 @@ static char *idemDurableDir(const char *zFile){
 ** of the database's own journal, "<db>-journal": where SQLite can make its
 ** journal, idem can make its marker), next to schema zDb's file, for
 ** idemDurableCommit() to delete with a directory sync.  SQLITE_OK (the
-** name in pD->zMarker) or the VFS's error (with *pzErr).
+** name in pD->zMarker) or the VFS's error (with *pzErr).  The name and
+** the VFS's file object are made at the table's first marker and kept
+** (the file is the table's for its life): each marker writes its 3 digits,
+** the next of a sequence from a random start, another on a collision
+** (zFile: the database's file name, needed for the first only).
 */
 static int idemDurableMarker(IdemDurable *pD, sqlite3_vfs *pVfs,
                              const char *zFile, char **pzErr){
+  static const char azHex[] = "0123456789abcdef";
   sqlite3_file *pFile;
+  char *z;
   int i, rc = SQLITE_OK, flags = 0;
-  pFile = (sqlite3_file*)sqlite3_malloc(pVfs->szOsFile);
-  if( pFile==0 ) return SQLITE_NOMEM;
-  for(i=0; i<8; i++){
-    unsigned int r;
-    sqlite3_randomness(sizeof(r), &r);
+  if( pD->zMarkerName==0 ){
     /* (two NULs: the VFS reads URI parameters after a file name) */
-    pD->zMarker = sqlite3_mprintf("%s-idem%03x%c", zFile, r & 0xfff, 0);
-    if( pD->zMarker==0 ){ rc = SQLITE_NOMEM; break; }
+    pD->zMarkerName = sqlite3_mprintf("%s-idem000%c", zFile, 0);
+    if( pD->zMarkerName==0 ) return SQLITE_NOMEM;
+    pD->nMarkerName = (int)strlen(pD->zMarkerName);
+    sqlite3_randomness(sizeof(pD->iMarker), &pD->iMarker);
+  }
+  if( pD->pMarkerFile==0 ){
+    pD->pMarkerFile = (sqlite3_file*)sqlite3_malloc(pVfs->szOsFile);
+    if( pD->pMarkerFile==0 ) return SQLITE_NOMEM;
+  }
+  pFile = pD->pMarkerFile;
+  z = pD->zMarkerName + pD->nMarkerName - 3;
+  for(i=0; i<8; i++){
+    unsigned int r = pD->iMarker++;
+    z[0] = azHex[(r>>8) & 0xf];
+    z[1] = azHex[(r>>4) & 0xf];
+    z[2] = azHex[r & 0xf];
     memset(pFile, 0, pVfs->szOsFile);
-    rc = pVfs->xOpen(pVfs, pD->zMarker, pFile, SQLITE_OPEN_READWRITE
+    rc = pVfs->xOpen(pVfs, pD->zMarkerName, pFile, SQLITE_OPEN_READWRITE
            | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE
            | SQLITE_OPEN_SUPER_JOURNAL, &flags);
     if( pFile->pMethods ) pFile->pMethods->xClose(pFile);
-    if( rc==SQLITE_OK ) break;
-    sqlite3_free(pD->zMarker);          /* (taken by another connection?) */
-    pD->zMarker = 0;
+    if( rc==SQLITE_OK ){                /* (else taken by another?) */
+      pD->zMarker = pD->zMarkerName;
+      break;
+    }
   }
-  sqlite3_free(pFile);
   if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
     *pzErr = sqlite3_mprintf("an external call's COMMIT in DELETE mode at"
         " synchronous=FULL is made durable by a directory sync after it,"
         " which idem makes by creating a file next to the database and"
-        " deleting it, and \"%s-idem...\" cannot be created (%s: a file"
+        " deleting it, and \"%.*s-idem...\" cannot be created (%s: a file"
         " name longer than the file system takes, or a directory that"
         " cannot be written): a power loss could take the COMMIT back; use"
         " a shorter file name, journal_mode=WAL, TRUNCATE or PERSIST, or"
-        " create the table with durability=relaxed", zFile,
-        sqlite3_errstr(rc));
+        " create the table with durability=relaxed", pD->nMarkerName-8,
+        pD->zMarkerName, sqlite3_errstr(rc));
     if( *pzErr==0 ) rc = SQLITE_NOMEM;
   }
   return rc;
@@ -712,6 +1009,7 @@ static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
     }
   }
   if( pD->bDirSync && pD->zMarker==0 ){
+    if( pD->zMarkerName ) return idemDurableMarker(pD, pVfs, 0, pzErr);
     zFile = sqlite3_db_filename(db, zDb);
     if( zFile && zFile[0] ) return idemDurableMarker(pD, pVfs, zFile, pzErr);
   }
@@ -732,12 +1030,13 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb){
   sqlite3_vfs *pVfs = 0;
   int rc;
-  if( pD->bWalKept && (pD->bRead || pD->bExtWrote) ){
-    /* Past this transaction's own commit, in which the mode could not
-    ** change (idemDurableWalKept()) */
+  if( pD->bVersion && (pD->bRead || pD->bExtWrote) ){
+    /* Past this transaction's own commit, in which the file could not
+    ** change otherwise (it held the write lock since the settings were
+    ** read, or seen kept) */
     if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,
                              &pD->iWalVersion)!=SQLITE_OK ){
-      pD->bWalKept = 0;
+      pD->bVersion = 0;
     }
   }
   if( !pD->bDirSync ) return;
@@ -755,8 +1054,7 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
         " the calls of that transaction", sqlite3_errstr(rc), pD->zMarker);
     pD->rcLost = rc;
   }
-  sqlite3_free(pD->zMarker);
-  pD->zMarker = 0;
+  pD->zMarker = 0;                      /* (the name is kept) */
 }
 
 /* xRollback: the marker of a COMMIT that failed after xSync goes. */
@@ -765,6 +1063,5 @@ IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD){
   pD->bDirSync = 0;
   if( pD->zMarker==0 ) return;
   if( pVfs ) pVfs->xDelete(pVfs, pD->zMarker, 0);
-  sqlite3_free(pD->zMarker);
   pD->zMarker = 0;
 }

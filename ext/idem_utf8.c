@@ -12,7 +12,10 @@
 **     1 if z[0..n) is known to be valid UTF-8 (RFC 3629: no overlong
 **     form, no surrogate, nothing above U+10FFFF, no character cut off at
 **     the end); 0 if it is not, if it is shorter than 64 bytes, or if
-**     this machine has no fast check.
+**     this machine has no fast check.  A 1 also says that the machine
+**     has AVX2: the canonicalizer decodes runs of \u escapes with AVX2
+**     (idemJsonURunAvx2()) only where this said 1, so a check without
+**     AVX2 that returned 1 would have to tell it apart.
 **
 ** The canonicalizer (idem_canonical.c) asks once per input.  When the
 ** answer is 1 its string scan treats every byte above 0x7f as a plain byte

@@ -147,7 +147,7 @@ static void idemVtabFree(IdemVtab *p){
     idemOpenUnlink(p);
     sqlite3_free(p->pSpareCursor);
     idemStoreClose(p);
-    idemDurableClear(&p->durable);
+    idemDurableClear(&p->durable, p->db, p->zDb);
     idemJsonFree(p->pJson);
     idemJsonFree(p->pJsonKey);
     sqlite3_free(p->base.zErrMsg);    /* one SQLite never took (xDestroy) */

@@ -379,7 +379,12 @@ struct IdemDurable {
   char zMode[16];             /* journal_mode, upper case */
   int bDirSync;               /* Sync the directory at xCommit */
   int bExtWrote;              /* This txn wrote an external call (strict) */
-  char *zMarker;              /* The marker made at xSync, for xCommit */
+  char *zMarker;              /* The marker made at xSync, for xCommit
+                              ** (zMarkerName then, else NULL) */
+  char *zMarkerName;          /* "<db>-idemXXX": made once, XXX each time */
+  int nMarkerName;            /* Its length */
+  unsigned int iMarker;       /* The next XXX (from a random start) */
+  sqlite3_file *pMarkerFile;  /* szOsFile bytes for the marker's open */
   char *zLost;                /* A directory sync that failed at xCommit */
   char *zDir;                 /* The directory of the table's file, when
                               ** its name is a unix path (else NULL) */
@@ -398,6 +403,15 @@ struct IdemDurable {
                               ** data version was iWalVersion */
   unsigned int iWalVersion;   /* SQLITE_FCNTL_DATA_VERSION then, or after
                               ** the table's own COMMIT since */
+  int bVersion;               /* iWalVersion holds (for the kept below) */
+  int eWatch;                 /* 0 not tried, 1 the schema's file (and
+                              ** main's, for another schema) watched for
+                              ** PRAGMAs that set a setting, 2 cannot */
+  int bSyncKept;              /* iSync read at iWalVersion, when the watch
+                              ** had seen nSyncSet "PRAGMA synchronous=" */
+  int bModeKept;              /* zMode (a rollback mode) read at
+                              ** iWalVersion, no "journal_mode=" seen */
+  unsigned int nSyncSet;
 };
 #define IDEM_STORE_FILE   0   /* a database file */
 #define IDEM_STORE_NOFILE 1   /* ":memory:", temp, "" */
@@ -416,7 +430,9 @@ IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
 /* xCommit: make an external call's COMMIT in DELETE mode durable. */
 IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
-IDEM_PRIVATE void idemDurableClear(IdemDurable *pD);  /* finalize */
+/* xDisconnect: the watch of the schema's file let go, then finalize. */
+IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
+                                   const char *zDb);
 /* xRollback: the marker made at xSync goes. */
 IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD);
 /* xSync: a connection that shares its cache now is refused, and a
@@ -3828,7 +3844,10 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
 **     1 if z[0..n) is known to be valid UTF-8 (RFC 3629: no overlong
 **     form, no surrogate, nothing above U+10FFFF, no character cut off at
 **     the end); 0 if it is not, if it is shorter than 64 bytes, or if
-**     this machine has no fast check.
+**     this machine has no fast check.  A 1 also says that the machine
+**     has AVX2: the canonicalizer decodes runs of \u escapes with AVX2
+**     (idemJsonURunAvx2()) only where this said 1, so a check without
+**     AVX2 that returned 1 would have to tell it apart.
 **
 ** The canonicalizer (idem_canonical.c) asks once per input.  When the
 ** answer is 1 its string scan treats every byte above 0x7f as a plain byte
@@ -6811,6 +6830,195 @@ static IDEM_JSON_INLINE void idemJsonCopyNumber(
   }
 }
 
+#ifdef IDEM_AVX2
+/* A run of \u escapes at s (s[0..1] is "\u"), on a machine with AVX2 (the
+** caller asks only where idemUtf8Valid() said yes, which it does only
+** there), with at least IJ_URUN_MIN bytes before zEnd: 8 escapes at once,
+** 6 bytes each, whatever they hold, so that where the next escape starts
+** never waits for the value of this one, and no branch tells a surrogate
+** pair from a character of 2 or 3 bytes (names that mix planes, as an
+** ASCII-only encoder writes them, mispredict such a branch at about every
+** other character).  The escapes taken are the leading ones that are
+** each \u and 4 hex digits of a character from U+0080 to U+FFFF, or of a
+** high surrogate followed by a low one; their UTF-8 is written at o.
+** Returns the bytes of input taken plus 2^32 times the bytes written, 0
+** if none (no pointers passed back through memory: the caller's s and o
+** stay in registers).  The first escape not taken (one of an ASCII
+** character, any other escape, a lone surrogate, bad hex digits, the end
+** of the string or of what can be read 8 escapes at a time) is read by
+** the caller's loop, which reports what is wrong where it always did. */
+#define IJ_URUN_MIN 52
+
+/* The constants of idemJsonURunAvx2(), 32 bytes each. */
+#define IJ_B32(a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p) \
+  { a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p, a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p }
+#define IJ_S32(x) { x,x,x,x,x,x,x,x,x,x,x,x,x,x,x,x, \
+                    x,x,x,x,x,x,x,x,x,x,x,x,x,x,x,x }
+#define IJ_W32(x) IJ_B32((x)&0xff,(x)>>8&0xff,(x)>>16&0xff,(x)>>24&0xff, \
+  (x)&0xff,(x)>>8&0xff,(x)>>16&0xff,(x)>>24&0xff, \
+  (x)&0xff,(x)>>8&0xff,(x)>>16&0xff,(x)>>24&0xff, \
+  (x)&0xff,(x)>>8&0xff,(x)>>16&0xff,(x)>>24&0xff)
+enum { IJU_PAT, IJU_PATMASK, IJU_GATHER, IJU_C0, IJU_CA, IJU_C9, IJU_C5,
+       IJU_X0F, IJU_X20, IJU_X80, IJU_W16, IJU_W256, IJU_SUR, IJU_D800,
+       IJU_DC00, IJU_X80D, IJU_X800, IJU_X3F, IJU_XFC0, IJU_T2, IJU_T3,
+       IJU_T4, IJU_CP, IJU_3, IJU_LANES, IJU_BEFORE, IJU_LO32, IJU_N };
+static const unsigned char aIdemJsonU[IJU_N][32] __attribute__((aligned(32))) = {
+  /* In each 16-byte half: escapes 2k (bytes 0..5) and 2k+1 (6..11). */
+  IJ_B32('\\','u',0,0,0,0,'\\','u',0,0,0,0,0,0,0,0),
+  IJ_B32(0xff,0xff,0,0,0,0,0xff,0xff,0,0,0,0,0,0,0,0),
+  /* The 8 hex digits of the two escapes of a half, to its bytes 0..7. */
+  IJ_B32(2,3,4,5,8,9,10,11,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80),
+  IJ_S32('0'), IJ_S32('a'), IJ_S32(9), IJ_S32(5), IJ_S32(0x0f),
+  IJ_S32(0x20), IJ_S32(0x80),
+  IJ_B32(16,1,16,1,16,1,16,1,16,1,16,1,16,1,16,1),     /* n0*16 + n1 */
+  IJ_W32(0x00010100),                                  /* w0*256 + w1 */
+  IJ_W32(0xfffffc00u), IJ_W32(0xd800), IJ_W32(0xdc00), IJ_W32(0x80),
+  IJ_W32(0x800), IJ_W32(0x3f), IJ_W32(0xfc0),
+  IJ_W32(0x80c0), IJ_W32(0x8080e0), IJ_W32(0x808080f0u),
+  IJ_W32((0x10000u - (0xd800u<<10) - 0xdc00u) & 0xffffffffu),
+  IJ_W32(3),
+  { 0,0,0,0, 1,0,0,0, 2,0,0,0, 3,0,0,0, 4,0,0,0, 5,0,0,0, 6,0,0,0, 7,0,0,0 },
+  { 7,0,0,0, 0,0,0,0, 1,0,0,0, 2,0,0,0, 3,0,0,0, 4,0,0,0, 5,0,0,0, 6,0,0,0 },
+  IJ_B32(0xff,0xff,0xff,0xff,0,0,0,0,0xff,0xff,0xff,0xff,0,0,0,0)
+};
+#define IJ_U(k) _mm256_load_si256((const __m256i*)(const void*)aK[k])
+
+/* Two units of each 16-byte half of 24*2 bytes at s (escapes 0,1 | 2,3
+** of the 4 there), in the half's first two 32-bit lanes; -1 where an
+** escape is not \u and 4 hex digits. */
+__attribute__((target("avx2"), always_inline))
+static inline __m256i idemJsonUHalf(
+  const unsigned char *s,
+  const unsigned char (*aK)[32]         /* aIdemJsonU */
+){
+  __m256i x, dig, let, isDig, ok, g, u;
+  x = _mm256_loadu2_m128i((const __m128i*)(s+12), (const __m128i*)s);
+  dig = _mm256_sub_epi8(x, IJ_U(IJU_C0));
+  let = _mm256_sub_epi8(_mm256_or_si256(x, IJ_U(IJU_X20)), IJ_U(IJU_CA));
+  isDig = _mm256_cmpeq_epi8(_mm256_min_epu8(dig, IJ_U(IJU_C9)), dig);
+  ok = _mm256_or_si256(isDig, _mm256_cmpeq_epi8(
+                                _mm256_min_epu8(let, IJ_U(IJU_C5)), let));
+  /* A digit's value (its low 4 bits, 9 more for a letter), with 0x80 in a
+  ** digit that is no hex digit, or 2 bytes after a byte of "\u" that is
+  ** not there. */
+  g = _mm256_or_si256(
+        _mm256_add_epi8(_mm256_and_si256(x, IJ_U(IJU_X0F)),
+          _mm256_andnot_si256(isDig, _mm256_and_si256(ok, IJ_U(IJU_C9)))),
+        _mm256_or_si256(_mm256_andnot_si256(ok, IJ_U(IJU_X80)),
+          _mm256_slli_si256(_mm256_andnot_si256(_mm256_cmpeq_epi8(
+            _mm256_and_si256(x, IJ_U(IJU_PATMASK)), IJ_U(IJU_PAT)),
+            IJ_U(IJU_X80)), 2)));
+  g = _mm256_shuffle_epi8(g, IJ_U(IJU_GATHER));
+  u = _mm256_madd_epi16(_mm256_maddubs_epi16(g, IJ_U(IJU_W16)),
+                        IJ_U(IJU_W256));
+  ok = _mm256_cmpeq_epi32(_mm256_and_si256(g, IJ_U(IJU_X80)),
+                          _mm256_setzero_si256());
+  return _mm256_or_si256(u, _mm256_xor_si256(ok, _mm256_cmpeq_epi32(ok, ok)));
+}
+
+__attribute__((target("avx2"), noinline))
+static uint64_t idemJsonURunAvx2(
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  unsigned char *o
+){
+  const unsigned char *zStart = s;
+  unsigned char *oStart = o;
+  __m256i prev = _mm256_setzero_si256();  /* the last unit before, lane 7 */
+  unsigned int carryH = 0;   /* 1: that unit is a high surrogate */
+  const unsigned char (*aK)[32] = aIdemJsonU;
+  /* Read from memory: GCC would build each constant from a general
+  ** register (2 or 3 instructions) in every block otherwise. */
+  __asm__("" : "+r"(aK));
+  for(;;){
+    __m256i u, pu, cp, t2, t3, t4, is2, isH, isL, len, w, hi;
+    unsigned int mBad, mH, mL, m;
+    /* Units 0..7 in order: (0,1 | 2,3) and (4,5 | 6,7) to (0..3 | 4..7). */
+    u = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(idemJsonUHalf(s, aK),
+                                   idemJsonUHalf(s+24, aK)), 0xd8);
+    hi = _mm256_and_si256(u, IJ_U(IJU_SUR));
+    isH = _mm256_cmpeq_epi32(hi, IJ_U(IJU_D800));
+    isL = _mm256_cmpeq_epi32(hi, IJ_U(IJU_DC00));
+    mBad = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+             _mm256_cmpgt_epi32(IJ_U(IJU_X80D), u)));
+    mH = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(isH));
+    mL = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(isL));
+    /* A run stops at an ASCII unit (or a bad one: -1), at a high
+    ** surrogate whose next is no low one (the eighth's next is the next
+    ** block's first), at a low one not after a high one. */
+    mBad |= (mH & ~(mL>>1) & 0x7f) | (mL & ~(mH<<1 | carryH))
+            | (carryH & ~mL) | 0x100;
+    m = (unsigned)__builtin_ctz(mBad);
+    /* The UTF-8 of each unit: 2 or 3 bytes, nothing for a high surrogate,
+    ** and 4 for a low one, of the pair with the unit before it. */
+    t2 = _mm256_or_si256(_mm256_or_si256(_mm256_srli_epi32(u, 6),
+           _mm256_slli_epi32(_mm256_and_si256(u, IJ_U(IJU_X3F)), 8)),
+           IJ_U(IJU_T2));
+    t3 = _mm256_or_si256(_mm256_or_si256(_mm256_srli_epi32(u, 12),
+           _mm256_or_si256(
+             _mm256_slli_epi32(_mm256_and_si256(u, IJ_U(IJU_XFC0)), 2),
+             _mm256_slli_epi32(_mm256_and_si256(u, IJ_U(IJU_X3F)), 16))),
+           IJ_U(IJU_T3));
+    pu = _mm256_permutevar8x32_epi32(_mm256_blend_epi32(u, prev, 0x80),
+                                     IJ_U(IJU_BEFORE));
+    cp = _mm256_add_epi32(_mm256_add_epi32(_mm256_slli_epi32(pu, 10), u),
+                          IJ_U(IJU_CP));
+    t4 = _mm256_or_si256(_mm256_or_si256(
+           _mm256_or_si256(_mm256_srli_epi32(cp, 18),
+             _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(cp, 12),
+                                                IJ_U(IJU_X3F)), 8)),
+           _mm256_or_si256(
+             _mm256_slli_epi32(_mm256_and_si256(cp, IJ_U(IJU_XFC0)), 10),
+             _mm256_slli_epi32(_mm256_and_si256(cp, IJ_U(IJU_X3F)), 24))),
+           IJ_U(IJU_T4));
+    is2 = _mm256_cmpgt_epi32(IJ_U(IJU_X800), u);
+    w = _mm256_blendv_epi8(_mm256_blendv_epi8(t3, t2, is2), t4, isL);
+    /* 3, 2 where is2, 4 where isL, 0 where isH, 0 from the m-th unit on. */
+    len = _mm256_andnot_si256(isH, _mm256_add_epi32(
+            _mm256_sub_epi32(IJ_U(IJU_3), isL), is2));
+    len = _mm256_and_si256(len, _mm256_cmpgt_epi32(
+            _mm256_set1_epi32((int)m), IJ_U(IJU_LANES)));
+    {
+      /* Two units a 64-bit lane, the second's bytes after the first's
+      ** (a high surrogate's none: its word cleared): 4 stores of 8 bytes,
+      ** each where the one before ended. */
+      uint64_t aW[4], aLen[4];
+      __m256i len0 = _mm256_and_si256(len, IJ_U(IJU_LO32));
+      int i;
+      w = _mm256_andnot_si256(isH, w);
+      w = _mm256_or_si256(_mm256_and_si256(w, IJ_U(IJU_LO32)),
+            _mm256_sllv_epi64(_mm256_srli_epi64(w, 32),
+                              _mm256_slli_epi64(len0, 3)));
+      len = _mm256_add_epi64(len0, _mm256_srli_epi64(len, 32));
+      _mm256_storeu_si256((__m256i*)(void*)aW, w);
+      _mm256_storeu_si256((__m256i*)(void*)aLen, len);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 4
+#endif
+      for(i=0; i<4; i++){
+        memcpy(o, &aW[i], 8);
+        o += aLen[i];
+      }
+    }
+    if( m<8 ){
+      /* A high surrogate last taken, not followed by its low one, is given
+      ** back (it wrote nothing), for the caller to report. */
+      s += 6*m;
+      if( m==0 && carryH ) s -= 6;
+      break;
+    }
+    s += 48;        /* not 6*m: the next block need not wait for m */
+    carryH = mH>>7;
+    prev = u;
+    if( zEnd-s<IJ_URUN_MIN ){
+      if( carryH ) s -= 6;
+      break;
+    }
+  }
+  return (uint64_t)(o - oStart)<<32 | (uint64_t)(s - zStart);
+}
+#endif
+
 /* Copy the string whose opening quote is at *ps to *po as canonical text,
 ** and advance both past it.  z is the start of the input (for messages). */
 static int idemJsonString(
@@ -6935,7 +7143,26 @@ static int idemJsonString(
       continue;
     }
     switch( idemJsonClass[*s] ){
-      case IJ_BSLASH: do{
+      case IJ_BSLASH:
+#ifdef IDEM_AVX2
+        if( __builtin_expect(zEnd-s>=IJ_URUN_MIN && s[2]!='0' && s[1]=='u'
+                             && s[42]=='\\' && s[43]=='u' && s[6]=='\\'
+                             && p->isUtf8, 0) ){
+          /* A run that starts with 8 \u escapes or more, the first of
+          ** U+1000 or above (3 bytes or a pair: CJK, names of mixed
+          ** planes): 8 at a time (isUtf8 says AVX2 is there), then what
+          ** is left of it one at a time.  Asked at a run's start only: a
+          ** shorter run, or one of 2-byte characters, or of all kinds of
+          ** escapes, goes faster through the loop below, which goes on at
+          ** each branch it predicts where a block's result waits for all
+          ** its steps. */
+          uint64_t n = idemJsonURunAvx2(s, zEnd, o);
+          s += (uint32_t)n;
+          o += n>>32;
+          if( s>=zEnd || *s!='\\' ) break;
+        }
+#endif
+        do{
         /* A run of escapes (as "\u00fc\u00e9" of an ASCII-only encoder)
         ** is decoded without going back to the scan. */
         int c;
@@ -8374,10 +8601,11 @@ IDEM_PRIVATE int idemKeyRegister(sqlite3 *db){
 ** still change it, so each claim reads them again until one writes:
 ** idemDurableWrote()).  The table's xBegin, called before its first write
 ** in each transaction, forgets them (idemDurableBegin()).  Between two
-** transactions either may change, and must be seen: synchronous is
-** applied when its PRAGMA is prepared and leaves no other trace, nor do
-** the rollback journal modes, so both are read again; WAL alone is kept
-** while the schema's data version holds ("WAL, KEPT" below).  What cannot
+** transactions either may change, and must be seen: neither leaves a
+** trace in the file, but each change goes through a PRAGMA, which a watch
+** on the schema's file sees ("THE WATCH" below), and WAL is kept while
+** the schema's data version holds ("WAL, KEPT" below); where no watch can
+** be put, both are read again at every transaction.  What cannot
 ** change for the table (where its pages live, the VFS, DISABLE_DIRSYNC)
 ** is looked at once.  So a claim stays an index seek.
 **
@@ -8416,8 +8644,20 @@ IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD){
   pD->bFixed = pD->bRead;
 }
 
-IDEM_PRIVATE void idemDurableClear(IdemDurable *pD){
-  sqlite3_free(pD->zMarker);
+static void idemWatchUnref(sqlite3*, const char*);
+
+IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
+                                   const char *zDb){
+  if( pD->eWatch==1 ){
+    idemWatchUnref(db, zDb);
+    if( sqlite3_stricmp(zDb, "main")!=0 ) idemWatchUnref(db, "main");
+  }
+  pD->eWatch = 0;
+  pD->bVersion = pD->bWalKept = pD->bSyncKept = pD->bModeKept = 0;
+  sqlite3_free(pD->zMarkerName);
+  sqlite3_free(pD->pMarkerFile);
+  pD->zMarkerName = 0;
+  pD->pMarkerFile = 0;
   sqlite3_free(pD->zLost);
   sqlite3_free(pD->zDir);
   pD->zMarker = 0;
@@ -8499,20 +8739,265 @@ static int idemDurablePragma(sqlite3 *db, const char *zSql, int *piVal,
 */
 static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
   unsigned int v = 0;
-  if( !pD->bWalKept ) return 0;
+  if( !pD->bWalKept || !pD->bVersion ) return 0;
   if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)!=SQLITE_OK
    || v!=pD->iWalVersion ){
-    pD->bWalKept = 0;
     return 0;
   }
   return 1;
 }
 
+/*
+** THE WATCH.  synchronous and the rollback journal modes leave no trace
+** in the file; what every change of them goes through is the PRAGMA that
+** sets it, and SQLite sends each PRAGMA, as it prepares it, to the file of
+** the schema it names (main's without a name) as SQLITE_FCNTL_PRAGMA
+** (pragma.c; R-12238-55120).  So the table's first read puts a watch on
+** its schema's file (and main's: "PRAGMA journal_mode=X" without a schema
+** sets every schema's, and goes to main's file): the file's methods are
+** kept, and its pMethods points at a copy of them (IdemWatch) that passes
+** every call on unchanged and counts, on the way, the PRAGMAs that set
+** synchronous or journal_mode.  Then:
+**
+**   synchronous     is applied where its PRAGMA is prepared, right after
+**                   the file control: a count that has not moved since
+**                   the last read says that it has not changed (nor
+**                   SQLite's WAL default, applied when the file goes to
+**                   WAL: that moves the data version, checked too)
+**   a rollback      is applied where its PRAGMA is stepped, which may be
+**   journal mode    long after it was prepared: once a PRAGMA that sets it
+**                   has been seen (or, when the watch is put, a statement
+**                   of the connection that names journal_mode is there,
+**                   prepared and perhaps not yet stepped), it is read at
+**                   every transaction, as before; until then it cannot
+**                   have changed but by the file (the data version)
+**   WAL             kept by the data version ("WAL, KEPT" above)
+**
+** Where no watch can be put (a file that is not the table's own database
+** file, a shared cache, a main without a file for another schema's
+** table), the settings are read at every transaction, as before.  The
+** watch is let go when the last table that asked for it is disconnected
+** (through the file control itself, which SQLite calls under the file's
+** own locks), or goes with the file when it is closed first (DETACH).
+*/
+#define IDEM_FCNTL_WATCH 0x6964656d     /* "idem": our copy's alone */
+typedef struct IdemWatch IdemWatch;
+struct IdemWatch {
+  sqlite3_io_methods base;              /* where pMethods points */
+  const sqlite3_io_methods *pOrig;      /* the file's own methods */
+  int nRef;                             /* tables watching */
+  unsigned int nSync;                   /* "PRAGMA synchronous=" seen */
+  int bJournal;                         /* "PRAGMA journal_mode=" seen */
+};
+typedef struct IdemWatchArg IdemWatchArg;
+struct IdemWatchArg {
+  void *pToken;                         /* this copy of idem's */
+  int eOp;                              /* 0 read, 1 let go */
+  int bDone;                            /* set by the watch */
+  unsigned int nSync;
+  int bJournal;
+};
+#define IDEM_WATCH(f) ((const IdemWatch*)(f)->pMethods)
+
+static int idemWatchClose(sqlite3_file *f){
+  IdemWatch *w = (IdemWatch*)f->pMethods;
+  int rc = w->pOrig->xClose(f);
+  sqlite3_free(w);
+  return rc;
+}
+static int idemWatchRead(sqlite3_file *f, void *p, int n, sqlite3_int64 o){
+  return IDEM_WATCH(f)->pOrig->xRead(f, p, n, o);
+}
+static int idemWatchWrite(sqlite3_file *f, const void *p, int n,
+                          sqlite3_int64 o){
+  return IDEM_WATCH(f)->pOrig->xWrite(f, p, n, o);
+}
+static int idemWatchTruncate(sqlite3_file *f, sqlite3_int64 n){
+  return IDEM_WATCH(f)->pOrig->xTruncate(f, n);
+}
+static int idemWatchSync(sqlite3_file *f, int flags){
+  return IDEM_WATCH(f)->pOrig->xSync(f, flags);
+}
+static int idemWatchFileSize(sqlite3_file *f, sqlite3_int64 *pn){
+  return IDEM_WATCH(f)->pOrig->xFileSize(f, pn);
+}
+static int idemWatchLock(sqlite3_file *f, int e){
+  return IDEM_WATCH(f)->pOrig->xLock(f, e);
+}
+static int idemWatchUnlock(sqlite3_file *f, int e){
+  return IDEM_WATCH(f)->pOrig->xUnlock(f, e);
+}
+static int idemWatchCheckReservedLock(sqlite3_file *f, int *pb){
+  return IDEM_WATCH(f)->pOrig->xCheckReservedLock(f, pb);
+}
+static int idemWatchFileControl(sqlite3_file *f, int op, void *pArg){
+  IdemWatch *w = (IdemWatch*)f->pMethods;
+  if( op==SQLITE_FCNTL_PRAGMA ){
+    const char *const *az = (const char *const*)pArg;
+    if( az[2] ){                        /* sets: a read changes nothing */
+      if( sqlite3_stricmp(az[1], "synchronous")==0 ) w->nSync++;
+      if( sqlite3_stricmp(az[1], "journal_mode")==0 ) w->bJournal = 1;
+    }
+  }else if( op==IDEM_FCNTL_WATCH
+         && ((IdemWatchArg*)pArg)->pToken==(void*)idemWatchFileControl ){
+    IdemWatchArg *a = (IdemWatchArg*)pArg;
+    a->bDone = 1;
+    a->nSync = w->nSync;
+    a->bJournal = w->bJournal;
+    if( a->eOp==1 && --w->nRef<=0 && f->pMethods==&w->base ){
+      f->pMethods = w->pOrig;           /* (else freed with the file) */
+      sqlite3_free(w);
+    }
+    return SQLITE_OK;
+  }
+  return w->pOrig->xFileControl(f, op, pArg);
+}
+static int idemWatchSectorSize(sqlite3_file *f){
+  return IDEM_WATCH(f)->pOrig->xSectorSize(f);
+}
+static int idemWatchDeviceCharacteristics(sqlite3_file *f){
+  return IDEM_WATCH(f)->pOrig->xDeviceCharacteristics(f);
+}
+static int idemWatchShmMap(sqlite3_file *f, int i, int n, int b,
+                           void volatile **pp){
+  return IDEM_WATCH(f)->pOrig->xShmMap(f, i, n, b, pp);
+}
+static int idemWatchShmLock(sqlite3_file *f, int o, int n, int flags){
+  return IDEM_WATCH(f)->pOrig->xShmLock(f, o, n, flags);
+}
+static void idemWatchShmBarrier(sqlite3_file *f){
+  IDEM_WATCH(f)->pOrig->xShmBarrier(f);
+}
+static int idemWatchShmUnmap(sqlite3_file *f, int bDelete){
+  return IDEM_WATCH(f)->pOrig->xShmUnmap(f, bDelete);
+}
+static int idemWatchFetch(sqlite3_file *f, sqlite3_int64 o, int n,
+                          void **pp){
+  return IDEM_WATCH(f)->pOrig->xFetch(f, o, n, pp);
+}
+static int idemWatchUnfetch(sqlite3_file *f, sqlite3_int64 o, void *p){
+  return IDEM_WATCH(f)->pOrig->xUnfetch(f, o, p);
+}
+
+/* True if a statement of db may set journal_mode when it is next
+** stepped: its text names journal_mode (or is not kept).  Looked at once,
+** when the watch is put; from then on, the watch sees each. */
+static int idemWatchPending(sqlite3 *db){
+  sqlite3_stmt *p;
+  for(p=sqlite3_next_stmt(db, 0); p; p=sqlite3_next_stmt(db, p)){
+    const char *z = sqlite3_sql(p);
+    if( z==0 ) return 1;
+    for(; *z; z++){
+      if( (*z=='j' || *z=='J') && sqlite3_strnicmp(z, "journal_mode", 12)==0 ){
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* What the watch of schema zDb's file has seen, into *pA: true if there
+** is one (of this copy of idem). */
+static int idemWatchGet(sqlite3 *db, const char *zDb, IdemWatchArg *pA){
+  memset(pA, 0, sizeof(*pA));
+  pA->pToken = (void*)idemWatchFileControl;
+  return sqlite3_file_control(db, zDb, IDEM_FCNTL_WATCH, pA)==SQLITE_OK
+      && pA->bDone;
+}
+
+/* A table no longer watches schema zDb's file. */
+static void idemWatchUnref(sqlite3 *db, const char *zDb){
+  IdemWatchArg a;
+  sqlite3_file *pFile = 0;
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_FILE_POINTER, &pFile)
+        !=SQLITE_OK || pFile==0 || pFile->pMethods==0
+   || pFile->pMethods->xFileControl!=idemWatchFileControl ){
+    return;                             /* (closed with its file) */
+  }
+  memset(&a, 0, sizeof(a));
+  a.pToken = (void*)idemWatchFileControl;
+  a.eOp = 1;
+  sqlite3_file_control(db, zDb, IDEM_FCNTL_WATCH, &a);
+}
+
+/* Put a watch on schema zDb's file, or count one more table on it: true
+** if watched. */
+static int idemWatchRef(sqlite3 *db, const char *zDb){
+  sqlite3_file *pFile = 0;
+  const sqlite3_io_methods *pM;
+  IdemWatch *w;
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_FILE_POINTER, &pFile)
+        !=SQLITE_OK || pFile==0 || (pM = pFile->pMethods)==0 ){
+    return 0;
+  }
+  if( pM->xFileControl==idemWatchFileControl ){
+    ((IdemWatch*)pM)->nRef++;
+    return 1;
+  }
+  w = (IdemWatch*)sqlite3_malloc(sizeof(*w));
+  if( w==0 ) return 0;
+  memset(w, 0, sizeof(*w));
+  w->pOrig = pM;
+  w->nRef = 1;
+  w->bJournal = idemWatchPending(db);
+  w->base.iVersion = pM->iVersion<3 ? pM->iVersion : 3;
+  w->base.xClose = idemWatchClose;
+  w->base.xRead = idemWatchRead;
+  w->base.xWrite = idemWatchWrite;
+  w->base.xTruncate = idemWatchTruncate;
+  w->base.xSync = idemWatchSync;
+  w->base.xFileSize = idemWatchFileSize;
+  w->base.xLock = idemWatchLock;
+  w->base.xUnlock = idemWatchUnlock;
+  w->base.xCheckReservedLock = idemWatchCheckReservedLock;
+  w->base.xFileControl = idemWatchFileControl;
+  w->base.xSectorSize = idemWatchSectorSize;
+  w->base.xDeviceCharacteristics = idemWatchDeviceCharacteristics;
+  if( pM->iVersion>=2 ){                /* (NULL stays NULL: no WAL) */
+    if( pM->xShmMap ) w->base.xShmMap = idemWatchShmMap;
+    if( pM->xShmLock ) w->base.xShmLock = idemWatchShmLock;
+    if( pM->xShmBarrier ) w->base.xShmBarrier = idemWatchShmBarrier;
+    if( pM->xShmUnmap ) w->base.xShmUnmap = idemWatchShmUnmap;
+  }
+  if( pM->iVersion>=3 ){
+    if( pM->xFetch ) w->base.xFetch = idemWatchFetch;
+    if( pM->xUnfetch ) w->base.xUnfetch = idemWatchUnfetch;
+  }
+  pFile->pMethods = &w->base;
+  return 1;
+}
+
+static int idemDurableSharedCache(sqlite3*);
+
+/* The table's first read: watch its schema's file (and main's), where
+** they are its own database files. */
+static void idemDurableWatch(IdemDurable *pD, sqlite3 *db, const char *zDb){
+  pD->eWatch = 2;
+#ifdef IDEM_REPLICATED
+  return;
+#endif
+  if( pD->eStore!=IDEM_STORE_FILE || idemDurableSharedCache(db) ) return;
+  if( sqlite3_stricmp(zDb, "main")!=0
+   && idemDurableStore(db, "main")!=IDEM_STORE_FILE ){
+    return;
+  }
+  if( !idemWatchRef(db, zDb) ) return;
+  if( sqlite3_stricmp(zDb, "main")!=0 && !idemWatchRef(db, "main") ){
+    idemWatchUnref(db, zDb);
+    return;
+  }
+  pD->eWatch = 1;
+}
+
 /* Read the settings of schema zDb into pD, once per transaction. */
 static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
                            char **pzErr){
-  int rc;
+  IdemWatchArg a, aMain;
+  unsigned int v = 0;
+  int rc, bVersion, mKept = 0;          /* 1 the mode, 2 synchronous */
   if( pD->bRead && pD->bFixed ) return SQLITE_OK;
+  memset(&a, 0, sizeof(a));
+  memset(&aMain, 0, sizeof(aMain));
   if( pD->eDirSync==0 ){
     /* Fixed for the table's life (a DETACH disconnects it): asked once,
     ** not at every claim (the compile-time options are a list that SQLite
@@ -8539,15 +9024,38 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
     }
     pD->eDirSync = IDEM_DIRSYNC_DISABLED ? 2 : 1;
   }
-  rc = idemDurablePragma(db, pD->zSqlSync, &pD->iSync, 0);
-  if( rc!=SQLITE_OK ) goto read_error;
-  if( !idemDurableWalKept(pD, db, zDb) ){
+  if( pD->eWatch==0 ) idemDurableWatch(pD, db, zDb);
+  /* What is kept: the data version first, then what the watch saw (both
+  ** before the PRAGMAs, which may see a change and move it) */
+  bVersion = sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)
+               ==SQLITE_OK;
+  if( pD->eWatch==1 ){
+    if( !idemWatchGet(db, zDb, &a)
+     || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
+      pD->eWatch = 2;                   /* (its file is gone) */
+    }
+  }
+  if( bVersion && pD->bVersion && v==pD->iWalVersion ){
+    if( pD->bWalKept ) mKept |= 1;
+    if( pD->eWatch==1 ){
+      if( pD->bModeKept && !a.bJournal && !aMain.bJournal ) mKept |= 1;
+      if( pD->bSyncKept && a.nSync==pD->nSyncSet ) mKept |= 2;
+    }
+  }
+  if( (mKept & 2)==0 ){
+    rc = idemDurablePragma(db, pD->zSqlSync, &pD->iSync, 0);
+    if( rc!=SQLITE_OK ) goto read_error;
+  }
+  if( (mKept & 1)==0 ){
     rc = idemDurablePragma(db, pD->zSqlJournal, 0, pD->zMode);
     if( rc!=SQLITE_OK ) goto read_error;
-    pD->bWalKept = strcmp(pD->zMode, "WAL")==0
-        && sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,
-                                &pD->iWalVersion)==SQLITE_OK;
   }
+  pD->bVersion = bVersion;
+  pD->iWalVersion = v;
+  pD->bWalKept = strcmp(pD->zMode, "WAL")==0;
+  pD->bModeKept = pD->eWatch==1 && !a.bJournal && !aMain.bJournal;
+  pD->bSyncKept = pD->eWatch==1;
+  pD->nSyncSet = a.nSync;
   if( pD->iSync<0 ) pD->iSync = 0;
   if( pD->iSync>3 ) pD->iSync = 3;
   pD->bRead = 1;
@@ -8899,40 +9407,56 @@ static char *idemDurableDir(const char *zFile){
 ** of the database's own journal, "<db>-journal": where SQLite can make its
 ** journal, idem can make its marker), next to schema zDb's file, for
 ** idemDurableCommit() to delete with a directory sync.  SQLITE_OK (the
-** name in pD->zMarker) or the VFS's error (with *pzErr).
+** name in pD->zMarker) or the VFS's error (with *pzErr).  The name and
+** the VFS's file object are made at the table's first marker and kept
+** (the file is the table's for its life): each marker writes its 3 digits,
+** the next of a sequence from a random start, another on a collision
+** (zFile: the database's file name, needed for the first only).
 */
 static int idemDurableMarker(IdemDurable *pD, sqlite3_vfs *pVfs,
                              const char *zFile, char **pzErr){
+  static const char azHex[] = "0123456789abcdef";
   sqlite3_file *pFile;
+  char *z;
   int i, rc = SQLITE_OK, flags = 0;
-  pFile = (sqlite3_file*)sqlite3_malloc(pVfs->szOsFile);
-  if( pFile==0 ) return SQLITE_NOMEM;
-  for(i=0; i<8; i++){
-    unsigned int r;
-    sqlite3_randomness(sizeof(r), &r);
+  if( pD->zMarkerName==0 ){
     /* (two NULs: the VFS reads URI parameters after a file name) */
-    pD->zMarker = sqlite3_mprintf("%s-idem%03x%c", zFile, r & 0xfff, 0);
-    if( pD->zMarker==0 ){ rc = SQLITE_NOMEM; break; }
+    pD->zMarkerName = sqlite3_mprintf("%s-idem000%c", zFile, 0);
+    if( pD->zMarkerName==0 ) return SQLITE_NOMEM;
+    pD->nMarkerName = (int)strlen(pD->zMarkerName);
+    sqlite3_randomness(sizeof(pD->iMarker), &pD->iMarker);
+  }
+  if( pD->pMarkerFile==0 ){
+    pD->pMarkerFile = (sqlite3_file*)sqlite3_malloc(pVfs->szOsFile);
+    if( pD->pMarkerFile==0 ) return SQLITE_NOMEM;
+  }
+  pFile = pD->pMarkerFile;
+  z = pD->zMarkerName + pD->nMarkerName - 3;
+  for(i=0; i<8; i++){
+    unsigned int r = pD->iMarker++;
+    z[0] = azHex[(r>>8) & 0xf];
+    z[1] = azHex[(r>>4) & 0xf];
+    z[2] = azHex[r & 0xf];
     memset(pFile, 0, pVfs->szOsFile);
-    rc = pVfs->xOpen(pVfs, pD->zMarker, pFile, SQLITE_OPEN_READWRITE
+    rc = pVfs->xOpen(pVfs, pD->zMarkerName, pFile, SQLITE_OPEN_READWRITE
            | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE
            | SQLITE_OPEN_SUPER_JOURNAL, &flags);
     if( pFile->pMethods ) pFile->pMethods->xClose(pFile);
-    if( rc==SQLITE_OK ) break;
-    sqlite3_free(pD->zMarker);          /* (taken by another connection?) */
-    pD->zMarker = 0;
+    if( rc==SQLITE_OK ){                /* (else taken by another?) */
+      pD->zMarker = pD->zMarkerName;
+      break;
+    }
   }
-  sqlite3_free(pFile);
   if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
     *pzErr = sqlite3_mprintf("an external call's COMMIT in DELETE mode at"
         " synchronous=FULL is made durable by a directory sync after it,"
         " which idem makes by creating a file next to the database and"
-        " deleting it, and \"%s-idem...\" cannot be created (%s: a file"
+        " deleting it, and \"%.*s-idem...\" cannot be created (%s: a file"
         " name longer than the file system takes, or a directory that"
         " cannot be written): a power loss could take the COMMIT back; use"
         " a shorter file name, journal_mode=WAL, TRUNCATE or PERSIST, or"
-        " create the table with durability=relaxed", zFile,
-        sqlite3_errstr(rc));
+        " create the table with durability=relaxed", pD->nMarkerName-8,
+        pD->zMarkerName, sqlite3_errstr(rc));
     if( *pzErr==0 ) rc = SQLITE_NOMEM;
   }
   return rc;
@@ -8981,6 +9505,7 @@ static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
     }
   }
   if( pD->bDirSync && pD->zMarker==0 ){
+    if( pD->zMarkerName ) return idemDurableMarker(pD, pVfs, 0, pzErr);
     zFile = sqlite3_db_filename(db, zDb);
     if( zFile && zFile[0] ) return idemDurableMarker(pD, pVfs, zFile, pzErr);
   }
@@ -9001,12 +9526,13 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb){
   sqlite3_vfs *pVfs = 0;
   int rc;
-  if( pD->bWalKept && (pD->bRead || pD->bExtWrote) ){
-    /* Past this transaction's own commit, in which the mode could not
-    ** change (idemDurableWalKept()) */
+  if( pD->bVersion && (pD->bRead || pD->bExtWrote) ){
+    /* Past this transaction's own commit, in which the file could not
+    ** change otherwise (it held the write lock since the settings were
+    ** read, or seen kept) */
     if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,
                              &pD->iWalVersion)!=SQLITE_OK ){
-      pD->bWalKept = 0;
+      pD->bVersion = 0;
     }
   }
   if( !pD->bDirSync ) return;
@@ -9024,8 +9550,7 @@ IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
         " the calls of that transaction", sqlite3_errstr(rc), pD->zMarker);
     pD->rcLost = rc;
   }
-  sqlite3_free(pD->zMarker);
-  pD->zMarker = 0;
+  pD->zMarker = 0;                      /* (the name is kept) */
 }
 
 /* xRollback: the marker of a COMMIT that failed after xSync goes. */
@@ -9034,7 +9559,6 @@ IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD){
   pD->bDirSync = 0;
   if( pD->zMarker==0 ) return;
   if( pVfs ) pVfs->xDelete(pVfs, pD->zMarker, 0);
-  sqlite3_free(pD->zMarker);
   pD->zMarker = 0;
 }
 /************** end ext/idem_durable.c **************/
@@ -13363,7 +13887,7 @@ static void idemVtabFree(IdemVtab *p){
     idemOpenUnlink(p);
     sqlite3_free(p->pSpareCursor);
     idemStoreClose(p);
-    idemDurableClear(&p->durable);
+    idemDurableClear(&p->durable, p->db, p->zDb);
     idemJsonFree(p->pJson);
     idemJsonFree(p->pJsonKey);
     sqlite3_free(p->base.zErrMsg);    /* one SQLite never took (xDestroy) */
