@@ -2154,9 +2154,23 @@ static IDEMNUM_NOINLINE int idemNumSubShort(
     if( iFrac>iInt ) return idemNumDecimalExpAny(z, n, iInt, iFrac, zOut);
     return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
   }
-  w = (uint64_t)(z[neg]-'0');
-  for(i=iInt+1; i<iFrac; i++) w = w*10 + (uint64_t)(z[i]-'0');
-  if( !idemNumSubProduct(w*idemNumPow10Int[17-nDig], -x10-16, &m, &g) ){
+  if( nDig>=11 ){
+    /* The digits at once, as idemNumDigits17() reads them (the first,
+    ** then the bytes after the '.'), the bytes of the second word beyond
+    ** the last digit masked to 0: w is their value times 10^(17-nDig).
+    ** The second load ends 17 bytes from the first digit, in the literal
+    ** (nDig+6 bytes): the loop below, a step a digit, ends at a branch
+    ** that the number of digits decides. */
+    const char *zM = z + neg;
+    uint64_t c0 = (uint64_t)(unsigned char)zM[0] | idemNumLoad8(zM+2)<<8;
+    uint64_t c1 = idemNumLoad8(zM+9) & idemNumMask[nDig];
+    w = idemNumSwar16(c0, c1)*10;
+  }else{
+    w = (uint64_t)(z[neg]-'0');
+    for(i=iInt+1; i<iFrac; i++) w = w*10 + (uint64_t)(z[i]-'0');
+    w *= idemNumPow10Int[17-nDig];
+  }
+  if( !idemNumSubProduct(w, -x10-16, &m, &g) ){
     return idemNumExpLiteral(z, n, iInt, iFrac, zOut);
   }
   q = -x10 - nDig + 1;
@@ -2603,7 +2617,10 @@ static IDEMNUM_INLINE int idemNumCanonical(
     }else{
       for(; j<n; j++) x10 = x10*10 + (z[j]-'0');
     }
-    L += eNeg ? -x10 : x10;
+    /* -x10 if eNeg, with no branch: the sign of "%.17g"'s exponents
+    ** falls at random, and a branch on it was mispredicted every other
+    ** time */
+    L += (x10 ^ -eNeg) + eNeg;
   }
   if( L<-307 || L>307 ) goto out_of_range;
 
