@@ -100,7 +100,7 @@ demo: $(BUILD)/.deps $(LIB)  ## the sqlite3 shell runs test/demo.sql: the protoc
 # Debian packages first): the extension, the test programs, the number
 # vectors and build/node-env (npm compiles better-sqlite3 meanwhile).
 NPROC      := $(shell nproc 2>/dev/null || echo 1)
-TEST_BUILD  = all $(BUILD)/powerloss $(BUILD)/idem_utf8_test $(BUILD)/idem_canonical_test $(BUILD)/bench $(NUMBERS)
+TEST_BUILD  = all $(BUILD)/powerloss $(BUILD)/idem_utf8_test $(BUILD)/idem_canonical_test $(BUILD)/guard $(BUILD)/bench $(NUMBERS)
 test: $(BUILD)/.deps  ## the whole Tcl suite (test/*.test): "N passed, N failed"
 	@$(MAKE) --no-print-directory -j$(NPROC) $(TEST_BUILD)
 	tclsh tcl/run.tcl
@@ -127,6 +127,12 @@ $(BUILD)/idem_canonical_test: test/idem_canonical_test.c $(SOURCES) | $(BUILD)/.
 # test/utf8.test): every short byte sequence against a plain decoder.
 $(BUILD)/idem_utf8_test: test/idem_utf8_test.c $(SOURCES) | $(BUILD)/.deps
 	$(CC) $(CFLAGS) $(WARN) -DIDEM_DEBUG -Iinclude -Iext -o $@ test/idem_utf8_test.c -lsqlite3 -lm
+
+# Reads past the end of an input (test/guard/guard.c; run by test/guard.test):
+# inputs at the end of a page that a PROT_NONE page follows.  -O0: it builds
+# in a second, and a read past the end is the source's, not the optimizer's.
+$(BUILD)/guard: test/guard/guard.c $(SOURCES) | $(BUILD)/.deps
+	$(CC) -O0 -g $(WARN) -DIDEM_DEBUG -Iinclude -Iext -o $@ test/guard/guard.c -lsqlite3 -lm
 
 test-number: $(BUILD)/idem_number_test $(NUMBERS)  ## the number printer's unit test (C)
 	$(BUILD)/idem_number_test $(NUMBERS)

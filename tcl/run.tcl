@@ -21,10 +21,10 @@ set root [file normalize [file join [file dirname [info script]] ..]]
 
 # The files that never load the library under test (IDEM_LIB): the
 # packages build their own (bindings), the benchmarks and the C API check
-# use build/ (bench, capi), the UTF-8 check is a C program (utf8), and the
-# rest read text (parts, license, make).
+# use build/ (bench, capi), the UTF-8 check and the reads past the end are C
+# programs (utf8, guard), and the rest read text (parts, license, make).
 set lib_free {bindings.test bench.test capi.test license.test make.test
-              parts.test utf8.test}
+              parts.test utf8.test guard.test}
 
 # The files that take longest, longest first (measured on 2 cores; the
 # others follow, larger first).  Only the order depends on it.
