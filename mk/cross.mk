@@ -7,7 +7,8 @@
 # i386 (x87 floating point; and again with SSE2), under qemu-user, and the
 # plain-C scan (-DIDEM_JSON_PORTABLE) on x86-64, arm64 and i386
 # (test/cross/cross.c says what it checks; s390x always runs it).  Each
-# program is SQLite 3.53's amalgamation and ext/idem.c (-DSQLITE_CORE)
+# program is SQLite 3.53's amalgamation and ext/idem.c (-DSQLITE_CORE, and
+# -DSQLITE_THREADSAFE=0 as SQLite's: no mutex functions to link)
 # linked statically.  The native x86-64 run writes the reference results of
 # the generated documents, every other one compares with it byte for byte.
 #   make test-cross                     10000 documents per architecture
@@ -69,7 +70,7 @@ $(CROSS)/sqlite3-%.o: $(NEW)/sqlite3.c | $(CROSS)/.deps
 
 $(CROSS)/idem-%.o: $(SOURCES) $(NEW)/sqlite3.c $(CROSS)/include/xxhash.h
 	$(XCC_$*) $(CFLAGS) $(WARN) $(XFLAGS_$*) -I$(NEW) -I$(CROSS)/include \
-	  -DSQLITE_CORE -c -o $@ ext/idem.c
+	  -DSQLITE_CORE -DSQLITE_THREADSAFE=0 -c -o $@ ext/idem.c
 
 # The objects are kept between runs (they are not intermediate files).
 .SECONDARY: $(CROSS_VARIANTS:%=$(CROSS)/idem-%.o) \

@@ -8825,22 +8825,37 @@ static IdemWatch *idemWatchAll = 0;
 static int (*idemWatchFc)(sqlite3_file*, int, void*) = 0;
 static int idemWatchMixed = 0;
 
-static sqlite3_mutex *idemWatchMutex(void){
-  return sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_VFS2);
+/* Enter (bEnter) or leave the list's mutex: SQLite's for an extension's
+** VFS, where SQLite has mutexes.  A SQLite built with SQLITE_THREADSAFE=0
+** has none: its mutex functions are not there to link (idem compiled into
+** it: define SQLITE_THREADSAFE=0 for idem too) or are NULL in the table a
+** loadable extension calls through (sqlite3_threadsafe() says 0). */
+static void idemWatchLock(int bEnter){
+#if !defined(SQLITE_THREADSAFE) || SQLITE_THREADSAFE>0
+  if( sqlite3_threadsafe() ){
+    sqlite3_mutex *m = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_VFS2);
+    if( bEnter ){
+      sqlite3_mutex_enter(m);
+    }else{
+      sqlite3_mutex_leave(m);
+    }
+  }
+#else
+  (void)bEnter;
+#endif
 }
 
 /* The watch of file f (of this copy of idem), or 0; if bUnlink, taken off
 ** the list as well. */
 static IdemWatch *idemWatchFind(sqlite3_file *f, int bUnlink){
-  sqlite3_mutex *m = idemWatchMutex();
   IdemWatch **pp, *w;
-  sqlite3_mutex_enter(m);
+  idemWatchLock(1);
   for(pp=&idemWatchAll; (w = *pp)!=0 && w->pFile!=f; pp=&w->pNext){}
   if( w && bUnlink ){
     *pp = w->pNext;
     idemWatchMixed -= w->bMixed;
   }
-  sqlite3_mutex_leave(m);
+  idemWatchLock(0);
   return w;
 }
 
@@ -8927,7 +8942,6 @@ static void idemWatchUnref(sqlite3 *db, const char *zDb){
 static int idemWatchRef(sqlite3 *db, const char *zDb){
   sqlite3_file *pFile = 0;
   const sqlite3_io_methods *pM;
-  sqlite3_mutex *m;
   IdemWatch *w;
   if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_FILE_POINTER, &pFile)
         !=SQLITE_OK || pFile==0 || (pM = pFile->pMethods)==0 ){
@@ -8970,14 +8984,13 @@ static int idemWatchRef(sqlite3 *db, const char *zDb){
   w->pFile = pFile;
   w->nRef = 1;
   w->bJournal = idemWatchPending(db);
-  m = idemWatchMutex();
-  sqlite3_mutex_enter(m);
+  idemWatchLock(1);
   if( idemWatchFc==0 ) idemWatchFc = pM->xFileControl;
   w->bMixed = pM->xFileControl!=idemWatchFc;
   idemWatchMixed += w->bMixed;
   w->pNext = idemWatchAll;
   idemWatchAll = w;
-  sqlite3_mutex_leave(m);
+  idemWatchLock(0);
   pFile->pMethods = &w->base;
   return 1;
 }
