@@ -404,6 +404,11 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_NSTMT             48
 #define IDEM_STMT_LENDABLE(i) \
   ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMAIN_U)
+/* An UPDATE's query (IDEM_QCOLS_UPDATE's columns: the key, who, conv,
+** tool, args, keyargs and updated left out, the key the cursor bound). */
+#define IDEM_STMT_UPDATE_Q(i) \
+  ((i)==IDEM_STMT_Q_KEY_U || (i)==IDEM_STMT_Q_KEYMEMBER_U \
+   || (i)==IDEM_STMT_Q_KEYMAIN_U)
 
 /* At most this many expired calls (each with its members) are deleted by
 ** one claim (doc/contract.md §10), oldest expiry first. */

@@ -164,9 +164,11 @@ IDEM_PRIVATE void idemKeyHex(const unsigned char aKey[16], char zHex[33]){
   zHex[IDEM_KEY_HEX] = 0;
 }
 
+#ifndef IDEM_SSE2
 /* Value of lowercase hex digit c, or 0xff.  Uppercase is refused: a key has
 ** one text form, so that keys compare as text.  (JSON's \u escapes take
-** either case: idemJsonHexVal[] in idem_canonical.c.) */
+** either case: idemJsonHexVal[] in idem_canonical.c.)  Without SSE2 only:
+** idemKeyFromHex() reads the 32 digits at once where it has it. */
 #define X 0xff
 static const unsigned char idemHexVal[256] = {
   X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
@@ -187,14 +189,12 @@ static const unsigned char idemHexVal[256] = {
   X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X
 };
 #undef X
+#endif
 
 /* Parse the text form of a key: exactly 32 lowercase hex digits.  (A
 ** replay and a record parse a key at every lookup: with SSE2 the 32
 ** digits at once; elsewhere by a table, and one test at the end.) */
 IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aKey[16]){
-  const unsigned char *u = (const unsigned char*)z;
-  unsigned int bad = 0;
-  int i;
   if( z==0 || n!=IDEM_KEY_HEX ) return 0;
 #ifdef IDEM_SSE2
   {
@@ -222,17 +222,22 @@ IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aK
     b = _mm_or_si128(_mm_and_si128(_mm_slli_epi16(b, 4), mf0),
                      _mm_srli_epi16(b, 8));
     _mm_storeu_si128((__m128i*)(void*)aKey, _mm_packus_epi16(a, b));
-    (void)u; (void)bad; (void)i;
     return _mm_movemask_epi8(ok)==0xffff;
   }
-#endif
-  for(i=0; i<IDEM_KEY_BYTES; i++){
-    unsigned int hi = idemHexVal[u[2*i]];
-    unsigned int lo = idemHexVal[u[2*i+1]];
-    bad |= hi | lo;
-    aKey[i] = (unsigned char)(hi<<4 | (lo & 0xf));
+#else
+  {
+    const unsigned char *u = (const unsigned char*)z;
+    unsigned int bad = 0;
+    int i;
+    for(i=0; i<IDEM_KEY_BYTES; i++){
+      unsigned int hi = idemHexVal[u[2*i]];
+      unsigned int lo = idemHexVal[u[2*i+1]];
+      bad |= hi | lo;
+      aKey[i] = (unsigned char)(hi<<4 | (lo & 0xf));
+    }
+    return (bad & 0xf0)==0;
   }
-  return (bad & 0xf0)==0;
+#endif
 }
 
 /* The key given as an SQL value: text of exactly 32 lowercase hex digits.

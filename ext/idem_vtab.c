@@ -479,8 +479,7 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
   if( pCur->bUpdate && !pCur->bEof && pCur->pStmt
    && pCur->iFormat==p->iFormat
    && (i==IDEM_STMT_Q_SCAN || i==IDEM_STMT_Q_KEY || i==IDEM_STMT_Q_KEYMEMBER
-       || i==IDEM_STMT_Q_KEY_U || i==IDEM_STMT_Q_KEYMEMBER_U
-       || i==IDEM_STMT_Q_KEYMAIN_U
+       || IDEM_STMT_UPDATE_Q(i)
        || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
     idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite,
                  pCur->bNoIdentity ? pCur->aKey : 0,
@@ -664,8 +663,7 @@ static int idemFilter(
   pCur->iFormat = p->iFormat;
   pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N
                 || iStmt==IDEM_STMT_Q_KEYMAIN_N;
-  pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U
-                   || iStmt==IDEM_STMT_Q_KEYMAIN_U;
+  pCur->bNoIdentity = IDEM_STMT_UPDATE_Q(iStmt);
   pCur->bOneRow = idxNum==IDEM_PLAN_KEYMEMBER;
   pCur->iMember = iMember;
 
@@ -966,8 +964,7 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
     mGiven |= (sqlite3_uint64)(sqlite3_value_nochange(aCol[i])==0) << i;
   }
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
-  if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U
-               || p->iPark==IDEM_STMT_Q_KEYMAIN_U) ){
+  if( pRow && IDEM_STMT_UPDATE_Q(p->iPark) ){
     /* Its query left out the key, who, conv, tool, args, keyargs,
     ** updated and created: an UPDATE that gives one of them (to be
     ** compared with the stored one), or a reconcile (whose stale check and

@@ -520,6 +520,11 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_NSTMT             48
 #define IDEM_STMT_LENDABLE(i) \
   ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMAIN_U)
+/* An UPDATE's query (IDEM_QCOLS_UPDATE's columns: the key, who, conv,
+** tool, args, keyargs and updated left out, the key the cursor bound). */
+#define IDEM_STMT_UPDATE_Q(i) \
+  ((i)==IDEM_STMT_Q_KEY_U || (i)==IDEM_STMT_Q_KEYMEMBER_U \
+   || (i)==IDEM_STMT_Q_KEYMAIN_U)
 
 /* At most this many expired calls (each with its members) are deleted by
 ** one claim (doc/contract.md §10), oldest expiry first. */
@@ -8267,9 +8272,11 @@ IDEM_PRIVATE void idemKeyHex(const unsigned char aKey[16], char zHex[33]){
   zHex[IDEM_KEY_HEX] = 0;
 }
 
+#ifndef IDEM_SSE2
 /* Value of lowercase hex digit c, or 0xff.  Uppercase is refused: a key has
 ** one text form, so that keys compare as text.  (JSON's \u escapes take
-** either case: idemJsonHexVal[] in idem_canonical.c.) */
+** either case: idemJsonHexVal[] in idem_canonical.c.)  Without SSE2 only:
+** idemKeyFromHex() reads the 32 digits at once where it has it. */
 #define X 0xff
 static const unsigned char idemHexVal[256] = {
   X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,
@@ -8290,14 +8297,12 @@ static const unsigned char idemHexVal[256] = {
   X,X,X,X,X,X,X,X,X,X,X,X,X,X,X,X
 };
 #undef X
+#endif
 
 /* Parse the text form of a key: exactly 32 lowercase hex digits.  (A
 ** replay and a record parse a key at every lookup: with SSE2 the 32
 ** digits at once; elsewhere by a table, and one test at the end.) */
 IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aKey[16]){
-  const unsigned char *u = (const unsigned char*)z;
-  unsigned int bad = 0;
-  int i;
   if( z==0 || n!=IDEM_KEY_HEX ) return 0;
 #ifdef IDEM_SSE2
   {
@@ -8325,17 +8330,22 @@ IDEM_PRIVATE int idemKeyFromHex(const char *z, sqlite3_int64 n, unsigned char aK
     b = _mm_or_si128(_mm_and_si128(_mm_slli_epi16(b, 4), mf0),
                      _mm_srli_epi16(b, 8));
     _mm_storeu_si128((__m128i*)(void*)aKey, _mm_packus_epi16(a, b));
-    (void)u; (void)bad; (void)i;
     return _mm_movemask_epi8(ok)==0xffff;
   }
-#endif
-  for(i=0; i<IDEM_KEY_BYTES; i++){
-    unsigned int hi = idemHexVal[u[2*i]];
-    unsigned int lo = idemHexVal[u[2*i+1]];
-    bad |= hi | lo;
-    aKey[i] = (unsigned char)(hi<<4 | (lo & 0xf));
+#else
+  {
+    const unsigned char *u = (const unsigned char*)z;
+    unsigned int bad = 0;
+    int i;
+    for(i=0; i<IDEM_KEY_BYTES; i++){
+      unsigned int hi = idemHexVal[u[2*i]];
+      unsigned int lo = idemHexVal[u[2*i+1]];
+      bad |= hi | lo;
+      aKey[i] = (unsigned char)(hi<<4 | (lo & 0xf));
+    }
+    return (bad & 0xf0)==0;
   }
-  return (bad & 0xf0)==0;
+#endif
 }
 
 /* The key given as an SQL value: text of exactly 32 lowercase hex digits.
@@ -14247,8 +14257,7 @@ static int idemClose(sqlite3_vtab_cursor *pCursor){
   if( pCur->bUpdate && !pCur->bEof && pCur->pStmt
    && pCur->iFormat==p->iFormat
    && (i==IDEM_STMT_Q_SCAN || i==IDEM_STMT_Q_KEY || i==IDEM_STMT_Q_KEYMEMBER
-       || i==IDEM_STMT_Q_KEY_U || i==IDEM_STMT_Q_KEYMEMBER_U
-       || i==IDEM_STMT_Q_KEYMAIN_U
+       || IDEM_STMT_UPDATE_Q(i)
        || (i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8)) ){
     idemStmtPark(p, i, pCur->pStmt, pCur->bLent, pCur->nWrite,
                  pCur->bNoIdentity ? pCur->aKey : 0,
@@ -14432,8 +14441,7 @@ static int idemFilter(
   pCur->iFormat = p->iFormat;
   pCur->bNarrow = iStmt==IDEM_STMT_Q_KEY_N || iStmt==IDEM_STMT_Q_KEYMEMBER_N
                 || iStmt==IDEM_STMT_Q_KEYMAIN_N;
-  pCur->bNoIdentity = iStmt==IDEM_STMT_Q_KEY_U || iStmt==IDEM_STMT_Q_KEYMEMBER_U
-                   || iStmt==IDEM_STMT_Q_KEYMAIN_U;
+  pCur->bNoIdentity = IDEM_STMT_UPDATE_Q(iStmt);
   pCur->bOneRow = idxNum==IDEM_PLAN_KEYMEMBER;
   pCur->iMember = iMember;
 
@@ -14734,8 +14742,7 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
     mGiven |= (sqlite3_uint64)(sqlite3_value_nochange(aCol[i])==0) << i;
   }
   pRow = idemStmtParked(p, sqlite3_value_int64(argv[0]), nWrite);
-  if( pRow && (p->iPark==IDEM_STMT_Q_KEY_U || p->iPark==IDEM_STMT_Q_KEYMEMBER_U
-               || p->iPark==IDEM_STMT_Q_KEYMAIN_U) ){
+  if( pRow && IDEM_STMT_UPDATE_Q(p->iPark) ){
     /* Its query left out the key, who, conv, tool, args, keyargs,
     ** updated and created: an UPDATE that gives one of them (to be
     ** compared with the stored one), or a reconcile (whose stale check and
