@@ -107,14 +107,11 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
   "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
   "note, created, updated, NULL, NULL, expires, honours_key, sends"
 
-/* The same, with NULL for every column but rid, member, status, id,
-** result and expires (IDEM_PLAN_NARROW: a replay of status, id, result
-** by key, whose key the cursor has bound), and the member zM: "0" where
-** the query's text says member = 0.  Each column read is a copy. */
-#define IDEM_QCOLS_NARROW_OF(zM) \
-  "rid, NULL, " zM ", NULL, NULL, NULL, NULL, NULL, status, id, result, " \
-  "NULL, NULL, NULL, NULL, NULL, expires, NULL, NULL"
-#define IDEM_QCOLS_NARROW IDEM_QCOLS_NARROW_OF("member")
+/* A narrow query's own columns (IDEM_PLAN_NARROW: a replay of status, id,
+** result by key, whose key the cursor has bound): IDEM_N_* in idemInt.h,
+** and the member last where the query's text does not give it.  Each
+** column read is a copy; each column selected, even a NULL, an opcode. */
+#define IDEM_NCOLS "rid, status, id, result, expires"
 
 /* The same, with NULL for the key, who, conv, tool, args, keyargs and
 ** updated: an UPDATE's query (IDEM_PLAN_UPDATE), whose key is the one the
@@ -178,13 +175,13 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* Q_KEY_L */    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_L */
                    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 AND member=?2",
-  /* Q_KEY_N */    "SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 ORDER BY member",
+  /* Q_KEY_N */    "SELECT " IDEM_NCOLS ", member" IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_N */
-                   "SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 AND member=?2",
+                   "SELECT " IDEM_NCOLS IDEM_FROM " WHERE key=?1 AND member=?2",
   /* Q_KEY_U */    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_U */
                    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=?2",
-  /* Q_KEYMAIN_N */"SELECT " IDEM_QCOLS_NARROW_OF("0") IDEM_FROM " WHERE key=?1 AND member=0",
+  /* Q_KEYMAIN_N */"SELECT " IDEM_NCOLS IDEM_FROM " WHERE key=?1 AND member=0",
   /* Q_KEYMAIN_U */"SELECT " IDEM_QCOLS_UPDATE_OF("0", "NULL") IDEM_FROM " WHERE key=?1 AND member=0",
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"

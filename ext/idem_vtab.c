@@ -92,7 +92,8 @@ struct IdemCursor {
   int bLent;                  /* pStmt is lent (idemStmtLend()) */
   int bEof;                   /* True at end of results */
   int bMember;                /* The current row is a member row */
-  int bNarrow;                /* pStmt is IDEM_PLAN_NARROW's: no key column */
+  int bNarrow;                /* pStmt is IDEM_PLAN_NARROW's: its own
+                              ** columns (IDEM_N_*), no key column */
   int bNoIdentity;            /* pStmt is IDEM_PLAN_UPDATE's: no who, conv,
                               ** tool, args, keyargs (from pMain) */
   int iFormat;                /* The table's format when pStmt was lent */
@@ -556,7 +557,8 @@ static int idemCursorExpired(IdemCursor *pCur){
     }
     zExp = (const char*)sqlite3_column_text(pCur->pMain, IDEM_M_EXPIRES);
   }else{
-    zExp = (const char*)sqlite3_column_text(pCur->pStmt, IDEM_Q_EXPIRES);
+    zExp = (const char*)sqlite3_column_text(pCur->pStmt,
+                         pCur->bNarrow ? IDEM_N_EXPIRES : IDEM_Q_EXPIRES);
   }
   return zExp!=0 && strcmp(zExp, pCur->zNow)<=0;
 }
@@ -571,7 +573,8 @@ static int idemCursorStep(IdemCursor *pCur){
     pCur->bEof = 0;
     /* (key = ? AND member = ?: the member bound, which the row's equals) */
     pCur->bMember = (pCur->bOneRow ? pCur->iMember
-                     : sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER))!=0;
+                     : sqlite3_column_int64(pCur->pStmt,
+                         pCur->bNarrow ? IDEM_N_MEMBER : IDEM_Q_MEMBER))!=0;
     if( pCur->bMember ){
       rc = idemCursorLoadMain(pCur);
       if( rc!=SQLITE_OK ) return rc;    /* with its message */
@@ -701,7 +704,7 @@ static int idemEof(sqlite3_vtab_cursor *pCursor){
 static int idemRowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
   IdemCursor *pCur = (IdemCursor*)pCursor;
   if( !pCur->bRid ){
-    pCur->iRid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID);
+    pCur->iRid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID); /* =IDEM_N_RID */
     pCur->bRid = 1;
   }
   *pRowid = pCur->iRid;
@@ -739,6 +742,20 @@ static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
       }
       return sqlite3_column_value(pCur->pMain, iM);
     }
+  }
+  if( pCur->bNarrow ){
+    /* A narrow query has its own columns (IDEM_N_*), no others: a narrow
+    ** plan reads no others (IDEM_NARROW_COLS).  Its member, where its
+    ** query has none, is the one bound (idemColumnValue()). */
+    int iN = -1;
+    switch( iCol ){
+      case IDEM_COL_MEMBER:  if( !pCur->bOneRow ) iN = IDEM_N_MEMBER; break;
+      case IDEM_COL_STATUS:  iN = IDEM_N_STATUS;  break;
+      case IDEM_COL_ID:      iN = IDEM_N_ID;      break;
+      case IDEM_COL_RESULT:  iN = IDEM_N_RESULT;  break;
+      case IDEM_COL_EXPIRES: iN = IDEM_N_EXPIRES; break;
+    }
+    return iN<0 ? 0 : sqlite3_column_value(pCur->pStmt, iN);
   }
   switch( iCol ){
     case IDEM_COL_KEYARGS: return sqlite3_column_value(pCur->pStmt, IDEM_Q_KEYARGS);
@@ -842,6 +859,13 @@ static int idemColumnValue(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     }
     case IDEM_COL_RECONCILE:
       return SQLITE_OK;        /* a command column: reads as NULL */
+    case IDEM_COL_MEMBER:
+      if( pCur->bNarrow && pCur->bOneRow ){
+        /* (no member in its query: the one bound, which the row's equals) */
+        sqlite3_result_int64(ctx, pCur->iMember);
+        return SQLITE_OK;
+      }
+      break;
     case IDEM_COL_CREATED:
       if( pCur->bNoIdentity && !pCur->bMember ) return idemCursorCreated(pCur, ctx);
       break;
