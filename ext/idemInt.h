@@ -606,6 +606,7 @@ struct IdemVtab {
   unsigned char aParkKey[IDEM_KEY_BYTES];  /* ... this one, which it bound */
   sqlite3_int64 iParkRid;     /* Its row's rid */
   void *pSpareCursor;         /* A closed cursor kept for the next xOpen */
+  void *pCopies;              /* A replay's column copies (idem_vtab.c) */
 };
 
 /* The names of the columns, by IDEM_COL_* number. */

@@ -143,10 +143,117 @@ static void idemOpenUnlink(IdemVtab *p){
   }
 }
 
+/*
+** COPIES.  A replay's xColumn gives each text or blob of the inner query
+** as a copy that SQLite owns until it calls the destructor (as for any
+** sqlite3_result_text() with one): SQLite frees the copy it makes of a
+** column (SQLITE_TRANSIENT) at every reset of the caller's statement, so
+** a replay in autocommit paid a malloc() and a free() for it at every
+** lookup.  Here a copy given back by SQLite is kept (at most
+** IDEM_COPY_SPARE of them, each of up to IDEM_COPY_MAX bytes) for the
+** next row or lookup.  A copy outlives nothing it points into: it is the
+** table's memory, given back by SQLite when its value is released, and
+** the keeper (IdemCopies) is freed with the table or, if copies are still
+** out then, with the last of them.  Only where the database is UTF-8 (a
+** copy of the value's own bytes, never converted); larger values, blobs
+** and text holding a NUL are SQLite's own copies (sqlite3_result_value()).
+*/
+#define IDEM_COPY_SPARE 4
+#define IDEM_COPY_MAX   4096
+typedef struct IdemCopies IdemCopies;
+typedef struct IdemCopy IdemCopy;
+struct IdemCopies {
+  int eUtf8;                  /* 1: the database is UTF-8; -1 not; 0 unknown */
+  int bLive;                  /* The table holds it (else freed with the
+                              ** last copy given back) */
+  int nOut;                   /* Copies SQLite holds */
+  int nSpare;                 /* Copies kept, in aSpare[] */
+  IdemCopy *aSpare[IDEM_COPY_SPARE];
+};
+struct IdemCopy {
+  IdemCopies *pHome;          /* Given back to it */
+  sqlite3_int64 nAlloc;       /* Bytes after this header */
+};
+
+/* The destructor of a copy (sqlite3_result_text()'s). */
+static void idemCopyFree(void *pData){
+  IdemCopy *pCopy = (IdemCopy*)pData - 1;
+  IdemCopies *pHome = pCopy->pHome;
+  pHome->nOut--;
+  if( pHome->bLive && pHome->nSpare<IDEM_COPY_SPARE ){
+    pHome->aSpare[pHome->nSpare++] = pCopy;
+    return;
+  }
+  sqlite3_free(pCopy);
+  if( !pHome->bLive && pHome->nOut==0 ) sqlite3_free(pHome);
+}
+
+/* The table lets go of its copies (idemVtabFree()). */
+static void idemCopiesRelease(IdemCopies *pHome){
+  if( pHome==0 ) return;
+  while( pHome->nSpare>0 ) sqlite3_free(pHome->aSpare[--pHome->nSpare]);
+  pHome->bLive = 0;
+  if( pHome->nOut==0 ) sqlite3_free(pHome);
+}
+
+/*
+** The result of ctx: pVal, a value of the cursor's inner query, as a copy
+** kept by the table (above) where it can be, else as SQLite copies it.
+*/
+static void idemResultCopy(IdemVtab *p, sqlite3_context *ctx,
+                           sqlite3_value *pVal){
+  IdemCopies *pHome = (IdemCopies*)p->pCopies;
+  IdemCopy *pCopy;
+  const char *z;
+  int n;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) goto as_sqlite;
+  if( pHome==0 ){
+    sqlite3_stmt *pEnc = 0;
+    pHome = (IdemCopies*)sqlite3_malloc(sizeof(*pHome));
+    if( pHome==0 ) goto as_sqlite;
+    memset(pHome, 0, sizeof(*pHome));
+    pHome->bLive = 1;
+    p->pCopies = pHome;
+    /* (fixed for the connection: every schema has main's encoding) */
+    if( idemQueryRow(p->db, &pEnc, "PRAGMA encoding")==SQLITE_ROW ){
+      const char *zEnc = (const char*)sqlite3_column_text(pEnc, 0);
+      pHome->eUtf8 = zEnc && sqlite3_stricmp(zEnc, "UTF-8")==0 ? 1 : -1;
+    }
+    sqlite3_finalize(pEnc);
+  }
+  if( pHome->eUtf8<=0 || (pHome->nSpare==0 && pHome->nOut>=IDEM_COPY_SPARE) ){
+    goto as_sqlite;
+  }
+  n = sqlite3_value_bytes(pVal);
+  if( n>=IDEM_COPY_MAX ) goto as_sqlite;
+  z = (const char*)sqlite3_value_text(pVal);
+  if( z==0 || (int)strlen(z)!=n ) goto as_sqlite;
+  pCopy = pHome->nSpare>0 ? pHome->aSpare[pHome->nSpare-1] : 0;
+  if( pCopy==0 || pCopy->nAlloc<=n ){
+    /* a new copy, or a kept one grown (to 64 bytes at least) */
+    sqlite3_int64 nAlloc = n<64 ? 64 : n+1;
+    IdemCopy *pNew = (IdemCopy*)sqlite3_realloc64(pCopy,
+                                                  sizeof(IdemCopy) + nAlloc);
+    if( pNew==0 ) goto as_sqlite;
+    pNew->pHome = pHome;
+    pNew->nAlloc = nAlloc;
+    if( pCopy ) pHome->aSpare[pHome->nSpare-1] = pNew;
+    pCopy = pNew;
+  }
+  if( pHome->nSpare>0 && pCopy==pHome->aSpare[pHome->nSpare-1] ) pHome->nSpare--;
+  memcpy(pCopy+1, z, n+1);
+  pHome->nOut++;
+  sqlite3_result_text(ctx, (const char*)(pCopy+1), -1, idemCopyFree);
+  return;
+ as_sqlite:
+  sqlite3_result_value(ctx, pVal);
+}
+
 static void idemVtabFree(IdemVtab *p){
   if( p ){
     idemOpenUnlink(p);
     sqlite3_free(p->pSpareCursor);
+    idemCopiesRelease((IdemCopies*)p->pCopies);
     idemStoreClose(p);
     idemDurableClear(&p->durable, p->db, p->zDb);
     idemJsonFree(p->pJson);
@@ -919,7 +1026,11 @@ static int idemColumnValue(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
       return SQLITE_OK;
     }
   }
-  sqlite3_result_value(ctx, pVal);
+  if( pCur->bNarrow ){
+    idemResultCopy(p, ctx, pVal);
+  }else{
+    sqlite3_result_value(ctx, pVal);
+  }
   return SQLITE_OK;
 }
 
