@@ -430,13 +430,13 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 
 /* Columns of the narrow queries (IDEM_STMT_Q_KEY_N, _KEYMEMBER_N,
 ** _KEYMAIN_N): a replay's, which reads status, id and result alone; the
-** member only in IDEM_STMT_Q_KEY_N's (the others bound it or name it). */
-#define IDEM_N_RID      0   /* IDEM_Q_RID: xRowid reads either */
-#define IDEM_N_STATUS   1
-#define IDEM_N_ID       2
-#define IDEM_N_RESULT   3
-#define IDEM_N_EXPIRES  4
-#define IDEM_N_MEMBER   5
+** member only in IDEM_STMT_Q_KEY_N's (the others bound it or name it);
+** no rid (a replay asks none: xRowid looks it up by key and member). */
+#define IDEM_N_STATUS   0
+#define IDEM_N_ID       1
+#define IDEM_N_RESULT   2
+#define IDEM_N_EXPIRES  3
+#define IDEM_N_MEMBER   4
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: the call as its members
 ** show it. */

@@ -109,9 +109,10 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 
 /* A narrow query's own columns (IDEM_PLAN_NARROW: a replay of status, id,
 ** result by key, whose key the cursor has bound): IDEM_N_* in idemInt.h,
-** and the member last where the query's text does not give it.  Each
-** column read is a copy; each column selected, even a NULL, an opcode. */
-#define IDEM_NCOLS "rid, status, id, result, expires"
+** and the member last where the query's text does not give it; no rid
+** (xRowid looks it up).  Each column read is a copy; each column
+** selected, even a NULL, an opcode. */
+#define IDEM_NCOLS "status, id, result, expires"
 
 /* The same, with NULL for the key, who, conv, tool, args, keyargs and
 ** updated: an UPDATE's query (IDEM_PLAN_UPDATE), whose key is the one the

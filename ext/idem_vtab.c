@@ -806,13 +806,55 @@ static int idemEof(sqlite3_vtab_cursor *pCursor){
   return ((IdemCursor*)pCursor)->bEof;
 }
 
+/*
+** The rid of a narrow query's row, which the query leaves out (a replay
+** asks for none; SELECT rowid does): the row's by its key and member
+** (UNIQUE), read with the full query of key = ? AND member = ?.  Kept
+** out of line: xRowid's common call (an UPDATE's, twice a record) pays
+** no registers of it.
+*/
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemCursorNarrowRid(IdemCursor *pCur){
+  IdemVtab *p = (IdemVtab*)pCur->base.pVtab;
+  sqlite3_stmt *pRow = 0;
+  int bLent = 0;
+  sqlite3_int64 iMember = pCur->bOneRow ? pCur->iMember
+                        : sqlite3_column_int64(pCur->pStmt, IDEM_N_MEMBER);
+  int rc = idemStmtLend(p, IDEM_STMT_Q_KEYMEMBER, &pRow, &bLent);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = sqlite3_bind_blob(pRow, 1, pCur->aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(pRow, 2, iMember);
+  if( rc==SQLITE_OK ) rc = sqlite3_step(pRow);
+  if( rc==SQLITE_ROW ){
+    pCur->iRid = sqlite3_column_int64(pRow, IDEM_Q_RID);
+    pCur->bRid = 1;
+    rc = SQLITE_OK;
+  }else if( rc==SQLITE_DONE ){
+    /* (the row the query is on is gone: no statement can do that between
+    ** a step and its xRowid) */
+    rc = SQLITE_CORRUPT_VTAB;
+    idemVtabError(p, "%s", sqlite3_errstr(rc));
+  }else{
+    idemVtabDbError(p, rc);
+  }
+  idemStmtGiveBack(p, IDEM_STMT_Q_KEYMEMBER, pRow, bLent);
+  return rc;
+}
+
 /* xRowid.  An UPDATE asks it twice (the old rowid and the new), and its
 ** xUpdate compares it with the parked row's: read once per row. */
 static int idemRowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
   IdemCursor *pCur = (IdemCursor*)pCursor;
   if( !pCur->bRid ){
-    pCur->iRid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID); /* =IDEM_N_RID */
-    pCur->bRid = 1;
+    if( pCur->bNarrow ){
+      int rc = idemCursorNarrowRid(pCur);
+      if( rc!=SQLITE_OK ) return rc;
+    }else{
+      pCur->iRid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID);
+      pCur->bRid = 1;
+    }
   }
   *pRowid = pCur->iRid;
   return SQLITE_OK;
