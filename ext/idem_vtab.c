@@ -892,20 +892,6 @@ static sqlite3_value *idemCursorValue(IdemCursor *pCur, int iCol){
       return sqlite3_column_value(pCur->pMain, iM);
     }
   }
-  if( pCur->bNarrow ){
-    /* A narrow query has its own columns (IDEM_N_*), no others: a narrow
-    ** plan reads no others (IDEM_NARROW_COLS).  Its member, where its
-    ** query has none, is the one bound (idemColumnValue()). */
-    int iN = -1;
-    switch( iCol ){
-      case IDEM_COL_MEMBER:  if( !pCur->bOneRow ) iN = IDEM_N_MEMBER; break;
-      case IDEM_COL_STATUS:  iN = IDEM_N_STATUS;  break;
-      case IDEM_COL_ID:      iN = IDEM_N_ID;      break;
-      case IDEM_COL_RESULT:  iN = IDEM_N_RESULT;  break;
-      case IDEM_COL_EXPIRES: iN = IDEM_N_EXPIRES; break;
-    }
-    return iN<0 ? 0 : sqlite3_column_value(pCur->pStmt, iN);
-  }
   switch( iCol ){
     case IDEM_COL_KEYARGS: return sqlite3_column_value(pCur->pStmt, IDEM_Q_KEYARGS);
     case IDEM_COL_OWNER:   return sqlite3_column_value(pCur->pStmt, IDEM_Q_OWNER);
@@ -953,6 +939,22 @@ static sqlite3_int64 idemCursorSends(IdemCursor *pCur){
   if( zKind==0 || strcmp(zKind, "external")!=0 ) return -1;
   if( pSends==0 || sqlite3_value_type(pSends)!=SQLITE_INTEGER ) return 1;
   return sqlite3_value_int64(pSends);
+}
+
+/* The result of ctx: pVal, a status.  One of the four words is given as
+** the constant it equals, which SQLite need not copy (a replay reads it at
+** every lookup). */
+static void idemResultStatus(sqlite3_context *ctx, sqlite3_value *pVal){
+  if( sqlite3_value_type(pVal)==SQLITE_TEXT ){
+    const char *z = (const char*)sqlite3_value_text(pVal);
+    IdemStatus e = z ? idemStatusParse(z) : IDEM_STATUS_OTHER;
+    if( e<IDEM_STATUS_OTHER
+     && sqlite3_value_bytes(pVal)==(int)strlen(azIdemStatus[e]) ){
+      sqlite3_result_text(ctx, azIdemStatus[e], -1, SQLITE_STATIC);
+      return;
+    }
+  }
+  sqlite3_result_value(ctx, pVal);
 }
 
 /* The value of column iCol of the cursor's row, for xColumn (an UPDATE's
@@ -1008,13 +1010,6 @@ static int idemColumnValue(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     }
     case IDEM_COL_RECONCILE:
       return SQLITE_OK;        /* a command column: reads as NULL */
-    case IDEM_COL_MEMBER:
-      if( pCur->bNarrow && pCur->bOneRow ){
-        /* (no member in its query: the one bound, which the row's equals) */
-        sqlite3_result_int64(ctx, pCur->iMember);
-        return SQLITE_OK;
-      }
-      break;
     case IDEM_COL_CREATED:
       if( pCur->bNoIdentity && !pCur->bMember ) return idemCursorCreated(pCur, ctx);
       break;
@@ -1057,19 +1052,8 @@ static int idemColumnValue(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
   }
   pVal = idemCursorValue(pCur, iCol);
   if( pVal==0 ) return SQLITE_OK;
-  if( iCol==IDEM_COL_STATUS && sqlite3_value_type(pVal)==SQLITE_TEXT ){
-    /* One of the four words: given as the constant it equals, which
-    ** SQLite need not copy (a replay reads it at every lookup). */
-    const char *z = (const char*)sqlite3_value_text(pVal);
-    IdemStatus e = z ? idemStatusParse(z) : IDEM_STATUS_OTHER;
-    if( e<IDEM_STATUS_OTHER
-     && sqlite3_value_bytes(pVal)==(int)strlen(azIdemStatus[e]) ){
-      sqlite3_result_text(ctx, azIdemStatus[e], -1, SQLITE_STATIC);
-      return SQLITE_OK;
-    }
-  }
-  if( pCur->bNarrow ){
-    idemResultCopy(p, ctx, pVal);
+  if( iCol==IDEM_COL_STATUS ){
+    idemResultStatus(ctx, pVal);
   }else{
     sqlite3_result_value(ctx, pVal);
   }
@@ -1091,12 +1075,49 @@ static int idemColumnNochange(sqlite3_vtab_cursor *pCursor,
   return idemColumnValue(pCursor, ctx, iCol);
 }
 
+/* xColumn of a narrow plan's cursor (a replay's): its query has its own
+** columns (IDEM_N_*) and no others, which a narrow plan never reads
+** (IDEM_NARROW_COLS); a member row's status is its call's; a text is
+** given as a kept copy (idemResultCopy()).  Out of line, as
+** idemColumnValue(). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemColumnNarrow(IdemCursor *pCur, sqlite3_context *ctx, int iCol){
+  sqlite3_value *pVal;
+  switch( iCol ){
+    case IDEM_COL_MEMBER:
+      if( pCur->bOneRow ){
+        /* (no member in its query: the one bound, which the row's equals) */
+        sqlite3_result_int64(ctx, pCur->iMember);
+        return SQLITE_OK;
+      }
+      pVal = sqlite3_column_value(pCur->pStmt, IDEM_N_MEMBER);
+      break;
+    case IDEM_COL_STATUS:
+      pVal = pCur->bMember ? idemCursorValue(pCur, IDEM_COL_STATUS)
+                           : sqlite3_column_value(pCur->pStmt, IDEM_N_STATUS);
+      if( pVal ) idemResultStatus(ctx, pVal);
+      return SQLITE_OK;
+    case IDEM_COL_ID:
+      pVal = sqlite3_column_value(pCur->pStmt, IDEM_N_ID);
+      break;
+    case IDEM_COL_RESULT:
+      pVal = sqlite3_column_value(pCur->pStmt, IDEM_N_RESULT);
+      break;
+    default:          /* the key (the one bound) */
+      return idemColumnValue(&pCur->base, ctx, iCol);
+  }
+  idemResultCopy((IdemVtab*)pCur->base.pVtab, ctx, pVal);
+  return SQLITE_OK;
+}
+
 /* xColumn.  An UPDATE uses every column (colUsed), so a narrow plan's
 ** cursor, whose query has only the few columns its statement uses (a
 ** replay's), is never one: it is not asked nochange. */
 static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iCol){
   if( ((IdemCursor*)pCursor)->bNarrow ){
-    return idemColumnValue(pCursor, ctx, iCol);
+    return idemColumnNarrow((IdemCursor*)pCursor, ctx, iCol);
   }
   return idemColumnNochange(pCursor, ctx, iCol);
 }
