@@ -607,6 +607,11 @@ struct IdemVtab {
   sqlite3_int64 iParkRid;     /* Its row's rid */
   void *pSpareCursor;         /* A closed cursor kept for the next xOpen */
   void *pCopies;              /* A replay's column copies (idem_vtab.c) */
+  /* The key ?1 of lent query i is bound to, once for the statement's life
+  ** (idem_vtab.c, idemBindKey()); aQKeyBound[i] cleared when aStmt[i] is
+  ** prepared. */
+  unsigned char aQKeyBound[IDEM_STMT_Q_KEYMAIN_U+1];
+  unsigned char aQKey[IDEM_STMT_Q_KEYMAIN_U+1][IDEM_KEY_BYTES];
 };
 
 /* The names of the columns, by IDEM_COL_* number. */

@@ -305,6 +305,7 @@ static int idemStmtCached(IdemVtab *p, int i, sqlite3_stmt **ppStmt){
     if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
     rc = idemPrepare(p, zSql, SQLITE_PREPARE_PERSISTENT, &p->aStmt[i]);
     sqlite3_free(zSql);
+    if( i<=IDEM_STMT_Q_KEYMAIN_U ) p->aQKeyBound[i] = 0;  /* (nothing bound) */
   }
   *ppStmt = p->aStmt[i];
   return rc;
@@ -365,8 +366,10 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
     return;
   }
   assert( p->aLent[i] && p->aStmt[i]==pStmt );
+  /* (its bindings are kept: its key is bound to the table's memory, the
+  ** others are integers or SQLite's copies; none can outlive what it
+  ** points to) */
   sqlite3_reset(pStmt);
-  sqlite3_clear_bindings(pStmt);
   p->aLent[i] = 0;
   if( p->aStale[i] ){
     sqlite3_finalize(pStmt);

@@ -670,6 +670,31 @@ static int idemCursorExpired(IdemCursor *pCur){
   return zExp!=0 && strcmp(zExp, pCur->zNow)<=0;
 }
 
+/*
+** Bind key aKey to ?1 of pStmt, query iStmt of a cursor.  A lent query's
+** ?1 is bound to the table's copy of the key (IdemVtab.aQKey[iStmt]),
+** once for the statement's life: a lookup copies its key there and binds
+** nothing (a bind and the clearing of it at the give-back each take the
+** connection's mutex); the statement is lent to one cursor at a time,
+** and the copy is rewritten only by that cursor's next xFilter, which
+** resets the query first.  A private copy (finalized when given back) is
+** bound to aKey where it lies.
+*/
+static int idemBindKey(IdemVtab *p, sqlite3_stmt *pStmt, int iStmt,
+                       int bLent, const unsigned char *aKey){
+  int rc;
+  if( !bLent ){
+    return sqlite3_bind_blob(pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  }
+  assert( iStmt<=IDEM_STMT_Q_KEYMAIN_U && p->aStmt[iStmt]==pStmt );
+  memcpy(p->aQKey[iStmt], aKey, IDEM_KEY_BYTES);
+  if( p->aQKeyBound[iStmt] ) return SQLITE_OK;
+  rc = sqlite3_bind_blob(pStmt, 1, p->aQKey[iStmt], IDEM_KEY_BYTES,
+                         SQLITE_STATIC);
+  if( rc==SQLITE_OK ) p->aQKeyBound[iStmt] = 1;
+  return rc;
+}
+
 /* The next row of pStmt that is shown (not of an expired call). */
 static int idemCursorStep(IdemCursor *pCur){
   int rc;
@@ -778,7 +803,7 @@ static int idemFilter(
   pCur->iMember = iMember;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
-    rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+    rc = idemBindKey(p, pCur->pStmt, iStmt, pCur->bLent, aKey);
     if( rc==SQLITE_OK && idxNum==IDEM_PLAN_KEYMEMBER
      && iStmt!=IDEM_STMT_Q_KEYMAIN_N && iStmt!=IDEM_STMT_Q_KEYMAIN_U ){
       rc = sqlite3_bind_int64(pCur->pStmt, 2, iMember);
@@ -824,7 +849,7 @@ static int idemCursorNarrowRid(IdemCursor *pCur){
                         : sqlite3_column_int64(pCur->pStmt, IDEM_N_MEMBER);
   int rc = idemStmtLend(p, IDEM_STMT_Q_KEYMEMBER, &pRow, &bLent);
   if( rc!=SQLITE_OK ) return rc;
-  rc = sqlite3_bind_blob(pRow, 1, pCur->aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  rc = idemBindKey(p, pRow, IDEM_STMT_Q_KEYMEMBER, bLent, pCur->aKey);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(pRow, 2, iMember);
   if( rc==SQLITE_OK ) rc = sqlite3_step(pRow);
   if( rc==SQLITE_ROW ){
