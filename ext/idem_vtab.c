@@ -677,8 +677,10 @@ static int idemCursorExpired(IdemCursor *pCur){
 ** nothing (a bind and the clearing of it at the give-back each take the
 ** connection's mutex); the statement is lent to one cursor at a time,
 ** and the copy is rewritten only by that cursor's next xFilter, which
-** resets the query first.  A private copy (finalized when given back) is
-** bound to aKey where it lies.
+** resets the query first.  Its other bindings are integers or SQLite's
+** own copies, so a query given back keeps them (idemStmtGiveBack()): none
+** points at memory that can go before the statement.  A private copy
+** (finalized when given back) is bound to aKey where it lies.
 */
 static int idemBindKey(IdemVtab *p, sqlite3_stmt *pStmt, int iStmt,
                        int bLent, const unsigned char *aKey){

@@ -9726,11 +9726,9 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
   "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
   "note, created, updated, NULL, NULL, expires, honours_key, sends"
 
-/* A narrow query's own columns (IDEM_PLAN_NARROW: a replay of status, id,
-** result by key, whose key the cursor has bound): IDEM_N_* in idemInt.h,
-** and the member last where the query's text does not give it; no rid
-** (xRowid looks it up).  Each column read is a copy; each column
-** selected, even a NULL, an opcode. */
+/* A narrow query's columns (IDEM_PLAN_NARROW's, IDEM_N_*), and the member
+** last where its text has none; no rid (xRowid looks it up).  Each column
+** selected, even a NULL, is an opcode at every row. */
 #define IDEM_NCOLS "status, id, result, expires"
 
 /* The same, with NULL for the key, who, conv, tool, args, keyargs and
@@ -9985,10 +9983,7 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
     return;
   }
   assert( p->aLent[i] && p->aStmt[i]==pStmt );
-  /* (its bindings are kept: its key is bound to the table's memory, the
-  ** others are integers or SQLite's copies; none can outlive what it
-  ** points to) */
-  sqlite3_reset(pStmt);
+  sqlite3_reset(pStmt);   /* (its bindings kept: idemBindKey(), idem_vtab.c) */
   p->aLent[i] = 0;
   if( p->aStale[i] ){
     sqlite3_finalize(pStmt);
@@ -14472,8 +14467,10 @@ static int idemCursorExpired(IdemCursor *pCur){
 ** nothing (a bind and the clearing of it at the give-back each take the
 ** connection's mutex); the statement is lent to one cursor at a time,
 ** and the copy is rewritten only by that cursor's next xFilter, which
-** resets the query first.  A private copy (finalized when given back) is
-** bound to aKey where it lies.
+** resets the query first.  Its other bindings are integers or SQLite's
+** own copies, so a query given back keeps them (idemStmtGiveBack()): none
+** points at memory that can go before the statement.  A private copy
+** (finalized when given back) is bound to aKey where it lies.
 */
 static int idemBindKey(IdemVtab *p, sqlite3_stmt *pStmt, int iStmt,
                        int bLent, const unsigned char *aKey){
