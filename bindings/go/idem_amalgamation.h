@@ -13953,7 +13953,7 @@ static void idemOpenUnlink(IdemVtab *p){
 typedef struct IdemCopies IdemCopies;
 typedef struct IdemCopy IdemCopy;
 struct IdemCopies {
-  int eUtf8;                  /* 1: the database is UTF-8; -1 not; 0 unknown */
+  int eUtf8;                  /* 1: the database is UTF-8; -1: it is not */
   int bLive;                  /* The table holds it (else freed with the
                               ** last copy given back) */
   int nOut;                   /* Copies SQLite holds */
@@ -14003,15 +14003,20 @@ static void idemResultCopy(IdemVtab *p, sqlite3_context *ctx,
     if( pHome==0 ) goto as_sqlite;
     memset(pHome, 0, sizeof(*pHome));
     pHome->bLive = 1;
-    p->pCopies = pHome;
-    /* (fixed for the connection: every schema has main's encoding) */
+    /* (fixed for the connection: every schema has main's encoding; read
+    ** again at the next copy if it could not be read, out of memory) */
     if( idemQueryRow(p->db, &pEnc, "PRAGMA encoding")==SQLITE_ROW ){
       const char *zEnc = (const char*)sqlite3_column_text(pEnc, 0);
       pHome->eUtf8 = zEnc && sqlite3_stricmp(zEnc, "UTF-8")==0 ? 1 : -1;
     }
     sqlite3_finalize(pEnc);
+    if( pHome->eUtf8==0 ){
+      sqlite3_free(pHome);
+      goto as_sqlite;
+    }
+    p->pCopies = pHome;
   }
-  if( pHome->eUtf8<=0 || (pHome->nSpare==0 && pHome->nOut>=IDEM_COPY_SPARE) ){
+  if( pHome->eUtf8<0 || (pHome->nSpare==0 && pHome->nOut>=IDEM_COPY_SPARE) ){
     goto as_sqlite;
   }
   n = sqlite3_value_bytes(pVal);
