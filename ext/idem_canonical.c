@@ -1711,6 +1711,7 @@ static int idemJsonSortNames(
   int i, j, nG = 0, bEqual = 0, bChain, bWide, bRuns = 1;
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   int bKept = 0;                      /* aT[].aK[] are set */
+  int bShort = -1;                    /* some name has 8 bytes or fewer */
   uint64_t kDiff;
 
   if( bAhead ){
@@ -1886,6 +1887,17 @@ sort_groups:
     r = aR + aG[nG].iLo;
     k = (int)(aG[nG].iHi - aG[nG].iLo);
     iOff = aG[nG].iOff;
+    if( iOff==0 && bKept && bRaw ){
+      /* A run of equal keys of idemJsonNameKey(), which are the kept keys
+      ** at 0 here (no escape in the first 16 bytes): if no name of the
+      ** object ends within them (one pass to know, at the first such
+      ** group), the group goes on at 8, with no pass over its keys at 0
+      ** (a wait for each name's record). */
+      if( bShort<0 ){
+        for(i=0, bShort=0; i<n; i++) bShort |= aT[i].n<=8;
+      }
+      if( !bShort ) iOff = 8;
+    }
     if( bAhead && nG>=2 ){
       /* The groups next on the stack (most are small): the records of
       ** the first IJ_AHEAD/2 names two groups ahead, the names themselves
