@@ -955,7 +955,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** names that go on form a group at iOff+8.  When every key of a group is
 ** equal and every name goes on, the group's common prefix is measured at
 ** once (idemJsonGroupPrefix(), 32 bytes a step) and the keys are taken
-** after it.  When every name that goes on has the same key and only a
+** after it; a group of IJ_LCP_MIN members or more whose sample of names
+** shares more than the next 8 bytes does both in one pass
+** (idemJsonPrefixKeys()).  When every name that goes on has the same key and only a
 ** few end within it (a prefix chain), a group of 32 or more is split
 ** around its longest name instead (idemJsonPivot()).  Each byte of a name is so read a bounded number of times,
 ** and each member is sorted once per word that still ties it with
@@ -964,7 +966,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** Objects of IJ_PREFETCH_MIN members or more whose names are not all
 ** 8 bytes or fewer first read every name's keys at bytes 0 and 8 in the
 ** order of the text (idemJsonSortNames(): the groups would otherwise
-** read the names in the order of their ranks, a wait for memory each);
+** read the names in the order of their ranks, a wait for memory each),
+** and if no name ends within 8 bytes, a group of equal keys at 0 goes on
+** at byte 8 without reading them again;
 ** ranges of more than IDEM_JSON_MSD ranks are first split by their
 ** highest differing byte (idemJsonSortRanksMsd()); and objects of more
 ** than IDEM_JSON_MSD members whose keys at 8 differ in few bytes are
