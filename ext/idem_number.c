@@ -1413,9 +1413,15 @@ static IDEMNUM_INLINE void idemNumPut17(char *z, uint64_t s){
   lo = (uint32_t)(s%100000000);
 #if defined(IDEM_SSE2) && defined(__x86_64__)
   {
-    __m128i x = _mm_set_epi32((int)(lo%10000), (int)(lo/10000),
-                              (int)(hi%10000), (int)(hi/10000));
-    __m128i q = _mm_srli_epi16(_mm_mulhi_epu16(x, _mm_set1_epi32(5243)), 3);
+    /* hi and lo split at 10^4 in their 64-bit lanes at once
+    ** (floor(x*3518437209 / 2^45) is floor(x/10^4) for x < 10^8), the
+    ** quotient in the low 32 bits, the remainder in the high */
+    __m128i x = _mm_set_epi64x((long long)lo, (long long)hi);
+    __m128i q = _mm_srli_epi64(
+        _mm_mul_epu32(x, _mm_set1_epi64x(3518437209LL)), 45);
+    x = _mm_or_si128(q, _mm_slli_epi64(
+        _mm_sub_epi64(x, _mm_mul_epu32(q, _mm_set1_epi64x(10000))), 32));
+    q = _mm_srli_epi16(_mm_mulhi_epu16(x, _mm_set1_epi32(5243)), 3);
     __m128i y = _mm_sub_epi16(x, _mm_mullo_epi16(q, _mm_set1_epi16(100)));
     y = _mm_or_si128(q, _mm_slli_epi32(y, 16));
     q = _mm_mulhi_epu16(y, _mm_set1_epi16(6554));
