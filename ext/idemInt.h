@@ -574,6 +574,8 @@ struct IdemVtab {
   sqlite3_int64 aCookie[2];   /* zDb's schema cookie and the times its
                               ** statement was prepared again, at that
                               ** check (idemSchemaCookies()) */
+  int bChecked;               /* ... compared in this transaction, at its
+                              ** first claim (idemClaimInsert()) */
   char *zUnusable;            /* Made with an option this build does not
                               ** know: all but DROP TABLE is refused */
   IdemTxnClaim *aTxn;         /* Local claims of the open transaction */
@@ -659,7 +661,8 @@ IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
 #endif
 
 /* Check the shadow table again if the schema changed since the last
-** check (p->zDamaged then says why claims are refused). */
+** check (p->zDamaged then says why claims are refused): at the first
+** claim of each transaction. */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p);
 
 /* The local claims of the open transaction (doc/contract.md §4: none may

@@ -820,7 +820,12 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
                                  sqlite3_int64 *pRowid){
   sqlite3_value *pMember = aCol[IDEM_COL_MEMBER];
   sqlite3_int64 iMember = 0;
-  if( p->zDamaged ){    /* checked again at each transaction's start */
+  if( !p->bChecked ){   /* the schema, once a transaction (xBegin) */
+    int rc = idemStoreRecheck(p);
+    if( rc!=SQLITE_OK ) return rc;
+    p->bChecked = 1;
+  }
+  if( p->zDamaged ){
     idemVtabError(p, "%s", p->zDamaged);
     return SQLITE_CORRUPT_VTAB;
   }

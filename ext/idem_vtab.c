@@ -269,9 +269,12 @@ static int idemBegin(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   idemTxnBegin(p);
   /* The durability check (idem_durable.c) keeps its verdict for the
-  ** length of a transaction: read the settings again. */
+  ** length of a transaction: read the settings again.  The shadow tables
+  ** are compared with the schema at the transaction's first claim
+  ** (idemClaimInsert()): a transaction that only records pays nothing. */
   idemDurableBegin(&p->durable);
-  return idemStoreRecheck(p);
+  p->bChecked = 0;
+  return SQLITE_OK;
 }
 
 static int idemSync(sqlite3_vtab *pVtab){
