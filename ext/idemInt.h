@@ -296,6 +296,11 @@ struct IdemDurable {
   int bModeKept;              /* zMode (a rollback mode) read at
                               ** iWalVersion, no "journal_mode=" seen */
   unsigned int nSyncSet;
+  struct IdemWatch *pWatch;   /* With eWatch 1: the schema's watch, and */
+  struct IdemWatch *pWatchMain; /* main's (another schema's table), read
+                              ** directly while no watch was freed since
+                              ** iWatchGen (else through the file) */
+  unsigned int iWatchGen;
 };
 #define IDEM_STORE_FILE   0   /* a database file */
 #define IDEM_STORE_NOFILE 1   /* ":memory:", temp, "" */

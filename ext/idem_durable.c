@@ -157,6 +157,7 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
     if( sqlite3_stricmp(zDb, "main")!=0 ) idemWatchUnref(db, "main");
   }
   pD->eWatch = 0;
+  pD->pWatch = pD->pWatchMain = 0;
   pD->bVersion = pD->bWalKept = pD->bSyncKept = pD->bModeKept = 0;
   sqlite3_free(pD->zMarkerName);
   sqlite3_free(pD->pMarkerFile);
@@ -287,7 +288,7 @@ static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
 */
 #define IDEM_FCNTL_WATCH 0x6964656d     /* "idem": our copy's alone */
 typedef struct IdemWatch IdemWatch;
-struct IdemWatch {
+struct IdemWatch {                      /* (idemInt.h names it) */
   sqlite3_io_methods base;              /* where pMethods points */
   const sqlite3_io_methods *pOrig;      /* the file's own methods */
   sqlite3_file *pFile;                  /* the file watched */
@@ -304,6 +305,7 @@ struct IdemWatchArg {
   int bDone;                            /* set by the watch */
   unsigned int nSync;
   int bJournal;
+  IdemWatch *pWatch;                    /* the watch itself */
 };
 
 /*
@@ -328,6 +330,24 @@ static IdemWatch *idemWatchAll = 0;
 ** the number above 0 for as long as it is there. */
 static int (*idemWatchFc)(sqlite3_file*, int, void*) = 0;
 static int idemWatchMixed = 0;
+
+/* The watches of this copy freed so far, under the mutex.  A table keeps
+** a pointer to its watch (IdemDurable.pWatch) and reads it directly while
+** this count is the one it saw when it took the pointer: a watch goes
+** only with its file (closed: DETACH, sqlite3_deserialize()) or its last
+** table, on the table's own connection, so a watch that was freed has
+** moved the count before the table can read it again, and the table then
+** asks the file (idemWatchGet()).  Read without the mutex: another
+** connection's change of it is either seen or not, and it never frees
+** this table's watch. */
+static unsigned int idemWatchGen = 0;
+#if defined(__GNUC__) || defined(__clang__)
+# define IDEM_WATCH_GEN() __atomic_load_n(&idemWatchGen, __ATOMIC_RELAXED)
+# define IDEM_WATCH_GEN_MOVE() __atomic_fetch_add(&idemWatchGen, 1, __ATOMIC_RELAXED)
+#else
+# define IDEM_WATCH_GEN() idemWatchGenLocked()
+# define IDEM_WATCH_GEN_MOVE() (idemWatchGen++)
+#endif
 
 /* Enter (bEnter) or leave the list's mutex: SQLite's for an extension's
 ** VFS, where SQLite has mutexes.  A SQLite built with SQLITE_THREADSAFE=0
@@ -358,10 +378,22 @@ static IdemWatch *idemWatchFind(sqlite3_file *f, int bUnlink){
   if( w && bUnlink ){
     *pp = w->pNext;
     idemWatchMixed -= w->bMixed;
+    IDEM_WATCH_GEN_MOVE();              /* (it is freed next) */
   }
   idemWatchLock(0);
   return w;
 }
+
+#if !defined(__GNUC__) && !defined(__clang__)
+/* idemWatchGen, read under the mutex where there are no atomic loads. */
+static unsigned int idemWatchGenLocked(void){
+  unsigned int n;
+  idemWatchLock(1);
+  n = idemWatchGen;
+  idemWatchLock(0);
+  return n;
+}
+#endif
 
 static int idemWatchClose(sqlite3_file *f){
   IdemWatch *w = idemWatchFind(f, 1);
@@ -391,6 +423,7 @@ static int idemWatchFileControl(sqlite3_file *f, int op, void *pArg){
     a->bDone = 1;
     a->nSync = w->nSync;
     a->bJournal = w->bJournal;
+    a->pWatch = w;
     if( a->eOp==1 && --w->nRef<=0 && f->pMethods==&w->base ){
       idemWatchFind(f, 1);
       f->pMethods = w->pOrig;           /* (else let go with the file) */
@@ -562,9 +595,19 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
   bVersion = sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)
                ==SQLITE_OK;
   if( pD->eWatch==1 ){
-    if( !idemWatchGet(db, zDb, &a)
+    unsigned int iGen = IDEM_WATCH_GEN();
+    if( pD->pWatch && iGen==pD->iWatchGen ){
+      a.nSync = pD->pWatch->nSync;      /* (none freed since: see above) */
+      a.bJournal = pD->pWatch->bJournal;
+      if( pD->pWatchMain ) aMain.bJournal = pD->pWatchMain->bJournal;
+    }else if( !idemWatchGet(db, zDb, &a)
      || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
       pD->eWatch = 2;                   /* (its file is gone) */
+      pD->pWatch = pD->pWatchMain = 0;
+    }else{
+      pD->pWatch = a.pWatch;
+      pD->pWatchMain = aMain.pWatch;
+      pD->iWatchGen = iGen;
     }
   }
   if( bVersion && pD->bVersion && v==pD->iWalVersion ){
