@@ -317,8 +317,7 @@ IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD);  /* a claim wrote: keep */
 IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 /* xCommit: make an external call's COMMIT in DELETE mode durable. */
-IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
-                                    const char *zDb);
+IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD);
 /* xDisconnect: the watch of the schema's file let go, then finalize. */
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
                                    const char *zDb);

@@ -1097,18 +1097,19 @@ static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
 ** sync itself, an I/O error) goes to sqlite3_log() and is kept, and the
 ** table's next claim fails with it (idemDurableCheck()), once.
 */
-IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
-                                    const char *zDb){
+IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD){
   sqlite3_vfs *pVfs = 0;
   int rc;
   if( pD->bVersion && (pD->bRead || pD->bExtWrote) ){
     /* Past this transaction's own commit, in which the file could not
-    ** change otherwise (it held the write lock since the settings were
-    ** read, or seen kept) */
-    if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,
-                             &pD->iWalVersion)!=SQLITE_OK ){
-      pD->bVersion = 0;
-    }
+    ** change otherwise (it held the write lock since the data version was
+    ** read, with the settings or seen kept): the pager moves it by one at
+    ** each commit of a write transaction (sqlite3PagerCommitPhaseTwo(),
+    ** before this xCommit), so the version is the one read, plus one,
+    ** without asking the file.  Anything else that moved it since (a
+    ** cache reset) moved it further: only ever a read again, never a
+    ** setting kept that could have changed. */
+    pD->iWalVersion++;
   }
   if( !pD->bDirSync ) return;
   pD->bDirSync = 0;

@@ -287,7 +287,7 @@ static int idemSync(sqlite3_vtab *pVtab){
 static int idemCommit(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   idemTxnClear(p);
-  idemDurableCommit(&p->durable, p->db, p->zDb);
+  idemDurableCommit(&p->durable);
   return SQLITE_OK;
 }
 
