@@ -557,12 +557,10 @@ static void idemDurableWatch(IdemDurable *pD, sqlite3 *db, const char *zDb){
 /* Read the settings of schema zDb into pD, once per transaction. */
 static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
                            char **pzErr){
-  IdemWatchArg a, aMain;
-  unsigned int v = 0;
+  unsigned int v = 0, nSync = 0;        /* what the watch saw: */
+  int bJournal = 0;                     /* (and main's, for another schema) */
   int rc, bVersion, mKept = 0;          /* 1 the mode, 2 synchronous */
   if( pD->bRead && pD->bFixed ) return SQLITE_OK;
-  memset(&a, 0, sizeof(a));
-  memset(&aMain, 0, sizeof(aMain));
   if( pD->eDirSync==0 ){
     /* Fixed for the table's life (a DETACH disconnects it): asked once,
     ** not at every claim (the compile-time options are a list that SQLite
@@ -597,42 +595,48 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
   if( pD->eWatch==1 ){
     unsigned int iGen = IDEM_WATCH_GEN();
     if( pD->pWatch && iGen==pD->iWatchGen ){
-      a.nSync = pD->pWatch->nSync;      /* (none freed since: see above) */
-      a.bJournal = pD->pWatch->bJournal;
-      if( pD->pWatchMain ) aMain.bJournal = pD->pWatchMain->bJournal;
-    }else if( !idemWatchGet(db, zDb, &a)
-     || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
-      pD->eWatch = 2;                   /* (its file is gone) */
-      pD->pWatch = pD->pWatchMain = 0;
+      nSync = pD->pWatch->nSync;        /* (none freed since: see above) */
+      bJournal = pD->pWatch->bJournal
+              || (pD->pWatchMain && pD->pWatchMain->bJournal);
     }else{
-      pD->pWatch = a.pWatch;
-      pD->pWatchMain = aMain.pWatch;
-      pD->iWatchGen = iGen;
+      IdemWatchArg a, aMain;
+      memset(&aMain, 0, sizeof(aMain));
+      if( !idemWatchGet(db, zDb, &a)
+       || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
+        pD->eWatch = 2;                 /* (its file is gone) */
+        pD->pWatch = pD->pWatchMain = 0;
+      }else{
+        pD->pWatch = a.pWatch;
+        pD->pWatchMain = aMain.pWatch;
+        pD->iWatchGen = iGen;
+        nSync = a.nSync;
+        bJournal = a.bJournal || aMain.bJournal;
+      }
     }
   }
   if( bVersion && pD->bVersion && v==pD->iWalVersion ){
     if( pD->bWalKept ) mKept |= 1;
     if( pD->eWatch==1 ){
-      if( pD->bModeKept && !a.bJournal && !aMain.bJournal ) mKept |= 1;
-      if( pD->bSyncKept && a.nSync==pD->nSyncSet ) mKept |= 2;
+      if( pD->bModeKept && !bJournal ) mKept |= 1;
+      if( pD->bSyncKept && nSync==pD->nSyncSet ) mKept |= 2;
     }
   }
   if( (mKept & 2)==0 ){
     rc = idemDurablePragma(db, pD->zSqlSync, &pD->iSync, 0);
     if( rc!=SQLITE_OK ) goto read_error;
+    if( pD->iSync<0 ) pD->iSync = 0;
+    if( pD->iSync>3 ) pD->iSync = 3;
   }
   if( (mKept & 1)==0 ){
     rc = idemDurablePragma(db, pD->zSqlJournal, 0, pD->zMode);
     if( rc!=SQLITE_OK ) goto read_error;
+    pD->bWalKept = strcmp(pD->zMode, "WAL")==0;
   }
   pD->bVersion = bVersion;
   pD->iWalVersion = v;
-  pD->bWalKept = strcmp(pD->zMode, "WAL")==0;
-  pD->bModeKept = pD->eWatch==1 && !a.bJournal && !aMain.bJournal;
+  pD->bModeKept = pD->eWatch==1 && !bJournal;
   pD->bSyncKept = pD->eWatch==1;
-  pD->nSyncSet = a.nSync;
-  if( pD->iSync<0 ) pD->iSync = 0;
-  if( pD->iSync>3 ) pD->iSync = 3;
+  pD->nSyncSet = nSync;
   pD->bRead = 1;
   return SQLITE_OK;
 
@@ -721,7 +725,7 @@ static int idemDurableLockCheck(IdemDurable *pD, sqlite3 *db,
   char *zWhat = 0;
   int i, bRes = 0, bShared = 0;
   if( pD->eLock==2 ) return SQLITE_OK;   /* (the cache: at xSync) */
-  if( pD->eLock==3 && strcmp(pD->zMode, "WAL")==0 ) return SQLITE_OK;
+  if( pD->eLock==3 && memcmp(pD->zMode, "WAL", 4)==0 ) return SQLITE_OK;
   if( pD->eLock ) goto probe;
   if( idemDurableStore(db, zDb)!=IDEM_STORE_FILE ) return SQLITE_OK;
   zFile = sqlite3_db_filename(db, zDb);
