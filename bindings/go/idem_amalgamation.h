@@ -412,6 +412,11 @@ struct IdemDurable {
   int bModeKept;              /* zMode (a rollback mode) read at
                               ** iWalVersion, no "journal_mode=" seen */
   unsigned int nSyncSet;
+  struct IdemWatch *pWatch;   /* With eWatch 1: the schema's watch, and */
+  struct IdemWatch *pWatchMain; /* main's (another schema's table), read
+                              ** directly while no watch was freed since
+                              ** iWatchGen (else through the file) */
+  unsigned int iWatchGen;
 };
 #define IDEM_STORE_FILE   0   /* a database file */
 #define IDEM_STORE_NOFILE 1   /* ":memory:", temp, "" */
@@ -428,8 +433,7 @@ IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD);  /* a claim wrote: keep */
 IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 /* xCommit: make an external call's COMMIT in DELETE mode durable. */
-IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
-                                    const char *zDb);
+IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD);
 /* xDisconnect: the watch of the schema's file let go, then finalize. */
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
                                    const char *zDb);
@@ -690,6 +694,8 @@ struct IdemVtab {
   sqlite3_int64 aCookie[2];   /* zDb's schema cookie and the times its
                               ** statement was prepared again, at that
                               ** check (idemSchemaCookies()) */
+  int bChecked;               /* ... compared in this transaction, at its
+                              ** first claim (idemClaimInsert()) */
   char *zUnusable;            /* Made with an option this build does not
                               ** know: all but DROP TABLE is refused */
   IdemTxnClaim *aTxn;         /* Local claims of the open transaction */
@@ -775,7 +781,8 @@ IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
 #endif
 
 /* Check the shadow table again if the schema changed since the last
-** check (p->zDamaged then says why claims are refused). */
+** check (p->zDamaged then says why claims are refused): at the first
+** claim of each transaction. */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p);
 
 /* The local claims of the open transaction (doc/contract.md §4: none may
@@ -8775,6 +8782,7 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
     if( sqlite3_stricmp(zDb, "main")!=0 ) idemWatchUnref(db, "main");
   }
   pD->eWatch = 0;
+  pD->pWatch = pD->pWatchMain = 0;
   pD->bVersion = pD->bWalKept = pD->bSyncKept = pD->bModeKept = 0;
   sqlite3_free(pD->zMarkerName);
   sqlite3_free(pD->pMarkerFile);
@@ -8905,7 +8913,7 @@ static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
 */
 #define IDEM_FCNTL_WATCH 0x6964656d     /* "idem": our copy's alone */
 typedef struct IdemWatch IdemWatch;
-struct IdemWatch {
+struct IdemWatch {                      /* (idemInt.h names it) */
   sqlite3_io_methods base;              /* where pMethods points */
   const sqlite3_io_methods *pOrig;      /* the file's own methods */
   sqlite3_file *pFile;                  /* the file watched */
@@ -8922,6 +8930,7 @@ struct IdemWatchArg {
   int bDone;                            /* set by the watch */
   unsigned int nSync;
   int bJournal;
+  IdemWatch *pWatch;                    /* the watch itself */
 };
 
 /*
@@ -8946,6 +8955,24 @@ static IdemWatch *idemWatchAll = 0;
 ** the number above 0 for as long as it is there. */
 static int (*idemWatchFc)(sqlite3_file*, int, void*) = 0;
 static int idemWatchMixed = 0;
+
+/* The watches of this copy freed so far, under the mutex.  A table keeps
+** a pointer to its watch (IdemDurable.pWatch) and reads it directly while
+** this count is the one it saw when it took the pointer: a watch goes
+** only with its file (closed: DETACH, sqlite3_deserialize()) or its last
+** table, on the table's own connection, so a watch that was freed has
+** moved the count before the table can read it again, and the table then
+** asks the file (idemWatchGet()).  Read without the mutex: another
+** connection's change of it is either seen or not, and it never frees
+** this table's watch. */
+static unsigned int idemWatchGen = 0;
+#if defined(__GNUC__) || defined(__clang__)
+# define IDEM_WATCH_GEN() __atomic_load_n(&idemWatchGen, __ATOMIC_RELAXED)
+# define IDEM_WATCH_GEN_MOVE() __atomic_fetch_add(&idemWatchGen, 1, __ATOMIC_RELAXED)
+#else
+# define IDEM_WATCH_GEN() idemWatchGenLocked()
+# define IDEM_WATCH_GEN_MOVE() (idemWatchGen++)
+#endif
 
 /* Enter (bEnter) or leave the list's mutex: SQLite's for an extension's
 ** VFS, where SQLite has mutexes.  A SQLite built with SQLITE_THREADSAFE=0
@@ -8976,10 +9003,22 @@ static IdemWatch *idemWatchFind(sqlite3_file *f, int bUnlink){
   if( w && bUnlink ){
     *pp = w->pNext;
     idemWatchMixed -= w->bMixed;
+    IDEM_WATCH_GEN_MOVE();              /* (it is freed next) */
   }
   idemWatchLock(0);
   return w;
 }
+
+#if !defined(__GNUC__) && !defined(__clang__)
+/* idemWatchGen, read under the mutex where there are no atomic loads. */
+static unsigned int idemWatchGenLocked(void){
+  unsigned int n;
+  idemWatchLock(1);
+  n = idemWatchGen;
+  idemWatchLock(0);
+  return n;
+}
+#endif
 
 static int idemWatchClose(sqlite3_file *f){
   IdemWatch *w = idemWatchFind(f, 1);
@@ -9009,6 +9048,7 @@ static int idemWatchFileControl(sqlite3_file *f, int op, void *pArg){
     a->bDone = 1;
     a->nSync = w->nSync;
     a->bJournal = w->bJournal;
+    a->pWatch = w;
     if( a->eOp==1 && --w->nRef<=0 && f->pMethods==&w->base ){
       idemWatchFind(f, 1);
       f->pMethods = w->pOrig;           /* (else let go with the file) */
@@ -9142,12 +9182,10 @@ static void idemDurableWatch(IdemDurable *pD, sqlite3 *db, const char *zDb){
 /* Read the settings of schema zDb into pD, once per transaction. */
 static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
                            char **pzErr){
-  IdemWatchArg a, aMain;
-  unsigned int v = 0;
+  unsigned int v = 0, nSync = 0;        /* what the watch saw: */
+  int bJournal = 0;                     /* (and main's, for another schema) */
   int rc, bVersion, mKept = 0;          /* 1 the mode, 2 synchronous */
   if( pD->bRead && pD->bFixed ) return SQLITE_OK;
-  memset(&a, 0, sizeof(a));
-  memset(&aMain, 0, sizeof(aMain));
   if( pD->eDirSync==0 ){
     /* Fixed for the table's life (a DETACH disconnects it): asked once,
     ** not at every claim (the compile-time options are a list that SQLite
@@ -9180,34 +9218,50 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
   bVersion = sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)
                ==SQLITE_OK;
   if( pD->eWatch==1 ){
-    if( !idemWatchGet(db, zDb, &a)
-     || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
-      pD->eWatch = 2;                   /* (its file is gone) */
+    unsigned int iGen = IDEM_WATCH_GEN();
+    if( pD->pWatch && iGen==pD->iWatchGen ){
+      nSync = pD->pWatch->nSync;        /* (none freed since: see above) */
+      bJournal = pD->pWatch->bJournal
+              || (pD->pWatchMain && pD->pWatchMain->bJournal);
+    }else{
+      IdemWatchArg a, aMain;
+      memset(&aMain, 0, sizeof(aMain));
+      if( !idemWatchGet(db, zDb, &a)
+       || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
+        pD->eWatch = 2;                 /* (its file is gone) */
+        pD->pWatch = pD->pWatchMain = 0;
+      }else{
+        pD->pWatch = a.pWatch;
+        pD->pWatchMain = aMain.pWatch;
+        pD->iWatchGen = iGen;
+        nSync = a.nSync;
+        bJournal = a.bJournal || aMain.bJournal;
+      }
     }
   }
   if( bVersion && pD->bVersion && v==pD->iWalVersion ){
     if( pD->bWalKept ) mKept |= 1;
     if( pD->eWatch==1 ){
-      if( pD->bModeKept && !a.bJournal && !aMain.bJournal ) mKept |= 1;
-      if( pD->bSyncKept && a.nSync==pD->nSyncSet ) mKept |= 2;
+      if( pD->bModeKept && !bJournal ) mKept |= 1;
+      if( pD->bSyncKept && nSync==pD->nSyncSet ) mKept |= 2;
     }
   }
   if( (mKept & 2)==0 ){
     rc = idemDurablePragma(db, pD->zSqlSync, &pD->iSync, 0);
     if( rc!=SQLITE_OK ) goto read_error;
+    if( pD->iSync<0 ) pD->iSync = 0;
+    if( pD->iSync>3 ) pD->iSync = 3;
   }
   if( (mKept & 1)==0 ){
     rc = idemDurablePragma(db, pD->zSqlJournal, 0, pD->zMode);
     if( rc!=SQLITE_OK ) goto read_error;
+    pD->bWalKept = strcmp(pD->zMode, "WAL")==0;
   }
   pD->bVersion = bVersion;
   pD->iWalVersion = v;
-  pD->bWalKept = strcmp(pD->zMode, "WAL")==0;
-  pD->bModeKept = pD->eWatch==1 && !a.bJournal && !aMain.bJournal;
+  pD->bModeKept = pD->eWatch==1 && !bJournal;
   pD->bSyncKept = pD->eWatch==1;
-  pD->nSyncSet = a.nSync;
-  if( pD->iSync<0 ) pD->iSync = 0;
-  if( pD->iSync>3 ) pD->iSync = 3;
+  pD->nSyncSet = nSync;
   pD->bRead = 1;
   return SQLITE_OK;
 
@@ -9296,7 +9350,7 @@ static int idemDurableLockCheck(IdemDurable *pD, sqlite3 *db,
   char *zWhat = 0;
   int i, bRes = 0, bShared = 0;
   if( pD->eLock==2 ) return SQLITE_OK;   /* (the cache: at xSync) */
-  if( pD->eLock==3 && strcmp(pD->zMode, "WAL")==0 ) return SQLITE_OK;
+  if( pD->eLock==3 && memcmp(pD->zMode, "WAL", 4)==0 ) return SQLITE_OK;
   if( pD->eLock ) goto probe;
   if( idemDurableStore(db, zDb)!=IDEM_STORE_FILE ) return SQLITE_OK;
   zFile = sqlite3_db_filename(db, zDb);
@@ -9672,18 +9726,19 @@ static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
 ** sync itself, an I/O error) goes to sqlite3_log() and is kept, and the
 ** table's next claim fails with it (idemDurableCheck()), once.
 */
-IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
-                                    const char *zDb){
+IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD){
   sqlite3_vfs *pVfs = 0;
   int rc;
   if( pD->bVersion && (pD->bRead || pD->bExtWrote) ){
     /* Past this transaction's own commit, in which the file could not
-    ** change otherwise (it held the write lock since the settings were
-    ** read, or seen kept) */
-    if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,
-                             &pD->iWalVersion)!=SQLITE_OK ){
-      pD->bVersion = 0;
-    }
+    ** change otherwise (it held the write lock since the data version was
+    ** read, with the settings or seen kept): the pager moves it by one at
+    ** each commit of a write transaction (sqlite3PagerCommitPhaseTwo(),
+    ** before this xCommit), so the version is the one read, plus one,
+    ** without asking the file.  Anything else that moved it since (a
+    ** cache reset) moved it further: only ever a read again, never a
+    ** setting kept that could have changed. */
+    pD->iWalVersion++;
   }
   if( !pD->bDirSync ) return;
   pD->bDirSync = 0;
@@ -9757,8 +9812,8 @@ IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD){
 ** at a time: a second one gets a private copy.
 **
 ** DAMAGE.  idemCheckShadow() looks at the shadow table when the table is
-** connected and, after a schema change, when the next write transaction
-** starts: if it no longer arbitrates (no UNIQUE(key, member), a conflict
+** connected and, after a schema change, at the next transaction's first
+** claim: if it no longer arbitrates (no UNIQUE(key, member), a conflict
 ** clause, a trigger, ...), claims are refused; DROP TABLE always works.
 **
 ** TRANSACTIONS.  The local claims made in the open transaction, each with
@@ -10658,7 +10713,7 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
 ** in temp.  Anything else, and claims are refused, with p->zDamaged naming
 ** what was found; reads, records, releases and DROP TABLE still work, and
 ** PRAGMA integrity_check reports it.  The check runs at connect and again,
-** after a schema change, when a write transaction starts
+** after a schema change, at a write transaction's first claim
 ** (idemStoreRecheck()).  Returns SQLITE_OK or SQLITE_NOMEM.
 */
 static int idemCheckShadow(IdemVtab *p){
@@ -10768,14 +10823,14 @@ static int idemCheckShadow(IdemVtab *p){
 }
 
 /*
-** At the start of each write transaction (xBegin): if the schema changed
-** since the last check (a trigger created on this connection does not
-** reconnect the table), check the shadow table again.  Once the
-** transaction writes, it holds the write lock: no other connection can
-** change the schema until it ends, so once per transaction is enough (a
-** claim is not charged two PRAGMA queries; DDL that this connection runs
-** inside its own write transaction is the application's, and a trigger
-** that voids a write is still caught by the changed-rows check).  SQLITE_OK
+** At the first claim of each write transaction (idemClaimInsert()): if
+** the schema changed since the last check (a trigger created on this
+** connection does not reconnect the table), check the shadow table again.
+** The transaction holds the write lock: no other connection can change
+** the schema until it ends, so once per transaction is enough (a record
+** pays nothing; DDL that this connection runs later in the transaction
+** is the application's, and a trigger that voids a write is still caught
+** by the changed-rows check).  SQLITE_OK
 ** or an error with its message.
 */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){
@@ -12429,13 +12484,14 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   sqlite3_stmt *pIns, *pMain;
   int nTry, bHeld = 0, bExpired;
   int rc = idemClaimPrepare(p, aCol, &c);
-  if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
   if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_INSERT, &pIns);
   if( rc==SQLITE_OK ) rc = idemTxnReserve(p);
   if( rc==SQLITE_OK && p->opt.iRetainMs>0 ) rc = idemSweep(p, c.iNow, c.zNow);
   for(nTry=0; rc==SQLITE_OK && nTry<2; nTry++){
     rc = idemClaimWrite(p, pIns, aCol, &c, pRowid, &bHeld);
     if( rc!=SQLITE_OK || !bHeld ) break;
+    rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);   /* (held: by whom?) */
+    if( rc!=SQLITE_OK ) break;
     rc = idemClaimHeld(p, pMain, c.aKey, c.aPart, &c.args, c.bKeyargs,
                        c.zNow, &bExpired);
     if( rc!=SQLITE_OK ) break;
@@ -12543,7 +12599,12 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
                                  sqlite3_int64 *pRowid){
   sqlite3_value *pMember = aCol[IDEM_COL_MEMBER];
   sqlite3_int64 iMember = 0;
-  if( p->zDamaged ){    /* checked again at each transaction's start */
+  if( !p->bChecked ){   /* the schema, once a transaction (xBegin) */
+    int rc = idemStoreRecheck(p);
+    if( rc!=SQLITE_OK ) return rc;
+    p->bChecked = 1;
+  }
+  if( p->zDamaged ){
     idemVtabError(p, "%s", p->zDamaged);
     return SQLITE_CORRUPT_VTAB;
   }
@@ -14011,7 +14072,8 @@ struct IdemCursor {
 typedef struct IdemOpenList IdemOpenList;
 struct IdemOpenList {
   IdemVtab *pFirst;
-  int nRef;                   /* The module and idem_options()'s two forms */
+  int nRef;                   /* The module, idem_options()'s two forms,
+                              ** and each table in the list */
 };
 
 /* One holder of the list lets go of it (the module dropped, a form of
@@ -14023,11 +14085,17 @@ static void idemOpenRelease(void *pArg){
   if( --pOpen->nRef==0 ) sqlite3_free(pOpen);
 }
 
+/* A table leaves the list, and lets go of the reference it holds on it:
+** the list outlives its tables, also when the module and the functions
+** that held it are gone (another copy of idem loaded on the connection
+** registers its own "idem" and idem_options() over them, and this copy's
+** tables stay connected until the schema lets them go). */
 static void idemOpenUnlink(IdemVtab *p){
   if( p->pOpen ){
     IdemVtab **pp = &p->pOpen->pFirst;
     while( *pp && *pp!=p ) pp = &(*pp)->pNextOpen;
     if( *pp ) *pp = p->pNextOpen;
+    idemOpenRelease(p->pOpen);
     p->pOpen = 0;
   }
 }
@@ -14111,7 +14179,8 @@ static int idemInit(
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   if( !bCreate && (rc = idemStoreConnect(p))!=SQLITE_OK ) goto fail;
   if( pOpen ){
-    p->pOpen = pOpen;
+    p->pOpen = pOpen;                   /* (a reference: idemOpenUnlink()) */
+    pOpen->nRef++;
     p->pNextOpen = pOpen->pFirst;
     pOpen->pFirst = p;
   }
@@ -14159,9 +14228,12 @@ static int idemBegin(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   idemTxnBegin(p);
   /* The durability check (idem_durable.c) keeps its verdict for the
-  ** length of a transaction: read the settings again. */
+  ** length of a transaction: read the settings again.  The shadow tables
+  ** are compared with the schema at the transaction's first claim
+  ** (idemClaimInsert()): a transaction that only records pays nothing. */
   idemDurableBegin(&p->durable);
-  return idemStoreRecheck(p);
+  p->bChecked = 0;
+  return SQLITE_OK;
 }
 
 static int idemSync(sqlite3_vtab *pVtab){
@@ -14174,7 +14246,7 @@ static int idemSync(sqlite3_vtab *pVtab){
 static int idemCommit(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   idemTxnClear(p);
-  idemDurableCommit(&p->durable, p->db, p->zDb);
+  idemDurableCommit(&p->durable);
   return SQLITE_OK;
 }
 
