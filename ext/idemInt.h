@@ -296,6 +296,11 @@ struct IdemDurable {
   int bModeKept;              /* zMode (a rollback mode) read at
                               ** iWalVersion, no "journal_mode=" seen */
   unsigned int nSyncSet;
+  struct IdemWatch *pWatch;   /* With eWatch 1: the schema's watch, and */
+  struct IdemWatch *pWatchMain; /* main's (another schema's table), read
+                              ** directly while no watch was freed since
+                              ** iWatchGen (else through the file) */
+  unsigned int iWatchGen;
 };
 #define IDEM_STORE_FILE   0   /* a database file */
 #define IDEM_STORE_NOFILE 1   /* ":memory:", temp, "" */
@@ -312,8 +317,7 @@ IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD);  /* a claim wrote: keep */
 IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 /* xCommit: make an external call's COMMIT in DELETE mode durable. */
-IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
-                                    const char *zDb);
+IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD);
 /* xDisconnect: the watch of the schema's file let go, then finalize. */
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
                                    const char *zDb);
@@ -584,6 +588,8 @@ struct IdemVtab {
   sqlite3_int64 aCookie[2];   /* zDb's schema cookie and the times its
                               ** statement was prepared again, at that
                               ** check (idemSchemaCookies()) */
+  int bChecked;               /* ... compared in this transaction, at its
+                              ** first claim (idemClaimInsert()) */
   char *zUnusable;            /* Made with an option this build does not
                               ** know: all but DROP TABLE is refused */
   IdemTxnClaim *aTxn;         /* Local claims of the open transaction */
@@ -675,7 +681,8 @@ IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
 #endif
 
 /* Check the shadow table again if the schema changed since the last
-** check (p->zDamaged then says why claims are refused). */
+** check (p->zDamaged then says why claims are refused): at the first
+** claim of each transaction. */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p);
 
 /* The local claims of the open transaction (doc/contract.md §4: none may

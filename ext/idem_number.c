@@ -173,6 +173,13 @@
 **    multiple of 10^k in the interval closest to v, the even one on a tie:
 **    exactly the digits ECMA-262 asks for.  Interval ends are included
 **    when c is even (round half to even reads them back as v).
+**    Nearly every double takes Jeon's refinement of it instead
+**    (idemNumShortestOne(), "Dragonbox", 2020): the same answer from one
+**    product of the same table (the interval's right end, 10^(k+1) and
+**    10^k tried by a division of its integer part, the rare ties decided
+**    by the parity of a second product); Schubfach's three products
+**    stay for the powers of two (an interval narrower below) and the
+**    doubles below 2^-1015 (whose power of ten the table lacks).
 **
 ** THE COMMON PATH.  idemNumberCanonical() does steps 1, 2 and 3b in one
 ** pass for the literals that most JSON holds: the last digit not 0 (or
@@ -1015,6 +1022,98 @@ static uint64_t idemNumRoundToOdd(uint64_t gHi, uint64_t gLo, uint64_t cp){
   uint64_t z = yLo + xHi;
   return (yHi + (z<xHi)) | (z>1);
 }
+/*
+** Step 5 with one product instead of Schubfach's three, for the doubles
+** whose rounding interval is symmetric (c is not 2^52) and whose q is at
+** least IDEMNUM_ONE_QMIN (the table then holds the power of ten needed):
+** Jeon's refinement of Schubfach (Junekey Jeon, "Dragonbox: A New
+** Floating-Point Binary-to-Decimal Conversion Algorithm", 2020), which
+** gives the same answer: with k = floor(log10(2^q)), the multiple of
+** 10^(k+1) in the interval if there is one, else the multiple of 10^k
+** closest to v, the even one on a tie.  All in units of 10^(k-2), with
+** x = 2-k, T the 128 bits 10^x * 2^(127-floor(log2(10^x))) rounded up
+** (the table entry plus one, but for 10^0 .. 10^55, which it holds
+** exactly) and b = q + floor(log2(10^x)), from 6 to 9 (the paper proves
+** each step below for every binary64 exponent):
+**   zi = the integer part of the interval's right end (c+1/2)*2^q*10^x,
+**     the top word of ((2c+1) << b) * T / 2^128 (the top 128 bits of
+**     that 192-bit product), an integer if the word below it is 0;
+**   deltai = tHi >> (63-b), the integer part of the interval's width
+**     2^q*10^x, 100 <= deltai < 1000.
+** 1. s = floor(zi/1000), r = zi - 1000s.  The multiple 1000s of 10^(k+1)
+**    is in the interval if r < deltai (but if r = 0, zi is exact and the
+**    right end is excluded, c odd: then step 2 from 1000(s-1)), not if
+**    r > deltai, and if r = deltai if the left end's fraction is at most
+**    zi's, which the parity of the left end's integer part
+**    (2c-1)*2^(q-1)*10^x (the bit b of the low 128 bits of the product,
+**    idemNumParity()) tells, or if the left end is an integer and
+**    included (c even).
+** 2. Else the multiple of 10^k (100 units) closest to v:
+**    s*10 + floor(dist/100), dist = r - deltai/2 + 50, which is it but
+**    when dist is a multiple of 100: then the parity of v's integer part
+**    2c*2^(q-1)*10^x says whether v is below the candidate (one less),
+**    and if v is on it, a tie, the even one.
+** Returns s, and *pK as idemNumShortest() does (s may end in zeros).
+*/
+#define IDEMNUM_ONE_QMIN (-1067)         /* from here up, 10^x <= 10^324 */
+static IDEMNUM_INLINE int idemNumParity(
+  uint64_t a, uint64_t tHi, uint64_t tLo, int b, int *pInt
+){
+  /* The low 128 bits of a*T: the bit b from the top is the parity of
+  ** a*2^(q-1)*10^x, the bits below it its fraction (0: an integer). */
+  uint64_t pl, ph = a*tHi + idemNumMul128(a, tLo, &pl);
+  *pInt = ((ph << b) | (pl >> (64-b)))==0;
+  return (int)(ph >> (64-b)) & 1;
+}
+static IDEMNUM_INLINE uint64_t idemNumShortestOne(uint64_t c, int q,
+                                                  int *pK){
+  int k = idemNumFloorLog10Pow2(q);
+  int x = 2 - k;
+  int b = q + idemNumFloorLog2Pow10(x);
+  const uint64_t *t = idemNumPow10[x - IDEMNUM_POW10_MIN];
+  uint64_t tHi = t[0];
+  uint64_t tLo = t[1] + ((unsigned)x>55);   /* rounded up */
+  uint64_t zi, lo, lo2, hi2, s;
+  uint32_t deltai, r, dist;
+  int isInt;
+  assert( b>=6 && b<=9 && x<=IDEMNUM_POW10_MAX );
+  deltai = (uint32_t)(tHi >> (63 - b));
+  zi = idemNumMul128((2*c+1)<<b, tHi, &lo);
+  hi2 = idemNumMul128((2*c+1)<<b, tLo, &lo2);
+  lo += hi2;
+  zi += lo<hi2;
+  s = zi/1000;
+  r = (uint32_t)(zi - 1000*s);
+  if( r<deltai ){
+    if( r==0 && lo==0 && (c & 1) ){
+      s--;                                /* the right end, excluded */
+      r = 1000;
+      goto step2;
+    }
+  }else if( r>deltai ){
+    goto step2;
+  }else{
+    int odd = idemNumParity(2*c-1, tHi, tLo, b, &isInt);
+    if( !odd && !(isInt && (c & 1)==0) ) goto step2;
+  }
+  *pK = k + 1;
+  return s;
+
+step2:
+  dist = r - deltai/2 + 50;
+  s = s*10 + dist/100;
+  if( dist%100==0 ){
+    /* v's integer part is odd if v is at or above the candidate */
+    int odd = idemNumParity(2*c, tHi, tLo, b, &isInt);
+    if( odd!=(int)((dist ^ 50) & 1) ){
+      s--;
+    }else if( isInt && (s & 1) ){
+      s--;                                /* a tie: the even one */
+    }
+  }
+  *pK = k;
+  return s;
+}
 static IDEMNUM_INLINE uint64_t idemNumShortest(uint64_t c, int q, int *pK){
   uint64_t out, cb, cbl, cbr, vb, vbl, vbr, s, t, gHi, gLo;
   int k, h, uin, win;
@@ -1028,6 +1127,13 @@ static IDEMNUM_INLINE uint64_t idemNumShortest(uint64_t c, int q, int *pK){
       *pK = 0;
       return f;
     }
+  }
+
+  /* Nearly every double: one product (idemNumShortestOne()); Schubfach
+  ** below for c = 2^52 (an interval narrower below) and q below
+  ** IDEMNUM_ONE_QMIN (subnormals and the least normal doubles). */
+  if( c!=IDEMNUM_HIDDEN && q>=IDEMNUM_ONE_QMIN ){
+    return idemNumShortestOne(c, q, pK);
   }
 
   /* The rounding interval is [cbl, cbr]/4 * 2^q around cb/4 * 2^q, with
@@ -1307,9 +1413,15 @@ static IDEMNUM_INLINE void idemNumPut17(char *z, uint64_t s){
   lo = (uint32_t)(s%100000000);
 #if defined(IDEM_SSE2) && defined(__x86_64__)
   {
-    __m128i x = _mm_set_epi32((int)(lo%10000), (int)(lo/10000),
-                              (int)(hi%10000), (int)(hi/10000));
-    __m128i q = _mm_srli_epi16(_mm_mulhi_epu16(x, _mm_set1_epi32(5243)), 3);
+    /* hi and lo split at 10^4 in their 64-bit lanes at once
+    ** (floor(x*3518437209 / 2^45) is floor(x/10^4) for x < 10^8), the
+    ** quotient in the low 32 bits, the remainder in the high */
+    __m128i x = _mm_set_epi64x((long long)lo, (long long)hi);
+    __m128i q = _mm_srli_epi64(
+        _mm_mul_epu32(x, _mm_set1_epi64x(3518437209LL)), 45);
+    x = _mm_or_si128(q, _mm_slli_epi64(
+        _mm_sub_epi64(x, _mm_mul_epu32(q, _mm_set1_epi64x(10000))), 32));
+    q = _mm_srli_epi16(_mm_mulhi_epu16(x, _mm_set1_epi32(5243)), 3);
     __m128i y = _mm_sub_epi16(x, _mm_mullo_epi16(q, _mm_set1_epi16(100)));
     y = _mm_or_si128(q, _mm_slli_epi32(y, 16));
     q = _mm_mulhi_epu16(y, _mm_set1_epi16(6554));

@@ -42,8 +42,8 @@
 ** at a time: a second one gets a private copy.
 **
 ** DAMAGE.  idemCheckShadow() looks at the shadow table when the table is
-** connected and, after a schema change, when the next write transaction
-** starts: if it no longer arbitrates (no UNIQUE(key, member), a conflict
+** connected and, after a schema change, at the next transaction's first
+** claim: if it no longer arbitrates (no UNIQUE(key, member), a conflict
 ** clause, a trigger, ...), claims are refused; DROP TABLE always works.
 **
 ** TRANSACTIONS.  The local claims made in the open transaction, each with
@@ -939,7 +939,7 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
 ** in temp.  Anything else, and claims are refused, with p->zDamaged naming
 ** what was found; reads, records, releases and DROP TABLE still work, and
 ** PRAGMA integrity_check reports it.  The check runs at connect and again,
-** after a schema change, when a write transaction starts
+** after a schema change, at a write transaction's first claim
 ** (idemStoreRecheck()).  Returns SQLITE_OK or SQLITE_NOMEM.
 */
 static int idemCheckShadow(IdemVtab *p){
@@ -1049,14 +1049,14 @@ static int idemCheckShadow(IdemVtab *p){
 }
 
 /*
-** At the start of each write transaction (xBegin): if the schema changed
-** since the last check (a trigger created on this connection does not
-** reconnect the table), check the shadow table again.  Once the
-** transaction writes, it holds the write lock: no other connection can
-** change the schema until it ends, so once per transaction is enough (a
-** claim is not charged two PRAGMA queries; DDL that this connection runs
-** inside its own write transaction is the application's, and a trigger
-** that voids a write is still caught by the changed-rows check).  SQLITE_OK
+** At the first claim of each write transaction (idemClaimInsert()): if
+** the schema changed since the last check (a trigger created on this
+** connection does not reconnect the table), check the shadow table again.
+** The transaction holds the write lock: no other connection can change
+** the schema until it ends, so once per transaction is enough (a record
+** pays nothing; DDL that this connection runs later in the transaction
+** is the application's, and a trigger that voids a write is still caught
+** by the changed-rows check).  SQLITE_OK
 ** or an error with its message.
 */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){

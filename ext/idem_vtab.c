@@ -122,7 +122,8 @@ struct IdemCursor {
 typedef struct IdemOpenList IdemOpenList;
 struct IdemOpenList {
   IdemVtab *pFirst;
-  int nRef;                   /* The module and idem_options()'s two forms */
+  int nRef;                   /* The module, idem_options()'s two forms,
+                              ** and each table in the list */
 };
 
 /* One holder of the list lets go of it (the module dropped, a form of
@@ -134,11 +135,17 @@ static void idemOpenRelease(void *pArg){
   if( --pOpen->nRef==0 ) sqlite3_free(pOpen);
 }
 
+/* A table leaves the list, and lets go of the reference it holds on it:
+** the list outlives its tables, also when the module and the functions
+** that held it are gone (another copy of idem loaded on the connection
+** registers its own "idem" and idem_options() over them, and this copy's
+** tables stay connected until the schema lets them go). */
 static void idemOpenUnlink(IdemVtab *p){
   if( p->pOpen ){
     IdemVtab **pp = &p->pOpen->pFirst;
     while( *pp && *pp!=p ) pp = &(*pp)->pNextOpen;
     if( *pp ) *pp = p->pNextOpen;
+    idemOpenRelease(p->pOpen);
     p->pOpen = 0;
   }
 }
@@ -334,7 +341,8 @@ static int idemInit(
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   if( !bCreate && (rc = idemStoreConnect(p))!=SQLITE_OK ) goto fail;
   if( pOpen ){
-    p->pOpen = pOpen;
+    p->pOpen = pOpen;                   /* (a reference: idemOpenUnlink()) */
+    pOpen->nRef++;
     p->pNextOpen = pOpen->pFirst;
     pOpen->pFirst = p;
   }
@@ -382,9 +390,12 @@ static int idemBegin(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   idemTxnBegin(p);
   /* The durability check (idem_durable.c) keeps its verdict for the
-  ** length of a transaction: read the settings again. */
+  ** length of a transaction: read the settings again.  The shadow tables
+  ** are compared with the schema at the transaction's first claim
+  ** (idemClaimInsert()): a transaction that only records pays nothing. */
   idemDurableBegin(&p->durable);
-  return idemStoreRecheck(p);
+  p->bChecked = 0;
+  return SQLITE_OK;
 }
 
 static int idemSync(sqlite3_vtab *pVtab){
@@ -397,7 +408,7 @@ static int idemSync(sqlite3_vtab *pVtab){
 static int idemCommit(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   idemTxnClear(p);
-  idemDurableCommit(&p->durable, p->db, p->zDb);
+  idemDurableCommit(&p->durable);
   return SQLITE_OK;
 }
 

@@ -412,6 +412,11 @@ struct IdemDurable {
   int bModeKept;              /* zMode (a rollback mode) read at
                               ** iWalVersion, no "journal_mode=" seen */
   unsigned int nSyncSet;
+  struct IdemWatch *pWatch;   /* With eWatch 1: the schema's watch, and */
+  struct IdemWatch *pWatchMain; /* main's (another schema's table), read
+                              ** directly while no watch was freed since
+                              ** iWatchGen (else through the file) */
+  unsigned int iWatchGen;
 };
 #define IDEM_STORE_FILE   0   /* a database file */
 #define IDEM_STORE_NOFILE 1   /* ":memory:", temp, "" */
@@ -428,8 +433,7 @@ IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD);  /* a claim wrote: keep */
 IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 /* xCommit: make an external call's COMMIT in DELETE mode durable. */
-IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
-                                    const char *zDb);
+IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD);
 /* xDisconnect: the watch of the schema's file let go, then finalize. */
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
                                    const char *zDb);
@@ -700,6 +704,8 @@ struct IdemVtab {
   sqlite3_int64 aCookie[2];   /* zDb's schema cookie and the times its
                               ** statement was prepared again, at that
                               ** check (idemSchemaCookies()) */
+  int bChecked;               /* ... compared in this transaction, at its
+                              ** first claim (idemClaimInsert()) */
   char *zUnusable;            /* Made with an option this build does not
                               ** know: all but DROP TABLE is refused */
   IdemTxnClaim *aTxn;         /* Local claims of the open transaction */
@@ -791,7 +797,8 @@ IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
 #endif
 
 /* Check the shadow table again if the schema changed since the last
-** check (p->zDamaged then says why claims are refused). */
+** check (p->zDamaged then says why claims are refused): at the first
+** claim of each transaction. */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p);
 
 /* The local claims of the open transaction (doc/contract.md §4: none may
@@ -1114,6 +1121,13 @@ SQLITE_EXTENSION_INIT1
 **    multiple of 10^k in the interval closest to v, the even one on a tie:
 **    exactly the digits ECMA-262 asks for.  Interval ends are included
 **    when c is even (round half to even reads them back as v).
+**    Nearly every double takes Jeon's refinement of it instead
+**    (idemNumShortestOne(), "Dragonbox", 2020): the same answer from one
+**    product of the same table (the interval's right end, 10^(k+1) and
+**    10^k tried by a division of its integer part, the rare ties decided
+**    by the parity of a second product); Schubfach's three products
+**    stay for the powers of two (an interval narrower below) and the
+**    doubles below 2^-1015 (whose power of ten the table lacks).
 **
 ** THE COMMON PATH.  idemNumberCanonical() does steps 1, 2 and 3b in one
 ** pass for the literals that most JSON holds: the last digit not 0 (or
@@ -1956,6 +1970,98 @@ static uint64_t idemNumRoundToOdd(uint64_t gHi, uint64_t gLo, uint64_t cp){
   uint64_t z = yLo + xHi;
   return (yHi + (z<xHi)) | (z>1);
 }
+/*
+** Step 5 with one product instead of Schubfach's three, for the doubles
+** whose rounding interval is symmetric (c is not 2^52) and whose q is at
+** least IDEMNUM_ONE_QMIN (the table then holds the power of ten needed):
+** Jeon's refinement of Schubfach (Junekey Jeon, "Dragonbox: A New
+** Floating-Point Binary-to-Decimal Conversion Algorithm", 2020), which
+** gives the same answer: with k = floor(log10(2^q)), the multiple of
+** 10^(k+1) in the interval if there is one, else the multiple of 10^k
+** closest to v, the even one on a tie.  All in units of 10^(k-2), with
+** x = 2-k, T the 128 bits 10^x * 2^(127-floor(log2(10^x))) rounded up
+** (the table entry plus one, but for 10^0 .. 10^55, which it holds
+** exactly) and b = q + floor(log2(10^x)), from 6 to 9 (the paper proves
+** each step below for every binary64 exponent):
+**   zi = the integer part of the interval's right end (c+1/2)*2^q*10^x,
+**     the top word of ((2c+1) << b) * T / 2^128 (the top 128 bits of
+**     that 192-bit product), an integer if the word below it is 0;
+**   deltai = tHi >> (63-b), the integer part of the interval's width
+**     2^q*10^x, 100 <= deltai < 1000.
+** 1. s = floor(zi/1000), r = zi - 1000s.  The multiple 1000s of 10^(k+1)
+**    is in the interval if r < deltai (but if r = 0, zi is exact and the
+**    right end is excluded, c odd: then step 2 from 1000(s-1)), not if
+**    r > deltai, and if r = deltai if the left end's fraction is at most
+**    zi's, which the parity of the left end's integer part
+**    (2c-1)*2^(q-1)*10^x (the bit b of the low 128 bits of the product,
+**    idemNumParity()) tells, or if the left end is an integer and
+**    included (c even).
+** 2. Else the multiple of 10^k (100 units) closest to v:
+**    s*10 + floor(dist/100), dist = r - deltai/2 + 50, which is it but
+**    when dist is a multiple of 100: then the parity of v's integer part
+**    2c*2^(q-1)*10^x says whether v is below the candidate (one less),
+**    and if v is on it, a tie, the even one.
+** Returns s, and *pK as idemNumShortest() does (s may end in zeros).
+*/
+#define IDEMNUM_ONE_QMIN (-1067)         /* from here up, 10^x <= 10^324 */
+static IDEMNUM_INLINE int idemNumParity(
+  uint64_t a, uint64_t tHi, uint64_t tLo, int b, int *pInt
+){
+  /* The low 128 bits of a*T: the bit b from the top is the parity of
+  ** a*2^(q-1)*10^x, the bits below it its fraction (0: an integer). */
+  uint64_t pl, ph = a*tHi + idemNumMul128(a, tLo, &pl);
+  *pInt = ((ph << b) | (pl >> (64-b)))==0;
+  return (int)(ph >> (64-b)) & 1;
+}
+static IDEMNUM_INLINE uint64_t idemNumShortestOne(uint64_t c, int q,
+                                                  int *pK){
+  int k = idemNumFloorLog10Pow2(q);
+  int x = 2 - k;
+  int b = q + idemNumFloorLog2Pow10(x);
+  const uint64_t *t = idemNumPow10[x - IDEMNUM_POW10_MIN];
+  uint64_t tHi = t[0];
+  uint64_t tLo = t[1] + ((unsigned)x>55);   /* rounded up */
+  uint64_t zi, lo, lo2, hi2, s;
+  uint32_t deltai, r, dist;
+  int isInt;
+  assert( b>=6 && b<=9 && x<=IDEMNUM_POW10_MAX );
+  deltai = (uint32_t)(tHi >> (63 - b));
+  zi = idemNumMul128((2*c+1)<<b, tHi, &lo);
+  hi2 = idemNumMul128((2*c+1)<<b, tLo, &lo2);
+  lo += hi2;
+  zi += lo<hi2;
+  s = zi/1000;
+  r = (uint32_t)(zi - 1000*s);
+  if( r<deltai ){
+    if( r==0 && lo==0 && (c & 1) ){
+      s--;                                /* the right end, excluded */
+      r = 1000;
+      goto step2;
+    }
+  }else if( r>deltai ){
+    goto step2;
+  }else{
+    int odd = idemNumParity(2*c-1, tHi, tLo, b, &isInt);
+    if( !odd && !(isInt && (c & 1)==0) ) goto step2;
+  }
+  *pK = k + 1;
+  return s;
+
+step2:
+  dist = r - deltai/2 + 50;
+  s = s*10 + dist/100;
+  if( dist%100==0 ){
+    /* v's integer part is odd if v is at or above the candidate */
+    int odd = idemNumParity(2*c, tHi, tLo, b, &isInt);
+    if( odd!=(int)((dist ^ 50) & 1) ){
+      s--;
+    }else if( isInt && (s & 1) ){
+      s--;                                /* a tie: the even one */
+    }
+  }
+  *pK = k;
+  return s;
+}
 static IDEMNUM_INLINE uint64_t idemNumShortest(uint64_t c, int q, int *pK){
   uint64_t out, cb, cbl, cbr, vb, vbl, vbr, s, t, gHi, gLo;
   int k, h, uin, win;
@@ -1969,6 +2075,13 @@ static IDEMNUM_INLINE uint64_t idemNumShortest(uint64_t c, int q, int *pK){
       *pK = 0;
       return f;
     }
+  }
+
+  /* Nearly every double: one product (idemNumShortestOne()); Schubfach
+  ** below for c = 2^52 (an interval narrower below) and q below
+  ** IDEMNUM_ONE_QMIN (subnormals and the least normal doubles). */
+  if( c!=IDEMNUM_HIDDEN && q>=IDEMNUM_ONE_QMIN ){
+    return idemNumShortestOne(c, q, pK);
   }
 
   /* The rounding interval is [cbl, cbr]/4 * 2^q around cb/4 * 2^q, with
@@ -2248,9 +2361,15 @@ static IDEMNUM_INLINE void idemNumPut17(char *z, uint64_t s){
   lo = (uint32_t)(s%100000000);
 #if defined(IDEM_SSE2) && defined(__x86_64__)
   {
-    __m128i x = _mm_set_epi32((int)(lo%10000), (int)(lo/10000),
-                              (int)(hi%10000), (int)(hi/10000));
-    __m128i q = _mm_srli_epi16(_mm_mulhi_epu16(x, _mm_set1_epi32(5243)), 3);
+    /* hi and lo split at 10^4 in their 64-bit lanes at once
+    ** (floor(x*3518437209 / 2^45) is floor(x/10^4) for x < 10^8), the
+    ** quotient in the low 32 bits, the remainder in the high */
+    __m128i x = _mm_set_epi64x((long long)lo, (long long)hi);
+    __m128i q = _mm_srli_epi64(
+        _mm_mul_epu32(x, _mm_set1_epi64x(3518437209LL)), 45);
+    x = _mm_or_si128(q, _mm_slli_epi64(
+        _mm_sub_epi64(x, _mm_mul_epu32(q, _mm_set1_epi64x(10000))), 32));
+    q = _mm_srli_epi16(_mm_mulhi_epu16(x, _mm_set1_epi32(5243)), 3);
     __m128i y = _mm_sub_epi16(x, _mm_mullo_epi16(q, _mm_set1_epi16(100)));
     y = _mm_or_si128(q, _mm_slli_epi32(y, 16));
     q = _mm_mulhi_epu16(y, _mm_set1_epi16(6554));
@@ -5385,7 +5504,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** names that go on form a group at iOff+8.  When every key of a group is
 ** equal and every name goes on, the group's common prefix is measured at
 ** once (idemJsonGroupPrefix(), 32 bytes a step) and the keys are taken
-** after it.  When every name that goes on has the same key and only a
+** after it; a group of IJ_LCP_MIN members or more whose sample of names
+** shares more than the next 8 bytes does both in one pass
+** (idemJsonPrefixKeys()).  When every name that goes on has the same key and only a
 ** few end within it (a prefix chain), a group of 32 or more is split
 ** around its longest name instead (idemJsonPivot()).  Each byte of a name is so read a bounded number of times,
 ** and each member is sorted once per word that still ties it with
@@ -5394,7 +5515,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** Objects of IJ_PREFETCH_MIN members or more whose names are not all
 ** 8 bytes or fewer first read every name's keys at bytes 0 and 8 in the
 ** order of the text (idemJsonSortNames(): the groups would otherwise
-** read the names in the order of their ranks, a wait for memory each);
+** read the names in the order of their ranks, a wait for memory each),
+** and if no name ends within 8 bytes, a group of equal keys at 0 goes on
+** at byte 8 without reading them again;
 ** ranges of more than IDEM_JSON_MSD ranks are first split by their
 ** highest differing byte (idemJsonSortRanksMsd()); and objects of more
 ** than IDEM_JSON_MSD members whose keys at 8 differ in few bytes are
@@ -5410,6 +5533,10 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 
 /* Groups of at least this many members are sorted by radix. */
 #define IDEM_JSON_RADIX 256
+
+/* Groups of at least this many members look for a long common prefix
+** before they take their keys (idemJsonSortNames()). */
+#define IJ_LCP_MIN 64
 
 /* A name as the general sort reads it: its unescaped bytes. */
 typedef struct IdemJsonSortText IdemJsonSortText;
@@ -5956,6 +6083,75 @@ static sqlite3_int64 idemJsonCommon(
 #endif
 }
 
+/* A group r[0..k) of k >= IJ_LCP_MIN names equal in their first iOff
+** bytes, about to take its keys at iOff: if a sample of 8 names across
+** it shares more than the next 8 bytes (a long prefix common to all, the
+** names that differ in their last bytes only), the prefix that each name
+** shares with the first is measured and its key after the sample's taken
+** in one pass over the names, not a pass for the keys at iOff, one for
+** the prefix (idemJsonGroupPrefix()) and one for the keys after it.
+** Returns the offset where the keys are to be taken: if pOut->bTaken,
+** they are (pOut's other fields set as the caller's pass sets its own);
+** if not, the keys are the caller's to take, at iOff or, if some name
+** shares less than the sample, where the shortest prefix ends.  Returns
+** -1 if bRaw and the prefix holds a backslash.  Kept out of line: the
+** caller's loops keep their registers. */
+typedef struct IdemJsonPrefix IdemJsonPrefix;
+struct IdemJsonPrefix {
+  uint64_t kDiff, kEsc;      /* As in idemJsonSortNames() */
+  int bEnd;
+  int bTaken;                /* The keys were taken */
+};
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static sqlite3_int64 idemJsonPrefixKeys(
+  const IdemJsonSortText *aT,
+  IdemJsonRank *r,
+  int k,
+  sqlite3_int64 iOff,
+  int bAhead,
+  int bRaw,
+  IdemJsonPrefix *pOut
+){
+  const IdemJsonSortText *t0 = &aT[r[0].iMem];
+  sqlite3_int64 nPre = t0->n, nMin;
+  uint64_t kDiff = 0, kEsc = 0;
+  int i, bEnd = 0;
+  pOut->bTaken = 0;
+  for(i=1; i<8; i++){
+    const IdemJsonSortText *t = &aT[r[(sqlite3_int64)i*k/8].iMem];
+    sqlite3_int64 m = t->n<nPre ? t->n : nPre;
+    nPre = iOff + idemJsonCommon(t0->z + iOff, t->z + iOff, m - iOff);
+  }
+  if( nPre-iOff<8 ) return iOff;
+  nMin = nPre;
+  for(i=0; i<k; i++){
+    const IdemJsonSortText *t = &aT[r[i].iMem];
+    sqlite3_int64 m = t->n<nPre ? t->n : nPre, L;
+    uint64_t x = 0;
+    if( bAhead && i<k-IJ_AHEAD ){
+      IJ_PREFETCH(&aT[r[i+IJ_AHEAD].iMem]);
+      IJ_PREFETCH(aT[r[i+IJ_AHEAD/2].iMem].z + iOff);
+    }
+    L = iOff + idemJsonCommon(t->z + iOff, t0->z + iOff, m - iOff);
+    if( L<nMin ) nMin = L;
+    if( t->n>=nPre ) x = idemJsonWordKey(t->z + nPre, t->n - nPre);
+    r[i].iKey = x;
+    kDiff |= x ^ r[0].iKey;
+    kEsc |= IJ_HAS_ZERO(x ^ (IJ_ONES*'\\'));
+    bEnd |= t->n - nPre <= 8;
+  }
+  if( bRaw && memchr(t0->z + iOff, '\\', (size_t)(nMin - iOff)) ) return -1;
+  if( nMin==nPre ){
+    pOut->bTaken = 1;
+    pOut->kDiff = kDiff;
+    pOut->kEsc = kEsc;
+    pOut->bEnd = bEnd;
+  }
+  return nMin;
+}
+
 /* Keys of idemJsonPivot(): the pivot's, and the field of the offset. */
 #define IJ_PIVOT   ((uint64_t)1<<62)
 #define IJ_LCPMAX  (((uint64_t)1<<40) - 1)
@@ -6068,6 +6264,7 @@ static int idemJsonSortNames(
   int i, j, nG = 0, bEqual = 0, bChain, bWide, bRuns = 1;
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   int bKept = 0;                      /* aT[].aK[] are set */
+  int bShort = -1;                    /* some name has 8 bytes or fewer */
   uint64_t kDiff;
 
   if( bAhead ){
@@ -6243,6 +6440,17 @@ sort_groups:
     r = aR + aG[nG].iLo;
     k = (int)(aG[nG].iHi - aG[nG].iLo);
     iOff = aG[nG].iOff;
+    if( iOff==0 && bKept && bRaw ){
+      /* A run of equal keys of idemJsonNameKey(), which are the kept keys
+      ** at 0 here (no escape in the first 16 bytes): if no name of the
+      ** object ends within them (one pass to know, at the first such
+      ** group), the group goes on at 8, with no pass over its keys at 0
+      ** (a wait for each name's record). */
+      if( bShort<0 ){
+        for(i=0, bShort=0; i<n; i++) bShort |= aT[i].n<=8;
+      }
+      if( !bShort ) iOff = 8;
+    }
     if( bAhead && nG>=2 ){
       /* The groups next on the stack (most are small): the records of
       ** the first IJ_AHEAD/2 names two groups ahead, the names themselves
@@ -6291,9 +6499,20 @@ sort_groups:
     bChain = 0;
     for(;;){
       uint64_t kEsc = 0;
-      int bEnd = 0;
+      int bEnd = 0, bTaken = 0;
       kDiff = 0;
-      for(i=0; i<k; i++){
+      if( k>=IJ_LCP_MIN && (iOff>=16 || !bKept) ){
+        IdemJsonPrefix pk;
+        iOff = idemJsonPrefixKeys(aT, r, k, iOff, bAhead, bRaw, &pk);
+        if( iOff<0 ) return SQLITE_MISUSE;
+        if( pk.bTaken ){
+          bTaken = 1;
+          kDiff = pk.kDiff;
+          kEsc = pk.kEsc;
+          bEnd = pk.bEnd;
+        }
+      }
+      if( !bTaken ) for(i=0; i<k; i++){
         const IdemJsonSortText *t = &aT[r[i].iMem];
         uint64_t x;
         if( bAhead && i<k-IJ_AHEAD ){
@@ -8679,6 +8898,7 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
     if( sqlite3_stricmp(zDb, "main")!=0 ) idemWatchUnref(db, "main");
   }
   pD->eWatch = 0;
+  pD->pWatch = pD->pWatchMain = 0;
   pD->bVersion = pD->bWalKept = pD->bSyncKept = pD->bModeKept = 0;
   sqlite3_free(pD->zMarkerName);
   sqlite3_free(pD->pMarkerFile);
@@ -8809,7 +9029,7 @@ static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
 */
 #define IDEM_FCNTL_WATCH 0x6964656d     /* "idem": our copy's alone */
 typedef struct IdemWatch IdemWatch;
-struct IdemWatch {
+struct IdemWatch {                      /* (idemInt.h names it) */
   sqlite3_io_methods base;              /* where pMethods points */
   const sqlite3_io_methods *pOrig;      /* the file's own methods */
   sqlite3_file *pFile;                  /* the file watched */
@@ -8826,6 +9046,7 @@ struct IdemWatchArg {
   int bDone;                            /* set by the watch */
   unsigned int nSync;
   int bJournal;
+  IdemWatch *pWatch;                    /* the watch itself */
 };
 
 /*
@@ -8850,6 +9071,24 @@ static IdemWatch *idemWatchAll = 0;
 ** the number above 0 for as long as it is there. */
 static int (*idemWatchFc)(sqlite3_file*, int, void*) = 0;
 static int idemWatchMixed = 0;
+
+/* The watches of this copy freed so far, under the mutex.  A table keeps
+** a pointer to its watch (IdemDurable.pWatch) and reads it directly while
+** this count is the one it saw when it took the pointer: a watch goes
+** only with its file (closed: DETACH, sqlite3_deserialize()) or its last
+** table, on the table's own connection, so a watch that was freed has
+** moved the count before the table can read it again, and the table then
+** asks the file (idemWatchGet()).  Read without the mutex: another
+** connection's change of it is either seen or not, and it never frees
+** this table's watch. */
+static unsigned int idemWatchGen = 0;
+#if defined(__GNUC__) || defined(__clang__)
+# define IDEM_WATCH_GEN() __atomic_load_n(&idemWatchGen, __ATOMIC_RELAXED)
+# define IDEM_WATCH_GEN_MOVE() __atomic_fetch_add(&idemWatchGen, 1, __ATOMIC_RELAXED)
+#else
+# define IDEM_WATCH_GEN() idemWatchGenLocked()
+# define IDEM_WATCH_GEN_MOVE() (idemWatchGen++)
+#endif
 
 /* Enter (bEnter) or leave the list's mutex: SQLite's for an extension's
 ** VFS, where SQLite has mutexes.  A SQLite built with SQLITE_THREADSAFE=0
@@ -8880,10 +9119,22 @@ static IdemWatch *idemWatchFind(sqlite3_file *f, int bUnlink){
   if( w && bUnlink ){
     *pp = w->pNext;
     idemWatchMixed -= w->bMixed;
+    IDEM_WATCH_GEN_MOVE();              /* (it is freed next) */
   }
   idemWatchLock(0);
   return w;
 }
+
+#if !defined(__GNUC__) && !defined(__clang__)
+/* idemWatchGen, read under the mutex where there are no atomic loads. */
+static unsigned int idemWatchGenLocked(void){
+  unsigned int n;
+  idemWatchLock(1);
+  n = idemWatchGen;
+  idemWatchLock(0);
+  return n;
+}
+#endif
 
 static int idemWatchClose(sqlite3_file *f){
   IdemWatch *w = idemWatchFind(f, 1);
@@ -8913,6 +9164,7 @@ static int idemWatchFileControl(sqlite3_file *f, int op, void *pArg){
     a->bDone = 1;
     a->nSync = w->nSync;
     a->bJournal = w->bJournal;
+    a->pWatch = w;
     if( a->eOp==1 && --w->nRef<=0 && f->pMethods==&w->base ){
       idemWatchFind(f, 1);
       f->pMethods = w->pOrig;           /* (else let go with the file) */
@@ -9046,12 +9298,10 @@ static void idemDurableWatch(IdemDurable *pD, sqlite3 *db, const char *zDb){
 /* Read the settings of schema zDb into pD, once per transaction. */
 static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
                            char **pzErr){
-  IdemWatchArg a, aMain;
-  unsigned int v = 0;
+  unsigned int v = 0, nSync = 0;        /* what the watch saw: */
+  int bJournal = 0;                     /* (and main's, for another schema) */
   int rc, bVersion, mKept = 0;          /* 1 the mode, 2 synchronous */
   if( pD->bRead && pD->bFixed ) return SQLITE_OK;
-  memset(&a, 0, sizeof(a));
-  memset(&aMain, 0, sizeof(aMain));
   if( pD->eDirSync==0 ){
     /* Fixed for the table's life (a DETACH disconnects it): asked once,
     ** not at every claim (the compile-time options are a list that SQLite
@@ -9084,34 +9334,50 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
   bVersion = sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)
                ==SQLITE_OK;
   if( pD->eWatch==1 ){
-    if( !idemWatchGet(db, zDb, &a)
-     || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
-      pD->eWatch = 2;                   /* (its file is gone) */
+    unsigned int iGen = IDEM_WATCH_GEN();
+    if( pD->pWatch && iGen==pD->iWatchGen ){
+      nSync = pD->pWatch->nSync;        /* (none freed since: see above) */
+      bJournal = pD->pWatch->bJournal
+              || (pD->pWatchMain && pD->pWatchMain->bJournal);
+    }else{
+      IdemWatchArg a, aMain;
+      memset(&aMain, 0, sizeof(aMain));
+      if( !idemWatchGet(db, zDb, &a)
+       || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
+        pD->eWatch = 2;                 /* (its file is gone) */
+        pD->pWatch = pD->pWatchMain = 0;
+      }else{
+        pD->pWatch = a.pWatch;
+        pD->pWatchMain = aMain.pWatch;
+        pD->iWatchGen = iGen;
+        nSync = a.nSync;
+        bJournal = a.bJournal || aMain.bJournal;
+      }
     }
   }
   if( bVersion && pD->bVersion && v==pD->iWalVersion ){
     if( pD->bWalKept ) mKept |= 1;
     if( pD->eWatch==1 ){
-      if( pD->bModeKept && !a.bJournal && !aMain.bJournal ) mKept |= 1;
-      if( pD->bSyncKept && a.nSync==pD->nSyncSet ) mKept |= 2;
+      if( pD->bModeKept && !bJournal ) mKept |= 1;
+      if( pD->bSyncKept && nSync==pD->nSyncSet ) mKept |= 2;
     }
   }
   if( (mKept & 2)==0 ){
     rc = idemDurablePragma(db, pD->zSqlSync, &pD->iSync, 0);
     if( rc!=SQLITE_OK ) goto read_error;
+    if( pD->iSync<0 ) pD->iSync = 0;
+    if( pD->iSync>3 ) pD->iSync = 3;
   }
   if( (mKept & 1)==0 ){
     rc = idemDurablePragma(db, pD->zSqlJournal, 0, pD->zMode);
     if( rc!=SQLITE_OK ) goto read_error;
+    pD->bWalKept = strcmp(pD->zMode, "WAL")==0;
   }
   pD->bVersion = bVersion;
   pD->iWalVersion = v;
-  pD->bWalKept = strcmp(pD->zMode, "WAL")==0;
-  pD->bModeKept = pD->eWatch==1 && !a.bJournal && !aMain.bJournal;
+  pD->bModeKept = pD->eWatch==1 && !bJournal;
   pD->bSyncKept = pD->eWatch==1;
-  pD->nSyncSet = a.nSync;
-  if( pD->iSync<0 ) pD->iSync = 0;
-  if( pD->iSync>3 ) pD->iSync = 3;
+  pD->nSyncSet = nSync;
   pD->bRead = 1;
   return SQLITE_OK;
 
@@ -9200,7 +9466,7 @@ static int idemDurableLockCheck(IdemDurable *pD, sqlite3 *db,
   char *zWhat = 0;
   int i, bRes = 0, bShared = 0;
   if( pD->eLock==2 ) return SQLITE_OK;   /* (the cache: at xSync) */
-  if( pD->eLock==3 && strcmp(pD->zMode, "WAL")==0 ) return SQLITE_OK;
+  if( pD->eLock==3 && memcmp(pD->zMode, "WAL", 4)==0 ) return SQLITE_OK;
   if( pD->eLock ) goto probe;
   if( idemDurableStore(db, zDb)!=IDEM_STORE_FILE ) return SQLITE_OK;
   zFile = sqlite3_db_filename(db, zDb);
@@ -9576,18 +9842,19 @@ static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
 ** sync itself, an I/O error) goes to sqlite3_log() and is kept, and the
 ** table's next claim fails with it (idemDurableCheck()), once.
 */
-IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
-                                    const char *zDb){
+IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD){
   sqlite3_vfs *pVfs = 0;
   int rc;
   if( pD->bVersion && (pD->bRead || pD->bExtWrote) ){
     /* Past this transaction's own commit, in which the file could not
-    ** change otherwise (it held the write lock since the settings were
-    ** read, or seen kept) */
-    if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,
-                             &pD->iWalVersion)!=SQLITE_OK ){
-      pD->bVersion = 0;
-    }
+    ** change otherwise (it held the write lock since the data version was
+    ** read, with the settings or seen kept): the pager moves it by one at
+    ** each commit of a write transaction (sqlite3PagerCommitPhaseTwo(),
+    ** before this xCommit), so the version is the one read, plus one,
+    ** without asking the file.  Anything else that moved it since (a
+    ** cache reset) moved it further: only ever a read again, never a
+    ** setting kept that could have changed. */
+    pD->iWalVersion++;
   }
   if( !pD->bDirSync ) return;
   pD->bDirSync = 0;
@@ -9661,8 +9928,8 @@ IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD){
 ** at a time: a second one gets a private copy.
 **
 ** DAMAGE.  idemCheckShadow() looks at the shadow table when the table is
-** connected and, after a schema change, when the next write transaction
-** starts: if it no longer arbitrates (no UNIQUE(key, member), a conflict
+** connected and, after a schema change, at the next transaction's first
+** claim: if it no longer arbitrates (no UNIQUE(key, member), a conflict
 ** clause, a trigger, ...), claims are refused; DROP TABLE always works.
 **
 ** TRANSACTIONS.  The local claims made in the open transaction, each with
@@ -10558,7 +10825,7 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
 ** in temp.  Anything else, and claims are refused, with p->zDamaged naming
 ** what was found; reads, records, releases and DROP TABLE still work, and
 ** PRAGMA integrity_check reports it.  The check runs at connect and again,
-** after a schema change, when a write transaction starts
+** after a schema change, at a write transaction's first claim
 ** (idemStoreRecheck()).  Returns SQLITE_OK or SQLITE_NOMEM.
 */
 static int idemCheckShadow(IdemVtab *p){
@@ -10668,14 +10935,14 @@ static int idemCheckShadow(IdemVtab *p){
 }
 
 /*
-** At the start of each write transaction (xBegin): if the schema changed
-** since the last check (a trigger created on this connection does not
-** reconnect the table), check the shadow table again.  Once the
-** transaction writes, it holds the write lock: no other connection can
-** change the schema until it ends, so once per transaction is enough (a
-** claim is not charged two PRAGMA queries; DDL that this connection runs
-** inside its own write transaction is the application's, and a trigger
-** that voids a write is still caught by the changed-rows check).  SQLITE_OK
+** At the first claim of each write transaction (idemClaimInsert()): if
+** the schema changed since the last check (a trigger created on this
+** connection does not reconnect the table), check the shadow table again.
+** The transaction holds the write lock: no other connection can change
+** the schema until it ends, so once per transaction is enough (a record
+** pays nothing; DDL that this connection runs later in the transaction
+** is the application's, and a trigger that voids a write is still caught
+** by the changed-rows check).  SQLITE_OK
 ** or an error with its message.
 */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){
@@ -12329,13 +12596,14 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   sqlite3_stmt *pIns, *pMain;
   int nTry, bHeld = 0, bExpired;
   int rc = idemClaimPrepare(p, aCol, &c);
-  if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
   if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_INSERT, &pIns);
   if( rc==SQLITE_OK ) rc = idemTxnReserve(p);
   if( rc==SQLITE_OK && p->opt.iRetainMs>0 ) rc = idemSweep(p, c.iNow, c.zNow);
   for(nTry=0; rc==SQLITE_OK && nTry<2; nTry++){
     rc = idemClaimWrite(p, pIns, aCol, &c, pRowid, &bHeld);
     if( rc!=SQLITE_OK || !bHeld ) break;
+    rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);   /* (held: by whom?) */
+    if( rc!=SQLITE_OK ) break;
     rc = idemClaimHeld(p, pMain, c.aKey, c.aPart, &c.args, c.bKeyargs,
                        c.zNow, &bExpired);
     if( rc!=SQLITE_OK ) break;
@@ -12443,7 +12711,12 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
                                  sqlite3_int64 *pRowid){
   sqlite3_value *pMember = aCol[IDEM_COL_MEMBER];
   sqlite3_int64 iMember = 0;
-  if( p->zDamaged ){    /* checked again at each transaction's start */
+  if( !p->bChecked ){   /* the schema, once a transaction (xBegin) */
+    int rc = idemStoreRecheck(p);
+    if( rc!=SQLITE_OK ) return rc;
+    p->bChecked = 1;
+  }
+  if( p->zDamaged ){
     idemVtabError(p, "%s", p->zDamaged);
     return SQLITE_CORRUPT_VTAB;
   }
@@ -13912,7 +14185,8 @@ struct IdemCursor {
 typedef struct IdemOpenList IdemOpenList;
 struct IdemOpenList {
   IdemVtab *pFirst;
-  int nRef;                   /* The module and idem_options()'s two forms */
+  int nRef;                   /* The module, idem_options()'s two forms,
+                              ** and each table in the list */
 };
 
 /* One holder of the list lets go of it (the module dropped, a form of
@@ -13924,11 +14198,17 @@ static void idemOpenRelease(void *pArg){
   if( --pOpen->nRef==0 ) sqlite3_free(pOpen);
 }
 
+/* A table leaves the list, and lets go of the reference it holds on it:
+** the list outlives its tables, also when the module and the functions
+** that held it are gone (another copy of idem loaded on the connection
+** registers its own "idem" and idem_options() over them, and this copy's
+** tables stay connected until the schema lets them go). */
 static void idemOpenUnlink(IdemVtab *p){
   if( p->pOpen ){
     IdemVtab **pp = &p->pOpen->pFirst;
     while( *pp && *pp!=p ) pp = &(*pp)->pNextOpen;
     if( *pp ) *pp = p->pNextOpen;
+    idemOpenRelease(p->pOpen);
     p->pOpen = 0;
   }
 }
@@ -14124,7 +14404,8 @@ static int idemInit(
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   if( !bCreate && (rc = idemStoreConnect(p))!=SQLITE_OK ) goto fail;
   if( pOpen ){
-    p->pOpen = pOpen;
+    p->pOpen = pOpen;                   /* (a reference: idemOpenUnlink()) */
+    pOpen->nRef++;
     p->pNextOpen = pOpen->pFirst;
     pOpen->pFirst = p;
   }
@@ -14172,9 +14453,12 @@ static int idemBegin(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   idemTxnBegin(p);
   /* The durability check (idem_durable.c) keeps its verdict for the
-  ** length of a transaction: read the settings again. */
+  ** length of a transaction: read the settings again.  The shadow tables
+  ** are compared with the schema at the transaction's first claim
+  ** (idemClaimInsert()): a transaction that only records pays nothing. */
   idemDurableBegin(&p->durable);
-  return idemStoreRecheck(p);
+  p->bChecked = 0;
+  return SQLITE_OK;
 }
 
 static int idemSync(sqlite3_vtab *pVtab){
@@ -14187,7 +14471,7 @@ static int idemSync(sqlite3_vtab *pVtab){
 static int idemCommit(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   idemTxnClear(p);
-  idemDurableCommit(&p->durable, p->db, p->zDb);
+  idemDurableCommit(&p->durable);
   return SQLITE_OK;
 }
 
