@@ -301,6 +301,9 @@ struct IdemDurable {
                               ** directly while no watch was freed since
                               ** iWatchGen (else through the file) */
   unsigned int iWatchGen;
+  unsigned int nAloneAt;      /* With pWatch: 1 + the B-trees its watch had
+                              ** seen opened on the file when the cache was
+                              ** last seen unshared, or 0 (idemDurableSharedNow()) */
 };
 #define IDEM_STORE_FILE   0   /* a database file */
 #define IDEM_STORE_NOFILE 1   /* ":memory:", temp, "" */

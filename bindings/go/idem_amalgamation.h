@@ -417,6 +417,9 @@ struct IdemDurable {
                               ** directly while no watch was freed since
                               ** iWatchGen (else through the file) */
   unsigned int iWatchGen;
+  unsigned int nAloneAt;      /* With pWatch: 1 + the B-trees its watch had
+                              ** seen opened on the file when the cache was
+                              ** last seen unshared, or 0 (idemDurableSharedNow()) */
 };
 #define IDEM_STORE_FILE   0   /* a database file */
 #define IDEM_STORE_NOFILE 1   /* ":memory:", temp, "" */
@@ -8899,6 +8902,7 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
   }
   pD->eWatch = 0;
   pD->pWatch = pD->pWatchMain = 0;
+  pD->nAloneAt = 0;
   pD->bVersion = pD->bWalKept = pD->bSyncKept = pD->bModeKept = 0;
   sqlite3_free(pD->zMarkerName);
   sqlite3_free(pD->pMarkerFile);
@@ -9038,6 +9042,8 @@ struct IdemWatch {                      /* (idemInt.h names it) */
   int bMixed;                           /* counted in idemWatchMixed */
   unsigned int nSync;                   /* "PRAGMA synchronous=" seen */
   int bJournal;                         /* "PRAGMA journal_mode=" seen */
+  unsigned int nOpen;                   /* SQLITE_FCNTL_PDB seen (a
+                                        ** connection joined the cache) */
 };
 typedef struct IdemWatchArg IdemWatchArg;
 struct IdemWatchArg {
@@ -9085,9 +9091,11 @@ static unsigned int idemWatchGen = 0;
 #if defined(__GNUC__) || defined(__clang__)
 # define IDEM_WATCH_GEN() __atomic_load_n(&idemWatchGen, __ATOMIC_RELAXED)
 # define IDEM_WATCH_GEN_MOVE() __atomic_fetch_add(&idemWatchGen, 1, __ATOMIC_RELAXED)
+# define IDEM_WATCH_OPENS(w) __atomic_load_n(&(w)->nOpen, __ATOMIC_RELAXED)
 #else
 # define IDEM_WATCH_GEN() idemWatchGenLocked()
 # define IDEM_WATCH_GEN_MOVE() (idemWatchGen++)
+# define IDEM_WATCH_OPENS(w) idemWatchOpensLocked(w)
 #endif
 
 /* Enter (bEnter) or leave the list's mutex: SQLite's for an extension's
@@ -9134,6 +9142,14 @@ static unsigned int idemWatchGenLocked(void){
   idemWatchLock(0);
   return n;
 }
+/* A watch's nOpen, read under the mutex where there are no atomic loads. */
+static unsigned int idemWatchOpensLocked(IdemWatch *w){
+  unsigned int n;
+  idemWatchLock(1);
+  n = w->nOpen;
+  idemWatchLock(0);
+  return n;
+}
 #endif
 
 static int idemWatchClose(sqlite3_file *f){
@@ -9147,12 +9163,22 @@ static int idemWatchClose(sqlite3_file *f){
 }
 static int idemWatchFileControl(sqlite3_file *f, int op, void *pArg){
   IdemWatch *w;
-  if( op!=SQLITE_FCNTL_PRAGMA && op!=IDEM_FCNTL_WATCH && idemWatchMixed==0 ){
+  if( op!=SQLITE_FCNTL_PRAGMA && op!=IDEM_FCNTL_WATCH && op!=SQLITE_FCNTL_PDB
+   && idemWatchMixed==0 ){
     return idemWatchFc(f, op, pArg);    /* (the file's own, see above) */
   }
   w = idemWatchFind(f, 0);
   if( w==0 ) return SQLITE_NOTFOUND;    /* (cannot be: as above) */
-  if( op==SQLITE_FCNTL_PRAGMA ){
+  if( op==SQLITE_FCNTL_PDB ){
+    /* sqlite3BtreeOpen() sends it to the pager's file each time a
+    ** connection opens a B-tree on it: on a file already open, that is
+    ** a connection joining its shared cache (3.39 to 3.53).  Counted
+    ** under the mutex, as it may come from another thread; read at
+    ** xSync (idemDurableSharedNow()). */
+    idemWatchLock(1);
+    w->nOpen++;
+    idemWatchLock(0);
+  }else if( op==SQLITE_FCNTL_PRAGMA ){
     const char *const *az = (const char *const*)pArg;
     if( az[2] ){                        /* sets: a read changes nothing */
       if( sqlite3_stricmp(az[1], "synchronous")==0 ) w->nSync++;
@@ -9350,6 +9376,7 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
         pD->pWatch = a.pWatch;
         pD->pWatchMain = aMain.pWatch;
         pD->iWatchGen = iGen;
+        pD->nAloneAt = 0;               /* (its count is another's) */
         nSync = a.nSync;
         bJournal = a.bJournal || aMain.bJournal;
       }
@@ -9438,6 +9465,27 @@ static int idemDurableSharedCache(sqlite3 *db){
     return 0;
   }
   return nShared<nUsed;
+}
+
+/* idemDurableSharedCache() at a COMMIT, asked only when it can have
+** changed: a table of main with a watch, on a connection with no other
+** schema, that saw its cache unshared when the watch had counted n
+** B-trees opened on its file (nAloneAt n+1), knows it is unshared still
+** while that count holds: a connection can join a shared cache only by opening
+** a B-tree on its pager, which tells the file (SQLITE_FCNTL_PDB), and
+** only the connections that share it leave it.  Otherwise, and once the
+** count moved, both counts of sqlite3_db_status() (~520 instructions). */
+static int idemDurableSharedNow(IdemDurable *pD, sqlite3 *db){
+  unsigned int n;
+  if( pD->eWatch!=1 || pD->pWatch==0 || pD->pWatchMain!=0
+   || IDEM_WATCH_GEN()!=pD->iWatchGen || sqlite3_db_name(db, 2)!=0 ){
+    return idemDurableSharedCache(db);
+  }
+  n = IDEM_WATCH_OPENS(pD->pWatch) + 1;
+  if( n==pD->nAloneAt ) return 0;       /* (n wraps to 0: asked again) */
+  if( idemDurableSharedCache(db) ) return 1;
+  pD->nAloneAt = n;
+  return 0;
 }
 
 /* The error of a claim in a database whose locks cannot arbitrate. */
@@ -9548,7 +9596,7 @@ IDEM_PRIVATE int idemDurableSyncCheck(IdemDurable *pD, sqlite3 *db,
   return SQLITE_OK;
 #endif
   if( (pD->bRead || pD->bExtWrote) && pD->eLock>=2
-   && idemDurableSharedCache(db) ){
+   && idemDurableSharedNow(pD, db) ){
     pD->eLock = 0;                      /* look again, and say why */
     return idemDurableLockCheck(pD, db, zDb, pzErr);
   }

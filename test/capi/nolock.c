@@ -171,6 +171,29 @@ int main(void){
   checkInt(db2, "nothing shared claimed", "SELECT count(*) FROM c WHERE conv = 's'", 0);
   sqlite3_close(db2);
   sqlite3_close(db);
+  /* ... and after COMMITs made alone, which the connection keeps from one
+  ** to the next while no connection opened the file since (the watch
+  ** counts SQLITE_FCNTL_PDB): one that joins is seen at the next COMMIT;
+  ** one that joined and left is no shared cache. */
+  sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_SHAREDCACHE, 0);
+  check(db, "alone 1", "BEGIN; INSERT INTO c(who, conv, tool, args, kind)"
+        " VALUES('u', 'a1', 't', '{}', 'external'); COMMIT", SQLITE_OK, 0);
+  check(db, "alone 2", "BEGIN; INSERT INTO c(who, conv, tool, args, kind)"
+        " VALUES('u', 'a2', 't', '{}', 'external'); COMMIT", SQLITE_OK, 0);
+  sqlite3_open_v2(zDb, &db2, SQLITE_OPEN_READWRITE|SQLITE_OPEN_SHAREDCACHE, 0);
+  check(db, "joined after COMMITs", "BEGIN; INSERT INTO c(who, conv, tool, args, kind)"
+        " VALUES('u', 'a3', 't', '{}', 'external')", SQLITE_OK, 0);
+  check(db, "joined at COMMIT", "COMMIT", SQLITE_ERROR,
+        "idem: c: a claim needs file locking that arbitrates between"
+        " connections: schema 'main' is opened with a shared cache");
+  sqlite3_exec(db, "ROLLBACK", 0, 0, 0);
+  sqlite3_close(db2);
+  check(db, "left", "BEGIN; INSERT INTO c(who, conv, tool, args, kind)"
+        " VALUES('u', 'a4', 't', '{}', 'external'); COMMIT", SQLITE_OK, 0);
+  check(db, "alone again", "BEGIN; INSERT INTO c(who, conv, tool, args, kind)"
+        " VALUES('u', 'a5', 't', '{}', 'external'); COMMIT", SQLITE_OK, 0);
+  checkInt(db, "claims made alone", "SELECT count(*) FROM c WHERE conv LIKE 'a_'", 4);
+  sqlite3_close(db);
   unlink(zDb);
   printf("%d passed, %d failed\n", nPass, nFail);
   return nFail ? 1 : 0;
