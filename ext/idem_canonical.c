@@ -2979,9 +2979,10 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
 ** among the first 32 (bit i: s[i] is a digit), as idemJsonNumber() made
 ** it: its length n (below 64) from the mask of 64 bytes, if the input has
 ** them, plus 256 times the offset of its '.' if it has one; or 0 if it is
-** anything else (byte by byte then).  Not inlined: idemJsonNumber() is
-** part of the canonicalizer's main loop, whose registers it would take. */
-__attribute__((noinline)) static int idemJsonLongNumber(
+** anything else (byte by byte then).  Inlined into idemJsonLongDecimal()
+** only: idemJsonNumber() is part of the canonicalizer's main loop, whose
+** registers it would take. */
+static IDEM_JSON_INLINE int idemJsonLongNumber(
   const unsigned char *s,
   const unsigned char *zEnd,
   uint32_t m
@@ -3010,6 +3011,48 @@ __attribute__((noinline)) static int idemJsonLongNumber(
   }
   if( j>=64 || (s[j] | 0x20)=='e' ) return 0;
   return (int)(j | iDot<<8);
+}
+
+/* What idemJsonLongDecimal() did: in two registers, so that the caller's
+** scan goes on from nScan while the number's text is still being made
+** (its length, nOut, is not on the way to the next byte read). */
+typedef struct IdemJsonLong IdemJsonLong;
+struct IdemJsonLong {
+  sqlite3_int64 nScan;      /* what idemJsonLongNumber() returned */
+  sqlite3_int64 nOut;       /* bytes written at o, or -1 if none */
+};
+
+/* idemJsonLongNumber(), then, for a decimal whose first digit is not 0
+** (30 digits or more: never its own text), its canonical text written at
+** o by the long decimal's product (idemNumberLongDecimal()), neither
+** through the common path of idemNumberDecimal() nor through the tests of
+** the tail of idemJsonNumber().  The text has at most 24 bytes, and the
+** output room for them by the invariant of idemJsonCanonical(), which
+** holds after it (30 bytes read or more); where it lacks the n+40 bytes
+** that the number code may write into, the text is made in a buffer
+** here and copied.  Not inlined, for the registers of the main loop. */
+__attribute__((noinline)) static IdemJsonLong idemJsonLongDecimal(
+  IdemJson *p,
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  uint32_t m,
+  unsigned char *o
+){
+  IdemJsonLong r;
+  char aBuf[64+40];
+  int n;
+  r.nScan = idemJsonLongNumber(s, zEnd, m);
+  r.nOut = -1;
+  if( (r.nScan>>8)==0 || s[*s=='-']=='0' ) return r;
+  n = (int)(r.nScan & 0xff);
+  if( p->zOut + p->nOutAlloc - o >= n + 40 ){
+    n = idemNumberLongDecimal((const char*)s, n, (int)(r.nScan>>8), (char*)o);
+  }else{
+    n = idemNumberLongDecimal((const char*)s, n, (int)(r.nScan>>8), aBuf);
+    if( n>0 ) memcpy(o, aBuf, n);
+  }
+  if( n>=0 ) r.nOut = n;            /* (never < 0: below 1e64) */
+  return r;
 }
 #endif
 
@@ -3076,7 +3119,15 @@ static IDEM_JSON_INLINE int idemJsonNumber(
     s += j;
     goto scanned;
 long_number:
-    j = idemJsonLongNumber(s, zEnd, m);
+    {
+      IdemJsonLong r = idemJsonLongDecimal(p, s, zEnd, m, o);
+      j = (uint32_t)r.nScan;
+      if( r.nOut>=0 ){              /* a long decimal, written */
+        o += r.nOut;
+        s += j & 0xff;
+        goto written;
+      }
+    }
     if( j ){
       zDigits = s + (*s=='-');
       zIntEnd = zFracEnd = s + (j & 0xff);
@@ -3163,6 +3214,9 @@ scanned:
     }
     o += nNum;
   }
+#ifdef IDEM_JSON_SSE2
+written:
+#endif
   *ps = s;
   *po = o;
   return SQLITE_OK;

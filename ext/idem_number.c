@@ -2396,6 +2396,19 @@ static IDEMNUM_NOINLINE int idemNumLong(
   return idemNumCanonicalSlow(z, n, zOut);
 }
 
+#ifdef IDEM_SSE2
+/* idemNumberDecimal() of a decimal whose first digit is not 0 and that
+** has 19 digits or more (the canonicalizer's scan of a long number knows
+** it, with SSE2): idemNumLong() without the common path's way to it. */
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimal(
+  const char *z, int n,
+  int iDot,
+  char *zOut
+){
+  return idemNumLong(z, n, iDot, zOut);
+}
+#endif
+
 /*
 ** idemNumberCanonical() of every literal that step 3b does not take: the
 ** scan of step 1, then steps 2 to 5.
