@@ -3022,15 +3022,30 @@ struct IdemJsonLong {
   sqlite3_int64 nOut;       /* bytes written at o, or -1 if none */
 };
 
+/* idemNumberLongDecimal() into a buffer of its own, then copied to o:
+** where the output lacks the n+40 bytes that the number code may write
+** into (the text itself has room, below). */
+__attribute__((noinline)) static int idemJsonLongDecimalAside(
+  const unsigned char *s,
+  int n,
+  int iDot,
+  unsigned char *o
+){
+  char aBuf[64+40];
+  n = idemNumberLongDecimal((const char*)s, n, iDot, aBuf);
+  if( n>0 ) memcpy(o, aBuf, n);
+  return n;
+}
+
 /* idemJsonLongNumber(), then, for a decimal whose first digit is not 0
 ** (30 digits or more: never its own text), its canonical text written at
 ** o by the long decimal's product (idemNumberLongDecimal()), neither
 ** through the common path of idemNumberDecimal() nor through the tests of
 ** the tail of idemJsonNumber().  The text has at most 24 bytes, and the
 ** output room for them by the invariant of idemJsonCanonical(), which
-** holds after it (30 bytes read or more); where it lacks the n+40 bytes
-** that the number code may write into, the text is made in a buffer
-** here and copied.  Not inlined, for the registers of the main loop. */
+** holds after it (30 bytes read or more).  Where the product does not
+** decide, nothing is written (nOut -1), and the caller goes on as for any
+** other number.  Not inlined, for the registers of the main loop. */
 __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimal(
   IdemJson *p,
   const unsigned char *s,
@@ -3039,19 +3054,17 @@ __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimal(
   unsigned char *o
 ){
   IdemJsonLong r;
-  char aBuf[64+40];
   int n;
   r.nScan = idemJsonLongNumber(s, zEnd, m);
   r.nOut = -1;
   if( (r.nScan>>8)==0 || s[*s=='-']=='0' ) return r;
   n = (int)(r.nScan & 0xff);
-  if( p->zOut + p->nOutAlloc - o >= n + 40 ){
+  if( IDEM_JSON_LIKELY(p->zOut + p->nOutAlloc - o >= n + 40) ){
     n = idemNumberLongDecimal((const char*)s, n, (int)(r.nScan>>8), (char*)o);
   }else{
-    n = idemNumberLongDecimal((const char*)s, n, (int)(r.nScan>>8), aBuf);
-    if( n>0 ) memcpy(o, aBuf, n);
+    n = idemJsonLongDecimalAside(s, n, (int)(r.nScan>>8), o);
   }
-  if( n>=0 ) r.nOut = n;            /* (never < 0: below 1e64) */
+  if( n>=0 ) r.nOut = n;
   return r;
 }
 #endif
