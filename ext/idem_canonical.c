@@ -3053,18 +3053,43 @@ __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimal(
   uint32_t m,
   unsigned char *o
 ){
+  const __m128i c0 = _mm_set1_epi8('0'), c9 = _mm_set1_epi8(9);
+  __m128i a, b;
   IdemJsonLong r;
+  uint64_t x, y;
+  uint32_t i = *s=='-', j, k;
   int n;
-  r.nScan = idemJsonLongNumber(s, zEnd, m);
   r.nOut = -1;
-  if( (r.nScan>>8)==0 || s[*s=='-']=='0' ) return r;
-  n = (int)(r.nScan & 0xff);
+  /* idemJsonLongNumber()'s scan for the shape taken here: a first digit
+  ** not 0 (s[i] is a digit: the caller has seen it), a '.', digits, all
+  ** within 64 bytes and no 'e'; anything else goes to it whole. */
+  if( zEnd-s<=64 || s[i]=='0' ) goto other;
+  a = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+32)), c0);
+  b = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+48)), c0);
+  x = (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, c9), a))
+      | (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, c9), b))<<16)<<32
+      | m;
+  y = ~x>>i;                        /* the bytes from s[i] not digits */
+  if( y==0 ) goto other;
+  j = i + (uint32_t)__builtin_ctzll(y);
+  if( s[j]!='.' ) goto other;
+  k = j+1;
+  if( k>=64 ) goto other;
+  y = ~x>>k;
+  if( (y & 1) || y==0 ) goto other;
+  k += (uint32_t)__builtin_ctzll(y);
+  if( (s[k] | 0x20)=='e' ) goto other;
+  r.nScan = k | j<<8;
+  n = (int)k;
   if( IDEM_JSON_LIKELY(p->zOut + p->nOutAlloc - o >= n + 40) ){
-    n = idemNumberLongDecimal((const char*)s, n, (int)(r.nScan>>8), (char*)o);
+    n = idemNumberLongDecimal((const char*)s, n, (int)j, (char*)o);
   }else{
-    n = idemJsonLongDecimalAside(s, n, (int)(r.nScan>>8), o);
+    n = idemJsonLongDecimalAside(s, n, (int)j, o);
   }
   if( n>=0 ) r.nOut = n;
+  return r;
+other:
+  r.nScan = idemJsonLongNumber(s, zEnd, m);
   return r;
 }
 #endif
