@@ -303,6 +303,11 @@ struct IdemDurable {
   int bModeKept;              /* zMode (a rollback mode) read at
                               ** iWalVersion, no "journal_mode=" seen */
   unsigned int nSyncSet;
+  struct IdemWatch *pWatch;   /* With eWatch 1: the schema's watch, and */
+  struct IdemWatch *pWatchMain; /* main's (another schema's table), read
+                              ** directly while no watch was freed since
+                              ** iWatchGen (else through the file) */
+  unsigned int iWatchGen;
 };
 #define IDEM_STORE_FILE   0   /* a database file */
 #define IDEM_STORE_NOFILE 1   /* ":memory:", temp, "" */
@@ -319,8 +324,7 @@ IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD);  /* a claim wrote: keep */
 IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 /* xCommit: make an external call's COMMIT in DELETE mode durable. */
-IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
-                                    const char *zDb);
+IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD);
 /* xDisconnect: the watch of the schema's file let go, then finalize. */
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
                                    const char *zDb);
@@ -434,6 +438,16 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_Q_EXPIRES 16
 #define IDEM_Q_HONOURS 17
 #define IDEM_Q_SENDS   18
+
+/* Columns of the narrow queries (IDEM_STMT_Q_KEY_N, _KEYMEMBER_N,
+** _KEYMAIN_N): a replay's, which reads status, id and result alone; the
+** member only in IDEM_STMT_Q_KEY_N's (the others bound it or name it);
+** no rid (a replay asks none: xRowid looks it up by key and member). */
+#define IDEM_N_STATUS   0
+#define IDEM_N_ID       1
+#define IDEM_N_RESULT   2
+#define IDEM_N_EXPIRES  3
+#define IDEM_N_MEMBER   4
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: the call as its members
 ** show it. */
@@ -581,6 +595,8 @@ struct IdemVtab {
   sqlite3_int64 aCookie[2];   /* zDb's schema cookie and the times its
                               ** statement was prepared again, at that
                               ** check (idemSchemaCookies()) */
+  int bChecked;               /* ... compared in this transaction, at its
+                              ** first claim (idemClaimInsert()) */
   char *zUnusable;            /* Made with an option this build does not
                               ** know: all but DROP TABLE is refused */
   IdemTxnClaim *aTxn;         /* Local claims of the open transaction */
@@ -603,6 +619,12 @@ struct IdemVtab {
   unsigned char aParkKey[IDEM_KEY_BYTES];  /* ... this one, which it bound */
   sqlite3_int64 iParkRid;     /* Its row's rid */
   void *pSpareCursor;         /* A closed cursor kept for the next xOpen */
+  void *pCopies;              /* A replay's column copies (idem_vtab.c) */
+  /* The key ?1 of lent query i is bound to, once for the statement's life
+  ** (idem_vtab.c, idemBindKey()); aQKeyBound[i] cleared when aStmt[i] is
+  ** prepared. */
+  unsigned char aQKeyBound[IDEM_STMT_Q_KEYMAIN_U+1];
+  unsigned char aQKey[IDEM_STMT_Q_KEYMAIN_U+1][IDEM_KEY_BYTES];
 };
 
 /* The names of the columns, by IDEM_COL_* number. */
@@ -666,7 +688,8 @@ IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
 #endif
 
 /* Check the shadow table again if the schema changed since the last
-** check (p->zDamaged then says why claims are refused). */
+** check (p->zDamaged then says why claims are refused): at the first
+** claim of each transaction. */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p);
 
 /* The local claims of the open transaction (doc/contract.md §4: none may

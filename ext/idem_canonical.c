@@ -955,7 +955,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** names that go on form a group at iOff+8.  When every key of a group is
 ** equal and every name goes on, the group's common prefix is measured at
 ** once (idemJsonGroupPrefix(), 32 bytes a step) and the keys are taken
-** after it.  When every name that goes on has the same key and only a
+** after it; a group of IJ_LCP_MIN members or more whose sample of names
+** shares more than the next 8 bytes does both in one pass
+** (idemJsonPrefixKeys()).  When every name that goes on has the same key and only a
 ** few end within it (a prefix chain), a group of 32 or more is split
 ** around its longest name instead (idemJsonPivot()).  Each byte of a name is so read a bounded number of times,
 ** and each member is sorted once per word that still ties it with
@@ -964,7 +966,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** Objects of IJ_PREFETCH_MIN members or more whose names are not all
 ** 8 bytes or fewer first read every name's keys at bytes 0 and 8 in the
 ** order of the text (idemJsonSortNames(): the groups would otherwise
-** read the names in the order of their ranks, a wait for memory each);
+** read the names in the order of their ranks, a wait for memory each),
+** and if no name ends within 8 bytes, a group of equal keys at 0 goes on
+** at byte 8 without reading them again;
 ** ranges of more than IDEM_JSON_MSD ranks are first split by their
 ** highest differing byte (idemJsonSortRanksMsd()); and objects of more
 ** than IDEM_JSON_MSD members whose keys at 8 differ in few bytes are
@@ -980,6 +984,10 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 
 /* Groups of at least this many members are sorted by radix. */
 #define IDEM_JSON_RADIX 256
+
+/* Groups of at least this many members look for a long common prefix
+** before they take their keys (idemJsonSortNames()). */
+#define IJ_LCP_MIN 64
 
 /* A name as the general sort reads it: its unescaped bytes. */
 typedef struct IdemJsonSortText IdemJsonSortText;
@@ -1526,6 +1534,75 @@ static sqlite3_int64 idemJsonCommon(
 #endif
 }
 
+/* A group r[0..k) of k >= IJ_LCP_MIN names equal in their first iOff
+** bytes, about to take its keys at iOff: if a sample of 8 names across
+** it shares more than the next 8 bytes (a long prefix common to all, the
+** names that differ in their last bytes only), the prefix that each name
+** shares with the first is measured and its key after the sample's taken
+** in one pass over the names, not a pass for the keys at iOff, one for
+** the prefix (idemJsonGroupPrefix()) and one for the keys after it.
+** Returns the offset where the keys are to be taken: if pOut->bTaken,
+** they are (pOut's other fields set as the caller's pass sets its own);
+** if not, the keys are the caller's to take, at iOff or, if some name
+** shares less than the sample, where the shortest prefix ends.  Returns
+** -1 if bRaw and the prefix holds a backslash.  Kept out of line: the
+** caller's loops keep their registers. */
+typedef struct IdemJsonPrefix IdemJsonPrefix;
+struct IdemJsonPrefix {
+  uint64_t kDiff, kEsc;      /* As in idemJsonSortNames() */
+  int bEnd;
+  int bTaken;                /* The keys were taken */
+};
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static sqlite3_int64 idemJsonPrefixKeys(
+  const IdemJsonSortText *aT,
+  IdemJsonRank *r,
+  int k,
+  sqlite3_int64 iOff,
+  int bAhead,
+  int bRaw,
+  IdemJsonPrefix *pOut
+){
+  const IdemJsonSortText *t0 = &aT[r[0].iMem];
+  sqlite3_int64 nPre = t0->n, nMin;
+  uint64_t kDiff = 0, kEsc = 0;
+  int i, bEnd = 0;
+  pOut->bTaken = 0;
+  for(i=1; i<8; i++){
+    const IdemJsonSortText *t = &aT[r[(sqlite3_int64)i*k/8].iMem];
+    sqlite3_int64 m = t->n<nPre ? t->n : nPre;
+    nPre = iOff + idemJsonCommon(t0->z + iOff, t->z + iOff, m - iOff);
+  }
+  if( nPre-iOff<8 ) return iOff;
+  nMin = nPre;
+  for(i=0; i<k; i++){
+    const IdemJsonSortText *t = &aT[r[i].iMem];
+    sqlite3_int64 m = t->n<nPre ? t->n : nPre, L;
+    uint64_t x = 0;
+    if( bAhead && i<k-IJ_AHEAD ){
+      IJ_PREFETCH(&aT[r[i+IJ_AHEAD].iMem]);
+      IJ_PREFETCH(aT[r[i+IJ_AHEAD/2].iMem].z + iOff);
+    }
+    L = iOff + idemJsonCommon(t->z + iOff, t0->z + iOff, m - iOff);
+    if( L<nMin ) nMin = L;
+    if( t->n>=nPre ) x = idemJsonWordKey(t->z + nPre, t->n - nPre);
+    r[i].iKey = x;
+    kDiff |= x ^ r[0].iKey;
+    kEsc |= IJ_HAS_ZERO(x ^ (IJ_ONES*'\\'));
+    bEnd |= t->n - nPre <= 8;
+  }
+  if( bRaw && memchr(t0->z + iOff, '\\', (size_t)(nMin - iOff)) ) return -1;
+  if( nMin==nPre ){
+    pOut->bTaken = 1;
+    pOut->kDiff = kDiff;
+    pOut->kEsc = kEsc;
+    pOut->bEnd = bEnd;
+  }
+  return nMin;
+}
+
 /* Keys of idemJsonPivot(): the pivot's, and the field of the offset. */
 #define IJ_PIVOT   ((uint64_t)1<<62)
 #define IJ_LCPMAX  (((uint64_t)1<<40) - 1)
@@ -1638,6 +1715,7 @@ static int idemJsonSortNames(
   int i, j, nG = 0, bEqual = 0, bChain, bWide, bRuns = 1;
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   int bKept = 0;                      /* aT[].aK[] are set */
+  int bShort = -1;                    /* some name has 8 bytes or fewer */
   uint64_t kDiff;
 
   if( bAhead ){
@@ -1813,6 +1891,17 @@ sort_groups:
     r = aR + aG[nG].iLo;
     k = (int)(aG[nG].iHi - aG[nG].iLo);
     iOff = aG[nG].iOff;
+    if( iOff==0 && bKept && bRaw ){
+      /* A run of equal keys of idemJsonNameKey(), which are the kept keys
+      ** at 0 here (no escape in the first 16 bytes): if no name of the
+      ** object ends within them (one pass to know, at the first such
+      ** group), the group goes on at 8, with no pass over its keys at 0
+      ** (a wait for each name's record). */
+      if( bShort<0 ){
+        for(i=0, bShort=0; i<n; i++) bShort |= aT[i].n<=8;
+      }
+      if( !bShort ) iOff = 8;
+    }
     if( bAhead && nG>=2 ){
       /* The groups next on the stack (most are small): the records of
       ** the first IJ_AHEAD/2 names two groups ahead, the names themselves
@@ -1861,9 +1950,20 @@ sort_groups:
     bChain = 0;
     for(;;){
       uint64_t kEsc = 0;
-      int bEnd = 0;
+      int bEnd = 0, bTaken = 0;
       kDiff = 0;
-      for(i=0; i<k; i++){
+      if( k>=IJ_LCP_MIN && (iOff>=16 || !bKept) ){
+        IdemJsonPrefix pk;
+        iOff = idemJsonPrefixKeys(aT, r, k, iOff, bAhead, bRaw, &pk);
+        if( iOff<0 ) return SQLITE_MISUSE;
+        if( pk.bTaken ){
+          bTaken = 1;
+          kDiff = pk.kDiff;
+          kEsc = pk.kEsc;
+          bEnd = pk.bEnd;
+        }
+      }
+      if( !bTaken ) for(i=0; i<k; i++){
         const IdemJsonSortText *t = &aT[r[i].iMem];
         uint64_t x;
         if( bAhead && i<k-IJ_AHEAD ){

@@ -706,13 +706,14 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   sqlite3_stmt *pIns, *pMain;
   int nTry, bHeld = 0, bExpired;
   int rc = idemClaimPrepare(p, aCol, &c);
-  if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
   if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_INSERT, &pIns);
   if( rc==SQLITE_OK ) rc = idemTxnReserve(p);
   if( rc==SQLITE_OK && p->opt.iRetainMs>0 ) rc = idemSweep(p, c.iNow, c.zNow);
   for(nTry=0; rc==SQLITE_OK && nTry<2; nTry++){
     rc = idemClaimWrite(p, pIns, aCol, &c, pRowid, &bHeld);
     if( rc!=SQLITE_OK || !bHeld ) break;
+    rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);   /* (held: by whom?) */
+    if( rc!=SQLITE_OK ) break;
     rc = idemClaimHeld(p, pMain, c.aKey, c.aPart, &c.args, c.bKeyargs,
                        c.zNow, &bExpired);
     if( rc!=SQLITE_OK ) break;
@@ -820,7 +821,12 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
                                  sqlite3_int64 *pRowid){
   sqlite3_value *pMember = aCol[IDEM_COL_MEMBER];
   sqlite3_int64 iMember = 0;
-  if( p->zDamaged ){    /* checked again at each transaction's start */
+  if( !p->bChecked ){   /* the schema, once a transaction (xBegin) */
+    int rc = idemStoreRecheck(p);
+    if( rc!=SQLITE_OK ) return rc;
+    p->bChecked = 1;
+  }
+  if( p->zDamaged ){
     idemVtabError(p, "%s", p->zDamaged);
     return SQLITE_CORRUPT_VTAB;
   }

@@ -157,6 +157,7 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
     if( sqlite3_stricmp(zDb, "main")!=0 ) idemWatchUnref(db, "main");
   }
   pD->eWatch = 0;
+  pD->pWatch = pD->pWatchMain = 0;
   pD->bVersion = pD->bWalKept = pD->bSyncKept = pD->bModeKept = 0;
   sqlite3_free(pD->zMarkerName);
   sqlite3_free(pD->pMarkerFile);
@@ -287,7 +288,7 @@ static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
 */
 #define IDEM_FCNTL_WATCH 0x6964656d     /* "idem": our copy's alone */
 typedef struct IdemWatch IdemWatch;
-struct IdemWatch {
+struct IdemWatch {                      /* (idemInt.h names it) */
   sqlite3_io_methods base;              /* where pMethods points */
   const sqlite3_io_methods *pOrig;      /* the file's own methods */
   sqlite3_file *pFile;                  /* the file watched */
@@ -304,6 +305,7 @@ struct IdemWatchArg {
   int bDone;                            /* set by the watch */
   unsigned int nSync;
   int bJournal;
+  IdemWatch *pWatch;                    /* the watch itself */
 };
 
 /*
@@ -328,6 +330,24 @@ static IdemWatch *idemWatchAll = 0;
 ** the number above 0 for as long as it is there. */
 static int (*idemWatchFc)(sqlite3_file*, int, void*) = 0;
 static int idemWatchMixed = 0;
+
+/* The watches of this copy freed so far, under the mutex.  A table keeps
+** a pointer to its watch (IdemDurable.pWatch) and reads it directly while
+** this count is the one it saw when it took the pointer: a watch goes
+** only with its file (closed: DETACH, sqlite3_deserialize()) or its last
+** table, on the table's own connection, so a watch that was freed has
+** moved the count before the table can read it again, and the table then
+** asks the file (idemWatchGet()).  Read without the mutex: another
+** connection's change of it is either seen or not, and it never frees
+** this table's watch. */
+static unsigned int idemWatchGen = 0;
+#if defined(__GNUC__) || defined(__clang__)
+# define IDEM_WATCH_GEN() __atomic_load_n(&idemWatchGen, __ATOMIC_RELAXED)
+# define IDEM_WATCH_GEN_MOVE() __atomic_fetch_add(&idemWatchGen, 1, __ATOMIC_RELAXED)
+#else
+# define IDEM_WATCH_GEN() idemWatchGenLocked()
+# define IDEM_WATCH_GEN_MOVE() (idemWatchGen++)
+#endif
 
 /* Enter (bEnter) or leave the list's mutex: SQLite's for an extension's
 ** VFS, where SQLite has mutexes.  A SQLite built with SQLITE_THREADSAFE=0
@@ -358,10 +378,22 @@ static IdemWatch *idemWatchFind(sqlite3_file *f, int bUnlink){
   if( w && bUnlink ){
     *pp = w->pNext;
     idemWatchMixed -= w->bMixed;
+    IDEM_WATCH_GEN_MOVE();              /* (it is freed next) */
   }
   idemWatchLock(0);
   return w;
 }
+
+#if !defined(__GNUC__) && !defined(__clang__)
+/* idemWatchGen, read under the mutex where there are no atomic loads. */
+static unsigned int idemWatchGenLocked(void){
+  unsigned int n;
+  idemWatchLock(1);
+  n = idemWatchGen;
+  idemWatchLock(0);
+  return n;
+}
+#endif
 
 static int idemWatchClose(sqlite3_file *f){
   IdemWatch *w = idemWatchFind(f, 1);
@@ -391,6 +423,7 @@ static int idemWatchFileControl(sqlite3_file *f, int op, void *pArg){
     a->bDone = 1;
     a->nSync = w->nSync;
     a->bJournal = w->bJournal;
+    a->pWatch = w;
     if( a->eOp==1 && --w->nRef<=0 && f->pMethods==&w->base ){
       idemWatchFind(f, 1);
       f->pMethods = w->pOrig;           /* (else let go with the file) */
@@ -524,12 +557,10 @@ static void idemDurableWatch(IdemDurable *pD, sqlite3 *db, const char *zDb){
 /* Read the settings of schema zDb into pD, once per transaction. */
 static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
                            char **pzErr){
-  IdemWatchArg a, aMain;
-  unsigned int v = 0;
+  unsigned int v = 0, nSync = 0;        /* what the watch saw: */
+  int bJournal = 0;                     /* (and main's, for another schema) */
   int rc, bVersion, mKept = 0;          /* 1 the mode, 2 synchronous */
   if( pD->bRead && pD->bFixed ) return SQLITE_OK;
-  memset(&a, 0, sizeof(a));
-  memset(&aMain, 0, sizeof(aMain));
   if( pD->eDirSync==0 ){
     /* Fixed for the table's life (a DETACH disconnects it): asked once,
     ** not at every claim (the compile-time options are a list that SQLite
@@ -562,34 +593,50 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
   bVersion = sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)
                ==SQLITE_OK;
   if( pD->eWatch==1 ){
-    if( !idemWatchGet(db, zDb, &a)
-     || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
-      pD->eWatch = 2;                   /* (its file is gone) */
+    unsigned int iGen = IDEM_WATCH_GEN();
+    if( pD->pWatch && iGen==pD->iWatchGen ){
+      nSync = pD->pWatch->nSync;        /* (none freed since: see above) */
+      bJournal = pD->pWatch->bJournal
+              || (pD->pWatchMain && pD->pWatchMain->bJournal);
+    }else{
+      IdemWatchArg a, aMain;
+      memset(&aMain, 0, sizeof(aMain));
+      if( !idemWatchGet(db, zDb, &a)
+       || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
+        pD->eWatch = 2;                 /* (its file is gone) */
+        pD->pWatch = pD->pWatchMain = 0;
+      }else{
+        pD->pWatch = a.pWatch;
+        pD->pWatchMain = aMain.pWatch;
+        pD->iWatchGen = iGen;
+        nSync = a.nSync;
+        bJournal = a.bJournal || aMain.bJournal;
+      }
     }
   }
   if( bVersion && pD->bVersion && v==pD->iWalVersion ){
     if( pD->bWalKept ) mKept |= 1;
     if( pD->eWatch==1 ){
-      if( pD->bModeKept && !a.bJournal && !aMain.bJournal ) mKept |= 1;
-      if( pD->bSyncKept && a.nSync==pD->nSyncSet ) mKept |= 2;
+      if( pD->bModeKept && !bJournal ) mKept |= 1;
+      if( pD->bSyncKept && nSync==pD->nSyncSet ) mKept |= 2;
     }
   }
   if( (mKept & 2)==0 ){
     rc = idemDurablePragma(db, pD->zSqlSync, &pD->iSync, 0);
     if( rc!=SQLITE_OK ) goto read_error;
+    if( pD->iSync<0 ) pD->iSync = 0;
+    if( pD->iSync>3 ) pD->iSync = 3;
   }
   if( (mKept & 1)==0 ){
     rc = idemDurablePragma(db, pD->zSqlJournal, 0, pD->zMode);
     if( rc!=SQLITE_OK ) goto read_error;
+    pD->bWalKept = strcmp(pD->zMode, "WAL")==0;
   }
   pD->bVersion = bVersion;
   pD->iWalVersion = v;
-  pD->bWalKept = strcmp(pD->zMode, "WAL")==0;
-  pD->bModeKept = pD->eWatch==1 && !a.bJournal && !aMain.bJournal;
+  pD->bModeKept = pD->eWatch==1 && !bJournal;
   pD->bSyncKept = pD->eWatch==1;
-  pD->nSyncSet = a.nSync;
-  if( pD->iSync<0 ) pD->iSync = 0;
-  if( pD->iSync>3 ) pD->iSync = 3;
+  pD->nSyncSet = nSync;
   pD->bRead = 1;
   return SQLITE_OK;
 
@@ -678,7 +725,7 @@ static int idemDurableLockCheck(IdemDurable *pD, sqlite3 *db,
   char *zWhat = 0;
   int i, bRes = 0, bShared = 0;
   if( pD->eLock==2 ) return SQLITE_OK;   /* (the cache: at xSync) */
-  if( pD->eLock==3 && strcmp(pD->zMode, "WAL")==0 ) return SQLITE_OK;
+  if( pD->eLock==3 && memcmp(pD->zMode, "WAL", 4)==0 ) return SQLITE_OK;
   if( pD->eLock ) goto probe;
   if( idemDurableStore(db, zDb)!=IDEM_STORE_FILE ) return SQLITE_OK;
   zFile = sqlite3_db_filename(db, zDb);
@@ -1054,18 +1101,19 @@ static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
 ** sync itself, an I/O error) goes to sqlite3_log() and is kept, and the
 ** table's next claim fails with it (idemDurableCheck()), once.
 */
-IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
-                                    const char *zDb){
+IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD){
   sqlite3_vfs *pVfs = 0;
   int rc;
   if( pD->bVersion && (pD->bRead || pD->bExtWrote) ){
     /* Past this transaction's own commit, in which the file could not
-    ** change otherwise (it held the write lock since the settings were
-    ** read, or seen kept) */
-    if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,
-                             &pD->iWalVersion)!=SQLITE_OK ){
-      pD->bVersion = 0;
-    }
+    ** change otherwise (it held the write lock since the data version was
+    ** read, with the settings or seen kept): the pager moves it by one at
+    ** each commit of a write transaction (sqlite3PagerCommitPhaseTwo(),
+    ** before this xCommit), so the version is the one read, plus one,
+    ** without asking the file.  Anything else that moved it since (a
+    ** cache reset) moved it further: only ever a read again, never a
+    ** setting kept that could have changed. */
+    pD->iWalVersion++;
   }
   if( !pD->bDirSync ) return;
   pD->bDirSync = 0;

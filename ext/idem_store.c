@@ -42,8 +42,8 @@
 ** at a time: a second one gets a private copy.
 **
 ** DAMAGE.  idemCheckShadow() looks at the shadow table when the table is
-** connected and, after a schema change, when the next write transaction
-** starts: if it no longer arbitrates (no UNIQUE(key, member), a conflict
+** connected and, after a schema change, at the next transaction's first
+** claim: if it no longer arbitrates (no UNIQUE(key, member), a conflict
 ** clause, a trigger, ...), claims are refused; DROP TABLE always works.
 **
 ** TRANSACTIONS.  The local claims made in the open transaction, each with
@@ -107,14 +107,10 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
   "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
   "note, created, updated, NULL, NULL, expires, honours_key, sends"
 
-/* The same, with NULL for every column but rid, member, status, id,
-** result and expires (IDEM_PLAN_NARROW: a replay of status, id, result
-** by key, whose key the cursor has bound), and the member zM: "0" where
-** the query's text says member = 0.  Each column read is a copy. */
-#define IDEM_QCOLS_NARROW_OF(zM) \
-  "rid, NULL, " zM ", NULL, NULL, NULL, NULL, NULL, status, id, result, " \
-  "NULL, NULL, NULL, NULL, NULL, expires, NULL, NULL"
-#define IDEM_QCOLS_NARROW IDEM_QCOLS_NARROW_OF("member")
+/* A narrow query's columns (IDEM_PLAN_NARROW's, IDEM_N_*), and the member
+** last where its text has none; no rid (xRowid looks it up).  Each column
+** selected, even a NULL, is an opcode at every row. */
+#define IDEM_NCOLS "status, id, result, expires"
 
 /* The same, with NULL for the key, who, conv, tool, args, keyargs and
 ** updated: an UPDATE's query (IDEM_PLAN_UPDATE), whose key is the one the
@@ -178,13 +174,13 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* Q_KEY_L */    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_L */
                    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 AND member=?2",
-  /* Q_KEY_N */    "SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 ORDER BY member",
+  /* Q_KEY_N */    "SELECT " IDEM_NCOLS ", member" IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_N */
-                   "SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 AND member=?2",
+                   "SELECT " IDEM_NCOLS IDEM_FROM " WHERE key=?1 AND member=?2",
   /* Q_KEY_U */    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_U */
                    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=?2",
-  /* Q_KEYMAIN_N */"SELECT " IDEM_QCOLS_NARROW_OF("0") IDEM_FROM " WHERE key=?1 AND member=0",
+  /* Q_KEYMAIN_N */"SELECT " IDEM_NCOLS IDEM_FROM " WHERE key=?1 AND member=0",
   /* Q_KEYMAIN_U */"SELECT " IDEM_QCOLS_UPDATE_OF("0", "NULL") IDEM_FROM " WHERE key=?1 AND member=0",
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
@@ -307,6 +303,7 @@ static int idemStmtCached(IdemVtab *p, int i, sqlite3_stmt **ppStmt){
     if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
     rc = idemPrepare(p, zSql, SQLITE_PREPARE_PERSISTENT, &p->aStmt[i]);
     sqlite3_free(zSql);
+    if( i<=IDEM_STMT_Q_KEYMAIN_U ) p->aQKeyBound[i] = 0;  /* (nothing bound) */
   }
   *ppStmt = p->aStmt[i];
   return rc;
@@ -367,8 +364,7 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
     return;
   }
   assert( p->aLent[i] && p->aStmt[i]==pStmt );
-  sqlite3_reset(pStmt);
-  sqlite3_clear_bindings(pStmt);
+  sqlite3_reset(pStmt);   /* (its bindings kept: idemBindKey(), idem_vtab.c) */
   p->aLent[i] = 0;
   if( p->aStale[i] ){
     sqlite3_finalize(pStmt);
@@ -943,7 +939,7 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
 ** in temp.  Anything else, and claims are refused, with p->zDamaged naming
 ** what was found; reads, records, releases and DROP TABLE still work, and
 ** PRAGMA integrity_check reports it.  The check runs at connect and again,
-** after a schema change, when a write transaction starts
+** after a schema change, at a write transaction's first claim
 ** (idemStoreRecheck()).  Returns SQLITE_OK or SQLITE_NOMEM.
 */
 static int idemCheckShadow(IdemVtab *p){
@@ -1053,14 +1049,14 @@ static int idemCheckShadow(IdemVtab *p){
 }
 
 /*
-** At the start of each write transaction (xBegin): if the schema changed
-** since the last check (a trigger created on this connection does not
-** reconnect the table), check the shadow table again.  Once the
-** transaction writes, it holds the write lock: no other connection can
-** change the schema until it ends, so once per transaction is enough (a
-** claim is not charged two PRAGMA queries; DDL that this connection runs
-** inside its own write transaction is the application's, and a trigger
-** that voids a write is still caught by the changed-rows check).  SQLITE_OK
+** At the first claim of each write transaction (idemClaimInsert()): if
+** the schema changed since the last check (a trigger created on this
+** connection does not reconnect the table), check the shadow table again.
+** The transaction holds the write lock: no other connection can change
+** the schema until it ends, so once per transaction is enough (a record
+** pays nothing; DDL that this connection runs later in the transaction
+** is the application's, and a trigger that voids a write is still caught
+** by the changed-rows check).  SQLITE_OK
 ** or an error with its message.
 */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){

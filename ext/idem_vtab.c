@@ -92,7 +92,8 @@ struct IdemCursor {
   int bLent;                  /* pStmt is lent (idemStmtLend()) */
   int bEof;                   /* True at end of results */
   int bMember;                /* The current row is a member row */
-  int bNarrow;                /* pStmt is IDEM_PLAN_NARROW's: no key column */
+  int bNarrow;                /* pStmt is IDEM_PLAN_NARROW's: its own
+                              ** columns (IDEM_N_*), no key column */
   int bNoIdentity;            /* pStmt is IDEM_PLAN_UPDATE's: no who, conv,
                               ** tool, args, keyargs (from pMain) */
   int iFormat;                /* The table's format when pStmt was lent */
@@ -121,7 +122,8 @@ struct IdemCursor {
 typedef struct IdemOpenList IdemOpenList;
 struct IdemOpenList {
   IdemVtab *pFirst;
-  int nRef;                   /* The module and idem_options()'s two forms */
+  int nRef;                   /* The module, idem_options()'s two forms,
+                              ** and each table in the list */
 };
 
 /* One holder of the list lets go of it (the module dropped, a form of
@@ -133,19 +135,137 @@ static void idemOpenRelease(void *pArg){
   if( --pOpen->nRef==0 ) sqlite3_free(pOpen);
 }
 
+/* A table leaves the list, and lets go of the reference it holds on it:
+** the list outlives its tables, also when the module and the functions
+** that held it are gone (another copy of idem loaded on the connection
+** registers its own "idem" and idem_options() over them, and this copy's
+** tables stay connected until the schema lets them go). */
 static void idemOpenUnlink(IdemVtab *p){
   if( p->pOpen ){
     IdemVtab **pp = &p->pOpen->pFirst;
     while( *pp && *pp!=p ) pp = &(*pp)->pNextOpen;
     if( *pp ) *pp = p->pNextOpen;
+    idemOpenRelease(p->pOpen);
     p->pOpen = 0;
   }
+}
+
+/*
+** COPIES.  A replay's xColumn gives each text or blob of the inner query
+** as a copy that SQLite owns until it calls the destructor (as for any
+** sqlite3_result_text() with one): SQLite frees the copy it makes of a
+** column (SQLITE_TRANSIENT) at every reset of the caller's statement, so
+** a replay in autocommit paid a malloc() and a free() for it at every
+** lookup.  Here a copy given back by SQLite is kept (at most
+** IDEM_COPY_SPARE of them, each of up to IDEM_COPY_MAX bytes) for the
+** next row or lookup.  A copy outlives nothing it points into: it is the
+** table's memory, given back by SQLite when its value is released, and
+** the keeper (IdemCopies) is freed with the table or, if copies are still
+** out then, with the last of them.  Only where the database is UTF-8 (a
+** copy of the value's own bytes, never converted); larger values, blobs
+** and text holding a NUL are SQLite's own copies (sqlite3_result_value()).
+*/
+#define IDEM_COPY_SPARE 4
+#define IDEM_COPY_MAX   4096
+typedef struct IdemCopies IdemCopies;
+typedef struct IdemCopy IdemCopy;
+struct IdemCopies {
+  int eUtf8;                  /* 1: the database is UTF-8; -1: it is not */
+  int bLive;                  /* The table holds it (else freed with the
+                              ** last copy given back) */
+  int nOut;                   /* Copies SQLite holds */
+  int nSpare;                 /* Copies kept, in aSpare[] */
+  IdemCopy *aSpare[IDEM_COPY_SPARE];
+};
+struct IdemCopy {
+  IdemCopies *pHome;          /* Given back to it */
+  sqlite3_int64 nAlloc;       /* Bytes after this header */
+};
+
+/* The destructor of a copy (sqlite3_result_text()'s). */
+static void idemCopyFree(void *pData){
+  IdemCopy *pCopy = (IdemCopy*)pData - 1;
+  IdemCopies *pHome = pCopy->pHome;
+  pHome->nOut--;
+  if( pHome->bLive && pHome->nSpare<IDEM_COPY_SPARE ){
+    pHome->aSpare[pHome->nSpare++] = pCopy;
+    return;
+  }
+  sqlite3_free(pCopy);
+  if( !pHome->bLive && pHome->nOut==0 ) sqlite3_free(pHome);
+}
+
+/* The table lets go of its copies (idemVtabFree()). */
+static void idemCopiesRelease(IdemCopies *pHome){
+  if( pHome==0 ) return;
+  while( pHome->nSpare>0 ) sqlite3_free(pHome->aSpare[--pHome->nSpare]);
+  pHome->bLive = 0;
+  if( pHome->nOut==0 ) sqlite3_free(pHome);
+}
+
+/*
+** The result of ctx: pVal, a value of the cursor's inner query, as a copy
+** kept by the table (above) where it can be, else as SQLite copies it.
+*/
+static void idemResultCopy(IdemVtab *p, sqlite3_context *ctx,
+                           sqlite3_value *pVal){
+  IdemCopies *pHome = (IdemCopies*)p->pCopies;
+  IdemCopy *pCopy;
+  const char *z;
+  int n;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) goto as_sqlite;
+  if( pHome==0 ){
+    sqlite3_stmt *pEnc = 0;
+    pHome = (IdemCopies*)sqlite3_malloc(sizeof(*pHome));
+    if( pHome==0 ) goto as_sqlite;
+    memset(pHome, 0, sizeof(*pHome));
+    pHome->bLive = 1;
+    /* (fixed for the connection: every schema has main's encoding; read
+    ** again at the next copy if it could not be read, out of memory) */
+    if( idemQueryRow(p->db, &pEnc, "PRAGMA encoding")==SQLITE_ROW ){
+      const char *zEnc = (const char*)sqlite3_column_text(pEnc, 0);
+      pHome->eUtf8 = zEnc && sqlite3_stricmp(zEnc, "UTF-8")==0 ? 1 : -1;
+    }
+    sqlite3_finalize(pEnc);
+    if( pHome->eUtf8==0 ){
+      sqlite3_free(pHome);
+      goto as_sqlite;
+    }
+    p->pCopies = pHome;
+  }
+  if( pHome->eUtf8<0 || (pHome->nSpare==0 && pHome->nOut>=IDEM_COPY_SPARE) ){
+    goto as_sqlite;
+  }
+  n = sqlite3_value_bytes(pVal);
+  if( n>=IDEM_COPY_MAX ) goto as_sqlite;
+  z = (const char*)sqlite3_value_text(pVal);
+  if( z==0 || (int)strlen(z)!=n ) goto as_sqlite;
+  pCopy = pHome->nSpare>0 ? pHome->aSpare[pHome->nSpare-1] : 0;
+  if( pCopy==0 || pCopy->nAlloc<=n ){
+    /* a new copy, or a kept one grown (to 64 bytes at least) */
+    sqlite3_int64 nAlloc = n<64 ? 64 : n+1;
+    IdemCopy *pNew = (IdemCopy*)sqlite3_realloc64(pCopy,
+                                                  sizeof(IdemCopy) + nAlloc);
+    if( pNew==0 ) goto as_sqlite;
+    pNew->pHome = pHome;
+    pNew->nAlloc = nAlloc;
+    if( pCopy ) pHome->aSpare[pHome->nSpare-1] = pNew;
+    pCopy = pNew;
+  }
+  if( pHome->nSpare>0 && pCopy==pHome->aSpare[pHome->nSpare-1] ) pHome->nSpare--;
+  memcpy(pCopy+1, z, n+1);
+  pHome->nOut++;
+  sqlite3_result_text(ctx, (const char*)(pCopy+1), -1, idemCopyFree);
+  return;
+ as_sqlite:
+  sqlite3_result_value(ctx, pVal);
 }
 
 static void idemVtabFree(IdemVtab *p){
   if( p ){
     idemOpenUnlink(p);
     sqlite3_free(p->pSpareCursor);
+    idemCopiesRelease((IdemCopies*)p->pCopies);
     idemStoreClose(p);
     idemDurableClear(&p->durable, p->db, p->zDb);
     idemJsonFree(p->pJson);
@@ -221,7 +341,8 @@ static int idemInit(
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   if( !bCreate && (rc = idemStoreConnect(p))!=SQLITE_OK ) goto fail;
   if( pOpen ){
-    p->pOpen = pOpen;
+    p->pOpen = pOpen;                   /* (a reference: idemOpenUnlink()) */
+    pOpen->nRef++;
     p->pNextOpen = pOpen->pFirst;
     pOpen->pFirst = p;
   }
@@ -269,9 +390,12 @@ static int idemBegin(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   idemTxnBegin(p);
   /* The durability check (idem_durable.c) keeps its verdict for the
-  ** length of a transaction: read the settings again. */
+  ** length of a transaction: read the settings again.  The shadow tables
+  ** are compared with the schema at the transaction's first claim
+  ** (idemClaimInsert()): a transaction that only records pays nothing. */
   idemDurableBegin(&p->durable);
-  return idemStoreRecheck(p);
+  p->bChecked = 0;
+  return SQLITE_OK;
 }
 
 static int idemSync(sqlite3_vtab *pVtab){
@@ -284,7 +408,7 @@ static int idemSync(sqlite3_vtab *pVtab){
 static int idemCommit(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   idemTxnClear(p);
-  idemDurableCommit(&p->durable, p->db, p->zDb);
+  idemDurableCommit(&p->durable);
   return SQLITE_OK;
 }
 
@@ -556,9 +680,37 @@ static int idemCursorExpired(IdemCursor *pCur){
     }
     zExp = (const char*)sqlite3_column_text(pCur->pMain, IDEM_M_EXPIRES);
   }else{
-    zExp = (const char*)sqlite3_column_text(pCur->pStmt, IDEM_Q_EXPIRES);
+    zExp = (const char*)sqlite3_column_text(pCur->pStmt,
+                         pCur->bNarrow ? IDEM_N_EXPIRES : IDEM_Q_EXPIRES);
   }
   return zExp!=0 && strcmp(zExp, pCur->zNow)<=0;
+}
+
+/*
+** Bind key aKey to ?1 of pStmt, query iStmt of a cursor.  A lent query's
+** ?1 is bound to the table's copy of the key (IdemVtab.aQKey[iStmt]),
+** once for the statement's life: a lookup copies its key there and binds
+** nothing (a bind and the clearing of it at the give-back each take the
+** connection's mutex); the statement is lent to one cursor at a time,
+** and the copy is rewritten only by that cursor's next xFilter, which
+** resets the query first.  Its other bindings are integers or SQLite's
+** own copies, so a query given back keeps them (idemStmtGiveBack()): none
+** points at memory that can go before the statement.  A private copy
+** (finalized when given back) is bound to aKey where it lies.
+*/
+static int idemBindKey(IdemVtab *p, sqlite3_stmt *pStmt, int iStmt,
+                       int bLent, const unsigned char *aKey){
+  int rc;
+  if( !bLent ){
+    return sqlite3_bind_blob(pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  }
+  assert( iStmt<=IDEM_STMT_Q_KEYMAIN_U && p->aStmt[iStmt]==pStmt );
+  memcpy(p->aQKey[iStmt], aKey, IDEM_KEY_BYTES);
+  if( p->aQKeyBound[iStmt] ) return SQLITE_OK;
+  rc = sqlite3_bind_blob(pStmt, 1, p->aQKey[iStmt], IDEM_KEY_BYTES,
+                         SQLITE_STATIC);
+  if( rc==SQLITE_OK ) p->aQKeyBound[iStmt] = 1;
+  return rc;
 }
 
 /* The next row of pStmt that is shown (not of an expired call). */
@@ -571,7 +723,8 @@ static int idemCursorStep(IdemCursor *pCur){
     pCur->bEof = 0;
     /* (key = ? AND member = ?: the member bound, which the row's equals) */
     pCur->bMember = (pCur->bOneRow ? pCur->iMember
-                     : sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER))!=0;
+                     : sqlite3_column_int64(pCur->pStmt,
+                         pCur->bNarrow ? IDEM_N_MEMBER : IDEM_Q_MEMBER))!=0;
     if( pCur->bMember ){
       rc = idemCursorLoadMain(pCur);
       if( rc!=SQLITE_OK ) return rc;    /* with its message */
@@ -668,7 +821,7 @@ static int idemFilter(
   pCur->iMember = iMember;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
-    rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+    rc = idemBindKey(p, pCur->pStmt, iStmt, pCur->bLent, aKey);
     if( rc==SQLITE_OK && idxNum==IDEM_PLAN_KEYMEMBER
      && iStmt!=IDEM_STMT_Q_KEYMAIN_N && iStmt!=IDEM_STMT_Q_KEYMAIN_U ){
       rc = sqlite3_bind_int64(pCur->pStmt, 2, iMember);
@@ -696,13 +849,55 @@ static int idemEof(sqlite3_vtab_cursor *pCursor){
   return ((IdemCursor*)pCursor)->bEof;
 }
 
+/*
+** The rid of a narrow query's row, which the query leaves out (a replay
+** asks for none; SELECT rowid does): the row's by its key and member
+** (UNIQUE), read with the full query of key = ? AND member = ?.  Kept
+** out of line: xRowid's common call (an UPDATE's, twice a record) pays
+** no registers of it.
+*/
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemCursorNarrowRid(IdemCursor *pCur){
+  IdemVtab *p = (IdemVtab*)pCur->base.pVtab;
+  sqlite3_stmt *pRow = 0;
+  int bLent = 0;
+  sqlite3_int64 iMember = pCur->bOneRow ? pCur->iMember
+                        : sqlite3_column_int64(pCur->pStmt, IDEM_N_MEMBER);
+  int rc = idemStmtLend(p, IDEM_STMT_Q_KEYMEMBER, &pRow, &bLent);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = idemBindKey(p, pRow, IDEM_STMT_Q_KEYMEMBER, bLent, pCur->aKey);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(pRow, 2, iMember);
+  if( rc==SQLITE_OK ) rc = sqlite3_step(pRow);
+  if( rc==SQLITE_ROW ){
+    pCur->iRid = sqlite3_column_int64(pRow, IDEM_Q_RID);
+    pCur->bRid = 1;
+    rc = SQLITE_OK;
+  }else if( rc==SQLITE_DONE ){
+    /* (the row the query is on is gone: no statement can do that between
+    ** a step and its xRowid) */
+    rc = SQLITE_CORRUPT_VTAB;
+    idemVtabError(p, "%s", sqlite3_errstr(rc));
+  }else{
+    idemVtabDbError(p, rc);
+  }
+  idemStmtGiveBack(p, IDEM_STMT_Q_KEYMEMBER, pRow, bLent);
+  return rc;
+}
+
 /* xRowid.  An UPDATE asks it twice (the old rowid and the new), and its
 ** xUpdate compares it with the parked row's: read once per row. */
 static int idemRowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
   IdemCursor *pCur = (IdemCursor*)pCursor;
   if( !pCur->bRid ){
-    pCur->iRid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID);
-    pCur->bRid = 1;
+    if( pCur->bNarrow ){
+      int rc = idemCursorNarrowRid(pCur);
+      if( rc!=SQLITE_OK ) return rc;
+    }else{
+      pCur->iRid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID);
+      pCur->bRid = 1;
+    }
   }
   *pRowid = pCur->iRid;
   return SQLITE_OK;
@@ -787,6 +982,22 @@ static sqlite3_int64 idemCursorSends(IdemCursor *pCur){
   if( zKind==0 || strcmp(zKind, "external")!=0 ) return -1;
   if( pSends==0 || sqlite3_value_type(pSends)!=SQLITE_INTEGER ) return 1;
   return sqlite3_value_int64(pSends);
+}
+
+/* The result of ctx: pVal, a status.  One of the four words is given as
+** the constant it equals, which SQLite need not copy (a replay reads it at
+** every lookup). */
+static void idemResultStatus(sqlite3_context *ctx, sqlite3_value *pVal){
+  if( sqlite3_value_type(pVal)==SQLITE_TEXT ){
+    const char *z = (const char*)sqlite3_value_text(pVal);
+    IdemStatus e = z ? idemStatusParse(z) : IDEM_STATUS_OTHER;
+    if( e<IDEM_STATUS_OTHER
+     && sqlite3_value_bytes(pVal)==(int)strlen(azIdemStatus[e]) ){
+      sqlite3_result_text(ctx, azIdemStatus[e], -1, SQLITE_STATIC);
+      return;
+    }
+  }
+  sqlite3_result_value(ctx, pVal);
 }
 
 /* The value of column iCol of the cursor's row, for xColumn (an UPDATE's
@@ -884,18 +1095,11 @@ static int idemColumnValue(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
   }
   pVal = idemCursorValue(pCur, iCol);
   if( pVal==0 ) return SQLITE_OK;
-  if( iCol==IDEM_COL_STATUS && sqlite3_value_type(pVal)==SQLITE_TEXT ){
-    /* One of the four words: given as the constant it equals, which
-    ** SQLite need not copy (a replay reads it at every lookup). */
-    const char *z = (const char*)sqlite3_value_text(pVal);
-    IdemStatus e = z ? idemStatusParse(z) : IDEM_STATUS_OTHER;
-    if( e<IDEM_STATUS_OTHER
-     && sqlite3_value_bytes(pVal)==(int)strlen(azIdemStatus[e]) ){
-      sqlite3_result_text(ctx, azIdemStatus[e], -1, SQLITE_STATIC);
-      return SQLITE_OK;
-    }
+  if( iCol==IDEM_COL_STATUS ){
+    idemResultStatus(ctx, pVal);
+  }else{
+    sqlite3_result_value(ctx, pVal);
   }
-  sqlite3_result_value(ctx, pVal);
   return SQLITE_OK;
 }
 
@@ -914,12 +1118,49 @@ static int idemColumnNochange(sqlite3_vtab_cursor *pCursor,
   return idemColumnValue(pCursor, ctx, iCol);
 }
 
+/* xColumn of a narrow plan's cursor (a replay's): its query has its own
+** columns (IDEM_N_*) and no others, which a narrow plan never reads
+** (IDEM_NARROW_COLS); a member row's status is its call's; a text is
+** given as a kept copy (idemResultCopy()).  Out of line, as
+** idemColumnValue(). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemColumnNarrow(IdemCursor *pCur, sqlite3_context *ctx, int iCol){
+  sqlite3_value *pVal;
+  switch( iCol ){
+    case IDEM_COL_MEMBER:
+      if( pCur->bOneRow ){
+        /* (no member in its query: the one bound, which the row's equals) */
+        sqlite3_result_int64(ctx, pCur->iMember);
+        return SQLITE_OK;
+      }
+      pVal = sqlite3_column_value(pCur->pStmt, IDEM_N_MEMBER);
+      break;
+    case IDEM_COL_STATUS:
+      pVal = pCur->bMember ? idemCursorValue(pCur, IDEM_COL_STATUS)
+                           : sqlite3_column_value(pCur->pStmt, IDEM_N_STATUS);
+      if( pVal ) idemResultStatus(ctx, pVal);
+      return SQLITE_OK;
+    case IDEM_COL_ID:
+      pVal = sqlite3_column_value(pCur->pStmt, IDEM_N_ID);
+      break;
+    case IDEM_COL_RESULT:
+      pVal = sqlite3_column_value(pCur->pStmt, IDEM_N_RESULT);
+      break;
+    default:          /* the key (the one bound) */
+      return idemColumnValue(&pCur->base, ctx, iCol);
+  }
+  idemResultCopy((IdemVtab*)pCur->base.pVtab, ctx, pVal);
+  return SQLITE_OK;
+}
+
 /* xColumn.  An UPDATE uses every column (colUsed), so a narrow plan's
 ** cursor, whose query has only the few columns its statement uses (a
 ** replay's), is never one: it is not asked nochange. */
 static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iCol){
   if( ((IdemCursor*)pCursor)->bNarrow ){
-    return idemColumnValue(pCursor, ctx, iCol);
+    return idemColumnNarrow((IdemCursor*)pCursor, ctx, iCol);
   }
   return idemColumnNochange(pCursor, ctx, iCol);
 }

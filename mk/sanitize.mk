@@ -52,6 +52,13 @@ $(ASAN)/idem.$(SO): $(SOURCES) | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(call loadable,$(ASAN_FLAGS))
 
+# The C API programs of capi.test link libidem.a: under test-asan-suite they
+# link this one, and are built with the sanitizers themselves.
+$(ASAN)/libidem.a: $(SOURCES) | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(CC) $(ASAN_FLAGS) $(WARN) -DSQLITE_CORE -c -o $(ASAN)/idem_static.o ext/idem.c
+	rm -f $@ && ar rcs $@ $(ASAN)/idem_static.o
+
 $(ASAN)/tclsh: test/oom/tclsh.c | $(BUILD)/.deps-asan
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_FLAGS) -I/usr/include/tcl8.6 -o $@ $< -ltcl8.6
@@ -63,8 +70,9 @@ $(ASAN)/oom: test/oom/oom.c $(SOURCES) | $(BUILD)/.deps
 test-asan: test-asan-suite test-asan-oom  ## the suite and the fault driver under ASan + UBSan
 
 # The two halves alone (.ci/run runs the driver beside other targets).
-test-asan-suite: all $(ASAN)/idem.$(SO) $(ASAN)/tclsh  ## the suite's files that load idem, under ASan + UBSan
+test-asan-suite: all $(ASAN)/idem.$(SO) $(ASAN)/libidem.a $(ASAN)/tclsh  ## the suite's files that load idem, under ASan + UBSan
 	IDEM_LIB=$(ASAN)/idem.$(SO) LD_PRELOAD=$(ASAN_RT) IDEM_LIB_ONLY=1 \
+	  IDEM_CAPI_LIB=$(abspath $(ASAN))/libidem.a IDEM_CAPI_CFLAGS="$(ASAN_FLAGS)" \
 	  IDEM_WRAP="env ASAN_OPTIONS=detect_leaks=1" \
 	  UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/tclsh tcl/run.tcl
 

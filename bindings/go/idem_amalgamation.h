@@ -419,6 +419,11 @@ struct IdemDurable {
   int bModeKept;              /* zMode (a rollback mode) read at
                               ** iWalVersion, no "journal_mode=" seen */
   unsigned int nSyncSet;
+  struct IdemWatch *pWatch;   /* With eWatch 1: the schema's watch, and */
+  struct IdemWatch *pWatchMain; /* main's (another schema's table), read
+                              ** directly while no watch was freed since
+                              ** iWatchGen (else through the file) */
+  unsigned int iWatchGen;
 };
 #define IDEM_STORE_FILE   0   /* a database file */
 #define IDEM_STORE_NOFILE 1   /* ":memory:", temp, "" */
@@ -435,8 +440,7 @@ IDEM_PRIVATE void idemDurableWrote(IdemDurable *pD);  /* a claim wrote: keep */
 IDEM_PRIVATE void idemDurableRecord(IdemDurable *pD, sqlite3 *db,
                                     const char *zDb);
 /* xCommit: make an external call's COMMIT in DELETE mode durable. */
-IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
-                                    const char *zDb);
+IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD);
 /* xDisconnect: the watch of the schema's file let go, then finalize. */
 IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
                                    const char *zDb);
@@ -550,6 +554,16 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_Q_EXPIRES 16
 #define IDEM_Q_HONOURS 17
 #define IDEM_Q_SENDS   18
+
+/* Columns of the narrow queries (IDEM_STMT_Q_KEY_N, _KEYMEMBER_N,
+** _KEYMAIN_N): a replay's, which reads status, id and result alone; the
+** member only in IDEM_STMT_Q_KEY_N's (the others bound it or name it);
+** no rid (a replay asks none: xRowid looks it up by key and member). */
+#define IDEM_N_STATUS   0
+#define IDEM_N_ID       1
+#define IDEM_N_RESULT   2
+#define IDEM_N_EXPIRES  3
+#define IDEM_N_MEMBER   4
 
 /* Columns of IDEM_STMT_MAIN and IDEM_STMT_Q_MAIN: the call as its members
 ** show it. */
@@ -697,6 +711,8 @@ struct IdemVtab {
   sqlite3_int64 aCookie[2];   /* zDb's schema cookie and the times its
                               ** statement was prepared again, at that
                               ** check (idemSchemaCookies()) */
+  int bChecked;               /* ... compared in this transaction, at its
+                              ** first claim (idemClaimInsert()) */
   char *zUnusable;            /* Made with an option this build does not
                               ** know: all but DROP TABLE is refused */
   IdemTxnClaim *aTxn;         /* Local claims of the open transaction */
@@ -719,6 +735,12 @@ struct IdemVtab {
   unsigned char aParkKey[IDEM_KEY_BYTES];  /* ... this one, which it bound */
   sqlite3_int64 iParkRid;     /* Its row's rid */
   void *pSpareCursor;         /* A closed cursor kept for the next xOpen */
+  void *pCopies;              /* A replay's column copies (idem_vtab.c) */
+  /* The key ?1 of lent query i is bound to, once for the statement's life
+  ** (idem_vtab.c, idemBindKey()); aQKeyBound[i] cleared when aStmt[i] is
+  ** prepared. */
+  unsigned char aQKeyBound[IDEM_STMT_Q_KEYMAIN_U+1];
+  unsigned char aQKey[IDEM_STMT_Q_KEYMAIN_U+1][IDEM_KEY_BYTES];
 };
 
 /* The names of the columns, by IDEM_COL_* number. */
@@ -782,7 +804,8 @@ IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
 #endif
 
 /* Check the shadow table again if the schema changed since the last
-** check (p->zDamaged then says why claims are refused). */
+** check (p->zDamaged then says why claims are refused): at the first
+** claim of each transaction. */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p);
 
 /* The local claims of the open transaction (doc/contract.md §4: none may
@@ -5504,7 +5527,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** names that go on form a group at iOff+8.  When every key of a group is
 ** equal and every name goes on, the group's common prefix is measured at
 ** once (idemJsonGroupPrefix(), 32 bytes a step) and the keys are taken
-** after it.  When every name that goes on has the same key and only a
+** after it; a group of IJ_LCP_MIN members or more whose sample of names
+** shares more than the next 8 bytes does both in one pass
+** (idemJsonPrefixKeys()).  When every name that goes on has the same key and only a
 ** few end within it (a prefix chain), a group of 32 or more is split
 ** around its longest name instead (idemJsonPivot()).  Each byte of a name is so read a bounded number of times,
 ** and each member is sorted once per word that still ties it with
@@ -5513,7 +5538,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** Objects of IJ_PREFETCH_MIN members or more whose names are not all
 ** 8 bytes or fewer first read every name's keys at bytes 0 and 8 in the
 ** order of the text (idemJsonSortNames(): the groups would otherwise
-** read the names in the order of their ranks, a wait for memory each);
+** read the names in the order of their ranks, a wait for memory each),
+** and if no name ends within 8 bytes, a group of equal keys at 0 goes on
+** at byte 8 without reading them again;
 ** ranges of more than IDEM_JSON_MSD ranks are first split by their
 ** highest differing byte (idemJsonSortRanksMsd()); and objects of more
 ** than IDEM_JSON_MSD members whose keys at 8 differ in few bytes are
@@ -5529,6 +5556,10 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 
 /* Groups of at least this many members are sorted by radix. */
 #define IDEM_JSON_RADIX 256
+
+/* Groups of at least this many members look for a long common prefix
+** before they take their keys (idemJsonSortNames()). */
+#define IJ_LCP_MIN 64
 
 /* A name as the general sort reads it: its unescaped bytes. */
 typedef struct IdemJsonSortText IdemJsonSortText;
@@ -6075,6 +6106,75 @@ static sqlite3_int64 idemJsonCommon(
 #endif
 }
 
+/* A group r[0..k) of k >= IJ_LCP_MIN names equal in their first iOff
+** bytes, about to take its keys at iOff: if a sample of 8 names across
+** it shares more than the next 8 bytes (a long prefix common to all, the
+** names that differ in their last bytes only), the prefix that each name
+** shares with the first is measured and its key after the sample's taken
+** in one pass over the names, not a pass for the keys at iOff, one for
+** the prefix (idemJsonGroupPrefix()) and one for the keys after it.
+** Returns the offset where the keys are to be taken: if pOut->bTaken,
+** they are (pOut's other fields set as the caller's pass sets its own);
+** if not, the keys are the caller's to take, at iOff or, if some name
+** shares less than the sample, where the shortest prefix ends.  Returns
+** -1 if bRaw and the prefix holds a backslash.  Kept out of line: the
+** caller's loops keep their registers. */
+typedef struct IdemJsonPrefix IdemJsonPrefix;
+struct IdemJsonPrefix {
+  uint64_t kDiff, kEsc;      /* As in idemJsonSortNames() */
+  int bEnd;
+  int bTaken;                /* The keys were taken */
+};
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static sqlite3_int64 idemJsonPrefixKeys(
+  const IdemJsonSortText *aT,
+  IdemJsonRank *r,
+  int k,
+  sqlite3_int64 iOff,
+  int bAhead,
+  int bRaw,
+  IdemJsonPrefix *pOut
+){
+  const IdemJsonSortText *t0 = &aT[r[0].iMem];
+  sqlite3_int64 nPre = t0->n, nMin;
+  uint64_t kDiff = 0, kEsc = 0;
+  int i, bEnd = 0;
+  pOut->bTaken = 0;
+  for(i=1; i<8; i++){
+    const IdemJsonSortText *t = &aT[r[(sqlite3_int64)i*k/8].iMem];
+    sqlite3_int64 m = t->n<nPre ? t->n : nPre;
+    nPre = iOff + idemJsonCommon(t0->z + iOff, t->z + iOff, m - iOff);
+  }
+  if( nPre-iOff<8 ) return iOff;
+  nMin = nPre;
+  for(i=0; i<k; i++){
+    const IdemJsonSortText *t = &aT[r[i].iMem];
+    sqlite3_int64 m = t->n<nPre ? t->n : nPre, L;
+    uint64_t x = 0;
+    if( bAhead && i<k-IJ_AHEAD ){
+      IJ_PREFETCH(&aT[r[i+IJ_AHEAD].iMem]);
+      IJ_PREFETCH(aT[r[i+IJ_AHEAD/2].iMem].z + iOff);
+    }
+    L = iOff + idemJsonCommon(t->z + iOff, t0->z + iOff, m - iOff);
+    if( L<nMin ) nMin = L;
+    if( t->n>=nPre ) x = idemJsonWordKey(t->z + nPre, t->n - nPre);
+    r[i].iKey = x;
+    kDiff |= x ^ r[0].iKey;
+    kEsc |= IJ_HAS_ZERO(x ^ (IJ_ONES*'\\'));
+    bEnd |= t->n - nPre <= 8;
+  }
+  if( bRaw && memchr(t0->z + iOff, '\\', (size_t)(nMin - iOff)) ) return -1;
+  if( nMin==nPre ){
+    pOut->bTaken = 1;
+    pOut->kDiff = kDiff;
+    pOut->kEsc = kEsc;
+    pOut->bEnd = bEnd;
+  }
+  return nMin;
+}
+
 /* Keys of idemJsonPivot(): the pivot's, and the field of the offset. */
 #define IJ_PIVOT   ((uint64_t)1<<62)
 #define IJ_LCPMAX  (((uint64_t)1<<40) - 1)
@@ -6187,6 +6287,7 @@ static int idemJsonSortNames(
   int i, j, nG = 0, bEqual = 0, bChain, bWide, bRuns = 1;
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   int bKept = 0;                      /* aT[].aK[] are set */
+  int bShort = -1;                    /* some name has 8 bytes or fewer */
   uint64_t kDiff;
 
   if( bAhead ){
@@ -6362,6 +6463,17 @@ sort_groups:
     r = aR + aG[nG].iLo;
     k = (int)(aG[nG].iHi - aG[nG].iLo);
     iOff = aG[nG].iOff;
+    if( iOff==0 && bKept && bRaw ){
+      /* A run of equal keys of idemJsonNameKey(), which are the kept keys
+      ** at 0 here (no escape in the first 16 bytes): if no name of the
+      ** object ends within them (one pass to know, at the first such
+      ** group), the group goes on at 8, with no pass over its keys at 0
+      ** (a wait for each name's record). */
+      if( bShort<0 ){
+        for(i=0, bShort=0; i<n; i++) bShort |= aT[i].n<=8;
+      }
+      if( !bShort ) iOff = 8;
+    }
     if( bAhead && nG>=2 ){
       /* The groups next on the stack (most are small): the records of
       ** the first IJ_AHEAD/2 names two groups ahead, the names themselves
@@ -6410,9 +6522,20 @@ sort_groups:
     bChain = 0;
     for(;;){
       uint64_t kEsc = 0;
-      int bEnd = 0;
+      int bEnd = 0, bTaken = 0;
       kDiff = 0;
-      for(i=0; i<k; i++){
+      if( k>=IJ_LCP_MIN && (iOff>=16 || !bKept) ){
+        IdemJsonPrefix pk;
+        iOff = idemJsonPrefixKeys(aT, r, k, iOff, bAhead, bRaw, &pk);
+        if( iOff<0 ) return SQLITE_MISUSE;
+        if( pk.bTaken ){
+          bTaken = 1;
+          kDiff = pk.kDiff;
+          kEsc = pk.kEsc;
+          bEnd = pk.bEnd;
+        }
+      }
+      if( !bTaken ) for(i=0; i<k; i++){
         const IdemJsonSortText *t = &aT[r[i].iMem];
         uint64_t x;
         if( bAhead && i<k-IJ_AHEAD ){
@@ -8890,6 +9013,7 @@ IDEM_PRIVATE void idemDurableClear(IdemDurable *pD, sqlite3 *db,
     if( sqlite3_stricmp(zDb, "main")!=0 ) idemWatchUnref(db, "main");
   }
   pD->eWatch = 0;
+  pD->pWatch = pD->pWatchMain = 0;
   pD->bVersion = pD->bWalKept = pD->bSyncKept = pD->bModeKept = 0;
   sqlite3_free(pD->zMarkerName);
   sqlite3_free(pD->pMarkerFile);
@@ -9020,7 +9144,7 @@ static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
 */
 #define IDEM_FCNTL_WATCH 0x6964656d     /* "idem": our copy's alone */
 typedef struct IdemWatch IdemWatch;
-struct IdemWatch {
+struct IdemWatch {                      /* (idemInt.h names it) */
   sqlite3_io_methods base;              /* where pMethods points */
   const sqlite3_io_methods *pOrig;      /* the file's own methods */
   sqlite3_file *pFile;                  /* the file watched */
@@ -9037,6 +9161,7 @@ struct IdemWatchArg {
   int bDone;                            /* set by the watch */
   unsigned int nSync;
   int bJournal;
+  IdemWatch *pWatch;                    /* the watch itself */
 };
 
 /*
@@ -9061,6 +9186,24 @@ static IdemWatch *idemWatchAll = 0;
 ** the number above 0 for as long as it is there. */
 static int (*idemWatchFc)(sqlite3_file*, int, void*) = 0;
 static int idemWatchMixed = 0;
+
+/* The watches of this copy freed so far, under the mutex.  A table keeps
+** a pointer to its watch (IdemDurable.pWatch) and reads it directly while
+** this count is the one it saw when it took the pointer: a watch goes
+** only with its file (closed: DETACH, sqlite3_deserialize()) or its last
+** table, on the table's own connection, so a watch that was freed has
+** moved the count before the table can read it again, and the table then
+** asks the file (idemWatchGet()).  Read without the mutex: another
+** connection's change of it is either seen or not, and it never frees
+** this table's watch. */
+static unsigned int idemWatchGen = 0;
+#if defined(__GNUC__) || defined(__clang__)
+# define IDEM_WATCH_GEN() __atomic_load_n(&idemWatchGen, __ATOMIC_RELAXED)
+# define IDEM_WATCH_GEN_MOVE() __atomic_fetch_add(&idemWatchGen, 1, __ATOMIC_RELAXED)
+#else
+# define IDEM_WATCH_GEN() idemWatchGenLocked()
+# define IDEM_WATCH_GEN_MOVE() (idemWatchGen++)
+#endif
 
 /* Enter (bEnter) or leave the list's mutex: SQLite's for an extension's
 ** VFS, where SQLite has mutexes.  A SQLite built with SQLITE_THREADSAFE=0
@@ -9091,10 +9234,22 @@ static IdemWatch *idemWatchFind(sqlite3_file *f, int bUnlink){
   if( w && bUnlink ){
     *pp = w->pNext;
     idemWatchMixed -= w->bMixed;
+    IDEM_WATCH_GEN_MOVE();              /* (it is freed next) */
   }
   idemWatchLock(0);
   return w;
 }
+
+#if !defined(__GNUC__) && !defined(__clang__)
+/* idemWatchGen, read under the mutex where there are no atomic loads. */
+static unsigned int idemWatchGenLocked(void){
+  unsigned int n;
+  idemWatchLock(1);
+  n = idemWatchGen;
+  idemWatchLock(0);
+  return n;
+}
+#endif
 
 static int idemWatchClose(sqlite3_file *f){
   IdemWatch *w = idemWatchFind(f, 1);
@@ -9124,6 +9279,7 @@ static int idemWatchFileControl(sqlite3_file *f, int op, void *pArg){
     a->bDone = 1;
     a->nSync = w->nSync;
     a->bJournal = w->bJournal;
+    a->pWatch = w;
     if( a->eOp==1 && --w->nRef<=0 && f->pMethods==&w->base ){
       idemWatchFind(f, 1);
       f->pMethods = w->pOrig;           /* (else let go with the file) */
@@ -9257,12 +9413,10 @@ static void idemDurableWatch(IdemDurable *pD, sqlite3 *db, const char *zDb){
 /* Read the settings of schema zDb into pD, once per transaction. */
 static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
                            char **pzErr){
-  IdemWatchArg a, aMain;
-  unsigned int v = 0;
+  unsigned int v = 0, nSync = 0;        /* what the watch saw: */
+  int bJournal = 0;                     /* (and main's, for another schema) */
   int rc, bVersion, mKept = 0;          /* 1 the mode, 2 synchronous */
   if( pD->bRead && pD->bFixed ) return SQLITE_OK;
-  memset(&a, 0, sizeof(a));
-  memset(&aMain, 0, sizeof(aMain));
   if( pD->eDirSync==0 ){
     /* Fixed for the table's life (a DETACH disconnects it): asked once,
     ** not at every claim (the compile-time options are a list that SQLite
@@ -9295,34 +9449,50 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
   bVersion = sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)
                ==SQLITE_OK;
   if( pD->eWatch==1 ){
-    if( !idemWatchGet(db, zDb, &a)
-     || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
-      pD->eWatch = 2;                   /* (its file is gone) */
+    unsigned int iGen = IDEM_WATCH_GEN();
+    if( pD->pWatch && iGen==pD->iWatchGen ){
+      nSync = pD->pWatch->nSync;        /* (none freed since: see above) */
+      bJournal = pD->pWatch->bJournal
+              || (pD->pWatchMain && pD->pWatchMain->bJournal);
+    }else{
+      IdemWatchArg a, aMain;
+      memset(&aMain, 0, sizeof(aMain));
+      if( !idemWatchGet(db, zDb, &a)
+       || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
+        pD->eWatch = 2;                 /* (its file is gone) */
+        pD->pWatch = pD->pWatchMain = 0;
+      }else{
+        pD->pWatch = a.pWatch;
+        pD->pWatchMain = aMain.pWatch;
+        pD->iWatchGen = iGen;
+        nSync = a.nSync;
+        bJournal = a.bJournal || aMain.bJournal;
+      }
     }
   }
   if( bVersion && pD->bVersion && v==pD->iWalVersion ){
     if( pD->bWalKept ) mKept |= 1;
     if( pD->eWatch==1 ){
-      if( pD->bModeKept && !a.bJournal && !aMain.bJournal ) mKept |= 1;
-      if( pD->bSyncKept && a.nSync==pD->nSyncSet ) mKept |= 2;
+      if( pD->bModeKept && !bJournal ) mKept |= 1;
+      if( pD->bSyncKept && nSync==pD->nSyncSet ) mKept |= 2;
     }
   }
   if( (mKept & 2)==0 ){
     rc = idemDurablePragma(db, pD->zSqlSync, &pD->iSync, 0);
     if( rc!=SQLITE_OK ) goto read_error;
+    if( pD->iSync<0 ) pD->iSync = 0;
+    if( pD->iSync>3 ) pD->iSync = 3;
   }
   if( (mKept & 1)==0 ){
     rc = idemDurablePragma(db, pD->zSqlJournal, 0, pD->zMode);
     if( rc!=SQLITE_OK ) goto read_error;
+    pD->bWalKept = strcmp(pD->zMode, "WAL")==0;
   }
   pD->bVersion = bVersion;
   pD->iWalVersion = v;
-  pD->bWalKept = strcmp(pD->zMode, "WAL")==0;
-  pD->bModeKept = pD->eWatch==1 && !a.bJournal && !aMain.bJournal;
+  pD->bModeKept = pD->eWatch==1 && !bJournal;
   pD->bSyncKept = pD->eWatch==1;
-  pD->nSyncSet = a.nSync;
-  if( pD->iSync<0 ) pD->iSync = 0;
-  if( pD->iSync>3 ) pD->iSync = 3;
+  pD->nSyncSet = nSync;
   pD->bRead = 1;
   return SQLITE_OK;
 
@@ -9411,7 +9581,7 @@ static int idemDurableLockCheck(IdemDurable *pD, sqlite3 *db,
   char *zWhat = 0;
   int i, bRes = 0, bShared = 0;
   if( pD->eLock==2 ) return SQLITE_OK;   /* (the cache: at xSync) */
-  if( pD->eLock==3 && strcmp(pD->zMode, "WAL")==0 ) return SQLITE_OK;
+  if( pD->eLock==3 && memcmp(pD->zMode, "WAL", 4)==0 ) return SQLITE_OK;
   if( pD->eLock ) goto probe;
   if( idemDurableStore(db, zDb)!=IDEM_STORE_FILE ) return SQLITE_OK;
   zFile = sqlite3_db_filename(db, zDb);
@@ -9787,18 +9957,19 @@ static int idemDurableSyncReady(IdemDurable *pD, sqlite3 *db,
 ** sync itself, an I/O error) goes to sqlite3_log() and is kept, and the
 ** table's next claim fails with it (idemDurableCheck()), once.
 */
-IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD, sqlite3 *db,
-                                    const char *zDb){
+IDEM_PRIVATE void idemDurableCommit(IdemDurable *pD){
   sqlite3_vfs *pVfs = 0;
   int rc;
   if( pD->bVersion && (pD->bRead || pD->bExtWrote) ){
     /* Past this transaction's own commit, in which the file could not
-    ** change otherwise (it held the write lock since the settings were
-    ** read, or seen kept) */
-    if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION,
-                             &pD->iWalVersion)!=SQLITE_OK ){
-      pD->bVersion = 0;
-    }
+    ** change otherwise (it held the write lock since the data version was
+    ** read, with the settings or seen kept): the pager moves it by one at
+    ** each commit of a write transaction (sqlite3PagerCommitPhaseTwo(),
+    ** before this xCommit), so the version is the one read, plus one,
+    ** without asking the file.  Anything else that moved it since (a
+    ** cache reset) moved it further: only ever a read again, never a
+    ** setting kept that could have changed. */
+    pD->iWalVersion++;
   }
   if( !pD->bDirSync ) return;
   pD->bDirSync = 0;
@@ -9872,8 +10043,8 @@ IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD){
 ** at a time: a second one gets a private copy.
 **
 ** DAMAGE.  idemCheckShadow() looks at the shadow table when the table is
-** connected and, after a schema change, when the next write transaction
-** starts: if it no longer arbitrates (no UNIQUE(key, member), a conflict
+** connected and, after a schema change, at the next transaction's first
+** claim: if it no longer arbitrates (no UNIQUE(key, member), a conflict
 ** clause, a trigger, ...), claims are refused; DROP TABLE always works.
 **
 ** TRANSACTIONS.  The local claims made in the open transaction, each with
@@ -9937,14 +10108,10 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
   "rid, key, member, NULL, NULL, NULL, NULL, kind, status, id, result, " \
   "note, created, updated, NULL, NULL, expires, honours_key, sends"
 
-/* The same, with NULL for every column but rid, member, status, id,
-** result and expires (IDEM_PLAN_NARROW: a replay of status, id, result
-** by key, whose key the cursor has bound), and the member zM: "0" where
-** the query's text says member = 0.  Each column read is a copy. */
-#define IDEM_QCOLS_NARROW_OF(zM) \
-  "rid, NULL, " zM ", NULL, NULL, NULL, NULL, NULL, status, id, result, " \
-  "NULL, NULL, NULL, NULL, NULL, expires, NULL, NULL"
-#define IDEM_QCOLS_NARROW IDEM_QCOLS_NARROW_OF("member")
+/* A narrow query's columns (IDEM_PLAN_NARROW's, IDEM_N_*), and the member
+** last where its text has none; no rid (xRowid looks it up).  Each column
+** selected, even a NULL, is an opcode at every row. */
+#define IDEM_NCOLS "status, id, result, expires"
 
 /* The same, with NULL for the key, who, conv, tool, args, keyargs and
 ** updated: an UPDATE's query (IDEM_PLAN_UPDATE), whose key is the one the
@@ -10008,13 +10175,13 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
   /* Q_KEY_L */    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_L */
                    "SELECT " IDEM_QCOLS_LIGHT IDEM_FROM " WHERE key=?1 AND member=?2",
-  /* Q_KEY_N */    "SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 ORDER BY member",
+  /* Q_KEY_N */    "SELECT " IDEM_NCOLS ", member" IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_N */
-                   "SELECT " IDEM_QCOLS_NARROW IDEM_FROM " WHERE key=?1 AND member=?2",
+                   "SELECT " IDEM_NCOLS IDEM_FROM " WHERE key=?1 AND member=?2",
   /* Q_KEY_U */    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 ORDER BY member",
   /* Q_KEYMEMBER_U */
                    "SELECT " IDEM_QCOLS_UPDATE IDEM_FROM " WHERE key=?1 AND member=?2",
-  /* Q_KEYMAIN_N */"SELECT " IDEM_QCOLS_NARROW_OF("0") IDEM_FROM " WHERE key=?1 AND member=0",
+  /* Q_KEYMAIN_N */"SELECT " IDEM_NCOLS IDEM_FROM " WHERE key=?1 AND member=0",
   /* Q_KEYMAIN_U */"SELECT " IDEM_QCOLS_UPDATE_OF("0", "NULL") IDEM_FROM " WHERE key=?1 AND member=0",
   /* CALLOF */     "SELECT r.key, c.status FROM \"%w\".\"%w_claim\" AS r"
                    " LEFT JOIN \"%w\".\"%w_claim\" AS c"
@@ -10137,6 +10304,7 @@ static int idemStmtCached(IdemVtab *p, int i, sqlite3_stmt **ppStmt){
     if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
     rc = idemPrepare(p, zSql, SQLITE_PREPARE_PERSISTENT, &p->aStmt[i]);
     sqlite3_free(zSql);
+    if( i<=IDEM_STMT_Q_KEYMAIN_U ) p->aQKeyBound[i] = 0;  /* (nothing bound) */
   }
   *ppStmt = p->aStmt[i];
   return rc;
@@ -10197,8 +10365,7 @@ IDEM_PRIVATE void idemStmtGiveBack(IdemVtab *p, int i, sqlite3_stmt *pStmt,
     return;
   }
   assert( p->aLent[i] && p->aStmt[i]==pStmt );
-  sqlite3_reset(pStmt);
-  sqlite3_clear_bindings(pStmt);
+  sqlite3_reset(pStmt);   /* (its bindings kept: idemBindKey(), idem_vtab.c) */
   p->aLent[i] = 0;
   if( p->aStale[i] ){
     sqlite3_finalize(pStmt);
@@ -10773,7 +10940,7 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
 ** in temp.  Anything else, and claims are refused, with p->zDamaged naming
 ** what was found; reads, records, releases and DROP TABLE still work, and
 ** PRAGMA integrity_check reports it.  The check runs at connect and again,
-** after a schema change, when a write transaction starts
+** after a schema change, at a write transaction's first claim
 ** (idemStoreRecheck()).  Returns SQLITE_OK or SQLITE_NOMEM.
 */
 static int idemCheckShadow(IdemVtab *p){
@@ -10883,14 +11050,14 @@ static int idemCheckShadow(IdemVtab *p){
 }
 
 /*
-** At the start of each write transaction (xBegin): if the schema changed
-** since the last check (a trigger created on this connection does not
-** reconnect the table), check the shadow table again.  Once the
-** transaction writes, it holds the write lock: no other connection can
-** change the schema until it ends, so once per transaction is enough (a
-** claim is not charged two PRAGMA queries; DDL that this connection runs
-** inside its own write transaction is the application's, and a trigger
-** that voids a write is still caught by the changed-rows check).  SQLITE_OK
+** At the first claim of each write transaction (idemClaimInsert()): if
+** the schema changed since the last check (a trigger created on this
+** connection does not reconnect the table), check the shadow table again.
+** The transaction holds the write lock: no other connection can change
+** the schema until it ends, so once per transaction is enough (a record
+** pays nothing; DDL that this connection runs later in the transaction
+** is the application's, and a trigger that voids a write is still caught
+** by the changed-rows check).  SQLITE_OK
 ** or an error with its message.
 */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){
@@ -12544,13 +12711,14 @@ static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRow
   sqlite3_stmt *pIns, *pMain;
   int nTry, bHeld = 0, bExpired;
   int rc = idemClaimPrepare(p, aCol, &c);
-  if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);
   if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_INSERT, &pIns);
   if( rc==SQLITE_OK ) rc = idemTxnReserve(p);
   if( rc==SQLITE_OK && p->opt.iRetainMs>0 ) rc = idemSweep(p, c.iNow, c.zNow);
   for(nTry=0; rc==SQLITE_OK && nTry<2; nTry++){
     rc = idemClaimWrite(p, pIns, aCol, &c, pRowid, &bHeld);
     if( rc!=SQLITE_OK || !bHeld ) break;
+    rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);   /* (held: by whom?) */
+    if( rc!=SQLITE_OK ) break;
     rc = idemClaimHeld(p, pMain, c.aKey, c.aPart, &c.args, c.bKeyargs,
                        c.zNow, &bExpired);
     if( rc!=SQLITE_OK ) break;
@@ -12658,7 +12826,12 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
                                  sqlite3_int64 *pRowid){
   sqlite3_value *pMember = aCol[IDEM_COL_MEMBER];
   sqlite3_int64 iMember = 0;
-  if( p->zDamaged ){    /* checked again at each transaction's start */
+  if( !p->bChecked ){   /* the schema, once a transaction (xBegin) */
+    int rc = idemStoreRecheck(p);
+    if( rc!=SQLITE_OK ) return rc;
+    p->bChecked = 1;
+  }
+  if( p->zDamaged ){
     idemVtabError(p, "%s", p->zDamaged);
     return SQLITE_CORRUPT_VTAB;
   }
@@ -14097,7 +14270,8 @@ struct IdemCursor {
   int bLent;                  /* pStmt is lent (idemStmtLend()) */
   int bEof;                   /* True at end of results */
   int bMember;                /* The current row is a member row */
-  int bNarrow;                /* pStmt is IDEM_PLAN_NARROW's: no key column */
+  int bNarrow;                /* pStmt is IDEM_PLAN_NARROW's: its own
+                              ** columns (IDEM_N_*), no key column */
   int bNoIdentity;            /* pStmt is IDEM_PLAN_UPDATE's: no who, conv,
                               ** tool, args, keyargs (from pMain) */
   int iFormat;                /* The table's format when pStmt was lent */
@@ -14126,7 +14300,8 @@ struct IdemCursor {
 typedef struct IdemOpenList IdemOpenList;
 struct IdemOpenList {
   IdemVtab *pFirst;
-  int nRef;                   /* The module and idem_options()'s two forms */
+  int nRef;                   /* The module, idem_options()'s two forms,
+                              ** and each table in the list */
 };
 
 /* One holder of the list lets go of it (the module dropped, a form of
@@ -14138,19 +14313,137 @@ static void idemOpenRelease(void *pArg){
   if( --pOpen->nRef==0 ) sqlite3_free(pOpen);
 }
 
+/* A table leaves the list, and lets go of the reference it holds on it:
+** the list outlives its tables, also when the module and the functions
+** that held it are gone (another copy of idem loaded on the connection
+** registers its own "idem" and idem_options() over them, and this copy's
+** tables stay connected until the schema lets them go). */
 static void idemOpenUnlink(IdemVtab *p){
   if( p->pOpen ){
     IdemVtab **pp = &p->pOpen->pFirst;
     while( *pp && *pp!=p ) pp = &(*pp)->pNextOpen;
     if( *pp ) *pp = p->pNextOpen;
+    idemOpenRelease(p->pOpen);
     p->pOpen = 0;
   }
+}
+
+/*
+** COPIES.  A replay's xColumn gives each text or blob of the inner query
+** as a copy that SQLite owns until it calls the destructor (as for any
+** sqlite3_result_text() with one): SQLite frees the copy it makes of a
+** column (SQLITE_TRANSIENT) at every reset of the caller's statement, so
+** a replay in autocommit paid a malloc() and a free() for it at every
+** lookup.  Here a copy given back by SQLite is kept (at most
+** IDEM_COPY_SPARE of them, each of up to IDEM_COPY_MAX bytes) for the
+** next row or lookup.  A copy outlives nothing it points into: it is the
+** table's memory, given back by SQLite when its value is released, and
+** the keeper (IdemCopies) is freed with the table or, if copies are still
+** out then, with the last of them.  Only where the database is UTF-8 (a
+** copy of the value's own bytes, never converted); larger values, blobs
+** and text holding a NUL are SQLite's own copies (sqlite3_result_value()).
+*/
+#define IDEM_COPY_SPARE 4
+#define IDEM_COPY_MAX   4096
+typedef struct IdemCopies IdemCopies;
+typedef struct IdemCopy IdemCopy;
+struct IdemCopies {
+  int eUtf8;                  /* 1: the database is UTF-8; -1: it is not */
+  int bLive;                  /* The table holds it (else freed with the
+                              ** last copy given back) */
+  int nOut;                   /* Copies SQLite holds */
+  int nSpare;                 /* Copies kept, in aSpare[] */
+  IdemCopy *aSpare[IDEM_COPY_SPARE];
+};
+struct IdemCopy {
+  IdemCopies *pHome;          /* Given back to it */
+  sqlite3_int64 nAlloc;       /* Bytes after this header */
+};
+
+/* The destructor of a copy (sqlite3_result_text()'s). */
+static void idemCopyFree(void *pData){
+  IdemCopy *pCopy = (IdemCopy*)pData - 1;
+  IdemCopies *pHome = pCopy->pHome;
+  pHome->nOut--;
+  if( pHome->bLive && pHome->nSpare<IDEM_COPY_SPARE ){
+    pHome->aSpare[pHome->nSpare++] = pCopy;
+    return;
+  }
+  sqlite3_free(pCopy);
+  if( !pHome->bLive && pHome->nOut==0 ) sqlite3_free(pHome);
+}
+
+/* The table lets go of its copies (idemVtabFree()). */
+static void idemCopiesRelease(IdemCopies *pHome){
+  if( pHome==0 ) return;
+  while( pHome->nSpare>0 ) sqlite3_free(pHome->aSpare[--pHome->nSpare]);
+  pHome->bLive = 0;
+  if( pHome->nOut==0 ) sqlite3_free(pHome);
+}
+
+/*
+** The result of ctx: pVal, a value of the cursor's inner query, as a copy
+** kept by the table (above) where it can be, else as SQLite copies it.
+*/
+static void idemResultCopy(IdemVtab *p, sqlite3_context *ctx,
+                           sqlite3_value *pVal){
+  IdemCopies *pHome = (IdemCopies*)p->pCopies;
+  IdemCopy *pCopy;
+  const char *z;
+  int n;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) goto as_sqlite;
+  if( pHome==0 ){
+    sqlite3_stmt *pEnc = 0;
+    pHome = (IdemCopies*)sqlite3_malloc(sizeof(*pHome));
+    if( pHome==0 ) goto as_sqlite;
+    memset(pHome, 0, sizeof(*pHome));
+    pHome->bLive = 1;
+    /* (fixed for the connection: every schema has main's encoding; read
+    ** again at the next copy if it could not be read, out of memory) */
+    if( idemQueryRow(p->db, &pEnc, "PRAGMA encoding")==SQLITE_ROW ){
+      const char *zEnc = (const char*)sqlite3_column_text(pEnc, 0);
+      pHome->eUtf8 = zEnc && sqlite3_stricmp(zEnc, "UTF-8")==0 ? 1 : -1;
+    }
+    sqlite3_finalize(pEnc);
+    if( pHome->eUtf8==0 ){
+      sqlite3_free(pHome);
+      goto as_sqlite;
+    }
+    p->pCopies = pHome;
+  }
+  if( pHome->eUtf8<0 || (pHome->nSpare==0 && pHome->nOut>=IDEM_COPY_SPARE) ){
+    goto as_sqlite;
+  }
+  n = sqlite3_value_bytes(pVal);
+  if( n>=IDEM_COPY_MAX ) goto as_sqlite;
+  z = (const char*)sqlite3_value_text(pVal);
+  if( z==0 || (int)strlen(z)!=n ) goto as_sqlite;
+  pCopy = pHome->nSpare>0 ? pHome->aSpare[pHome->nSpare-1] : 0;
+  if( pCopy==0 || pCopy->nAlloc<=n ){
+    /* a new copy, or a kept one grown (to 64 bytes at least) */
+    sqlite3_int64 nAlloc = n<64 ? 64 : n+1;
+    IdemCopy *pNew = (IdemCopy*)sqlite3_realloc64(pCopy,
+                                                  sizeof(IdemCopy) + nAlloc);
+    if( pNew==0 ) goto as_sqlite;
+    pNew->pHome = pHome;
+    pNew->nAlloc = nAlloc;
+    if( pCopy ) pHome->aSpare[pHome->nSpare-1] = pNew;
+    pCopy = pNew;
+  }
+  if( pHome->nSpare>0 && pCopy==pHome->aSpare[pHome->nSpare-1] ) pHome->nSpare--;
+  memcpy(pCopy+1, z, n+1);
+  pHome->nOut++;
+  sqlite3_result_text(ctx, (const char*)(pCopy+1), -1, idemCopyFree);
+  return;
+ as_sqlite:
+  sqlite3_result_value(ctx, pVal);
 }
 
 static void idemVtabFree(IdemVtab *p){
   if( p ){
     idemOpenUnlink(p);
     sqlite3_free(p->pSpareCursor);
+    idemCopiesRelease((IdemCopies*)p->pCopies);
     idemStoreClose(p);
     idemDurableClear(&p->durable, p->db, p->zDb);
     idemJsonFree(p->pJson);
@@ -14226,7 +14519,8 @@ static int idemInit(
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   if( !bCreate && (rc = idemStoreConnect(p))!=SQLITE_OK ) goto fail;
   if( pOpen ){
-    p->pOpen = pOpen;
+    p->pOpen = pOpen;                   /* (a reference: idemOpenUnlink()) */
+    pOpen->nRef++;
     p->pNextOpen = pOpen->pFirst;
     pOpen->pFirst = p;
   }
@@ -14274,9 +14568,12 @@ static int idemBegin(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   idemTxnBegin(p);
   /* The durability check (idem_durable.c) keeps its verdict for the
-  ** length of a transaction: read the settings again. */
+  ** length of a transaction: read the settings again.  The shadow tables
+  ** are compared with the schema at the transaction's first claim
+  ** (idemClaimInsert()): a transaction that only records pays nothing. */
   idemDurableBegin(&p->durable);
-  return idemStoreRecheck(p);
+  p->bChecked = 0;
+  return SQLITE_OK;
 }
 
 static int idemSync(sqlite3_vtab *pVtab){
@@ -14289,7 +14586,7 @@ static int idemSync(sqlite3_vtab *pVtab){
 static int idemCommit(sqlite3_vtab *pVtab){
   IdemVtab *p = (IdemVtab*)pVtab;
   idemTxnClear(p);
-  idemDurableCommit(&p->durable, p->db, p->zDb);
+  idemDurableCommit(&p->durable);
   return SQLITE_OK;
 }
 
@@ -14561,9 +14858,37 @@ static int idemCursorExpired(IdemCursor *pCur){
     }
     zExp = (const char*)sqlite3_column_text(pCur->pMain, IDEM_M_EXPIRES);
   }else{
-    zExp = (const char*)sqlite3_column_text(pCur->pStmt, IDEM_Q_EXPIRES);
+    zExp = (const char*)sqlite3_column_text(pCur->pStmt,
+                         pCur->bNarrow ? IDEM_N_EXPIRES : IDEM_Q_EXPIRES);
   }
   return zExp!=0 && strcmp(zExp, pCur->zNow)<=0;
+}
+
+/*
+** Bind key aKey to ?1 of pStmt, query iStmt of a cursor.  A lent query's
+** ?1 is bound to the table's copy of the key (IdemVtab.aQKey[iStmt]),
+** once for the statement's life: a lookup copies its key there and binds
+** nothing (a bind and the clearing of it at the give-back each take the
+** connection's mutex); the statement is lent to one cursor at a time,
+** and the copy is rewritten only by that cursor's next xFilter, which
+** resets the query first.  Its other bindings are integers or SQLite's
+** own copies, so a query given back keeps them (idemStmtGiveBack()): none
+** points at memory that can go before the statement.  A private copy
+** (finalized when given back) is bound to aKey where it lies.
+*/
+static int idemBindKey(IdemVtab *p, sqlite3_stmt *pStmt, int iStmt,
+                       int bLent, const unsigned char *aKey){
+  int rc;
+  if( !bLent ){
+    return sqlite3_bind_blob(pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+  }
+  assert( iStmt<=IDEM_STMT_Q_KEYMAIN_U && p->aStmt[iStmt]==pStmt );
+  memcpy(p->aQKey[iStmt], aKey, IDEM_KEY_BYTES);
+  if( p->aQKeyBound[iStmt] ) return SQLITE_OK;
+  rc = sqlite3_bind_blob(pStmt, 1, p->aQKey[iStmt], IDEM_KEY_BYTES,
+                         SQLITE_STATIC);
+  if( rc==SQLITE_OK ) p->aQKeyBound[iStmt] = 1;
+  return rc;
 }
 
 /* The next row of pStmt that is shown (not of an expired call). */
@@ -14576,7 +14901,8 @@ static int idemCursorStep(IdemCursor *pCur){
     pCur->bEof = 0;
     /* (key = ? AND member = ?: the member bound, which the row's equals) */
     pCur->bMember = (pCur->bOneRow ? pCur->iMember
-                     : sqlite3_column_int64(pCur->pStmt, IDEM_Q_MEMBER))!=0;
+                     : sqlite3_column_int64(pCur->pStmt,
+                         pCur->bNarrow ? IDEM_N_MEMBER : IDEM_Q_MEMBER))!=0;
     if( pCur->bMember ){
       rc = idemCursorLoadMain(pCur);
       if( rc!=SQLITE_OK ) return rc;    /* with its message */
@@ -14673,7 +14999,7 @@ static int idemFilter(
   pCur->iMember = iMember;
 
   if( idxNum==IDEM_PLAN_KEY || idxNum==IDEM_PLAN_KEYMEMBER ){
-    rc = sqlite3_bind_blob(pCur->pStmt, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+    rc = idemBindKey(p, pCur->pStmt, iStmt, pCur->bLent, aKey);
     if( rc==SQLITE_OK && idxNum==IDEM_PLAN_KEYMEMBER
      && iStmt!=IDEM_STMT_Q_KEYMAIN_N && iStmt!=IDEM_STMT_Q_KEYMAIN_U ){
       rc = sqlite3_bind_int64(pCur->pStmt, 2, iMember);
@@ -14701,13 +15027,55 @@ static int idemEof(sqlite3_vtab_cursor *pCursor){
   return ((IdemCursor*)pCursor)->bEof;
 }
 
+/*
+** The rid of a narrow query's row, which the query leaves out (a replay
+** asks for none; SELECT rowid does): the row's by its key and member
+** (UNIQUE), read with the full query of key = ? AND member = ?.  Kept
+** out of line: xRowid's common call (an UPDATE's, twice a record) pays
+** no registers of it.
+*/
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemCursorNarrowRid(IdemCursor *pCur){
+  IdemVtab *p = (IdemVtab*)pCur->base.pVtab;
+  sqlite3_stmt *pRow = 0;
+  int bLent = 0;
+  sqlite3_int64 iMember = pCur->bOneRow ? pCur->iMember
+                        : sqlite3_column_int64(pCur->pStmt, IDEM_N_MEMBER);
+  int rc = idemStmtLend(p, IDEM_STMT_Q_KEYMEMBER, &pRow, &bLent);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = idemBindKey(p, pRow, IDEM_STMT_Q_KEYMEMBER, bLent, pCur->aKey);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(pRow, 2, iMember);
+  if( rc==SQLITE_OK ) rc = sqlite3_step(pRow);
+  if( rc==SQLITE_ROW ){
+    pCur->iRid = sqlite3_column_int64(pRow, IDEM_Q_RID);
+    pCur->bRid = 1;
+    rc = SQLITE_OK;
+  }else if( rc==SQLITE_DONE ){
+    /* (the row the query is on is gone: no statement can do that between
+    ** a step and its xRowid) */
+    rc = SQLITE_CORRUPT_VTAB;
+    idemVtabError(p, "%s", sqlite3_errstr(rc));
+  }else{
+    idemVtabDbError(p, rc);
+  }
+  idemStmtGiveBack(p, IDEM_STMT_Q_KEYMEMBER, pRow, bLent);
+  return rc;
+}
+
 /* xRowid.  An UPDATE asks it twice (the old rowid and the new), and its
 ** xUpdate compares it with the parked row's: read once per row. */
 static int idemRowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
   IdemCursor *pCur = (IdemCursor*)pCursor;
   if( !pCur->bRid ){
-    pCur->iRid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID);
-    pCur->bRid = 1;
+    if( pCur->bNarrow ){
+      int rc = idemCursorNarrowRid(pCur);
+      if( rc!=SQLITE_OK ) return rc;
+    }else{
+      pCur->iRid = sqlite3_column_int64(pCur->pStmt, IDEM_Q_RID);
+      pCur->bRid = 1;
+    }
   }
   *pRowid = pCur->iRid;
   return SQLITE_OK;
@@ -14792,6 +15160,22 @@ static sqlite3_int64 idemCursorSends(IdemCursor *pCur){
   if( zKind==0 || strcmp(zKind, "external")!=0 ) return -1;
   if( pSends==0 || sqlite3_value_type(pSends)!=SQLITE_INTEGER ) return 1;
   return sqlite3_value_int64(pSends);
+}
+
+/* The result of ctx: pVal, a status.  One of the four words is given as
+** the constant it equals, which SQLite need not copy (a replay reads it at
+** every lookup). */
+static void idemResultStatus(sqlite3_context *ctx, sqlite3_value *pVal){
+  if( sqlite3_value_type(pVal)==SQLITE_TEXT ){
+    const char *z = (const char*)sqlite3_value_text(pVal);
+    IdemStatus e = z ? idemStatusParse(z) : IDEM_STATUS_OTHER;
+    if( e<IDEM_STATUS_OTHER
+     && sqlite3_value_bytes(pVal)==(int)strlen(azIdemStatus[e]) ){
+      sqlite3_result_text(ctx, azIdemStatus[e], -1, SQLITE_STATIC);
+      return;
+    }
+  }
+  sqlite3_result_value(ctx, pVal);
 }
 
 /* The value of column iCol of the cursor's row, for xColumn (an UPDATE's
@@ -14889,18 +15273,11 @@ static int idemColumnValue(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
   }
   pVal = idemCursorValue(pCur, iCol);
   if( pVal==0 ) return SQLITE_OK;
-  if( iCol==IDEM_COL_STATUS && sqlite3_value_type(pVal)==SQLITE_TEXT ){
-    /* One of the four words: given as the constant it equals, which
-    ** SQLite need not copy (a replay reads it at every lookup). */
-    const char *z = (const char*)sqlite3_value_text(pVal);
-    IdemStatus e = z ? idemStatusParse(z) : IDEM_STATUS_OTHER;
-    if( e<IDEM_STATUS_OTHER
-     && sqlite3_value_bytes(pVal)==(int)strlen(azIdemStatus[e]) ){
-      sqlite3_result_text(ctx, azIdemStatus[e], -1, SQLITE_STATIC);
-      return SQLITE_OK;
-    }
+  if( iCol==IDEM_COL_STATUS ){
+    idemResultStatus(ctx, pVal);
+  }else{
+    sqlite3_result_value(ctx, pVal);
   }
-  sqlite3_result_value(ctx, pVal);
   return SQLITE_OK;
 }
 
@@ -14919,12 +15296,49 @@ static int idemColumnNochange(sqlite3_vtab_cursor *pCursor,
   return idemColumnValue(pCursor, ctx, iCol);
 }
 
+/* xColumn of a narrow plan's cursor (a replay's): its query has its own
+** columns (IDEM_N_*) and no others, which a narrow plan never reads
+** (IDEM_NARROW_COLS); a member row's status is its call's; a text is
+** given as a kept copy (idemResultCopy()).  Out of line, as
+** idemColumnValue(). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemColumnNarrow(IdemCursor *pCur, sqlite3_context *ctx, int iCol){
+  sqlite3_value *pVal;
+  switch( iCol ){
+    case IDEM_COL_MEMBER:
+      if( pCur->bOneRow ){
+        /* (no member in its query: the one bound, which the row's equals) */
+        sqlite3_result_int64(ctx, pCur->iMember);
+        return SQLITE_OK;
+      }
+      pVal = sqlite3_column_value(pCur->pStmt, IDEM_N_MEMBER);
+      break;
+    case IDEM_COL_STATUS:
+      pVal = pCur->bMember ? idemCursorValue(pCur, IDEM_COL_STATUS)
+                           : sqlite3_column_value(pCur->pStmt, IDEM_N_STATUS);
+      if( pVal ) idemResultStatus(ctx, pVal);
+      return SQLITE_OK;
+    case IDEM_COL_ID:
+      pVal = sqlite3_column_value(pCur->pStmt, IDEM_N_ID);
+      break;
+    case IDEM_COL_RESULT:
+      pVal = sqlite3_column_value(pCur->pStmt, IDEM_N_RESULT);
+      break;
+    default:          /* the key (the one bound) */
+      return idemColumnValue(&pCur->base, ctx, iCol);
+  }
+  idemResultCopy((IdemVtab*)pCur->base.pVtab, ctx, pVal);
+  return SQLITE_OK;
+}
+
 /* xColumn.  An UPDATE uses every column (colUsed), so a narrow plan's
 ** cursor, whose query has only the few columns its statement uses (a
 ** replay's), is never one: it is not asked nochange. */
 static int idemColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx, int iCol){
   if( ((IdemCursor*)pCursor)->bNarrow ){
-    return idemColumnValue(pCursor, ctx, iCol);
+    return idemColumnNarrow((IdemCursor*)pCursor, ctx, iCol);
   }
   return idemColumnNochange(pCursor, ctx, iCol);
 }

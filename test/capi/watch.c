@@ -9,7 +9,8 @@
 ** sees it prepared).  Either way the claim after its step sees the mode.
 ** And a watched schema detached, another file attached under its name;
 ** and two copies of idem on one connection, the second (the loadable
-** library, if named) watching main's file above the first.
+** library, if named) watching main's file above the first; and main's
+** file closed under a table of another schema that watched it.
 **
 **   cc -Iinclude test/capi/watch.c build/libidem.a -lsqlite3 -o x && ./x build/idem.so
 **
@@ -206,6 +207,34 @@ int main(int argc, char **argv){
     sqlite3_vfs_unregister(&wrapVfs);
     unlink("watch6.db"); unlink("watch6a.db");
   }
+
+  /* 7. A table in an attached file watches main's file too, and keeps a
+  ** pointer to each watch: main's file closed under it (main reopened in
+  ** memory by sqlite3_deserialize()) frees main's watch, and the table
+  ** must not read it again.  A journal_mode set without a schema (every
+  ** schema's, sent to main's file, no longer watched) is then seen by
+  ** the settings read at every transaction. */
+  db = openDb("watch7.db");
+  unlink("watch7a.db"); unlink("watch7a.db-journal");
+  check(db, "7 attach", "ATTACH 'watch7a.db' AS aux; PRAGMA aux.journal_mode=DELETE;"
+        " PRAGMA aux.synchronous=FULL; CREATE VIRTUAL TABLE aux.c USING idem",
+        SQLITE_OK, 0);
+  check(db, "7 claim", AUX_CLAIM("1"), SQLITE_OK, 0);
+  check(db, "7 claim, kept", AUX_CLAIM("2"), SQLITE_OK, 0);
+  if( sqlite3_deserialize(db, "main", 0, 0, 0, SQLITE_DESERIALIZE_RESIZEABLE)
+        ==SQLITE_OK ){
+    nPass++;
+  }else{
+    nFail++;
+    printf("! 7 deserialize: %s\n", sqlite3_errmsg(db));
+  }
+  check(db, "7 claim after", AUX_CLAIM("3"), SQLITE_OK, 0);
+  check(db, "7 off", "PRAGMA journal_mode=OFF", SQLITE_OK, 0);
+  check(db, "7 claim in OFF", AUX_CLAIM("4"), SQLITE_ERROR,
+        "idem: c: external claim needs a durable commit: PRAGMA aux.journal_mode=OFF");
+  checkInt(db, "7 claims", "SELECT count(*) FROM aux.c", 3);
+  sqlite3_close(db);
+  unlink("watch7.db"); unlink("watch7a.db");
 
   unlink("watch1.db"); unlink("watch2.db"); unlink("watch3.db");
   unlink("watch4.db"); unlink("watch4a.db"); unlink("watch4b.db");

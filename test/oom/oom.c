@@ -380,6 +380,10 @@ static const Op aOp[] = {
   { "replay", TABLE CLAIM_K1 MEMBERS_K1 DONE_K1,
       "SELECT key, member, who, conv, tool, args, kind, status, id, result, note"
       " FROM calls WHERE key=:k1", 0, 0 },
+  { "replay-narrow", TABLE CLAIM_K1 MEMBERS_K1 DONE_K1,
+      "SELECT status, id, result FROM calls WHERE key=:k1 AND member=0;"
+      "SELECT member, status, id, result FROM calls WHERE key=:k1;"
+      "SELECT rowid, status FROM calls WHERE key=:k1 AND member=1", 0, 0 },
   { "reply", TABLE CLAIM_K1 MEMBERS_K1 DONE_K1 CLAIM_K2 UNKNOWN_K2,
       "SELECT reply FROM calls WHERE key=:k1 AND member=0;"
       "SELECT reply FROM calls WHERE key=:k2 AND member=0;"
