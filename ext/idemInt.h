@@ -126,6 +126,13 @@ IDEM_PRIVATE int idemNumberCanonical(const char *z, int n, int iInt, int iFrac,
 IDEM_PRIVATE int idemNumberDecimal(const char *z, int n, int iInt, char *zOut);
 IDEM_PRIVATE int idemNumberDecimalExp(const char *z, int n, int iInt, int iFrac,
                                       char *zOut);
+#ifdef IDEM_SSE2
+/* idemNumberDecimal() for a decimal of 19 digits or more, the first not 0
+** (no exponent; z[iDot] its '.'), or -2 where it does not decide (then
+** idemNumberDecimal()). */
+IDEM_PRIVATE int idemNumberLongDecimal(const char *z, int n, int iDot,
+                                       char *zOut);
+#endif
 
 /* ECMAScript Number::toString(v) of a finite double into zOut (40 bytes,
 ** no NUL); its length. */

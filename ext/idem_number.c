@@ -2396,6 +2396,22 @@ static IDEMNUM_NOINLINE int idemNumLong(
   return idemNumCanonicalSlow(z, n, zOut);
 }
 
+#ifdef IDEM_SSE2
+/* idemNumberDecimal() of a decimal whose first digit is not 0 and that
+** has 19 digits or more (the canonicalizer's scan of a long number knows
+** it, with SSE2): idemNumLongTry() without the common path's way to it,
+** and -2 where step 3 does not decide (2^-8 of an ulp; then the caller
+** calls idemNumberDecimal(), which takes the long way), so that no frame
+** is kept for the long way's call. */
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimal(
+  const char *z, int n,
+  int iDot,
+  char *zOut
+){
+  return idemNumLongTry(z, n, iDot, zOut);
+}
+#endif
+
 /*
 ** idemNumberCanonical() of every literal that step 3b does not take: the
 ** scan of step 1, then steps 2 to 5.

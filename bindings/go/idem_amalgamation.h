@@ -242,6 +242,13 @@ IDEM_PRIVATE int idemNumberCanonical(const char *z, int n, int iInt, int iFrac,
 IDEM_PRIVATE int idemNumberDecimal(const char *z, int n, int iInt, char *zOut);
 IDEM_PRIVATE int idemNumberDecimalExp(const char *z, int n, int iInt, int iFrac,
                                       char *zOut);
+#ifdef IDEM_SSE2
+/* idemNumberDecimal() for a decimal of 19 digits or more, the first not 0
+** (no exponent; z[iDot] its '.'), or -2 where it does not decide (then
+** idemNumberDecimal()). */
+IDEM_PRIVATE int idemNumberLongDecimal(const char *z, int n, int iDot,
+                                       char *zOut);
+#endif
 
 /* ECMAScript Number::toString(v) of a finite double into zOut (40 bytes,
 ** no NUL); its length. */
@@ -3346,6 +3353,22 @@ static IDEMNUM_NOINLINE int idemNumLong(
   if( r!=-2 ) return r;
   return idemNumCanonicalSlow(z, n, zOut);
 }
+
+#ifdef IDEM_SSE2
+/* idemNumberDecimal() of a decimal whose first digit is not 0 and that
+** has 19 digits or more (the canonicalizer's scan of a long number knows
+** it, with SSE2): idemNumLongTry() without the common path's way to it,
+** and -2 where step 3 does not decide (2^-8 of an ulp; then the caller
+** calls idemNumberDecimal(), which takes the long way), so that no frame
+** is kept for the long way's call. */
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimal(
+  const char *z, int n,
+  int iDot,
+  char *zOut
+){
+  return idemNumLongTry(z, n, iDot, zOut);
+}
+#endif
 
 /*
 ** idemNumberCanonical() of every literal that step 3b does not take: the
@@ -7631,9 +7654,10 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
 ** among the first 32 (bit i: s[i] is a digit), as idemJsonNumber() made
 ** it: its length n (below 64) from the mask of 64 bytes, if the input has
 ** them, plus 256 times the offset of its '.' if it has one; or 0 if it is
-** anything else (byte by byte then).  Not inlined: idemJsonNumber() is
-** part of the canonicalizer's main loop, whose registers it would take. */
-__attribute__((noinline)) static int idemJsonLongNumber(
+** anything else (byte by byte then).  Inlined into idemJsonLongDecimal()
+** only: idemJsonNumber() is part of the canonicalizer's main loop, whose
+** registers it would take. */
+static IDEM_JSON_INLINE int idemJsonLongNumber(
   const unsigned char *s,
   const unsigned char *zEnd,
   uint32_t m
@@ -7662,6 +7686,86 @@ __attribute__((noinline)) static int idemJsonLongNumber(
   }
   if( j>=64 || (s[j] | 0x20)=='e' ) return 0;
   return (int)(j | iDot<<8);
+}
+
+/* What idemJsonLongDecimal() did: in two registers, so that the caller's
+** scan goes on from nScan while the number's text is still being made
+** (its length, nOut, is not on the way to the next byte read). */
+typedef struct IdemJsonLong IdemJsonLong;
+struct IdemJsonLong {
+  sqlite3_int64 nScan;      /* what idemJsonLongNumber() returned */
+  sqlite3_int64 nOut;       /* bytes written at o, or -1 if none */
+};
+
+/* idemNumberLongDecimal() into a buffer of its own, then copied to o:
+** where the output lacks the n+40 bytes that the number code may write
+** into (the text itself has room, below). */
+__attribute__((noinline)) static int idemJsonLongDecimalAside(
+  const unsigned char *s,
+  int n,
+  int iDot,
+  unsigned char *o
+){
+  char aBuf[64+40];
+  n = idemNumberLongDecimal((const char*)s, n, iDot, aBuf);
+  if( n>0 ) memcpy(o, aBuf, n);
+  return n;
+}
+
+/* idemJsonLongNumber(), then, for a decimal whose first digit is not 0
+** (30 digits or more: never its own text), its canonical text written at
+** o by the long decimal's product (idemNumberLongDecimal()), neither
+** through the common path of idemNumberDecimal() nor through the tests of
+** the tail of idemJsonNumber().  The text has at most 24 bytes, and the
+** output room for them by the invariant of idemJsonCanonical(), which
+** holds after it (30 bytes read or more).  Where the product does not
+** decide, nothing is written (nOut -1), and the caller goes on as for any
+** other number.  Not inlined, for the registers of the main loop. */
+__attribute__((noinline)) static IdemJsonLong idemJsonLongDecimal(
+  IdemJson *p,
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  uint32_t m,
+  unsigned char *o
+){
+  const __m128i c0 = _mm_set1_epi8('0'), c9 = _mm_set1_epi8(9);
+  __m128i a, b;
+  IdemJsonLong r;
+  uint64_t x, y;
+  uint32_t i = *s=='-', j, k;
+  int n;
+  r.nOut = -1;
+  /* idemJsonLongNumber()'s scan for the shape taken here: a first digit
+  ** not 0 (s[i] is a digit: the caller has seen it), a '.', digits, all
+  ** within 64 bytes and no 'e'; anything else goes to it whole. */
+  if( zEnd-s<=64 || s[i]=='0' ) goto other;
+  a = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+32)), c0);
+  b = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+48)), c0);
+  x = (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, c9), a))
+      | (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, c9), b))<<16)<<32
+      | m;
+  y = ~x>>i;                        /* the bytes from s[i] not digits */
+  if( y==0 ) goto other;
+  j = i + (uint32_t)__builtin_ctzll(y);
+  if( s[j]!='.' ) goto other;
+  k = j+1;
+  if( k>=64 ) goto other;
+  y = ~x>>k;
+  if( (y & 1) || y==0 ) goto other;
+  k += (uint32_t)__builtin_ctzll(y);
+  if( (s[k] | 0x20)=='e' ) goto other;
+  r.nScan = k | j<<8;
+  n = (int)k;
+  if( IDEM_JSON_LIKELY(p->zOut + p->nOutAlloc - o >= n + 40) ){
+    n = idemNumberLongDecimal((const char*)s, n, (int)j, (char*)o);
+  }else{
+    n = idemJsonLongDecimalAside(s, n, (int)j, o);
+  }
+  if( n>=0 ) r.nOut = n;
+  return r;
+other:
+  r.nScan = idemJsonLongNumber(s, zEnd, m);
+  return r;
 }
 #endif
 
@@ -7728,7 +7832,15 @@ static IDEM_JSON_INLINE int idemJsonNumber(
     s += j;
     goto scanned;
 long_number:
-    j = idemJsonLongNumber(s, zEnd, m);
+    {
+      IdemJsonLong r = idemJsonLongDecimal(p, s, zEnd, m, o);
+      j = (uint32_t)r.nScan;
+      if( r.nOut>=0 ){              /* a long decimal, written */
+        o += r.nOut;
+        s += j & 0xff;
+        goto written;
+      }
+    }
     if( j ){
       zDigits = s + (*s=='-');
       zIntEnd = zFracEnd = s + (j & 0xff);
@@ -7815,6 +7927,9 @@ scanned:
     }
     o += nNum;
   }
+#ifdef IDEM_JSON_SSE2
+written:
+#endif
   *ps = s;
   *po = o;
   return SQLITE_OK;
