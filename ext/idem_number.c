@@ -255,6 +255,13 @@
 # define IDEMNUM_INLINE
 #endif
 
+/* A test that usually holds, for the layout of the code. */
+#if defined(__GNUC__)
+# define IDEMNUM_LIKELY(x) __builtin_expect((x)!=0, 1)
+#else
+# define IDEMNUM_LIKELY(x) (x)
+#endif
+
 /* For the ways out of the common path: see idemNumCanonical(). */
 #if defined(__GNUC__)
 # define IDEMNUM_NOINLINE __attribute__((noinline))
@@ -2774,7 +2781,9 @@ static IDEMNUM_INLINE int idemNumCanonical(
   }
   d = z[iEnd-1] - '0';
   w16 = w = idemNumSwar16(c0, c1);
-  if( nD==17 ) w = w*10 + (uint64_t)d;
+  /* (17 digits laid out on the way, not out of it and back: that cost
+  ** every 17-digit literal a jump, a store of w and a load of d) */
+  if( IDEMNUM_LIKELY(nD==17) ) w = w*10 + (uint64_t)d;
 
   /* Step 3, for x = w*10^q: U = uHi:uLo, m and the fraction f below it. */
   q = L - nD + 1;
