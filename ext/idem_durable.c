@@ -349,9 +349,9 @@ static unsigned int idemWatchGen = 0;
 # define IDEM_WATCH_GEN_MOVE() __atomic_fetch_add(&idemWatchGen, 1, __ATOMIC_RELAXED)
 # define IDEM_WATCH_OPENS(w) __atomic_load_n(&(w)->nOpen, __ATOMIC_RELAXED)
 #else
-# define IDEM_WATCH_GEN() idemWatchGenLocked()
+# define IDEM_WATCH_GEN() idemWatchLoadLocked(&idemWatchGen)
 # define IDEM_WATCH_GEN_MOVE() (idemWatchGen++)
-# define IDEM_WATCH_OPENS(w) idemWatchOpensLocked(w)
+# define IDEM_WATCH_OPENS(w) idemWatchLoadLocked(&(w)->nOpen)
 #endif
 
 /* Enter (bEnter) or leave the list's mutex: SQLite's for an extension's
@@ -390,19 +390,12 @@ static IdemWatch *idemWatchFind(sqlite3_file *f, int bUnlink){
 }
 
 #if !defined(__GNUC__) && !defined(__clang__)
-/* idemWatchGen, read under the mutex where there are no atomic loads. */
-static unsigned int idemWatchGenLocked(void){
+/* idemWatchGen or a watch's nOpen, read under the mutex where there are
+** no atomic loads. */
+static unsigned int idemWatchLoadLocked(unsigned int *pN){
   unsigned int n;
   idemWatchLock(1);
-  n = idemWatchGen;
-  idemWatchLock(0);
-  return n;
-}
-/* A watch's nOpen, read under the mutex where there are no atomic loads. */
-static unsigned int idemWatchOpensLocked(IdemWatch *w){
-  unsigned int n;
-  idemWatchLock(1);
-  n = w->nOpen;
+  n = *pN;
   idemWatchLock(0);
   return n;
 }
