@@ -3074,6 +3074,19 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
 #endif
 
 #ifdef IDEM_JSON_SSE2
+/* The mask of the digits among the 64 bytes at s (bit i: s[i] is a
+** digit), m being that of the first 32, as idemJsonNumber() made it; the
+** caller has seen that the input has the 64 bytes. */
+static IDEM_JSON_INLINE uint64_t idemJsonDigits64(const unsigned char *s,
+                                                  uint32_t m){
+  const __m128i c0 = _mm_set1_epi8('0'), c9 = _mm_set1_epi8(9);
+  __m128i a = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+32)), c0);
+  __m128i b = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+48)), c0);
+  return (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, c9), a))
+      | (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, c9), b))<<16)<<32
+      | m;
+}
+
 /* An integer, or a decimal with no exponent, at s whose digits run to the
 ** 32nd byte (a decimal of 40 digits, say), m being the mask of the digits
 ** among the first 32 (bit i: s[i] is a digit), as idemJsonNumber() made
@@ -3087,16 +3100,10 @@ static IDEM_JSON_INLINE int idemJsonLongNumber(
   const unsigned char *zEnd,
   uint32_t m
 ){
-  const __m128i c0 = _mm_set1_epi8('0'), c9 = _mm_set1_epi8(9);
-  __m128i a, b;
   uint64_t x;
   uint32_t i, j, iDot = 0;
   if( zEnd-s<=64 ) return 0;
-  a = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+32)), c0);
-  b = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+48)), c0);
-  x = (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, c9), a))
-      | (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, c9), b))<<16)<<32
-      | m;
+  x = idemJsonDigits64(s, m);
   i = *s=='-';
   if( ((x>>i) & 1)==0 ) return 0;           /* no digit */
   if( s[i]=='0' && s[i+1]!='.' ) return 0;  /* a leading zero */
@@ -3153,8 +3160,6 @@ __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimal(
   uint32_t m,
   unsigned char *o
 ){
-  const __m128i c0 = _mm_set1_epi8('0'), c9 = _mm_set1_epi8(9);
-  __m128i a, b;
   IdemJsonLong r;
   uint64_t x, y;
   uint32_t i = *s=='-', j, k;
@@ -3164,11 +3169,7 @@ __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimal(
   ** not 0 (s[i] is a digit: the caller has seen it), a '.', digits, all
   ** within 64 bytes and no 'e'; anything else goes to it whole. */
   if( zEnd-s<=64 || s[i]=='0' ) goto other;
-  a = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+32)), c0);
-  b = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+48)), c0);
-  x = (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, c9), a))
-      | (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, c9), b))<<16)<<32
-      | m;
+  x = idemJsonDigits64(s, m);
   y = ~x>>i;                        /* the bytes from s[i] not digits */
   if( y==0 ) goto other;
   j = i + (uint32_t)__builtin_ctzll(y);

@@ -7658,6 +7658,19 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
 #endif
 
 #ifdef IDEM_JSON_SSE2
+/* The mask of the digits among the 64 bytes at s (bit i: s[i] is a
+** digit), m being that of the first 32, as idemJsonNumber() made it; the
+** caller has seen that the input has the 64 bytes. */
+static IDEM_JSON_INLINE uint64_t idemJsonDigits64(const unsigned char *s,
+                                                  uint32_t m){
+  const __m128i c0 = _mm_set1_epi8('0'), c9 = _mm_set1_epi8(9);
+  __m128i a = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+32)), c0);
+  __m128i b = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+48)), c0);
+  return (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, c9), a))
+      | (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, c9), b))<<16)<<32
+      | m;
+}
+
 /* An integer, or a decimal with no exponent, at s whose digits run to the
 ** 32nd byte (a decimal of 40 digits, say), m being the mask of the digits
 ** among the first 32 (bit i: s[i] is a digit), as idemJsonNumber() made
@@ -7671,16 +7684,10 @@ static IDEM_JSON_INLINE int idemJsonLongNumber(
   const unsigned char *zEnd,
   uint32_t m
 ){
-  const __m128i c0 = _mm_set1_epi8('0'), c9 = _mm_set1_epi8(9);
-  __m128i a, b;
   uint64_t x;
   uint32_t i, j, iDot = 0;
   if( zEnd-s<=64 ) return 0;
-  a = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+32)), c0);
-  b = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+48)), c0);
-  x = (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, c9), a))
-      | (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, c9), b))<<16)<<32
-      | m;
+  x = idemJsonDigits64(s, m);
   i = *s=='-';
   if( ((x>>i) & 1)==0 ) return 0;           /* no digit */
   if( s[i]=='0' && s[i+1]!='.' ) return 0;  /* a leading zero */
@@ -7737,8 +7744,6 @@ __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimal(
   uint32_t m,
   unsigned char *o
 ){
-  const __m128i c0 = _mm_set1_epi8('0'), c9 = _mm_set1_epi8(9);
-  __m128i a, b;
   IdemJsonLong r;
   uint64_t x, y;
   uint32_t i = *s=='-', j, k;
@@ -7748,11 +7753,7 @@ __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimal(
   ** not 0 (s[i] is a digit: the caller has seen it), a '.', digits, all
   ** within 64 bytes and no 'e'; anything else goes to it whole. */
   if( zEnd-s<=64 || s[i]=='0' ) goto other;
-  a = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+32)), c0);
-  b = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(s+48)), c0);
-  x = (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, c9), a))
-      | (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, c9), b))<<16)<<32
-      | m;
+  x = idemJsonDigits64(s, m);
   y = ~x>>i;                        /* the bytes from s[i] not digits */
   if( y==0 ) goto other;
   j = i + (uint32_t)__builtin_ctzll(y);
@@ -9217,9 +9218,9 @@ static unsigned int idemWatchGen = 0;
 # define IDEM_WATCH_GEN_MOVE() __atomic_fetch_add(&idemWatchGen, 1, __ATOMIC_RELAXED)
 # define IDEM_WATCH_OPENS(w) __atomic_load_n(&(w)->nOpen, __ATOMIC_RELAXED)
 #else
-# define IDEM_WATCH_GEN() idemWatchGenLocked()
+# define IDEM_WATCH_GEN() idemWatchLoadLocked(&idemWatchGen)
 # define IDEM_WATCH_GEN_MOVE() (idemWatchGen++)
-# define IDEM_WATCH_OPENS(w) idemWatchOpensLocked(w)
+# define IDEM_WATCH_OPENS(w) idemWatchLoadLocked(&(w)->nOpen)
 #endif
 
 /* Enter (bEnter) or leave the list's mutex: SQLite's for an extension's
@@ -9258,19 +9259,12 @@ static IdemWatch *idemWatchFind(sqlite3_file *f, int bUnlink){
 }
 
 #if !defined(__GNUC__) && !defined(__clang__)
-/* idemWatchGen, read under the mutex where there are no atomic loads. */
-static unsigned int idemWatchGenLocked(void){
+/* idemWatchGen or a watch's nOpen, read under the mutex where there are
+** no atomic loads. */
+static unsigned int idemWatchLoadLocked(unsigned int *pN){
   unsigned int n;
   idemWatchLock(1);
-  n = idemWatchGen;
-  idemWatchLock(0);
-  return n;
-}
-/* A watch's nOpen, read under the mutex where there are no atomic loads. */
-static unsigned int idemWatchOpensLocked(IdemWatch *w){
-  unsigned int n;
-  idemWatchLock(1);
-  n = w->nOpen;
+  n = *pN;
   idemWatchLock(0);
   return n;
 }
