@@ -376,7 +376,8 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
 ** (SQLITE_PREPARE_PERSISTENT) until the table is disconnected, dropped or
-** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMAIN_U) are
+** renamed; the claim's INSERT by idemStoreInsert() (the legacy interface,
+** after a damage check), and again after each SQLITE_SCHEMA.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMAIN_U) are
 ** lent to one cursor at a time (idemStmtLend()); a second cursor gets a
 ** private copy.
 */
@@ -598,8 +599,7 @@ struct IdemVtab {
   sqlite3_int64 aCookie[2];   /* zDb's schema cookie and the times its
                               ** statement was prepared again, at that
                               ** check (idemSchemaCookies()) */
-  int bChecked;               /* ... compared in this transaction, at its
-                              ** first claim (idemClaimInsert()) */
+  int bClaimSeen;             /* ... which found <name>_claim, idem's */
   char *zUnusable;            /* Made with an option this build does not
                               ** know: all but DROP TABLE is refused */
   IdemTxnClaim *aTxn;         /* Local claims of the open transaction */
@@ -691,9 +691,18 @@ IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
 #endif
 
 /* Check the shadow table again if the schema changed since the last
-** check (p->zDamaged then says why claims are refused): at the first
-** claim of each transaction. */
+** check (p->zDamaged then says why claims are refused).  Claimable: the
+** same, and SQLITE_CORRUPT_VTAB with the damage as the table's error. */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p);
+IDEM_PRIVATE int idemStoreClaimable(IdemVtab *p);
+
+/* The claim's INSERT (IDEM_STMT_INSERT), prepared if need be right after
+** a damage check (claims refused: SQLITE_CORRUPT_VTAB); run it, bound by
+** the caller, with idemStoreInsertStep(): SQLITE_DONE or the error's code;
+** SQLITE_SCHEMA: the schema changed, nothing was written, and the next
+** idemStoreInsert() checks and prepares again (bind and step again). */
+IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns);
+IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns);
 
 /* The local claims of the open transaction (doc/contract.md §4: none may
 ** commit pending).  Reserve room for one more before the claim's write,

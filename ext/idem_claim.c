@@ -363,7 +363,11 @@ static int idemSweep(IdemVtab *p, sqlite3_int64 iNow, const char *zNow){
   sqlite3_stmt *pExp, *pMain, *pDel;
   int i, n = 0, rc;
   if( p->zNextSweep[0] && strcmp(zNow, p->zNextSweep)<0 ) return SQLITE_OK;
-  if( (rc = idemStmt(p, IDEM_STMT_EXPIRED, &pExp))!=SQLITE_OK
+  /* Its deletes run before the claim's INSERT, whose failure would leave
+  ** them (and what a trigger wrote) in the transaction: the shadow tables
+  ** are checked first, if the schema changed since (idemStoreClaimable()). */
+  if( (rc = idemStoreClaimable(p))!=SQLITE_OK
+   || (rc = idemStmt(p, IDEM_STMT_EXPIRED, &pExp))!=SQLITE_OK
    || (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK
    || (rc = idemStmt(p, IDEM_STMT_EXPIRY_DEL, &pDel))!=SQLITE_OK ){
     return rc;
@@ -600,19 +604,23 @@ static void idemClaimFinish(IdemVtab *p, IdemClaim *pC){
 }
 
 /*
-** 2. Write the claim with pIns (IDEM_STMT_INSERT): the one INSERT,
-** arbitrated by the shadow table's
+** 2. Write the claim with the claim's INSERT (idemStoreInsert()): the one
+** INSERT, arbitrated by the shadow table's
 ** UNIQUE(key, member) (doc/contract.md §4).  SQLITE_OK and *pRowid: the
 ** key was free and this caller owns the call (a local claim is added to
 ** the transaction's list, which xSync checks).  *pbHeld: the key is held,
 ** nothing is written, no message is set.  Else the error, with its
-** message.
+** message: claims refused (a damage the check found when the schema
+** changed since the INSERT was prepared: SQLITE_SCHEMA, nothing written).
 */
-static int idemClaimWrite(IdemVtab *p, sqlite3_stmt *pIns, sqlite3_value **aCol,
+static int idemClaimWrite(IdemVtab *p, sqlite3_value **aCol,
                           const IdemClaim *pC, sqlite3_int64 *pRowid,
                           int *pbHeld){
-  int i, rc;
+  sqlite3_stmt *pIns;
+  int i, rc, nSchema = 0;
   *pbHeld = 0;
+ again:
+  if( (rc = idemStoreInsert(p, &pIns))!=SQLITE_OK ) return rc;
   rc = sqlite3_bind_blob(pIns, 1, pC->aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
   for(i=0; i<3 && rc==SQLITE_OK; i++){
@@ -651,7 +659,8 @@ static int idemClaimWrite(IdemVtab *p, sqlite3_stmt *pIns, sqlite3_value **aCol,
     if( rc==SQLITE_OK && bExt ) rc = sqlite3_bind_int(pIns, 16, 1);
   }
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
-  rc = idemStepReset(pIns);
+  rc = idemStoreInsertStep(p, pIns);
+  if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
   if( rc==SQLITE_DONE ){
     rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
     if( rc!=SQLITE_OK ) return rc;
@@ -703,14 +712,13 @@ static int idemIgnoreMixed(IdemVtab *p, int bOwn){
 
 static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRowid){
   IdemClaim c;
-  sqlite3_stmt *pIns, *pMain;
+  sqlite3_stmt *pMain;
   int nTry, bHeld = 0, bExpired;
   int rc = idemClaimPrepare(p, aCol, &c);
-  if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_INSERT, &pIns);
   if( rc==SQLITE_OK ) rc = idemTxnReserve(p);
   if( rc==SQLITE_OK && p->opt.iRetainMs>0 ) rc = idemSweep(p, c.iNow, c.zNow);
   for(nTry=0; rc==SQLITE_OK && nTry<2; nTry++){
-    rc = idemClaimWrite(p, pIns, aCol, &c, pRowid, &bHeld);
+    rc = idemClaimWrite(p, aCol, &c, pRowid, &bHeld);
     if( rc!=SQLITE_OK || !bHeld ) break;
     rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);   /* (held: by whom?) */
     if( rc!=SQLITE_OK ) break;
@@ -749,7 +757,7 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   char zNow[IDEM_TIME_LEN];
   sqlite3_stmt *pIns, *pMain;
   const char *zStatus;
-  int i, rc;
+  int i, rc, nSchema = 0;
 
   if( !idemKeyFromValue(aCol[IDEM_COL_KEY], aKey) ){
     idemVtabError(p, "member %lld needs the key of its call"
@@ -763,10 +771,7 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
     }
   }
   idemKeyHex(aKey, zHex);
-  if( (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK
-   || (rc = idemStmt(p, IDEM_STMT_INSERT, &pIns))!=SQLITE_OK ){
-    return rc;
-  }
+  if( (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK ) return rc;
 
   rc = sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
   if( rc!=SQLITE_OK ) return idemBindError(p, pMain, rc);
@@ -792,13 +797,16 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   sqlite3_reset(pMain);
 
   idemNow(p->pVfs, zNow);
+ again:
+  if( (rc = idemStoreInsert(p, &pIns))!=SQLITE_OK ) return rc;
   rc = sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(pIns, 2, iMember);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pIns, 9, aCol[IDEM_COL_ID]);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pIns, 10, aCol[IDEM_COL_RESULT]);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
-  rc = idemStepReset(pIns);
+  rc = idemStoreInsertStep(p, pIns);
+  if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
   if( rc==SQLITE_DONE ){
     rc = idemCheckChanges(p, "the member's INSERT", 0, 1);
     if( rc==SQLITE_OK ) *pRowid = sqlite3_last_insert_rowid(p->db);
@@ -821,14 +829,12 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
                                  sqlite3_int64 *pRowid){
   sqlite3_value *pMember = aCol[IDEM_COL_MEMBER];
   sqlite3_int64 iMember = 0;
-  if( !p->bChecked ){   /* the schema, once a transaction (xBegin) */
-    int rc = idemStoreRecheck(p);
-    if( rc!=SQLITE_OK ) return rc;
-    p->bChecked = 1;
-  }
+  /* The schema is looked at when the claim's INSERT is prepared, and again
+  ** whenever it changed since (idemStoreInsert()).  A damaged table is
+  ** refused here, until a change makes it whole again. */
   if( p->zDamaged ){
-    idemVtabError(p, "%s", p->zDamaged);
-    return SQLITE_CORRUPT_VTAB;
+    int rc = idemStoreClaimable(p);
+    if( rc!=SQLITE_OK ) return rc;
   }
   if( sqlite3_vtab_on_conflict(p->db)==SQLITE_FAIL ){
     /* OR FAIL keeps what a statement wrote before its failing row: a

@@ -39,11 +39,14 @@
 ** reaches a virtual table, whatever the schema holds.  The rules use one
 ** and reset it before they return; a cursor keeps its query across calls,
 ** so queries are lent (idemStmtLend(), idemStmtGiveBack()), to one cursor
-** at a time: a second one gets a private copy.
+** at a time: a second one gets a private copy.  The claim's INSERT is the
+** one exception (idemStoreInsert()): prepared with the legacy
+** sqlite3_prepare(), right after a damage check, so that it fails where
+** SQLite would prepare it again.
 **
 ** DAMAGE.  idemCheckShadow() looks at the shadow table when the table is
-** connected and, after a schema change, at the next transaction's first
-** claim: if it no longer arbitrates (no UNIQUE(key, member), a conflict
+** connected and, after a schema change, before the claim's INSERT runs
+** again: if it no longer arbitrates (no UNIQUE(key, member), a conflict
 ** clause, a trigger, ...), claims are refused; DROP TABLE always works.
 **
 ** TRANSACTIONS.  The local claims made in the open transaction, each with
@@ -294,10 +297,11 @@ static void idemStmtCheck(const IdemVtab *p){
 # define idemStmtCheck(p)
 #endif
 
-/* Statement i, prepared on first use and kept. */
+/* Statement i, prepared on first use and kept (not the claim's INSERT:
+** idemStoreInsert()). */
 static int idemStmtCached(IdemVtab *p, int i, sqlite3_stmt **ppStmt){
   int rc = SQLITE_OK;
-  assert( i>=0 && i<IDEM_NSTMT );
+  assert( i>0 && i<IDEM_NSTMT );
   if( p->aStmt[i]==0 ){
     char *zSql = idemStmtSql(p, i);
     if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
@@ -939,8 +943,9 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
 ** in temp.  Anything else, and claims are refused, with p->zDamaged naming
 ** what was found; reads, records, releases and DROP TABLE still work, and
 ** PRAGMA integrity_check reports it.  The check runs at connect and again,
-** after a schema change, at a write transaction's first claim
-** (idemStoreRecheck()).  Returns SQLITE_OK or SQLITE_NOMEM.
+** after a schema change, before the claim's INSERT is prepared
+** (idemStoreInsert(), idemStoreRecheck()).  p->bClaimSeen: <name>_claim
+** was found, and is idem's.  Returns SQLITE_OK or SQLITE_NOMEM.
 */
 static int idemCheckShadow(IdemVtab *p){
   static const char zTail[] = "; the database was changed outside idem:"
@@ -952,6 +957,7 @@ static int idemCheckShadow(IdemVtab *p){
 
   sqlite3_free(p->zDamaged);
   p->zDamaged = 0;
+  p->bClaimSeen = 0;
   rc = idemSchemaCookies(p, p->aCookie);
   if( rc!=SQLITE_OK ) goto done;
 
@@ -965,6 +971,7 @@ static int idemCheckShadow(IdemVtab *p){
     if( rc==SQLITE_ROW ){
       if( i==2 ) bFormat2 = 1;
       zWhy = idemShadowDiff(p, i, bFormat2, pStmt, &bNoMem);
+      if( i==0 && zWhy==0 ) p->bClaimSeen = 1;
     }else if( rc==SQLITE_DONE && i==1 && bFormat2 ){
       zWhy = sqlite3_mprintf("%s_expiry is missing", p->zName);
       if( zWhy==0 ) bNoMem = 1;
@@ -1049,15 +1056,13 @@ static int idemCheckShadow(IdemVtab *p){
 }
 
 /*
-** At the first claim of each write transaction (idemClaimInsert()): if
-** the schema changed since the last check (a trigger created on this
-** connection does not reconnect the table), check the shadow table again.
-** The transaction holds the write lock: no other connection can change
-** the schema until it ends, so once per transaction is enough (a record
-** pays nothing; DDL that this connection runs later in the transaction
-** is the application's, and a trigger that voids a write is still caught
-** by the changed-rows check).  SQLITE_OK
-** or an error with its message.
+** If the schema changed since the last check (its cookie, or the times its
+** statement was prepared again: idemSchemaCookies()), check the shadow
+** tables again.  A trigger created on this connection does not connect
+** the table again, so this is what sees it: before the claim's INSERT is
+** prepared (idemStoreInsert()), before a sweep's first write, and at each
+** claim while the table is damaged (a DROP TRIGGER since makes it whole
+** again).  SQLITE_OK or an error with its message.
 */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){
   sqlite3_int64 aCookie[2];
@@ -1067,6 +1072,100 @@ IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){
     rc = idemCheckShadow(p);
   }
   return rc;
+}
+
+/*
+** May the table write a claim?  The damage check again if the schema
+** changed since it last ran (idemStoreRecheck()).  SQLITE_OK;
+** SQLITE_CORRUPT_VTAB with p->zDamaged as the table's error: claims are
+** refused; or another error with its message.
+*/
+IDEM_PRIVATE int idemStoreClaimable(IdemVtab *p){
+  int rc = idemStoreRecheck(p);
+  if( rc==SQLITE_OK && p->zDamaged ){
+    idemVtabError(p, "%s", p->zDamaged);
+    rc = SQLITE_CORRUPT_VTAB;
+  }
+  return rc;
+}
+
+/*
+** THE CLAIM'S INSERT.  The one statement that writes a claim or member
+** row (IDEM_STMT_INSERT) is prepared with the legacy sqlite3_prepare(),
+** every other one with sqlite3_prepare_v3(), which always asks SQLite to
+** keep the SQL and prepare the statement again when it must.  SQLite
+** never prepares a legacy statement again: when the schema changed since
+** it was compiled (the schema's cookie moved, by another connection or by
+** this one, DDL earlier in the same transaction included) or the statement
+** was expired (any change to temp, where a TEMP trigger on a shadow table
+** lives, ticket #1644; ATTACH, DETACH, a function defined again, a flag
+** PRAGMA, an authorizer), sqlite3_step() fails and sqlite3_reset() says
+** SQLITE_SCHEMA before the program has written anything: an expired
+** statement does not start, and the cookie is compared in OP_Transaction,
+** the program's first opcode, before the row and any trigger.  So the
+** schema is looked at only when the statement is prepared, and it is
+** prepared only right after the damage check has passed against the
+** same schema (idemStoreClaimable()): a trigger compiled into it is one
+** the check has seen and refused.  After SQLITE_SCHEMA
+** (idemStoreInsertStep()) it is finalized, and the next claim checks the
+** tables and prepares it again: a change that does not touch them (a
+** table of the application's, on any connection) costs one check, never
+** an error, and a trigger on them made by this connection between two
+** claims of one transaction refuses the second.
+**
+** sqlite3_prepare() takes no SQLITE_PREPARE_NO_VTAB (nor PERSISTENT): the
+** check gives what that flag gives the other statements.  <name>_claim is
+** a table defined exactly as idem defines it, never a virtual table, or
+** claims are refused before the INSERT is compiled; where the check did
+** not find it (p->bClaimSeen), the INSERT is first prepared with the flag,
+** for SQLite's own error (a module of that name is never reached).  No
+** other connection can change the schema between the check and the step:
+** both run inside the claim's xUpdate, in a write transaction.
+*/
+IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns){
+  sqlite3_stmt *pIns = p->aStmt[IDEM_STMT_INSERT];
+  char *zSql;
+  int rc;
+  *ppIns = pIns;
+  if( pIns ) return SQLITE_OK;
+  rc = idemStoreClaimable(p);
+  if( rc!=SQLITE_OK ) return rc;
+  zSql = idemStmtSql(p, IDEM_STMT_INSERT);
+  if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
+  if( !p->bClaimSeen ){
+    rc = idemPrepare(p, zSql, 0, &pIns);
+    sqlite3_finalize(pIns);
+    pIns = 0;
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_prepare(p->db, zSql, -1, &pIns, 0);
+    if( rc!=SQLITE_OK ) idemVtabDbError(p, rc);
+  }
+  sqlite3_free(zSql);
+  p->aStmt[IDEM_STMT_INSERT] = *ppIns = pIns;
+  return rc;
+}
+
+/*
+** Run the claim's INSERT (bound by the caller), reset it and clear its
+** bindings: SQLITE_DONE, or the error's code, which for a legacy
+** statement is sqlite3_reset()'s (its step says SQLITE_ERROR), with its
+** message in the connection.  SQLITE_SCHEMA: nothing was written, the
+** statement is finalized, and the next idemStoreInsert() checks the
+** shadow tables (in whole: aCookie[1]) before it prepares it again.
+*/
+IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns){
+  int rc = sqlite3_step(pIns);
+  int rc2 = sqlite3_reset(pIns);
+  sqlite3_clear_bindings(pIns);
+  if( rc==SQLITE_DONE ) return rc;
+  if( rc2==SQLITE_SCHEMA ){
+    assert( p->aStmt[IDEM_STMT_INSERT]==pIns );
+    sqlite3_finalize(pIns);
+    p->aStmt[IDEM_STMT_INSERT] = 0;
+    p->aCookie[1] = -1;
+  }
+  return rc2!=SQLITE_OK ? rc2 : rc;
 }
 
 /*

@@ -391,10 +391,10 @@ static int idemBegin(sqlite3_vtab *pVtab){
   idemTxnBegin(p);
   /* The durability check (idem_durable.c) keeps its verdict for the
   ** length of a transaction: read the settings again.  The shadow tables
-  ** are compared with the schema at the transaction's first claim
-  ** (idemClaimInsert()): a transaction that only records pays nothing. */
+  ** need no look at the schema here: the claim's INSERT fails before it
+  ** writes if the schema changed since it was prepared, and is checked
+  ** and prepared again (idemStoreInsert()). */
   idemDurableBegin(&p->durable);
-  p->bChecked = 0;
   return SQLITE_OK;
 }
 
