@@ -355,6 +355,17 @@ static const Op aOp[] = {
       "PRAGMA synchronous=FULL; CREATE VIRTUAL TABLE calls USING idem;",
       "INSERT INTO calls(who,conv,tool,args,kind)"
       " VALUES('alice','c1','charge','{\"amount\":5}','external')", 0, 0 },
+  /* The schema changed since the claim's INSERT was prepared: it fails
+  ** with SQLITE_SCHEMA, and the shadow tables are checked and the INSERT
+  ** prepared again (idemStoreInsert()); with a trigger on calls_claim,
+  ** the claim is refused. */
+  { "claim-schema-changed", TABLE CLAIM_K1 "CREATE TABLE mine(a);",
+      "INSERT INTO calls(who,conv,tool,args,kind)"
+      " VALUES('alice','c1','charge','{\"amount\":5}','external')", 0, 0 },
+  { "claim-trigger-made", TABLE CLAIM_K1
+      "CREATE TRIGGER t AFTER INSERT ON calls_claim BEGIN SELECT 1; END;",
+      "INSERT INTO calls(who,conv,tool,args,kind)"
+      " VALUES('alice','c1','charge','{\"amount\":5}','external')", 0, 0 },
   { "claim-doc", TABLE,
       "INSERT INTO calls(who,conv,tool,args,kind) VALUES('bob','c2','bulk',:doc,'external')", 0, 0 },
   { "duplicate-ignore", TABLE CLAIM_K1,
