@@ -1050,6 +1050,11 @@ static int idemCheckShadow(IdemVtab *p){
     if( p->zDamaged==0 ) bNoMem = 1;
   }
   sqlite3_free(zWhy);
+  if( bNoMem || (rc!=SQLITE_OK && rc!=SQLITE_ROW && rc!=SQLITE_DONE) ){
+    /* No verdict: the next idemStoreRecheck() checks again, whatever the
+    ** cookies (they were read before the failure). */
+    p->aCookie[1] = -1;
+  }
   /* Any other failure of the check (a truncated file) shows again, with
   ** its own message, when the table is used. */
   return bNoMem || rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;

@@ -329,124 +329,130 @@ struct Op {
   int bMayStayOpen;         /* Documented: when memory stays exhausted, it
                             ** may fail with its transaction still open,
                             ** which the application rolls back */
+  const char *zAfter;       /* Run disarmed after it (and its checks): the
+                            ** same outcome as after a run without faults
+                            ** (a fault leaves nothing that changes what
+                            ** the connection does next), or NULL */
 };
 
 static const Op aOp[] = {
   { "canonical", "", "SELECT idem_canonical(:doc);"
-      "SELECT idem_canonical('[\"\\u00e9\\ud83d\\ude00\\t\",1E30,-0.0,0.1]')", 0, 0 },
+      "SELECT idem_canonical('[\"\\u00e9\\ud83d\\ude00\\t\",1E30,-0.0,0.1]')", 0, 0, 0 },
   /* Objects out of order that wait for the end (idemJsonEmit). */
   { "canonical-nested", "", "SELECT idem_canonical('[{\"b\":{\"d\":{\"f\":\"'"
       " || hex(zeroblob(60)) || '\",\"e\":2},\"c\":1},\"a\":0},"
       "{\"z\":{\"y\":[0,{\"q\":\"' || hex(zeroblob(60)) || '\",\"p\":1}],"
-      "\"x\":0},\"w\":1}]')", 0, 0 },
+      "\"x\":0},\"w\":1}]')", 0, 0, 0 },
   { "key", "", "SELECT idem_key('alice','c1','send',:doc), idem_key(1, 2.5,"
-      " x'00ff', '{\"b\":[1.0],\"a\":\"x\"}'), idem_header(:k1)", 0, 0 },
-  { "canonical-error", "", "SELECT idem_canonical('{\"a\":1,\"b\":[1,2],\"a\":3}')", 0, 0 },
-  { "key-error", "", "SELECT idem_key('alice','c1','send','[1,]')", 0, 0 },
-  { "key-null", "", "SELECT idem_key('alice',NULL,'send','[]')", 0, 0 },
-  { "create", "", "CREATE VIRTUAL TABLE calls USING idem(local_failure=release)", 0, 0 },
+      " x'00ff', '{\"b\":[1.0],\"a\":\"x\"}'), idem_header(:k1)", 0, 0, 0 },
+  { "canonical-error", "", "SELECT idem_canonical('{\"a\":1,\"b\":[1,2],\"a\":3}')", 0, 0, 0 },
+  { "key-error", "", "SELECT idem_key('alice','c1','send','[1,]')", 0, 0, 0 },
+  { "key-null", "", "SELECT idem_key('alice',NULL,'send','[]')", 0, 0, 0 },
+  { "create", "", "CREATE VIRTUAL TABLE calls USING idem(local_failure=release)", 0, 0, 0 },
   { "connect", TABLE CLAIM_K1 MEMBERS_K1,
-      "SELECT key, member, who, status, id, result FROM calls ORDER BY rowid", 1, 0 },
-  { "claim", TABLE, CLAIM_K1, 0, 0 },
+      "SELECT key, member, who, status, id, result FROM calls ORDER BY rowid", 1, 0, 0 },
+  { "claim", TABLE, CLAIM_K1, 0, 0, 0 },
   { "claim-external", TABLE,
       "INSERT OR IGNORE INTO calls(who,conv,tool,args,kind)"
-      " VALUES('alice','c1','charge','{\"cur\":\"EUR\",\"amount\":5.0}','external')", 0, 0 },
+      " VALUES('alice','c1','charge','{\"cur\":\"EUR\",\"amount\":5.0}','external')", 0, 0, 0 },
   { "claim-external-checked",
       "PRAGMA synchronous=FULL; CREATE VIRTUAL TABLE calls USING idem;",
       "INSERT INTO calls(who,conv,tool,args,kind)"
-      " VALUES('alice','c1','charge','{\"amount\":5}','external')", 0, 0 },
+      " VALUES('alice','c1','charge','{\"amount\":5}','external')", 0, 0, 0 },
   /* The schema changed since the claim's INSERT was prepared: it fails
   ** with SQLITE_SCHEMA, and the shadow tables are checked and the INSERT
   ** prepared again (idemStoreInsert()); with a trigger on calls_claim,
   ** the claim is refused. */
   { "claim-schema-changed", TABLE CLAIM_K1 "CREATE TABLE mine(a);",
       "INSERT INTO calls(who,conv,tool,args,kind)"
-      " VALUES('alice','c1','charge','{\"amount\":5}','external')", 0, 0 },
+      " VALUES('alice','c1','charge','{\"amount\":5}','external')", 0, 0, 0 },
   { "claim-trigger-made", TABLE CLAIM_K1
       "CREATE TRIGGER t AFTER INSERT ON calls_claim BEGIN SELECT 1; END;",
       "INSERT INTO calls(who,conv,tool,args,kind)"
-      " VALUES('alice','c1','charge','{\"amount\":5}','external')", 0, 0 },
+      " VALUES('alice','c1','charge','{\"amount\":5}','external')", 0, 0,
+      "INSERT INTO calls(who,conv,tool,args,kind)"
+      " VALUES('alice','c1','charge','{\"amount\":5}','external')" },
   { "claim-doc", TABLE,
-      "INSERT INTO calls(who,conv,tool,args,kind) VALUES('bob','c2','bulk',:doc,'external')", 0, 0 },
+      "INSERT INTO calls(who,conv,tool,args,kind) VALUES('bob','c2','bulk',:doc,'external')", 0, 0, 0 },
   { "duplicate-ignore", TABLE CLAIM_K1,
       "INSERT OR IGNORE INTO calls(who,conv,tool,args)"
-      " VALUES('alice','c1','send',' { \"a\" : 1 , \"b\" : 2.0 } ')", 0, 0 },
+      " VALUES('alice','c1','send',' { \"a\" : 1 , \"b\" : 2.0 } ')", 0, 0, 0 },
   { "duplicate", TABLE CLAIM_K1 DONE_K1,
-      "INSERT INTO calls(who,conv,tool,args) VALUES('alice','c1','send','{\"a\":1,\"b\":2}')", 0, 0 },
+      "INSERT INTO calls(who,conv,tool,args) VALUES('alice','c1','send','{\"a\":1,\"b\":2}')", 0, 0, 0 },
   { "other-call", TABLE CLAIM_K1,
       "INSERT OR IGNORE INTO calls(key,who,conv,tool,args)"
-      " VALUES(:k1,'mallory','c1','send','{}')", 0, 0 },
+      " VALUES(:k1,'mallory','c1','send','{}')", 0, 0, 0 },
   { "member", TABLE CLAIM_K1,
-      "INSERT INTO calls(key,member,id,result) VALUES(:k1,1,7,'{\"row\":1}')", 0, 0 },
+      "INSERT INTO calls(key,member,id,result) VALUES(:k1,1,7,'{\"row\":1}')", 0, 0, 0 },
   { "complete", TABLE CLAIM_K1 MEMBERS_K1,
       "UPDATE calls SET status='done', id=42, result='{\"ok\":true}'"
-      " WHERE key=:k1 AND member=0", 0, 0 },
+      " WHERE key=:k1 AND member=0", 0, 0, 0 },
   { "external-failure", TABLE CLAIM_K2,
       "UPDATE calls SET status='failed', note='timeout after 30 s'"
-      " WHERE key=:k2 AND member=0", 0, 0 },
+      " WHERE key=:k2 AND member=0", 0, 0, 0 },
   { "local-release", TABLE CLAIM_K1 MEMBERS_K1 LOCAL_K1,
-      "UPDATE calls SET status='failed' WHERE key=:k1 AND member=0", 0, 0 },
+      "UPDATE calls SET status='failed' WHERE key=:k1 AND member=0", 0, 0, 0 },
   { "reconcile", TABLE CLAIM_K2 UNKNOWN_K2,
-      "UPDATE calls SET reconcile='arrived', id=9 WHERE key=:k2 AND member=0", 0, 0 },
+      "UPDATE calls SET reconcile='arrived', id=9 WHERE key=:k2 AND member=0", 0, 0, 0 },
   { "replay", TABLE CLAIM_K1 MEMBERS_K1 DONE_K1,
       "SELECT key, member, who, conv, tool, args, kind, status, id, result, note"
-      " FROM calls WHERE key=:k1", 0, 0 },
+      " FROM calls WHERE key=:k1", 0, 0, 0 },
   { "replay-narrow", TABLE CLAIM_K1 MEMBERS_K1 DONE_K1,
       "SELECT status, id, result FROM calls WHERE key=:k1 AND member=0;"
       "SELECT member, status, id, result FROM calls WHERE key=:k1;"
-      "SELECT rowid, status FROM calls WHERE key=:k1 AND member=1", 0, 0 },
+      "SELECT rowid, status FROM calls WHERE key=:k1 AND member=1", 0, 0, 0 },
   { "reply", TABLE CLAIM_K1 MEMBERS_K1 DONE_K1 CLAIM_K2 UNKNOWN_K2,
       "SELECT reply FROM calls WHERE key=:k1 AND member=0;"
       "SELECT reply FROM calls WHERE key=:k2 AND member=0;"
-      "SELECT member, reply FROM calls WHERE key=:k1 AND member>0", 0, 0 },
+      "SELECT member, reply FROM calls WHERE key=:k1 AND member>0", 0, 0, 0 },
   { "scan", TABLE CLAIM_K1 MEMBERS_K1 CLAIM_K2,
-      "SELECT key, member, who, status FROM calls ORDER BY rowid", 0, 0 },
+      "SELECT key, member, who, status FROM calls ORDER BY rowid", 0, 0, 0 },
   { "purge", TABLE CLAIM_K1 MEMBERS_K1 DONE_K1 CLAIM_K2
       "INSERT INTO calls(who,conv,tool,args,kind) VALUES('carol','c3','send','[]','external');",
-      "DELETE FROM calls WHERE created < '9999-12-31'", 0, 0 },
+      "DELETE FROM calls WHERE created < '9999-12-31'", 0, 0, 0 },
   { "purge-unixepoch", TABLE CLAIM_K1 DONE_K1 CLAIM_K2,
       "DELETE FROM calls WHERE created < strftime('%Y-%m-%d %H:%M:%f',"
-      " unixepoch('now','+1 day'), 'unixepoch')", 0, 0 },
+      " unixepoch('now','+1 day'), 'unixepoch')", 0, 0, 0 },
   { "rename", TABLE CLAIM_K1 MEMBERS_K1 DONE_K1,
-      "ALTER TABLE calls RENAME TO calls2", 0, 0 },
-  { "drop", TABLE CLAIM_K1 MEMBERS_K1, "DROP TABLE calls", 0, 0 },
-  { "claim-keyargs", TABLE_RETAIN, CLAIM_K3, 0, 0 },
+      "ALTER TABLE calls RENAME TO calls2", 0, 0, 0 },
+  { "drop", TABLE CLAIM_K1 MEMBERS_K1, "DROP TABLE calls", 0, 0, 0 },
+  { "claim-keyargs", TABLE_RETAIN, CLAIM_K3, 0, 0, 0 },
   { "args-mismatch", TABLE_RETAIN CLAIM_K3,
       "INSERT OR IGNORE INTO calls(who,conv,tool,args,keyargs)"
-      " VALUES('bob','c3','send','{\"to\":\"x\",\"text\":\"hello\"}','{\"to\":\"x\"}')", 0, 0 },
-  { "retain-decide", TABLE_RETAIN CLAIM_K1 MEMBERS_K1, DONE_K1, 0, 0 },
-  { "retain-sweep", TABLE_RETAIN CLAIM_K1 MEMBERS_K1 DONE_K1 EXPIRED_K1, CLAIM_K3, 0, 0 },
+      " VALUES('bob','c3','send','{\"to\":\"x\",\"text\":\"hello\"}','{\"to\":\"x\"}')", 0, 0, 0 },
+  { "retain-decide", TABLE_RETAIN CLAIM_K1 MEMBERS_K1, DONE_K1, 0, 0, 0 },
+  { "retain-sweep", TABLE_RETAIN CLAIM_K1 MEMBERS_K1 DONE_K1 EXPIRED_K1, CLAIM_K3, 0, 0, 0 },
   { "retain-reclaim", TABLE_RETAIN CLAIM_K1 MEMBERS_K1 DONE_K1 EXPIRED_K1,
       "INSERT INTO calls(who,conv,tool,args,kind)"
-      " VALUES('alice','c1','send','{\"a\":1,\"b\":2}','external')", 0, 0 },
+      " VALUES('alice','c1','send','{\"a\":1,\"b\":2}','external')", 0, 0, 0 },
   { "retain-read", TABLE_RETAIN CLAIM_K1 MEMBERS_K1 DONE_K1 CLAIM_K3,
-      "SELECT key, member, keyargs, owner, expires, stale FROM calls ORDER BY rowid", 0, 0 },
+      "SELECT key, member, keyargs, owner, expires, stale FROM calls ORDER BY rowid", 0, 0, 0 },
   { "resend", TABLE_RESEND CLAIM_K2 UNKNOWN_K2 AGED_K2,
-      "UPDATE calls SET reconcile='resend', owner='w2' WHERE key=:k2 AND member=0", 0, 0 },
+      "UPDATE calls SET reconcile='resend', owner='w2' WHERE key=:k2 AND member=0", 0, 0, 0 },
   { "resend-stale", TABLE_RESEND CLAIM_K2 AGED_K2,
-      "UPDATE calls SET reconcile='resend', owner='w2' WHERE key=:k2 AND member=0", 0, 0 },
+      "UPDATE calls SET reconcile='resend', owner='w2' WHERE key=:k2 AND member=0", 0, 0, 0 },
   { "resend-refused", TABLE_RESEND1 CLAIM_K2 UNKNOWN_K2 AGED_K2,
-      "UPDATE calls SET reconcile='resend', owner='w2' WHERE key=:k2 AND member=0", 0, 0 },
+      "UPDATE calls SET reconcile='resend', owner='w2' WHERE key=:k2 AND member=0", 0, 0, 0 },
   { "resend-read", TABLE_RESEND CLAIM_K2 UNKNOWN_K2,
       "SELECT sends, honours_key, resend_at IS NOT NULL, reply FROM calls"
-      " WHERE key=:k2", 0, 0 },
-  { "options", TABLE_RETAIN, "SELECT idem_options('calls')", 1, 0 },
+      " WHERE key=:k2", 0, 0, 0 },
+  { "options", TABLE_RETAIN, "SELECT idem_options('calls')", 1, 0, 0 },
   { "options-open", TABLE_RETAIN,
-      "SELECT idem_options('calls'), idem_options('calls','main')", 0, 0 },
+      "SELECT idem_options('calls'), idem_options('calls','main')", 0, 0, 0 },
   { "parse-options", "",
       "SELECT idem_parse_options('t', 'retain=''30 days''', 'local_failure=keep',"
       " 'max_sends=7'), idem_limits(),"
       " idem_refusal('idem: t: key ''0123456789abcdef0123456789abcdef'' was"
-      " already used with other arguments')", 0, 0 },
+      " already used with other arguments')", 0, 0, 0 },
   { "parse-options-error", "",
-      "SELECT idem_parse_options('t', 'retain=1 day', 'color=blue')", 0, 0 },
-  { "versioned-equip", INV, "SELECT idem_versioned('inv','ver')", 0, 1 },
+      "SELECT idem_parse_options('t', 'retain=1 day', 'color=blue')", 0, 0, 0 },
+  { "versioned-equip", INV, "SELECT idem_versioned('inv','ver')", 0, 1, 0 },
   { "versioned-update", INV "SELECT idem_versioned('inv','ver');",
-      "UPDATE inv SET qty=8, ver=0 WHERE sku='A'", 0, 0 },
+      "UPDATE inv SET qty=8, ver=0 WHERE sku='A'", 0, 0, 0 },
   { "versioned-conflict", INV "SELECT idem_versioned('inv','ver');",
-      "UPDATE inv SET qty=1, ver=7 WHERE sku='B'", 0, 0 },
+      "UPDATE inv SET qty=1, ver=7 WHERE sku='B'", 0, 0, 0 },
   { "versioned-off", INV "SELECT idem_versioned('inv','ver');",
-      "SELECT idem_versioned('inv','ver','off')", 0, 1 },
+      "SELECT idem_versioned('inv','ver','off')", 0, 1, 0 },
 };
 #define N_OP ((int)(sizeof(aOp)/sizeof(aOp[0])))
 
@@ -469,6 +475,7 @@ struct Expect {
   Buf dumpBefore;           /* Before it */
   Buf dumpBeforeTxn;        /* Before the transaction (transaction mode) */
   Buf dumpAfter;            /* After it */
+  Outcome after;            /* Op.zAfter's result without faults */
 };
 
 static int openDb(const char *zFile, sqlite3 **pDb){
@@ -662,6 +669,34 @@ static int oneRun(const Op *pOp, const char *zFile, int bTxn, int iFail,
     }
   }
 
+  /* What the connection does next is what it does after a run without
+  ** faults (Op.zAfter): a check that failed must run again. */
+  if( pOp->zAfter && !bFail ){
+    Outcome a = {0, {0,0,0}, {0,0,0}};
+    a.rc = runSql(db, pOp->zAfter, &a.out);
+    if( a.rc ){
+      const char *z = sqlite3_errmsg(db);
+      bufAppend(&a.err, z, strlen(z));
+    }
+    if( iFail==0 ){
+      if( pEx ){
+        free(pEx->after.out.z);
+        free(pEx->after.err.z);
+        pEx->after = a;
+        memset(&a, 0, sizeof(a));
+      }
+    }else if( pEx && (a.rc!=pEx->after.rc
+           || strcmp(bufText(&a.out), bufText(&pEx->after.out))!=0
+           || strcmp(bufText(&a.err), bufText(&pEx->after.err))!=0) ){
+      fprintf(stderr, "! %s: after it, %s gave rc=%d %s\n  rows: %s\n"
+              "  expected: rc=%d %s\n  rows: %s\n", zWhere, pOp->zAfter,
+              a.rc, bufText(&a.err), bufText(&a.out), pEx->after.rc,
+              bufText(&pEx->after.err), bufText(&pEx->after.out));
+      bFail = 1;
+    }
+    free(a.out.z); free(a.err.z);
+  }
+
   /* The file is sound. */
   bufReset(&dump);
   if( runSql(db, "PRAGMA integrity_check", &dump)
@@ -834,6 +869,7 @@ int main(int argc, char **argv){
         }
         free(ex.ok.out.z); free(ex.ok.err.z); free(ex.dumpBefore.z);
         free(ex.dumpBeforeTxn.z); free(ex.dumpAfter.z);
+        free(ex.after.out.z); free(ex.after.err.z);
       }
     }
   }
