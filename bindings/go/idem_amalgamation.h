@@ -492,7 +492,8 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 /*
 ** Prepared statements, each prepared on first use by idemStmt() and kept
 ** (SQLITE_PREPARE_PERSISTENT) until the table is disconnected, dropped or
-** renamed.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMAIN_U) are
+** renamed; the claim's INSERT by idemStoreInsert() (the legacy interface,
+** after a damage check), and again after each SQLITE_SCHEMA.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMAIN_U) are
 ** lent to one cursor at a time (idemStmtLend()); a second cursor gets a
 ** private copy.
 */
@@ -714,8 +715,7 @@ struct IdemVtab {
   sqlite3_int64 aCookie[2];   /* zDb's schema cookie and the times its
                               ** statement was prepared again, at that
                               ** check (idemSchemaCookies()) */
-  int bChecked;               /* ... compared in this transaction, at its
-                              ** first claim (idemClaimInsert()) */
+  int bClaimSeen;             /* ... which found <name>_claim, idem's */
   char *zUnusable;            /* Made with an option this build does not
                               ** know: all but DROP TABLE is refused */
   IdemTxnClaim *aTxn;         /* Local claims of the open transaction */
@@ -807,9 +807,18 @@ IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
 #endif
 
 /* Check the shadow table again if the schema changed since the last
-** check (p->zDamaged then says why claims are refused): at the first
-** claim of each transaction. */
+** check (p->zDamaged then says why claims are refused).  Claimable: the
+** same, and SQLITE_CORRUPT_VTAB with the damage as the table's error. */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p);
+IDEM_PRIVATE int idemStoreClaimable(IdemVtab *p);
+
+/* The claim's INSERT (IDEM_STMT_INSERT), prepared if need be right after
+** a damage check (claims refused: SQLITE_CORRUPT_VTAB); run it, bound by
+** the caller, with idemStoreInsertStep(): SQLITE_DONE or the error's code;
+** SQLITE_SCHEMA: the schema changed, nothing was written, and the next
+** idemStoreInsert() checks and prepares again (bind and step again). */
+IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns);
+IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns);
 
 /* The local claims of the open transaction (doc/contract.md §4: none may
 ** commit pending).  Reserve room for one more before the claim's write,
@@ -10091,11 +10100,14 @@ IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD){
 ** reaches a virtual table, whatever the schema holds.  The rules use one
 ** and reset it before they return; a cursor keeps its query across calls,
 ** so queries are lent (idemStmtLend(), idemStmtGiveBack()), to one cursor
-** at a time: a second one gets a private copy.
+** at a time: a second one gets a private copy.  The claim's INSERT is the
+** one exception (idemStoreInsert()): prepared with the legacy
+** sqlite3_prepare(), right after a damage check, so that it fails where
+** SQLite would prepare it again.
 **
 ** DAMAGE.  idemCheckShadow() looks at the shadow table when the table is
-** connected and, after a schema change, at the next transaction's first
-** claim: if it no longer arbitrates (no UNIQUE(key, member), a conflict
+** connected and, after a schema change, before the claim's INSERT runs
+** again: if it no longer arbitrates (no UNIQUE(key, member), a conflict
 ** clause, a trigger, ...), claims are refused; DROP TABLE always works.
 **
 ** TRANSACTIONS.  The local claims made in the open transaction, each with
@@ -10346,10 +10358,11 @@ static void idemStmtCheck(const IdemVtab *p){
 # define idemStmtCheck(p)
 #endif
 
-/* Statement i, prepared on first use and kept. */
+/* Statement i, prepared on first use and kept (not the claim's INSERT:
+** idemStoreInsert()). */
 static int idemStmtCached(IdemVtab *p, int i, sqlite3_stmt **ppStmt){
   int rc = SQLITE_OK;
-  assert( i>=0 && i<IDEM_NSTMT );
+  assert( i>0 && i<IDEM_NSTMT );
   if( p->aStmt[i]==0 ){
     char *zSql = idemStmtSql(p, i);
     if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
@@ -10991,8 +11004,9 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
 ** in temp.  Anything else, and claims are refused, with p->zDamaged naming
 ** what was found; reads, records, releases and DROP TABLE still work, and
 ** PRAGMA integrity_check reports it.  The check runs at connect and again,
-** after a schema change, at a write transaction's first claim
-** (idemStoreRecheck()).  Returns SQLITE_OK or SQLITE_NOMEM.
+** after a schema change, before the claim's INSERT is prepared
+** (idemStoreInsert(), idemStoreRecheck()).  p->bClaimSeen: <name>_claim
+** was found, and is idem's.  Returns SQLITE_OK or SQLITE_NOMEM.
 */
 static int idemCheckShadow(IdemVtab *p){
   static const char zTail[] = "; the database was changed outside idem:"
@@ -11004,6 +11018,7 @@ static int idemCheckShadow(IdemVtab *p){
 
   sqlite3_free(p->zDamaged);
   p->zDamaged = 0;
+  p->bClaimSeen = 0;
   rc = idemSchemaCookies(p, p->aCookie);
   if( rc!=SQLITE_OK ) goto done;
 
@@ -11017,6 +11032,7 @@ static int idemCheckShadow(IdemVtab *p){
     if( rc==SQLITE_ROW ){
       if( i==2 ) bFormat2 = 1;
       zWhy = idemShadowDiff(p, i, bFormat2, pStmt, &bNoMem);
+      if( i==0 && zWhy==0 ) p->bClaimSeen = 1;
     }else if( rc==SQLITE_DONE && i==1 && bFormat2 ){
       zWhy = sqlite3_mprintf("%s_expiry is missing", p->zName);
       if( zWhy==0 ) bNoMem = 1;
@@ -11095,21 +11111,24 @@ static int idemCheckShadow(IdemVtab *p){
     if( p->zDamaged==0 ) bNoMem = 1;
   }
   sqlite3_free(zWhy);
+  if( bNoMem || (rc!=SQLITE_OK && rc!=SQLITE_ROW && rc!=SQLITE_DONE) ){
+    /* No verdict: the next idemStoreRecheck() checks again, whatever the
+    ** cookies (they were read before the failure). */
+    p->aCookie[1] = -1;
+  }
   /* Any other failure of the check (a truncated file) shows again, with
   ** its own message, when the table is used. */
   return bNoMem || rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
 }
 
 /*
-** At the first claim of each write transaction (idemClaimInsert()): if
-** the schema changed since the last check (a trigger created on this
-** connection does not reconnect the table), check the shadow table again.
-** The transaction holds the write lock: no other connection can change
-** the schema until it ends, so once per transaction is enough (a record
-** pays nothing; DDL that this connection runs later in the transaction
-** is the application's, and a trigger that voids a write is still caught
-** by the changed-rows check).  SQLITE_OK
-** or an error with its message.
+** If the schema changed since the last check (its cookie, or the times its
+** statement was prepared again: idemSchemaCookies()), check the shadow
+** tables again.  A trigger created on this connection does not connect
+** the table again, so this is what sees it: before the claim's INSERT is
+** prepared (idemStoreInsert()), before a sweep's first write, and at each
+** claim while the table is damaged (a DROP TRIGGER since makes it whole
+** again).  SQLITE_OK or an error with its message.
 */
 IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){
   sqlite3_int64 aCookie[2];
@@ -11119,6 +11138,100 @@ IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){
     rc = idemCheckShadow(p);
   }
   return rc;
+}
+
+/*
+** May the table write a claim?  The damage check again if the schema
+** changed since it last ran (idemStoreRecheck()).  SQLITE_OK;
+** SQLITE_CORRUPT_VTAB with p->zDamaged as the table's error: claims are
+** refused; or another error with its message.
+*/
+IDEM_PRIVATE int idemStoreClaimable(IdemVtab *p){
+  int rc = idemStoreRecheck(p);
+  if( rc==SQLITE_OK && p->zDamaged ){
+    idemVtabError(p, "%s", p->zDamaged);
+    rc = SQLITE_CORRUPT_VTAB;
+  }
+  return rc;
+}
+
+/*
+** THE CLAIM'S INSERT.  The one statement that writes a claim or member
+** row (IDEM_STMT_INSERT) is prepared with the legacy sqlite3_prepare(),
+** every other one with sqlite3_prepare_v3(), which always asks SQLite to
+** keep the SQL and prepare the statement again when it must.  SQLite
+** never prepares a legacy statement again: when the schema changed since
+** it was compiled (the schema's cookie moved, by another connection or by
+** this one, DDL earlier in the same transaction included) or the statement
+** was expired (any change to temp, where a TEMP trigger on a shadow table
+** lives, ticket #1644; ATTACH, DETACH, a function defined again, a flag
+** PRAGMA, an authorizer), sqlite3_step() fails and sqlite3_reset() says
+** SQLITE_SCHEMA before the program has written anything: an expired
+** statement does not start, and the cookie is compared in OP_Transaction,
+** the program's first opcode, before the row and any trigger.  So the
+** schema is looked at only when the statement is prepared, and it is
+** prepared only right after the damage check has passed against the
+** same schema (idemStoreClaimable()): a trigger compiled into it is one
+** the check has seen and refused.  After SQLITE_SCHEMA
+** (idemStoreInsertStep()) it is finalized, and the next claim checks the
+** tables and prepares it again: a change that does not touch them (a
+** table of the application's, on any connection) costs one check, never
+** an error, and a trigger on them made by this connection between two
+** claims of one transaction refuses the second.
+**
+** sqlite3_prepare() takes no SQLITE_PREPARE_NO_VTAB (nor PERSISTENT): the
+** check gives what that flag gives the other statements.  <name>_claim is
+** a table defined exactly as idem defines it, never a virtual table, or
+** claims are refused before the INSERT is compiled; where the check did
+** not find it (p->bClaimSeen), the INSERT is first prepared with the flag,
+** for SQLite's own error (a module of that name is never reached).  No
+** other connection can change the schema between the check and the step:
+** both run inside the claim's xUpdate, in a write transaction.
+*/
+IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns){
+  sqlite3_stmt *pIns = p->aStmt[IDEM_STMT_INSERT];
+  char *zSql;
+  int rc;
+  *ppIns = pIns;
+  if( pIns ) return SQLITE_OK;
+  rc = idemStoreClaimable(p);
+  if( rc!=SQLITE_OK ) return rc;
+  zSql = idemStmtSql(p, IDEM_STMT_INSERT);
+  if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
+  if( !p->bClaimSeen ){
+    rc = idemPrepare(p, zSql, 0, &pIns);
+    sqlite3_finalize(pIns);
+    pIns = 0;
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_prepare(p->db, zSql, -1, &pIns, 0);
+    if( rc!=SQLITE_OK ) idemVtabDbError(p, rc);
+  }
+  sqlite3_free(zSql);
+  p->aStmt[IDEM_STMT_INSERT] = *ppIns = pIns;
+  return rc;
+}
+
+/*
+** Run the claim's INSERT (bound by the caller), reset it and clear its
+** bindings: SQLITE_DONE, or the error's code, which for a legacy
+** statement is sqlite3_reset()'s (its step says SQLITE_ERROR), with its
+** message in the connection.  SQLITE_SCHEMA: nothing was written, the
+** statement is finalized, and the next idemStoreInsert() checks the
+** shadow tables (in whole: aCookie[1]) before it prepares it again.
+*/
+IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns){
+  int rc = sqlite3_step(pIns);
+  int rc2 = sqlite3_reset(pIns);
+  sqlite3_clear_bindings(pIns);
+  if( rc==SQLITE_DONE ) return rc;
+  if( rc2==SQLITE_SCHEMA ){
+    assert( p->aStmt[IDEM_STMT_INSERT]==pIns );
+    sqlite3_finalize(pIns);
+    p->aStmt[IDEM_STMT_INSERT] = 0;
+    p->aCookie[1] = -1;
+  }
+  return rc2!=SQLITE_OK ? rc2 : rc;
 }
 
 /*
@@ -12419,7 +12532,11 @@ static int idemSweep(IdemVtab *p, sqlite3_int64 iNow, const char *zNow){
   sqlite3_stmt *pExp, *pMain, *pDel;
   int i, n = 0, rc;
   if( p->zNextSweep[0] && strcmp(zNow, p->zNextSweep)<0 ) return SQLITE_OK;
-  if( (rc = idemStmt(p, IDEM_STMT_EXPIRED, &pExp))!=SQLITE_OK
+  /* Its deletes run before the claim's INSERT, whose failure would leave
+  ** them (and what a trigger wrote) in the transaction: the shadow tables
+  ** are checked first, if the schema changed since (idemStoreClaimable()). */
+  if( (rc = idemStoreClaimable(p))!=SQLITE_OK
+   || (rc = idemStmt(p, IDEM_STMT_EXPIRED, &pExp))!=SQLITE_OK
    || (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK
    || (rc = idemStmt(p, IDEM_STMT_EXPIRY_DEL, &pDel))!=SQLITE_OK ){
     return rc;
@@ -12656,19 +12773,23 @@ static void idemClaimFinish(IdemVtab *p, IdemClaim *pC){
 }
 
 /*
-** 2. Write the claim with pIns (IDEM_STMT_INSERT): the one INSERT,
-** arbitrated by the shadow table's
+** 2. Write the claim with the claim's INSERT (idemStoreInsert()): the one
+** INSERT, arbitrated by the shadow table's
 ** UNIQUE(key, member) (doc/contract.md §4).  SQLITE_OK and *pRowid: the
 ** key was free and this caller owns the call (a local claim is added to
 ** the transaction's list, which xSync checks).  *pbHeld: the key is held,
 ** nothing is written, no message is set.  Else the error, with its
-** message.
+** message: claims refused (a damage the check found when the schema
+** changed since the INSERT was prepared: SQLITE_SCHEMA, nothing written).
 */
-static int idemClaimWrite(IdemVtab *p, sqlite3_stmt *pIns, sqlite3_value **aCol,
+static int idemClaimWrite(IdemVtab *p, sqlite3_value **aCol,
                           const IdemClaim *pC, sqlite3_int64 *pRowid,
                           int *pbHeld){
-  int i, rc;
+  sqlite3_stmt *pIns;
+  int i, rc, nSchema = 0;
   *pbHeld = 0;
+ again:
+  if( (rc = idemStoreInsert(p, &pIns))!=SQLITE_OK ) return rc;
   rc = sqlite3_bind_blob(pIns, 1, pC->aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
   for(i=0; i<3 && rc==SQLITE_OK; i++){
@@ -12707,7 +12828,8 @@ static int idemClaimWrite(IdemVtab *p, sqlite3_stmt *pIns, sqlite3_value **aCol,
     if( rc==SQLITE_OK && bExt ) rc = sqlite3_bind_int(pIns, 16, 1);
   }
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
-  rc = idemStepReset(pIns);
+  rc = idemStoreInsertStep(p, pIns);
+  if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
   if( rc==SQLITE_DONE ){
     rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
     if( rc!=SQLITE_OK ) return rc;
@@ -12759,14 +12881,13 @@ static int idemIgnoreMixed(IdemVtab *p, int bOwn){
 
 static int idemInsertCall(IdemVtab *p, sqlite3_value **aCol, sqlite3_int64 *pRowid){
   IdemClaim c;
-  sqlite3_stmt *pIns, *pMain;
+  sqlite3_stmt *pMain;
   int nTry, bHeld = 0, bExpired;
   int rc = idemClaimPrepare(p, aCol, &c);
-  if( rc==SQLITE_OK ) rc = idemStmt(p, IDEM_STMT_INSERT, &pIns);
   if( rc==SQLITE_OK ) rc = idemTxnReserve(p);
   if( rc==SQLITE_OK && p->opt.iRetainMs>0 ) rc = idemSweep(p, c.iNow, c.zNow);
   for(nTry=0; rc==SQLITE_OK && nTry<2; nTry++){
-    rc = idemClaimWrite(p, pIns, aCol, &c, pRowid, &bHeld);
+    rc = idemClaimWrite(p, aCol, &c, pRowid, &bHeld);
     if( rc!=SQLITE_OK || !bHeld ) break;
     rc = idemStmt(p, IDEM_STMT_MAIN, &pMain);   /* (held: by whom?) */
     if( rc!=SQLITE_OK ) break;
@@ -12805,7 +12926,7 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   char zNow[IDEM_TIME_LEN];
   sqlite3_stmt *pIns, *pMain;
   const char *zStatus;
-  int i, rc;
+  int i, rc, nSchema = 0;
 
   if( !idemKeyFromValue(aCol[IDEM_COL_KEY], aKey) ){
     idemVtabError(p, "member %lld needs the key of its call"
@@ -12819,10 +12940,7 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
     }
   }
   idemKeyHex(aKey, zHex);
-  if( (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK
-   || (rc = idemStmt(p, IDEM_STMT_INSERT, &pIns))!=SQLITE_OK ){
-    return rc;
-  }
+  if( (rc = idemStmt(p, IDEM_STMT_MAIN, &pMain))!=SQLITE_OK ) return rc;
 
   rc = sqlite3_bind_blob(pMain, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
   if( rc!=SQLITE_OK ) return idemBindError(p, pMain, rc);
@@ -12848,13 +12966,16 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   sqlite3_reset(pMain);
 
   idemNow(p->pVfs, zNow);
+ again:
+  if( (rc = idemStoreInsert(p, &pIns))!=SQLITE_OK ) return rc;
   rc = sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(pIns, 2, iMember);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pIns, 9, aCol[IDEM_COL_ID]);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pIns, 10, aCol[IDEM_COL_RESULT]);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
-  rc = idemStepReset(pIns);
+  rc = idemStoreInsertStep(p, pIns);
+  if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
   if( rc==SQLITE_DONE ){
     rc = idemCheckChanges(p, "the member's INSERT", 0, 1);
     if( rc==SQLITE_OK ) *pRowid = sqlite3_last_insert_rowid(p->db);
@@ -12877,14 +12998,12 @@ IDEM_PRIVATE int idemClaimInsert(IdemVtab *p, sqlite3_value **aCol,
                                  sqlite3_int64 *pRowid){
   sqlite3_value *pMember = aCol[IDEM_COL_MEMBER];
   sqlite3_int64 iMember = 0;
-  if( !p->bChecked ){   /* the schema, once a transaction (xBegin) */
-    int rc = idemStoreRecheck(p);
-    if( rc!=SQLITE_OK ) return rc;
-    p->bChecked = 1;
-  }
+  /* The schema is looked at when the claim's INSERT is prepared, and again
+  ** whenever it changed since (idemStoreInsert()).  A damaged table is
+  ** refused here, until a change makes it whole again. */
   if( p->zDamaged ){
-    idemVtabError(p, "%s", p->zDamaged);
-    return SQLITE_CORRUPT_VTAB;
+    int rc = idemStoreClaimable(p);
+    if( rc!=SQLITE_OK ) return rc;
   }
   if( sqlite3_vtab_on_conflict(p->db)==SQLITE_FAIL ){
     /* OR FAIL keeps what a statement wrote before its failing row: a
@@ -14620,10 +14739,10 @@ static int idemBegin(sqlite3_vtab *pVtab){
   idemTxnBegin(p);
   /* The durability check (idem_durable.c) keeps its verdict for the
   ** length of a transaction: read the settings again.  The shadow tables
-  ** are compared with the schema at the transaction's first claim
-  ** (idemClaimInsert()): a transaction that only records pays nothing. */
+  ** need no look at the schema here: the claim's INSERT fails before it
+  ** writes if the schema changed since it was prepared, and is checked
+  ** and prepared again (idemStoreInsert()). */
   idemDurableBegin(&p->durable);
-  p->bChecked = 0;
   return SQLITE_OK;
 }
 
