@@ -1103,8 +1103,8 @@ IDEM_PRIVATE int idemStoreClaimable(IdemVtab *p){
 ** it was compiled (the schema's cookie moved, by another connection or by
 ** this one, DDL earlier in the same transaction included) or the statement
 ** was expired (any change to temp, where a TEMP trigger on a shadow table
-** lives, ticket #1644; ATTACH, DETACH, a function defined again, a flag
-** PRAGMA, an authorizer), sqlite3_step() fails and sqlite3_reset() says
+** lives, ticket #1644; a flag PRAGMA, an authorizer, a function or
+** collation defined again), sqlite3_step() fails and sqlite3_reset() says
 ** SQLITE_SCHEMA before the program has written anything: an expired
 ** statement does not start, and the cookie is compared in OP_Transaction,
 ** the program's first opcode, before the row and any trigger.  So the
@@ -1306,6 +1306,7 @@ IDEM_PRIVATE int idemStoreCreate(IdemVtab *p){
                       p->zName, azIdemShadowDef[0]);
   idemAppendFormat2(p, s);
   p->iFormat = IDEM_FORMAT;
+  p->aCookie[1] = -1;         /* not checked: the first claim checks */
   return idemStoreExec(p, sqlite3_str_finish(s), "create");
 }
 
