@@ -196,6 +196,32 @@ IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
 IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
                               const char *zFmt, ...);
 
+/* One token of SQL text, as far as comparing two definitions needs: white
+** space and comments are not tokens; a name (a keyword, or an identifier,
+** quoted in any of SQLite's four ways or not) is compared with names as
+** SQLite compares them (its text unquoted, ASCII case folded); anything
+** else (a string, a number, a blob, an operator) by its bytes.  A string
+** is one token whatever it holds: "/" "*" inside quotes is not a comment.
+*/
+#define IDEM_TK_END   0
+#define IDEM_TK_NAME  1
+#define IDEM_TK_OTHER 2
+typedef struct IdemToken IdemToken;
+struct IdemToken {
+  int eType;                  /* IDEM_TK_* */
+  const char *z;              /* Its text in the SQL */
+  int n;                      /* Its length, quotes included */
+};
+
+/* The token at *pz into *pTok, *pz past it; the unquoted text of a name
+** token into zOut (nOut bytes); SQL text zFound against zWant token by
+** token: NULL if they say the same, else the first difference, described
+** (sqlite3_malloc'd; *pbNoMem set if it could not be made). */
+IDEM_PRIVATE void idemTokenNext(const char **pz, IdemToken *pTok);
+IDEM_PRIVATE void idemTokenName(const IdemToken *pTok, char *zOut, int nOut);
+IDEM_PRIVATE char *idemSqlDiff(const char *zFound, const char *zWant,
+                               int *pbNoMem);
+
 /* The error of an SQL function: "idem: " and the printf-style text, rc as
 ** the error code (SQLITE_NOMEM: out of memory, no text).  The one way an
 ** SQL function of idem reports an error. */

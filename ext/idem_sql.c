@@ -10,6 +10,9 @@
 **                                    compares it with an INTEGER column
 **   idemQueryRow(db, &pStmt, zFmt, ...)
 **                                    prepare a query and step to its row
+**   idemTokenNext(&z, &tok), idemTokenName(&tok, zOut, nOut),
+**   idemSqlDiff(zFound, zWant, &bNoMem)
+**                                    SQL text as tokens, two texts compared
 **   idemResultError(ctx, rc, zFmt, ...)
 **                                    an SQL function's error: "idem: ..."
 **
@@ -189,6 +192,150 @@ IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
   }
   sqlite3_finalize(pStmt);
   return rc;
+}
+
+/* ----------------------------------------------------------- SQL text */
+
+static int idemIsIdChar(unsigned char c){
+  return (c>='a' && c<='z') || (c>='A' && c<='Z') || (c>='0' && c<='9')
+      || c=='_' || c=='$' || c>=0x80;
+}
+
+/* The token at *pz into *pTok; *pz moves past it.  Text that ends inside a
+** quote is one token to the end: it differs from any definition. */
+IDEM_PRIVATE void idemTokenNext(const char **pz, IdemToken *pTok){
+  const unsigned char *z = (const unsigned char*)*pz;
+  const unsigned char *e;
+  for(;;){
+    while( *z==' ' || *z=='\t' || *z=='\n' || *z=='\r' || *z=='\f' ) z++;
+    if( z[0]=='-' && z[1]=='-' ){
+      while( *z && *z!='\n' ) z++;
+    }else if( z[0]=='/' && z[1]=='*' ){
+      for(z+=2; *z && !(z[0]=='*' && z[1]=='/'); z++){}
+      if( *z ) z += 2;
+    }else{
+      break;
+    }
+  }
+  pTok->z = (const char*)z;
+  pTok->eType = IDEM_TK_OTHER;
+  if( *z==0 ){
+    pTok->eType = IDEM_TK_END;
+    e = z;
+  }else if( *z=='\'' || *z=='"' || *z=='`' || *z=='[' ){
+    unsigned char q = *z=='[' ? ']' : *z;
+    for(e=z+1; *e; e++){
+      if( *e==q ){
+        if( q!=']' && e[1]==q ){ e++; continue; }   /* a doubled quote */
+        e++;
+        break;
+      }
+    }
+    if( *z!='\'' ) pTok->eType = IDEM_TK_NAME;
+  }else if( idemIsIdChar(*z) && !(*z>='0' && *z<='9') ){
+    for(e=z; idemIsIdChar(*e); e++){}
+    if( e==z+1 && (*z=='x' || *z=='X') && *e=='\'' ){   /* x'0011' */
+      for(e++; *e && *e!='\''; e++){}
+      if( *e ) e++;
+      pTok->eType = IDEM_TK_OTHER;
+    }else{
+      pTok->eType = IDEM_TK_NAME;
+    }
+  }else if( idemIsIdChar(*z) || *z=='.' ){              /* a number */
+    for(e=z; idemIsIdChar(*e) || *e=='.'
+          || ((*e=='+' || *e=='-') && (e[-1]=='e' || e[-1]=='E')); e++){}
+  }else{
+    e = z+1;
+  }
+  pTok->n = (int)(e - z);
+  *pz = (const char*)e;
+}
+
+/* The unquoted text of name token pTok into zOut (nOut bytes; a longer
+** name is cut, which only makes it differ). */
+IDEM_PRIVATE void idemTokenName(const IdemToken *pTok, char *zOut, int nOut){
+  const char *z = pTok->z;
+  int n = pTok->n, i, j = 0;
+  char q = 0;
+  if( n>=2 && (z[0]=='"' || z[0]=='`' || z[0]=='[') ){
+    q = z[0]=='[' ? 0 : z[0];
+    z++;
+    n -= 2;
+  }
+  for(i=0; i<n && j<nOut-1; i++){
+    zOut[j++] = z[i];
+    if( q && z[i]==q && i+1<n && z[i+1]==q ) i++;    /* "" is one " */
+  }
+  zOut[j] = 0;
+}
+
+/* True if the two tokens say the same to SQLite. */
+static int idemTokenSame(const IdemToken *a, const IdemToken *b){
+  char zA[128], zB[128];
+  if( a->eType!=b->eType ) return 0;
+  if( a->eType!=IDEM_TK_NAME ){
+    return a->n==b->n && memcmp(a->z, b->z, (size_t)a->n)==0;
+  }
+  idemTokenName(a, zA, (int)sizeof(zA));
+  idemTokenName(b, zB, (int)sizeof(zB));
+  return sqlite3_stricmp(zA, zB)==0;
+}
+
+/* The start of SQL text z for a message, into zOut (nOut bytes, at most
+** nOut-4 of them from z, then "..." and the terminator): white
+** space as one blank, cut short with "..." (never inside a UTF-8
+** character). */
+static void idemSnippet(const char *z, char *zOut, int nOut){
+  int i = 0, bBlank = 0;
+  for(; *z && i<nOut-4; z++){
+    unsigned char c = (unsigned char)*z;
+    if( c==' ' || c=='\t' || c=='\n' || c=='\r' || c=='\f' ){
+      bBlank = 1;
+      continue;
+    }
+    if( bBlank && i>0 ){
+      if( i+1>=nOut-4 ) break;      /* no room for the blank and a byte */
+      zOut[i++] = ' ';
+    }
+    bBlank = 0;
+    zOut[i++] = (char)c;
+  }
+  if( *z ){
+    while( i>0 && ((unsigned char)zOut[i-1] & 0xc0)==0x80 ) i--;   /* continuation */
+    if( i>0 && ((unsigned char)zOut[i-1])>=0xc0 ) i--;              /* lead byte */
+    memcpy(&zOut[i], "...", 3);
+    i += 3;
+  }
+  zOut[i] = 0;
+}
+
+/*
+** Compare the SQL text zFound with zWant token by token.  NULL if they say
+** the same, else a description of the first difference (sqlite3_malloc'd;
+** *pbNoMem set if it could not be made).
+*/
+IDEM_PRIVATE char *idemSqlDiff(const char *zFound, const char *zWant,
+                                int *pbNoMem){
+  IdemToken a, b;
+  char zA[44], zB[44];
+  char *z;
+  for(;;){
+    idemTokenNext(&zFound, &a);
+    idemTokenNext(&zWant, &b);
+    if( !idemTokenSame(&a, &b) ) break;
+    if( a.eType==IDEM_TK_END ) return 0;
+  }
+  idemSnippet(a.z, zA, (int)sizeof(zA));
+  idemSnippet(b.z, zB, (int)sizeof(zB));
+  if( a.eType==IDEM_TK_END ){
+    z = sqlite3_mprintf("it ends where idem's goes on with \"%s\"", zB);
+  }else if( b.eType==IDEM_TK_END ){
+    z = sqlite3_mprintf("it goes on with \"%s\" where idem's ends", zA);
+  }else{
+    z = sqlite3_mprintf("it has \"%s\" where idem's has \"%s\"", zA, zB);
+  }
+  if( z==0 ) *pbNoMem = 1;
+  return z;
 }
 
 /* ------------------------------------------------------------- errors */
