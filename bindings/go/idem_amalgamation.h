@@ -519,9 +519,9 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 ** Prepared statements, each prepared on first use by idemStmt() and kept
 ** (SQLITE_PREPARE_PERSISTENT) until the table is disconnected, dropped or
 ** renamed; the claim's INSERT by idemStoreInsert() (the legacy interface,
-** after a damage check), and again after each SQLITE_SCHEMA.  The queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMAIN_U) are
-** lent to one cursor at a time (idemStmtLend()); a second cursor gets a
-** private copy.
+** right after a damage check), and again after each SQLITE_SCHEMA.  The
+** queries (IDEM_STMT_Q_SCAN .. IDEM_STMT_Q_KEYMAIN_U) are lent to one
+** cursor at a time (idemStmtLend()); a second cursor gets a private copy.
 */
 #define IDEM_STMT_INSERT        0   /* claim or member row */
 #define IDEM_STMT_MAIN          1   /* identity and status of a call by key */
