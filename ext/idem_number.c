@@ -1916,10 +1916,16 @@ static IDEMNUM_INLINE int idemNumTiny17(
 static IDEMNUM_INLINE int idemNumTinyOut(
   char *zOut, const char *z, int k, int c, int last, int L
 ){
-  int j;
+  int j, x;
   memcpy(zOut, z, 16);
   memcpy(zOut+k-16, z+k-16, 16);
   if( last ) zOut[k-1] = (char)last;
+  x = (last ? last : (unsigned char)z[k-1]) - '0' + c;
+  if( IDEMNUM_LIKELY((unsigned)(x-1)<9) ){
+    /* no carry and no zero at the end (as idemNumCanonical()'s) */
+    zOut[k-1] = (char)('0' + x);
+    return k + idemNumPutExp(zOut+k, L);
+  }
   for(j=k-1; c; j--){
     if( zOut[j]=='.' ) continue;
     if( zOut[j]!='9' ){
@@ -2939,8 +2945,17 @@ static IDEMNUM_INLINE int idemNumCanonical(
         ** passed on the way from x to the answer would be in the
         ** interval, which step 3c rules out (and 3b's j is 0 or 1). */
         int c = (int)jj;
+        int x = z[k-1] - '0' + c;     /* the last byte kept, plus j */
         memcpy(zOut, z, 16);
         memcpy(zOut+iEnd-17, z+iEnd-17, 16);
+        if( IDEMNUM_LIKELY((unsigned)(x-1)<9) ){
+          /* A digit, and j added to it makes 1 to 9: no carry and no
+          ** zero at the end (nine times in ten), one byte to write, with
+          ** no branch on j (0 or 1 at random) */
+          zOut[k-1] = (char)('0' + x);
+          if( !noExp ) k += idemNumPutExp(zOut+k, L);
+          return k;
+        }
         for(j=k-1; c; j--){
           if( zOut[j]=='.' ) continue;
           c += zOut[j] - '0';
