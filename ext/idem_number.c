@@ -2118,9 +2118,12 @@ static IDEMNUM_INLINE int idemNumTiny3Out(
         int64_t aHi = (int64_t)((uint64_t)d*t + (uint64_t)d) - (int64_t)g + (int64_t)(one>>1);
         int64_t T = (int64_t)(10*t);
         int64_t j0 = (2*aLo + (aLo>=0 ? T : -T)) / (2*T);
-        if( j0>=-9 && j0<=9 && d16+j0>=1 && d16+j0<=9
-         && (2*j0-1>=0 ? (2*j0-1)*(T+10) : (2*j0-1)*T) <= 2*aLo
-         && 2*aHi <= (2*j0+1>0 ? (2*j0+1)*T : (2*j0+1)*(T+10)) ){
+        int64_t a = 2*j0-1, b = 2*j0+1;
+        /* (no branch on the signs of 2j-1 and 2j+1: masks, as at the
+        ** common path's step 3c) */
+        if( ((uint64_t)(d16+j0-1)<=8)
+          & (a*T + 10*(a & ~(a>>63)) <= 2*aLo)
+          & (2*aHi <= b*T + 10*(b & (b>>63))) ){
           return idemNumTinyOut(zOut, z, neg+17, 0, (int)('0' + d16 + j0), L);
         }
       }else{
@@ -2886,9 +2889,13 @@ static IDEMNUM_INLINE int idemNumCanonical(
         int64_t j0 = 2*aLo + 3*T;     /* 2a + 3T > 0: -1/2 < a, T > 0.45 */
         if( j0>0 ){
           j0 = j0/(2*T) - 1;          /* round(aLo/T), a first guess */
-          if( j0>=-1 && j0<=2
-           && (2*j0-1>=0 ? (2*j0-1)*(T+10) : (2*j0-1)*T) <= 2*aLo
-           && 2*aHi <= (2*j0+1>0 ? (2*j0+1)*T : (2*j0+1)*(T+10)) ){
+          /* (With no branch on the signs of 2j-1 and 2j+1, which the
+          ** digits decide: the bound for each sign by a mask, T+10 where
+          ** 2j-1 >= 0 or 2j+1 < 0) */
+          int64_t a = 2*j0-1, b = 2*j0+1;
+          if( ((uint64_t)(j0+1)<=3)
+            & (a*T + 10*(a & ~(a>>63)) <= 2*aLo)
+            & (2*aHi <= b*T + 10*(b & (b>>63))) ){
             jj = j0;
           }
         }
