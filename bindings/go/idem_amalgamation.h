@@ -2874,10 +2874,16 @@ static IDEMNUM_INLINE int idemNumTiny17(
 static IDEMNUM_INLINE int idemNumTinyOut(
   char *zOut, const char *z, int k, int c, int last, int L
 ){
-  int j;
+  int j, x;
   memcpy(zOut, z, 16);
   memcpy(zOut+k-16, z+k-16, 16);
   if( last ) zOut[k-1] = (char)last;
+  x = (last ? last : (unsigned char)z[k-1]) - '0' + c;
+  if( IDEMNUM_LIKELY((unsigned)(x-1)<9) ){
+    /* no carry and no zero at the end (as idemNumCanonical()'s) */
+    zOut[k-1] = (char)('0' + x);
+    return k + idemNumPutExp(zOut+k, L);
+  }
   for(j=k-1; c; j--){
     if( zOut[j]=='.' ) continue;
     if( zOut[j]!='9' ){
@@ -3070,9 +3076,12 @@ static IDEMNUM_INLINE int idemNumTiny3Out(
         int64_t aHi = (int64_t)((uint64_t)d*t + (uint64_t)d) - (int64_t)g + (int64_t)(one>>1);
         int64_t T = (int64_t)(10*t);
         int64_t j0 = (2*aLo + (aLo>=0 ? T : -T)) / (2*T);
-        if( j0>=-9 && j0<=9 && d16+j0>=1 && d16+j0<=9
-         && (2*j0-1>=0 ? (2*j0-1)*(T+10) : (2*j0-1)*T) <= 2*aLo
-         && 2*aHi <= (2*j0+1>0 ? (2*j0+1)*T : (2*j0+1)*(T+10)) ){
+        int64_t a = 2*j0-1, b = 2*j0+1;
+        /* (no branch on the signs of 2j-1 and 2j+1: masks, as at the
+        ** common path's step 3c) */
+        if( ((uint64_t)(d16+j0-1)<=8)
+          & (a*T + 10*(a & ~(a>>63)) <= 2*aLo)
+          & (2*aHi <= b*T + 10*(b & (b>>63))) ){
           return idemNumTinyOut(zOut, z, neg+17, 0, (int)('0' + d16 + j0), L);
         }
       }else{
@@ -3738,7 +3747,12 @@ static IDEMNUM_INLINE int idemNumCanonical(
     c1 = (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1);
   }
   d = z[iEnd-1] - '0';
-  w16 = w = idemNumSwar16(c0, c1);
+  /* (For "%.17g"'s shape, the two words' scalar steps side by side: a
+  ** shorter chain to step 3's product than SSE2's, whose decision the
+  ** digits make at random) */
+  w16 = w = isDec==3
+      ? (uint64_t)idemNumSwar8(c0)*100000000 + idemNumSwar8(c1)
+      : idemNumSwar16(c0, c1);
   /* (17 digits laid out on the way, not out of it and back: that cost
   ** every 17-digit literal a jump, a store of w and a load of d) */
   if( IDEMNUM_LIKELY(nD==17) ) w = w*10 + (uint64_t)d;
@@ -3761,12 +3775,162 @@ static IDEMNUM_INLINE int idemNumCanonical(
   assert( sh+4>=0 );
   t = tHi >> (sh + 4);
   g >>= 4;
-  if( (m & (IDEMNUM_HIDDEN-1))!=0
+  /* 17 digits that are not the answer (as "%.17g" prints most doubles):
+  ** the answer may be the first 16 digits of the literal plus j at the
+  ** 16th, the multiple of 10^(q+1) that is A + j*10^(q+1), A = x - d*10^q
+  ** (step 3b, at the end, for j = 0 or 1; step 3c for -1 <= j <= 2). */
+  if( IDEMNUM_LIKELY(nD==17) && (m & (IDEMNUM_HIDDEN-1))!=0 ){
+    /* 17 digits ("%.17g"): the interval's width against 10^(q+1) first.
+    ** Where it is narrower (10t > 1) the answer is the literal or one of
+    ** its two 16-digit neighbours A = x - d*10^q and B = A + 10^(q+1),
+    ** decided with no branch; the literal can be the answer only there
+    ** (the test of its own below: d*t >= g+2 and (10-d)*t + g > 1 add up
+    ** to 10t > 1).  Where it is wider, step 3c.  So one branch that the
+    ** digits decide comes first, where the literal's test first, then
+    ** this one, took two or three.  What is unusual (no answer known, a
+    ** carry, a 0 at the end, a layout other than the literal's) goes on
+    ** as before. */
+    int64_t jj = 9;                   /* 9: not known */
+    int nDrop = 1;                    /* digits of the literal dropped */
+    uint64_t w2, wTop;
+    if( 10*t>one ){
+      uint64_t dt = (uint64_t)d*t, et = (uint64_t)(10-d)*t;
+      int outA = g+2<=dt, outB = et + g > one;
+      int inA = g>=dt + (uint64_t)d;
+      int inB = et + (uint64_t)(10-d) + g + 2<=one;
+      int isLit = (t>=one) | (outA & outB & (2*g+4<=one+t) & (2*g+t>one));
+      int known = (inA & outB) | (inB & outA);
+      /* The answer's last digit: d, or the one before it plus j = inB
+      ** (inB is 0 where the literal is the answer: B is outside) */
+      int x = z[iEnd-2] - '0' + inB;
+      x += (d - x) & -isLit;          /* (no branch: a mask) */
+      if( IDEMNUM_LIKELY(noExp ? L>=-6 && iEnd>iInt+1
+                               : p==1 && (L>=21 || L<=-7))
+       && IDEMNUM_LIKELY((isLit | known) & ((unsigned)(x-1)<9)) ){
+        int k = iEnd - !isLit;        /* the answer's text ends at k */
+        memcpy(zOut, z, 16);
+        memcpy(zOut+iEnd-16, z+iEnd-16, 16);
+        zOut[k-1] = (char)('0' + x);
+        if( !noExp ) k += idemNumPutExp(zOut+k, L);
+        return k;
+      }
+      if( isLit ) goto the_literal;
+      if( known ) jj = inB;
+    }else if( 10*t+10<=one ){
+      /* Step 3c: T = 10t < 1, so that several multiples of 10^(q+1) may
+      ** be in the interval [v-u/2, v+u/2], but u < 10^(q+2) (t > 0.045
+      ** for 17 digits).  If no multiple of 10^(q+2) is in it (none
+      ** shorter is), the answer is the multiple of 10^(q+1) closest to v
+      ** (Schubfach, step 5, with k = q+1).  The multiples of 10^(q+2)
+      ** next to x are C = x - e*10^q and C + 10^(q+2), e the last two
+      ** digits; in units of u from v at g - 1/2 - e*t and that + 100t:
+      ** both outside if e*t > g and (100-e)*t + g > 1, which
+      ** e*ti >= gi+2 and (100-e)*ti + gi > 2^60 prove.  A is at
+      ** a = d*t - g + 1/2 below v, a*2^60 in (aLo, aHi); the closest
+      ** multiple is A + j*10^(q+1) for the integer j with
+      ** (j-1/2)*T < a < (j+1/2)*T, proven with T*2^60 in [10ti, 10ti+10)
+      ** (an end from the bound that holds for the sign of 2j-1 or 2j+1),
+      ** and then it is strictly inside the interval, T/2 < 1/2 from v.
+      ** As 100t > 4.5 > 1, the interval holds at most one multiple of
+      ** 10^(q+2): if C or C + 10^(q+2) is strictly inside (e*(ti+1) <= gi,
+      ** (100-e)*(ti+1) + gi+2 <= 2^60, as for A and B above) and the
+      ** other surely outside, it is the only decimal of 15 digits or
+      ** fewer there (a shorter one would be such a multiple): the
+      ** answer, the literal's first 15 digits plus 0 or 1 at the 15th. */
+      uint64_t e = ((c1>>56) & 0xf)*10 + (uint64_t)d;   /* w%100 */
+      int outC = e*t>=g+2;
+      int outD = (100-e)*t + g > one;
+      if( outC && outD ){
+        int64_t aLo = (int64_t)((uint64_t)d*t) - (int64_t)g - 2 + (int64_t)(one>>1);
+        int64_t aHi = (int64_t)((uint64_t)d*t + d) - (int64_t)g + (int64_t)(one>>1);
+        int64_t T = (int64_t)(10*t);
+        int64_t j0 = 2*aLo + 3*T;     /* 2a + 3T > 0: -1/2 < a, T > 0.45 */
+        if( j0>0 ){
+          j0 = j0/(2*T) - 1;          /* round(aLo/T), a first guess */
+          /* (With no branch on the signs of 2j-1 and 2j+1, which the
+          ** digits decide: the bound for each sign by a mask, T+10 where
+          ** 2j-1 >= 0 or 2j+1 < 0) */
+          int64_t a = 2*j0-1, b = 2*j0+1;
+          if( ((uint64_t)(j0+1)<=3)
+            & (a*T + 10*(a & ~(a>>63)) <= 2*aLo)
+            & (2*aHi <= b*T + 10*(b & (b>>63))) ){
+            jj = j0;
+          }
+        }
+      }else{
+        int inC = g>=e*(t+1);
+        int inD = (100-e)*(t+1) + g + 2<=one;
+        if( (inC & outD) | (inD & outC) ){
+          jj = inD;
+          nDrop = 2;
+        }
+      }
+    }
+    /* w2: the answer's digits, 16 (or 15 if nDrop is 2) of them but for
+    ** zeros at the end.  (It never gains a digit: near a power of ten
+    ** u > 10^q * 11, so that 10t < 1 there and no multiple of 10^(q+1)
+    ** other than the power is in the interval; the test is kept.) */
+    if( nDrop==1 ){
+      w2 = w16 + (uint64_t)jj;
+      wTop = 10000000000000000ULL;
+    }else{
+      w2 = w16/10 + (uint64_t)jj;
+      wTop = 1000000000000000ULL;
+    }
+    if( jj!=9 && w2*10>=wTop && w2<wTop ){
+      int n2 = 17 - nDrop;
+      int k = iEnd - nDrop;           /* the answer's text ends at k */
+      if( noExp ? k>iInt && L>=-6 : p==1 && (L>=21 || L<=-7) ){
+        /* The literal is laid out as ECMAScript lays out the answer
+        ** (ddd.ddd or 0.000ddd, the dropped digits after the '.'; or
+        ** d.ddde+NN, d.ddde-NN, its exponent then written anew): its
+        ** text but the digits dropped, j added at the last one kept, then
+        ** without the zeros at its end.  A carry runs over 9s and the
+        ** '.', never beyond the first digit (w2 < wTop).  There is never
+        ** a borrow, nor a carry from j = 2: the multiple of 10^(q+2)
+        ** passed on the way from x to the answer would be in the
+        ** interval, which step 3c rules out (and 3b's j is 0 or 1). */
+        int c = (int)jj;
+        int x = z[k-1] - '0' + c;     /* the last byte kept, plus j */
+        memcpy(zOut, z, 16);
+        memcpy(zOut+iEnd-17, z+iEnd-17, 16);
+        if( IDEMNUM_LIKELY((unsigned)(x-1)<9) ){
+          /* A digit, and j added to it makes 1 to 9: no carry and no
+          ** zero at the end (nine times in ten), one byte to write, with
+          ** no branch on j (0 or 1 at random) */
+          zOut[k-1] = (char)('0' + x);
+          if( !noExp ) k += idemNumPutExp(zOut+k, L);
+          return k;
+        }
+        for(j=k-1; c; j--){
+          if( zOut[j]=='.' ) continue;
+          c += zOut[j] - '0';
+          assert( c>=0 && c<=10 );
+          if( c<10 ){
+            zOut[j] = (char)('0' + c);
+            break;
+          }
+          zOut[j] = '0';
+          c = 1;
+        }
+        while( zOut[k-1]=='0' ) k--;
+        k -= zOut[k-1]=='.';
+        if( !noExp ) k += idemNumPutExp(zOut+k, L);
+        return k;
+      }
+      while( w2%10==0 ){
+        w2 /= 10;
+        n2--;
+      }
+      return idemNumLayoutValue(zOut, neg, w2, n2, L);
+    }
+  }else if( (m & (IDEMNUM_HIDDEN-1))!=0
    && (t>=one || (g+2<=(uint64_t)d*t
                && (uint64_t)(10-d)*t + g > one
                && 2*g+4<=one+t
                && 2*g+t>one))
   ){
+the_literal:
     /* The digits of the literal are the answer. */
     if( noExp ? L>=-6
                 : (p==1 && (L>=21 || L<=-7)
@@ -3810,117 +3974,6 @@ static IDEMNUM_INLINE int idemNumCanonical(
       }
     }
     return idemNumLayoutValue(zOut, neg, w, nD, L);
-  }
-
-  /* 17 digits that are not the answer (as "%.17g" prints most doubles):
-  ** the answer may be the first 16 digits of the literal plus j at the
-  ** 16th, the multiple of 10^(q+1) that is A + j*10^(q+1), A = x - d*10^q
-  ** (step 3b, at the end, for j = 0 or 1; step 3c for -1 <= j <= 2). */
-  if( nD==17 && (m & (IDEMNUM_HIDDEN-1))!=0 ){
-    int64_t jj = 9;                   /* 9: not known */
-    int nDrop = 1;                    /* digits of the literal dropped */
-    uint64_t w2, wTop;
-    if( 10*t>one ){
-      int inA = g>=(uint64_t)d*(t+1);
-      int outA = g+2<=(uint64_t)d*t;
-      int inB = (uint64_t)(10-d)*(t+1) + g + 2<=one;
-      int outB = (uint64_t)(10-d)*t + g > one;
-      if( (inA & outB) | (inB & outA) ) jj = inB;
-    }else if( 10*t+10<=one ){
-      /* Step 3c: T = 10t < 1, so that several multiples of 10^(q+1) may
-      ** be in the interval [v-u/2, v+u/2], but u < 10^(q+2) (t > 0.045
-      ** for 17 digits).  If no multiple of 10^(q+2) is in it (none
-      ** shorter is), the answer is the multiple of 10^(q+1) closest to v
-      ** (Schubfach, step 5, with k = q+1).  The multiples of 10^(q+2)
-      ** next to x are C = x - e*10^q and C + 10^(q+2), e the last two
-      ** digits; in units of u from v at g - 1/2 - e*t and that + 100t:
-      ** both outside if e*t > g and (100-e)*t + g > 1, which
-      ** e*ti >= gi+2 and (100-e)*ti + gi > 2^60 prove.  A is at
-      ** a = d*t - g + 1/2 below v, a*2^60 in (aLo, aHi); the closest
-      ** multiple is A + j*10^(q+1) for the integer j with
-      ** (j-1/2)*T < a < (j+1/2)*T, proven with T*2^60 in [10ti, 10ti+10)
-      ** (an end from the bound that holds for the sign of 2j-1 or 2j+1),
-      ** and then it is strictly inside the interval, T/2 < 1/2 from v.
-      ** As 100t > 4.5 > 1, the interval holds at most one multiple of
-      ** 10^(q+2): if C or C + 10^(q+2) is strictly inside (e*(ti+1) <= gi,
-      ** (100-e)*(ti+1) + gi+2 <= 2^60, as for A and B above) and the
-      ** other surely outside, it is the only decimal of 15 digits or
-      ** fewer there (a shorter one would be such a multiple): the
-      ** answer, the literal's first 15 digits plus 0 or 1 at the 15th. */
-      uint64_t e = ((c1>>56) & 0xf)*10 + (uint64_t)d;   /* w%100 */
-      int outC = e*t>=g+2;
-      int outD = (100-e)*t + g > one;
-      if( outC && outD ){
-        int64_t aLo = (int64_t)((uint64_t)d*t) - (int64_t)g - 2 + (int64_t)(one>>1);
-        int64_t aHi = (int64_t)((uint64_t)d*t + d) - (int64_t)g + (int64_t)(one>>1);
-        int64_t T = (int64_t)(10*t);
-        int64_t j0 = 2*aLo + 3*T;     /* 2a + 3T > 0: -1/2 < a, T > 0.45 */
-        if( j0>0 ){
-          j0 = j0/(2*T) - 1;          /* round(aLo/T), a first guess */
-          if( j0>=-1 && j0<=2
-           && (2*j0-1>=0 ? (2*j0-1)*(T+10) : (2*j0-1)*T) <= 2*aLo
-           && 2*aHi <= (2*j0+1>0 ? (2*j0+1)*T : (2*j0+1)*(T+10)) ){
-            jj = j0;
-          }
-        }
-      }else{
-        int inC = g>=e*(t+1);
-        int inD = (100-e)*(t+1) + g + 2<=one;
-        if( (inC & outD) | (inD & outC) ){
-          jj = inD;
-          nDrop = 2;
-        }
-      }
-    }
-    /* w2: the answer's digits, 16 (or 15 if nDrop is 2) of them but for
-    ** zeros at the end.  (It never gains a digit: near a power of ten
-    ** u > 10^q * 11, so that 10t < 1 there and no multiple of 10^(q+1)
-    ** other than the power is in the interval; the test is kept.) */
-    if( nDrop==1 ){
-      w2 = w16 + (uint64_t)jj;
-      wTop = 10000000000000000ULL;
-    }else{
-      w2 = w16/10 + (uint64_t)jj;
-      wTop = 1000000000000000ULL;
-    }
-    if( jj!=9 && w2*10>=wTop && w2<wTop ){
-      int n2 = 17 - nDrop;
-      int k = iEnd - nDrop;           /* the answer's text ends at k */
-      if( noExp ? k>iInt && L>=-6 : p==1 && (L>=21 || L<=-7) ){
-        /* The literal is laid out as ECMAScript lays out the answer
-        ** (ddd.ddd or 0.000ddd, the dropped digits after the '.'; or
-        ** d.ddde+NN, d.ddde-NN, its exponent then written anew): its
-        ** text but the digits dropped, j added at the last one kept, then
-        ** without the zeros at its end.  A carry runs over 9s and the
-        ** '.', never beyond the first digit (w2 < wTop).  There is never
-        ** a borrow, nor a carry from j = 2: the multiple of 10^(q+2)
-        ** passed on the way from x to the answer would be in the
-        ** interval, which step 3c rules out (and 3b's j is 0 or 1). */
-        int c = (int)jj;
-        memcpy(zOut, z, 16);
-        memcpy(zOut+iEnd-17, z+iEnd-17, 16);
-        for(j=k-1; c; j--){
-          if( zOut[j]=='.' ) continue;
-          c += zOut[j] - '0';
-          assert( c>=0 && c<=10 );
-          if( c<10 ){
-            zOut[j] = (char)('0' + c);
-            break;
-          }
-          zOut[j] = '0';
-          c = 1;
-        }
-        while( zOut[k-1]=='0' ) k--;
-        k -= zOut[k-1]=='.';
-        if( !noExp ) k += idemNumPutExp(zOut+k, L);
-        return k;
-      }
-      while( w2%10==0 ){
-        w2 /= 10;
-        n2--;
-      }
-      return idemNumLayoutValue(zOut, neg, w2, n2, L);
-    }
   }
 
   /* Not known: step 5, from the double m*2^e of step 3 (decided above,
