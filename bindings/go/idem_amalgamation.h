@@ -3747,12 +3747,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
     c1 = (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1);
   }
   d = z[iEnd-1] - '0';
-  /* (For "%.17g"'s shape, the two words' scalar steps side by side: a
-  ** shorter chain to step 3's product than SSE2's, whose decision the
-  ** digits make at random) */
-  w16 = w = isDec==3
-      ? (uint64_t)idemNumSwar8(c0)*100000000 + idemNumSwar8(c1)
-      : idemNumSwar16(c0, c1);
+  w16 = w = idemNumSwar16(c0, c1);
   /* (17 digits laid out on the way, not out of it and back: that cost
   ** every 17-digit literal a jump, a store of w and a load of d) */
   if( IDEMNUM_LIKELY(nD==17) ) w = w*10 + (uint64_t)d;
@@ -3775,47 +3770,78 @@ static IDEMNUM_INLINE int idemNumCanonical(
   assert( sh+4>=0 );
   t = tHi >> (sh + 4);
   g >>= 4;
+  /* Where the interval is wider than 10^(q+1) (10t <= 1) the literal
+  ** cannot be the answer (its test's d*t >= g+2 and (10-d)*t + g > 1 add
+  ** up to 10t > 1): 17 digits ("%.17g") go straight to step 3c, 16 to
+  ** step 5.  The && of that test, two or three branches that the digits
+  ** decide, was mispredicted there before the width's own test. */
+  if( 10*t<=one ) goto not_the_answer;
+  if( (m & (IDEMNUM_HIDDEN-1))!=0
+   && (t>=one || (g+2<=(uint64_t)d*t
+               && (uint64_t)(10-d)*t + g > one
+               && 2*g+4<=one+t
+               && 2*g+t>one))
+  ){
+    /* The digits of the literal are the answer. */
+    if( noExp ? L>=-6
+                : (p==1 && (L>=21 || L<=-7)
+                   /* the exponent as ECMAScript writes it: no zeros dropped
+                   ** before it, "e", a sign and no leading zero */
+                   && iEnd==iExp && z[iExp]=='e'
+                   && (z[iExp+1]=='+' || z[iExp+1]=='-') && z[iExp+2]!='0') ){
+      /* ddd.ddd, ddd, 0.000ddd or d.ddde-NN (16 to 25 bytes): as
+      ** written, less any zeros dropped. */
+      int nOut = noExp ? iEnd : n;
+      memcpy(zOut, z, 16);
+      memcpy(zOut+nOut-16, z+nOut-16, 16);
+      return nOut;
+    }
+    if( p==1 && !noExp ){
+      /* d.ddde-NN, as JSON.stringify() and Python write long numbers: the
+      ** digits are z[iInt-1] and the nD-1 (15 or 16) after the '.', and
+      ** 16 bytes from there stay in the literal (the exponent follows). */
+      char *o = zOut + neg;
+      if( L>=21 || L<=-7 ){
+        /* As written up to the 'e' (17 to 19 bytes), then the exponent as
+        ** ECMAScript writes it (Python writes "e-07"). */
+        memcpy(zOut, z, 16);
+        memcpy(zOut+iEnd-16, z+iEnd-16, 16);
+        return iEnd + idemNumPutExp(zOut+iEnd, L);
+      }
+      zOut[0] = '-';
+      if( L<0 ){
+        /* 0.000ddd */
+        memcpy(o, "0.000000", 8);
+        o[1-L] = z[iInt-1];
+        memcpy(o+2-L, z+iInt+1, 16);
+        return neg + 1 - L + nD;
+      }
+      if( L>=nD-1 ){
+        /* All the digits, then zeros: an integer below 10^21 */
+        o[0] = z[iInt-1];
+        memcpy(o+1, z+iInt+1, 16);
+        memcpy(o+nD, "00000000", 8);
+        return neg + 1 + L;
+      }
+    }
+    return idemNumLayoutValue(zOut, neg, w, nD, L);
+  }
+
+not_the_answer:
   /* 17 digits that are not the answer (as "%.17g" prints most doubles):
   ** the answer may be the first 16 digits of the literal plus j at the
   ** 16th, the multiple of 10^(q+1) that is A + j*10^(q+1), A = x - d*10^q
   ** (step 3b, at the end, for j = 0 or 1; step 3c for -1 <= j <= 2). */
-  if( IDEMNUM_LIKELY(nD==17) && (m & (IDEMNUM_HIDDEN-1))!=0 ){
-    /* 17 digits ("%.17g"): the interval's width against 10^(q+1) first.
-    ** Where it is narrower (10t > 1) the answer is the literal or one of
-    ** its two 16-digit neighbours A = x - d*10^q and B = A + 10^(q+1),
-    ** decided with no branch; the literal can be the answer only there
-    ** (the test of its own below: d*t >= g+2 and (10-d)*t + g > 1 add up
-    ** to 10t > 1).  Where it is wider, step 3c.  So one branch that the
-    ** digits decide comes first, where the literal's test first, then
-    ** this one, took two or three.  What is unusual (no answer known, a
-    ** carry, a 0 at the end, a layout other than the literal's) goes on
-    ** as before. */
+  if( nD==17 && (m & (IDEMNUM_HIDDEN-1))!=0 ){
     int64_t jj = 9;                   /* 9: not known */
     int nDrop = 1;                    /* digits of the literal dropped */
     uint64_t w2, wTop;
     if( 10*t>one ){
-      uint64_t dt = (uint64_t)d*t, et = (uint64_t)(10-d)*t;
-      int outA = g+2<=dt, outB = et + g > one;
-      int inA = g>=dt + (uint64_t)d;
-      int inB = et + (uint64_t)(10-d) + g + 2<=one;
-      int isLit = (t>=one) | (outA & outB & (2*g+4<=one+t) & (2*g+t>one));
-      int known = (inA & outB) | (inB & outA);
-      /* The answer's last digit: d, or the one before it plus j = inB
-      ** (inB is 0 where the literal is the answer: B is outside) */
-      int x = z[iEnd-2] - '0' + inB;
-      x += (d - x) & -isLit;          /* (no branch: a mask) */
-      if( IDEMNUM_LIKELY(noExp ? L>=-6 && iEnd>iInt+1
-                               : p==1 && (L>=21 || L<=-7))
-       && IDEMNUM_LIKELY((isLit | known) & ((unsigned)(x-1)<9)) ){
-        int k = iEnd - !isLit;        /* the answer's text ends at k */
-        memcpy(zOut, z, 16);
-        memcpy(zOut+iEnd-16, z+iEnd-16, 16);
-        zOut[k-1] = (char)('0' + x);
-        if( !noExp ) k += idemNumPutExp(zOut+k, L);
-        return k;
-      }
-      if( isLit ) goto the_literal;
-      if( known ) jj = inB;
+      int inA = g>=(uint64_t)d*(t+1);
+      int outA = g+2<=(uint64_t)d*t;
+      int inB = (uint64_t)(10-d)*(t+1) + g + 2<=one;
+      int outB = (uint64_t)(10-d)*t + g > one;
+      if( (inA & outB) | (inB & outA) ) jj = inB;
     }else if( 10*t+10<=one ){
       /* Step 3c: T = 10t < 1, so that several multiples of 10^(q+1) may
       ** be in the interval [v-u/2, v+u/2], but u < 10^(q+2) (t > 0.045
@@ -3852,8 +3878,8 @@ static IDEMNUM_INLINE int idemNumCanonical(
           ** 2j-1 >= 0 or 2j+1 < 0) */
           int64_t a = 2*j0-1, b = 2*j0+1;
           if( ((uint64_t)(j0+1)<=3)
-            & (a*T + 10*(a & ~(a>>63)) <= 2*aLo)
-            & (2*aHi <= b*T + 10*(b & (b>>63))) ){
+            & (a*T + ((10*a) & ~(j0-1)>>63) <= 2*aLo)
+            & (2*aHi <= b*T + ((j0>>63) & -10)) ){
             jj = j0;
           }
         }
@@ -3924,56 +3950,6 @@ static IDEMNUM_INLINE int idemNumCanonical(
       }
       return idemNumLayoutValue(zOut, neg, w2, n2, L);
     }
-  }else if( (m & (IDEMNUM_HIDDEN-1))!=0
-   && (t>=one || (g+2<=(uint64_t)d*t
-               && (uint64_t)(10-d)*t + g > one
-               && 2*g+4<=one+t
-               && 2*g+t>one))
-  ){
-the_literal:
-    /* The digits of the literal are the answer. */
-    if( noExp ? L>=-6
-                : (p==1 && (L>=21 || L<=-7)
-                   /* the exponent as ECMAScript writes it: no zeros dropped
-                   ** before it, "e", a sign and no leading zero */
-                   && iEnd==iExp && z[iExp]=='e'
-                   && (z[iExp+1]=='+' || z[iExp+1]=='-') && z[iExp+2]!='0') ){
-      /* ddd.ddd, ddd, 0.000ddd or d.ddde-NN (16 to 25 bytes): as
-      ** written, less any zeros dropped. */
-      int nOut = noExp ? iEnd : n;
-      memcpy(zOut, z, 16);
-      memcpy(zOut+nOut-16, z+nOut-16, 16);
-      return nOut;
-    }
-    if( p==1 && !noExp ){
-      /* d.ddde-NN, as JSON.stringify() and Python write long numbers: the
-      ** digits are z[iInt-1] and the nD-1 (15 or 16) after the '.', and
-      ** 16 bytes from there stay in the literal (the exponent follows). */
-      char *o = zOut + neg;
-      if( L>=21 || L<=-7 ){
-        /* As written up to the 'e' (17 to 19 bytes), then the exponent as
-        ** ECMAScript writes it (Python writes "e-07"). */
-        memcpy(zOut, z, 16);
-        memcpy(zOut+iEnd-16, z+iEnd-16, 16);
-        return iEnd + idemNumPutExp(zOut+iEnd, L);
-      }
-      zOut[0] = '-';
-      if( L<0 ){
-        /* 0.000ddd */
-        memcpy(o, "0.000000", 8);
-        o[1-L] = z[iInt-1];
-        memcpy(o+2-L, z+iInt+1, 16);
-        return neg + 1 - L + nD;
-      }
-      if( L>=nD-1 ){
-        /* All the digits, then zeros: an integer below 10^21 */
-        o[0] = z[iInt-1];
-        memcpy(o+1, z+iInt+1, 16);
-        memcpy(o+nD, "00000000", 8);
-        return neg + 1 + L;
-      }
-    }
-    return idemNumLayoutValue(zOut, neg, w, nD, L);
   }
 
   /* Not known: step 5, from the double m*2^e of step 3 (decided above,
