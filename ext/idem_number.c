@@ -1916,10 +1916,16 @@ static IDEMNUM_INLINE int idemNumTiny17(
 static IDEMNUM_INLINE int idemNumTinyOut(
   char *zOut, const char *z, int k, int c, int last, int L
 ){
-  int j;
+  int j, x;
   memcpy(zOut, z, 16);
   memcpy(zOut+k-16, z+k-16, 16);
   if( last ) zOut[k-1] = (char)last;
+  x = (last ? last : (unsigned char)z[k-1]) - '0' + c;
+  if( IDEMNUM_LIKELY((unsigned)(x-1)<9) ){
+    /* no carry and no zero at the end (as idemNumCanonical()'s) */
+    zOut[k-1] = (char)('0' + x);
+    return k + idemNumPutExp(zOut+k, L);
+  }
   for(j=k-1; c; j--){
     if( zOut[j]=='.' ) continue;
     if( zOut[j]!='9' ){
@@ -2112,9 +2118,12 @@ static IDEMNUM_INLINE int idemNumTiny3Out(
         int64_t aHi = (int64_t)((uint64_t)d*t + (uint64_t)d) - (int64_t)g + (int64_t)(one>>1);
         int64_t T = (int64_t)(10*t);
         int64_t j0 = (2*aLo + (aLo>=0 ? T : -T)) / (2*T);
-        if( j0>=-9 && j0<=9 && d16+j0>=1 && d16+j0<=9
-         && (2*j0-1>=0 ? (2*j0-1)*(T+10) : (2*j0-1)*T) <= 2*aLo
-         && 2*aHi <= (2*j0+1>0 ? (2*j0+1)*T : (2*j0+1)*(T+10)) ){
+        int64_t a = 2*j0-1, b = 2*j0+1;
+        /* (no branch on the signs of 2j-1 and 2j+1: masks, as at the
+        ** common path's step 3c) */
+        if( ((uint64_t)(d16+j0-1)<=8)
+          & (a*T + 10*(a & ~(a>>63)) <= 2*aLo)
+          & (2*aHi <= b*T + 10*(b & (b>>63))) ){
           return idemNumTinyOut(zOut, z, neg+17, 0, (int)('0' + d16 + j0), L);
         }
       }else{
@@ -2803,6 +2812,12 @@ static IDEMNUM_INLINE int idemNumCanonical(
   assert( sh+4>=0 );
   t = tHi >> (sh + 4);
   g >>= 4;
+  /* Where the interval is wider than 10^(q+1) (10t <= 1) the literal
+  ** cannot be the answer (its test's d*t >= g+2 and (10-d)*t + g > 1 add
+  ** up to 10t > 1): 17 digits ("%.17g") go straight to step 3c, 16 to
+  ** step 5.  The && of that test, two or three branches that the digits
+  ** decide, was mispredicted there before the width's own test. */
+  if( 10*t<=one ) goto not_the_answer;
   if( (m & (IDEMNUM_HIDDEN-1))!=0
    && (t>=one || (g+2<=(uint64_t)d*t
                && (uint64_t)(10-d)*t + g > one
@@ -2854,6 +2869,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
     return idemNumLayoutValue(zOut, neg, w, nD, L);
   }
 
+not_the_answer:
   /* 17 digits that are not the answer (as "%.17g" prints most doubles):
   ** the answer may be the first 16 digits of the literal plus j at the
   ** 16th, the multiple of 10^(q+1) that is A + j*10^(q+1), A = x - d*10^q
@@ -2899,9 +2915,13 @@ static IDEMNUM_INLINE int idemNumCanonical(
         int64_t j0 = 2*aLo + 3*T;     /* 2a + 3T > 0: -1/2 < a, T > 0.45 */
         if( j0>0 ){
           j0 = j0/(2*T) - 1;          /* round(aLo/T), a first guess */
-          if( j0>=-1 && j0<=2
-           && (2*j0-1>=0 ? (2*j0-1)*(T+10) : (2*j0-1)*T) <= 2*aLo
-           && 2*aHi <= (2*j0+1>0 ? (2*j0+1)*T : (2*j0+1)*(T+10)) ){
+          /* (With no branch on the signs of 2j-1 and 2j+1, which the
+          ** digits decide: the bound for each sign by a mask, T+10 where
+          ** 2j-1 >= 0 or 2j+1 < 0) */
+          int64_t a = 2*j0-1, b = 2*j0+1;
+          if( ((uint64_t)(j0+1)<=3)
+            & (a*T + ((10*a) & ~(j0-1)>>63) <= 2*aLo)
+            & (2*aHi <= b*T + ((j0>>63) & -10)) ){
             jj = j0;
           }
         }
@@ -2939,8 +2959,17 @@ static IDEMNUM_INLINE int idemNumCanonical(
         ** passed on the way from x to the answer would be in the
         ** interval, which step 3c rules out (and 3b's j is 0 or 1). */
         int c = (int)jj;
+        int x = z[k-1] - '0' + c;     /* the last byte kept, plus j */
         memcpy(zOut, z, 16);
         memcpy(zOut+iEnd-17, z+iEnd-17, 16);
+        if( IDEMNUM_LIKELY((unsigned)(x-1)<9) ){
+          /* A digit, and j added to it makes 1 to 9: no carry and no
+          ** zero at the end (nine times in ten), one byte to write, with
+          ** no branch on j (0 or 1 at random) */
+          zOut[k-1] = (char)('0' + x);
+          if( !noExp ) k += idemNumPutExp(zOut+k, L);
+          return k;
+        }
         for(j=k-1; c; j--){
           if( zOut[j]=='.' ) continue;
           c += zOut[j] - '0';
