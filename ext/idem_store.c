@@ -609,7 +609,7 @@ static int idemExplainTouches(IdemVtab *p, const IdemRoots *pR,
     }
   }
   sqlite3_finalize(pStmt);
-  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;      /* (listed in part: none) */
 }
 
 /* Set *pbTouch if trigger zTrig (in schema zSchema, on table or view zTbl)
