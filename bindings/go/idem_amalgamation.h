@@ -10842,8 +10842,11 @@ static int idemRootsHas(const IdemRoots *pR, int iDb, int iRoot){
 
 /* Compile zSql (EXPLAIN) and set *pbTouch if its program, or a trigger
 ** program it runs, opens or clears a shadow table.  SQLITE_OK if it
-** compiled, SQLITE_NOMEM, or SQLITE_ERROR if SQLite would not compile it
-** here (the caller decides from the text instead). */
+** compiled, SQLITE_ERROR if SQLite would not compile it here (SQLITE_ERROR
+** or SQLITE_AUTH from the prepare: the caller decides from the text
+** instead), or any other failure as it is (SQLITE_NOMEM, SQLITE_INTERRUPT
+** from sqlite3_interrupt() or a progress handler, SQLITE_LOCKED, ...):
+** no verdict, for the caller to pass on, never to take for either. */
 static int idemExplainTouches(IdemVtab *p, const IdemRoots *pR,
                               char *zSql, int *pbTouch){
   sqlite3_stmt *pStmt = 0;
@@ -10853,7 +10856,7 @@ static int idemExplainTouches(IdemVtab *p, const IdemRoots *pR,
   sqlite3_free(zSql);
   if( rc!=SQLITE_OK ){
     sqlite3_finalize(pStmt);
-    return rc==SQLITE_NOMEM ? rc : SQLITE_ERROR;
+    return rc==SQLITE_ERROR || rc==SQLITE_AUTH ? SQLITE_ERROR : rc;
   }
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
     const char *zOp = (const char*)sqlite3_column_text(pStmt, 1);
@@ -10869,7 +10872,7 @@ static int idemExplainTouches(IdemVtab *p, const IdemRoots *pR,
     }
   }
   sqlite3_finalize(pStmt);
-  return rc==SQLITE_DONE ? SQLITE_OK : rc==SQLITE_NOMEM ? rc : SQLITE_ERROR;
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;      /* (listed in part: none) */
 }
 
 /* Set *pbTouch if trigger zTrig (in schema zSchema, on table or view zTbl)
@@ -10885,7 +10888,7 @@ static int idemTriggerTouches(IdemVtab *p, const IdemRoots *pR,
     azQ[nQ++] = p->zDb;
   }
   *pbCompiled = 0;
-  for(i=0; i<nQ && rc!=SQLITE_NOMEM; i++){
+  for(i=0; i<nQ && rc==SQLITE_OK; i++){
     sqlite3_stmt *pCols = 0;
     sqlite3_str *pSet = sqlite3_str_new(p->db);
     char *zSet;
@@ -10900,21 +10903,21 @@ static int idemTriggerTouches(IdemVtab *p, const IdemRoots *pR,
       r = sqlite3_step(pCols);
     }
     sqlite3_finalize(pCols);
-    if( r==SQLITE_NOMEM || sqlite3_str_errcode(pSet) ){
+    if( (r!=SQLITE_DONE && r!=SQLITE_ERROR) || sqlite3_str_errcode(pSet) ){
       sqlite3_free(sqlite3_str_finish(pSet));
-      return SQLITE_NOMEM;
+      return r==SQLITE_DONE || r==SQLITE_ERROR ? SQLITE_NOMEM : r;
     }
     zSet = sqlite3_str_finish(pSet);    /* NULL: no column to set */
     r = idemExplainTouches(p, pR, sqlite3_mprintf("EXPLAIN INSERT INTO"
             " \"%w\".\"%w\" DEFAULT VALUES", azQ[i], zTbl), pbTouch);
-    if( r==SQLITE_OK ) nOk++; else if( r==SQLITE_NOMEM ) rc = r;
+    if( r==SQLITE_OK ) nOk++; else if( r!=SQLITE_ERROR ) rc = r;
     r = idemExplainTouches(p, pR, sqlite3_mprintf("EXPLAIN DELETE FROM"
             " \"%w\".\"%w\"", azQ[i], zTbl), pbTouch);
-    if( r==SQLITE_OK ) nOk++; else if( r==SQLITE_NOMEM ) rc = r;
+    if( r==SQLITE_OK ) nOk++; else if( r!=SQLITE_ERROR ) rc = r;
     r = zSet==0 ? SQLITE_ERROR : idemExplainTouches(p, pR,
             sqlite3_mprintf("EXPLAIN UPDATE \"%w\".\"%w\" SET %s", azQ[i],
                             zTbl, zSet), pbTouch);
-    if( r==SQLITE_OK ) nOk++; else if( r==SQLITE_NOMEM ) rc = r;
+    if( r==SQLITE_OK ) nOk++; else if( r!=SQLITE_ERROR ) rc = r;
     sqlite3_free(zSet);
     if( nOk==3 ) *pbCompiled = 1;
   }
@@ -10947,7 +10950,7 @@ static int idemSchemaTouches(IdemVtab *p, const IdemRoots *pR, int bTriggers,
       rc = sqlite3_step(pStmt);
     }
     sqlite3_finalize(pStmt);
-    return rc==SQLITE_NOMEM ? rc : SQLITE_OK;
+    return rc==SQLITE_ROW || rc==SQLITE_DONE || rc==SQLITE_ERROR ? SQLITE_OK : rc;
   }
   if( zType[0]=='v' ){
     rc = idemExplainTouches(p, pR, sqlite3_mprintf("EXPLAIN SELECT * FROM"
@@ -10956,7 +10959,7 @@ static int idemSchemaTouches(IdemVtab *p, const IdemRoots *pR, int bTriggers,
   }else if( bTriggers ){
     rc = idemTriggerTouches(p, pR, zSchema, zTbl, &bCompiled, pbTouch);
   }
-  if( rc==SQLITE_NOMEM ) return rc;
+  if( rc!=SQLITE_OK && rc!=SQLITE_ERROR ) return rc;   /* no verdict */
   if( !bCompiled && !*pbTouch ) *pbTouch = idemSqlNamesShadow(zSql, p->zName);
   return SQLITE_OK;
 }
@@ -11049,7 +11052,8 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
 ** PRAGMA integrity_check reports it.  The check runs at connect and again,
 ** after a schema change, before the claim's INSERT is prepared
 ** (idemStoreInsert(), idemStoreRecheck()).  p->bClaimSeen: <name>_claim
-** was found, and is idem's.  Returns SQLITE_OK or SQLITE_NOMEM.
+** was found, and is idem's.  Returns SQLITE_OK (a verdict), or the failure
+** that left the check without one (SQLITE_NOMEM, SQLITE_INTERRUPT, ...).
 */
 static int idemCheckShadow(IdemVtab *p){
   static const char zTail[] = "; the database was changed outside idem:"
@@ -11154,14 +11158,18 @@ static int idemCheckShadow(IdemVtab *p){
     if( p->zDamaged==0 ) bNoMem = 1;
   }
   sqlite3_free(zWhy);
-  if( bNoMem || (rc!=SQLITE_OK && rc!=SQLITE_ROW && rc!=SQLITE_DONE) ){
+  if( bNoMem ) rc = SQLITE_NOMEM;
+  if( rc==SQLITE_ROW || rc==SQLITE_DONE ) rc = SQLITE_OK;
+  if( rc!=SQLITE_OK ){
     /* No verdict: the next idemStoreRecheck() checks again, whatever the
-    ** cookies (they were read before the failure). */
+    ** cookies (they were read before the failure), and no claim may be
+    ** written meanwhile: a check cut short (SQLITE_INTERRUPT from
+    ** sqlite3_interrupt() or a progress handler, out of memory, a
+    ** truncated file) has not looked at everything, and the claim's INSERT
+    ** prepared after it would run whatever trigger it did not reach. */
     p->aCookie[1] = -1;
   }
-  /* Any other failure of the check (a truncated file) shows again, with
-  ** its own message, when the table is used. */
-  return bNoMem || rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
+  return rc;
 }
 
 /*
@@ -11179,6 +11187,10 @@ IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){
   if( rc!=SQLITE_OK ) return idemVtabDbError(p, rc);
   if( aCookie[0]!=p->aCookie[0] || aCookie[1]!=p->aCookie[1] ){
     rc = idemCheckShadow(p);
+    if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+      idemVtabError(p, "cannot check the shadow tables: %s",
+                    sqlite3_errstr(rc));
+    }
   }
   return rc;
 }
@@ -11420,7 +11432,11 @@ IDEM_PRIVATE int idemStoreCreate(IdemVtab *p){
 */
 IDEM_PRIVATE int idemStoreConnect(IdemVtab *p){
   int rc = idemCheckShadow(p);
-  if( rc==SQLITE_OK ) rc = idemReadFormat(p);
+  /* A check without a verdict (but out of memory) does not stop the table
+  ** from connecting: reads, records and DROP TABLE work; a truncated file
+  ** shows with its own message when the table is used, and the first
+  ** claim checks again (idemStoreClaimable()). */
+  if( rc!=SQLITE_NOMEM ) rc = idemReadFormat(p);
   return rc;
 }
 
