@@ -1032,7 +1032,12 @@ static int idemInsertProgram(IdemVtab *p, sqlite3_stmt *pEx,
       nUnique++;
     }
   }
-  if( rc!=SQLITE_DONE ) return rc;        /* (listed in part: no verdict) */
+  if( rc!=SQLITE_DONE ){
+    /* Listed in part: no verdict.  A legacy statement's step says
+    ** SQLITE_ERROR, its reset the code (SQLITE_INTERRUPT, ...). */
+    int rc2 = sqlite3_reset(pEx);
+    return rc2!=SQLITE_OK ? rc2 : rc;
+  }
   if( zHow==0 && pR->n>0 && mWritten!=(1u<<pR->n)-1 ){
     zHow = "does not write each of its indexes";
   }

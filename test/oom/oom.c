@@ -372,6 +372,21 @@ static const Op aOp[] = {
       " VALUES('alice','c1','charge','{\"amount\":5}','external')", 0, 0,
       "INSERT INTO calls(who,conv,tool,args,kind)"
       " VALUES('alice','c1','charge','{\"amount\":5}','external')" },
+  /* A trigger on calls_claim that sqlite_schema no longer shows (its row
+  ** deleted with PRAGMA writable_schema on this connection) still runs in
+  ** memory: the program SQLite compiled for the INSERT is listed
+  ** (idemInsertProgram()) and the claim refused; a listing that failed is
+  ** no verdict, and the claim after it is refused as without faults. */
+  { "claim-trigger-hidden", TABLE CLAIM_K1 "CREATE TABLE tlog(x);"
+      "CREATE TRIGGER t AFTER INSERT ON calls_claim BEGIN"
+      " INSERT INTO tlog VALUES(new.who); END;"
+      "PRAGMA writable_schema=ON; DELETE FROM sqlite_schema WHERE name='t';"
+      "PRAGMA writable_schema=OFF;",
+      "INSERT INTO calls(who,conv,tool,args,kind)"
+      " VALUES('alice','c1','charge','{\"amount\":5}','external')", 0, 0,
+      "INSERT INTO calls(who,conv,tool,args,kind)"
+      " VALUES('alice','c1','charge','{\"amount\":5}','external');"
+      "SELECT count(*) FROM tlog" },
   { "claim-doc", TABLE,
       "INSERT INTO calls(who,conv,tool,args,kind) VALUES('bob','c2','bulk',:doc,'external')", 0, 0, 0 },
   { "duplicate-ignore", TABLE CLAIM_K1,
