@@ -10806,11 +10806,14 @@ typedef struct IdemRoots IdemRoots;
 struct IdemRoots {
   int iDb;                    /* The table's schema, as opcodes number it */
   int n;                      /* Root pages in a[] */
+  int nIdx;                   /* Of them, indexes' */
   int a[16];                  /* Of each shadow table and of its indexes */
 };
 
-/* The root pages of the shadow tables of p, and their schema's number. */
-static int idemRootsLoad(IdemVtab *p, IdemRoots *pR){
+/* The root pages of the shadow tables of p (of <name>_claim alone if
+** bClaim), as sqlite_schema's text holds them, and their schema's
+** number. */
+static int idemRootsLoad(IdemVtab *p, IdemRoots *pR, int bClaim){
   sqlite3_stmt *pStmt = 0;
   int rc;
   memset(pR, 0, sizeof(*pR));
@@ -10820,12 +10823,20 @@ static int idemRootsLoad(IdemVtab *p, IdemRoots *pR){
   if( rc==SQLITE_ROW ) pR->iDb = sqlite3_column_int(pStmt, 0);
   sqlite3_finalize(pStmt);
   if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return rc;
-  rc = idemQueryRow(p->db, &pStmt, "SELECT rootpage FROM \"%w\".sqlite_schema"
-      " WHERE tbl_name COLLATE NOCASE IN ('%q_claim','%q_expiry','%q_config')"
-      " AND rootpage>0", p->zDb, p->zName, p->zName, p->zName);
+  if( bClaim ){
+    rc = idemQueryRow(p->db, &pStmt, "SELECT rootpage, type='index' FROM"
+        " \"%w\".sqlite_schema WHERE tbl_name COLLATE NOCASE = '%q_claim'"
+        " AND rootpage>0", p->zDb, p->zName);
+  }else{
+    rc = idemQueryRow(p->db, &pStmt, "SELECT rootpage, type='index' FROM"
+        " \"%w\".sqlite_schema WHERE tbl_name COLLATE NOCASE IN ('%q_claim',"
+        " '%q_expiry', '%q_config') AND rootpage>0", p->zDb, p->zName,
+        p->zName, p->zName);
+  }
   while( rc==SQLITE_ROW ){
     if( pR->n<(int)(sizeof(pR->a)/sizeof(pR->a[0])) ){
       pR->a[pR->n++] = sqlite3_column_int(pStmt, 0);
+      pR->nIdx += sqlite3_column_int(pStmt, 1);
     }
     rc = sqlite3_step(pStmt);
   }
@@ -11055,9 +11066,9 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
 ** was found, and is idem's.  Returns SQLITE_OK (a verdict), or the failure
 ** that left the check without one (SQLITE_NOMEM, SQLITE_INTERRUPT, ...).
 */
+static const char zIdemDamageTail[] = "; the database was changed outside"
+                                     " idem: claims are refused";
 static int idemCheckShadow(IdemVtab *p){
-  static const char zTail[] = "; the database was changed outside idem:"
-                              " claims are refused";
   sqlite3_stmt *pStmt = 0;
   char *zWhy = 0;
   IdemRoots roots;
@@ -11117,7 +11128,7 @@ static int idemCheckShadow(IdemVtab *p){
   ** or read them behind idem's back), a table's foreign key (whose action
   ** could delete or change claims, or stop idem's own writes), as SQLite
   ** resolves each (idemSchemaTouches()). */
-  rc = idemRootsLoad(p, &roots);
+  rc = idemRootsLoad(p, &roots, 0);
   if( rc!=SQLITE_OK ) goto done;
   sqlite3_db_config(p->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, -1, &bTriggers);
   rc = idemQueryRow(p->db, &pStmt, "SELECT type, name, sql, tbl_name, s FROM"
@@ -11154,7 +11165,7 @@ static int idemCheckShadow(IdemVtab *p){
  done:
   sqlite3_finalize(pStmt);
   if( zWhy ){
-    p->zDamaged = sqlite3_mprintf("%s%s", zWhy, zTail);
+    p->zDamaged = sqlite3_mprintf("%s%s", zWhy, zIdemDamageTail);
     if( p->zDamaged==0 ) bNoMem = 1;
   }
   sqlite3_free(zWhy);
@@ -11168,6 +11179,20 @@ static int idemCheckShadow(IdemVtab *p){
     ** truncated file) has not looked at everything, and the claim's INSERT
     ** prepared after it would run whatever trigger it did not reach. */
     p->aCookie[1] = -1;
+  }
+  return rc;
+}
+
+/*
+** A check that failed with rc (out of memory, interrupted, ...) is no
+** verdict: the claim fails with the reason, and the next claim checks the
+** shadow tables in whole (aCookie[1]) before it prepares the INSERT.
+** Returns rc.
+*/
+static int idemCheckFailed(IdemVtab *p, int rc){
+  p->aCookie[1] = -1;
+  if( rc!=SQLITE_NOMEM ){
+    idemVtabError(p, "cannot check the shadow tables: %s", sqlite3_errstr(rc));
   }
   return rc;
 }
@@ -11187,10 +11212,7 @@ IDEM_PRIVATE int idemStoreRecheck(IdemVtab *p){
   if( rc!=SQLITE_OK ) return idemVtabDbError(p, rc);
   if( aCookie[0]!=p->aCookie[0] || aCookie[1]!=p->aCookie[1] ){
     rc = idemCheckShadow(p);
-    if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
-      idemVtabError(p, "cannot check the shadow tables: %s",
-                    sqlite3_errstr(rc));
-    }
+    if( rc!=SQLITE_OK ) idemCheckFailed(p, rc);
   }
   return rc;
 }
@@ -11208,6 +11230,97 @@ IDEM_PRIVATE int idemStoreClaimable(IdemVtab *p){
     rc = SQLITE_CORRUPT_VTAB;
   }
   return rc;
+}
+
+/*
+** THE PROGRAM THE CLAIM'S INSERT RUNS.  The damage check reads the
+** schema's text (sqlite_schema), and SQLite compiles the INSERT from the
+** schema it holds in memory: they differ after PRAGMA writable_schema
+** edits of sqlite_schema on this connection (a trigger's row deleted that
+** way keeps running until the schema is read again).  So the program
+** SQLite compiled is looked at too, each time the INSERT is prepared
+** (never at a claim): pEx is the same SQL under EXPLAIN, prepared right
+** after it with the same interface, no statement run in between, so
+** against the same schema in memory; were that schema read again in
+** between, the INSERT's OP_Transaction (which holds the schema's
+** generation) would fail it with SQLITE_SCHEMA before it writes.  The
+** listing holds every trigger program the INSERT can run.  It must write
+** <name>_claim and nothing else, as the text says (pR: its b-trees in
+** sqlite_schema, from idemRootsLoad()): no trigger program (OP_Program),
+** no b-tree opened but those, each of them written, a uniqueness check
+** that aborts for each of its indexes (no conflict clause, no constraint
+** missing), no row deleted (a REPLACE), no virtual table.  What only the
+** values written would show (a DEFAULT, a COLLATE, an affinity) is left
+** to the text; a CHECK or NOT NULL added fails the claim, and an IGNORE
+** shows in changes() (idemCheckChanges()).  *pzWhy: what is wrong, or
+** NULL; SQLITE_OK, or the failure that left no verdict (out of memory,
+** interrupted).
+*/
+static int idemInsertProgram(IdemVtab *p, sqlite3_stmt *pEx,
+                             const IdemRoots *pR, char **pzWhy){
+  char zTrig[128];
+  const char *zHow = 0;
+  unsigned int mWritten = 0;
+  int i, rc, nUnique = 0, bTrig = 0;
+  zTrig[0] = 0;
+  *pzWhy = 0;
+  while( (rc = sqlite3_step(pEx))==SQLITE_ROW ){
+    const char *zOp = (const char*)sqlite3_column_text(pEx, 1);
+    int p1 = sqlite3_column_int(pEx, 2);
+    int p2 = sqlite3_column_int(pEx, 3);
+    int p3 = sqlite3_column_int(pEx, 4);
+    if( zOp==0 ) continue;
+    if( strcmp(zOp, "Program")==0 ){
+      bTrig = 1;
+    }else if( strcmp(zOp, "Init")==0 ){
+      /* A trigger program's first opcode names it ("-- TRIGGER t") */
+      const char *z4 = (const char*)sqlite3_column_text(pEx, 5);
+      if( z4 && zTrig[0]==0 && strncmp(z4, "-- TRIGGER ", 11)==0 ){
+        sqlite3_snprintf((int)sizeof(zTrig), zTrig, "%s", z4+11);
+      }
+    }else if( strcmp(zOp, "OpenRead")==0 || strcmp(zOp, "OpenWrite")==0
+           || strcmp(zOp, "ReopenIdx")==0 ){
+      if( !idemRootsHas(pR, p3, p2) ){
+        if( zHow==0 ) zHow = "opens a b-tree that is not one of its own";
+      }else if( zOp[4]=='W' ){
+        for(i=0; i<pR->n; i++) if( pR->a[i]==p2 ) mWritten |= 1u<<i;
+      }
+    }else if( strcmp(zOp, "Delete")==0 || strcmp(zOp, "IdxDelete")==0
+           || strcmp(zOp, "Clear")==0 || strcmp(zOp, "Destroy")==0 ){
+      if( zHow==0 ) zHow = "deletes rows (a conflict clause that replaces)";
+    }else if( zOp[0]=='V' && strcmp(zOp, "Variable")!=0 ){
+      if( zHow==0 ) zHow = "writes a virtual table";
+    }else if( strcmp(zOp, "Halt")==0 && p1==SQLITE_CONSTRAINT_UNIQUE
+           && p2==2 /* OE_Abort */ ){
+      nUnique++;
+    }
+  }
+  if( rc!=SQLITE_DONE ){
+    /* Listed in part: no verdict.  A legacy statement's step says
+    ** SQLITE_ERROR, its reset the code (SQLITE_INTERRUPT, ...). */
+    int rc2 = sqlite3_reset(pEx);
+    return rc2!=SQLITE_OK ? rc2 : rc;
+  }
+  if( zHow==0 && pR->n>0 && mWritten!=(1u<<pR->n)-1 ){
+    zHow = "does not write each of its indexes";
+  }
+  if( zHow==0 && nUnique<pR->nIdx ){
+    zHow = "does not abort on a duplicate in each of its UNIQUE"
+           " constraints (a conflict clause, or a constraint missing)";
+  }
+  if( bTrig ){
+    *pzWhy = sqlite3_mprintf("%s_claim has a trigger%s%s%s that sqlite_schema"
+        " does not show (PRAGMA writable_schema?), which can void or change"
+        " what idem writes", p->zName, zTrig[0] ? " (" : "", zTrig,
+        zTrig[0] ? ")" : "");
+  }else if( zHow || pR->n==0 ){
+    *pzWhy = sqlite3_mprintf("%s_claim in SQLite's memory is not the table"
+        " sqlite_schema shows (PRAGMA writable_schema?): the claim's INSERT"
+        " %s", p->zName, zHow ? zHow : "writes no b-tree of its own");
+  }else{
+    return SQLITE_OK;
+  }
+  return *pzWhy ? SQLITE_OK : SQLITE_NOMEM;
 }
 
 /*
@@ -11245,23 +11358,59 @@ IDEM_PRIVATE int idemStoreClaimable(IdemVtab *p){
 */
 IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns){
   sqlite3_stmt *pIns = p->aStmt[IDEM_STMT_INSERT];
-  char *zSql;
+  sqlite3_stmt *pEx = 0;
+  char *zSql, *zEx, *zWhy = 0;
+  IdemRoots roots;
   int rc;
   *ppIns = pIns;
   if( pIns ) return SQLITE_OK;
   rc = idemStoreClaimable(p);
   if( rc!=SQLITE_OK ) return rc;
   zSql = idemStmtSql(p, IDEM_STMT_INSERT);
-  if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
+  zEx = zSql ? sqlite3_mprintf("EXPLAIN %s", zSql) : 0;
+  if( zEx==0 ){
+    sqlite3_free(zSql);
+    return idemVtabDbError(p, SQLITE_NOMEM);
+  }
   if( !p->bClaimSeen ){
     rc = idemPrepare(p, zSql, 0, &pIns);
     sqlite3_finalize(pIns);
     pIns = 0;
   }
   if( rc==SQLITE_OK ){
-    rc = sqlite3_prepare(p->db, zSql, -1, &pIns, 0);
-    if( rc!=SQLITE_OK ) idemVtabDbError(p, rc);
+    /* Its b-trees as the text holds them, then the INSERT and the same
+    ** under EXPLAIN, back to back (idemInsertProgram()). */
+    rc = idemRootsLoad(p, &roots, 1);
+    if( rc==SQLITE_OK ){
+      rc = sqlite3_prepare(p->db, zSql, -1, &pIns, 0);
+      if( rc!=SQLITE_OK ) idemVtabDbError(p, rc);
+    }else{
+      rc = idemCheckFailed(p, rc);
+    }
   }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_prepare(p->db, zEx, -1, &pEx, 0);
+    if( rc==SQLITE_OK ) rc = idemInsertProgram(p, pEx, &roots, &zWhy);
+    sqlite3_finalize(pEx);
+    if( rc!=SQLITE_OK ){
+      rc = idemCheckFailed(p, rc);
+    }else if( zWhy ){
+      /* Refused until the schema changes (idemStoreClaimable()). */
+      p->zDamaged = sqlite3_mprintf("%s%s", zWhy, zIdemDamageTail);
+      rc = p->zDamaged ? SQLITE_CORRUPT_VTAB : SQLITE_NOMEM;
+      if( rc==SQLITE_NOMEM ){
+        rc = idemCheckFailed(p, rc);
+      }else{
+        idemVtabError(p, "%s", p->zDamaged);
+      }
+    }
+    if( rc!=SQLITE_OK ){
+      sqlite3_finalize(pIns);
+      pIns = 0;
+    }
+  }
+  sqlite3_free(zWhy);
+  sqlite3_free(zEx);
   sqlite3_free(zSql);
   p->aStmt[IDEM_STMT_INSERT] = *ppIns = pIns;
   return rc;
