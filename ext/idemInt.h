@@ -14,8 +14,8 @@
 **   idem_number.c     RFC 8785 / ECMAScript number text
 **   idem_utf8.c       UTF-8 validation of a whole input
 **   idem_time.c       the clock and the stored time text
-**   idem_sql.c        conversions of SQL values, the one-row query, and
-**                     the SQL functions' error
+**   idem_sql.c        conversions of SQL values, the one-row query, the
+**                     SQL functions' error, what a compiled program opens
 **   idem_canonical.c  canonical JSON (RFC 8785) and idem_canonical()
 **   idem_key.c        the key of a call, idem_key(), idem_header()
 **   idem_durable.c    the durability check of an external claim
@@ -221,6 +221,30 @@ IDEM_PRIVATE void idemTokenNext(const char **pz, IdemToken *pTok);
 IDEM_PRIVATE void idemTokenName(const IdemToken *pTok, char *zOut, int nOut);
 IDEM_PRIVATE char *idemSqlDiff(const char *zFound, const char *zWant,
                                int *pbNoMem);
+
+/* What a compiled program does, from its EXPLAIN listing (the trigger
+** programs it runs are listed with it).  IdemRoots: b-trees by root page,
+** in schema iDb as opcodes number it (the store loads those of its shadow
+** tables from sqlite_schema's text).  idemRootsHas(): is (iDb, iRoot) one
+** of them.  idemExplainTouches(): compile zSql (EXPLAIN, freed here) and
+** set *pbTouch if its program opens or clears one of them: SQLITE_OK,
+** SQLITE_ERROR if SQLite would not compile it here, or another failure
+** (no verdict).  idemInsertProgram(): step pEx, the claim's INSERT under
+** EXPLAIN, and set *pzWhy (sqlite3_malloc'd) if it runs anything but
+** writes of table zName's <zName>_claim, whose b-trees pR holds:
+** SQLITE_OK, or the failure that left no verdict. */
+typedef struct IdemRoots IdemRoots;
+struct IdemRoots {
+  int iDb;                    /* The table's schema, as opcodes number it */
+  int n;                      /* Root pages in a[] */
+  int nIdx;                   /* Of them, indexes' */
+  int a[16];                  /* Of each shadow table and of its indexes */
+};
+IDEM_PRIVATE int idemRootsHas(const IdemRoots *pR, int iDb, int iRoot);
+IDEM_PRIVATE int idemExplainTouches(sqlite3 *db, const IdemRoots *pR,
+                                    char *zSql, int *pbTouch);
+IDEM_PRIVATE int idemInsertProgram(sqlite3_stmt *pEx, const IdemRoots *pR,
+                                   const char *zName, char **pzWhy);
 
 /* The error of an SQL function: "idem: " and the printf-style text, rc as
 ** the error code (SQLITE_NOMEM: out of memory, no text).  The one way an

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** idem_sql.c -- what every part that speaks to SQLite shares, below them
-** all: the conversions of SQL values, the one-row query, and the one way
-** an SQL function reports an error.
+** all: the conversions of SQL values, the one-row query, the one way an
+** SQL function reports an error, and what a compiled program opens.
 **
 **   idemValueUtf8(pVal, &n)          the bytes of a TEXT value, no copy
 **   idemJsonNumberText(pVal, zOut)   an INTEGER or REAL as its JSON text
@@ -15,6 +15,10 @@
 **                                    SQL text as tokens, two texts compared
 **   idemResultError(ctx, rc, zFmt, ...)
 **                                    an SQL function's error: "idem: ..."
+**   idemRootsHas(pR, iDb, iRoot), idemExplainTouches(db, pR, zSql, &b),
+**   idemInsertProgram(pEx, pR, zName, &zWhy)
+**                                    what a compiled program opens, from
+**                                    its EXPLAIN listing
 **
 ** A table's errors have their own helper, which names the table
 ** (idemVtabError()).
@@ -365,4 +369,139 @@ IDEM_PRIVATE void idemResultError(sqlite3_context *ctx, int rc,
   sqlite3_result_error(ctx, zMsg, -1);
   sqlite3_free(zMsg);
   if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
+}
+
+/* ------------------------------------------------- compiled programs */
+
+IDEM_PRIVATE int idemRootsHas(const IdemRoots *pR, int iDb, int iRoot){
+  int i;
+  if( iDb!=pR->iDb ) return 0;
+  for(i=0; i<pR->n; i++) if( pR->a[i]==iRoot ) return 1;
+  return 0;
+}
+
+/* Compile zSql (EXPLAIN) and set *pbTouch if its program, or a trigger
+** program it runs, opens or clears a shadow table.  SQLITE_OK if it
+** compiled, SQLITE_ERROR if SQLite would not compile it here (SQLITE_ERROR
+** or SQLITE_AUTH from the prepare: the caller decides from the text
+** instead), or any other failure as it is (SQLITE_NOMEM, SQLITE_INTERRUPT
+** from sqlite3_interrupt() or a progress handler, SQLITE_LOCKED, ...):
+** no verdict, for the caller to pass on, never to take for either. */
+IDEM_PRIVATE int idemExplainTouches(sqlite3 *db, const IdemRoots *pR,
+                                    char *zSql, int *pbTouch){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  if( rc!=SQLITE_OK ){
+    sqlite3_finalize(pStmt);
+    return rc==SQLITE_ERROR || rc==SQLITE_AUTH ? SQLITE_ERROR : rc;
+  }
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *zOp = (const char*)sqlite3_column_text(pStmt, 1);
+    int p1 = sqlite3_column_int(pStmt, 2);
+    int p2 = sqlite3_column_int(pStmt, 3);
+    int p3 = sqlite3_column_int(pStmt, 4);
+    if( zOp==0 ) continue;
+    if( (strcmp(zOp, "OpenRead")==0 || strcmp(zOp, "OpenWrite")==0
+         || strcmp(zOp, "ReopenIdx")==0) ? idemRootsHas(pR, p3, p2)
+      : strcmp(zOp, "Clear")==0 ? idemRootsHas(pR, p2, p1)
+      : strcmp(zOp, "Destroy")==0 ? idemRootsHas(pR, p3, p1) : 0 ){
+      *pbTouch = 1;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;      /* (listed in part: none) */
+}
+
+/*
+** THE PROGRAM THE CLAIM'S INSERT RUNS.  The damage check reads the
+** schema's text (sqlite_schema), and SQLite compiles the INSERT from the
+** schema it holds in memory: they differ after PRAGMA writable_schema
+** edits of sqlite_schema on this connection (a trigger's row deleted that
+** way keeps running until the schema is read again).  So the program
+** SQLite compiled is looked at too, each time the INSERT is prepared
+** (never at a claim): pEx is the same SQL under EXPLAIN, prepared right
+** after it with the same interface, no statement run in between, so
+** against the same schema in memory; were that schema read again in
+** between, the INSERT's OP_Transaction (which holds the schema's
+** generation) would fail it with SQLITE_SCHEMA before it writes.  The
+** listing holds every trigger program the INSERT can run.  It must write
+** <name>_claim and nothing else, as the text says (pR: its b-trees in
+** sqlite_schema, from idemRootsLoad()): no trigger program (OP_Program),
+** no b-tree opened but those, each of them written, a uniqueness check
+** that aborts for each of its indexes (no conflict clause, no constraint
+** missing), no row deleted (a REPLACE), no virtual table.  What only the
+** values written would show (a DEFAULT, a COLLATE, an affinity) is left
+** to the text; a CHECK or NOT NULL added fails the claim, and an IGNORE
+** shows in changes() (idemCheckChanges()).  *pzWhy: what is wrong, or
+** NULL; SQLITE_OK, or the failure that left no verdict (out of memory,
+** interrupted).
+*/
+IDEM_PRIVATE int idemInsertProgram(sqlite3_stmt *pEx, const IdemRoots *pR,
+                                   const char *zName, char **pzWhy){
+  char zTrig[128];
+  const char *zHow = 0;
+  unsigned int mWritten = 0;
+  int i, rc, nUnique = 0, bTrig = 0;
+  zTrig[0] = 0;
+  *pzWhy = 0;
+  while( (rc = sqlite3_step(pEx))==SQLITE_ROW ){
+    const char *zOp = (const char*)sqlite3_column_text(pEx, 1);
+    int p1 = sqlite3_column_int(pEx, 2);
+    int p2 = sqlite3_column_int(pEx, 3);
+    int p3 = sqlite3_column_int(pEx, 4);
+    if( zOp==0 ) continue;
+    if( strcmp(zOp, "Program")==0 ){
+      bTrig = 1;
+    }else if( strcmp(zOp, "Init")==0 ){
+      /* A trigger program's first opcode names it ("-- TRIGGER t") */
+      const char *z4 = (const char*)sqlite3_column_text(pEx, 5);
+      if( z4 && zTrig[0]==0 && strncmp(z4, "-- TRIGGER ", 11)==0 ){
+        sqlite3_snprintf((int)sizeof(zTrig), zTrig, "%s", z4+11);
+      }
+    }else if( strcmp(zOp, "OpenRead")==0 || strcmp(zOp, "OpenWrite")==0
+           || strcmp(zOp, "ReopenIdx")==0 ){
+      if( !idemRootsHas(pR, p3, p2) ){
+        if( zHow==0 ) zHow = "opens a b-tree that is not one of its own";
+      }else if( zOp[4]=='W' ){
+        for(i=0; i<pR->n; i++) if( pR->a[i]==p2 ) mWritten |= 1u<<i;
+      }
+    }else if( strcmp(zOp, "Delete")==0 || strcmp(zOp, "IdxDelete")==0
+           || strcmp(zOp, "Clear")==0 || strcmp(zOp, "Destroy")==0 ){
+      if( zHow==0 ) zHow = "deletes rows (a conflict clause that replaces)";
+    }else if( zOp[0]=='V' && strcmp(zOp, "Variable")!=0 ){
+      if( zHow==0 ) zHow = "writes a virtual table";
+    }else if( strcmp(zOp, "Halt")==0 && p1==SQLITE_CONSTRAINT_UNIQUE
+           && p2==2 /* OE_Abort */ ){
+      nUnique++;
+    }
+  }
+  if( rc!=SQLITE_DONE ){
+    /* Listed in part: no verdict.  A legacy statement's step says
+    ** SQLITE_ERROR, its reset the code (SQLITE_INTERRUPT, ...). */
+    int rc2 = sqlite3_reset(pEx);
+    return rc2!=SQLITE_OK ? rc2 : rc;
+  }
+  if( zHow==0 && pR->n>0 && mWritten!=(1u<<pR->n)-1 ){
+    zHow = "does not write each of its indexes";
+  }
+  if( zHow==0 && nUnique<pR->nIdx ){
+    zHow = "does not abort on a duplicate in each of its UNIQUE"
+           " constraints (a conflict clause, or a constraint missing)";
+  }
+  if( bTrig ){
+    *pzWhy = sqlite3_mprintf("%s_claim has a trigger%s%s%s that sqlite_schema"
+        " does not show (PRAGMA writable_schema?), which can void or change"
+        " what idem writes", zName, zTrig[0] ? " (" : "", zTrig,
+        zTrig[0] ? ")" : "");
+  }else if( zHow || pR->n==0 ){
+    *pzWhy = sqlite3_mprintf("%s_claim in SQLite's memory is not the table"
+        " sqlite_schema shows (PRAGMA writable_schema?): the claim's INSERT"
+        " %s", zName, zHow ? zHow : "writes no b-tree of its own");
+  }else{
+    return SQLITE_OK;
+  }
+  return *pzWhy ? SQLITE_OK : SQLITE_NOMEM;
 }
