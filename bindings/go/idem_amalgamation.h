@@ -11362,7 +11362,11 @@ IDEM_PRIVATE int idemStoreClaimable(IdemVtab *p){
 ** schema is looked at only when the statement is prepared, and it is
 ** prepared only right after the damage check has passed against the
 ** same schema (idemStoreClaimable()): a trigger compiled into it is one
-** the check has seen and refused.  After SQLITE_SCHEMA
+** the check has seen and refused.  The check reads the schema's text and
+** SQLite compiles from the schema in memory, which PRAGMA writable_schema
+** can set apart: so the program compiled is listed (the same SQL under
+** EXPLAIN, prepared right after it) and judged too (idemInsertProgram()),
+** and a listing that failed is no verdict (idemCheckFailed()).  After SQLITE_SCHEMA
 ** (idemStoreInsertStep()) it is finalized, and the next claim checks the
 ** tables and prepares it again: a change that does not touch them (a
 ** table of the application's, on any connection) costs one check, never
