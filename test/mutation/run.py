@@ -31,12 +31,16 @@ The list's format, one block per mutant, blank lines between:
 
 `find` and `replace` are one line each (leading and trailing white space is
 not part of them; `\\n` in either stands for a line break).  Instead of
-`tests:`, `equivalent: <reason>`.
+`tests:`, `equivalent: <reason>`.  An optional `match: <glob>` runs only
+the tests of those files whose names match it (tcl/tester.tcl's MATCH),
+for a mutant whose killing tests sit behind a long file: the files must
+pass with it on the tree as it is, as without it.
 """
 import concurrent.futures
 import os
 import queue
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -45,7 +49,7 @@ import time
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 LIST = os.path.join(ROOT, "test", "mutation", "mutants.txt")
-FIELDS = ("id", "file", "find", "replace", "rule", "tests", "equivalent")
+FIELDS = ("id", "file", "find", "replace", "rule", "tests", "match", "equivalent")
 
 
 def parse(path):
@@ -78,6 +82,8 @@ def parse(path):
                 sys.exit("%s: mutant without %s" % (where, k))
         if ("tests" in m) == ("equivalent" in m):
             sys.exit("%s: mutant %s needs tests: or equivalent: (one of them)" % (where, m["id"]))
+        if "match" in m and "tests" not in m:
+            sys.exit("%s: mutant %s: match: needs tests:" % (where, m["id"]))
         if m["id"] in seen:
             sys.exit("%s: mutant id %s used twice" % (where, m["id"]))
         seen.add(m["id"])
@@ -215,6 +221,19 @@ def main(argv):
                         secs["test/" + name] = float(t)
                     except ValueError:
                         pass
+        # And each match: with its files, on the tree as it is: a test
+        # that fails there without the tests MATCH skips (a state they
+        # set up) would kill every mutant.
+        for glob in sorted({m["match"] for m in runnable if "match" in m}):
+            files = sorted({t for m in runnable if m.get("match") == glob
+                            for t in m["tests"].split()})
+            base = sh(["tclsh", "tcl/run.tcl"] + files, work,
+                      dict(env, IDEM_JOBS="", MATCH=glob))
+            if base.returncode or re.search(r"^0 passed", base.stdout, re.M):
+                print(base.stdout[-3000:])
+                print("the named tests matching %s fail (or none runs) without any"
+                      " mutant: fix them first" % glob)
+                return 1
         for m in mutants:
             if "equivalent" in m:
                 print("%-34s equivalent: %s" % (m["id"], m["equivalent"]))
@@ -228,6 +247,8 @@ def main(argv):
             # Scratch files inside the copy: what a file that died leaves
             # there goes with the copy.
             wenv = dict(env, IDEM_TMP=os.path.join(w, "tmp"), TMPDIR=os.path.join(w, "tmp"))
+            if "match" in m:
+                wenv["MATCH"] = m["match"]
             os.makedirs(wenv["TMPDIR"], exist_ok=True)
             for p in PRODUCTS:
                 try:
