@@ -552,16 +552,11 @@ static int idemRootsLoad(IdemVtab *p, IdemRoots *pR, int bClaim){
   if( rc==SQLITE_ROW ) pR->iDb = sqlite3_column_int(pStmt, 0);
   sqlite3_finalize(pStmt);
   if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return rc;
-  if( bClaim ){
-    rc = idemQueryRow(p->db, &pStmt, "SELECT rootpage, type='index' FROM"
-        " \"%w\".sqlite_schema WHERE tbl_name COLLATE NOCASE = '%q_claim'"
-        " AND rootpage>0", p->zDb, p->zName);
-  }else{
-    rc = idemQueryRow(p->db, &pStmt, "SELECT rootpage, type='index' FROM"
-        " \"%w\".sqlite_schema"
-        " WHERE tbl_name COLLATE NOCASE IN ('%q_claim','%q_expiry','%q_config')"
-        " AND rootpage>0", p->zDb, p->zName, p->zName, p->zName);
-  }
+  rc = idemQueryRow(p->db, &pStmt, "SELECT rootpage, type='index' FROM"
+      " \"%w\".sqlite_schema"
+      " WHERE tbl_name COLLATE NOCASE IN ('%q_claim','%q_%s','%q_%s')"
+      " AND rootpage>0", p->zDb, p->zName, p->zName,
+      bClaim ? "claim" : "expiry", p->zName, bClaim ? "claim" : "config");
   while( rc==SQLITE_ROW ){
     if( pR->n<(int)(sizeof(pR->a)/sizeof(pR->a[0])) ){
       pR->a[pR->n++] = sqlite3_column_int(pStmt, 0);

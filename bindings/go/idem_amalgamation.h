@@ -4829,6 +4829,29 @@ IDEM_PRIVATE int idemRootsHas(const IdemRoots *pR, int iDb, int iRoot){
   return 0;
 }
 
+/* One opcode of an EXPLAIN listing (columns addr, opcode, p1, p2, p3, p4,
+** ...), its name and its first three operands. */
+typedef struct IdemOp IdemOp;
+struct IdemOp {
+  const char *zOp;
+  int p1, p2, p3;
+};
+
+/* Step the listing pEx to its next opcode, into *pOp: SQLITE_ROW, or how
+** the listing ended (SQLITE_DONE, or the error). */
+static int idemExplainNext(sqlite3_stmt *pEx, IdemOp *pOp){
+  int rc;
+  while( (rc = sqlite3_step(pEx))==SQLITE_ROW ){
+    pOp->zOp = (const char*)sqlite3_column_text(pEx, 1);
+    if( pOp->zOp==0 ) continue;
+    pOp->p1 = sqlite3_column_int(pEx, 2);
+    pOp->p2 = sqlite3_column_int(pEx, 3);
+    pOp->p3 = sqlite3_column_int(pEx, 4);
+    break;
+  }
+  return rc;
+}
+
 /* Compile zSql (EXPLAIN) and set *pbTouch if its program, or a trigger
 ** program it runs, opens or clears a shadow table.  SQLITE_OK if it
 ** compiled, SQLITE_ERROR if SQLite would not compile it here (SQLITE_ERROR
@@ -4839,6 +4862,7 @@ IDEM_PRIVATE int idemRootsHas(const IdemRoots *pR, int iDb, int iRoot){
 IDEM_PRIVATE int idemExplainTouches(sqlite3 *db, const IdemRoots *pR,
                                     char *zSql, int *pbTouch){
   sqlite3_stmt *pStmt = 0;
+  IdemOp op;
   int rc;
   if( zSql==0 ) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
@@ -4847,16 +4871,11 @@ IDEM_PRIVATE int idemExplainTouches(sqlite3 *db, const IdemRoots *pR,
     sqlite3_finalize(pStmt);
     return rc==SQLITE_ERROR || rc==SQLITE_AUTH ? SQLITE_ERROR : rc;
   }
-  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
-    const char *zOp = (const char*)sqlite3_column_text(pStmt, 1);
-    int p1 = sqlite3_column_int(pStmt, 2);
-    int p2 = sqlite3_column_int(pStmt, 3);
-    int p3 = sqlite3_column_int(pStmt, 4);
-    if( zOp==0 ) continue;
-    if( (strcmp(zOp, "OpenRead")==0 || strcmp(zOp, "OpenWrite")==0
-         || strcmp(zOp, "ReopenIdx")==0) ? idemRootsHas(pR, p3, p2)
-      : strcmp(zOp, "Clear")==0 ? idemRootsHas(pR, p2, p1)
-      : strcmp(zOp, "Destroy")==0 ? idemRootsHas(pR, p3, p1) : 0 ){
+  while( (rc = idemExplainNext(pStmt, &op))==SQLITE_ROW ){
+    if( (strcmp(op.zOp, "OpenRead")==0 || strcmp(op.zOp, "OpenWrite")==0
+         || strcmp(op.zOp, "ReopenIdx")==0) ? idemRootsHas(pR, op.p3, op.p2)
+      : strcmp(op.zOp, "Clear")==0 ? idemRootsHas(pR, op.p2, op.p1)
+      : strcmp(op.zOp, "Destroy")==0 ? idemRootsHas(pR, op.p3, op.p1) : 0 ){
       *pbTouch = 1;
     }
   }
@@ -4892,38 +4911,34 @@ IDEM_PRIVATE int idemInsertProgram(sqlite3_stmt *pEx, const IdemRoots *pR,
                                    const char *zName, char **pzWhy){
   char zTrig[128];
   const char *zHow = 0;
+  IdemOp op;
   unsigned int mWritten = 0;
   int i, rc, nUnique = 0, bTrig = 0;
   zTrig[0] = 0;
   *pzWhy = 0;
-  while( (rc = sqlite3_step(pEx))==SQLITE_ROW ){
-    const char *zOp = (const char*)sqlite3_column_text(pEx, 1);
-    int p1 = sqlite3_column_int(pEx, 2);
-    int p2 = sqlite3_column_int(pEx, 3);
-    int p3 = sqlite3_column_int(pEx, 4);
-    if( zOp==0 ) continue;
-    if( strcmp(zOp, "Program")==0 ){
+  while( (rc = idemExplainNext(pEx, &op))==SQLITE_ROW ){
+    if( strcmp(op.zOp, "Program")==0 ){
       bTrig = 1;
-    }else if( strcmp(zOp, "Init")==0 ){
+    }else if( strcmp(op.zOp, "Init")==0 ){
       /* A trigger program's first opcode names it ("-- TRIGGER t") */
       const char *z4 = (const char*)sqlite3_column_text(pEx, 5);
       if( z4 && zTrig[0]==0 && strncmp(z4, "-- TRIGGER ", 11)==0 ){
         sqlite3_snprintf((int)sizeof(zTrig), zTrig, "%s", z4+11);
       }
-    }else if( strcmp(zOp, "OpenRead")==0 || strcmp(zOp, "OpenWrite")==0
-           || strcmp(zOp, "ReopenIdx")==0 ){
-      if( !idemRootsHas(pR, p3, p2) ){
+    }else if( strcmp(op.zOp, "OpenRead")==0 || strcmp(op.zOp, "OpenWrite")==0
+           || strcmp(op.zOp, "ReopenIdx")==0 ){
+      if( !idemRootsHas(pR, op.p3, op.p2) ){
         if( zHow==0 ) zHow = "opens a b-tree that is not one of its own";
-      }else if( zOp[4]=='W' ){
-        for(i=0; i<pR->n; i++) if( pR->a[i]==p2 ) mWritten |= 1u<<i;
+      }else if( op.zOp[4]=='W' ){
+        for(i=0; i<pR->n; i++) if( pR->a[i]==op.p2 ) mWritten |= 1u<<i;
       }
-    }else if( strcmp(zOp, "Delete")==0 || strcmp(zOp, "IdxDelete")==0
-           || strcmp(zOp, "Clear")==0 || strcmp(zOp, "Destroy")==0 ){
+    }else if( strcmp(op.zOp, "Delete")==0 || strcmp(op.zOp, "IdxDelete")==0
+           || strcmp(op.zOp, "Clear")==0 || strcmp(op.zOp, "Destroy")==0 ){
       if( zHow==0 ) zHow = "deletes rows (a conflict clause that replaces)";
-    }else if( zOp[0]=='V' && strcmp(zOp, "Variable")!=0 ){
+    }else if( op.zOp[0]=='V' && strcmp(op.zOp, "Variable")!=0 ){
       if( zHow==0 ) zHow = "writes a virtual table";
-    }else if( strcmp(zOp, "Halt")==0 && p1==SQLITE_CONSTRAINT_UNIQUE
-           && p2==2 /* OE_Abort */ ){
+    }else if( strcmp(op.zOp, "Halt")==0 && op.p1==SQLITE_CONSTRAINT_UNIQUE
+           && op.p2==2 /* OE_Abort */ ){
       nUnique++;
     }
   }
@@ -10978,16 +10993,11 @@ static int idemRootsLoad(IdemVtab *p, IdemRoots *pR, int bClaim){
   if( rc==SQLITE_ROW ) pR->iDb = sqlite3_column_int(pStmt, 0);
   sqlite3_finalize(pStmt);
   if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return rc;
-  if( bClaim ){
-    rc = idemQueryRow(p->db, &pStmt, "SELECT rootpage, type='index' FROM"
-        " \"%w\".sqlite_schema WHERE tbl_name COLLATE NOCASE = '%q_claim'"
-        " AND rootpage>0", p->zDb, p->zName);
-  }else{
-    rc = idemQueryRow(p->db, &pStmt, "SELECT rootpage, type='index' FROM"
-        " \"%w\".sqlite_schema"
-        " WHERE tbl_name COLLATE NOCASE IN ('%q_claim','%q_expiry','%q_config')"
-        " AND rootpage>0", p->zDb, p->zName, p->zName, p->zName);
-  }
+  rc = idemQueryRow(p->db, &pStmt, "SELECT rootpage, type='index' FROM"
+      " \"%w\".sqlite_schema"
+      " WHERE tbl_name COLLATE NOCASE IN ('%q_claim','%q_%s','%q_%s')"
+      " AND rootpage>0", p->zDb, p->zName, p->zName,
+      bClaim ? "claim" : "expiry", p->zName, bClaim ? "claim" : "config");
   while( rc==SQLITE_ROW ){
     if( pR->n<(int)(sizeof(pR->a)/sizeof(pR->a[0])) ){
       pR->a[pR->n++] = sqlite3_column_int(pStmt, 0);
