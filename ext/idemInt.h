@@ -196,6 +196,10 @@ IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
 IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
                               const char *zFmt, ...);
 
+/* Step an INSERT, UPDATE or DELETE to its end: SQLITE_DONE or the error;
+** the one row PRAGMA count_changes=1 adds is stepped past. */
+IDEM_PRIVATE int idemStepWrite(sqlite3_stmt *pStmt);
+
 /* One token of SQL text, as far as comparing two definitions needs: white
 ** space and comments are not tokens; a name (a keyword, or an identifier,
 ** quoted in any of SQLite's four ways or not) is compared with names as

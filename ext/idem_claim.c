@@ -162,7 +162,7 @@ IDEM_PRIVATE int idemInnerError(IdemVtab *p, int rc){
 /* Run pStmt (an INSERT, UPDATE or DELETE bound by the caller) and reset
 ** it: SQLITE_DONE or the error code. */
 IDEM_PRIVATE int idemStepReset(sqlite3_stmt *pStmt){
-  int rc = sqlite3_step(pStmt);
+  int rc = idemStepWrite(pStmt);
   sqlite3_reset(pStmt);
   sqlite3_clear_bindings(pStmt);
   return rc;
@@ -177,7 +177,7 @@ IDEM_PRIVATE int idemRelease(IdemVtab *p,
   if( rc!=SQLITE_OK ) return rc;
   rc = sqlite3_bind_blob(pDel, 1, aKey, IDEM_KEY_BYTES, SQLITE_TRANSIENT);
   if( rc!=SQLITE_OK ) return idemBindError(p, pDel, rc);
-  rc = sqlite3_step(pDel);
+  rc = idemStepWrite(pDel);
   sqlite3_reset(pDel);
   if( rc!=SQLITE_DONE ) return idemInnerError(p, rc);
   return idemCheckChanges(p, "the release's DELETE", 1, 1);

@@ -10,6 +10,8 @@
 **                                    compares it with an INTEGER column
 **   idemQueryRow(db, &pStmt, zFmt, ...)
 **                                    prepare a query and step to its row
+**   idemStepWrite(pStmt)             step an INSERT, UPDATE or DELETE to
+**                                    its end
 **   idemTokenNext(&z, &tok), idemTokenName(&tok, zOut, nOut),
 **   idemSqlDiff(zFound, zWant, &bNoMem)
 **                                    SQL text as tokens, two texts compared
@@ -195,6 +197,21 @@ IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
     }
   }
   sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/*
+** Step pStmt, an INSERT, UPDATE or DELETE of the store, to its end:
+** SQLITE_DONE or what stopped it.  Under PRAGMA count_changes=1
+** (deprecated, still in SQLite 3.40 to 3.53) every such statement
+** prepared at the top level returns one row after its last write, the
+** number of rows it changed: stepped past, never taken for an error.  (Were
+** SQLITE_ROW returned from xUpdate, SQLite would take it for a row of the
+** caller's INSERT and run it again and again: a claim that never returns.)
+*/
+IDEM_PRIVATE int idemStepWrite(sqlite3_stmt *pStmt){
+  int rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ) rc = sqlite3_step(pStmt);
   return rc;
 }
 

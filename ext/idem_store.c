@@ -1020,7 +1020,7 @@ IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns){
 ** shadow tables (in whole: aCookie[1]) before it prepares it again.
 */
 IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns){
-  int rc = sqlite3_step(pIns);
+  int rc = idemStepWrite(pIns);
   int rc2 = sqlite3_reset(pIns);
   sqlite3_clear_bindings(pIns);
   if( rc==SQLITE_DONE ) return rc;

@@ -312,6 +312,10 @@ IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
 IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
                               const char *zFmt, ...);
 
+/* Step an INSERT, UPDATE or DELETE to its end: SQLITE_DONE or the error;
+** the one row PRAGMA count_changes=1 adds is stepped past. */
+IDEM_PRIVATE int idemStepWrite(sqlite3_stmt *pStmt);
+
 /* One token of SQL text, as far as comparing two definitions needs: white
 ** space and comments are not tokens; a name (a keyword, or an identifier,
 ** quoted in any of SQLite's four ways or not) is compared with names as
@@ -4459,6 +4463,8 @@ IDEM_PRIVATE sqlite3_int64 idemParseTime(const char *z){
 **                                    compares it with an INTEGER column
 **   idemQueryRow(db, &pStmt, zFmt, ...)
 **                                    prepare a query and step to its row
+**   idemStepWrite(pStmt)             step an INSERT, UPDATE or DELETE to
+**                                    its end
 **   idemTokenNext(&z, &tok), idemTokenName(&tok, zOut, nOut),
 **   idemSqlDiff(zFound, zWant, &bNoMem)
 **                                    SQL text as tokens, two texts compared
@@ -4644,6 +4650,21 @@ IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
     }
   }
   sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/*
+** Step pStmt, an INSERT, UPDATE or DELETE of the store, to its end:
+** SQLITE_DONE or what stopped it.  Under PRAGMA count_changes=1
+** (deprecated, still in SQLite 3.40 to 3.53) every such statement
+** prepared at the top level returns one row after its last write, the
+** number of rows it changed: stepped past, never taken for an error.  (Were
+** SQLITE_ROW returned from xUpdate, SQLite would take it for a row of the
+** caller's INSERT and run it again and again: a claim that never returns.)
+*/
+IDEM_PRIVATE int idemStepWrite(sqlite3_stmt *pStmt){
+  int rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ) rc = sqlite3_step(pStmt);
   return rc;
 }
 
@@ -11461,7 +11482,7 @@ IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns){
 ** shadow tables (in whole: aCookie[1]) before it prepares it again.
 */
 IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns){
-  int rc = sqlite3_step(pIns);
+  int rc = idemStepWrite(pIns);
   int rc2 = sqlite3_reset(pIns);
   sqlite3_clear_bindings(pIns);
   if( rc==SQLITE_DONE ) return rc;
@@ -12576,7 +12597,7 @@ IDEM_PRIVATE int idemInnerError(IdemVtab *p, int rc){
 /* Run pStmt (an INSERT, UPDATE or DELETE bound by the caller) and reset
 ** it: SQLITE_DONE or the error code. */
 IDEM_PRIVATE int idemStepReset(sqlite3_stmt *pStmt){
-  int rc = sqlite3_step(pStmt);
+  int rc = idemStepWrite(pStmt);
   sqlite3_reset(pStmt);
   sqlite3_clear_bindings(pStmt);
   return rc;
@@ -12591,7 +12612,7 @@ IDEM_PRIVATE int idemRelease(IdemVtab *p,
   if( rc!=SQLITE_OK ) return rc;
   rc = sqlite3_bind_blob(pDel, 1, aKey, IDEM_KEY_BYTES, SQLITE_TRANSIENT);
   if( rc!=SQLITE_OK ) return idemBindError(p, pDel, rc);
-  rc = sqlite3_step(pDel);
+  rc = idemStepWrite(pDel);
   sqlite3_reset(pDel);
   if( rc!=SQLITE_DONE ) return idemInnerError(p, rc);
   return idemCheckChanges(p, "the release's DELETE", 1, 1);
