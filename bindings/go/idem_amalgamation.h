@@ -14135,12 +14135,33 @@ IDEM_PRIVATE int idemOutcomeUpdate(IdemVtab *p, sqlite3_int64 iRid,
   act = idemTransition(eOld, eKind, bStale, &send, &chg, &p->opt);
   if( act.eType==IDEM_ACT_RESEND ){
     /* The new sender names itself, and is not the one that held it: the
-    ** owner is the fence against the old sender's late record. */
+    ** owner is the fence against the old sender's late record.  It is
+    ** taken as a claim takes it: a number is its text (the column's
+    ** affinity stores it so), a blob an error. */
     sqlite3_value *pOwner = aCol[IDEM_COL_OWNER];
-    if( (mGiven & IDEM_COLBIT(IDEM_COL_OWNER))==0
-     || sqlite3_value_type(pOwner)!=SQLITE_TEXT
+    int bGiven = (mGiven & IDEM_COLBIT(IDEM_COL_OWNER))!=0;
+    if( bGiven && sqlite3_value_type(pOwner)==SQLITE_BLOB ){
+      idemVtabError(p, "owner is a blob; expected text (a host and"
+                    " process, a worker id): the new sender's");
+      rc = SQLITE_MISMATCH;
+      goto done;
+    }
+    if( !bGiven || sqlite3_value_type(pOwner)==SQLITE_NULL
      || !idemChanges(aCol, IDEM_COL_OWNER, pOld) ){
       act = idemRefusal(IDEM_REFUSE_RESEND_OWNER);
+    }else if( ((mGiven & IDEM_COLBIT(IDEM_COL_ID))
+               && idemChanges(aCol, IDEM_COL_ID, pOld))
+           || ((mGiven & IDEM_COLBIT(IDEM_COL_RESULT))
+               && idemChanges(aCol, IDEM_COL_RESULT, pOld)) ){
+      /* A resend records no outcome: an id or result given with it would
+      ** be dropped, never silently. */
+      idemVtabError(p, "reconcile = 'resend' takes call '%s' for sending"
+          " again and records no outcome, so it sets no id or result:"
+          " the new sender records them with its answer (UPDATE \"%w\" SET"
+          " status = 'done', id = ?, result = ? WHERE key = '%s' AND"
+          " member = 0 AND owner = ?)", zHex, p->zName, zHex);
+      rc = SQLITE_ERROR;
+      goto done;
     }
   }
   if( act.eType==IDEM_ACT_REFUSE ){
