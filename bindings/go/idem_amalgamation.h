@@ -15015,8 +15015,25 @@ static int idemDestroy(sqlite3_vtab *pVtab){
   return rc;
 }
 
+/* xRename.  Refused while the open transaction has claimed local calls
+** in the table, by this object or by another of the connection's for it
+** (SQLite makes a new one after a schema reset, as at a ROLLBACK TO over
+** DDL): they are checked at xSync under the name their object has then,
+** which a ROLLBACK TO, or a RENAME by the other object, takes from under
+** it (the COMMIT failed with "no such table", the transaction rolled
+** back). */
 static int idemRename(sqlite3_vtab *pVtab, const char *zNew){
-  return idemStoreRename((IdemVtab*)pVtab, zNew);
+  IdemVtab *p = (IdemVtab*)pVtab, *q;
+  for(q=p->pOpen ? p->pOpen->pFirst : 0; q; q=q->pNextOpen){
+    if( q->nTxn>0 && sqlite3_stricmp(q->zDb, p->zDb)==0
+     && sqlite3_stricmp(q->zName, p->zName)==0 ){
+      idemVtabError(p, "cannot rename %s in a transaction that has claimed"
+          " local calls in it (the COMMIT checks them under the table's"
+          " name): commit or roll back first, then rename", p->zName);
+      return SQLITE_ERROR;
+    }
+  }
+  return idemStoreRename(p, zNew);
 }
 
 /* ---------------------------------------------------------- transaction */
