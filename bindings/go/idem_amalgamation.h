@@ -11256,10 +11256,14 @@ static int idemCheckShadow(IdemVtab *p){
       " ORDER BY tbl_name, name", p->zDb, p->zName, p->zName, p->zName);
   if( rc==SQLITE_ROW ){
     const char *zType = (const char*)sqlite3_column_text(pStmt, 0);
-    zWhy = sqlite3_mprintf(zType && strcmp(zType, "trigger")==0
-        ? "%s has a %s (%s), which can void or change what idem writes"
-        : "%s has an %s (%s) that idem did not make",
-        sqlite3_column_text(pStmt, 2), zType, sqlite3_column_text(pStmt, 1));
+    zWhy = zType && strcmp(zType, "trigger")==0
+        ? sqlite3_mprintf("%s has a trigger (%s), which can void or change"
+              " what idem writes", sqlite3_column_text(pStmt, 2),
+              sqlite3_column_text(pStmt, 1))
+        : sqlite3_mprintf("%s has %s %s (%s) that idem did not make",
+              sqlite3_column_text(pStmt, 2),
+              zType && zType[0]=='i' ? "an" : "a", zType,
+              sqlite3_column_text(pStmt, 1));
     if( zWhy==0 ) bNoMem = 1;
     goto done;
   }else if( rc!=SQLITE_DONE ){
