@@ -13043,6 +13043,22 @@ static void idemClaimFinish(IdemVtab *p, IdemClaim *pC){
 }
 
 /*
+** The claim's INSERT found the schema changed since it was prepared, and
+** again once checked and prepared anew (idemStoreInsertStep()): something
+** expires every statement of the connection as the claim runs (an
+** authorizer or a function set again from a callback).  Nothing was
+** written.  The statement is finalized, so sqlite3_errmsg() says "not an
+** error" by now: the message says what happened.  SQLITE_SCHEMA.
+*/
+static int idemSchemaMoved(IdemVtab *p){
+  idemVtabError(p, "the schema changed again as the claim's INSERT was"
+      " prepared (something expires the connection's statements at each:"
+      " an authorizer or a function set again while the claim runs?);"
+      " nothing was written");
+  return SQLITE_SCHEMA;
+}
+
+/*
 ** 2. Write the claim with the claim's INSERT (idemStoreInsert()): the one
 ** INSERT, arbitrated by the shadow table's
 ** UNIQUE(key, member) (doc/contract.md §4).  SQLITE_OK and *pRowid: the
@@ -13100,6 +13116,7 @@ static int idemClaimWrite(IdemVtab *p, sqlite3_value **aCol,
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
   rc = idemStoreInsertStep(p, pIns);
   if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
+  if( rc==SQLITE_SCHEMA ) return idemSchemaMoved(p);
   if( rc==SQLITE_DONE ){
     rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
     if( rc!=SQLITE_OK ) return rc;
@@ -13246,6 +13263,7 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
   rc = idemStoreInsertStep(p, pIns);
   if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
+  if( rc==SQLITE_SCHEMA ) return idemSchemaMoved(p);
   if( rc==SQLITE_DONE ){
     rc = idemCheckChanges(p, "the member's INSERT", 0, 1);
     if( rc==SQLITE_OK ) *pRowid = sqlite3_last_insert_rowid(p->db);
