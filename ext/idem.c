@@ -27,9 +27,12 @@
 **
 **   The claim table, in three layers: the store, the rules, the module.
 **   idem_store.c      where it keeps its calls: the shadow tables (schema,
-**                     format, upgrade, damage check, integrity_check), the
-**                     statement cache and its lending to cursors, the
-**                     transaction's list of local claims, the table's error
+**                     format, upgrade, damage check), the statement cache
+**                     and its lending to cursors, the transaction's list
+**                     of local claims, the table's error
+**   idem_rows.c       what its rows promise: a format-4 table keeps
+**                     created in rid order (a range of created is a range
+**                     of rids); integrity_check
 **   Its rules (doc/contract.md §4-7), in the order of a call's life:
 **   idem_options.c    the table's options, parsed in one place; SQL
 **                     functions idem_parse_options(), idem_limits(),
@@ -79,6 +82,7 @@ SQLITE_EXTENSION_INIT1
 #include "idem_key.c"
 #include "idem_durable.c"
 #include "idem_store.c"
+#include "idem_rows.c"
 #include "idem_options.c"
 #include "idem_claim.c"
 #include "idem_outcome.c"

@@ -21,6 +21,9 @@
 **   idem_durable.c    the durability check of an external claim
 **   idem_store.c      a claim table's storage: shadow tables, statements,
 **                     the transaction's local claims, the table's error
+**   idem_rows.c       what its rows promise: format 4's order of created
+**                     (a range of created as a range of rids),
+**                     integrity_check
 **   idem_options.c    a claim table's options, parsed in one place
 **   idem_claim.c      the claim (doc/contract.md §4): INSERT, and what the
 **                     rules share: status, release, the inner writes
@@ -470,7 +473,11 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
                                     ** + mask-1, mask 1 id, 2 result, 4 note */
 #define IDEM_STMT_RECORD_DONE  40   /* the same forms of a record of done, the
                                     ** status in their text (40..47): + mask */
-#define IDEM_NSTMT             48
+#define IDEM_STMT_PROBE        48   /* format 4: the first row from a rid on,
+                                    ** and whether its created passes a lower
+                                    ** bound (> and >=) */
+#define IDEM_STMT_LASTROW      49   /* format 4: the same of the last row */
+#define IDEM_NSTMT             50
 #define IDEM_STMT_LENDABLE(i) \
   ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMAIN_U)
 /* An UPDATE's query (IDEM_QCOLS_UPDATE's columns: the key, who, conv,
@@ -496,6 +503,8 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_Q_EXPIRES 16
 #define IDEM_Q_HONOURS 17
 #define IDEM_Q_SENDS   18
+#define IDEM_Q_UPTO    19   /* format 4's created range: 1 while the row is
+                            ** within the upper bound (idem_store.c) */
 
 /* Columns of the narrow queries (IDEM_STMT_Q_KEY_N, _KEYMEMBER_N,
 ** _KEYMAIN_N): a replay's, which reads status, id and result alone; the
@@ -595,11 +604,15 @@ struct IdemTxnClaim {
 ** The format of a table's shadow tables, recorded in <name>_config
 ** (k = 'format').  Format 1 (idem 1.0.0) had no <name>_config and no
 ** keyargs, owner or expires columns, format 2 (idem 1.x) no honours_key
-** or sends; each is upgraded in place by the first write of a build that
-** knows format 3.  A format above IDEM_FORMAT is refused with an error
-** naming both (doc/choices.md).
+** or sends; each is upgraded in place to format 3 by the first write of a
+** build that knows format 3, and stays format 3.  Format 4 (a new table,
+** IDEM_FORMAT) is format 3 without the index UNIQUE(created, rid): created
+** never goes back in rid order, so a range of created is a range of rids
+** (idem_rows.c, ORDER).  A format above IDEM_FORMAT is refused with an
+** error naming both (doc/choices.md).
 */
-#define IDEM_FORMAT 3
+#define IDEM_FORMAT 4
+#define IDEM_FORMAT_UPGRADE 3   /* what formats 1 and 2 are upgraded to */
 
 /*
 ** The statements of a connection that are running and write (idem's own
@@ -738,11 +751,6 @@ IDEM_PRIVATE int idemStoreDrop(IdemVtab *p);
 IDEM_PRIVATE int idemStoreRename(IdemVtab *p, const char *zNew);
 IDEM_PRIVATE int idemStoreShadowName(const char *zName);
 IDEM_PRIVATE void idemStoreClose(IdemVtab *p);
-#if SQLITE_VERSION_NUMBER>=3044000
-/* PRAGMA integrity_check: a finding in *pzErr, with SQLITE_OK. */
-IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
-                                    char **pzErr);
-#endif
 
 /* Check the shadow table again if the schema changed since the last
 ** check (p->zDamaged then says why claims are refused).  Claimable: the
@@ -774,6 +782,28 @@ IDEM_PRIVATE IdemWindow *idemTxnWindow(IdemVtab *p);
 IDEM_PRIVATE void idemTxnSavepoint(IdemVtab *p, int iSavepoint);
 IDEM_PRIVATE void idemTxnRelease(IdemVtab *p, int iSavepoint);
 IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint);
+
+/**************************************************************************
+** Interface to code in idem_rows.c (what the rows promise: format 4's
+** order, integrity_check):
+*/
+
+#define IDEM_RID_MIN (-(sqlite3_int64)0x7fffffffffffffff - 1)
+#define IDEM_RID_MAX ((sqlite3_int64)0x7fffffffffffffff)
+/* Format 4: the first rid from which every row's created is above pLo
+** (at or above if bGe), into *piFrom: SQLITE_OK; SQLITE_DONE if no row's
+** is; or the error with the table's message.  O(log n) seeks. */
+IDEM_PRIVATE int idemRowsFrom(IdemVtab *p, sqlite3_value *pLo, int bGe,
+                              sqlite3_int64 *piFrom);
+/* Format 4: a claim's INSERT that NOT NULL refused (its created, at the
+** largest rid or after a damaged last row): the table's message, and
+** SQLITE_FULL or SQLITE_CORRUPT_VTAB. */
+IDEM_PRIVATE int idemRowsRefused(IdemVtab *p);
+#if SQLITE_VERSION_NUMBER>=3044000
+/* PRAGMA integrity_check: a finding in *pzErr, with SQLITE_OK. */
+IDEM_PRIVATE int idemRowsIntegrity(IdemVtab *p, const char *zSchema,
+                                   char **pzErr);
+#endif
 
 /**************************************************************************
 ** Interface to code in idem_options.c (a claim table's options):

@@ -678,6 +678,7 @@ static int idemClaimWrite(IdemVtab *p, sqlite3_value **aCol,
   rc = idemStoreInsertStep(p, pIns);
   if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
   if( rc==SQLITE_SCHEMA ) return idemSchemaMoved(p);
+  if( rc==SQLITE_CONSTRAINT_NOTNULL ) return idemRowsRefused(p);
   if( rc==SQLITE_DONE ){
     rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
     if( rc!=SQLITE_OK ) return rc;
@@ -825,6 +826,7 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   rc = idemStoreInsertStep(p, pIns);
   if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
   if( rc==SQLITE_SCHEMA ) return idemSchemaMoved(p);
+  if( rc==SQLITE_CONSTRAINT_NOTNULL ) return idemRowsRefused(p);
   if( rc==SQLITE_DONE ){
     rc = idemCheckChanges(p, "the member's INSERT", 0, 1);
     if( rc==SQLITE_OK ) *pRowid = sqlite3_last_insert_rowid(p->db);

@@ -21,9 +21,12 @@
 **   keyargs owner expires                         -- main rows only
 **   honours_key sends                             -- main rows only
 **   UNIQUE(key, member)              the arbiter, and the replay's seek
-**   UNIQUE(created, rid)             purge by age (an ordinary index; the
-**                                    UNIQUE form keeps its name tied to
-**                                    the table, so RENAME carries it)
+**   UNIQUE(created, rid)             formats 1 to 3 only: purge by age (an
+**                                    ordinary index; the UNIQUE form keeps
+**                                    its name tied to the table, so RENAME
+**                                    carries it).  Format 4 (new tables)
+**                                    has none: created never goes back in
+**                                    rid order (idem_rows.c, ORDER)
 **
 ** Member rows keep only their own id, result and created: they show their
 ** call's who, conv, tool, args, kind, status, note, updated, keyargs,
@@ -136,11 +139,19 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 
 /*
 ** The SQL of each statement, by IDEM_STMT_* number, with %w for the schema
-** and the table name, in that order (twice where the table is named twice).
+** and the table name, in that order (twice or three times where the table
+** is named so often).
 */
 #define IDEM_FROM " FROM \"%w\".\"%w_claim\""
 #define IDEM_Q_CREATED(zLower, zUpper) \
   "SELECT " IDEM_QCOLS IDEM_FROM " WHERE 1" zLower zUpper " ORDER BY created, rid"
+/* Format 4's (no created index, idem_rows.c): the rows from rid ?3 on
+** (the first past the lower bound) in rid order, the order of created,
+** and whether each is within the upper bound (IDEM_Q_UPTO: the cursor
+** stops at the first past it), as SQL compares. */
+#define IDEM_Q_RIDS(zUpTo) \
+  "SELECT " IDEM_QCOLS ", " zUpTo IDEM_FROM " WHERE rid>=?3 ORDER BY rid"
+#define IDEM_PROBE_COLS "SELECT rid, created>?1, created>=?1"
 #define IDEM_GT " AND created>?1"
 #define IDEM_GE " AND created>=?1"
 #define IDEM_LT " AND created<?2"
@@ -217,6 +228,29 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
                    IDEM_RECORD_DONE(", result=?4"),
                    IDEM_RECORD_DONE(", id=?3"),
                    IDEM_RECORD_DONE(""),
+  /* PROBE */      IDEM_PROBE_COLS IDEM_FROM " WHERE rid>=?2 ORDER BY rid LIMIT 1",
+  /* LASTROW */    IDEM_PROBE_COLS IDEM_FROM " ORDER BY rid DESC LIMIT 1",
+};
+
+/*
+** Format 4's own statements (idem_rows.c, ORDER).  The claim's INSERT
+** writes as created the clock's time (?12), or the created of the row
+** with the largest rid if that is later; NULL, which NOT NULL refuses
+** before anything is written, if that rid is 2^63-1 (SQLite would pick a
+** random one next) or the row has no created.  The created ranges, by
+** upper bound (3*lower + upper).
+*/
+static const char zIdemInsert4[] =
+  "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
+  " args, kind, status, id, result, note, created, updated,"
+  " keyargs, owner, honours_key, sends)"
+  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,"
+  "coalesce((SELECT CASE WHEN rid<9223372036854775807 THEN max(created, ?12)"
+  " END" IDEM_FROM " ORDER BY rid DESC LIMIT 1),"
+  "(SELECT ?12 WHERE NOT EXISTS(SELECT 1" IDEM_FROM "))),"
+  "?12,?13,?14,?15,?16)";
+static const char *const azIdemCreated4[3] = {
+  IDEM_Q_RIDS("1"), IDEM_Q_RIDS("created<?2"), IDEM_Q_RIDS("created<=?2")
 };
 
 /*
@@ -246,6 +280,10 @@ static char *idemStmtSql(IdemVtab *p, int i){
   const char *zTemplate = azIdemSql[i];
   char *zOld = 0, *zSql;
   int nNull = 0, iFirst = 0;
+  if( p->iFormat>=4 && i==IDEM_STMT_INSERT ) zTemplate = zIdemInsert4;
+  if( p->iFormat>=4 && i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8 ){
+    zTemplate = azIdemCreated4[(i - IDEM_STMT_Q_CREATED)%3];
+  }
   if( p->iFormat<2 ){
     nNull = 5;
   }else if( p->iFormat<3 ){
@@ -273,7 +311,8 @@ static char *idemStmtSql(IdemVtab *p, int i){
     }
     zTemplate = zOld;
   }
-  zSql = sqlite3_mprintf(zTemplate, p->zDb, p->zName, p->zDb, p->zName);
+  zSql = sqlite3_mprintf(zTemplate, p->zDb, p->zName, p->zDb, p->zName,
+                         p->zDb, p->zName);
   sqlite3_free(zOld);
   return zSql;
 }
@@ -476,17 +515,22 @@ static int idemSchemaCookies(IdemVtab *p, sqlite3_int64 aCookie[2]){
 ** upgrades it.
 */
 static const char *const azIdemShadow[] = { "claim", "expiry", "config" };
+#define IDEM_CLAIM_DEF \
+  "(rid INTEGER PRIMARY KEY, key BLOB NOT NULL, member INTEGER NOT NULL," \
+  " who, conv, tool, args TEXT, kind TEXT, status TEXT, id, result," \
+  " note TEXT, created TEXT NOT NULL, updated TEXT," \
+  " keyargs TEXT, owner TEXT, expires TEXT," \
+  " honours_key INTEGER, sends INTEGER," \
+  " UNIQUE(key, member)"
 static const char *const azIdemShadowDef[] = {
-  "(rid INTEGER PRIMARY KEY, key BLOB NOT NULL, member INTEGER NOT NULL,"
-  " who, conv, tool, args TEXT, kind TEXT, status TEXT, id, result,"
-  " note TEXT, created TEXT NOT NULL, updated TEXT,"
-  " keyargs TEXT, owner TEXT, expires TEXT,"
-  " honours_key INTEGER, sends INTEGER,"
-  " UNIQUE(key, member), UNIQUE(created, rid))",
+  IDEM_CLAIM_DEF ", UNIQUE(created, rid))",       /* formats 1 to 3 */
   ("(expires TEXT NOT NULL, key BLOB NOT NULL, PRIMARY KEY(expires, key))"
    " WITHOUT ROWID"),
   "(k TEXT PRIMARY KEY, v) WITHOUT ROWID"
 };
+/* <name>_claim of format 4: no created index (created never goes back in
+** rid order). */
+static const char zIdemClaimDef4[] = IDEM_CLAIM_DEF ")";
 /* The columns formats 2 (the first three) and 3 (the last two) added to
 ** <name>_claim, with their types, in the order of its definition (ALTER
 ** TABLE ADD COLUMN puts each after the last column). */
@@ -661,10 +705,12 @@ static int idemSchemaTouches(IdemVtab *p, const IdemRoots *pR, int bTriggers,
 ** What is wrong with shadow table iShadow, whose schema row pStmt holds
 ** (type, name, tbl_name, sql), or NULL if it is exactly idem's.  Format 1's
 ** claim table (bFormat2 false: no <name>_config) may lack the columns
-** formats 2 and 3 added, format 2's those format 3 added.
+** formats 2 and 3 added, format 2's those format 3 added; format 4's
+** (bFormat4: <name>_config records format 4 or above) is its own
+** definition, without the created index, and only that.
 */
 static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
-                            sqlite3_stmt *pStmt, int *pbNoMem){
+                            int bFormat4, sqlite3_stmt *pStmt, int *pbNoMem){
   const char *zType = (const char*)sqlite3_column_text(pStmt, 0);
   const char *zSql = (const char*)sqlite3_column_text(pStmt, 3);
   char *zWant = 0, *zWhy = 0, *zDiff;
@@ -679,8 +725,10 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
   /* Format 3; format 2 without the columns format 3 added, and format 1
   ** (no <name>_config) without those of both, or with the first of them
   ** (an upgrade adds them one by one). */
-  for(i=0; i<=(iShadow!=0 ? 0 : bFormat2 ? IDEM_NNEWCOL3 : IDEM_NNEWCOL); i++){
-    const char *zDef = azIdemShadowDef[iShadow];
+  for(i=0; i<=(iShadow!=0 || bFormat4 ? 0 : bFormat2 ? IDEM_NNEWCOL3
+                                                    : IDEM_NNEWCOL); i++){
+    const char *zDef = iShadow==0 && bFormat4 ? zIdemClaimDef4
+                                              : azIdemShadowDef[iShadow];
     char *zCut = 0;
     if( i>0 ){
       /* Drop the last i new columns: from ", <col> TEXT" of the first
@@ -754,7 +802,7 @@ static int idemCheckShadow(IdemVtab *p){
   sqlite3_stmt *pStmt = 0;
   char *zWhy = 0;
   IdemRoots roots;
-  int i, rc, bNoMem = 0, bFormat2 = 0, bTriggers = 1;
+  int i, rc, bNoMem = 0, bFormat2 = 0, bFormat4 = 0, bTriggers = 1;
 
   sqlite3_free(p->zDamaged);
   p->zDamaged = 0;
@@ -771,8 +819,23 @@ static int idemCheckShadow(IdemVtab *p){
         " ORDER BY type='table' DESC", p->zDb, p->zName, azIdemShadow[i]);
     if( rc==SQLITE_ROW ){
       if( i==2 ) bFormat2 = 1;
-      zWhy = idemShadowDiff(p, i, bFormat2, pStmt, &bNoMem);
+      zWhy = idemShadowDiff(p, i, bFormat2, bFormat4, pStmt, &bNoMem);
       if( i==0 && zWhy==0 ) p->bClaimSeen = 1;
+      if( i==2 && zWhy==0 ){
+        /* <name>_config is idem's: the format it records tells which
+        ** <name>_claim to hold the file against (idemReadFormat() reports
+        ** a format that is not a number this build knows). */
+        sqlite3_finalize(pStmt);
+        pStmt = 0;
+        rc = idemQueryRow(p->db, &pStmt, "SELECT v>=4 FROM \"%w\".\"%w_config\""
+                          " WHERE k='format' AND typeof(v)='integer'",
+                          p->zDb, p->zName);
+        if( rc==SQLITE_ROW ){
+          bFormat4 = sqlite3_column_int(pStmt, 0);
+        }else if( rc!=SQLITE_DONE ){
+          goto done;
+        }
+      }
     }else if( rc==SQLITE_DONE && i==1 && bFormat2 ){
       zWhy = sqlite3_mprintf("%s_expiry is missing", p->zName);
       if( zWhy==0 ) bNoMem = 1;
@@ -1022,12 +1085,18 @@ IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns){
 ** message in the connection.  SQLITE_SCHEMA: nothing was written, the
 ** statement is finalized, and the next idemStoreInsert() checks the
 ** shadow tables (in whole: aCookie[1]) before it prepares it again.
+** A format-4 INSERT that NOT NULL refused (SQLITE_CONSTRAINT_NOTNULL, no
+** message set) was refused for its created (idemOrderRefused()).
 */
 IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns){
   int rc = idemStepWrite(pIns);
   int rc2 = sqlite3_reset(pIns);
   sqlite3_clear_bindings(pIns);
   if( rc==SQLITE_DONE ) return rc;
+  if( p->iFormat>=4 && rc2==SQLITE_CONSTRAINT
+   && sqlite3_extended_errcode(p->db)==SQLITE_CONSTRAINT_NOTNULL ){
+    return SQLITE_CONSTRAINT_NOTNULL;
+  }
   if( rc2==SQLITE_SCHEMA ){
     assert( p->aStmt[IDEM_STMT_INSERT]==pIns );
     sqlite3_finalize(pIns);
@@ -1042,16 +1111,17 @@ IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns){
 ** three new columns): <name>_expiry, the decided calls of a table with
 ** retain in the order they expire (written only when such a call is
 ** decided, so that a claim pays nothing for it), and <name>_config, which
-** records the format.  IF NOT EXISTS: an upgrade may be finished twice.
+** records the format, iFormat.  IF NOT EXISTS: an upgrade may be finished
+** twice.
 */
-static void idemAppendFormat2(IdemVtab *p, sqlite3_str *s){
+static void idemAppendFormat2(IdemVtab *p, sqlite3_str *s, int iFormat){
   int i;
   for(i=1; i<IDEM_NSHADOW; i++){
     sqlite3_str_appendf(s, "CREATE TABLE IF NOT EXISTS \"%w\".\"%w_%s\"%s;",
                         p->zDb, p->zName, azIdemShadow[i], azIdemShadowDef[i]);
   }
   sqlite3_str_appendf(s, "INSERT OR REPLACE INTO \"%w\".\"%w_config\"(k, v)"
-                      " VALUES('format', %d)", p->zDb, p->zName, IDEM_FORMAT);
+                      " VALUES('format', %d)", p->zDb, p->zName, iFormat);
 }
 
 /*
@@ -1099,8 +1169,11 @@ static int idemReadFormat(IdemVtab *p){
 }
 
 /*
-** Upgrade a format-1 or format-2 table to format 3 in place, on the first
-** write of a build that knows format 3: add the columns it lacks of
+** Upgrade a format-1 or format-2 table to format 3 (IDEM_FORMAT_UPGRADE)
+** in place, on the first write of a build that knows format 3; it stays
+** format 3 (its created index kept and used: a format-4 table would need
+** created in rid order, which old rows need not be).  Add the columns it
+** lacks of
 ** keyargs, owner, expires (format 2), honours_key and sends (format 3) to
 ** <name>_claim (each a NULL for the rows that are there), the expiry index
 ** <name>_expiry and <name>_config.  Every step is idempotent, and the format row comes
@@ -1128,17 +1201,17 @@ IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
                           p->zDb, p->zName, azIdemNewCol[i]);
     }
   }
-  idemAppendFormat2(p, s);
+  idemAppendFormat2(p, s, IDEM_FORMAT_UPGRADE);
   zSql = sqlite3_str_finish(s);
   if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
   rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
   sqlite3_free(zSql);
   if( rc!=SQLITE_OK ){
     idemVtabError(p, "cannot upgrade the table from format %d to %d: %s",
-                  p->iFormat, IDEM_FORMAT, sqlite3_errmsg(p->db));
+                  p->iFormat, IDEM_FORMAT_UPGRADE, sqlite3_errmsg(p->db));
     return rc;
   }
-  p->iFormat = IDEM_FORMAT;
+  p->iFormat = IDEM_FORMAT_UPGRADE;
   idemStmtFinalizeAll(p);     /* prepared for format 1 or 2 */
   return SQLITE_OK;
 }
@@ -1167,8 +1240,8 @@ static int idemStoreExec(IdemVtab *p, char *zSql, const char *zWhat){
 IDEM_PRIVATE int idemStoreCreate(IdemVtab *p){
   sqlite3_str *s = sqlite3_str_new(p->db);
   sqlite3_str_appendf(s, "CREATE TABLE \"%w\".\"%w_claim\"%s;", p->zDb,
-                      p->zName, azIdemShadowDef[0]);
-  idemAppendFormat2(p, s);
+                      p->zName, zIdemClaimDef4);
+  idemAppendFormat2(p, s, IDEM_FORMAT);
   p->iFormat = IDEM_FORMAT;
   p->aCookie[1] = -1;         /* not checked: the first claim checks */
   return idemStoreExec(p, sqlite3_str_finish(s), "create");
@@ -1253,61 +1326,6 @@ IDEM_PRIVATE int idemStoreRename(IdemVtab *p, const char *zNew){
   }
   return rc;
 }
-
-#if SQLITE_VERSION_NUMBER>=3044000
-/*
-** PRAGMA integrity_check and quick_check (xIntegrity): look inside the
-** shadow table for what idem itself would never write.  A finding, or a
-** check that fails, is *pzErr with SQLITE_OK.
-*/
-IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
-                                    char **pzErr){
-  static const struct { const char *zWhere; const char *zWhat; } aCheck[] = {
-    { "typeof(key)!='blob' OR length(key)!=16", "keys that are not 16-byte blobs" },
-    { "member<0 OR typeof(member)!='integer'", "bad member numbers" },
-    { "member=0 AND (who IS NULL OR conv IS NULL OR tool IS NULL OR args IS NULL)",
-      "calls without their identity" },
-    { "member=0 AND (kind IS NULL OR kind NOT IN ('local','external'))", "bad kinds" },
-    { "member=0 AND (status IS NULL OR status NOT IN"
-      " ('pending','done','failed','unknown'))", "bad statuses" },
-    { "member=0 AND status='unknown' AND kind!='external'", "local calls marked unknown" },
-    { "member>0 AND NOT EXISTS (SELECT 1 FROM \"%w\".\"%w_claim\" c"
-      " WHERE c.key=x.key AND c.member=0)", "members without their call" },
-  };
-  int i, rc;
-  if( p->zUnusable || p->zDamaged ){
-    idemVtabError(p, "%s", p->zUnusable ? p->zUnusable : p->zDamaged);
-    idemVtabErrorTo(p, pzErr);
-    return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
-  }
-  for(i=0; i<(int)(sizeof(aCheck)/sizeof(aCheck[0])); i++){
-    sqlite3_stmt *pStmt;
-    char *zWhere = sqlite3_mprintf(aCheck[i].zWhere, zSchema, p->zName);
-    if( zWhere==0 ) return SQLITE_NOMEM;
-    rc = idemQueryRow(p->db, &pStmt, "SELECT count(*) FROM \"%w\".\"%w_claim\""
-                      " x WHERE %s", zSchema, p->zName, zWhere);
-    sqlite3_free(zWhere);
-    if( rc==SQLITE_ROW && sqlite3_column_int64(pStmt, 0)>0 ){
-      idemVtabError(p, "%lld %s in %s_claim", sqlite3_column_int64(pStmt, 0),
-                    aCheck[i].zWhat, p->zName);
-      idemVtabErrorTo(p, pzErr);
-      sqlite3_finalize(pStmt);
-      return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
-    }
-    sqlite3_finalize(pStmt);
-    if( rc==SQLITE_NOMEM ) return rc;
-    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
-      /* The check itself failed (no shadow table, a missing column): that
-      ** is the finding.  An error returned from xIntegrity would fail the
-      ** whole PRAGMA with a bare "SQL logic error". */
-      idemVtabDbError(p, rc);
-      idemVtabErrorTo(p, pzErr);
-      return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
-    }
-  }
-  return SQLITE_OK;
-}
-#endif
 
 /* The shadow tables' suffixes (xShadowName). */
 IDEM_PRIVATE int idemStoreShadowName(const char *zName){

@@ -107,6 +107,9 @@ struct IdemCursor {
   int bOneRow;                /* key = ? AND member = ?: the row found is
                               ** the only one (UNIQUE(key, member)) */
   sqlite3_int64 iMember;      /* ... and member, bound: the row's */
+  int bUpTo;                  /* Format 4's created range with an upper
+                              ** bound: the rows end at the first one
+                              ** past it (IDEM_Q_UPTO) */
   int bRid;                   /* iRid holds the current row's rid */
   sqlite3_int64 iRid;         /* (read once: xRowid, the parked row) */
   char zNow[IDEM_TIME_LEN];   /* The time of xFilter: expired before it */
@@ -458,7 +461,10 @@ static int idemRollbackToSp(sqlite3_vtab *pVtab, int iSavepoint){
 
 /*
 ** Plans: key = ? is a seek of the call's group (key = ? AND member = ? of
-** one row); a created range uses the created index; anything else scans.
+** one row); a created range uses the created index (format 3) or is a
+** range of rids (format 4, where created never goes back in rid order:
+** it starts at the first rid past the lower bound, idemRowsFrom(),
+** and stops at the first row past the upper one); anything else scans.
 **
 ** Every constraint the table consumes (omit=1) gives exactly the rows
 ** that SQLite would keep if it applied the constraint itself, to a plain
@@ -473,10 +479,15 @@ static int idemRollbackToSp(sqlite3_vtab *pVtab, int iSavepoint){
 **                TEXT too, so a value is compared exactly as SQL compares
 **                it with a TEXT column: a number as its text.
 ** A constraint with another collation than BINARY is left to SQLite.
+** Format 4's created range gives those rows in a table whose created
+** never goes back in rid order, which only a write outside idem breaks
+** (PRAGMA integrity_check reports it): its constraints are not omitted,
+** and SQLite checks them again at each row it gives.
 */
 static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   int iKey = -1, iMember = -1, iLo = -1, iHi = -1, iEq = -1;
   int eLo = 0, eHi = 0;
+  int bRid = ((IdemVtab*)pVtab)->iFormat>=4;    /* created in rid order */
   int i;
   if( ((IdemVtab*)pVtab)->zUnusable ){
     idemVtabError((IdemVtab*)pVtab, "%s", ((IdemVtab*)pVtab)->zUnusable);
@@ -544,12 +555,12 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   if( iLo>=0 || iHi>=0 ){
     if( iLo>=0 ){
       pInfo->aConstraintUsage[iLo].argvIndex = 1;
-      pInfo->aConstraintUsage[iLo].omit = 1;
+      pInfo->aConstraintUsage[iLo].omit = !bRid;
     }
     if( iHi>=0 ){
       if( iHi!=iLo ){
         pInfo->aConstraintUsage[iHi].argvIndex = iLo>=0 ? 2 : 1;
-        pInfo->aConstraintUsage[iHi].omit = 1;
+        pInfo->aConstraintUsage[iHi].omit = !bRid;
       }
     }
     pInfo->idxNum = IDEM_PLAN_CREATED + 3*eLo + eHi;
@@ -565,6 +576,12 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   pInfo->idxNum = IDEM_PLAN_SCAN;
   pInfo->estimatedCost = 1000000.0;
   pInfo->estimatedRows = 100000;
+  /* Format 4: the scan's rid order is the order of created. */
+  if( bRid && pInfo->nOrderBy==1
+   && pInfo->aOrderBy[0].iColumn==IDEM_COL_CREATED
+   && !pInfo->aOrderBy[0].desc ){
+    pInfo->orderByConsumed = 1;
+  }
   return SQLITE_OK;
 }
 
@@ -606,6 +623,7 @@ static void idemCursorReset(IdemCursor *pCur){
   pCur->bNarrow = 0;
   pCur->bNoIdentity = 0;
   pCur->bOneRow = 0;
+  pCur->bUpTo = 0;
   pCur->bRid = 0;
 }
 
@@ -737,6 +755,10 @@ static int idemCursorStep(IdemCursor *pCur){
   pCur->zReply = 0;
   pCur->bRid = 0;
   while( (rc = sqlite3_step(pCur->pStmt))==SQLITE_ROW ){
+    if( pCur->bUpTo && sqlite3_column_int(pCur->pStmt, IDEM_Q_UPTO)==0 ){
+      rc = SQLITE_DONE;       /* past the upper bound: so is every row after */
+      break;
+    }
     pCur->bEof = 0;
     /* (key = ? AND member = ?: the member bound, which the row's equals) */
     pCur->bMember = (pCur->bOneRow ? pCur->iMember
@@ -852,6 +874,20 @@ static int idemFilter(
     if( rc==SQLITE_OK && iRange%3 ){
       /* created = ? binds one value to both ends */
       rc = sqlite3_bind_value(pCur->pStmt, 2, argv[iArg<argc ? iArg : 0]);
+    }
+    if( rc==SQLITE_OK && p->iFormat>=4 ){
+      /* From the first rid past the lower bound (none: no row) */
+      sqlite3_int64 iFrom = IDEM_RID_MIN;
+      if( iRange/3 ){
+        rc = idemRowsFrom(p, argv[0], iRange/3==2, &iFrom);
+        if( rc==SQLITE_DONE ) return SQLITE_OK;       /* (bEof) */
+        if( rc!=SQLITE_OK ){
+          idemCursorReset(pCur);
+          return rc;                                  /* (its message) */
+        }
+      }
+      rc = sqlite3_bind_int64(pCur->pStmt, 3, iFrom);
+      pCur->bUpTo = iRange%3!=0;
     }
   }
   if( rc!=SQLITE_OK ){
@@ -1197,7 +1233,7 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
     idemVtabError(p, "%s", p->zUnusable);
     return SQLITE_ERROR;
   }
-  if( p->iFormat<IDEM_FORMAT ){
+  if( p->iFormat<IDEM_FORMAT_UPGRADE ){
     int rc = idemStoreUpgrade(p);
     if( rc!=SQLITE_OK ) return rc;
   }
@@ -1249,11 +1285,11 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
 
 
 #if SQLITE_VERSION_NUMBER>=3044000
-/* xIntegrity: PRAGMA integrity_check and quick_check (idemStoreIntegrity()). */
+/* xIntegrity: PRAGMA integrity_check and quick_check (idemRowsIntegrity()). */
 static int idemIntegrity(sqlite3_vtab *pVtab, const char *zSchema,
                          const char *zTabName, int isQuick, char **pzErr){
   (void)isQuick; (void)zTabName;
-  return idemStoreIntegrity((IdemVtab*)pVtab, zSchema, pzErr);
+  return idemRowsIntegrity((IdemVtab*)pVtab, zSchema, pzErr);
 }
 #endif
 

@@ -77,6 +77,27 @@ proc forcedelete {args} {
   }
 }
 
+# Make idem table NAME of test.db (a new one: format 4) a format-3 table,
+# as a build before format 4 made it (the created index in <name>_claim's
+# definition, format 3 recorded), rows and rids kept; db is opened again.
+proc idem_format3 {name} {
+  catch {db close}
+  sqlite3 idem_f3 test.db
+  idem_f3 eval [string map [list %N% $name] {
+    ALTER TABLE "%N%_claim" RENAME TO idem_f3_x;
+    CREATE TABLE "%N%_claim"(rid INTEGER PRIMARY KEY, key BLOB NOT NULL,
+      member INTEGER NOT NULL, who, conv, tool, args TEXT, kind TEXT,
+      status TEXT, id, result, note TEXT, created TEXT NOT NULL, updated TEXT,
+      keyargs TEXT, owner TEXT, expires TEXT, honours_key INTEGER,
+      sends INTEGER, UNIQUE(key, member), UNIQUE(created, rid));
+    INSERT INTO "%N%_claim" SELECT * FROM idem_f3_x;
+    DROP TABLE idem_f3_x;
+    UPDATE "%N%_config" SET v = 3 WHERE k = 'format';
+  }]
+  idem_f3 close
+  idem_open db test.db
+}
+
 proc reset_db {} {
   catch {db close}
   forcedelete test.db

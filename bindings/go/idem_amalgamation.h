@@ -30,9 +30,12 @@
 **
 **   The claim table, in three layers: the store, the rules, the module.
 **   idem_store.c      where it keeps its calls: the shadow tables (schema,
-**                     format, upgrade, damage check, integrity_check), the
-**                     statement cache and its lending to cursors, the
-**                     transaction's list of local claims, the table's error
+**                     format, upgrade, damage check), the statement cache
+**                     and its lending to cursors, the transaction's list
+**                     of local claims, the table's error
+**   idem_rows.c       what its rows promise: a format-4 table keeps
+**                     created in rid order (a range of created is a range
+**                     of rids); integrity_check
 **   Its rules (doc/contract.md §4-7), in the order of a call's life:
 **   idem_options.c    the table's options, parsed in one place; SQL
 **                     functions idem_parse_options(), idem_limits(),
@@ -91,6 +94,9 @@
 **   idem_durable.c    the durability check of an external claim
 **   idem_store.c      a claim table's storage: shadow tables, statements,
 **                     the transaction's local claims, the table's error
+**   idem_rows.c       what its rows promise: format 4's order of created
+**                     (a range of created as a range of rids),
+**                     integrity_check
 **   idem_options.c    a claim table's options, parsed in one place
 **   idem_claim.c      the claim (doc/contract.md §4): INSERT, and what the
 **                     rules share: status, release, the inner writes
@@ -586,7 +592,11 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
                                     ** + mask-1, mask 1 id, 2 result, 4 note */
 #define IDEM_STMT_RECORD_DONE  40   /* the same forms of a record of done, the
                                     ** status in their text (40..47): + mask */
-#define IDEM_NSTMT             48
+#define IDEM_STMT_PROBE        48   /* format 4: the first row from a rid on,
+                                    ** and whether its created passes a lower
+                                    ** bound (> and >=) */
+#define IDEM_STMT_LASTROW      49   /* format 4: the same of the last row */
+#define IDEM_NSTMT             50
 #define IDEM_STMT_LENDABLE(i) \
   ((i)>=IDEM_STMT_Q_SCAN && (i)<=IDEM_STMT_Q_KEYMAIN_U)
 /* An UPDATE's query (IDEM_QCOLS_UPDATE's columns: the key, who, conv,
@@ -612,6 +622,8 @@ IDEM_PRIVATE int idemDurableStore(sqlite3 *db, const char *zDb);
 #define IDEM_Q_EXPIRES 16
 #define IDEM_Q_HONOURS 17
 #define IDEM_Q_SENDS   18
+#define IDEM_Q_UPTO    19   /* format 4's created range: 1 while the row is
+                            ** within the upper bound (idem_store.c) */
 
 /* Columns of the narrow queries (IDEM_STMT_Q_KEY_N, _KEYMEMBER_N,
 ** _KEYMAIN_N): a replay's, which reads status, id and result alone; the
@@ -711,11 +723,15 @@ struct IdemTxnClaim {
 ** The format of a table's shadow tables, recorded in <name>_config
 ** (k = 'format').  Format 1 (idem 1.0.0) had no <name>_config and no
 ** keyargs, owner or expires columns, format 2 (idem 1.x) no honours_key
-** or sends; each is upgraded in place by the first write of a build that
-** knows format 3.  A format above IDEM_FORMAT is refused with an error
-** naming both (doc/choices.md).
+** or sends; each is upgraded in place to format 3 by the first write of a
+** build that knows format 3, and stays format 3.  Format 4 (a new table,
+** IDEM_FORMAT) is format 3 without the index UNIQUE(created, rid): created
+** never goes back in rid order, so a range of created is a range of rids
+** (idem_rows.c, ORDER).  A format above IDEM_FORMAT is refused with an
+** error naming both (doc/choices.md).
 */
-#define IDEM_FORMAT 3
+#define IDEM_FORMAT 4
+#define IDEM_FORMAT_UPGRADE 3   /* what formats 1 and 2 are upgraded to */
 
 /*
 ** The statements of a connection that are running and write (idem's own
@@ -854,11 +870,6 @@ IDEM_PRIVATE int idemStoreDrop(IdemVtab *p);
 IDEM_PRIVATE int idemStoreRename(IdemVtab *p, const char *zNew);
 IDEM_PRIVATE int idemStoreShadowName(const char *zName);
 IDEM_PRIVATE void idemStoreClose(IdemVtab *p);
-#if SQLITE_VERSION_NUMBER>=3044000
-/* PRAGMA integrity_check: a finding in *pzErr, with SQLITE_OK. */
-IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
-                                    char **pzErr);
-#endif
 
 /* Check the shadow table again if the schema changed since the last
 ** check (p->zDamaged then says why claims are refused).  Claimable: the
@@ -890,6 +901,28 @@ IDEM_PRIVATE IdemWindow *idemTxnWindow(IdemVtab *p);
 IDEM_PRIVATE void idemTxnSavepoint(IdemVtab *p, int iSavepoint);
 IDEM_PRIVATE void idemTxnRelease(IdemVtab *p, int iSavepoint);
 IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint);
+
+/**************************************************************************
+** Interface to code in idem_rows.c (what the rows promise: format 4's
+** order, integrity_check):
+*/
+
+#define IDEM_RID_MIN (-(sqlite3_int64)0x7fffffffffffffff - 1)
+#define IDEM_RID_MAX ((sqlite3_int64)0x7fffffffffffffff)
+/* Format 4: the first rid from which every row's created is above pLo
+** (at or above if bGe), into *piFrom: SQLITE_OK; SQLITE_DONE if no row's
+** is; or the error with the table's message.  O(log n) seeks. */
+IDEM_PRIVATE int idemRowsFrom(IdemVtab *p, sqlite3_value *pLo, int bGe,
+                              sqlite3_int64 *piFrom);
+/* Format 4: a claim's INSERT that NOT NULL refused (its created, at the
+** largest rid or after a damaged last row): the table's message, and
+** SQLITE_FULL or SQLITE_CORRUPT_VTAB. */
+IDEM_PRIVATE int idemRowsRefused(IdemVtab *p);
+#if SQLITE_VERSION_NUMBER>=3044000
+/* PRAGMA integrity_check: a finding in *pzErr, with SQLITE_OK. */
+IDEM_PRIVATE int idemRowsIntegrity(IdemVtab *p, const char *zSchema,
+                                   char **pzErr);
+#endif
 
 /**************************************************************************
 ** Interface to code in idem_options.c (a claim table's options):
@@ -10483,9 +10516,12 @@ IDEM_PRIVATE void idemDurableRollback(IdemDurable *pD){
 **   keyargs owner expires                         -- main rows only
 **   honours_key sends                             -- main rows only
 **   UNIQUE(key, member)              the arbiter, and the replay's seek
-**   UNIQUE(created, rid)             purge by age (an ordinary index; the
-**                                    UNIQUE form keeps its name tied to
-**                                    the table, so RENAME carries it)
+**   UNIQUE(created, rid)             formats 1 to 3 only: purge by age (an
+**                                    ordinary index; the UNIQUE form keeps
+**                                    its name tied to the table, so RENAME
+**                                    carries it).  Format 4 (new tables)
+**                                    has none: created never goes back in
+**                                    rid order (idem_rows.c, ORDER)
 **
 ** Member rows keep only their own id, result and created: they show their
 ** call's who, conv, tool, args, kind, status, note, updated, keyargs,
@@ -10598,11 +10634,19 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 
 /*
 ** The SQL of each statement, by IDEM_STMT_* number, with %w for the schema
-** and the table name, in that order (twice where the table is named twice).
+** and the table name, in that order (twice or three times where the table
+** is named so often).
 */
 #define IDEM_FROM " FROM \"%w\".\"%w_claim\""
 #define IDEM_Q_CREATED(zLower, zUpper) \
   "SELECT " IDEM_QCOLS IDEM_FROM " WHERE 1" zLower zUpper " ORDER BY created, rid"
+/* Format 4's (no created index, idem_rows.c): the rows from rid ?3 on
+** (the first past the lower bound) in rid order, the order of created,
+** and whether each is within the upper bound (IDEM_Q_UPTO: the cursor
+** stops at the first past it), as SQL compares. */
+#define IDEM_Q_RIDS(zUpTo) \
+  "SELECT " IDEM_QCOLS ", " zUpTo IDEM_FROM " WHERE rid>=?3 ORDER BY rid"
+#define IDEM_PROBE_COLS "SELECT rid, created>?1, created>=?1"
 #define IDEM_GT " AND created>?1"
 #define IDEM_GE " AND created>=?1"
 #define IDEM_LT " AND created<?2"
@@ -10679,6 +10723,29 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
                    IDEM_RECORD_DONE(", result=?4"),
                    IDEM_RECORD_DONE(", id=?3"),
                    IDEM_RECORD_DONE(""),
+  /* PROBE */      IDEM_PROBE_COLS IDEM_FROM " WHERE rid>=?2 ORDER BY rid LIMIT 1",
+  /* LASTROW */    IDEM_PROBE_COLS IDEM_FROM " ORDER BY rid DESC LIMIT 1",
+};
+
+/*
+** Format 4's own statements (idem_rows.c, ORDER).  The claim's INSERT
+** writes as created the clock's time (?12), or the created of the row
+** with the largest rid if that is later; NULL, which NOT NULL refuses
+** before anything is written, if that rid is 2^63-1 (SQLite would pick a
+** random one next) or the row has no created.  The created ranges, by
+** upper bound (3*lower + upper).
+*/
+static const char zIdemInsert4[] =
+  "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
+  " args, kind, status, id, result, note, created, updated,"
+  " keyargs, owner, honours_key, sends)"
+  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,"
+  "coalesce((SELECT CASE WHEN rid<9223372036854775807 THEN max(created, ?12)"
+  " END" IDEM_FROM " ORDER BY rid DESC LIMIT 1),"
+  "(SELECT ?12 WHERE NOT EXISTS(SELECT 1" IDEM_FROM "))),"
+  "?12,?13,?14,?15,?16)";
+static const char *const azIdemCreated4[3] = {
+  IDEM_Q_RIDS("1"), IDEM_Q_RIDS("created<?2"), IDEM_Q_RIDS("created<=?2")
 };
 
 /*
@@ -10708,6 +10775,10 @@ static char *idemStmtSql(IdemVtab *p, int i){
   const char *zTemplate = azIdemSql[i];
   char *zOld = 0, *zSql;
   int nNull = 0, iFirst = 0;
+  if( p->iFormat>=4 && i==IDEM_STMT_INSERT ) zTemplate = zIdemInsert4;
+  if( p->iFormat>=4 && i>=IDEM_STMT_Q_CREATED && i<=IDEM_STMT_Q_CREATED+8 ){
+    zTemplate = azIdemCreated4[(i - IDEM_STMT_Q_CREATED)%3];
+  }
   if( p->iFormat<2 ){
     nNull = 5;
   }else if( p->iFormat<3 ){
@@ -10735,7 +10806,8 @@ static char *idemStmtSql(IdemVtab *p, int i){
     }
     zTemplate = zOld;
   }
-  zSql = sqlite3_mprintf(zTemplate, p->zDb, p->zName, p->zDb, p->zName);
+  zSql = sqlite3_mprintf(zTemplate, p->zDb, p->zName, p->zDb, p->zName,
+                         p->zDb, p->zName);
   sqlite3_free(zOld);
   return zSql;
 }
@@ -10938,17 +11010,22 @@ static int idemSchemaCookies(IdemVtab *p, sqlite3_int64 aCookie[2]){
 ** upgrades it.
 */
 static const char *const azIdemShadow[] = { "claim", "expiry", "config" };
+#define IDEM_CLAIM_DEF \
+  "(rid INTEGER PRIMARY KEY, key BLOB NOT NULL, member INTEGER NOT NULL," \
+  " who, conv, tool, args TEXT, kind TEXT, status TEXT, id, result," \
+  " note TEXT, created TEXT NOT NULL, updated TEXT," \
+  " keyargs TEXT, owner TEXT, expires TEXT," \
+  " honours_key INTEGER, sends INTEGER," \
+  " UNIQUE(key, member)"
 static const char *const azIdemShadowDef[] = {
-  "(rid INTEGER PRIMARY KEY, key BLOB NOT NULL, member INTEGER NOT NULL,"
-  " who, conv, tool, args TEXT, kind TEXT, status TEXT, id, result,"
-  " note TEXT, created TEXT NOT NULL, updated TEXT,"
-  " keyargs TEXT, owner TEXT, expires TEXT,"
-  " honours_key INTEGER, sends INTEGER,"
-  " UNIQUE(key, member), UNIQUE(created, rid))",
+  IDEM_CLAIM_DEF ", UNIQUE(created, rid))",       /* formats 1 to 3 */
   ("(expires TEXT NOT NULL, key BLOB NOT NULL, PRIMARY KEY(expires, key))"
    " WITHOUT ROWID"),
   "(k TEXT PRIMARY KEY, v) WITHOUT ROWID"
 };
+/* <name>_claim of format 4: no created index (created never goes back in
+** rid order). */
+static const char zIdemClaimDef4[] = IDEM_CLAIM_DEF ")";
 /* The columns formats 2 (the first three) and 3 (the last two) added to
 ** <name>_claim, with their types, in the order of its definition (ALTER
 ** TABLE ADD COLUMN puts each after the last column). */
@@ -11123,10 +11200,12 @@ static int idemSchemaTouches(IdemVtab *p, const IdemRoots *pR, int bTriggers,
 ** What is wrong with shadow table iShadow, whose schema row pStmt holds
 ** (type, name, tbl_name, sql), or NULL if it is exactly idem's.  Format 1's
 ** claim table (bFormat2 false: no <name>_config) may lack the columns
-** formats 2 and 3 added, format 2's those format 3 added.
+** formats 2 and 3 added, format 2's those format 3 added; format 4's
+** (bFormat4: <name>_config records format 4 or above) is its own
+** definition, without the created index, and only that.
 */
 static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
-                            sqlite3_stmt *pStmt, int *pbNoMem){
+                            int bFormat4, sqlite3_stmt *pStmt, int *pbNoMem){
   const char *zType = (const char*)sqlite3_column_text(pStmt, 0);
   const char *zSql = (const char*)sqlite3_column_text(pStmt, 3);
   char *zWant = 0, *zWhy = 0, *zDiff;
@@ -11141,8 +11220,10 @@ static char *idemShadowDiff(IdemVtab *p, int iShadow, int bFormat2,
   /* Format 3; format 2 without the columns format 3 added, and format 1
   ** (no <name>_config) without those of both, or with the first of them
   ** (an upgrade adds them one by one). */
-  for(i=0; i<=(iShadow!=0 ? 0 : bFormat2 ? IDEM_NNEWCOL3 : IDEM_NNEWCOL); i++){
-    const char *zDef = azIdemShadowDef[iShadow];
+  for(i=0; i<=(iShadow!=0 || bFormat4 ? 0 : bFormat2 ? IDEM_NNEWCOL3
+                                                    : IDEM_NNEWCOL); i++){
+    const char *zDef = iShadow==0 && bFormat4 ? zIdemClaimDef4
+                                              : azIdemShadowDef[iShadow];
     char *zCut = 0;
     if( i>0 ){
       /* Drop the last i new columns: from ", <col> TEXT" of the first
@@ -11216,7 +11297,7 @@ static int idemCheckShadow(IdemVtab *p){
   sqlite3_stmt *pStmt = 0;
   char *zWhy = 0;
   IdemRoots roots;
-  int i, rc, bNoMem = 0, bFormat2 = 0, bTriggers = 1;
+  int i, rc, bNoMem = 0, bFormat2 = 0, bFormat4 = 0, bTriggers = 1;
 
   sqlite3_free(p->zDamaged);
   p->zDamaged = 0;
@@ -11233,8 +11314,23 @@ static int idemCheckShadow(IdemVtab *p){
         " ORDER BY type='table' DESC", p->zDb, p->zName, azIdemShadow[i]);
     if( rc==SQLITE_ROW ){
       if( i==2 ) bFormat2 = 1;
-      zWhy = idemShadowDiff(p, i, bFormat2, pStmt, &bNoMem);
+      zWhy = idemShadowDiff(p, i, bFormat2, bFormat4, pStmt, &bNoMem);
       if( i==0 && zWhy==0 ) p->bClaimSeen = 1;
+      if( i==2 && zWhy==0 ){
+        /* <name>_config is idem's: the format it records tells which
+        ** <name>_claim to hold the file against (idemReadFormat() reports
+        ** a format that is not a number this build knows). */
+        sqlite3_finalize(pStmt);
+        pStmt = 0;
+        rc = idemQueryRow(p->db, &pStmt, "SELECT v>=4 FROM \"%w\".\"%w_config\""
+                          " WHERE k='format' AND typeof(v)='integer'",
+                          p->zDb, p->zName);
+        if( rc==SQLITE_ROW ){
+          bFormat4 = sqlite3_column_int(pStmt, 0);
+        }else if( rc!=SQLITE_DONE ){
+          goto done;
+        }
+      }
     }else if( rc==SQLITE_DONE && i==1 && bFormat2 ){
       zWhy = sqlite3_mprintf("%s_expiry is missing", p->zName);
       if( zWhy==0 ) bNoMem = 1;
@@ -11484,12 +11580,18 @@ IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns){
 ** message in the connection.  SQLITE_SCHEMA: nothing was written, the
 ** statement is finalized, and the next idemStoreInsert() checks the
 ** shadow tables (in whole: aCookie[1]) before it prepares it again.
+** A format-4 INSERT that NOT NULL refused (SQLITE_CONSTRAINT_NOTNULL, no
+** message set) was refused for its created (idemOrderRefused()).
 */
 IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns){
   int rc = idemStepWrite(pIns);
   int rc2 = sqlite3_reset(pIns);
   sqlite3_clear_bindings(pIns);
   if( rc==SQLITE_DONE ) return rc;
+  if( p->iFormat>=4 && rc2==SQLITE_CONSTRAINT
+   && sqlite3_extended_errcode(p->db)==SQLITE_CONSTRAINT_NOTNULL ){
+    return SQLITE_CONSTRAINT_NOTNULL;
+  }
   if( rc2==SQLITE_SCHEMA ){
     assert( p->aStmt[IDEM_STMT_INSERT]==pIns );
     sqlite3_finalize(pIns);
@@ -11504,16 +11606,17 @@ IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns){
 ** three new columns): <name>_expiry, the decided calls of a table with
 ** retain in the order they expire (written only when such a call is
 ** decided, so that a claim pays nothing for it), and <name>_config, which
-** records the format.  IF NOT EXISTS: an upgrade may be finished twice.
+** records the format, iFormat.  IF NOT EXISTS: an upgrade may be finished
+** twice.
 */
-static void idemAppendFormat2(IdemVtab *p, sqlite3_str *s){
+static void idemAppendFormat2(IdemVtab *p, sqlite3_str *s, int iFormat){
   int i;
   for(i=1; i<IDEM_NSHADOW; i++){
     sqlite3_str_appendf(s, "CREATE TABLE IF NOT EXISTS \"%w\".\"%w_%s\"%s;",
                         p->zDb, p->zName, azIdemShadow[i], azIdemShadowDef[i]);
   }
   sqlite3_str_appendf(s, "INSERT OR REPLACE INTO \"%w\".\"%w_config\"(k, v)"
-                      " VALUES('format', %d)", p->zDb, p->zName, IDEM_FORMAT);
+                      " VALUES('format', %d)", p->zDb, p->zName, iFormat);
 }
 
 /*
@@ -11561,8 +11664,11 @@ static int idemReadFormat(IdemVtab *p){
 }
 
 /*
-** Upgrade a format-1 or format-2 table to format 3 in place, on the first
-** write of a build that knows format 3: add the columns it lacks of
+** Upgrade a format-1 or format-2 table to format 3 (IDEM_FORMAT_UPGRADE)
+** in place, on the first write of a build that knows format 3; it stays
+** format 3 (its created index kept and used: a format-4 table would need
+** created in rid order, which old rows need not be).  Add the columns it
+** lacks of
 ** keyargs, owner, expires (format 2), honours_key and sends (format 3) to
 ** <name>_claim (each a NULL for the rows that are there), the expiry index
 ** <name>_expiry and <name>_config.  Every step is idempotent, and the format row comes
@@ -11590,17 +11696,17 @@ IDEM_PRIVATE int idemStoreUpgrade(IdemVtab *p){
                           p->zDb, p->zName, azIdemNewCol[i]);
     }
   }
-  idemAppendFormat2(p, s);
+  idemAppendFormat2(p, s, IDEM_FORMAT_UPGRADE);
   zSql = sqlite3_str_finish(s);
   if( zSql==0 ) return idemVtabDbError(p, SQLITE_NOMEM);
   rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
   sqlite3_free(zSql);
   if( rc!=SQLITE_OK ){
     idemVtabError(p, "cannot upgrade the table from format %d to %d: %s",
-                  p->iFormat, IDEM_FORMAT, sqlite3_errmsg(p->db));
+                  p->iFormat, IDEM_FORMAT_UPGRADE, sqlite3_errmsg(p->db));
     return rc;
   }
-  p->iFormat = IDEM_FORMAT;
+  p->iFormat = IDEM_FORMAT_UPGRADE;
   idemStmtFinalizeAll(p);     /* prepared for format 1 or 2 */
   return SQLITE_OK;
 }
@@ -11629,8 +11735,8 @@ static int idemStoreExec(IdemVtab *p, char *zSql, const char *zWhat){
 IDEM_PRIVATE int idemStoreCreate(IdemVtab *p){
   sqlite3_str *s = sqlite3_str_new(p->db);
   sqlite3_str_appendf(s, "CREATE TABLE \"%w\".\"%w_claim\"%s;", p->zDb,
-                      p->zName, azIdemShadowDef[0]);
-  idemAppendFormat2(p, s);
+                      p->zName, zIdemClaimDef4);
+  idemAppendFormat2(p, s, IDEM_FORMAT);
   p->iFormat = IDEM_FORMAT;
   p->aCookie[1] = -1;         /* not checked: the first claim checks */
   return idemStoreExec(p, sqlite3_str_finish(s), "create");
@@ -11715,61 +11821,6 @@ IDEM_PRIVATE int idemStoreRename(IdemVtab *p, const char *zNew){
   }
   return rc;
 }
-
-#if SQLITE_VERSION_NUMBER>=3044000
-/*
-** PRAGMA integrity_check and quick_check (xIntegrity): look inside the
-** shadow table for what idem itself would never write.  A finding, or a
-** check that fails, is *pzErr with SQLITE_OK.
-*/
-IDEM_PRIVATE int idemStoreIntegrity(IdemVtab *p, const char *zSchema,
-                                    char **pzErr){
-  static const struct { const char *zWhere; const char *zWhat; } aCheck[] = {
-    { "typeof(key)!='blob' OR length(key)!=16", "keys that are not 16-byte blobs" },
-    { "member<0 OR typeof(member)!='integer'", "bad member numbers" },
-    { "member=0 AND (who IS NULL OR conv IS NULL OR tool IS NULL OR args IS NULL)",
-      "calls without their identity" },
-    { "member=0 AND (kind IS NULL OR kind NOT IN ('local','external'))", "bad kinds" },
-    { "member=0 AND (status IS NULL OR status NOT IN"
-      " ('pending','done','failed','unknown'))", "bad statuses" },
-    { "member=0 AND status='unknown' AND kind!='external'", "local calls marked unknown" },
-    { "member>0 AND NOT EXISTS (SELECT 1 FROM \"%w\".\"%w_claim\" c"
-      " WHERE c.key=x.key AND c.member=0)", "members without their call" },
-  };
-  int i, rc;
-  if( p->zUnusable || p->zDamaged ){
-    idemVtabError(p, "%s", p->zUnusable ? p->zUnusable : p->zDamaged);
-    idemVtabErrorTo(p, pzErr);
-    return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
-  }
-  for(i=0; i<(int)(sizeof(aCheck)/sizeof(aCheck[0])); i++){
-    sqlite3_stmt *pStmt;
-    char *zWhere = sqlite3_mprintf(aCheck[i].zWhere, zSchema, p->zName);
-    if( zWhere==0 ) return SQLITE_NOMEM;
-    rc = idemQueryRow(p->db, &pStmt, "SELECT count(*) FROM \"%w\".\"%w_claim\""
-                      " x WHERE %s", zSchema, p->zName, zWhere);
-    sqlite3_free(zWhere);
-    if( rc==SQLITE_ROW && sqlite3_column_int64(pStmt, 0)>0 ){
-      idemVtabError(p, "%lld %s in %s_claim", sqlite3_column_int64(pStmt, 0),
-                    aCheck[i].zWhat, p->zName);
-      idemVtabErrorTo(p, pzErr);
-      sqlite3_finalize(pStmt);
-      return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
-    }
-    sqlite3_finalize(pStmt);
-    if( rc==SQLITE_NOMEM ) return rc;
-    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
-      /* The check itself failed (no shadow table, a missing column): that
-      ** is the finding.  An error returned from xIntegrity would fail the
-      ** whole PRAGMA with a bare "SQL logic error". */
-      idemVtabDbError(p, rc);
-      idemVtabErrorTo(p, pzErr);
-      return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
-    }
-  }
-  return SQLITE_OK;
-}
-#endif
 
 /* The shadow tables' suffixes (xShadowName). */
 IDEM_PRIVATE int idemStoreShadowName(const char *zName){
@@ -11930,6 +11981,201 @@ IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint){
   idemTxnCheck(p);
 }
 /************** end ext/idem_store.c **************/
+/************** begin ext/idem_rows.c **************/
+/* SPDX-License-Identifier: MIT */
+/*
+** idem_rows.c -- what the rows of a claim table promise beyond what
+** SQLite's constraints hold: the order a format-4 table keeps them in, and
+** PRAGMA integrity_check of what idem itself would never write.  It reads
+** the shadow table through the store (idem_store.c); the claim
+** (idem_claim.c) and the module (idem_vtab.c) call it.
+**
+** ORDER.  A format-4 table (doc/choices.md, "Table formats") has no index
+** on created: created never goes back in rid order.  The claim's INSERT
+** (idem_store.c, zIdemInsert4) writes as created the clock's time or the
+** created of the row with the largest rid, whichever is later, and SQLite
+** gives the new row that rid + 1; so the order of (created, rid) is the
+** order of rid, and a range of created is a range of rids: from the first
+** rid past the lower bound (idemRowsFrom(), O(log n) seeks), up to the
+** first row past the upper bound (the cursor stops there, idem_vtab.c).
+** Past rid 2^63-1 SQLite picks random rids, which would break the order:
+** such a claim is refused (idemRowsRefused()).  Only a write outside idem
+** breaks the order; integrity_check reports it, by rid.
+*/
+/* #include "idemInt.h" (already inlined) */
+
+/*
+** A RANGE OF CREATED IN FORMAT 4.  The rows whose created is above a lower
+** bound are those from some rid on: found by a binary search over the
+** rids, each step one seek (IDEM_STMT_PROBE: the first row from a rid on,
+** and whether it passes, compared by SQL as the format-3 query compares),
+** between the first row and the last (IDEM_STMT_LASTROW): at most 64
+** steps, about log2 of the span of rids.  The invariant of the search:
+** the first row from rid iHi on passes, every row before rid iLo fails.
+** Reads only; the statements are reset before it returns.
+*/
+static int idemRowsProbe(IdemVtab *p, sqlite3_stmt *pStmt, int iCol,
+                         sqlite3_int64 *piRid, int *pbPass){
+  int rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ){
+    *piRid = sqlite3_column_int64(pStmt, 0);
+    *pbPass = sqlite3_column_int(pStmt, iCol);   /* (NULL: fails) */
+    rc = SQLITE_OK;
+  }else if( rc==SQLITE_DONE ){
+    *pbPass = 0;
+  }else{
+    rc = idemVtabDbError(p, sqlite3_reset(pStmt));
+  }
+  sqlite3_reset(pStmt);
+  return rc;
+}
+
+IDEM_PRIVATE int idemRowsFrom(IdemVtab *p, sqlite3_value *pLo, int bGe,
+                              sqlite3_int64 *piFrom){
+  sqlite3_stmt *pProbe, *pLast;
+  sqlite3_int64 iLo = IDEM_RID_MIN, iHi, iRid;
+  int bPass, rc, iCol = bGe ? 2 : 1;
+  rc = idemStmt(p, IDEM_STMT_LASTROW, &pLast);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = sqlite3_bind_value(pLast, 1, pLo);
+  if( rc!=SQLITE_OK ) return idemVtabDbError(p, rc);
+  rc = idemRowsProbe(p, pLast, iCol, &iHi, &bPass);
+  if( rc!=SQLITE_OK ) return rc;            /* (SQLITE_DONE: no row) */
+  if( !bPass ) return SQLITE_DONE;          /* not even the last row */
+  rc = idemStmt(p, IDEM_STMT_PROBE, &pProbe);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = sqlite3_bind_value(pProbe, 1, pLo);
+  if( rc!=SQLITE_OK ) return idemVtabDbError(p, rc);
+  while( iLo<iHi ){
+    /* (the first step looks at the first row: a bound below every row
+    ** ends the search there) */
+    sqlite3_int64 iMid = iLo==IDEM_RID_MIN ? iLo
+        : iLo + (sqlite3_int64)(((sqlite3_uint64)iHi - (sqlite3_uint64)iLo)/2);
+    sqlite3_bind_int64(pProbe, 2, iMid);
+    rc = idemRowsProbe(p, pProbe, iCol, &iRid, &bPass);
+    if( rc==SQLITE_DONE ) break;  /* (never: a row at iHi or after passes) */
+    if( rc!=SQLITE_OK ) return rc;
+    if( bPass ){
+      iHi = iMid;
+    }else if( iRid>=iHi ){
+      break;                      /* (never, as above) */
+    }else{
+      iLo = iRid + 1;
+    }
+  }
+  *piFrom = iHi;
+  return SQLITE_OK;
+}
+
+/*
+** A format-4 claim or member row that NOT NULL refused: the created its
+** INSERT computed is NULL when the largest rid is 2^63-1 (only a write
+** outside idem makes one; SQLite would give the new row a random rid,
+** out of the order of created), or the last row has no created (a
+** damaged file).  The table's message, and SQLITE_FULL (as SQLite's own
+** AUTOINCREMENT at its last rowid) or SQLITE_CORRUPT_VTAB.  Nothing was
+** written.
+*/
+IDEM_PRIVATE int idemRowsRefused(IdemVtab *p){
+  sqlite3_stmt *pStmt = 0;
+  int rc = idemQueryRow(p->db, &pStmt, "SELECT rid FROM \"%w\".\"%w_claim\""
+                        " ORDER BY rid DESC LIMIT 1", p->zDb, p->zName);
+  if( rc==SQLITE_ROW && sqlite3_column_int64(pStmt, 0)==IDEM_RID_MAX ){
+    idemVtabError(p, "%s_claim holds rid 9223372036854775807, the largest"
+        " there is (written outside idem): a new row would take a random"
+        " rid, out of the order of created that a purge by age reads;"
+        " nothing was claimed (delete that row to claim again)", p->zName);
+    rc = SQLITE_FULL;
+  }else if( rc==SQLITE_ROW ){
+    idemVtabError(p, "the last row of %s_claim (rid %lld) has no created:"
+        " the database was changed outside idem or is damaged; nothing was"
+        " claimed", p->zName, sqlite3_column_int64(pStmt, 0));
+    rc = SQLITE_CORRUPT_VTAB;
+  }else if( rc!=SQLITE_NOMEM ){
+    idemVtabError(p, "cannot read the last row of %s_claim: %s", p->zName,
+                  rc==SQLITE_DONE ? "it is gone" : sqlite3_errstr(rc));
+    if( rc==SQLITE_DONE ) rc = SQLITE_CORRUPT_VTAB;
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+#if SQLITE_VERSION_NUMBER>=3044000
+/*
+** PRAGMA integrity_check and quick_check (xIntegrity): look inside the
+** shadow table for what idem itself would never write; in format 4, a
+** created that goes back in rid order (the first one, by rid: each row's
+** predecessor found by a seek).  A finding, or a check that fails, is
+** *pzErr with SQLITE_OK.
+*/
+IDEM_PRIVATE int idemRowsIntegrity(IdemVtab *p, const char *zSchema,
+                                   char **pzErr){
+  static const struct { const char *zWhere; const char *zWhat; } aCheck[] = {
+    { "typeof(key)!='blob' OR length(key)!=16", "keys that are not 16-byte blobs" },
+    { "member<0 OR typeof(member)!='integer'", "bad member numbers" },
+    { "member=0 AND (who IS NULL OR conv IS NULL OR tool IS NULL OR args IS NULL)",
+      "calls without their identity" },
+    { "member=0 AND (kind IS NULL OR kind NOT IN ('local','external'))", "bad kinds" },
+    { "member=0 AND (status IS NULL OR status NOT IN"
+      " ('pending','done','failed','unknown'))", "bad statuses" },
+    { "member=0 AND status='unknown' AND kind!='external'", "local calls marked unknown" },
+    { "member>0 AND NOT EXISTS (SELECT 1 FROM \"%w\".\"%w_claim\" c"
+      " WHERE c.key=x.key AND c.member=0)", "members without their call" },
+  };
+  sqlite3_stmt *pStmt;
+  int i, rc;
+  if( p->zUnusable || p->zDamaged ){
+    idemVtabError(p, "%s", p->zUnusable ? p->zUnusable : p->zDamaged);
+    idemVtabErrorTo(p, pzErr);
+    return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
+  }
+  for(i=0; i<(int)(sizeof(aCheck)/sizeof(aCheck[0])); i++){
+    char *zWhere = sqlite3_mprintf(aCheck[i].zWhere, zSchema, p->zName);
+    if( zWhere==0 ) return SQLITE_NOMEM;
+    rc = idemQueryRow(p->db, &pStmt, "SELECT count(*) FROM \"%w\".\"%w_claim\""
+                      " x WHERE %s", zSchema, p->zName, zWhere);
+    sqlite3_free(zWhere);
+    if( rc==SQLITE_ROW && sqlite3_column_int64(pStmt, 0)>0 ){
+      idemVtabError(p, "%lld %s in %s_claim", sqlite3_column_int64(pStmt, 0),
+                    aCheck[i].zWhat, p->zName);
+      idemVtabErrorTo(p, pzErr);
+      sqlite3_finalize(pStmt);
+      return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
+    }
+    sqlite3_finalize(pStmt);
+    if( rc==SQLITE_NOMEM ) return rc;
+    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
+      /* The check itself failed (no shadow table, a missing column): that
+      ** is the finding.  An error returned from xIntegrity would fail the
+      ** whole PRAGMA with a bare "SQL logic error". */
+      idemVtabDbError(p, rc);
+      idemVtabErrorTo(p, pzErr);
+      return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
+    }
+  }
+  if( p->iFormat<4 ) return SQLITE_OK;
+  rc = idemQueryRow(p->db, &pStmt, "SELECT x.rid, quote(x.created),"
+      " b.rid, quote(b.created) FROM \"%w\".\"%w_claim\" x"
+      " JOIN \"%w\".\"%w_claim\" b ON b.rid=(SELECT max(rid) FROM"
+      " \"%w\".\"%w_claim\" WHERE rid<x.rid) WHERE x.created<b.created"
+      " ORDER BY x.rid LIMIT 1", zSchema, p->zName, zSchema, p->zName,
+      zSchema, p->zName);
+  if( rc==SQLITE_ROW ){
+    idemVtabError(p, "created goes back in rid order in %s_claim at rid"
+        " %lld (%s, after %s at rid %lld): a range of created (a purge by"
+        " age) reads the rows in rid order and would miss rows", p->zName,
+        sqlite3_column_int64(pStmt, 0), sqlite3_column_text(pStmt, 1),
+        sqlite3_column_text(pStmt, 3), sqlite3_column_int64(pStmt, 2));
+  }else if( rc!=SQLITE_DONE && rc!=SQLITE_NOMEM ){
+    idemVtabDbError(p, rc);
+  }
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_DONE || rc==SQLITE_NOMEM ) return rc==SQLITE_DONE ? SQLITE_OK : rc;
+  idemVtabErrorTo(p, pzErr);
+  return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
+}
+#endif
+/************** end ext/idem_rows.c **************/
 /************** begin ext/idem_options.c **************/
 /* SPDX-License-Identifier: MIT */
 /*
@@ -13117,6 +13363,7 @@ static int idemClaimWrite(IdemVtab *p, sqlite3_value **aCol,
   rc = idemStoreInsertStep(p, pIns);
   if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
   if( rc==SQLITE_SCHEMA ) return idemSchemaMoved(p);
+  if( rc==SQLITE_CONSTRAINT_NOTNULL ) return idemRowsRefused(p);
   if( rc==SQLITE_DONE ){
     rc = idemCheckChanges(p, "the claim's INSERT", 0, 1);
     if( rc!=SQLITE_OK ) return rc;
@@ -13264,6 +13511,7 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   rc = idemStoreInsertStep(p, pIns);
   if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
   if( rc==SQLITE_SCHEMA ) return idemSchemaMoved(p);
+  if( rc==SQLITE_CONSTRAINT_NOTNULL ) return idemRowsRefused(p);
   if( rc==SQLITE_DONE ){
     rc = idemCheckChanges(p, "the member's INSERT", 0, 1);
     if( rc==SQLITE_OK ) *pRowid = sqlite3_last_insert_rowid(p->db);
@@ -14764,6 +15012,9 @@ struct IdemCursor {
   int bOneRow;                /* key = ? AND member = ?: the row found is
                               ** the only one (UNIQUE(key, member)) */
   sqlite3_int64 iMember;      /* ... and member, bound: the row's */
+  int bUpTo;                  /* Format 4's created range with an upper
+                              ** bound: the rows end at the first one
+                              ** past it (IDEM_Q_UPTO) */
   int bRid;                   /* iRid holds the current row's rid */
   sqlite3_int64 iRid;         /* (read once: xRowid, the parked row) */
   char zNow[IDEM_TIME_LEN];   /* The time of xFilter: expired before it */
@@ -15115,7 +15366,10 @@ static int idemRollbackToSp(sqlite3_vtab *pVtab, int iSavepoint){
 
 /*
 ** Plans: key = ? is a seek of the call's group (key = ? AND member = ? of
-** one row); a created range uses the created index; anything else scans.
+** one row); a created range uses the created index (format 3) or is a
+** range of rids (format 4, where created never goes back in rid order:
+** it starts at the first rid past the lower bound, idemRowsFrom(),
+** and stops at the first row past the upper one); anything else scans.
 **
 ** Every constraint the table consumes (omit=1) gives exactly the rows
 ** that SQLite would keep if it applied the constraint itself, to a plain
@@ -15130,10 +15384,15 @@ static int idemRollbackToSp(sqlite3_vtab *pVtab, int iSavepoint){
 **                TEXT too, so a value is compared exactly as SQL compares
 **                it with a TEXT column: a number as its text.
 ** A constraint with another collation than BINARY is left to SQLite.
+** Format 4's created range gives those rows in a table whose created
+** never goes back in rid order, which only a write outside idem breaks
+** (PRAGMA integrity_check reports it): its constraints are not omitted,
+** and SQLite checks them again at each row it gives.
 */
 static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   int iKey = -1, iMember = -1, iLo = -1, iHi = -1, iEq = -1;
   int eLo = 0, eHi = 0;
+  int bRid = ((IdemVtab*)pVtab)->iFormat>=4;    /* created in rid order */
   int i;
   if( ((IdemVtab*)pVtab)->zUnusable ){
     idemVtabError((IdemVtab*)pVtab, "%s", ((IdemVtab*)pVtab)->zUnusable);
@@ -15201,12 +15460,12 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   if( iLo>=0 || iHi>=0 ){
     if( iLo>=0 ){
       pInfo->aConstraintUsage[iLo].argvIndex = 1;
-      pInfo->aConstraintUsage[iLo].omit = 1;
+      pInfo->aConstraintUsage[iLo].omit = !bRid;
     }
     if( iHi>=0 ){
       if( iHi!=iLo ){
         pInfo->aConstraintUsage[iHi].argvIndex = iLo>=0 ? 2 : 1;
-        pInfo->aConstraintUsage[iHi].omit = 1;
+        pInfo->aConstraintUsage[iHi].omit = !bRid;
       }
     }
     pInfo->idxNum = IDEM_PLAN_CREATED + 3*eLo + eHi;
@@ -15222,6 +15481,12 @@ static int idemBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   pInfo->idxNum = IDEM_PLAN_SCAN;
   pInfo->estimatedCost = 1000000.0;
   pInfo->estimatedRows = 100000;
+  /* Format 4: the scan's rid order is the order of created. */
+  if( bRid && pInfo->nOrderBy==1
+   && pInfo->aOrderBy[0].iColumn==IDEM_COL_CREATED
+   && !pInfo->aOrderBy[0].desc ){
+    pInfo->orderByConsumed = 1;
+  }
   return SQLITE_OK;
 }
 
@@ -15263,6 +15528,7 @@ static void idemCursorReset(IdemCursor *pCur){
   pCur->bNarrow = 0;
   pCur->bNoIdentity = 0;
   pCur->bOneRow = 0;
+  pCur->bUpTo = 0;
   pCur->bRid = 0;
 }
 
@@ -15394,6 +15660,10 @@ static int idemCursorStep(IdemCursor *pCur){
   pCur->zReply = 0;
   pCur->bRid = 0;
   while( (rc = sqlite3_step(pCur->pStmt))==SQLITE_ROW ){
+    if( pCur->bUpTo && sqlite3_column_int(pCur->pStmt, IDEM_Q_UPTO)==0 ){
+      rc = SQLITE_DONE;       /* past the upper bound: so is every row after */
+      break;
+    }
     pCur->bEof = 0;
     /* (key = ? AND member = ?: the member bound, which the row's equals) */
     pCur->bMember = (pCur->bOneRow ? pCur->iMember
@@ -15509,6 +15779,20 @@ static int idemFilter(
     if( rc==SQLITE_OK && iRange%3 ){
       /* created = ? binds one value to both ends */
       rc = sqlite3_bind_value(pCur->pStmt, 2, argv[iArg<argc ? iArg : 0]);
+    }
+    if( rc==SQLITE_OK && p->iFormat>=4 ){
+      /* From the first rid past the lower bound (none: no row) */
+      sqlite3_int64 iFrom = IDEM_RID_MIN;
+      if( iRange/3 ){
+        rc = idemRowsFrom(p, argv[0], iRange/3==2, &iFrom);
+        if( rc==SQLITE_DONE ) return SQLITE_OK;       /* (bEof) */
+        if( rc!=SQLITE_OK ){
+          idemCursorReset(pCur);
+          return rc;                                  /* (its message) */
+        }
+      }
+      rc = sqlite3_bind_int64(pCur->pStmt, 3, iFrom);
+      pCur->bUpTo = iRange%3!=0;
     }
   }
   if( rc!=SQLITE_OK ){
@@ -15854,7 +16138,7 @@ static int idemUpdateRow(IdemVtab *p, int argc, sqlite3_value **argv,
     idemVtabError(p, "%s", p->zUnusable);
     return SQLITE_ERROR;
   }
-  if( p->iFormat<IDEM_FORMAT ){
+  if( p->iFormat<IDEM_FORMAT_UPGRADE ){
     int rc = idemStoreUpgrade(p);
     if( rc!=SQLITE_OK ) return rc;
   }
@@ -15906,11 +16190,11 @@ static int idemUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
 
 
 #if SQLITE_VERSION_NUMBER>=3044000
-/* xIntegrity: PRAGMA integrity_check and quick_check (idemStoreIntegrity()). */
+/* xIntegrity: PRAGMA integrity_check and quick_check (idemRowsIntegrity()). */
 static int idemIntegrity(sqlite3_vtab *pVtab, const char *zSchema,
                          const char *zTabName, int isQuick, char **pzErr){
   (void)isQuick; (void)zTabName;
-  return idemStoreIntegrity((IdemVtab*)pVtab, zSchema, pzErr);
+  return idemRowsIntegrity((IdemVtab*)pVtab, zSchema, pzErr);
 }
 #endif
 

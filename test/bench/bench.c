@@ -71,8 +71,8 @@
 **     same table with args stored canonical (idem_canonical(?4), exactly
 **     the bytes idem stores) is --tables canon, and a rowid table with a
 **     UNIQUE key is --tables rowid; both are shown for information.  No
-**     hand table has an index on created (idem keeps one, to purge by
-**     age).  <now> is strftime('%Y-%m-%d %H:%M:%f','now'), idem's form.
+**     hand table has an index on created (nor has idem's since format 4:
+**     created kept in rowid order, doc/contract.md §7).  <now> is strftime('%Y-%m-%d %H:%M:%f','now'), idem's form.
 **
 **   Claims and replay lookups are statements prepared once and stepped
 **   with bound parameters, as an application does; lookups go in a fixed

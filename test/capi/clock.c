@@ -2,9 +2,10 @@
 /*
 ** clock.c -- retention at its exact boundary (doc/contract.md §10): a
 ** decided call whose `expires` is the current millisecond is expired (gone
-** from SELECT, claimed anew, swept), one millisecond earlier it is not.
-** idem reads the time from the database's VFS; this program wraps the
-** default VFS in one whose clock it sets (Tcl cannot).
+** from SELECT, claimed anew, swept), one millisecond earlier it is not;
+** and a clock that goes back (doc/contract.md §7): created never goes
+** back in rid order.  idem reads the time from the database's VFS; this
+** program wraps the default VFS in one whose clock it sets (Tcl cannot).
 **
 **   cc -Iinclude test/capi/clock.c build/libidem.a -lsqlite3 -o x && ./x
 **
@@ -113,18 +114,22 @@ int main(void){
 
   /* c: the time a claim and a record write, where a table keeps the text
   ** of the last second it formatted: the first one (a second that is 0),
-  ** the same second, the next, the next day, and back. */
+  ** the same second, the next, the next day, and back.  updated is the
+  ** clock's; created too, but where the clock went back (a format-4 table
+  ** keeps created from going back in rid order: the latest created). */
   check(db, "create c", "CREATE VIRTUAL TABLE c USING idem(durability=relaxed)",
         SQLITE_OK, 0);
   {
-    static const struct { sqlite3_int64 ms; const char *zArgs, *zWant; } a[] = {
-      { 500, "1", "1970-01-01 00:00:00.500" },
-      { 1767225600999, "2", "2026-01-01 00:00:00.999" },
-      { 1767225600000, "3", "2026-01-01 00:00:00.000" },
-      { 1767225601000, "4", "2026-01-01 00:00:01.000" },
-      { 1767311999999, "5", "2026-01-01 23:59:59.999" },
-      { 1767312000007, "6", "2026-01-02 00:00:00.007" },
-      { 1767225600042, "7", "2026-01-01 00:00:00.042" },
+    static const struct {
+      sqlite3_int64 ms; const char *zArgs, *zWant, *zCreated;
+    } a[] = {
+      { 500, "1", "1970-01-01 00:00:00.500", 0 },
+      { 1767225600999, "2", "2026-01-01 00:00:00.999", 0 },
+      { 1767225600000, "3", "2026-01-01 00:00:00.000", "2026-01-01 00:00:00.999" },
+      { 1767225601000, "4", "2026-01-01 00:00:01.000", 0 },
+      { 1767311999999, "5", "2026-01-01 23:59:59.999", 0 },
+      { 1767312000007, "6", "2026-01-02 00:00:00.007", 0 },
+      { 1767225600042, "7", "2026-01-01 00:00:00.042", "2026-01-02 00:00:00.007" },
     };
     int i;
     for(i=0; i<(int)(sizeof(a)/sizeof(a[0])); i++){
@@ -133,8 +138,9 @@ int main(void){
       snprintf(zSql, sizeof(zSql), "INSERT INTO c(who, conv, tool, args, kind)"
                " VALUES('u', 'c', 't', '%s', 'external')", a[i].zArgs);
       check(db, "c claim", zSql, SQLITE_OK, 0);
-      snprintf(zSql, sizeof(zSql), "SELECT created = '%s' AND updated = created"
-               " FROM c WHERE args = '%s'", a[i].zWant, a[i].zArgs);
+      snprintf(zSql, sizeof(zSql), "SELECT updated = '%s' AND created = '%s'"
+               " FROM c WHERE args = '%s'", a[i].zWant,
+               a[i].zCreated ? a[i].zCreated : a[i].zWant, a[i].zArgs);
       checkInt(db, a[i].zWant, zSql, 1);
       iClockMs = a[i].ms + 1;
       snprintf(zSql, sizeof(zSql), "UPDATE c SET status = 'done' WHERE key ="
@@ -146,6 +152,41 @@ int main(void){
       checkInt(db, "c recorded", zSql, 1);
     }
   }
+
+  /* d: the clock goes back an hour, and forward again (doc/contract.md
+  ** §7): a claim and a member made meanwhile take the latest created, so
+  ** created never goes back in rid order, and a purge by age (a range of
+  ** rids in a format-4 table) takes what the same filter takes over a
+  ** plain copy of the rows. */
+  check(db, "create d", "CREATE VIRTUAL TABLE d USING idem(durability=relaxed)",
+        SQLITE_OK, 0);
+  iClockMs = T0 + 3600000;                              /* 01:00:00 */
+  run(db, "d 1", "d", CLAIM("1"), SQLITE_OK);
+  iClockMs = T0;                                        /* back to 00:00 */
+  run(db, "d 2", "d", CLAIM("2"), SQLITE_OK);
+  run(db, "d 2 member", "d", "INSERT INTO %s(key, member, id)"
+      " VALUES(idem_key('u', 'c', 't', '2'), 1, 'm')", SQLITE_OK);
+  iClockMs = T0 + 1800000;                              /* 00:30 */
+  run(db, "d 3", "d", CLAIM("3"), SQLITE_OK);
+  iClockMs = T0 + 7200000;                              /* 02:00 */
+  run(db, "d 4", "d", CLAIM("4"), SQLITE_OK);
+  runInt(db, "d created", "d", "SELECT group_concat(substr(created, 12, 5), ',')"
+         " = '01:00,01:00,01:00,01:00,02:00' AND group_concat(substr(updated,"
+         " 12, 5), ',') = '01:00,00:00,00:00,00:30,02:00' FROM (SELECT * FROM %s"
+         " ORDER BY rowid)", 1);
+  runInt(db, "d order", "d", "SELECT group_concat(rowid) = '1,2,3,4,5' FROM"
+         " (SELECT rowid FROM %s ORDER BY created)", 1);
+  run(db, "d done", "d", "UPDATE %s SET status = 'done' WHERE member = 0",
+      SQLITE_OK);
+  run(db, "d copy", "d", "CREATE TABLE dcopy AS SELECT rowid AS r, * FROM %s",
+      SQLITE_OK);
+  runInt(db, "d range", "d", "SELECT (SELECT group_concat(rowid) FROM %s WHERE"
+         " created >= '2026-01-01 01:00:00.000' AND created < '2026-01-01"
+         " 02:00') = (SELECT group_concat(r) FROM dcopy WHERE created >="
+         " '2026-01-01 01:00:00.000' AND created < '2026-01-01 02:00')", 1);
+  run(db, "d purge", "d", "DELETE FROM %s WHERE created < '2026-01-01 01:30'",
+      SQLITE_OK);
+  runInt(db, "d purged", "d", "SELECT group_concat(rowid) = '5' FROM %s", 1);
 
   sqlite3_close(db);
   unlink(zFile);

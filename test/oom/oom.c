@@ -425,6 +425,10 @@ static const Op aOp[] = {
   { "purge", TABLE CLAIM_K1 MEMBERS_K1 DONE_K1 CLAIM_K2
       "INSERT INTO calls(who,conv,tool,args,kind) VALUES('carol','c3','send','[]','external');",
       "DELETE FROM calls WHERE created < '9999-12-31'", 0, 0, 0 },
+  { "range", TABLE CLAIM_K1 MEMBERS_K1 DONE_K1 CLAIM_K2,
+      "SELECT key, member FROM calls WHERE created > '2000' AND created <= '9999';"
+      "SELECT count(*) FROM calls WHERE created >= (SELECT max(created) FROM calls)",
+      0, 0, 0 },
   { "purge-unixepoch", TABLE CLAIM_K1 DONE_K1 CLAIM_K2,
       "DELETE FROM calls WHERE created < strftime('%Y-%m-%d %H:%M:%f',"
       " unixepoch('now','+1 day'), 'unixepoch')", 0, 0, 0 },
