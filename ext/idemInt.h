@@ -338,6 +338,9 @@ struct IdemDurable {
                               ** lock, 2 and our own write lock seen, 3
                               ** (1 in WAL with shared memory: not seen) */
   char zPrefix[80];           /* "PRAGMA " or "PRAGMA aux." for messages */
+  int bMain;                  /* The schema is main (with eDirSync): its
+                              ** file controls name none, which SQLite
+                              ** takes for main without a search by name */
   char *zSqlSync;             /* PRAGMA [<schema>.]synchronous */
   char *zSqlJournal;          /* PRAGMA "<schema>".journal_mode */
   int bWalKept;               /* zMode is "WAL", read when the schema's

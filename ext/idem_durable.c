@@ -227,6 +227,11 @@ static int idemDurablePragma(sqlite3 *db, const char *zSql, int *piVal,
   return rc==SQLITE_ROW ? SQLITE_OK : rc;
 }
 
+/* The schema name of pD's file controls: none for main, which SQLite then
+** takes without comparing names (sqlite3DbNameToBtree(): ~100
+** instructions less a call on SQLite 3.40, the same schema). */
+#define IDEM_FC_DB(pD, zDb) ((pD)->bMain ? (const char*)0 : (zDb))
+
 /*
 ** WAL, KEPT.  A connection leaves WAL mode only by rewriting the file's
 ** header (bytes 18-19, back to 1: sqlite3BtreeSetVersion(), a write
@@ -246,7 +251,8 @@ static int idemDurablePragma(sqlite3 *db, const char *zSql, int *piVal,
 static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
   unsigned int v = 0;
   if( !pD->bWalKept || !pD->bVersion ) return 0;
-  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)!=SQLITE_OK
+  if( sqlite3_file_control(db, IDEM_FC_DB(pD, zDb), SQLITE_FCNTL_DATA_VERSION,
+                           &v)!=SQLITE_OK
    || v!=pD->iWalVersion ){
     return 0;
   }
@@ -581,7 +587,8 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
     /* Fixed for the table's life (a DETACH disconnects it): asked once,
     ** not at every claim (the compile-time options are a list that SQLite
     ** searches; the VFS and the file name are the schema's own). */
-    if( sqlite3_stricmp(zDb, "main")==0 ){
+    pD->bMain = sqlite3_stricmp(zDb, "main")==0;
+    if( pD->bMain ){
       memcpy(pD->zPrefix, "PRAGMA ", 8);
       pD->zSqlSync = sqlite3_mprintf("PRAGMA synchronous");
     }else{
@@ -606,8 +613,8 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
   if( pD->eWatch==0 ) idemDurableWatch(pD, db, zDb);
   /* What is kept: the data version first, then what the watch saw (both
   ** before the PRAGMAs, which may see a change and move it) */
-  bVersion = sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)
-               ==SQLITE_OK;
+  bVersion = sqlite3_file_control(db, IDEM_FC_DB(pD, zDb),
+                                  SQLITE_FCNTL_DATA_VERSION, &v)==SQLITE_OK;
   if( pD->eWatch==1 ){
     unsigned int iGen = IDEM_WATCH_GEN();
     if( pD->pWatch && iGen==pD->iWatchGen ){
