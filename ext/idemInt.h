@@ -345,6 +345,9 @@ struct IdemDurable {
                               ** lock, 2 and our own write lock seen, 3
                               ** (1 in WAL with shared memory: not seen) */
   char zPrefix[80];           /* "PRAGMA " or "PRAGMA aux." for messages */
+  int bMain;                  /* The schema is main (with eDirSync): its
+                              ** file controls name none, which SQLite
+                              ** takes for main without a search by name */
   char *zSqlSync;             /* PRAGMA [<schema>.]synchronous */
   char *zSqlJournal;          /* PRAGMA "<schema>".journal_mode */
   int bWalKept;               /* zMode is "WAL", read when the schema's
@@ -645,6 +648,35 @@ struct IdemWindow {
 };
 
 typedef struct IdemVtab IdemVtab;
+/*
+** The claim's INSERT's bindings, kept from one claim to the next
+** (idem_claim.c, "THE CLAIM'S BINDINGS, KEPT"): the table's own copies of
+** the values, to which its parameters stay bound.  ?3 who, ?4 conv, ?5
+** tool, ?6 args, ?13 keyargs and ?14 owner are aVal[0..5].
+*/
+#define IDEM_INS_NVAL     6
+#define IDEM_INS_KEEP_MAX 4096      /* a longer value is bound where it lies */
+typedef struct IdemInsKept IdemInsKept;
+struct IdemInsKept {
+  int bBound;                 /* IDEM_STMT_INSERT is bound as below (cleared
+                              ** where it is prepared or its bindings are) */
+  signed char eUtf8;          /* The database's encoding: 1 UTF-8, -1 not,
+                              ** 0 not read yet */
+  unsigned char aKey[IDEM_KEY_BYTES];  /* ?1 */
+  char zNow[IDEM_TIME_LEN];   /* ?12 (created and updated), */
+  int nNow;                   /* ... its length */
+  const char *zKind;          /* ?7: "local" or "external", a constant */
+  int iHon;                   /* ?15 */
+  int bSends;                 /* ?16: 1, or NULL (0) */
+  struct IdemInsVal {
+    char *z;                  /* The copy (sqlite3_malloc'd) */
+    int nAlloc;               /* Its room */
+    int n;                    /* The bytes bound */
+    int eType;                /* SQLITE_TEXT, _BLOB or _NULL bound; 0:
+                              ** bind again */
+  } aVal[IDEM_INS_NVAL];
+};
+
 struct IdemVtab {
   sqlite3_vtab base;          /* Base class.  Must be first */
   sqlite3 *db;                /* The database connection */
@@ -695,6 +727,7 @@ struct IdemVtab {
   ** prepared. */
   unsigned char aQKeyBound[IDEM_STMT_Q_KEYMAIN_U+1];
   unsigned char aQKey[IDEM_STMT_Q_KEYMAIN_U+1][IDEM_KEY_BYTES];
+  IdemInsKept ins;            /* The claim's INSERT's bindings (idem_claim.c) */
 };
 
 /* The names of the columns, by IDEM_COL_* number. */
@@ -762,9 +795,12 @@ IDEM_PRIVATE int idemStoreClaimable(IdemVtab *p);
 ** a damage check (claims refused: SQLITE_CORRUPT_VTAB); run it, bound by
 ** the caller, with idemStoreInsertStep(): SQLITE_DONE or the error's code;
 ** SQLITE_SCHEMA: the schema changed, nothing was written, and the next
-** idemStoreInsert() checks and prepares again (bind and step again). */
+** idemStoreInsert() checks and prepares again (bind and step again).  Its
+** bindings are kept after the step if bKeep (IdemVtab.ins says them),
+** else cleared (and p->ins.bBound with them). */
 IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns);
-IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns);
+IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns,
+                                     int bKeep);
 
 /* The local claims of the open transaction (doc/contract.md §4: none may
 ** commit pending).  Reserve room for one more before the claim's write,

@@ -620,6 +620,170 @@ static int idemSchemaMoved(IdemVtab *p){
 }
 
 /*
+** THE CLAIM'S BINDINGS, KEPT.  Each sqlite3_bind_*() takes the
+** connection's mutex and releases what the parameter held (~150 to 250
+** instructions on SQLite 3.40), and a claim bound eleven parameters of its
+** INSERT, then cleared all sixteen (~2 800 in all, 6% of a claim a
+** transaction).  But bindings outlive sqlite3_reset(), and a text or blob
+** bound SQLITE_STATIC is read where it lies when the statement is
+** stepped (OP_Variable).  So the INSERT's parameters are bound to the
+** table's own copies of the values (IdemVtab.ins), and each claim writes
+** its values into the copies and binds again only a parameter whose type,
+** length or copy changed: a run of claims with values of the same lengths
+** binds nothing.  What is bound stays valid for as long as it is bound:
+** constants ('pending', 'local', 'external'), or the table's copies, which
+** are freed only after the INSERT is finalized (idemStoreClose()), and
+** grown only right before the parameter is bound to the new copy.  Where
+** a copy would not do, all the bindings are cleared after the step, as
+** before, and bound afresh at the next claim:
+**
+**   a value longer than IDEM_INS_KEEP_MAX  bound where it lies (the table
+**                                          keeps no copy of that size)
+**   a database not in UTF-8                SQLite converts a text as it
+**                                          binds it, into a copy of its own
+**
+** A new INSERT (prepared again after SQLITE_SCHEMA, a DROP, a RENAME, an
+** upgrade) has nothing bound: idemStoreInsert() forgets them; a member
+** row's INSERT clears them first, and after it (idemInsertMember()).
+*/
+static const int aIdemInsVar[IDEM_INS_NVAL] = { 3, 4, 5, 6, 13, 14 };
+
+/* Value i of the kept bindings (IdemInsKept.aVal[i], parameter
+** aIdemInsVar[i]): eType SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL, and its
+** n bytes at z.  *pbDirect is set where it is bound where it lies. */
+static int idemInsBindValue(IdemInsKept *k, sqlite3_stmt *pIns, int i,
+                            int eType, const void *z, int n, int *pbDirect){
+  struct IdemInsVal *v = &k->aVal[i];
+  const void *zBind;
+  if( eType==SQLITE_NULL ){
+    /* (nothing bound is NULL: a new INSERT, or one whose bindings were
+    ** cleared) */
+    int bWas = k->bBound && v->eType!=SQLITE_NULL;
+    v->eType = SQLITE_NULL;
+    return bWas ? sqlite3_bind_null(pIns, aIdemInsVar[i]) : SQLITE_OK;
+  }
+  if( n>IDEM_INS_KEEP_MAX ){
+    v->eType = 0;
+    *pbDirect = 1;
+    zBind = z;
+  }else{
+    if( v->z==0 || v->nAlloc<n ){
+      /* (n is more than the copy bound holds: bound again below, before
+      ** any step) */
+      int nNew = n<64 ? 64 : n;
+      char *zNew = (char*)sqlite3_realloc(v->z, nNew);
+      if( zNew==0 ) return SQLITE_NOMEM;
+      v->z = zNew;
+      v->nAlloc = nNew;
+    }
+    if( n>0 ) memcpy(v->z, z, (size_t)n);
+    if( k->bBound && v->eType==eType && v->n==n ) return SQLITE_OK;
+    v->eType = eType;
+    v->n = n;
+    zBind = v->z;
+  }
+  return eType==SQLITE_BLOB
+       ? sqlite3_bind_blob(pIns, aIdemInsVar[i], zBind, n, SQLITE_STATIC)
+       : sqlite3_bind_text(pIns, aIdemInsVar[i], (const char*)zBind, n,
+                           SQLITE_STATIC);
+}
+
+/*
+** Bind the claim's INSERT for claim pC (above): SQLITE_OK and *pbKeep,
+** true if the bindings may be kept after the step, or the error of a
+** bind.
+*/
+static int idemClaimBind(IdemVtab *p, sqlite3_stmt *pIns,
+                         sqlite3_value **aCol, const IdemClaim *pC,
+                         int *pbKeep){
+  IdemInsKept *k = &p->ins;
+  int i, rc = SQLITE_OK, bDirect = 0, n;
+  const char *zKind = pC->zKind[0]=='e' ? "external" : "local";
+  int bExt = zKind[0]=='e';
+  int bHon;
+  sqlite3_value *pHon = aCol[IDEM_COL_HONOURS];
+  if( k->eUtf8==0 ){
+    /* (fixed for the connection: every schema has main's encoding; read
+    ** again at the next claim if it could not be read, out of memory) */
+    sqlite3_stmt *pEnc = 0;
+    if( idemQueryRow(p->db, &pEnc, "PRAGMA encoding")==SQLITE_ROW ){
+      const char *zEnc = (const char*)sqlite3_column_text(pEnc, 0);
+      if( zEnc ) k->eUtf8 = sqlite3_stricmp(zEnc, "UTF-8")==0 ? 1 : -1;
+    }
+    sqlite3_finalize(pEnc);
+  }
+  /* §14: an external call honours the key as its claim or the table
+  ** says, and was taken for sending once; a local call sends nothing. */
+  bHon = bExt && (sqlite3_value_type(pHon)==SQLITE_NULL
+                  ? p->opt.bHonoursKey : sqlite3_value_int(pHon)==1);
+  if( !k->bBound ){
+    rc = sqlite3_bind_blob(pIns, 1, k->aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+    if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
+    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
+    k->zKind = 0;
+    k->nNow = -1;
+    k->iHon = -1;
+    k->bSends = -1;
+  }
+  memcpy(k->aKey, pC->aKey, IDEM_KEY_BYTES);
+  n = (int)strlen(pC->zNow);
+  memcpy(k->zNow, pC->zNow, (size_t)n+1);
+  if( rc==SQLITE_OK && n!=k->nNow ){
+    rc = sqlite3_bind_text(pIns, 12, k->zNow, n, SQLITE_STATIC);
+    k->nNow = n;
+  }
+  if( rc==SQLITE_OK && zKind!=k->zKind ){
+    rc = sqlite3_bind_text(pIns, 7, zKind, -1, SQLITE_STATIC);
+    k->zKind = zKind;
+  }
+  if( rc==SQLITE_OK && bHon!=k->iHon ){
+    rc = sqlite3_bind_int(pIns, 15, bHon);
+    k->iHon = bHon;
+  }
+  if( rc==SQLITE_OK && bExt!=k->bSends ){
+    rc = bExt ? sqlite3_bind_int(pIns, 16, 1) : sqlite3_bind_null(pIns, 16);
+    k->bSends = bExt;
+  }
+  for(i=0; i<3 && rc==SQLITE_OK; i++){
+    const IdemPart *pPart = &pC->aPart[i];
+    rc = idemInsBindValue(k, pIns, i,
+        sqlite3_value_type(aCol[IDEM_COL_WHO+i])==SQLITE_BLOB
+          ? SQLITE_BLOB : SQLITE_TEXT,
+        pPart->p, (int)pPart->n, &bDirect);
+  }
+  if( rc==SQLITE_OK ){
+    rc = idemInsBindValue(k, pIns, 3, SQLITE_TEXT, pC->args.p,
+                          (int)pC->args.n, &bDirect);
+  }
+  if( rc==SQLITE_OK ){
+    rc = idemInsBindValue(k, pIns, 4, pC->bKeyargs ? SQLITE_TEXT : SQLITE_NULL,
+                          pC->aPart[3].p, (int)pC->aPart[3].n, &bDirect);
+  }
+  if( rc==SQLITE_OK ){
+    sqlite3_value *pOwner = aCol[IDEM_COL_OWNER];
+    const char *zOwner = 0;
+    int eType = SQLITE_NULL;
+    if( sqlite3_value_type(pOwner)!=SQLITE_NULL ){
+      zOwner = (const char*)sqlite3_value_text(pOwner);
+      if( zOwner==0 ) rc = SQLITE_NOMEM;
+      eType = SQLITE_TEXT;
+    }
+    if( rc==SQLITE_OK ){
+      rc = idemInsBindValue(k, pIns, 5, eType, zOwner,
+                            zOwner ? sqlite3_value_bytes(pOwner) : 0,
+                            &bDirect);
+    }
+  }
+  if( rc!=SQLITE_OK ){
+    k->bBound = 0;                      /* (cleared by idemBindError()) */
+    return rc;
+  }
+  k->bBound = 1;
+  *pbKeep = !bDirect && k->eUtf8>0;
+  return SQLITE_OK;
+}
+
+/*
 ** 2. Write the claim with the claim's INSERT (idemStoreInsert()): the one
 ** INSERT, arbitrated by the shadow table's
 ** UNIQUE(key, member) (doc/contract.md §4).  SQLITE_OK and *pRowid: the
@@ -633,49 +797,13 @@ static int idemClaimWrite(IdemVtab *p, sqlite3_value **aCol,
                           const IdemClaim *pC, sqlite3_int64 *pRowid,
                           int *pbHeld){
   sqlite3_stmt *pIns;
-  int i, rc, nSchema = 0;
+  int rc, nSchema = 0, bKeep = 0;
   *pbHeld = 0;
  again:
   if( (rc = idemStoreInsert(p, &pIns))!=SQLITE_OK ) return rc;
-  rc = sqlite3_bind_blob(pIns, 1, pC->aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
-  for(i=0; i<3 && rc==SQLITE_OK; i++){
-    const IdemPart *pPart = &pC->aPart[i];
-    if( sqlite3_value_type(aCol[IDEM_COL_WHO+i])==SQLITE_BLOB ){
-      rc = sqlite3_bind_blob(pIns, 3+i, pPart->p, (int)pPart->n, SQLITE_STATIC);
-    }else{
-      rc = sqlite3_bind_text(pIns, 3+i, pPart->p, (int)pPart->n, SQLITE_STATIC);
-    }
-  }
-  if( rc==SQLITE_OK ){
-    rc = sqlite3_bind_text(pIns, 6, pC->args.p, (int)pC->args.n, SQLITE_STATIC);
-  }
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 7, pC->zKind, -1, SQLITE_STATIC);
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, pC->zNow, -1, SQLITE_STATIC);
-  if( rc==SQLITE_OK && pC->bKeyargs ){
-    rc = sqlite3_bind_text(pIns, 13, pC->aPart[3].p, (int)pC->aPart[3].n,
-                           SQLITE_STATIC);
-  }
-  if( rc==SQLITE_OK && sqlite3_value_type(aCol[IDEM_COL_OWNER])!=SQLITE_NULL ){
-    const char *zOwner = (const char*)sqlite3_value_text(aCol[IDEM_COL_OWNER]);
-    rc = zOwner==0 ? SQLITE_NOMEM
-       : sqlite3_bind_text(pIns, 14, zOwner,
-                           sqlite3_value_bytes(aCol[IDEM_COL_OWNER]),
-                           SQLITE_STATIC);
-  }
-  if( rc==SQLITE_OK ){
-    /* §14: an external call honours the key as its claim or the table
-    ** says, and was taken for sending once; a local call sends nothing. */
-    int bExt = pC->zKind[0]=='e';
-    sqlite3_value *pHon = aCol[IDEM_COL_HONOURS];
-    int bHon = bExt && (sqlite3_value_type(pHon)==SQLITE_NULL
-                        ? p->opt.bHonoursKey : sqlite3_value_int(pHon)==1);
-    rc = sqlite3_bind_int(pIns, 15, bHon);
-    if( rc==SQLITE_OK && bExt ) rc = sqlite3_bind_int(pIns, 16, 1);
-  }
+  rc = idemClaimBind(p, pIns, aCol, pC, &bKeep);
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
-  rc = idemStoreInsertStep(p, pIns);
+  rc = idemStoreInsertStep(p, pIns, bKeep);
   if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
   if( rc==SQLITE_SCHEMA ) return idemSchemaMoved(p);
   if( rc==SQLITE_CONSTRAINT_NOTNULL ) return idemRowsRefused(p);
@@ -817,13 +945,17 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   idemNow(p->pVfs, zNow);
  again:
   if( (rc = idemStoreInsert(p, &pIns))!=SQLITE_OK ) return rc;
+  if( p->ins.bBound ){                  /* (a claim's, kept: cleared) */
+    sqlite3_clear_bindings(pIns);
+    p->ins.bBound = 0;
+  }
   rc = sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(pIns, 2, iMember);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pIns, 9, aCol[IDEM_COL_ID]);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pIns, 10, aCol[IDEM_COL_RESULT]);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
-  rc = idemStoreInsertStep(p, pIns);
+  rc = idemStoreInsertStep(p, pIns, 0);
   if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
   if( rc==SQLITE_SCHEMA ) return idemSchemaMoved(p);
   if( rc==SQLITE_CONSTRAINT_NOTNULL ) return idemRowsRefused(p);

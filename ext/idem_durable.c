@@ -108,7 +108,8 @@
 ** transactions either may change, and must be seen: neither leaves a
 ** trace in the file, but each change goes through a PRAGMA, which a watch
 ** on the schema's file sees ("THE WATCH" below), and WAL is kept while
-** the schema's data version holds ("WAL, KEPT" below); where no watch can
+** the schema's data version holds, or this connection holds the file in
+** WAL ("WAL, KEPT" and "WAL, HELD" below); where no watch can
 ** be put, both are read again at every transaction.  What cannot
 ** change for the table (where its pages live, the VFS, DISABLE_DIRSYNC)
 ** is looked at once.  So a claim stays an index seek.
@@ -227,31 +228,10 @@ static int idemDurablePragma(sqlite3 *db, const char *zSql, int *piVal,
   return rc==SQLITE_ROW ? SQLITE_OK : rc;
 }
 
-/*
-** WAL, KEPT.  A connection leaves WAL mode only by rewriting the file's
-** header (bytes 18-19, back to 1: sqlite3BtreeSetVersion(), a write
-** transaction of its own, outside any other), whether this connection
-** runs "PRAGMA journal_mode=DELETE" or another one does and this one's
-** pager sees the header at its next read; and every commit, and every
-** change seen from another connection, moves the schema's data version
-** (SQLITE_FCNTL_DATA_VERSION: the pager's counter, bumped at each commit
-** and each cache reset, for this connection's changes as for others').
-** So a "WAL" read when the data version was V still holds while it is V:
-** true if so (zMode is kept), false if journal_mode must be read again.
-** idemDurableCommit() moves V past the table's own COMMIT.  The other
-** journal modes are per connection and change with no trace in the file,
-** and synchronous too (set when its PRAGMA is prepared, no file, no
-** counter, no expiry): those are read at every transaction.
-*/
-static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
-  unsigned int v = 0;
-  if( !pD->bWalKept || !pD->bVersion ) return 0;
-  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)!=SQLITE_OK
-   || v!=pD->iWalVersion ){
-    return 0;
-  }
-  return 1;
-}
+/* The schema name of pD's file controls: none for main, which SQLite then
+** takes without comparing names (sqlite3DbNameToBtree(): ~100
+** instructions less a call on SQLite 3.40, the same schema). */
+#define IDEM_FC_DB(pD, zDb) ((pD)->bMain ? (const char*)0 : (zDb))
 
 /*
 ** THE WATCH.  synchronous and the rollback journal modes leave no trace
@@ -278,7 +258,8 @@ static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
 **                   prepared and perhaps not yet stepped), it is read at
 **                   every transaction, as before; until then it cannot
 **                   have changed but by the file (the data version)
-**   WAL             kept by the data version ("WAL, KEPT" above)
+**   WAL             kept by the data version, or held by this
+**                   connection ("WAL, HELD", "WAL, KEPT" below)
 **
 ** Where no watch can be put (a file that is not the table's own database
 ** file, a shared cache, a main without a file for another schema's
@@ -550,6 +531,100 @@ static int idemWatchRef(sqlite3 *db, const char *zDb){
 
 static int idemDurableSharedCache(sqlite3*);
 
+/* What the watch of the table (eWatch 1) has seen: the "PRAGMA
+** synchronous=" it counted into *pnSync, and whether it saw a PRAGMA that
+** sets journal_mode into *pbJournal (of main's too, for another schema).
+** Read through the pointers the table keeps while no watch was freed
+** since (idemDurableWatchSeen(), inline), else asked of the file again
+** (idemDurableWatchAsk(): eWatch 2 if it is gone). */
+static void idemDurableWatchAsk(IdemDurable *pD, sqlite3 *db,
+                                const char *zDb, unsigned int *pnSync,
+                                int *pbJournal, unsigned int iGen){
+  IdemWatchArg a, aMain;
+  memset(&aMain, 0, sizeof(aMain));
+  if( !idemWatchGet(db, zDb, &a)
+   || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
+    pD->eWatch = 2;                     /* (its file is gone) */
+    pD->pWatch = pD->pWatchMain = 0;
+  }else{
+    pD->pWatch = a.pWatch;
+    pD->pWatchMain = aMain.pWatch;
+    pD->iWatchGen = iGen;
+    pD->nAloneAt = 0;                   /* (its count is another's) */
+    *pnSync = a.nSync;
+    *pbJournal = a.bJournal || aMain.bJournal;
+  }
+}
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline)) inline
+#endif
+static void idemDurableWatchSeen(IdemDurable *pD, sqlite3 *db,
+                                 const char *zDb, unsigned int *pnSync,
+                                 int *pbJournal){
+  unsigned int iGen = IDEM_WATCH_GEN();
+  if( pD->pWatch && iGen==pD->iWatchGen ){
+    *pnSync = pD->pWatch->nSync;        /* (none freed since: see above) */
+    *pbJournal = pD->pWatch->bJournal
+              || (pD->pWatchMain && pD->pWatchMain->bJournal);
+  }else{
+    idemDurableWatchAsk(pD, db, zDb, pnSync, pbJournal, iGen);
+  }
+}
+
+/*
+** WAL, HELD.  A "WAL" read while the watch saw no PRAGMA that sets
+** journal_mode holds for as long as the watch still sees none, whatever
+** the data version says: it was this connection's pager that read the
+** file in WAL mode, and a pager in WAL mode keeps its SHARED lock on the
+** database file between transactions (pager_unlock() releases it in a
+** rollback mode only), while leaving WAL needs an EXCLUSIVE lock
+** (sqlite3PagerCloseWal(): every other connection that tries is told
+** SQLITE_BUSY, test/durable.test 3.18).  So only this connection can take
+** the file out of WAL, and only by a PRAGMA journal_mode that sets it,
+** which the watch sees as it is prepared.  The data version is then not
+** asked (a file control, ~150 instructions a transaction); it is still
+** moved past the table's own COMMITs (idemDurableCommit()), and where the
+** watch or the mode is not kept it is asked again, as before.  bJournal:
+** the watch saw such a PRAGMA (or is not there to tell).
+*/
+static int idemDurableWalHeld(const IdemDurable *pD, int bJournal){
+  return pD->eWatch==1 && pD->bWalKept && pD->bVersion && !bJournal;
+}
+
+/*
+** WAL, KEPT.  A connection leaves WAL mode only by rewriting the file's
+** header (bytes 18-19, back to 1: sqlite3BtreeSetVersion(), a write
+** transaction of its own, outside any other), whether this connection
+** runs "PRAGMA journal_mode=DELETE" or another one does and this one's
+** pager sees the header at its next read; and every commit, and every
+** change seen from another connection, moves the schema's data version
+** (SQLITE_FCNTL_DATA_VERSION: the pager's counter, bumped at each commit
+** and each cache reset, for this connection's changes as for others').
+** So a "WAL" read when the data version was V still holds while it is V
+** (or while it is held, above): true if so (zMode is kept), false if
+** journal_mode must be read again.
+** idemDurableCommit() moves V past the table's own COMMIT.  The other
+** journal modes are per connection and change with no trace in the file,
+** and synchronous too (set when its PRAGMA is prepared, no file, no
+** counter, no expiry): those are read at every transaction.
+*/
+static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
+  unsigned int v = 0;
+  if( !pD->bWalKept || !pD->bVersion ) return 0;
+  if( pD->eWatch==1 ){
+    unsigned int nSync = 0;
+    int bJournal = 0;
+    idemDurableWatchSeen(pD, db, zDb, &nSync, &bJournal);
+    if( idemDurableWalHeld(pD, bJournal) ) return 1;
+  }
+  if( sqlite3_file_control(db, IDEM_FC_DB(pD, zDb), SQLITE_FCNTL_DATA_VERSION,
+                           &v)!=SQLITE_OK
+   || v!=pD->iWalVersion ){
+    return 0;
+  }
+  return 1;
+}
+
 /* The table's first read: watch its schema's file (and main's), where
 ** they are its own database files. */
 static void idemDurableWatch(IdemDurable *pD, sqlite3 *db, const char *zDb){
@@ -581,7 +656,8 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
     /* Fixed for the table's life (a DETACH disconnects it): asked once,
     ** not at every claim (the compile-time options are a list that SQLite
     ** searches; the VFS and the file name are the schema's own). */
-    if( sqlite3_stricmp(zDb, "main")==0 ){
+    pD->bMain = sqlite3_stricmp(zDb, "main")==0;
+    if( pD->bMain ){
       memcpy(pD->zPrefix, "PRAGMA ", 8);
       pD->zSqlSync = sqlite3_mprintf("PRAGMA synchronous");
     }else{
@@ -604,32 +680,15 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
     pD->eDirSync = IDEM_DIRSYNC_DISABLED ? 2 : 1;
   }
   if( pD->eWatch==0 ) idemDurableWatch(pD, db, zDb);
-  /* What is kept: the data version first, then what the watch saw (both
-  ** before the PRAGMAs, which may see a change and move it) */
-  bVersion = sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)
-               ==SQLITE_OK;
-  if( pD->eWatch==1 ){
-    unsigned int iGen = IDEM_WATCH_GEN();
-    if( pD->pWatch && iGen==pD->iWatchGen ){
-      nSync = pD->pWatch->nSync;        /* (none freed since: see above) */
-      bJournal = pD->pWatch->bJournal
-              || (pD->pWatchMain && pD->pWatchMain->bJournal);
-    }else{
-      IdemWatchArg a, aMain;
-      memset(&aMain, 0, sizeof(aMain));
-      if( !idemWatchGet(db, zDb, &a)
-       || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
-        pD->eWatch = 2;                 /* (its file is gone) */
-        pD->pWatch = pD->pWatchMain = 0;
-      }else{
-        pD->pWatch = a.pWatch;
-        pD->pWatchMain = aMain.pWatch;
-        pD->iWatchGen = iGen;
-        pD->nAloneAt = 0;               /* (its count is another's) */
-        nSync = a.nSync;
-        bJournal = a.bJournal || aMain.bJournal;
-      }
-    }
+  /* What is kept: what the watch saw, then the data version (both before
+  ** the PRAGMAs, which may see a change and move it) */
+  if( pD->eWatch==1 ) idemDurableWatchSeen(pD, db, zDb, &nSync, &bJournal);
+  if( idemDurableWalHeld(pD, bJournal) ){
+    v = pD->iWalVersion;                /* (WAL, HELD: not asked) */
+    bVersion = 1;
+  }else{
+    bVersion = sqlite3_file_control(db, IDEM_FC_DB(pD, zDb),
+                                    SQLITE_FCNTL_DATA_VERSION, &v)==SQLITE_OK;
   }
   if( bVersion && pD->bVersion && v==pD->iWalVersion ){
     if( pD->bWalKept ) mKept |= 1;

@@ -1075,12 +1075,14 @@ IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns){
   sqlite3_free(zEx);
   sqlite3_free(zSql);
   p->aStmt[IDEM_STMT_INSERT] = *ppIns = pIns;
+  p->ins.bBound = 0;                    /* (a new statement: none bound) */
   return rc;
 }
 
 /*
-** Run the claim's INSERT (bound by the caller), reset it and clear its
-** bindings: SQLITE_DONE, or the error's code, which for a legacy
+** Run the claim's INSERT (bound by the caller), reset it and, unless bKeep
+** (idem_claim.c, "THE CLAIM'S BINDINGS, KEPT"), clear its bindings:
+** SQLITE_DONE, or the error's code, which for a legacy
 ** statement is sqlite3_reset()'s (its step says SQLITE_ERROR), with its
 ** message in the connection.  SQLITE_SCHEMA: nothing was written, the
 ** statement is finalized, and the next idemStoreInsert() checks the
@@ -1088,10 +1090,14 @@ IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns){
 ** A format-4 INSERT that NOT NULL refused (SQLITE_CONSTRAINT_NOTNULL, no
 ** message set) was refused for its created (idemOrderRefused()).
 */
-IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns){
+IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns,
+                                     int bKeep){
   int rc = idemStepWrite(pIns);
   int rc2 = sqlite3_reset(pIns);
-  sqlite3_clear_bindings(pIns);
+  if( !bKeep ){
+    sqlite3_clear_bindings(pIns);
+    p->ins.bBound = 0;
+  }
   if( rc==SQLITE_DONE ) return rc;
   if( p->iFormat>=4 && rc2==SQLITE_CONSTRAINT
    && sqlite3_extended_errcode(p->db)==SQLITE_CONSTRAINT_NOTNULL ){
@@ -1336,11 +1342,15 @@ IDEM_PRIVATE int idemStoreShadowName(const char *zName){
 
 /* Release what the store holds of p (at disconnect and after DROP). */
 IDEM_PRIVATE void idemStoreClose(IdemVtab *p){
-#ifdef IDEM_DEBUG
   int i;
+#ifdef IDEM_DEBUG
   for(i=0; i<IDEM_NSTMT; i++) assert( !p->aLent[i] );   /* no cursor open */
 #endif
   idemStmtFinalizeAll(p);
+  for(i=0; i<IDEM_INS_NVAL; i++){       /* (after the INSERT bound to them) */
+    sqlite3_free(p->ins.aVal[i].z);
+  }
+  memset(&p->ins, 0, sizeof(p->ins));
   sqlite3_free(p->zDamaged);
   p->zDamaged = 0;
   sqlite3_free(p->aTxn);

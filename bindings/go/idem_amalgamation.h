@@ -464,6 +464,9 @@ struct IdemDurable {
                               ** lock, 2 and our own write lock seen, 3
                               ** (1 in WAL with shared memory: not seen) */
   char zPrefix[80];           /* "PRAGMA " or "PRAGMA aux." for messages */
+  int bMain;                  /* The schema is main (with eDirSync): its
+                              ** file controls name none, which SQLite
+                              ** takes for main without a search by name */
   char *zSqlSync;             /* PRAGMA [<schema>.]synchronous */
   char *zSqlJournal;          /* PRAGMA "<schema>".journal_mode */
   int bWalKept;               /* zMode is "WAL", read when the schema's
@@ -764,6 +767,35 @@ struct IdemWindow {
 };
 
 typedef struct IdemVtab IdemVtab;
+/*
+** The claim's INSERT's bindings, kept from one claim to the next
+** (idem_claim.c, "THE CLAIM'S BINDINGS, KEPT"): the table's own copies of
+** the values, to which its parameters stay bound.  ?3 who, ?4 conv, ?5
+** tool, ?6 args, ?13 keyargs and ?14 owner are aVal[0..5].
+*/
+#define IDEM_INS_NVAL     6
+#define IDEM_INS_KEEP_MAX 4096      /* a longer value is bound where it lies */
+typedef struct IdemInsKept IdemInsKept;
+struct IdemInsKept {
+  int bBound;                 /* IDEM_STMT_INSERT is bound as below (cleared
+                              ** where it is prepared or its bindings are) */
+  signed char eUtf8;          /* The database's encoding: 1 UTF-8, -1 not,
+                              ** 0 not read yet */
+  unsigned char aKey[IDEM_KEY_BYTES];  /* ?1 */
+  char zNow[IDEM_TIME_LEN];   /* ?12 (created and updated), */
+  int nNow;                   /* ... its length */
+  const char *zKind;          /* ?7: "local" or "external", a constant */
+  int iHon;                   /* ?15 */
+  int bSends;                 /* ?16: 1, or NULL (0) */
+  struct IdemInsVal {
+    char *z;                  /* The copy (sqlite3_malloc'd) */
+    int nAlloc;               /* Its room */
+    int n;                    /* The bytes bound */
+    int eType;                /* SQLITE_TEXT, _BLOB or _NULL bound; 0:
+                              ** bind again */
+  } aVal[IDEM_INS_NVAL];
+};
+
 struct IdemVtab {
   sqlite3_vtab base;          /* Base class.  Must be first */
   sqlite3 *db;                /* The database connection */
@@ -814,6 +846,7 @@ struct IdemVtab {
   ** prepared. */
   unsigned char aQKeyBound[IDEM_STMT_Q_KEYMAIN_U+1];
   unsigned char aQKey[IDEM_STMT_Q_KEYMAIN_U+1][IDEM_KEY_BYTES];
+  IdemInsKept ins;            /* The claim's INSERT's bindings (idem_claim.c) */
 };
 
 /* The names of the columns, by IDEM_COL_* number. */
@@ -881,9 +914,12 @@ IDEM_PRIVATE int idemStoreClaimable(IdemVtab *p);
 ** a damage check (claims refused: SQLITE_CORRUPT_VTAB); run it, bound by
 ** the caller, with idemStoreInsertStep(): SQLITE_DONE or the error's code;
 ** SQLITE_SCHEMA: the schema changed, nothing was written, and the next
-** idemStoreInsert() checks and prepares again (bind and step again). */
+** idemStoreInsert() checks and prepares again (bind and step again).  Its
+** bindings are kept after the step if bKeep (IdemVtab.ins says them),
+** else cleared (and p->ins.bBound with them). */
 IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns);
-IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns);
+IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns,
+                                     int bKeep);
 
 /* The local claims of the open transaction (doc/contract.md §4: none may
 ** commit pending).  Reserve room for one more before the claim's write,
@@ -9420,7 +9456,8 @@ IDEM_PRIVATE int idemKeyRegister(sqlite3 *db){
 ** transactions either may change, and must be seen: neither leaves a
 ** trace in the file, but each change goes through a PRAGMA, which a watch
 ** on the schema's file sees ("THE WATCH" below), and WAL is kept while
-** the schema's data version holds ("WAL, KEPT" below); where no watch can
+** the schema's data version holds, or this connection holds the file in
+** WAL ("WAL, KEPT" and "WAL, HELD" below); where no watch can
 ** be put, both are read again at every transaction.  What cannot
 ** change for the table (where its pages live, the VFS, DISABLE_DIRSYNC)
 ** is looked at once.  So a claim stays an index seek.
@@ -9539,31 +9576,10 @@ static int idemDurablePragma(sqlite3 *db, const char *zSql, int *piVal,
   return rc==SQLITE_ROW ? SQLITE_OK : rc;
 }
 
-/*
-** WAL, KEPT.  A connection leaves WAL mode only by rewriting the file's
-** header (bytes 18-19, back to 1: sqlite3BtreeSetVersion(), a write
-** transaction of its own, outside any other), whether this connection
-** runs "PRAGMA journal_mode=DELETE" or another one does and this one's
-** pager sees the header at its next read; and every commit, and every
-** change seen from another connection, moves the schema's data version
-** (SQLITE_FCNTL_DATA_VERSION: the pager's counter, bumped at each commit
-** and each cache reset, for this connection's changes as for others').
-** So a "WAL" read when the data version was V still holds while it is V:
-** true if so (zMode is kept), false if journal_mode must be read again.
-** idemDurableCommit() moves V past the table's own COMMIT.  The other
-** journal modes are per connection and change with no trace in the file,
-** and synchronous too (set when its PRAGMA is prepared, no file, no
-** counter, no expiry): those are read at every transaction.
-*/
-static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
-  unsigned int v = 0;
-  if( !pD->bWalKept || !pD->bVersion ) return 0;
-  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)!=SQLITE_OK
-   || v!=pD->iWalVersion ){
-    return 0;
-  }
-  return 1;
-}
+/* The schema name of pD's file controls: none for main, which SQLite then
+** takes without comparing names (sqlite3DbNameToBtree(): ~100
+** instructions less a call on SQLite 3.40, the same schema). */
+#define IDEM_FC_DB(pD, zDb) ((pD)->bMain ? (const char*)0 : (zDb))
 
 /*
 ** THE WATCH.  synchronous and the rollback journal modes leave no trace
@@ -9590,7 +9606,8 @@ static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
 **                   prepared and perhaps not yet stepped), it is read at
 **                   every transaction, as before; until then it cannot
 **                   have changed but by the file (the data version)
-**   WAL             kept by the data version ("WAL, KEPT" above)
+**   WAL             kept by the data version, or held by this
+**                   connection ("WAL, HELD", "WAL, KEPT" below)
 **
 ** Where no watch can be put (a file that is not the table's own database
 ** file, a shared cache, a main without a file for another schema's
@@ -9862,6 +9879,100 @@ static int idemWatchRef(sqlite3 *db, const char *zDb){
 
 static int idemDurableSharedCache(sqlite3*);
 
+/* What the watch of the table (eWatch 1) has seen: the "PRAGMA
+** synchronous=" it counted into *pnSync, and whether it saw a PRAGMA that
+** sets journal_mode into *pbJournal (of main's too, for another schema).
+** Read through the pointers the table keeps while no watch was freed
+** since (idemDurableWatchSeen(), inline), else asked of the file again
+** (idemDurableWatchAsk(): eWatch 2 if it is gone). */
+static void idemDurableWatchAsk(IdemDurable *pD, sqlite3 *db,
+                                const char *zDb, unsigned int *pnSync,
+                                int *pbJournal, unsigned int iGen){
+  IdemWatchArg a, aMain;
+  memset(&aMain, 0, sizeof(aMain));
+  if( !idemWatchGet(db, zDb, &a)
+   || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
+    pD->eWatch = 2;                     /* (its file is gone) */
+    pD->pWatch = pD->pWatchMain = 0;
+  }else{
+    pD->pWatch = a.pWatch;
+    pD->pWatchMain = aMain.pWatch;
+    pD->iWatchGen = iGen;
+    pD->nAloneAt = 0;                   /* (its count is another's) */
+    *pnSync = a.nSync;
+    *pbJournal = a.bJournal || aMain.bJournal;
+  }
+}
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline)) inline
+#endif
+static void idemDurableWatchSeen(IdemDurable *pD, sqlite3 *db,
+                                 const char *zDb, unsigned int *pnSync,
+                                 int *pbJournal){
+  unsigned int iGen = IDEM_WATCH_GEN();
+  if( pD->pWatch && iGen==pD->iWatchGen ){
+    *pnSync = pD->pWatch->nSync;        /* (none freed since: see above) */
+    *pbJournal = pD->pWatch->bJournal
+              || (pD->pWatchMain && pD->pWatchMain->bJournal);
+  }else{
+    idemDurableWatchAsk(pD, db, zDb, pnSync, pbJournal, iGen);
+  }
+}
+
+/*
+** WAL, HELD.  A "WAL" read while the watch saw no PRAGMA that sets
+** journal_mode holds for as long as the watch still sees none, whatever
+** the data version says: it was this connection's pager that read the
+** file in WAL mode, and a pager in WAL mode keeps its SHARED lock on the
+** database file between transactions (pager_unlock() releases it in a
+** rollback mode only), while leaving WAL needs an EXCLUSIVE lock
+** (sqlite3PagerCloseWal(): every other connection that tries is told
+** SQLITE_BUSY, test/durable.test 3.18).  So only this connection can take
+** the file out of WAL, and only by a PRAGMA journal_mode that sets it,
+** which the watch sees as it is prepared.  The data version is then not
+** asked (a file control, ~150 instructions a transaction); it is still
+** moved past the table's own COMMITs (idemDurableCommit()), and where the
+** watch or the mode is not kept it is asked again, as before.  bJournal:
+** the watch saw such a PRAGMA (or is not there to tell).
+*/
+static int idemDurableWalHeld(const IdemDurable *pD, int bJournal){
+  return pD->eWatch==1 && pD->bWalKept && pD->bVersion && !bJournal;
+}
+
+/*
+** WAL, KEPT.  A connection leaves WAL mode only by rewriting the file's
+** header (bytes 18-19, back to 1: sqlite3BtreeSetVersion(), a write
+** transaction of its own, outside any other), whether this connection
+** runs "PRAGMA journal_mode=DELETE" or another one does and this one's
+** pager sees the header at its next read; and every commit, and every
+** change seen from another connection, moves the schema's data version
+** (SQLITE_FCNTL_DATA_VERSION: the pager's counter, bumped at each commit
+** and each cache reset, for this connection's changes as for others').
+** So a "WAL" read when the data version was V still holds while it is V
+** (or while it is held, above): true if so (zMode is kept), false if
+** journal_mode must be read again.
+** idemDurableCommit() moves V past the table's own COMMIT.  The other
+** journal modes are per connection and change with no trace in the file,
+** and synchronous too (set when its PRAGMA is prepared, no file, no
+** counter, no expiry): those are read at every transaction.
+*/
+static int idemDurableWalKept(IdemDurable *pD, sqlite3 *db, const char *zDb){
+  unsigned int v = 0;
+  if( !pD->bWalKept || !pD->bVersion ) return 0;
+  if( pD->eWatch==1 ){
+    unsigned int nSync = 0;
+    int bJournal = 0;
+    idemDurableWatchSeen(pD, db, zDb, &nSync, &bJournal);
+    if( idemDurableWalHeld(pD, bJournal) ) return 1;
+  }
+  if( sqlite3_file_control(db, IDEM_FC_DB(pD, zDb), SQLITE_FCNTL_DATA_VERSION,
+                           &v)!=SQLITE_OK
+   || v!=pD->iWalVersion ){
+    return 0;
+  }
+  return 1;
+}
+
 /* The table's first read: watch its schema's file (and main's), where
 ** they are its own database files. */
 static void idemDurableWatch(IdemDurable *pD, sqlite3 *db, const char *zDb){
@@ -9893,7 +10004,8 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
     /* Fixed for the table's life (a DETACH disconnects it): asked once,
     ** not at every claim (the compile-time options are a list that SQLite
     ** searches; the VFS and the file name are the schema's own). */
-    if( sqlite3_stricmp(zDb, "main")==0 ){
+    pD->bMain = sqlite3_stricmp(zDb, "main")==0;
+    if( pD->bMain ){
       memcpy(pD->zPrefix, "PRAGMA ", 8);
       pD->zSqlSync = sqlite3_mprintf("PRAGMA synchronous");
     }else{
@@ -9916,32 +10028,15 @@ static int idemDurableRead(IdemDurable *pD, sqlite3 *db, const char *zDb,
     pD->eDirSync = IDEM_DIRSYNC_DISABLED ? 2 : 1;
   }
   if( pD->eWatch==0 ) idemDurableWatch(pD, db, zDb);
-  /* What is kept: the data version first, then what the watch saw (both
-  ** before the PRAGMAs, which may see a change and move it) */
-  bVersion = sqlite3_file_control(db, zDb, SQLITE_FCNTL_DATA_VERSION, &v)
-               ==SQLITE_OK;
-  if( pD->eWatch==1 ){
-    unsigned int iGen = IDEM_WATCH_GEN();
-    if( pD->pWatch && iGen==pD->iWatchGen ){
-      nSync = pD->pWatch->nSync;        /* (none freed since: see above) */
-      bJournal = pD->pWatch->bJournal
-              || (pD->pWatchMain && pD->pWatchMain->bJournal);
-    }else{
-      IdemWatchArg a, aMain;
-      memset(&aMain, 0, sizeof(aMain));
-      if( !idemWatchGet(db, zDb, &a)
-       || (sqlite3_stricmp(zDb, "main")!=0 && !idemWatchGet(db, "main", &aMain)) ){
-        pD->eWatch = 2;                 /* (its file is gone) */
-        pD->pWatch = pD->pWatchMain = 0;
-      }else{
-        pD->pWatch = a.pWatch;
-        pD->pWatchMain = aMain.pWatch;
-        pD->iWatchGen = iGen;
-        pD->nAloneAt = 0;               /* (its count is another's) */
-        nSync = a.nSync;
-        bJournal = a.bJournal || aMain.bJournal;
-      }
-    }
+  /* What is kept: what the watch saw, then the data version (both before
+  ** the PRAGMAs, which may see a change and move it) */
+  if( pD->eWatch==1 ) idemDurableWatchSeen(pD, db, zDb, &nSync, &bJournal);
+  if( idemDurableWalHeld(pD, bJournal) ){
+    v = pD->iWalVersion;                /* (WAL, HELD: not asked) */
+    bVersion = 1;
+  }else{
+    bVersion = sqlite3_file_control(db, IDEM_FC_DB(pD, zDb),
+                                    SQLITE_FCNTL_DATA_VERSION, &v)==SQLITE_OK;
   }
   if( bVersion && pD->bVersion && v==pD->iWalVersion ){
     if( pD->bWalKept ) mKept |= 1;
@@ -11570,12 +11665,14 @@ IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns){
   sqlite3_free(zEx);
   sqlite3_free(zSql);
   p->aStmt[IDEM_STMT_INSERT] = *ppIns = pIns;
+  p->ins.bBound = 0;                    /* (a new statement: none bound) */
   return rc;
 }
 
 /*
-** Run the claim's INSERT (bound by the caller), reset it and clear its
-** bindings: SQLITE_DONE, or the error's code, which for a legacy
+** Run the claim's INSERT (bound by the caller), reset it and, unless bKeep
+** (idem_claim.c, "THE CLAIM'S BINDINGS, KEPT"), clear its bindings:
+** SQLITE_DONE, or the error's code, which for a legacy
 ** statement is sqlite3_reset()'s (its step says SQLITE_ERROR), with its
 ** message in the connection.  SQLITE_SCHEMA: nothing was written, the
 ** statement is finalized, and the next idemStoreInsert() checks the
@@ -11583,10 +11680,14 @@ IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns){
 ** A format-4 INSERT that NOT NULL refused (SQLITE_CONSTRAINT_NOTNULL, no
 ** message set) was refused for its created (idemOrderRefused()).
 */
-IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns){
+IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns,
+                                     int bKeep){
   int rc = idemStepWrite(pIns);
   int rc2 = sqlite3_reset(pIns);
-  sqlite3_clear_bindings(pIns);
+  if( !bKeep ){
+    sqlite3_clear_bindings(pIns);
+    p->ins.bBound = 0;
+  }
   if( rc==SQLITE_DONE ) return rc;
   if( p->iFormat>=4 && rc2==SQLITE_CONSTRAINT
    && sqlite3_extended_errcode(p->db)==SQLITE_CONSTRAINT_NOTNULL ){
@@ -11831,11 +11932,15 @@ IDEM_PRIVATE int idemStoreShadowName(const char *zName){
 
 /* Release what the store holds of p (at disconnect and after DROP). */
 IDEM_PRIVATE void idemStoreClose(IdemVtab *p){
-#ifdef IDEM_DEBUG
   int i;
+#ifdef IDEM_DEBUG
   for(i=0; i<IDEM_NSTMT; i++) assert( !p->aLent[i] );   /* no cursor open */
 #endif
   idemStmtFinalizeAll(p);
+  for(i=0; i<IDEM_INS_NVAL; i++){       /* (after the INSERT bound to them) */
+    sqlite3_free(p->ins.aVal[i].z);
+  }
+  memset(&p->ins, 0, sizeof(p->ins));
   sqlite3_free(p->zDamaged);
   p->zDamaged = 0;
   sqlite3_free(p->aTxn);
@@ -13305,6 +13410,170 @@ static int idemSchemaMoved(IdemVtab *p){
 }
 
 /*
+** THE CLAIM'S BINDINGS, KEPT.  Each sqlite3_bind_*() takes the
+** connection's mutex and releases what the parameter held (~150 to 250
+** instructions on SQLite 3.40), and a claim bound eleven parameters of its
+** INSERT, then cleared all sixteen (~2 800 in all, 6% of a claim a
+** transaction).  But bindings outlive sqlite3_reset(), and a text or blob
+** bound SQLITE_STATIC is read where it lies when the statement is
+** stepped (OP_Variable).  So the INSERT's parameters are bound to the
+** table's own copies of the values (IdemVtab.ins), and each claim writes
+** its values into the copies and binds again only a parameter whose type,
+** length or copy changed: a run of claims with values of the same lengths
+** binds nothing.  What is bound stays valid for as long as it is bound:
+** constants ('pending', 'local', 'external'), or the table's copies, which
+** are freed only after the INSERT is finalized (idemStoreClose()), and
+** grown only right before the parameter is bound to the new copy.  Where
+** a copy would not do, all the bindings are cleared after the step, as
+** before, and bound afresh at the next claim:
+**
+**   a value longer than IDEM_INS_KEEP_MAX  bound where it lies (the table
+**                                          keeps no copy of that size)
+**   a database not in UTF-8                SQLite converts a text as it
+**                                          binds it, into a copy of its own
+**
+** A new INSERT (prepared again after SQLITE_SCHEMA, a DROP, a RENAME, an
+** upgrade) has nothing bound: idemStoreInsert() forgets them; a member
+** row's INSERT clears them first, and after it (idemInsertMember()).
+*/
+static const int aIdemInsVar[IDEM_INS_NVAL] = { 3, 4, 5, 6, 13, 14 };
+
+/* Value i of the kept bindings (IdemInsKept.aVal[i], parameter
+** aIdemInsVar[i]): eType SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL, and its
+** n bytes at z.  *pbDirect is set where it is bound where it lies. */
+static int idemInsBindValue(IdemInsKept *k, sqlite3_stmt *pIns, int i,
+                            int eType, const void *z, int n, int *pbDirect){
+  struct IdemInsVal *v = &k->aVal[i];
+  const void *zBind;
+  if( eType==SQLITE_NULL ){
+    /* (nothing bound is NULL: a new INSERT, or one whose bindings were
+    ** cleared) */
+    int bWas = k->bBound && v->eType!=SQLITE_NULL;
+    v->eType = SQLITE_NULL;
+    return bWas ? sqlite3_bind_null(pIns, aIdemInsVar[i]) : SQLITE_OK;
+  }
+  if( n>IDEM_INS_KEEP_MAX ){
+    v->eType = 0;
+    *pbDirect = 1;
+    zBind = z;
+  }else{
+    if( v->z==0 || v->nAlloc<n ){
+      /* (n is more than the copy bound holds: bound again below, before
+      ** any step) */
+      int nNew = n<64 ? 64 : n;
+      char *zNew = (char*)sqlite3_realloc(v->z, nNew);
+      if( zNew==0 ) return SQLITE_NOMEM;
+      v->z = zNew;
+      v->nAlloc = nNew;
+    }
+    if( n>0 ) memcpy(v->z, z, (size_t)n);
+    if( k->bBound && v->eType==eType && v->n==n ) return SQLITE_OK;
+    v->eType = eType;
+    v->n = n;
+    zBind = v->z;
+  }
+  return eType==SQLITE_BLOB
+       ? sqlite3_bind_blob(pIns, aIdemInsVar[i], zBind, n, SQLITE_STATIC)
+       : sqlite3_bind_text(pIns, aIdemInsVar[i], (const char*)zBind, n,
+                           SQLITE_STATIC);
+}
+
+/*
+** Bind the claim's INSERT for claim pC (above): SQLITE_OK and *pbKeep,
+** true if the bindings may be kept after the step, or the error of a
+** bind.
+*/
+static int idemClaimBind(IdemVtab *p, sqlite3_stmt *pIns,
+                         sqlite3_value **aCol, const IdemClaim *pC,
+                         int *pbKeep){
+  IdemInsKept *k = &p->ins;
+  int i, rc = SQLITE_OK, bDirect = 0, n;
+  const char *zKind = pC->zKind[0]=='e' ? "external" : "local";
+  int bExt = zKind[0]=='e';
+  int bHon;
+  sqlite3_value *pHon = aCol[IDEM_COL_HONOURS];
+  if( k->eUtf8==0 ){
+    /* (fixed for the connection: every schema has main's encoding; read
+    ** again at the next claim if it could not be read, out of memory) */
+    sqlite3_stmt *pEnc = 0;
+    if( idemQueryRow(p->db, &pEnc, "PRAGMA encoding")==SQLITE_ROW ){
+      const char *zEnc = (const char*)sqlite3_column_text(pEnc, 0);
+      if( zEnc ) k->eUtf8 = sqlite3_stricmp(zEnc, "UTF-8")==0 ? 1 : -1;
+    }
+    sqlite3_finalize(pEnc);
+  }
+  /* §14: an external call honours the key as its claim or the table
+  ** says, and was taken for sending once; a local call sends nothing. */
+  bHon = bExt && (sqlite3_value_type(pHon)==SQLITE_NULL
+                  ? p->opt.bHonoursKey : sqlite3_value_int(pHon)==1);
+  if( !k->bBound ){
+    rc = sqlite3_bind_blob(pIns, 1, k->aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
+    if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
+    if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
+    k->zKind = 0;
+    k->nNow = -1;
+    k->iHon = -1;
+    k->bSends = -1;
+  }
+  memcpy(k->aKey, pC->aKey, IDEM_KEY_BYTES);
+  n = (int)strlen(pC->zNow);
+  memcpy(k->zNow, pC->zNow, (size_t)n+1);
+  if( rc==SQLITE_OK && n!=k->nNow ){
+    rc = sqlite3_bind_text(pIns, 12, k->zNow, n, SQLITE_STATIC);
+    k->nNow = n;
+  }
+  if( rc==SQLITE_OK && zKind!=k->zKind ){
+    rc = sqlite3_bind_text(pIns, 7, zKind, -1, SQLITE_STATIC);
+    k->zKind = zKind;
+  }
+  if( rc==SQLITE_OK && bHon!=k->iHon ){
+    rc = sqlite3_bind_int(pIns, 15, bHon);
+    k->iHon = bHon;
+  }
+  if( rc==SQLITE_OK && bExt!=k->bSends ){
+    rc = bExt ? sqlite3_bind_int(pIns, 16, 1) : sqlite3_bind_null(pIns, 16);
+    k->bSends = bExt;
+  }
+  for(i=0; i<3 && rc==SQLITE_OK; i++){
+    const IdemPart *pPart = &pC->aPart[i];
+    rc = idemInsBindValue(k, pIns, i,
+        sqlite3_value_type(aCol[IDEM_COL_WHO+i])==SQLITE_BLOB
+          ? SQLITE_BLOB : SQLITE_TEXT,
+        pPart->p, (int)pPart->n, &bDirect);
+  }
+  if( rc==SQLITE_OK ){
+    rc = idemInsBindValue(k, pIns, 3, SQLITE_TEXT, pC->args.p,
+                          (int)pC->args.n, &bDirect);
+  }
+  if( rc==SQLITE_OK ){
+    rc = idemInsBindValue(k, pIns, 4, pC->bKeyargs ? SQLITE_TEXT : SQLITE_NULL,
+                          pC->aPart[3].p, (int)pC->aPart[3].n, &bDirect);
+  }
+  if( rc==SQLITE_OK ){
+    sqlite3_value *pOwner = aCol[IDEM_COL_OWNER];
+    const char *zOwner = 0;
+    int eType = SQLITE_NULL;
+    if( sqlite3_value_type(pOwner)!=SQLITE_NULL ){
+      zOwner = (const char*)sqlite3_value_text(pOwner);
+      if( zOwner==0 ) rc = SQLITE_NOMEM;
+      eType = SQLITE_TEXT;
+    }
+    if( rc==SQLITE_OK ){
+      rc = idemInsBindValue(k, pIns, 5, eType, zOwner,
+                            zOwner ? sqlite3_value_bytes(pOwner) : 0,
+                            &bDirect);
+    }
+  }
+  if( rc!=SQLITE_OK ){
+    k->bBound = 0;                      /* (cleared by idemBindError()) */
+    return rc;
+  }
+  k->bBound = 1;
+  *pbKeep = !bDirect && k->eUtf8>0;
+  return SQLITE_OK;
+}
+
+/*
 ** 2. Write the claim with the claim's INSERT (idemStoreInsert()): the one
 ** INSERT, arbitrated by the shadow table's
 ** UNIQUE(key, member) (doc/contract.md §4).  SQLITE_OK and *pRowid: the
@@ -13318,49 +13587,13 @@ static int idemClaimWrite(IdemVtab *p, sqlite3_value **aCol,
                           const IdemClaim *pC, sqlite3_int64 *pRowid,
                           int *pbHeld){
   sqlite3_stmt *pIns;
-  int i, rc, nSchema = 0;
+  int rc, nSchema = 0, bKeep = 0;
   *pbHeld = 0;
  again:
   if( (rc = idemStoreInsert(p, &pIns))!=SQLITE_OK ) return rc;
-  rc = sqlite3_bind_blob(pIns, 1, pC->aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_int(pIns, 2, 0);
-  for(i=0; i<3 && rc==SQLITE_OK; i++){
-    const IdemPart *pPart = &pC->aPart[i];
-    if( sqlite3_value_type(aCol[IDEM_COL_WHO+i])==SQLITE_BLOB ){
-      rc = sqlite3_bind_blob(pIns, 3+i, pPart->p, (int)pPart->n, SQLITE_STATIC);
-    }else{
-      rc = sqlite3_bind_text(pIns, 3+i, pPart->p, (int)pPart->n, SQLITE_STATIC);
-    }
-  }
-  if( rc==SQLITE_OK ){
-    rc = sqlite3_bind_text(pIns, 6, pC->args.p, (int)pC->args.n, SQLITE_STATIC);
-  }
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 7, pC->zKind, -1, SQLITE_STATIC);
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 8, "pending", 7, SQLITE_STATIC);
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, pC->zNow, -1, SQLITE_STATIC);
-  if( rc==SQLITE_OK && pC->bKeyargs ){
-    rc = sqlite3_bind_text(pIns, 13, pC->aPart[3].p, (int)pC->aPart[3].n,
-                           SQLITE_STATIC);
-  }
-  if( rc==SQLITE_OK && sqlite3_value_type(aCol[IDEM_COL_OWNER])!=SQLITE_NULL ){
-    const char *zOwner = (const char*)sqlite3_value_text(aCol[IDEM_COL_OWNER]);
-    rc = zOwner==0 ? SQLITE_NOMEM
-       : sqlite3_bind_text(pIns, 14, zOwner,
-                           sqlite3_value_bytes(aCol[IDEM_COL_OWNER]),
-                           SQLITE_STATIC);
-  }
-  if( rc==SQLITE_OK ){
-    /* §14: an external call honours the key as its claim or the table
-    ** says, and was taken for sending once; a local call sends nothing. */
-    int bExt = pC->zKind[0]=='e';
-    sqlite3_value *pHon = aCol[IDEM_COL_HONOURS];
-    int bHon = bExt && (sqlite3_value_type(pHon)==SQLITE_NULL
-                        ? p->opt.bHonoursKey : sqlite3_value_int(pHon)==1);
-    rc = sqlite3_bind_int(pIns, 15, bHon);
-    if( rc==SQLITE_OK && bExt ) rc = sqlite3_bind_int(pIns, 16, 1);
-  }
+  rc = idemClaimBind(p, pIns, aCol, pC, &bKeep);
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
-  rc = idemStoreInsertStep(p, pIns);
+  rc = idemStoreInsertStep(p, pIns, bKeep);
   if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
   if( rc==SQLITE_SCHEMA ) return idemSchemaMoved(p);
   if( rc==SQLITE_CONSTRAINT_NOTNULL ) return idemRowsRefused(p);
@@ -13502,13 +13735,17 @@ static int idemInsertMember(IdemVtab *p, sqlite3_value **aCol,
   idemNow(p->pVfs, zNow);
  again:
   if( (rc = idemStoreInsert(p, &pIns))!=SQLITE_OK ) return rc;
+  if( p->ins.bBound ){                  /* (a claim's, kept: cleared) */
+    sqlite3_clear_bindings(pIns);
+    p->ins.bBound = 0;
+  }
   rc = sqlite3_bind_blob(pIns, 1, aKey, IDEM_KEY_BYTES, SQLITE_STATIC);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(pIns, 2, iMember);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pIns, 9, aCol[IDEM_COL_ID]);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pIns, 10, aCol[IDEM_COL_RESULT]);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pIns, 12, zNow, -1, SQLITE_STATIC);
   if( rc!=SQLITE_OK ) return idemBindError(p, pIns, rc);
-  rc = idemStoreInsertStep(p, pIns);
+  rc = idemStoreInsertStep(p, pIns, 0);
   if( rc==SQLITE_SCHEMA && nSchema++==0 ) goto again;
   if( rc==SQLITE_SCHEMA ) return idemSchemaMoved(p);
   if( rc==SQLITE_CONSTRAINT_NOTNULL ) return idemRowsRefused(p);
