@@ -155,6 +155,7 @@ typedef struct IdemJsonFrame IdemJsonFrame;
 struct IdemJsonFrame {
   uint32_t iMember;          /* Object: its first record in aMember[] */
   unsigned char isObject;    /* 1 for an object, 0 for an array */
+  unsigned char isArray;     /* 1 for an array (0 for aFrame[0]) */
   unsigned char needSort;    /* Object: names seen so far do not ascend */
 };
 
@@ -3514,6 +3515,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
   ** container", an array that the value is not in. */
   pTop = p->aFrame;
   pTop->isObject = 0;
+  pTop->isArray = 0;
   for(;;){
     /* s is at the start of a value, or of a member if in an object. */
     if( pTop->isObject ){
@@ -3602,8 +3604,23 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
     }else switch( c ){
       case '-': case '0': case '1': case '2': case '3': case '4':
       case '5': case '6': case '7': case '8': case '9':
+      number:
         rc = idemJsonNumber(p, z, &s, zEnd, &o);
         if( rc ) goto done;
+        /* In an array, a ',' (and one space: Python's ", ") then another
+        ** number: straight to it, not through the end of the value and the
+        ** dispatch.  Anything else after the ',' goes the usual way, from
+        ** the ',' (its messages say where it is). */
+        if( pTop->isArray && zEnd-s>3 && s[0]==',' ){
+          int sp = s[1]==' ';
+          c = s[1+sp];
+          if( (unsigned)(c-'0')<10 || c=='-' ){
+            *o++ = ',';
+            s += 1+sp;
+            goto number;
+          }
+          goto comma;
+        }
         break;
       case '{':
       case '[':
@@ -3617,6 +3634,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         pTop++;
         pTop->needSort = 0;
         pTop->iMember = (uint32_t)nMember;
+        pTop->isArray = c=='[';
         *o++ = c;
         s = idemJsonSkipWs(s+1, zEnd);
         if( c=='{' ){
@@ -3697,7 +3715,9 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         goto done;
       }else{
         if( s<zEnd && *s==',' ){
-          const unsigned char *zComma = s;
+          const unsigned char *zComma;
+        comma:
+          zComma = s;
           *o++ = ',';
           s = idemJsonSkipWs(s+1, zEnd);
           if( s<zEnd && *s==']' ){
