@@ -8583,13 +8583,18 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         /* In an array, a ',' (and one space: Python's ", ") then another
         ** number: straight to it, not through the end of the value and the
         ** dispatch.  Anything else after the ',' goes the usual way, from
-        ** the ',' (its messages say where it is). */
+        ** the ',' (its messages say where it is).  The space is a branch,
+        ** not a count added to s: the next number's loads would wait for
+        ** the byte (integers 1.08x the time, 24 instructions fewer). */
         if( pTop->isArray && zEnd-s>3 && s[0]==',' ){
-          int sp = s[1]==' ';
-          c = s[1+sp];
-          if( (unsigned)(c-'0')<10 || c=='-' ){
+          if( (unsigned)(s[1]-'0')<10 || s[1]=='-' ){
             *o++ = ',';
-            s += 1+sp;
+            s += 1;
+            goto number;
+          }
+          if( s[1]==' ' && ((unsigned)(s[2]-'0')<10 || s[2]=='-') ){
+            *o++ = ',';
+            s += 2;
             goto number;
           }
           goto comma;
