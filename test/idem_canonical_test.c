@@ -140,6 +140,31 @@ int main(void){
     free(zBig);
   }
 
+  /* The room of the output (the invariant of idemJsonCanonical(), which
+  ** IDEM_DEBUG asserts at every number): numbers that print longer than
+  ** they read ("1e20", 21 bytes) make room first, a decimal with no
+  ** exponent takes what is left.  Runs of them from every slack that
+  ** idemJsonBegin() leaves at the start (its buffer is the input plus 64
+  ** from 4 032 bytes of input), then decimals that take the number code. */
+  {
+    int k, i, o, bOk = 1;
+    char *zDoc = malloc(20000);
+    if( zDoc==0 ) return 2;
+    for(k=4032; k<4032+40; k++){
+      o = sprintf(zDoc, "[");
+      while( o<k-30 ) o += sprintf(zDoc+o, "1e20,");
+      for(i=0; o<k-1; i++) o += sprintf(zDoc+o, "%s", i%2 ? "," : "1");
+      if( zDoc[o-1]==',' ) zDoc[o-1] = '2';
+      o += sprintf(zDoc+o, ",0.12345678901234567,1.5e3]");
+      rc = idemJsonCanonical(p, zDoc, o);
+      bOk = bOk && rc==SQLITE_OK && p->nOut>26
+            && memcmp(p->zOut+p->nOut-26, ",0.12345678901234566,1500]", 26)==0
+            && memcmp(p->zOut, "[100000000000000000000,", 23)==0;
+    }
+    check(bOk, "numbers that print longer, then a decimal", p->zErr);
+    free(zDoc);
+  }
+
   idemJsonFree(p);
   printf("%d passed, %d failed\n", nPass, nFail);
   return nFail!=0;

@@ -37,8 +37,9 @@ struct Case {
 ** parser scans it (where its integer and fraction digits end), and
 ** converted as the parser converts it: a decimal by idemNumberDecimal()
 ** or idemNumberDecimalExp(), which must then agree with
-** idemNumberCanonical() (-2 if not: never the expected length), the rest
-** by idemNumberCanonical(). */
+** idemNumberCanonical() (-2 if not: never the expected length), and the
+** first must not print more bytes than it reads (-2 too), the rest by
+** idemNumberCanonical(). */
 static int canonical(const char *z, int n, char *zOut){
   int iInt = n>0 && z[0]=='-', iFrac;
   while( iInt<n && z[iInt]>='0' && z[iInt]<='9' ) iInt++;
@@ -52,6 +53,9 @@ static int canonical(const char *z, int n, char *zOut){
     int nOut = iFrac==n ? idemNumberDecimal(z, n, iInt, zOut)
                         : idemNumberDecimalExp(z, n, iInt, iFrac, zOut);
     if( nOut!=nAlt || (nOut>0 && memcmp(zOut, zAlt, nOut)!=0) ) nOut = -2;
+    /* A decimal with no exponent never prints longer than it is written:
+    ** the canonicalizer gives it no more room (idem_canonical.c) */
+    if( iFrac==n && nOut>n ) nOut = -2;
     free(zAlt);
     return nOut;
   }
