@@ -8193,21 +8193,6 @@ struct IdemJsonLong {
   sqlite3_int64 nOut;       /* bytes written at o, or -1 if none */
 };
 
-/* idemNumberLongDecimal() into a buffer of its own, then copied to o:
-** where the output lacks the n+40 bytes that the number code may write
-** into (the text itself has room, below). */
-__attribute__((noinline)) static int idemJsonLongDecimalAside(
-  const unsigned char *s,
-  int n,
-  int iDot,
-  unsigned char *o
-){
-  char aBuf[64+40];
-  n = idemNumberLongDecimal((const char*)s, n, iDot, aBuf);
-  if( n>0 ) memcpy(o, aBuf, n);
-  return n;
-}
-
 /* idemJsonLongNumber(), then, for a decimal whose first digit is not 0
 ** (30 digits or more: never its own text), its canonical text written at
 ** o by the long decimal's product (idemNumberLongDecimal()), neither
@@ -8246,11 +8231,12 @@ __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimal(
   if( (s[k] | 0x20)=='e' ) goto other;
   r.nScan = k | j<<8;
   n = (int)k;
-  if( IDEM_JSON_LIKELY(p->zOut + p->nOutAlloc - o >= n + 40) ){
-    n = idemNumberLongDecimal((const char*)s, n, (int)j, (char*)o);
-  }else{
-    n = idemJsonLongDecimalAside(s, n, (int)j, o);
-  }
+  /* The n+40 bytes the number code may write into: the output keeps the
+  ** input left plus 40 (idemJsonCanonical()), and n is less than that
+  ** input. */
+  assert( p->zOut + p->nOutAlloc - o >= n + 40 );
+  (void)p;
+  n = idemNumberLongDecimal((const char*)s, n, (int)j, (char*)o);
   if( n>=0 ) r.nOut = n;
   return r;
 other:
