@@ -17,6 +17,18 @@
 ** Past rid 2^63-1 SQLite picks random rids, which would break the order:
 ** such a claim is refused (idemRowsRefused()).  Only a write outside idem
 ** breaks the order; integrity_check reports it, by rid.
+**
+** LAST ROW.  The INSERT's created is NULL, refused, also where the last
+** row's created is not text: none, or a blob, which SQLite orders above
+** every text (max() passed it on to every later claim).  A number there
+** (only a damaged file: the column's TEXT affinity stores a number
+** written through SQL as text) is below every text: the clock's time.
+** The INSERT compares +created, without its affinity, so that a number
+** is not compared as its text (which would pass it on).  It has no max():
+** a test of the type beside it read created twice, and each read of a
+** text column is a copy (a malloc and a free: ~800 instructions a claim
+** on 3.40); its CASE reads created once where the clock is later, as it
+** nearly always is.
 */
 #include "idemInt.h"
 
@@ -87,15 +99,17 @@ IDEM_PRIVATE int idemRowsFrom(IdemVtab *p, sqlite3_value *pLo, int bGe,
 ** A format-4 claim or member row that NOT NULL refused: the created its
 ** INSERT computed is NULL when the largest rid is 2^63-1 (only a write
 ** outside idem makes one; SQLite would give the new row a random rid,
-** out of the order of created), or the last row has no created (a
-** damaged file).  The table's message, and SQLITE_FULL (as SQLite's own
-** AUTOINCREMENT at its last rowid) or SQLITE_CORRUPT_VTAB.  Nothing was
-** written.
+** out of the order of created), or the last row's created is not text:
+** none (a damaged file), or a blob (written outside idem), which would
+** be every later claim's created (zIdemInsert4).  The table's message,
+** and SQLITE_FULL (as SQLite's own AUTOINCREMENT at its last rowid) or
+** SQLITE_CORRUPT_VTAB.  Nothing was written.
 */
 IDEM_PRIVATE int idemRowsRefused(IdemVtab *p){
   sqlite3_stmt *pStmt = 0;
-  int rc = idemQueryRow(p->db, &pStmt, "SELECT rid FROM \"%w\".\"%w_claim\""
-                        " ORDER BY rid DESC LIMIT 1", p->zDb, p->zName);
+  int rc = idemQueryRow(p->db, &pStmt, "SELECT rid, typeof(created)"
+                        " FROM \"%w\".\"%w_claim\" ORDER BY rid DESC LIMIT 1",
+                        p->zDb, p->zName);
   if( rc==SQLITE_ROW && sqlite3_column_int64(pStmt, 0)==IDEM_RID_MAX ){
     idemVtabError(p, "%s_claim holds rid 9223372036854775807, the largest"
         " there is (written outside idem): a new row would take a random"
@@ -103,10 +117,19 @@ IDEM_PRIVATE int idemRowsRefused(IdemVtab *p){
         " nothing was claimed (delete that row to claim again)", p->zName);
     rc = SQLITE_FULL;
   }else if( rc==SQLITE_ROW ){
-    idemVtabError(p, "the last row of %s_claim (rid %lld) has no created:"
-        " the database was changed outside idem or is damaged; nothing was"
-        " claimed", p->zName, sqlite3_column_int64(pStmt, 0));
-    rc = SQLITE_CORRUPT_VTAB;
+    const char *zType = (const char*)sqlite3_column_text(pStmt, 1);
+    char *zWhat = zType==0 ? 0 : strcmp(zType, "null")==0
+        ? sqlite3_mprintf("has no created")
+        : sqlite3_mprintf("has a created of type %s, not text", zType);
+    if( zWhat==0 ){
+      rc = SQLITE_NOMEM;
+    }else{
+      idemVtabError(p, "the last row of %s_claim (rid %lld) %s: the"
+          " database was changed outside idem or is damaged; nothing was"
+          " claimed", p->zName, sqlite3_column_int64(pStmt, 0), zWhat);
+      sqlite3_free(zWhat);
+      rc = SQLITE_CORRUPT_VTAB;
+    }
   }else if( rc!=SQLITE_NOMEM ){
     idemVtabError(p, "cannot read the last row of %s_claim: %s", p->zName,
                   rc==SQLITE_DONE ? "it is gone" : sqlite3_errstr(rc));
@@ -120,8 +143,8 @@ IDEM_PRIVATE int idemRowsRefused(IdemVtab *p){
 /*
 ** PRAGMA integrity_check and quick_check (xIntegrity): look inside the
 ** shadow table for what idem itself would never write; in format 4, a
-** created that goes back in rid order (the first one, by rid: each row's
-** predecessor found by a seek).  A finding, or a check that fails, is
+** created that is not text, then one that goes back in rid order (the
+** first one, by rid: each row's predecessor found by a seek).  A finding, or a check that fails, is
 ** *pzErr with SQLITE_OK.
 */
 IDEM_PRIVATE int idemRowsIntegrity(IdemVtab *p, const char *zSchema,
@@ -170,6 +193,24 @@ IDEM_PRIVATE int idemRowsIntegrity(IdemVtab *p, const char *zSchema,
     }
   }
   if( p->iFormat<4 ) return SQLITE_OK;
+  rc = idemQueryRow(p->db, &pStmt, "SELECT rid, typeof(created) FROM"
+      " \"%w\".\"%w_claim\" WHERE typeof(created)!='text' ORDER BY rid"
+      " LIMIT 1", zSchema, p->zName);
+  if( rc==SQLITE_ROW ){
+    idemVtabError(p, "created is not text in %s_claim at rid %lld (%s):"
+        " only a write outside idem makes one; a range of created (a purge"
+        " by age) reads the rows in rid order and may miss rows around it",
+        p->zName, sqlite3_column_int64(pStmt, 0),
+        sqlite3_column_text(pStmt, 1));
+  }else if( rc!=SQLITE_DONE && rc!=SQLITE_NOMEM ){
+    idemVtabDbError(p, rc);
+  }
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_NOMEM ) return rc;
+  if( rc!=SQLITE_DONE ){
+    idemVtabErrorTo(p, pzErr);
+    return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
+  }
   rc = idemQueryRow(p->db, &pStmt, "SELECT x.rid, quote(x.created),"
       " b.rid, quote(b.created) FROM \"%w\".\"%w_claim\" x"
       " JOIN \"%w\".\"%w_claim\" b ON b.rid=(SELECT max(rid) FROM"

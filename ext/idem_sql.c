@@ -468,12 +468,18 @@ IDEM_PRIVATE int idemExplainTouches(sqlite3 *db, const IdemRoots *pR,
 ** sqlite_schema, from idemRootsLoad()): no trigger program (OP_Program),
 ** no b-tree opened but those, each of them written, a uniqueness check
 ** that aborts for each of its indexes (no conflict clause, no constraint
-** missing), no row deleted (a REPLACE), no virtual table.  What only the
-** values written would show (a DEFAULT, a COLLATE, an affinity) is left
-** to the text; a CHECK or NOT NULL added fails the claim, and an IGNORE
-** shows in changes() (idemCheckChanges()).  *pzWhy: what is wrong, or
-** NULL; SQLITE_OK, or the failure that left no verdict (out of memory,
-** interrupted).
+** missing), no row deleted (a REPLACE), no virtual table.  Its own
+** b-trees may also be opened to read: a format-4 INSERT reads
+** <name>_claim itself, in its subqueries (idem_store.c, zIdemInsert4:
+** the last row's rid and created from the table's b-tree, and whether
+** there is a row at all from whichever of its b-trees SQLite picks, the
+** UNIQUE(key, member) index as 3.40 and 3.53 compile it); an OpenRead
+** of one of them passes as its own, and only an OpenWrite counts as
+** writing it.  What only the values written would show (a DEFAULT, a
+** COLLATE, an affinity) is left to the text; a CHECK or NOT NULL added
+** fails the claim, and an IGNORE shows in changes()
+** (idemCheckChanges()).  *pzWhy: what is wrong, or NULL; SQLITE_OK, or
+** the failure that left no verdict (out of memory, interrupted).
 */
 IDEM_PRIVATE int idemInsertProgram(sqlite3_stmt *pEx, const IdemRoots *pR,
                                    const char *zName, char **pzWhy){

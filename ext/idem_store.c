@@ -237,15 +237,16 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
 ** writes as created the clock's time (?12), or the created of the row
 ** with the largest rid if that is later; NULL, which NOT NULL refuses
 ** before anything is written, if that rid is 2^63-1 (SQLite would pick a
-** random one next) or the row has no created.  The created ranges, by
-** upper bound (3*lower + upper).
+** random one next) or the row's created is none or a blob (idem_rows.c,
+** LAST ROW).  The created ranges, by upper bound (3*lower + upper).
 */
 static const char zIdemInsert4[] =
   "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
   " args, kind, status, id, result, note, created, updated,"
   " keyargs, owner, honours_key, sends)"
   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,"
-  "coalesce((SELECT CASE WHEN rid<9223372036854775807 THEN max(created, ?12)"
+  "coalesce((SELECT CASE WHEN rid<9223372036854775807 THEN CASE"
+  " WHEN +created<=?12 THEN ?12 WHEN +created<x'' THEN created END"
   " END" IDEM_FROM " ORDER BY rid DESC LIMIT 1),"
   "(SELECT ?12 WHERE NOT EXISTS(SELECT 1" IDEM_FROM "))),"
   "?12,?13,?14,?15,?16)";
@@ -1088,7 +1089,7 @@ IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns){
 ** statement is finalized, and the next idemStoreInsert() checks the
 ** shadow tables (in whole: aCookie[1]) before it prepares it again.
 ** A format-4 INSERT that NOT NULL refused (SQLITE_CONSTRAINT_NOTNULL, no
-** message set) was refused for its created (idemOrderRefused()).
+** message set) was refused for its created (idemRowsRefused()).
 */
 IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns,
                                      int bKeep){

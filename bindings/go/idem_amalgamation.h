@@ -4990,12 +4990,18 @@ IDEM_PRIVATE int idemExplainTouches(sqlite3 *db, const IdemRoots *pR,
 ** sqlite_schema, from idemRootsLoad()): no trigger program (OP_Program),
 ** no b-tree opened but those, each of them written, a uniqueness check
 ** that aborts for each of its indexes (no conflict clause, no constraint
-** missing), no row deleted (a REPLACE), no virtual table.  What only the
-** values written would show (a DEFAULT, a COLLATE, an affinity) is left
-** to the text; a CHECK or NOT NULL added fails the claim, and an IGNORE
-** shows in changes() (idemCheckChanges()).  *pzWhy: what is wrong, or
-** NULL; SQLITE_OK, or the failure that left no verdict (out of memory,
-** interrupted).
+** missing), no row deleted (a REPLACE), no virtual table.  Its own
+** b-trees may also be opened to read: a format-4 INSERT reads
+** <name>_claim itself, in its subqueries (idem_store.c, zIdemInsert4:
+** the last row's rid and created from the table's b-tree, and whether
+** there is a row at all from whichever of its b-trees SQLite picks, the
+** UNIQUE(key, member) index as 3.40 and 3.53 compile it); an OpenRead
+** of one of them passes as its own, and only an OpenWrite counts as
+** writing it.  What only the values written would show (a DEFAULT, a
+** COLLATE, an affinity) is left to the text; a CHECK or NOT NULL added
+** fails the claim, and an IGNORE shows in changes()
+** (idemCheckChanges()).  *pzWhy: what is wrong, or NULL; SQLITE_OK, or
+** the failure that left no verdict (out of memory, interrupted).
 */
 IDEM_PRIVATE int idemInsertProgram(sqlite3_stmt *pEx, const IdemRoots *pR,
                                    const char *zName, char **pzWhy){
@@ -10864,15 +10870,16 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
 ** writes as created the clock's time (?12), or the created of the row
 ** with the largest rid if that is later; NULL, which NOT NULL refuses
 ** before anything is written, if that rid is 2^63-1 (SQLite would pick a
-** random one next) or the row has no created.  The created ranges, by
-** upper bound (3*lower + upper).
+** random one next) or the row's created is none or a blob (idem_rows.c,
+** LAST ROW).  The created ranges, by upper bound (3*lower + upper).
 */
 static const char zIdemInsert4[] =
   "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
   " args, kind, status, id, result, note, created, updated,"
   " keyargs, owner, honours_key, sends)"
   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,"
-  "coalesce((SELECT CASE WHEN rid<9223372036854775807 THEN max(created, ?12)"
+  "coalesce((SELECT CASE WHEN rid<9223372036854775807 THEN CASE"
+  " WHEN +created<=?12 THEN ?12 WHEN +created<x'' THEN created END"
   " END" IDEM_FROM " ORDER BY rid DESC LIMIT 1),"
   "(SELECT ?12 WHERE NOT EXISTS(SELECT 1" IDEM_FROM "))),"
   "?12,?13,?14,?15,?16)";
@@ -11715,7 +11722,7 @@ IDEM_PRIVATE int idemStoreInsert(IdemVtab *p, sqlite3_stmt **ppIns){
 ** statement is finalized, and the next idemStoreInsert() checks the
 ** shadow tables (in whole: aCookie[1]) before it prepares it again.
 ** A format-4 INSERT that NOT NULL refused (SQLITE_CONSTRAINT_NOTNULL, no
-** message set) was refused for its created (idemOrderRefused()).
+** message set) was refused for its created (idemRowsRefused()).
 */
 IDEM_PRIVATE int idemStoreInsertStep(IdemVtab *p, sqlite3_stmt *pIns,
                                      int bKeep){
@@ -12143,6 +12150,18 @@ IDEM_PRIVATE void idemTxnRollbackTo(IdemVtab *p, int iSavepoint){
 ** Past rid 2^63-1 SQLite picks random rids, which would break the order:
 ** such a claim is refused (idemRowsRefused()).  Only a write outside idem
 ** breaks the order; integrity_check reports it, by rid.
+**
+** LAST ROW.  The INSERT's created is NULL, refused, also where the last
+** row's created is not text: none, or a blob, which SQLite orders above
+** every text (max() passed it on to every later claim).  A number there
+** (only a damaged file: the column's TEXT affinity stores a number
+** written through SQL as text) is below every text: the clock's time.
+** The INSERT compares +created, without its affinity, so that a number
+** is not compared as its text (which would pass it on).  It has no max():
+** a test of the type beside it read created twice, and each read of a
+** text column is a copy (a malloc and a free: ~800 instructions a claim
+** on 3.40); its CASE reads created once where the clock is later, as it
+** nearly always is.
 */
 /* #include "idemInt.h" (already inlined) */
 
@@ -12213,15 +12232,17 @@ IDEM_PRIVATE int idemRowsFrom(IdemVtab *p, sqlite3_value *pLo, int bGe,
 ** A format-4 claim or member row that NOT NULL refused: the created its
 ** INSERT computed is NULL when the largest rid is 2^63-1 (only a write
 ** outside idem makes one; SQLite would give the new row a random rid,
-** out of the order of created), or the last row has no created (a
-** damaged file).  The table's message, and SQLITE_FULL (as SQLite's own
-** AUTOINCREMENT at its last rowid) or SQLITE_CORRUPT_VTAB.  Nothing was
-** written.
+** out of the order of created), or the last row's created is not text:
+** none (a damaged file), or a blob (written outside idem), which would
+** be every later claim's created (zIdemInsert4).  The table's message,
+** and SQLITE_FULL (as SQLite's own AUTOINCREMENT at its last rowid) or
+** SQLITE_CORRUPT_VTAB.  Nothing was written.
 */
 IDEM_PRIVATE int idemRowsRefused(IdemVtab *p){
   sqlite3_stmt *pStmt = 0;
-  int rc = idemQueryRow(p->db, &pStmt, "SELECT rid FROM \"%w\".\"%w_claim\""
-                        " ORDER BY rid DESC LIMIT 1", p->zDb, p->zName);
+  int rc = idemQueryRow(p->db, &pStmt, "SELECT rid, typeof(created)"
+                        " FROM \"%w\".\"%w_claim\" ORDER BY rid DESC LIMIT 1",
+                        p->zDb, p->zName);
   if( rc==SQLITE_ROW && sqlite3_column_int64(pStmt, 0)==IDEM_RID_MAX ){
     idemVtabError(p, "%s_claim holds rid 9223372036854775807, the largest"
         " there is (written outside idem): a new row would take a random"
@@ -12229,10 +12250,19 @@ IDEM_PRIVATE int idemRowsRefused(IdemVtab *p){
         " nothing was claimed (delete that row to claim again)", p->zName);
     rc = SQLITE_FULL;
   }else if( rc==SQLITE_ROW ){
-    idemVtabError(p, "the last row of %s_claim (rid %lld) has no created:"
-        " the database was changed outside idem or is damaged; nothing was"
-        " claimed", p->zName, sqlite3_column_int64(pStmt, 0));
-    rc = SQLITE_CORRUPT_VTAB;
+    const char *zType = (const char*)sqlite3_column_text(pStmt, 1);
+    char *zWhat = zType==0 ? 0 : strcmp(zType, "null")==0
+        ? sqlite3_mprintf("has no created")
+        : sqlite3_mprintf("has a created of type %s, not text", zType);
+    if( zWhat==0 ){
+      rc = SQLITE_NOMEM;
+    }else{
+      idemVtabError(p, "the last row of %s_claim (rid %lld) %s: the"
+          " database was changed outside idem or is damaged; nothing was"
+          " claimed", p->zName, sqlite3_column_int64(pStmt, 0), zWhat);
+      sqlite3_free(zWhat);
+      rc = SQLITE_CORRUPT_VTAB;
+    }
   }else if( rc!=SQLITE_NOMEM ){
     idemVtabError(p, "cannot read the last row of %s_claim: %s", p->zName,
                   rc==SQLITE_DONE ? "it is gone" : sqlite3_errstr(rc));
@@ -12246,8 +12276,8 @@ IDEM_PRIVATE int idemRowsRefused(IdemVtab *p){
 /*
 ** PRAGMA integrity_check and quick_check (xIntegrity): look inside the
 ** shadow table for what idem itself would never write; in format 4, a
-** created that goes back in rid order (the first one, by rid: each row's
-** predecessor found by a seek).  A finding, or a check that fails, is
+** created that is not text, then one that goes back in rid order (the
+** first one, by rid: each row's predecessor found by a seek).  A finding, or a check that fails, is
 ** *pzErr with SQLITE_OK.
 */
 IDEM_PRIVATE int idemRowsIntegrity(IdemVtab *p, const char *zSchema,
@@ -12296,6 +12326,24 @@ IDEM_PRIVATE int idemRowsIntegrity(IdemVtab *p, const char *zSchema,
     }
   }
   if( p->iFormat<4 ) return SQLITE_OK;
+  rc = idemQueryRow(p->db, &pStmt, "SELECT rid, typeof(created) FROM"
+      " \"%w\".\"%w_claim\" WHERE typeof(created)!='text' ORDER BY rid"
+      " LIMIT 1", zSchema, p->zName);
+  if( rc==SQLITE_ROW ){
+    idemVtabError(p, "created is not text in %s_claim at rid %lld (%s):"
+        " only a write outside idem makes one; a range of created (a purge"
+        " by age) reads the rows in rid order and may miss rows around it",
+        p->zName, sqlite3_column_int64(pStmt, 0),
+        sqlite3_column_text(pStmt, 1));
+  }else if( rc!=SQLITE_DONE && rc!=SQLITE_NOMEM ){
+    idemVtabDbError(p, rc);
+  }
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_NOMEM ) return rc;
+  if( rc!=SQLITE_DONE ){
+    idemVtabErrorTo(p, pzErr);
+    return *pzErr ? SQLITE_OK : SQLITE_NOMEM;
+  }
   rc = idemQueryRow(p->db, &pStmt, "SELECT x.rid, quote(x.created),"
       " b.rid, quote(b.created) FROM \"%w\".\"%w_claim\" x"
       " JOIN \"%w\".\"%w_claim\" b ON b.rid=(SELECT max(rid) FROM"
