@@ -199,6 +199,11 @@ IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
 IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
                               const char *zFmt, ...);
 
+/* Whether db's text is UTF-8: 1, -1 (UTF-16le or be), or 0 if it could
+** not be read (out of memory: ask again).  Fixed for the connection: every
+** schema has main's encoding. */
+IDEM_PRIVATE int idemDbUtf8(sqlite3 *db);
+
 /* Step an INSERT, UPDATE or DELETE to its end: SQLITE_DONE or the error;
 ** the one row PRAGMA count_changes=1 adds is stepped past. */
 IDEM_PRIVATE int idemStepWrite(sqlite3_stmt *pStmt);

@@ -702,16 +702,8 @@ static int idemClaimBind(IdemVtab *p, sqlite3_stmt *pIns,
   int bExt = zKind[0]=='e';
   int bHon;
   sqlite3_value *pHon = aCol[IDEM_COL_HONOURS];
-  if( k->eUtf8==0 ){
-    /* (fixed for the connection: every schema has main's encoding; read
-    ** again at the next claim if it could not be read, out of memory) */
-    sqlite3_stmt *pEnc = 0;
-    if( idemQueryRow(p->db, &pEnc, "PRAGMA encoding")==SQLITE_ROW ){
-      const char *zEnc = (const char*)sqlite3_column_text(pEnc, 0);
-      if( zEnc ) k->eUtf8 = sqlite3_stricmp(zEnc, "UTF-8")==0 ? 1 : -1;
-    }
-    sqlite3_finalize(pEnc);
-  }
+  /* (read again at the next claim if it could not be read) */
+  if( k->eUtf8==0 ) k->eUtf8 = (signed char)idemDbUtf8(p->db);
   /* §14: an external call honours the key as its claim or the table
   ** says, and was taken for sending once; a local call sends nothing. */
   bHon = bExt && (sqlite3_value_type(pHon)==SQLITE_NULL

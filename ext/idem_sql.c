@@ -10,6 +10,7 @@
 **                                    compares it with an INTEGER column
 **   idemQueryRow(db, &pStmt, zFmt, ...)
 **                                    prepare a query and step to its row
+**   idemDbUtf8(db)                   whether the database's text is UTF-8
 **   idemStepWrite(pStmt)             step an INSERT, UPDATE or DELETE to
 **                                    its end
 **   idemTokenNext(&z, &tok), idemTokenName(&tok, zOut, nOut),
@@ -198,6 +199,18 @@ IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
   }
   sqlite3_finalize(pStmt);
   return rc;
+}
+
+/* Whether the database's text is UTF-8 (idemInt.h). */
+IDEM_PRIVATE int idemDbUtf8(sqlite3 *db){
+  sqlite3_stmt *pEnc = 0;
+  int eUtf8 = 0;
+  if( idemQueryRow(db, &pEnc, "PRAGMA encoding")==SQLITE_ROW ){
+    const char *zEnc = (const char*)sqlite3_column_text(pEnc, 0);
+    if( zEnc ) eUtf8 = sqlite3_stricmp(zEnc, "UTF-8")==0 ? 1 : -1;
+  }
+  sqlite3_finalize(pEnc);
+  return eUtf8;
 }
 
 /*

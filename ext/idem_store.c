@@ -161,12 +161,17 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 #define IDEM_RECORD_DONE(zSet) \
   "UPDATE \"%w\".\"%w_claim\" SET status='done'" zSet \
   ", updated=?6, expires=?7 WHERE rid=?1"
+/* The claim's INSERT, with zCreated the created it writes: ?12 (the
+** clock's time, also updated's) in format 3, an expression of it in
+** format 4 (zIdemInsert4). */
+#define IDEM_INSERT(zCreated) \
+  "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool," \
+  " args, kind, status, id, result, note, created, updated," \
+  " keyargs, owner, honours_key, sends)" \
+  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11," zCreated ",?12,?13,?14," \
+  "?15,?16)"
 static const char *const azIdemSql[IDEM_NSTMT] = {
-  /* INSERT */     "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
-                   " args, kind, status, id, result, note, created, updated,"
-                   " keyargs, owner, honours_key, sends)"
-                   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?12,?13,?14,"
-                   "?15,?16)",
+  /* INSERT */     IDEM_INSERT("?12"),
   /* MAIN */       "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
   /* BYRID */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE rid=?1",
   /* RECORD */     IDEM_RECORD(", id=?3, result=?4, note=?5"),
@@ -240,16 +245,11 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
 ** random one next) or the row's created is none or a blob (idem_rows.c,
 ** LAST ROW).  The created ranges, by upper bound (3*lower + upper).
 */
-static const char zIdemInsert4[] =
-  "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
-  " args, kind, status, id, result, note, created, updated,"
-  " keyargs, owner, honours_key, sends)"
-  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,"
+static const char zIdemInsert4[] = IDEM_INSERT(
   "coalesce((SELECT CASE WHEN rid<9223372036854775807 THEN CASE"
   " WHEN +created<=?12 THEN ?12 WHEN +created<x'' THEN created END"
   " END" IDEM_FROM " ORDER BY rid DESC LIMIT 1),"
-  "(SELECT ?12 WHERE NOT EXISTS(SELECT 1" IDEM_FROM "))),"
-  "?12,?13,?14,?15,?16)";
+  "(SELECT ?12 WHERE NOT EXISTS(SELECT 1" IDEM_FROM ")))");
 static const char *const azIdemCreated4[3] = {
   IDEM_Q_RIDS("1"), IDEM_Q_RIDS("created<?2"), IDEM_Q_RIDS("created<=?2")
 };

@@ -218,18 +218,12 @@ static void idemResultCopy(IdemVtab *p, sqlite3_context *ctx,
   int n;
   if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) goto as_sqlite;
   if( pHome==0 ){
-    sqlite3_stmt *pEnc = 0;
     pHome = (IdemCopies*)sqlite3_malloc(sizeof(*pHome));
     if( pHome==0 ) goto as_sqlite;
     memset(pHome, 0, sizeof(*pHome));
     pHome->bLive = 1;
-    /* (fixed for the connection: every schema has main's encoding; read
-    ** again at the next copy if it could not be read, out of memory) */
-    if( idemQueryRow(p->db, &pEnc, "PRAGMA encoding")==SQLITE_ROW ){
-      const char *zEnc = (const char*)sqlite3_column_text(pEnc, 0);
-      pHome->eUtf8 = zEnc && sqlite3_stricmp(zEnc, "UTF-8")==0 ? 1 : -1;
-    }
-    sqlite3_finalize(pEnc);
+    /* (read again at the next copy if it could not be read) */
+    pHome->eUtf8 = idemDbUtf8(p->db);
     if( pHome->eUtf8==0 ){
       sqlite3_free(pHome);
       goto as_sqlite;

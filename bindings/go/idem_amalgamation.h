@@ -318,6 +318,11 @@ IDEM_PRIVATE int idemValueInt64(sqlite3_value *pVal, sqlite3_int64 *piOut);
 IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
                               const char *zFmt, ...);
 
+/* Whether db's text is UTF-8: 1, -1 (UTF-16le or be), or 0 if it could
+** not be read (out of memory: ask again).  Fixed for the connection: every
+** schema has main's encoding. */
+IDEM_PRIVATE int idemDbUtf8(sqlite3 *db);
+
 /* Step an INSERT, UPDATE or DELETE to its end: SQLITE_DONE or the error;
 ** the one row PRAGMA count_changes=1 adds is stepped past. */
 IDEM_PRIVATE int idemStepWrite(sqlite3_stmt *pStmt);
@@ -4532,6 +4537,7 @@ IDEM_PRIVATE sqlite3_int64 idemParseTime(const char *z){
 **                                    compares it with an INTEGER column
 **   idemQueryRow(db, &pStmt, zFmt, ...)
 **                                    prepare a query and step to its row
+**   idemDbUtf8(db)                   whether the database's text is UTF-8
 **   idemStepWrite(pStmt)             step an INSERT, UPDATE or DELETE to
 **                                    its end
 **   idemTokenNext(&z, &tok), idemTokenName(&tok, zOut, nOut),
@@ -4720,6 +4726,18 @@ IDEM_PRIVATE int idemQueryRow(sqlite3 *db, sqlite3_stmt **ppStmt,
   }
   sqlite3_finalize(pStmt);
   return rc;
+}
+
+/* Whether the database's text is UTF-8 (idemInt.h). */
+IDEM_PRIVATE int idemDbUtf8(sqlite3 *db){
+  sqlite3_stmt *pEnc = 0;
+  int eUtf8 = 0;
+  if( idemQueryRow(db, &pEnc, "PRAGMA encoding")==SQLITE_ROW ){
+    const char *zEnc = (const char*)sqlite3_column_text(pEnc, 0);
+    if( zEnc ) eUtf8 = sqlite3_stricmp(zEnc, "UTF-8")==0 ? 1 : -1;
+  }
+  sqlite3_finalize(pEnc);
+  return eUtf8;
 }
 
 /*
@@ -10794,12 +10812,17 @@ IDEM_PRIVATE int idemVtabDbError(IdemVtab *p, int rc){
 #define IDEM_RECORD_DONE(zSet) \
   "UPDATE \"%w\".\"%w_claim\" SET status='done'" zSet \
   ", updated=?6, expires=?7 WHERE rid=?1"
+/* The claim's INSERT, with zCreated the created it writes: ?12 (the
+** clock's time, also updated's) in format 3, an expression of it in
+** format 4 (zIdemInsert4). */
+#define IDEM_INSERT(zCreated) \
+  "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool," \
+  " args, kind, status, id, result, note, created, updated," \
+  " keyargs, owner, honours_key, sends)" \
+  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11," zCreated ",?12,?13,?14," \
+  "?15,?16)"
 static const char *const azIdemSql[IDEM_NSTMT] = {
-  /* INSERT */     "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
-                   " args, kind, status, id, result, note, created, updated,"
-                   " keyargs, owner, honours_key, sends)"
-                   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?12,?13,?14,"
-                   "?15,?16)",
+  /* INSERT */     IDEM_INSERT("?12"),
   /* MAIN */       "SELECT " IDEM_MCOLS IDEM_FROM " WHERE key=?1 AND member=0",
   /* BYRID */      "SELECT " IDEM_QCOLS IDEM_FROM " WHERE rid=?1",
   /* RECORD */     IDEM_RECORD(", id=?3, result=?4, note=?5"),
@@ -10873,16 +10896,11 @@ static const char *const azIdemSql[IDEM_NSTMT] = {
 ** random one next) or the row's created is none or a blob (idem_rows.c,
 ** LAST ROW).  The created ranges, by upper bound (3*lower + upper).
 */
-static const char zIdemInsert4[] =
-  "INSERT INTO \"%w\".\"%w_claim\"(key, member, who, conv, tool,"
-  " args, kind, status, id, result, note, created, updated,"
-  " keyargs, owner, honours_key, sends)"
-  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,"
+static const char zIdemInsert4[] = IDEM_INSERT(
   "coalesce((SELECT CASE WHEN rid<9223372036854775807 THEN CASE"
   " WHEN +created<=?12 THEN ?12 WHEN +created<x'' THEN created END"
   " END" IDEM_FROM " ORDER BY rid DESC LIMIT 1),"
-  "(SELECT ?12 WHERE NOT EXISTS(SELECT 1" IDEM_FROM "))),"
-  "?12,?13,?14,?15,?16)";
+  "(SELECT ?12 WHERE NOT EXISTS(SELECT 1" IDEM_FROM ")))");
 static const char *const azIdemCreated4[3] = {
   IDEM_Q_RIDS("1"), IDEM_Q_RIDS("created<?2"), IDEM_Q_RIDS("created<=?2")
 };
@@ -13577,16 +13595,8 @@ static int idemClaimBind(IdemVtab *p, sqlite3_stmt *pIns,
   int bExt = zKind[0]=='e';
   int bHon;
   sqlite3_value *pHon = aCol[IDEM_COL_HONOURS];
-  if( k->eUtf8==0 ){
-    /* (fixed for the connection: every schema has main's encoding; read
-    ** again at the next claim if it could not be read, out of memory) */
-    sqlite3_stmt *pEnc = 0;
-    if( idemQueryRow(p->db, &pEnc, "PRAGMA encoding")==SQLITE_ROW ){
-      const char *zEnc = (const char*)sqlite3_column_text(pEnc, 0);
-      if( zEnc ) k->eUtf8 = sqlite3_stricmp(zEnc, "UTF-8")==0 ? 1 : -1;
-    }
-    sqlite3_finalize(pEnc);
-  }
+  /* (read again at the next claim if it could not be read) */
+  if( k->eUtf8==0 ) k->eUtf8 = (signed char)idemDbUtf8(p->db);
   /* §14: an external call honours the key as its claim or the table
   ** says, and was taken for sending once; a local call sends nothing. */
   bHon = bExt && (sqlite3_value_type(pHon)==SQLITE_NULL
@@ -15445,18 +15455,12 @@ static void idemResultCopy(IdemVtab *p, sqlite3_context *ctx,
   int n;
   if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) goto as_sqlite;
   if( pHome==0 ){
-    sqlite3_stmt *pEnc = 0;
     pHome = (IdemCopies*)sqlite3_malloc(sizeof(*pHome));
     if( pHome==0 ) goto as_sqlite;
     memset(pHome, 0, sizeof(*pHome));
     pHome->bLive = 1;
-    /* (fixed for the connection: every schema has main's encoding; read
-    ** again at the next copy if it could not be read, out of memory) */
-    if( idemQueryRow(p->db, &pEnc, "PRAGMA encoding")==SQLITE_ROW ){
-      const char *zEnc = (const char*)sqlite3_column_text(pEnc, 0);
-      pHome->eUtf8 = zEnc && sqlite3_stricmp(zEnc, "UTF-8")==0 ? 1 : -1;
-    }
-    sqlite3_finalize(pEnc);
+    /* (read again at the next copy if it could not be read) */
+    pHome->eUtf8 = idemDbUtf8(p->db);
     if( pHome->eUtf8==0 ){
       sqlite3_free(pHome);
       goto as_sqlite;
