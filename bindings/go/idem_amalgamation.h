@@ -16273,10 +16273,17 @@ static sqlite3_int64 idemCursorSends(IdemCursor *pCur){
 ** every lookup). */
 static void idemResultStatus(sqlite3_context *ctx, sqlite3_value *pVal){
   if( sqlite3_value_type(pVal)==SQLITE_TEXT ){
+    int n = sqlite3_value_bytes(pVal);
     const char *z = (const char*)sqlite3_value_text(pVal);
-    IdemStatus e = z ? idemStatusParse(z) : IDEM_STATUS_OTHER;
-    if( e<IDEM_STATUS_OTHER
-     && sqlite3_value_bytes(pVal)==(int)strlen(azIdemStatus[e]) ){
+    IdemStatus e = IDEM_STATUS_OTHER;
+    if( z ){
+      switch( n ){        /* (by length: the one word it can be) */
+        case 4: e = IDEM_STATUS_DONE; break;
+        case 6: e = IDEM_STATUS_FAILED; break;
+        case 7: e = z[0]=='p' ? IDEM_STATUS_PENDING : IDEM_STATUS_UNKNOWN; break;
+      }
+    }
+    if( e<IDEM_STATUS_OTHER && memcmp(z, azIdemStatus[e], n)==0 ){
       sqlite3_result_text(ctx, azIdemStatus[e], -1, SQLITE_STATIC);
       return;
     }
@@ -16428,6 +16435,10 @@ static int idemColumnNarrow(IdemCursor *pCur, sqlite3_context *ctx, int iCol){
       return SQLITE_OK;
     case IDEM_COL_ID:
       pVal = sqlite3_column_value(pCur->pStmt, IDEM_N_ID);
+      if( sqlite3_value_type(pVal)==SQLITE_INTEGER ){
+        sqlite3_result_int64(ctx, sqlite3_value_int64(pVal));
+        return SQLITE_OK;
+      }
       break;
     case IDEM_COL_RESULT:
       pVal = sqlite3_column_value(pCur->pStmt, IDEM_N_RESULT);
