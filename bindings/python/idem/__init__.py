@@ -1531,7 +1531,7 @@ class Calls:
                         conn.execute("ROLLBACK TO idem_call")
                     conn.execute("RELEASE idem_call")
                 elif commit:
-                    self._commit(key)
+                    self._commit(key, owner)
                 else:
                     conn.execute("ROLLBACK")
                 open_ = False
@@ -1598,6 +1598,27 @@ class Calls:
                     except sqlite3.Error:
                         pass
 
+    def _stood(self, key: str, owner: str, statuses: Tuple[Optional[str], ...]) -> bool:
+        """After a COMMIT that reported an error: True when it committed
+        all the same, its transaction over and the call's main row by owner
+        in one of statuses (None: the row gone or another arrival's).
+        SQLite reports SQLITE_INTERRUPT for a COMMIT whose work stands when
+        a progress handler asks to stop after its last instruction
+        (doc/trust.md); an owner token is this arrival's alone, so the row
+        tells."""
+        conn = self.conn
+        if conn.in_transaction:
+            return False
+        try:
+            row = conn.execute(
+                "SELECT status, owner FROM %s WHERE key = ? AND member = 0"
+                % self._t, (key,)).fetchone()
+        except sqlite3.Error:
+            return False
+        if row is None or row[1] != owner:
+            return None in statuses
+        return row[0] in statuses
+
     def _check_txn(self, spec: _Spec, error: Optional[BaseException]) -> None:
         if not self.conn.in_transaction:
             raise RuntimeError(
@@ -1606,17 +1627,22 @@ class Calls:
                 " back; a local tool must leave the transaction to idem"
                 % spec.name) from error
 
-    def _commit(self, key: str) -> None:
+    def _commit(self, key: str, owner: str) -> None:
         """COMMIT, retrying a busy database (a rollback journal waits for
-        readers) until record_timeout."""
+        readers) until record_timeout.  A COMMIT that reports an error once
+        the transaction is over and the call stands under owner committed
+        all the same: returns (_stood)."""
         deadline = time.monotonic() + self.record_timeout
         delay = 0.005
         while True:
             try:
                 self.conn.execute("COMMIT")
                 return
-            except sqlite3.OperationalError as e:
-                if not _is_busy(e) or time.monotonic() >= deadline:
+            except sqlite3.Error as e:
+                if self._stood(key, owner, ("done", "failed")):
+                    return
+                if not isinstance(e, sqlite3.OperationalError) or \
+                        not _is_busy(e) or time.monotonic() >= deadline:
                     raise
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
@@ -1709,6 +1735,8 @@ class Calls:
             except sqlite3.Error as e:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
+                elif self._stood(key, owner, ("pending",)):
+                    raise       # taken all the same: _unclaim puts it back
                 return None, e
             except BaseException:
                 if conn.in_transaction:
@@ -1768,7 +1796,7 @@ class Calls:
                         "interrupted before the resend left: %s" % _raised_note(e)))
                     return self._recorded(key)
                 _drive(self._record(key, "unknown", work, None, None, cause=e,
-                                    any_error=True))
+                                    any_error=True, owner=owner))
             elif mine is not None:
                 _drive(self._release_steps(key, owner, e))
         except BaseException as r:      # e is what the caller must see
@@ -1860,7 +1888,7 @@ class Calls:
             self._set(key, owner, "done", id_, text)
             return self._recorded(key)
         try:
-            row = yield from self._record(key, "done", work, text, id_)
+            row = yield from self._record(key, "done", work, text, id_, owner=owner)
         except sqlite3.Error as e:          # the table refused it, not busy
             yield from unknown(e, _decode(text))
             raise
@@ -1895,7 +1923,7 @@ class Calls:
         refuses it (not busy), the call is recorded unknown, with why."""
         try:
             yield from self._record(key, "not_sent", lambda: self._release(key, owner),
-                                    None, None, cause=cause)
+                                    None, None, cause=cause, owner=owner)
         except sqlite3.Error as e:
             yield from self._unknown(key, owner, self._note(
                 "the tool said that its request was not sent, but the call could"
@@ -1911,12 +1939,13 @@ class Calls:
             self._set(key, owner, "unknown", note=note)
             return self._recorded(key)
         row = yield from self._record(key, "unknown", work, None, None,
-                                      cause=cause, any_error=True, result=result)
+                                      cause=cause, any_error=True, result=result,
+                                      owner=owner)
         raise Unknown(key, _loads(row[1]), replayed=False) from cause
 
     def _record(self, key: str, outcome: str, work: Callable[[], Any],
                 text: Optional[str], id_: Any, cause: Optional[BaseException] = None,
-                any_error: bool = False, result: Any = None
+                any_error: bool = False, result: Any = None, owner: str = ""
                 ) -> Generator[float, None, Any]:
         """One record of this arrival's outcome, retried while the database
         is busy (or refuses it at all, any_error) for record_timeout; then
@@ -1924,8 +1953,10 @@ class Calls:
         tool's error, if any, is the cause of either."""
         if text is not None:
             result = _decode(text)
+        stood = (key, owner, (outcome,) if outcome in ("done", "unknown")
+                 else (None,)) if owner else None
         try:
-            return (yield from self._retry_steps(work, any_error))
+            return (yield from self._retry_steps(work, any_error, stood))
         except _GaveUp as g:
             raise NotRecorded(key, outcome, result, "%s; tried for %g s" % (
                 _text(g.error), self.record_timeout), self.table, id_) \
@@ -1938,7 +1969,9 @@ class Calls:
 
     # ---- one write transaction, retried while the database is busy -----------
 
-    def _attempt(self, work: Callable[[], Any], any_error: bool) -> Tuple[bool, Any]:
+    def _attempt(self, work: Callable[[], Any], any_error: bool,
+                 stood: Optional[Tuple[str, str, Tuple[Optional[str], ...]]] = None
+                 ) -> Tuple[bool, Any]:
         """One BEGIN IMMEDIATE; work(); COMMIT.  (True, its value), or
         (False, the error) to be tried again: a busy database, a transaction
         of the caller's open on the connection, or (any_error) any error of
@@ -1958,6 +1991,8 @@ class Calls:
             except sqlite3.Error as e:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
+                elif stood is not None and self._stood(*stood):
+                    return True, out    # the COMMIT stood (see _stood)
                 if any_error or _is_busy(e):
                     return False, e
                 raise
@@ -1966,12 +2001,13 @@ class Calls:
                     conn.execute("ROLLBACK")
                 raise
 
-    def _retry_steps(self, work: Callable[[], Any],
-                     any_error: bool = False) -> Generator[float, None, Any]:
+    def _retry_steps(self, work: Callable[[], Any], any_error: bool = False,
+                     stood: Optional[Tuple[str, str, Tuple[Optional[str], ...]]] = None
+                     ) -> Generator[float, None, Any]:
         deadline = time.monotonic() + self.record_timeout
         delay = 0.005
         while True:
-            ok, out = self._attempt(work, any_error)
+            ok, out = self._attempt(work, any_error, stood)
             if ok:
                 return out
             if time.monotonic() >= deadline:

@@ -173,6 +173,43 @@ class LostAnswers(ResendBase):
         self.assertEqual((out.replayed, out.sends), (False, 3))
         self.assertEqual(len(t.charges), 1)
 
+    def test_resend_commit_reported_interrupted_keeps_it_unknown(self):
+        # The resend's COMMIT stands but reports an error (a progress
+        # handler's interrupt after its last instruction, doc/trust.md):
+        # the call is this arrival's, taken for sending: it is put back
+        # (unknown again), not left pending with nobody to send it.
+        t = self.target(lose=1)
+        charge = self.charge_tool(self.calls, t)
+        self.calls.resend_wait = 0
+        with self.assertRaises(idem.Unknown) as cm:
+            charge.run("ann", "c10", cents=4)
+        key = cm.exception.key
+        time.sleep(0.1)
+        self.calls.resend_wait = 5
+        conn = self.calls.conn
+
+        class Proxy:
+            said = False
+
+            def __getattr__(self, name):
+                return getattr(conn, name)
+
+            def execute(self, sql, *a):
+                cur = conn.execute(sql, *a)
+                if sql == "COMMIT" and not Proxy.said:
+                    Proxy.said = True
+                    raise sqlite3.OperationalError("interrupted")
+                return cur
+        self.calls.conn = Proxy()
+        with self.assertRaisesRegex(sqlite3.OperationalError, "interrupted"):
+            charge.run("ann", "c10", cents=4)
+        self.calls.conn = conn
+        self.assertEqual(self.row(key), ("unknown", 2, 1))
+        time.sleep(0.2)
+        out = charge.run("ann", "c10", cents=4)
+        self.assertEqual((out.replayed, out.sends), (False, 3))
+        self.assertEqual(len(t.charges), 1)
+
     def test_not_sent_still_releases(self):
         t = self.target()
 

@@ -453,6 +453,106 @@ class NotRecordedTest(Base):
         self.assertEqual(self.count("SELECT status FROM calls"), "done")
 
 
+class CommitInterruptedTest(Base):
+    """A COMMIT reported interrupted after its last instruction, its work
+    committed (doc/trust.md, "A progress handler's word after the work is
+    done"): the package reads the call back, and neither reports a
+    committed call as failed nor leaves it pending."""
+
+    def setUp(self):
+        super().setUp()
+        if not hasattr(self.conn, "set_trace_callback"):
+            self.skipTest("no trace callback on this connection")
+        self.calls = idem.Calls(self.conn)
+        self.calls.record_timeout = 1
+        self.st = {"sql": None, "n": 0, "counts": [], "at": None, "skip": 0}
+
+        def trace(sql):
+            if sql.startswith("--"):
+                return                  # the extension's own statements
+            if self.st["sql"] == "COMMIT":
+                self.st["counts"].append(self.st["n"])
+            self.st.update(sql=sql, n=0)
+
+        def progress():
+            st = self.st
+            if st["sql"] == "COMMIT":
+                st["n"] += 1
+                if st["at"] == st["n"]:
+                    st["skip"] -= 1
+                    if st["skip"] < 0:
+                        st["at"] = None     # once: the last instruction's call
+                        return 1
+            return 0
+        self.conn.set_trace_callback(trace)
+        self.conn.set_progress_handler(progress, 1)
+        self.addCleanup(self.conn.set_progress_handler, None, 1)
+
+    def arm(self, skip=0):
+        """Interrupt the (skip+1)th COMMIT from now after its last
+        instruction, as counted in the calls made so far."""
+        self.conn.execute("SELECT 1")           # closes the last count
+        self.st.update(at=self.st["counts"][-1], skip=skip)
+
+    def fired(self):
+        return self.st["at"] is None
+
+    def test_local_done(self):
+        @self.calls.tool
+        def place(db, sku):
+            db.execute("INSERT INTO orders(sku) VALUES(?)", (sku,))
+            return {"ok": sku}
+        place("u", "c", sku="a")
+        place("u", "c", sku="b")
+        place("u", "c", sku="c")
+        self.arm()
+        self.assertEqual(place.run("u", "c", sku="x"),
+                         idem.Outcome({"ok": "x"}, None, place.key("u", "c", sku="x"), False))
+        self.assertTrue(self.fired())
+        self.assertEqual(self.count("SELECT count(*) FROM orders WHERE sku = 'x'"), 1)
+        self.assertTrue(place.run("u", "c", sku="x").replayed)
+
+    def test_external_done(self):
+        @self.calls.tool(kind="external")
+        def charge(idempotency_key, cents):
+            return {"charged": cents}
+        for cents in (-1, -2, -3):
+            charge("u", "c", cents=cents)
+        self.arm(skip=1)                        # the record's, not the claim's
+        self.assertEqual(charge.run("u", "c", cents=3),
+                         idem.Outcome({"charged": 3}, None, charge.key("u", "c", cents=3),
+                                      False, 1))
+        self.assertTrue(self.fired())
+        self.assertEqual(self.count("SELECT status FROM calls"), "done")
+
+    def test_external_unknown(self):
+        @self.calls.tool(kind="external")
+        def charge(idempotency_key, cents):
+            if cents == 3:
+                raise OSError("reset")
+            return {"charged": cents}
+        for cents in (-1, -2, -3):
+            charge("u", "c", cents=cents)
+        self.arm(skip=1)
+        with self.assertRaises(idem.Unknown) as cm:
+            charge("u", "c", cents=3)
+        self.assertTrue(self.fired())
+        self.assertIsInstance(cm.exception.__cause__, OSError)
+
+    def test_external_claim_released(self):
+        @self.calls.tool(kind="external")
+        def charge(idempotency_key, cents):
+            return {"charged": cents}
+        for cents in (-1, -2, -3):
+            charge("u", "c", cents=cents)
+        self.arm()                              # the claim's COMMIT
+        with self.assertRaisesRegex(sqlite3.OperationalError, "interrupted"):
+            charge("u", "c", cents=3)
+        self.assertTrue(self.fired())
+        self.assertEqual(self.count("SELECT count(*) FROM calls"), 3)   # released
+        self.assertEqual(charge("u", "c", cents=3), {"charged": 3})
+
+
 class ReconcileTest(Base):
     def setUp(self):
         super().setUp()
