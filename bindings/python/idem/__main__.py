@@ -178,7 +178,8 @@ def cmd_reconcile(desk: Desk, a: argparse.Namespace, out: Any) -> int:
     given: Dict[str, Any] = {}
     if a.result is not None:
         try:
-            given["result"] = json.loads(a.result)
+            given["result"] = json.loads(a.result, parse_constant=_not_json,
+                                         parse_float=_finite)
         except ValueError as e:
             raise Refused("idem: --result is not JSON: %s (in %r)" % (e, a.result))
     if a.id is not None:
@@ -202,6 +203,34 @@ def cmd_reconcile(desk: Desk, a: argparse.Namespace, out: Any) -> int:
         print("%s: %s%s" % (a.key, c["status"], "" if c["result"] is None else
                             ", result " + cell_text(c["result"])), file=out)
     return 0
+
+
+def _not_json(word: str) -> Any:
+    """NaN, Infinity, -Infinity: Python's json reads them; JSON has no such
+    words."""
+    raise ValueError(word)
+
+
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or an exponent, which must fit a
+    double (1e999 is Infinity to Python's json)."""
+    f = float(text)
+    if f in (float("inf"), float("-inf")):
+        raise ValueError("%s overflows a double" % text)
+    return f
+
+
+def _limit(text: str) -> int:
+    """--limit: a whole number of calls, 1 or more (0 listed none and said
+    there were none; a negative one is SQLite's no limit)."""
+    try:
+        n = int(text, 10)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(
+            "%r is not a whole number of calls, 1 or more" % text)
+    return n
 
 
 def _id(text: str) -> Any:
@@ -286,7 +315,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--tool", help="only calls of this tool")
     s.add_argument("--older-than", metavar="DURATION",
                    help="only calls created longer ago than this ('2 hours')")
-    s.add_argument("--limit", type=int, default=100, metavar="N",
+    s.add_argument("--limit", type=_limit, default=100, metavar="N",
                    help="at most N calls (default 100)")
     s.set_defaults(run=cmd_list)
 

@@ -6,6 +6,7 @@ UPDATE in SQL: the desk re-words nothing.
 
 Run with the package installed:  python -m unittest discover -s bindings/python/tests -v
 """
+import contextlib
 import io
 import json
 import os
@@ -171,6 +172,15 @@ class ListTest(Desk):
         self.assertEqual(len(out.splitlines()), 3)
         self.assertEqual(out.splitlines()[-1], "... and 2 more (--limit)")
         self.assertEqual(self.json_cli("list", "--limit", "2")["total"], 3)
+        # --limit 0 said "no calls in calls" with three there; a negative
+        # one listed them all: a usage error, as a bad --status is.
+        for n in ("0", "-1", "x"):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as cm:
+                self.run_cli("list", "--limit", n)
+            self.assertEqual(cm.exception.code, 2)
+            self.assertIn("argument --limit: %r is not a whole number of calls, 1 or more"
+                          % n, err.getvalue())
 
 
 class ShowTest(Desk):
@@ -269,6 +279,14 @@ class ReconcileTest(Desk):
         rc, out, err = self.run_cli("reconcile", self.unknown, "arrived", "--result", "{x")
         self.assertEqual(rc, 1)
         self.assertTrue(err.startswith("idem: --result is not JSON: "), err)
+        # NaN and Infinity are not JSON (Python's json reads them; 1e999
+        # is Infinity there): the flag is named, not calls.reconcile.
+        for text, why in (("NaN", "NaN"), ("[-Infinity]", "-Infinity"),
+                          ('{"a": 1e999}', "1e999 overflows a double")):
+            rc, out, err = self.run_cli("reconcile", self.unknown, "arrived", "--result", text)
+            self.assertEqual((rc, err), (1, "idem: --result is not JSON: %s (in %r)\n"
+                                         % (why, text)))
+        self.assertEqual(self.status(self.unknown), "unknown")
         rc, out, err = self.run_cli("reconcile", "0" * 32, "arrived")
         self.assertEqual((rc, err), (1, "idem: no call %s is claimed in \"calls\""
                          " (never claimed, released, or purged)\n" % ("0" * 32)))
