@@ -1204,6 +1204,9 @@ class Calls:
     def reply(self, key: str) -> Optional[Dict[str, Any]]:
         """The reply idem hands a duplicate of this call, or None if no
         such call is claimed."""
+        if not isinstance(key, str):
+            raise TypeError("idem: a key is a str of 32 hex digits, not %s"
+                            % _typename(key))
         row = self._row(key)
         return None if row is None else cast(Dict[str, Any], _loads(row[1]))
 

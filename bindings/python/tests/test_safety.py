@@ -571,6 +571,14 @@ class ReconcileTest(Base):
                           " ('a', 'c', 'send', ?, 'external')", (json.dumps({"n": n}),))
         return self.send.key("a", "c", n=n)
 
+    def test_reply_key_checked(self):
+        # reply(None) said "no such call" (None); wait() and reconcile()
+        # refused it, as Node's reply() does.
+        for bad in (None, 5, b"k" * 32):
+            with self.assertRaisesRegex(TypeError, r"^idem: a key is a str of 32 hex"
+                                        r" digits, not (NoneType|int|bytes)$"):
+                self.calls.reply(bad)
+
     def test_arrived(self):
         self.calls.reconcile(self.key, "arrived", id="ch_9", result={"charge": "ch_9"},
                              note="checked the provider's dashboard")
