@@ -440,3 +440,58 @@ func TestAbandonEarlierRun(t *testing.T) {
 		t.Fatalf("the call abandoned: %+v", k)
 	}
 }
+
+// A tool that panics: the panic reaches the caller's goroutine, as if fn
+// had been called there (recover() gets its value), never a crash of the
+// process from a goroutine of idem's that no recover() can reach.  A
+// local call's writes and claim roll back (a retry runs again); an
+// external call is recorded unknown first (the request may have left),
+// not left pending with nobody to record it.
+func TestToolPanics(t *testing.T) {
+	db, calls := open(t)
+	ctx := ctx5(t)
+	if _, err := db.ExecContext(ctx, "CREATE TABLE orders(id INTEGER PRIMARY KEY, sku TEXT, qty INT)"); err != nil {
+		t.Fatal(err)
+	}
+	caught := func(f func()) (v any) {
+		defer func() { v = recover() }()
+		f()
+		return nil
+	}
+	boom := true
+	place := idem.Local(calls, "place", func(ctx context.Context, tx *sql.Tx, a order) (placed, error) {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO orders(sku, qty) VALUES(?, ?)", a.SKU, a.Qty); err != nil {
+			return placed{}, err
+		}
+		if boom {
+			panic("local boom")
+		}
+		return placed{1}, nil
+	})
+	if v := caught(func() { place.Call(ctx, "w", "c", order{"A", 1}) }); v != "local boom" {
+		t.Fatalf("local: recovered %v", v)
+	}
+	if n := one(t, db, "SELECT count(*) FROM calls"); n != "0" {
+		t.Fatalf("local: the claim rolled back: %s calls", n)
+	}
+	if n := one(t, db, "SELECT count(*) FROM orders"); n != "0" {
+		t.Fatalf("local: its writes rolled back: %s orders", n)
+	}
+	boom = false
+	if out, err := place.Call(ctx, "w", "c", order{"A", 1}); err != nil || out.Replayed {
+		t.Fatalf("local: a retry runs: %+v %v", out, err)
+	}
+	ship := idem.External(calls, "ship", func(ctx context.Context, key string, a order) (shipment, error) {
+		panic(fmt.Errorf("external boom %s", a.SKU))
+	})
+	v := caught(func() { ship.Call(ctx, "w", "c", order{"B", 1}) })
+	if e, ok := v.(error); !ok || e.Error() != "external boom B" {
+		t.Fatalf("external: recovered %v", v)
+	}
+	_, err := ship.Call(ctx, "w", "c", order{"B", 1})
+	var ce *idem.CallError
+	if !errors.Is(err, idem.ErrUnknown) || !errors.As(err, &ce) || !ce.Replayed ||
+		!strings.Contains(one(t, db, "SELECT note FROM calls WHERE tool = 'ship'"), "panic: external boom B") {
+		t.Fatalf("external: recorded unknown: %v", err)
+	}
+}

@@ -115,24 +115,44 @@ func (t *LocalTool[A, R]) Call(ctx context.Context, who, conv string, args A) (O
 // known yet; call again, and the claim decides.
 func guard[R any](ctx context.Context, f func() (Outcome[R], error)) (Outcome[R], error) {
 	type res struct {
-		o   Outcome[R]
-		err error
+		o        Outcome[R]
+		err      error
+		panicked bool
+		p        any
 	}
 	ch := make(chan res, 1)
 	go func() {
+		// A panic of the tool's (or of anything f calls) is carried to
+		// the caller's goroutine, as if fn had been called there: in this
+		// goroutine no recover() of the caller's could stop it from
+		// ending the process.  f's defers have run by then (a local
+		// call's transaction rolled back; an external call recorded).
+		done := false
+		defer func() {
+			if !done {
+				ch <- res{panicked: true, p: recover()}
+			}
+		}()
 		o, err := f()
-		ch <- res{o, err}
+		done = true
+		ch <- res{o: o, err: err}
 	}()
+	answer := func(r res) (Outcome[R], error) {
+		if r.panicked {
+			panic(r.p)
+		}
+		return r.o, r.err
+	}
 	select {
 	case r := <-ch:
-		return r.o, r.err
+		return answer(r)
 	case <-ctx.Done():
 	}
 	t := time.NewTimer(100 * time.Millisecond) // what is about to end, ends
 	defer t.Stop()
 	select {
 	case r := <-ch:
-		return r.o, r.err
+		return answer(r)
 	case <-t.C:
 		return Outcome[R]{}, &sentinelWrap{ErrCommitUnknown, fmt.Errorf("the deadline passed before the outcome was known: %w", ctx.Err())}
 	}
@@ -537,7 +557,14 @@ func hint(err error) error {
 type answer[R any] struct {
 	v   R
 	err error
+	p   *toolPanic // fn panicked: recorded unknown, then panicked again
 }
+
+// toolPanic is an external tool's panic, as the error that its call is
+// recorded unknown with: the request may have left before it.
+type toolPanic struct{ v any }
+
+func (p *toolPanic) Error() string { return fmt.Sprintf("panic: %v", p.v) }
 
 // send runs fn and records what it answered; sends counts the sends made.
 func (t *ExternalTool[A, R]) send(ctx context.Context, p prepared, token string, args A, sends int) (Outcome[R], error) {
@@ -553,8 +580,16 @@ func (t *ExternalTool[A, R]) send(ctx context.Context, p prepared, token string,
 	cctx := withCall(ctx, p.key, token)
 	c.step(cctx, StepClaimed)
 	go func() {
+		done := false
+		defer func() {
+			if !done {
+				tp := &toolPanic{recover()}
+				ch <- answer[R]{err: tp, p: tp}
+			}
+		}()
 		v, err := t.fn(cctx, p.header, args)
-		ch <- answer[R]{v, err}
+		done = true
+		ch <- answer[R]{v: v, err: err}
 	}()
 	var a answer[R]
 	select {
@@ -578,6 +613,12 @@ func (t *ExternalTool[A, R]) send(ctx context.Context, p prepared, token string,
 		if err = c.settle(ctx, o); err == nil || !transient(ctx, err) || !pause(ctx, n) {
 			break
 		}
+	}
+	if a.p != nil {
+		if err != nil && !errors.Is(err, ErrLost) && !(!transient(ctx, err) && isIdemError(err)) {
+			c.owe(o) // recorded later, as any answer not recorded now
+		}
+		panic(a.p.v) // to the caller (guard), once the call is recorded unknown
 	}
 	out := Outcome[R]{Key: p.key, Sends: sends}
 	switch {
