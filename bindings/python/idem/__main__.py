@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import sqlite3
 import sys
@@ -67,6 +68,21 @@ def _blob(value: Any) -> str:
     raise TypeError("%s is not JSON" % type(value).__name__)
 
 
+# What a terminal would act on rather than show: C0 and C1 controls, DEL,
+# and the line and bidirectional controls that move or reorder what the
+# operator reads.  Stored values (who, conv, tool, an id, a note that
+# quotes a target's answer) come from callers and targets.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(text: str) -> str:
+    """text as the terminal shows it: every control as its escape (\\x1b,
+    \\u202e), so that a stored value cannot clear the screen, retitle
+    the window, overwrite a line or pass for another field."""
+    return _CONTROLS.sub(lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100
+                         else "\\u%04x" % ord(m.group()), text)
+
+
 def _cut(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[:width - 3] + "..."
@@ -74,6 +90,7 @@ def _cut(text: str, width: int) -> str:
 
 def _table(rows: List[List[str]], out: Any) -> None:
     """Columns padded to their widest cell, the last one left as it is."""
+    rows = [[_visible(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         cells = [c.ljust(w) for c, w in zip(r[:-1], widths)] + [r[-1]]
@@ -100,7 +117,7 @@ def cmd_list(desk: Desk, a: argparse.Namespace, out: Any) -> int:
         return 0
     if not rows:
         print("no calls%s in %s" % (" that match" if total == 0 and _filtered(a)
-                                    else "", desk.table), file=out)
+                                    else "", _visible(desk.table)), file=out)
         return 0
     table = [["STATUS", "AGE", "TOOL", "WHO", "CONV", "KEY", "NOTE"]]
     for r in rows:
@@ -161,17 +178,17 @@ def _show(desk: Desk, c: Dict[str, Any], out: Any, prog: str) -> None:
               ("note", cell_text(c["note"])), ("reply", cell_text(c["reply"])),
               ("header", c["header"])]
     for name, value in lines:
-        print("%-12s%s" % (name, value), file=out)
+        print("%-12s%s" % (name, _visible(value)), file=out)
     if c["members"]:
         print("members", file=out)
         for m in c["members"]:
-            print("  %d  id %s  result %s" % (m["member"], cell_text(m["id"]),
-                                              cell_text(m["result"])), file=out)
+            print("  %d  id %s  result %s" % (m["member"], _visible(cell_text(m["id"])),
+                                              _visible(cell_text(m["result"]))), file=out)
     if c["status"] == "unknown" or c["stale"]:
         print("\nAsk the target about the request sent with this header, then"
               " record what it says:\n  %s reconcile %s arrived --result JSON"
               " [--id ID]\n  %s reconcile %s not_arrived"
-              % (prog, c["key"], prog, c["key"]), file=out)
+              % (_visible(prog), c["key"], _visible(prog), c["key"]), file=out)
 
 
 def cmd_reconcile(desk: Desk, a: argparse.Namespace, out: Any) -> int:
@@ -200,8 +217,8 @@ def cmd_reconcile(desk: Desk, a: argparse.Namespace, out: Any) -> int:
         print("%s: released (%s); the next arrival claims it anew and runs"
               % (a.key, a.verdict), file=out)
     else:
-        print("%s: %s%s" % (a.key, c["status"], "" if c["result"] is None else
-                            ", result " + cell_text(c["result"])), file=out)
+        print("%s: %s%s" % (_visible(a.key), c["status"], "" if c["result"] is None else
+                            ", result " + _visible(cell_text(c["result"]))), file=out)
     return 0
 
 
@@ -269,7 +286,7 @@ def cmd_stats(desk: Desk, a: argparse.Namespace, out: Any) -> int:
         return 0
     statuses = [k for k in s["status"]]
     print("%s: %d call%s; %s" % (
-        desk.table, s["total"], "" if s["total"] == 1 else "s",
+        _visible(desk.table), s["total"], "" if s["total"] == 1 else "s",
         ", ".join("%s %d" % (k, s["status"][k]) for k in statuses)), file=out)
     if s["stale_after"]:
         print("stale (pending past stale_after): %d" % s["stale"], file=out)
@@ -372,7 +389,7 @@ def _main(a: argparse.Namespace, out: Any, err: Any) -> int:
         if a.json:
             json.dump({"error": str(e)}, out, ensure_ascii=False)
             print(file=out)
-        print(e, file=err)
+        print(_visible(str(e)), file=err)
         return 1
 
 

@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sqlite3
 import shutil
 import subprocess
@@ -166,6 +167,34 @@ class ListTest(Desk):
         self.assertEqual(self.json_cli("show", c["key"])["who"], "x'00ff'")
         rc, out, _ = self.run_cli("list", "--tool", "blob")
         self.assertRegex(out.splitlines()[1], r"  blob  x'00ff'  x'01' ")
+
+    def test_controls_shown_not_acted_on(self):
+        # who, conv, tool and a note (which quotes a target's answer) come
+        # from callers and targets: a control in them reached the
+        # operator's terminal raw (clear the screen, retitle the window,
+        # overwrite the line with another status).  Escaped in text; JSON
+        # keeps the value.
+        who, tool = "\x1b[2Jmallory\r", "t\u202eool"
+        note = "timeout \x1b]0;pwned\x07\rdone  \x9b31m"
+        self.conn.execute("INSERT INTO calls(who, conv, tool, args, kind)"
+                          " VALUES(?, 'c\x08', ?, '{}', 'external')", (who, tool))
+        key = self.calls.key(who, "c\x08", tool, {})
+        self.conn.execute("UPDATE calls SET status = 'failed', note = ? WHERE key = ?"
+                          " AND member = 0", (note, key))
+        shown = []
+        for argv in (("list",), ("show", key), ("stats",),
+                     ("reconcile", key, "arrived", "--result", '"\\u001b[2J"')):
+            rc, out, err = self.run_cli(*argv)
+            self.assertEqual((rc, err), (0, ""), argv)
+            self.assertIsNone(re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]", out),
+                              (argv, out))
+            shown.append(out)
+        self.assertIn("  \\x1b[2Jmallory  ", shown[0])    # its \\r white space there
+        self.assertIn("\nwho         \\x1b[2Jmallory\\x0d\n", shown[1])
+        self.assertIn("(reported: timeout \\x1b]0;pwned\\x07\\x0ddone  \\x9b31m)\n", shown[1])
+        self.assertIn("t\\u202eool", shown[2])
+        self.assertTrue(shown[3].endswith(": done, result \\x1b[2J\n"), shown[3])
+        self.assertEqual(self.json_cli("show", key)["who"], who)
 
     def test_limit(self):
         rc, out, _ = self.run_cli("list", "--limit", "1")
