@@ -1960,6 +1960,12 @@ class Calls:
                  else (None,)) if owner else None
         try:
             return (yield from self._retry_steps(work, any_error, stood))
+        except sqlite3.ProgrammingError as e:
+            # The connection closed (by the tool, or another thread) or
+            # not usable from here: no retry can record it; say which call
+            # stays open, and how to settle it.
+            raise NotRecorded(key, outcome, result, _text(e), self.table, id_) \
+                from (cause or e)
         except _GaveUp as g:
             raise NotRecorded(key, outcome, result, "%s; tried for %g s" % (
                 _text(g.error), self.record_timeout), self.table, id_) \

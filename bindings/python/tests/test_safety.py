@@ -441,6 +441,29 @@ class NotRecordedTest(Base):
         self.calls.reconcile(cm.exception.key, "arrived", result={"ok": 2})
         self.assertEqual(send("a", "c"), {"ok": 2})
 
+    def test_connection_closed_while_out(self):
+        # The connection closed while the request was out (the tool, or
+        # another thread at shutdown): nothing can record the call, which
+        # stays pending.  NotRecorded says which call and how to settle
+        # it, at once; it was a ProgrammingError that named no call.
+        self.calls.record_timeout = 5
+
+        @self.calls.tool(kind="external")
+        def send(idempotency_key):
+            self.conn.close()
+            return {"ok": 1}
+        key = send.key("a", "c")
+        t0 = time.monotonic()
+        with self.assertRaises(idem.NotRecorded) as cm:
+            send("a", "c")
+        self.assertLess(time.monotonic() - t0, 2)
+        e = cm.exception
+        self.assertEqual((e.key, e.status, e.result), (key, "done", {"ok": 1}))
+        self.assertRegex(str(e), r"^idem: call %s stays pending: its outcome, done \(the"
+                         r" tool returned\), could not be recorded \(.*closed.*\);"
+                         r" reconcile it: " % e.key)
+        self.assertEqual(self.count("SELECT status FROM calls_claim", self.blocker), "pending")
+
     def test_busy_for_a_while_is_waited_for(self):
         self.calls.record_timeout = 10
 
