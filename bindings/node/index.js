@@ -1150,6 +1150,12 @@ class Calls {
     const deadline = Date.now() + this.recordTimeoutMs;
     for (let delay = 5; ; delay = Math.min(delay * 2, 250)) {
       let why;
+      if (!db.open) {
+        // Closed while the tool ran (by the tool, or at shutdown): no
+        // retry can record it; say at once which call stays open.
+        throw new NotRecorded(key, outcome, result, this.table, cause === undefined ? undefined
+          : { cause }, 'the database connection is not open', values && fromSql(values[0]));
+      }
       if (db.inTransaction) {
         why = new Error('the connection is inside a transaction that was opened while the ' +
           'tool ran; idem records an external call in a transaction of its own');

@@ -171,6 +171,28 @@ test('external: a busy database is retried, then NotRecorded names the pending c
   assert.deepEqual(await send.run('a', 'c', {}), new idem.Outcome({ sent: 1 }, null, e.key, true));
 });
 
+test('external: the connection closed while the request was out: NotRecorded at once, the call pending', async (t) => {
+  // The tool (or the application, at shutdown) closed the connection:
+  // nothing can record the call.  It was recorded unknown... after
+  // recordTimeoutMs of retries on a closed connection, as if busy.
+  const { file, db, calls } = setup(t);
+  calls.recordTimeoutMs = 5000;
+  const send = calls.tool({ kind: 'external', name: 'send' }, async () => {
+    db.close();
+    return { sent: 3 };
+  });
+  const key = send.key('a', 'c', {});
+  const started = Date.now();
+  const e = await caught(send('a', 'c', {}));
+  assert.ok(e instanceof idem.NotRecorded, String(e));
+  assert.ok(Date.now() - started < 2000, `${Date.now() - started} ms`);
+  assert.deepEqual([e.key, e.status, e.result], [key, 'done', { sent: 3 }]);
+  assert.match(e.message, new RegExp(`^idem: call ${key} stays pending: its outcome, done \\(the tool returned\\), could not be recorded \\(.*not open.*\\); reconcile it`));
+  const other = new Database(file);
+  t.after(() => other.close());
+  assert.equal(other.prepare('SELECT status FROM calls_claim').get().status, 'pending');
+});
+
 test('external: a lock released within recordTimeoutMs: the result is recorded', async (t) => {
   const { file, db, calls } = setup(t);
   db.pragma('busy_timeout = 20');
