@@ -484,8 +484,9 @@ class CommitInterruptedTest(Base):
 
     def setUp(self):
         super().setUp()
-        if not hasattr(self.conn, "set_trace_callback"):
-            self.skipTest("no trace callback on this connection")
+        if not isinstance(self.conn, sqlite3.Connection):
+            self.skipTest("an apsw connection: sqlite3's trace callback and progress"
+                          " handler drive these tests")
         self.calls = idem.Calls(self.conn)
         self.calls.record_timeout = 1
         self.st = {"sql": None, "n": 0, "counts": [], "at": None, "skip": 0}
