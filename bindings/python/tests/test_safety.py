@@ -485,7 +485,7 @@ class CommitInterruptedTest(Base):
     def setUp(self):
         super().setUp()
         if not isinstance(self.conn, sqlite3.Connection):
-            self.skipTest("an apsw connection: sqlite3's trace callback and progress"
+            self.skipTest("not a sqlite3.Connection: its trace callback and progress"
                           " handler drive these tests")
         self.calls = idem.Calls(self.conn)
         self.calls.record_timeout = 1
