@@ -6058,9 +6058,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** and if no name ends within 8 bytes, a group of equal keys at 0 goes on
 ** at byte 8 without reading them again;
 ** ranges of more than IDEM_JSON_MSD ranks are first split by their
-** highest differing byte (idemJsonSortRanksMsd()); and objects of more
-** than IDEM_JSON_MSD members whose keys at 8 differ in few bytes are
-** sorted by both keys carried in one record (idemJsonWideSort()).
+** highest differing byte (idemJsonSortRanksMsd()); and objects whose keys
+** at 0 and 8 differ in 64 bits or fewer are sorted by those bits packed
+** into one key (idemJsonPack()), with no group at 0 or 8.
 **
 ** The bytes read are the canonical texts, in which byte order is the
 ** order of RFC 8785 unless a name holds an escape ("\n" is 0x0a, not
@@ -6116,6 +6116,112 @@ static IDEM_JSON_INLINE uint64_t idemJsonWordKey(
   t = (k & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee);
   t = ~(((t & ~IJ_HIGH) + ~IJ_HIGH) | t) & IJ_HIGH;
   return k + (t>>3);
+}
+
+/* The bits of a key where mask m has a 1, packed to the low end in their
+** order (Hacker's Delight, 7-4: the same steps for every key of one mask,
+** whose six masks are set once by idemJsonPackInit()).  Keys that agree
+** outside m compare as their packed bits do. */
+typedef struct IdemJsonPack IdemJsonPack;
+struct IdemJsonPack {
+  uint64_t m;                /* The bits kept */
+  uint64_t mv[6];            /* Those moved by 1, 2, 4, ... 32 places */
+};
+static void idemJsonPackInit(IdemJsonPack *pk, uint64_t m){
+  uint64_t mk = ~m << 1, mp, mv;
+  int i;
+  pk->m = m;
+  for(i=0; i<6; i++){
+    mp = mk ^ (mk << 1);
+    mp ^= mp << 2;
+    mp ^= mp << 4;
+    mp ^= mp << 8;
+    mp ^= mp << 16;
+    mp ^= mp << 32;
+    mv = mp & m;
+    pk->mv[i] = mv;
+    m = (m ^ mv) | (mv >> (1<<i));
+    mk &= ~mp;
+  }
+}
+static IDEM_JSON_INLINE uint64_t idemJsonPack(
+  const IdemJsonPack *pk,
+  uint64_t x
+){
+  uint64_t t;
+  x &= pk->m;
+  t = x & pk->mv[0];  x = (x ^ t) | (t >> 1);
+  t = x & pk->mv[1];  x = (x ^ t) | (t >> 2);
+  t = x & pk->mv[2];  x = (x ^ t) | (t >> 4);
+  t = x & pk->mv[3];  x = (x ^ t) | (t >> 8);
+  t = x & pk->mv[4];  x = (x ^ t) | (t >> 16);
+  t = x & pk->mv[5];  x = (x ^ t) | (t >> 32);
+  return x;
+}
+
+/* Set the ranks aR[0..n) of the members a[0..n), each with the bits of
+** its keys at 0 and 8 (aT[].aK[]) where pk0 and pk1 keep them, packed:
+** those at 0 above the nBit1 of those at 8 (nBit1 < 64 if some bit at 0
+** is kept).  With BMI2's PEXT where it is fast (not on AMD's families
+** 15h and 17h, where it takes a step per bit), else idemJsonPack(). */
+static void idemJsonPackRanks(
+  const IdemJsonMember *a,
+  const IdemJsonSortText *aT,
+  int n,
+  const IdemJsonPack *pk0,
+  const IdemJsonPack *pk1,
+  int nBit1,
+  IdemJsonRank *aR
+){
+  int i;
+  if( pk0->m==0 ){
+    for(i=0; i<n; i++){
+      aR[i].iKey = idemJsonPack(pk1, aT[i].aK[1]);
+      aR[i].iMem = (uint32_t)i;
+      aR[i].nLen = a[i].iEnd - a[i].iName;
+    }
+  }else{
+    for(i=0; i<n; i++){
+      aR[i].iKey = (idemJsonPack(pk0, aT[i].aK[0]) << nBit1)
+                 | idemJsonPack(pk1, aT[i].aK[1]);
+      aR[i].iMem = (uint32_t)i;
+      aR[i].nLen = a[i].iEnd - a[i].iName;
+    }
+  }
+}
+#if defined(IDEM_AVX2) && !defined(IDEM_NO_PEXT)
+# define IDEM_JSON_PEXT 1
+# define idemJsonHasPext() (__builtin_cpu_supports("bmi2") \
+    && !__builtin_cpu_is("amdfam15h") && !__builtin_cpu_is("amdfam17h"))
+__attribute__((target("bmi2"), noinline))
+static void idemJsonPackRanksPext(
+  const IdemJsonMember *a,
+  const IdemJsonSortText *aT,
+  int n,
+  uint64_t m0,
+  uint64_t m1,
+  int nBit1,
+  IdemJsonRank *aR
+){
+  int i;
+  for(i=0; i<n; i++){
+    uint64_t k0 = _pext_u64(aT[i].aK[0], m0);
+    aR[i].iKey = (k0 << (nBit1 & 63)) | _pext_u64(aT[i].aK[1], m1);
+    aR[i].iMem = (uint32_t)i;
+    aR[i].nLen = a[i].iEnd - a[i].iName;
+  }
+}
+#endif
+
+/* The number of bits set in x. */
+static int idemJsonBits(uint64_t x){
+#if defined(__GNUC__)
+  return __builtin_popcountll(x);
+#else
+  int n = 0;
+  for(; x; x &= x-1) n++;
+  return n;
+#endif
 }
 
 /* The key of bytes iOff..iOff+8 of the name t (idemJsonWordKey()).  In a
@@ -6422,168 +6528,6 @@ static void idemJsonSortRanks(
   if( bToT ) memcpy(aTmp, r, n*sizeof(IdemJsonRank));
 }
 
-/* A member in the sort of a large object by its keys at 0 and at 8
-** (idemJsonWideSort()): both keys and its index in the object's member
-** records, in one record, so that the passes of the sort carry all they
-** read and read no other array. */
-typedef struct IdemJsonWide IdemJsonWide;
-struct IdemJsonWide {
-  uint64_t k0, k1;
-  uint32_t iMem;
-  uint32_t nLen;             /* The length of its text (IdemJsonRank) */
-};
-
-/* Ranges of at most this many records are sorted by insertion. */
-#define IJ_WIDE_SMALL 32
-
-/* Count the bytes of key K of w[0..n) into aCnt[B..B+8), those of the
-** halves in which X (where the keys differ) has a bit. */
-#define IJ_WIDE_COUNT(K, X, B) do{                                      \
-  if( ((X)>>32)==0 ){                                                   \
-    if( X ) for(i=0; i<n; i++){                                         \
-      uint64_t k = w[i].K;                                              \
-      aCnt[B][k & 0xff]++;          aCnt[B+1][(k>>8) & 0xff]++;         \
-      aCnt[B+2][(k>>16) & 0xff]++;  aCnt[B+3][(k>>24) & 0xff]++;        \
-    }                                                                   \
-  }else if( (uint32_t)(X)==0 ){                                         \
-    for(i=0; i<n; i++){                                                 \
-      uint64_t k = w[i].K;                                              \
-      aCnt[B+4][(k>>32) & 0xff]++;  aCnt[B+5][(k>>40) & 0xff]++;        \
-      aCnt[B+6][(k>>48) & 0xff]++;  aCnt[B+7][k>>56]++;                 \
-    }                                                                   \
-  }else{                                                                \
-    for(i=0; i<n; i++){                                                 \
-      uint64_t k = w[i].K;                                              \
-      aCnt[B][k & 0xff]++;          aCnt[B+1][(k>>8) & 0xff]++;         \
-      aCnt[B+2][(k>>16) & 0xff]++;  aCnt[B+3][(k>>24) & 0xff]++;        \
-      aCnt[B+4][(k>>32) & 0xff]++;  aCnt[B+5][(k>>40) & 0xff]++;        \
-      aCnt[B+6][(k>>48) & 0xff]++;  aCnt[B+7][k>>56]++;                 \
-    }                                                                   \
-  }                                                                     \
-}while(0)
-
-/* Sort w[0..n) by (k0, k1), t[0..n) scratch; the sorted records end in
-** t[] if bToT, else in w[].  Equal pairs end next to each other.  A least
-** significant digit radix sort, 8 bits a pass, over the bytes in which
-** some keys of the range differ (found first: the others cost nothing),
-** those of k1 first; one pass counts for every such byte at once. */
-static void idemJsonWideLsd(
-  IdemJsonWide *w,
-  IdemJsonWide *t,
-  int n,
-  int bToT
-){
-  uint32_t aCnt[16][256];
-  unsigned char aSh[16];
-  uint64_t x0 = 0, x1 = 0;
-  IdemJsonWide *aSrc = w, *aDst = t;
-  int i, q, n1 = 0, nAct = 0;
-  if( n<=IJ_WIDE_SMALL ){
-    int m;
-    for(i=1; i<n; i++){
-      IdemJsonWide x = w[i];
-      for(m=i; m>0 && (w[m-1].k0>x.k0
-                       || (w[m-1].k0==x.k0 && w[m-1].k1>x.k1)); m--){
-        w[m] = w[m-1];
-      }
-      w[m] = x;
-    }
-    if( bToT ) memcpy(t, w, n*sizeof(IdemJsonWide));
-    return;
-  }
-  for(i=1; i<n; i++){
-    x0 |= w[i].k0 ^ w[0].k0;
-    x1 |= w[i].k1 ^ w[0].k1;
-  }
-  /* Every byte of each half of a key in which some keys differ is
-  ** counted (unrolled: cheaper than a loop over the bytes that differ),
-  ** the passes are only over those that differ. */
-  memset(aCnt, 0, sizeof(aCnt));
-  IJ_WIDE_COUNT(k0, x0, 0);
-  IJ_WIDE_COUNT(k1, x1, 8);
-  for(q=0; q<8; q++){
-    if( (x1>>(8*q)) & 0xff ) aSh[nAct++] = (unsigned char)(8+q);
-  }
-  n1 = nAct;
-  for(q=0; q<8; q++){
-    if( (x0>>(8*q)) & 0xff ) aSh[nAct++] = (unsigned char)q;
-  }
-  for(q=0; q<nAct; q++){
-    uint32_t *c = aCnt[aSh[q]], s = 0;
-    int sh = 8*(aSh[q] & 7), b;
-    for(b=0; b<256; b++){
-      uint32_t x = c[b];
-      c[b] = s;
-      s += x;
-    }
-    if( q<n1 ){
-      for(i=0; i<n; i++) aDst[c[(aSrc[i].k1>>sh) & 0xff]++] = aSrc[i];
-    }else{
-      for(i=0; i<n; i++) aDst[c[(aSrc[i].k0>>sh) & 0xff]++] = aSrc[i];
-    }
-    { IdemJsonWide *aSwap = aSrc; aSrc = aDst; aDst = aSwap; }
-  }
-  if( aSrc!=(bToT ? t : w) ){
-    memcpy(bToT ? t : w, aSrc, n*sizeof(IdemJsonWide));
-  }
-}
-
-/* Sort w[0..n) by (k0, k1) as idemJsonWideLsd() does.  A range of more
-** than IDEM_JSON_MSD records is first split by the highest byte in which
-** its keys differ, into t[], and each part is sorted in its turn (the
-** roles of w[] and t[] swapped), so that the passes of the LSD sort run
-** within the second-level cache (idemJsonSortRanksMsd()). */
-static void idemJsonWideSort(
-  IdemJsonWide *w,
-  IdemJsonWide *t,
-  int n,
-  int bToT
-){
-  uint32_t aCnt[256];
-  uint64_t x0 = 0, x1 = 0;
-  int i, m, sh, b, bK1;
-  if( n<=IDEM_JSON_MSD ){
-    idemJsonWideLsd(w, t, n, bToT);
-    return;
-  }
-  for(i=1; i<n; i++){
-    x0 |= w[i].k0 ^ w[0].k0;
-    x1 |= w[i].k1 ^ w[0].k1;
-  }
-  if( (x0|x1)==0 ){
-    if( bToT ) memcpy(t, w, n*sizeof(IdemJsonWide));
-    return;
-  }
-  bK1 = x0==0;
-  if( bK1 ) x0 = x1;
-  for(sh=56; (x0>>sh)==0; sh-=8){}
-  memset(aCnt, 0, sizeof(aCnt));
-  if( bK1 ){
-    for(i=0; i<n; i++) aCnt[(w[i].k1>>sh) & 0xff]++;
-  }else{
-    for(i=0; i<n; i++) aCnt[(w[i].k0>>sh) & 0xff]++;
-  }
-  for(b=0, m=0; b<256; b++){
-    uint32_t c = aCnt[b];
-    aCnt[b] = (uint32_t)m;
-    m += (int)c;
-  }
-  if( bK1 ){
-    for(i=0; i<n; i++) t[aCnt[(w[i].k1>>sh) & 0xff]++] = w[i];
-  }else{
-    for(i=0; i<n; i++) t[aCnt[(w[i].k0>>sh) & 0xff]++] = w[i];
-  }
-  for(b=0, m=0; b<256; b++){
-    int e = (int)aCnt[b];             /* now the end of part b */
-    if( e-m>1 ){
-      idemJsonWideSort(t+m, w+m, e-m, !bToT);
-    }else if( e>m && !bToT ){
-      w[m] = t[m];
-    }
-    m = e;
-  }
-}
-
 /* The length of the prefix that a[0..n) and b[0..n) share; a[n..n+8) and
 ** b[n..n+8) must be readable (the names of the sort are). */
 static sqlite3_int64 idemJsonCommon(
@@ -6797,10 +6741,9 @@ static int idemJsonSortNames(
   int n,
   IdemJsonRank *aR,
   IdemJsonGroup *aG,
-  IdemJsonWide *aW,
   int bRaw
 ){
-  int i, j, nG = 0, bEqual = 0, bChain, bWide, bRuns = 1;
+  int i, j, nG = 0, bEqual = 0, bChain;
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   int bKept = 0;                      /* aT[].aK[] are set */
   int bShort = -1;                    /* some name has 8 bytes or fewer */
@@ -6814,17 +6757,17 @@ static int idemJsonSortNames(
   }
   if( bAhead ){
     /* A large object: every name and its keys at 0 and 8
-    ** (idemJsonTextKey()) are read in the order of the text.  If the keys
-    ** at 8 differ in at most 4 bytes (numbered names: "field1",
-    ** "field12345"), the members are sorted by both keys at once (by the
-    ** keys at 8, then, stably, at 0: a radix pass for each byte that
-    ** differs), rather than a group at a time in the order of their ranks
-    ** (each group's sort then costs more than all those passes).  Else
-    ** the groups read the keys kept at 0 and 8 (idemJsonTextKey()).  A
-    ** backslash among those 16 bytes of any name: the names are read
-    ** again unescaped (SQLITE_MISUSE). */
+    ** (idemJsonTextKey()) are read in the order of the text.  If the
+    ** keys differ in at most 64 bits in all (numbered names: "field1",
+    ** "field12345"; look-alike ones: "caf\u00e9N", "cafe\u0301N"), the
+    ** members are sorted by both keys at once, packed, rather than a group
+    ** at a time in the order of their ranks (each group's sort then costs
+    ** more than the passes of one sort).  Else the groups read the keys
+    ** kept at 0 and 8 (idemJsonTextKey()).  A backslash among those 16
+    ** bytes of any name: the names are read again unescaped
+    ** (SQLITE_MISUSE). */
     uint64_t kEsc = 0, x0 = 0, x1 = 0;
-    int nByte = 0;
+    int nBit1;
     for(i=0; i<n; i++){
       IdemJsonSortText *t = &aT[i];
       if( bRaw ){
@@ -6835,67 +6778,51 @@ static int idemJsonSortNames(
       t->aK[1] = t->n>8 ? idemJsonWordKey(t->z + 8, t->n - 8) : 0;
       kEsc |= IJ_HAS_ZERO(t->aK[0] ^ (IJ_ONES*'\\'))
             | IJ_HAS_ZERO(t->aK[1] ^ (IJ_ONES*'\\'));
+      x0 |= t->aK[0] ^ aT[0].aK[0];
       x1 |= t->aK[1] ^ aT[0].aK[1];
     }
     if( bRaw && kEsc ) return SQLITE_MISUSE;
     bKept = 1;
-    for(j=0; j<8; j++) nByte += ((x1>>(8*j)) & 0xff)!=0;
-    if( nByte>4 ) goto by_name_key;
-    bWide = n>IDEM_JSON_MSD;
-    if( bWide ){
-      uint64_t bTie = 0;                /* two neighbours alike in 16 bytes */
-      /* Too many for the caches: both keys carried in one record
-      ** (idemJsonWideSort()), not the keys at 0 read again for each rank
-      ** between the two sorts, and split once, not once a sort. */
-      for(i=0; i<n; i++){
-        aW[i].k0 = aT[i].aK[0];
-        aW[i].k1 = aT[i].aK[1];
-        aW[i].iMem = (uint32_t)i;
-        aW[i].nLen = a[i].iEnd - a[i].iName;
-      }
-      idemJsonWideSort(aW, aW+n, n, 0);
-      aR[0].iKey = aW[0].k0;
-      aR[0].iMem = aW[0].iMem;
-      aR[0].nLen = aW[0].nLen;
-      for(i=1; i<n; i++){
-        aR[i].iKey = aW[i].k0;
-        aR[i].iMem = aW[i].iMem;
-        aR[i].nLen = aW[i].nLen;
-        bTie |= (aW[i].k0==aW[i-1].k0) & (aW[i].k1==aW[i-1].k1);
-      }
-      bRuns = bTie!=0;      /* no two names alike in 16 bytes: no runs */
-    }else{
-      for(i=0; i<n; i++){
-        aR[i].iKey = aT[i].aK[1];
-        aR[i].iMem = (uint32_t)i;
-        aR[i].nLen = a[i].iEnd - a[i].iName;
-      }
-      if( x1 ) idemJsonRadixSort(aR, aR+n, n, x1, 0);
-      for(i=0; i<n; i++){
-        if( i+IJ_AHEAD<n ) IJ_PREFETCH(&aT[aR[i+IJ_AHEAD].iMem]);
-        aR[i].iKey = aT[aR[i].iMem].aK[0];
-        x0 |= aR[i].iKey ^ aT[0].aK[0];
-      }
-      if( x1 ){
-        idemJsonRadixSort(aR, aR+n, n, x0, 0);  /* stable: the order at 8 holds */
+    nBit1 = idemJsonBits(x1);
+    if( idemJsonBits(x0) + nBit1 <= 64 ){
+      /* The bits in which some keys at 0 or 8 differ fit one word: both
+      ** keys packed into it (the bits at 0 above those at 8; the bits in
+      ** which no two keys differ left out) order the names by their first
+      ** 16 bytes, and the ranks, 16 bytes each, are sorted by it alone: a
+      ** radix pass for each byte of the packed bits (look-alike names:
+      ** 46 bits, 6 passes, where the bytes of both keys that differ are 9),
+      ** no wide records, no pass back to the keys at 0.  Equal packed
+      ** keys are names alike in 16 bytes. */
+      if( (x0|x1)==0 ){
+        /* All alike in 16 bytes: one run */
+        for(i=0; i<n; i++){
+          aR[i].iKey = 0;
+          aR[i].iMem = (uint32_t)i;
+          aR[i].nLen = a[i].iEnd - a[i].iName;
+        }
       }else{
-        idemJsonSortRanks(aR, aR+n, n, 0);   /* the keys at 8 all alike */
+#ifdef IDEM_JSON_PEXT
+        if( idemJsonHasPext() ){
+          idemJsonPackRanksPext(a, aT, n, x0, x1, nBit1, aR);
+        }else
+#endif
+        {
+          IdemJsonPack pk0, pk1;
+          idemJsonPackInit(&pk0, x0);
+          idemJsonPackInit(&pk1, x1);
+          idemJsonPackRanks(a, aT, n, &pk0, &pk1, nBit1, aR);
+        }
+        idemJsonSortRanks(aR, aR+n, n, 0);
       }
+    }else{
+      goto by_name_key;
     }
 
     /* Each run of names alike in their first 16 bytes: those that end
     ** within them first, by length (two of one length are equal); those
     ** that go on are a group at 16. */
-    for(i=0; bRuns && i<n; i=j){
-      /* (The keys at 8 in aW[], in the same order, if it was sorted: the
-      ** names alike in 8 bytes are many, and aT[] far too large to be
-      ** read in the order of the ranks.) */
-      if( bWide ){
-        for(j=i+1; j<n && aR[j].iKey==aR[i].iKey && aW[j].k1==aW[i].k1; j++){}
-      }else{
-        for(j=i+1; j<n && aR[j].iKey==aR[i].iKey
-                   && aT[aR[j].iMem].aK[1]==aT[aR[i].iMem].aK[1]; j++){}
-      }
+    for(i=0; i<n; i=j){
+      for(j=i+1; j<n && aR[j].iKey==aR[i].iKey; j++){}
       if( j-i>1 ){
         int aCnt[18], c, m, sCnt;
         IdemJsonRank *aTmp = aR + n;
@@ -7169,8 +7096,7 @@ sort_groups:
 ** alone did not (more than IDEM_JSON_SMALL members, or two keys equal):
 ** the general sort described above, on the canonical texts of the names,
 ** and again on the unescaped names if it met an escape.  aR[0..2n) is
-** scratch for ranks, aT for n names, aG for n/2+1 groups, and aW for 2n
-** wide records if n is above IDEM_JSON_MSD.  The members in
+** scratch for ranks, aT for n names and aG for n/2+1 groups.  The members in
 ** sorted order are left in aR[0..n) (their index in a[]).  Returns
 ** SQLITE_NOMEM, SQLITE_ERROR if two names are equal (they are then next
 ** to each other in aR[]), or SQLITE_OK.  Kept out of line: the common
@@ -7185,14 +7111,13 @@ static int idemJsonSortMembers(
   int n,
   IdemJsonRank *aR,
   IdemJsonSortText *aT,
-  IdemJsonGroup *aG,
-  IdemJsonWide *aW
+  IdemJsonGroup *aG
 ){
   sqlite3_int64 nDec = 0;
   unsigned char *zDec;
   int i, rc;
 
-  rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, aW, 1);
+  rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 1);
   if( rc!=SQLITE_MISUSE ) return rc;
 
   /* Some name holds an escape: those that do are decoded into zTmp. */
@@ -7229,7 +7154,7 @@ static int idemJsonSortMembers(
     }
     aT[i].n = zDec - aT[i].z;
   }
-  return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, aW, 0);
+  return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 0);
 }
 
 /* Make room for one more record and for nSpan more spans. */
@@ -7393,14 +7318,12 @@ static int idemJsonFinishObject(
   aOrd = aSmall;
   if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
       : n>IDEM_JSON_SMALL || !idemJsonInsertKeys(a, n, aSmall) ){
-    /* Scratch after a[0..n): 2n ranks, for an object of more than
-    ** IDEM_JSON_MSD members 2n wide records, n names and n/2+1 groups
-    ** (118n+12 bytes: fewer than 5n records; else 70n+12, 3n). */
+    /* Scratch after a[0..n): 2n ranks, n names and n/2+1 groups
+    ** (70n+12 bytes: fewer than 3n records). */
     IdemJsonRank *aR;
-    IdemJsonWide *aW;
     IdemJsonSortText *aT;
     IdemJsonGroup *aG;
-    sqlite3_int64 nNeed = n*(sqlite3_int64)(n>IDEM_JSON_MSD ? 6 : 4);
+    sqlite3_int64 nNeed = n*(sqlite3_int64)4;
     if( nNeed > p->nMemberAlloc - (a - p->aMember) ){
       sqlite3_int64 iA = a - p->aMember;
       rc = idemJsonGrowMembers(p, iA + nNeed);
@@ -7408,10 +7331,9 @@ static int idemJsonFinishObject(
       a = p->aMember + iA;
     }
     aR = (IdemJsonRank*)(a+n);
-    aW = (IdemJsonWide*)(aR+2*n);
-    aT = (IdemJsonSortText*)(aW + (n>IDEM_JSON_MSD ? 2*n : 0));
+    aT = (IdemJsonSortText*)(aR+2*n);
     aG = (IdemJsonGroup*)(aT+n);
-    rc = idemJsonSortMembers(p, a, n, aR, aT, aG, aW);
+    rc = idemJsonSortMembers(p, a, n, aR, aT, aG);
     if( rc==SQLITE_ERROR ) return idemJsonDuplicate(p, a, aR, n, 0);
     if( rc ) return rc;
     aOrd = aR;
