@@ -5296,6 +5296,7 @@ struct IdemJson {
   IdemJsonSpan *aMoved;      /* Objects already rewritten in sorted order */
   sqlite3_int64 nMoved;
   sqlite3_int64 nMovedAlloc;
+  sqlite3_int64 iSwap;       /* If not 0: zTmp holds zOut[0..iSwap), sorted */
   int isBusy;                /* Lent by idemJsonAcquire() */
   int isUtf8;                /* This input is known valid UTF-8 */
   IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH+1];  /* [0]: outside any */
@@ -7286,6 +7287,61 @@ static IDEM_JSON_INLINE void idemJsonMove(
   }
 }
 
+/* Rewrite the members iLo..iHi of an object of n >= IJ_SCATTER_MIN
+** members a[0..n) (its '}' at zOut[iEnd]) in the sorted order aOrd[]:
+** each member's place in zTmp first, then the members in the order of
+** the text, each written to its place (a scatter, not a gather: see
+** IJ_SCATTER_MIN).  aPos[m] (the sort's scratch after aOrd[0..n)) is
+** member m's offset, from the lengths that the ranks carry
+** (IdemJsonRank).  The top object of the text ('{' at byte 0, its first
+** name at 1) is written into zTmp at its own offsets, with the bytes
+** before and after the members that move, and not copied back: the
+** buffers trade places at the end (idemJsonEnd()), after its '}'. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemJsonScatter(
+  IdemJson *p,
+  const IdemJsonMember *a,
+  const IdemJsonRank *aOrd,
+  int n,
+  int iLo,
+  int iHi,
+  sqlite3_int64 iEnd
+){
+  uint32_t *aPos = (uint32_t*)(aOrd + n);
+  uint32_t iFrom = a[iLo].iName;
+  uint32_t nMove = a[iHi].iEnd - iFrom;
+  uint32_t iTo = 0;
+  int bSwap = a[0].iName==1;
+  unsigned char *zBase;
+  int i, rc;
+  rc = idemJsonGrowTmp(p, bSwap ? iEnd + 64 : nMove);
+  if( rc ) return rc;
+  zBase = p->zTmp + (bSwap ? iFrom : 0);
+  for(i=iLo; i<=iHi; i++){
+    assert( aOrd[i].nLen==a[aOrd[i].iMem].iEnd - a[aOrd[i].iMem].iName );
+    aPos[aOrd[i].iMem] = iTo;
+    iTo += aOrd[i].nLen+1;
+  }
+  for(i=iLo; i<=iHi; i++){
+    uint32_t nMember = a[i].iEnd - a[i].iName;
+    unsigned char *zTo = zBase + aPos[i];
+    idemJsonMove(zTo, p->zOut + a[i].iName, nMember);
+    zTo[nMember] = ',';
+  }
+  if( bSwap ){
+    assert( p->nSorted==0 );
+    memcpy(p->zTmp, p->zOut, iFrom);
+    memcpy(p->zTmp + iFrom + nMove, p->zOut + iFrom + nMove,
+           (size_t)(iEnd - iFrom - nMove));
+    p->iSwap = iEnd;
+    return SQLITE_OK;
+  }
+  memcpy(p->zOut + iFrom, p->zTmp, nMove);
+  return SQLITE_OK;
+}
+
 /* The object whose n members are a[0..n) has just been read and its names
 ** do not ascend; its text ends at zOut[iEnd].  Sort its members and report
 ** a duplicate name.  Then rewrite its text in sorted order now, unless
@@ -7393,33 +7449,13 @@ static int idemJsonFinishObject(
   for(iHi=n-1; iHi>iLo && aOrd[iHi].iMem==(uint32_t)iHi; iHi--){}
   iFrom = a[iLo].iName;
   nMove = a[iHi].iEnd - iFrom;
+  if( n>=IJ_SCATTER_MIN ){
+    return idemJsonScatter(p, a, aOrd, n, iLo, iHi, iEnd);
+  }
   rc = idemJsonGrowTmp(p, nMove);
   if( rc ) return rc;
   zTo = p->zTmp;
-  i = iLo;
-  if( n>=IJ_SCATTER_MIN ){
-    /* A large object: each member's place in zTmp first, then the
-    ** members in the order of the text, each written to its place (a
-    ** scatter, not a gather: see IJ_SCATTER_MIN).  aPos[m] (the sort's
-    ** scratch after aR[0..n)) is member m's offset in zTmp, from the
-    ** lengths that the ranks carry (IdemJsonRank). */
-    uint32_t *aPos = (uint32_t*)(aOrd + n);
-    uint32_t iTo = 0;
-    assert( aOrd!=aSmall );
-    for(i=iLo; i<=iHi; i++){
-      assert( aOrd[i].nLen==a[aOrd[i].iMem].iEnd - a[aOrd[i].iMem].iName );
-      aPos[aOrd[i].iMem] = iTo;
-      iTo += aOrd[i].nLen+1;
-    }
-    for(i=iLo; i<=iHi; i++){
-      uint32_t nMember = a[i].iEnd - a[i].iName;
-      zTo = p->zTmp + aPos[i];
-      idemJsonMove(zTo, p->zOut + a[i].iName, nMember);
-      zTo[nMember] = ',';
-    }
-    i = iHi+1;
-  }
-  for(; i<=iHi; i++){
+  for(i=iLo; i<=iHi; i++){
     const IdemJsonMember *pM = &a[aOrd[i].iMem];
     uint32_t nMember = pM->iEnd - pM->iName;
     idemJsonMove(zTo, p->zOut + pM->iName, nMember);
@@ -8404,6 +8440,7 @@ static int idemJsonBegin(IdemJson *p, sqlite3_int64 nIn){
   p->nSorted = 0;
   p->nSpan = 0;
   p->nMoved = 0;
+  p->iSwap = 0;
   p->zErr[0] = 0;
   if( nNeed<4096 ) nNeed = 4096;
   if( p->nOutAlloc<nNeed
@@ -8441,6 +8478,19 @@ static void idemJsonTrim(void **pa, sqlite3_int64 *pnAlloc, size_t szElem){
 ** for the next call, whose end releases them if it is small). */
 static int idemJsonEnd(IdemJson *p, int rc, sqlite3_int64 nOut){
   if( rc==SQLITE_OK && p->nSorted ) rc = idemJsonEmit(p);
+  if( rc==SQLITE_OK && p->iSwap ){
+    /* The top object was sorted into zTmp (idemJsonFinishObject()): its
+    ** '}' after it, and the buffers trade places. */
+    unsigned char *z = p->zTmp;
+    sqlite3_int64 nAlloc = p->nTmpAlloc;
+    assert( nOut>=p->iSwap && nOut<nAlloc );
+    memcpy(z + p->iSwap, p->zOut + p->iSwap, (size_t)(nOut - p->iSwap));
+    p->zTmp = p->zOut;
+    p->nTmpAlloc = p->nOutAlloc;
+    p->zOut = z;
+    p->nOutAlloc = nAlloc;
+  }
+  p->iSwap = 0;
   if( rc==SQLITE_OK ){
     if( nOut>IDEM_JSON_MAX_TEXT ){
       sqlite3_snprintf(sizeof(p->zErr), p->zErr,
