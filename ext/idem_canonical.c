@@ -1660,7 +1660,7 @@ static int idemJsonSortNames(
   int i, j, nG = 0, bEqual = 0, bChain;
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   int bKept = 0;                      /* aT[].aK[] are set */
-  int bShort = -1;                    /* some name has 8 bytes or fewer */
+  int bShort = 0;                     /* some name has 8 bytes or fewer */
   uint64_t kDiff;
 
   if( bAhead ){
@@ -1693,6 +1693,7 @@ static int idemJsonSortNames(
       kEsc |= IJ_HAS_ZERO(t->aK[0] ^ (IJ_ONES*'\\'))
             | IJ_HAS_ZERO(t->aK[1] ^ (IJ_ONES*'\\'));
       x0 |= t->aK[0] ^ aT[0].aK[0];
+      bShort |= t->n<=8;
       x1 |= t->aK[1] ^ aT[0].aK[1];
     }
     if( bRaw && kEsc ) return SQLITE_MISUSE;
@@ -1823,12 +1824,9 @@ sort_groups:
     if( iOff==0 && bKept && bRaw ){
       /* A run of equal keys of idemJsonNameKey(), which are the kept keys
       ** at 0 here (no escape in the first 16 bytes): if no name of the
-      ** object ends within them (one pass to know, at the first such
-      ** group), the group goes on at 8, with no pass over its keys at 0
+      ** object ends within them (learnt in the pass in the order of the
+      ** text), the group goes on at 8, with no pass over its keys at 0
       ** (a wait for each name's record). */
-      if( bShort<0 ){
-        for(i=0, bShort=0; i<n; i++) bShort |= aT[i].n<=8;
-      }
       if( !bShort ) iOff = 8;
     }
     if( bAhead && nG>=2 ){
