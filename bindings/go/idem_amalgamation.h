@@ -6162,8 +6162,8 @@ static IDEM_JSON_INLINE uint64_t idemJsonPack(
 
 /* Set the ranks aR[0..n) of the members a[0..n), each with the bits of
 ** its keys at 0 and 8 (aT[].aK[]) where pk0 and pk1 keep them, packed:
-** those at 0 above the nBit1 of those at 8 (nBit1 < 64 if some bit at 0
-** is kept).  With BMI2's PEXT where it is fast (not on AMD's families
+** those at 0 shifted up by nShl, above those at 8 shifted down by nShr
+** (the highest of them, when all do not fit: 0 <= nShl, nShr < 64).  With BMI2's PEXT where it is fast (not on AMD's families
 ** 15h and 17h, where it takes a step per bit), else idemJsonPack(). */
 static void idemJsonPackRanks(
   const IdemJsonMember *a,
@@ -6171,7 +6171,8 @@ static void idemJsonPackRanks(
   int n,
   const IdemJsonPack *pk0,
   const IdemJsonPack *pk1,
-  int nBit1,
+  int nShl,
+  int nShr,
   IdemJsonRank *aR
 ){
   int i;
@@ -6183,8 +6184,8 @@ static void idemJsonPackRanks(
     }
   }else{
     for(i=0; i<n; i++){
-      aR[i].iKey = (idemJsonPack(pk0, aT[i].aK[0]) << nBit1)
-                 | idemJsonPack(pk1, aT[i].aK[1]);
+      aR[i].iKey = (idemJsonPack(pk0, aT[i].aK[0]) << nShl)
+                 | (idemJsonPack(pk1, aT[i].aK[1]) >> nShr);
       aR[i].iMem = (uint32_t)i;
       aR[i].nLen = a[i].iEnd - a[i].iName;
     }
@@ -6201,13 +6202,14 @@ static void idemJsonPackRanksPext(
   int n,
   uint64_t m0,
   uint64_t m1,
-  int nBit1,
+  int nShl,
+  int nShr,
   IdemJsonRank *aR
 ){
   int i;
   for(i=0; i<n; i++){
     uint64_t k0 = _pext_u64(aT[i].aK[0], m0);
-    aR[i].iKey = (k0 << (nBit1 & 63)) | _pext_u64(aT[i].aK[1], m1);
+    aR[i].iKey = (k0 << nShl) | (_pext_u64(aT[i].aK[1], m1) >> nShr);
     aR[i].iMem = (uint32_t)i;
     aR[i].nLen = a[i].iEnd - a[i].iName;
   }
@@ -6763,12 +6765,12 @@ static int idemJsonSortNames(
     ** "field12345"; look-alike ones: "caf\u00e9N", "cafe\u0301N"), the
     ** members are sorted by both keys at once, packed, rather than a group
     ** at a time in the order of their ranks (each group's sort then costs
-    ** more than the passes of one sort).  Else the groups read the keys
-    ** kept at 0 and 8 (idemJsonTextKey()).  A backslash among those 16
-    ** bytes of any name: the names are read again unescaped
-    ** (SQLITE_MISUSE). */
+    ** more than the passes of one sort); if not, by the bits at 0 and the
+    ** highest at 8 that fit, and the groups that those tie read the keys
+    ** kept at 8 (idemJsonTextKey()).  A backslash among those 16 bytes of
+    ** any name: the names are read again unescaped (SQLITE_MISUSE). */
     uint64_t kEsc = 0, x0 = 0, x1 = 0;
-    int nBit1;
+    int nBit0, nBit1, nShl, nShr, bTop = 0;
     for(i=0; i<n; i++){
       IdemJsonSortText *t = &aT[i];
       if( bRaw ){
@@ -6785,8 +6787,9 @@ static int idemJsonSortNames(
     }
     if( bRaw && kEsc ) return SQLITE_MISUSE;
     bKept = 1;
+    nBit0 = idemJsonBits(x0);
     nBit1 = idemJsonBits(x1);
-    if( idemJsonBits(x0) + nBit1 <= 64 ){
+    if( nBit0 + nBit1 <= 64 ){
       /* The bits in which some keys at 0 or 8 differ fit one word: both
       ** keys packed into it (the bits at 0 above those at 8; the bits in
       ** which no two keys differ left out) order the names by their first
@@ -6795,29 +6798,54 @@ static int idemJsonSortNames(
       ** 46 bits, 6 passes, where the bytes of both keys that differ are 9),
       ** no wide records, no pass back to the keys at 0.  Equal packed
       ** keys are names alike in 16 bytes. */
-      if( (x0|x1)==0 ){
-        /* All alike in 16 bytes: one run */
-        for(i=0; i<n; i++){
-          aR[i].iKey = 0;
-          aR[i].iMem = (uint32_t)i;
-          aR[i].nLen = a[i].iEnd - a[i].iName;
-        }
-      }else{
-#ifdef IDEM_JSON_PEXT
-        if( idemJsonHasPext() ){
-          idemJsonPackRanksPext(a, aT, n, x0, x1, nBit1, aR);
-        }else
-#endif
-        {
-          IdemJsonPack pk0, pk1;
-          idemJsonPackInit(&pk0, x0);
-          idemJsonPackInit(&pk1, x1);
-          idemJsonPackRanks(a, aT, n, &pk0, &pk1, nBit1, aR);
-        }
-        idemJsonSortRanks(aR, aR+n, n, 0);
+      nShl = x0 ? nBit1 : 0;
+      nShr = 0;
+    }else{
+      /* They do not: all the bits at 0 and the highest of those at 8
+      ** that fit beside them (UTF-16 order: 51 and 13 of 56), so that
+      ** names that tie at 0 are mostly told apart without a group, and
+      ** each run of equal keys is a group that goes on at 8 (at 0 if a
+      ** name ends within 8 bytes). */
+      bTop = 1;
+      nShl = 64 - nBit0;
+      nShr = nBit1 - nShl;
+      if( nShr==64 ){            /* no bit at 8 fits */
+        x1 = 0;
+        nShr = 0;
+      }
+    }
+    if( (x0|x1)==0 ){
+      /* All alike in 16 bytes: one run */
+      for(i=0; i<n; i++){
+        aR[i].iKey = 0;
+        aR[i].iMem = (uint32_t)i;
+        aR[i].nLen = a[i].iEnd - a[i].iName;
       }
     }else{
-      goto by_name_key;
+#ifdef IDEM_JSON_PEXT
+      if( idemJsonHasPext() ){
+        idemJsonPackRanksPext(a, aT, n, x0, x1, nShl, nShr, aR);
+      }else
+#endif
+      {
+        IdemJsonPack pk0, pk1;
+        idemJsonPackInit(&pk0, x0);
+        idemJsonPackInit(&pk1, x1);
+        idemJsonPackRanks(a, aT, n, &pk0, &pk1, nShl, nShr, aR);
+      }
+      idemJsonSortRanks(aR, aR+n, n, 0);
+    }
+    if( bTop ){
+      for(i=0; i<n-1; i++){
+        if( aR[i].iKey!=aR[i+1].iKey ) continue;
+        for(j=i+2; j<n && aR[j].iKey==aR[i].iKey; j++){}
+        aG[nG].iLo = (uint32_t)i;
+        aG[nG].iHi = (uint32_t)j;
+        aG[nG].iOff = bShort ? 0 : 8;
+        nG++;
+        i = j-1;
+      }
+      goto sort_groups;
     }
 
     /* Each run of names alike in their first 16 bytes: those that end
