@@ -209,6 +209,7 @@ struct IdemJson {
   IdemJsonSpan *aMoved;      /* Objects already rewritten in sorted order */
   sqlite3_int64 nMoved;
   sqlite3_int64 nMovedAlloc;
+  sqlite3_int64 iSwap;       /* If not 0: zTmp holds zOut[0..iSwap), sorted */
   int isBusy;                /* Lent by idemJsonAcquire() */
   int isUtf8;                /* This input is known valid UTF-8 */
   IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH+1];  /* [0]: outside any */
@@ -971,9 +972,9 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** and if no name ends within 8 bytes, a group of equal keys at 0 goes on
 ** at byte 8 without reading them again;
 ** ranges of more than IDEM_JSON_MSD ranks are first split by their
-** highest differing byte (idemJsonSortRanksMsd()); and objects of more
-** than IDEM_JSON_MSD members whose keys at 8 differ in few bytes are
-** sorted by both keys carried in one record (idemJsonWideSort()).
+** highest differing byte (idemJsonSortRanksMsd()); and objects whose keys
+** at 0 and 8 differ in 64 bits or fewer are sorted by those bits packed
+** into one key (idemJsonPack()), with no group at 0 or 8.
 **
 ** The bytes read are the canonical texts, in which byte order is the
 ** order of RFC 8785 unless a name holds an escape ("\n" is 0x0a, not
@@ -1029,6 +1030,114 @@ static IDEM_JSON_INLINE uint64_t idemJsonWordKey(
   t = (k & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee);
   t = ~(((t & ~IJ_HIGH) + ~IJ_HIGH) | t) & IJ_HIGH;
   return k + (t>>3);
+}
+
+/* The bits of a key where mask m has a 1, packed to the low end in their
+** order (Hacker's Delight, 7-4: the same steps for every key of one mask,
+** whose six masks are set once by idemJsonPackInit()).  Keys that agree
+** outside m compare as their packed bits do. */
+typedef struct IdemJsonPack IdemJsonPack;
+struct IdemJsonPack {
+  uint64_t m;                /* The bits kept */
+  uint64_t mv[6];            /* Those moved by 1, 2, 4, ... 32 places */
+};
+static void idemJsonPackInit(IdemJsonPack *pk, uint64_t m){
+  uint64_t mk = ~m << 1, mp, mv;
+  int i;
+  pk->m = m;
+  for(i=0; i<6; i++){
+    mp = mk ^ (mk << 1);
+    mp ^= mp << 2;
+    mp ^= mp << 4;
+    mp ^= mp << 8;
+    mp ^= mp << 16;
+    mp ^= mp << 32;
+    mv = mp & m;
+    pk->mv[i] = mv;
+    m = (m ^ mv) | (mv >> (1<<i));
+    mk &= ~mp;
+  }
+}
+static IDEM_JSON_INLINE uint64_t idemJsonPack(
+  const IdemJsonPack *pk,
+  uint64_t x
+){
+  uint64_t t;
+  x &= pk->m;
+  t = x & pk->mv[0];  x = (x ^ t) | (t >> 1);
+  t = x & pk->mv[1];  x = (x ^ t) | (t >> 2);
+  t = x & pk->mv[2];  x = (x ^ t) | (t >> 4);
+  t = x & pk->mv[3];  x = (x ^ t) | (t >> 8);
+  t = x & pk->mv[4];  x = (x ^ t) | (t >> 16);
+  t = x & pk->mv[5];  x = (x ^ t) | (t >> 32);
+  return x;
+}
+
+/* Set the ranks aR[0..n) of the members a[0..n), each with the bits of
+** its keys at 0 and 8 (aT[].aK[]) where pk0 and pk1 keep them, packed:
+** those at 0 shifted up by nShl, above those at 8 shifted down by nShr
+** (the highest of them, when all do not fit: 0 <= nShl, nShr < 64).  With BMI2's PEXT where it is fast (not on AMD's families
+** 15h and 17h, where it takes a step per bit), else idemJsonPack(). */
+static void idemJsonPackRanks(
+  const IdemJsonMember *a,
+  const IdemJsonSortText *aT,
+  int n,
+  const IdemJsonPack *pk0,
+  const IdemJsonPack *pk1,
+  int nShl,
+  int nShr,
+  IdemJsonRank *aR
+){
+  int i;
+  if( pk0->m==0 ){
+    for(i=0; i<n; i++){
+      aR[i].iKey = idemJsonPack(pk1, aT[i].aK[1]);
+      aR[i].iMem = (uint32_t)i;
+      aR[i].nLen = a[i].iEnd - a[i].iName;
+    }
+  }else{
+    for(i=0; i<n; i++){
+      aR[i].iKey = (idemJsonPack(pk0, aT[i].aK[0]) << nShl)
+                 | (idemJsonPack(pk1, aT[i].aK[1]) >> nShr);
+      aR[i].iMem = (uint32_t)i;
+      aR[i].nLen = a[i].iEnd - a[i].iName;
+    }
+  }
+}
+#if defined(IDEM_AVX2) && !defined(IDEM_NO_PEXT)
+# define IDEM_JSON_PEXT 1
+# define idemJsonHasPext() (__builtin_cpu_supports("bmi2") \
+    && !__builtin_cpu_is("amdfam15h") && !__builtin_cpu_is("amdfam17h"))
+__attribute__((target("bmi2"), noinline))
+static void idemJsonPackRanksPext(
+  const IdemJsonMember *a,
+  const IdemJsonSortText *aT,
+  int n,
+  uint64_t m0,
+  uint64_t m1,
+  int nShl,
+  int nShr,
+  IdemJsonRank *aR
+){
+  int i;
+  for(i=0; i<n; i++){
+    uint64_t k0 = _pext_u64(aT[i].aK[0], m0);
+    aR[i].iKey = (k0 << nShl) | (_pext_u64(aT[i].aK[1], m1) >> nShr);
+    aR[i].iMem = (uint32_t)i;
+    aR[i].nLen = a[i].iEnd - a[i].iName;
+  }
+}
+#endif
+
+/* The number of bits set in x. */
+static int idemJsonBits(uint64_t x){
+#if defined(__GNUC__)
+  return __builtin_popcountll(x);
+#else
+  int n = 0;
+  for(; x; x &= x-1) n++;
+  return n;
+#endif
 }
 
 /* The key of bytes iOff..iOff+8 of the name t (idemJsonWordKey()).  In a
@@ -1335,168 +1444,6 @@ static void idemJsonSortRanks(
   if( bToT ) memcpy(aTmp, r, n*sizeof(IdemJsonRank));
 }
 
-/* A member in the sort of a large object by its keys at 0 and at 8
-** (idemJsonWideSort()): both keys and its index in the object's member
-** records, in one record, so that the passes of the sort carry all they
-** read and read no other array. */
-typedef struct IdemJsonWide IdemJsonWide;
-struct IdemJsonWide {
-  uint64_t k0, k1;
-  uint32_t iMem;
-  uint32_t nLen;             /* The length of its text (IdemJsonRank) */
-};
-
-/* Ranges of at most this many records are sorted by insertion. */
-#define IJ_WIDE_SMALL 32
-
-/* Count the bytes of key K of w[0..n) into aCnt[B..B+8), those of the
-** halves in which X (where the keys differ) has a bit. */
-#define IJ_WIDE_COUNT(K, X, B) do{                                      \
-  if( ((X)>>32)==0 ){                                                   \
-    if( X ) for(i=0; i<n; i++){                                         \
-      uint64_t k = w[i].K;                                              \
-      aCnt[B][k & 0xff]++;          aCnt[B+1][(k>>8) & 0xff]++;         \
-      aCnt[B+2][(k>>16) & 0xff]++;  aCnt[B+3][(k>>24) & 0xff]++;        \
-    }                                                                   \
-  }else if( (uint32_t)(X)==0 ){                                         \
-    for(i=0; i<n; i++){                                                 \
-      uint64_t k = w[i].K;                                              \
-      aCnt[B+4][(k>>32) & 0xff]++;  aCnt[B+5][(k>>40) & 0xff]++;        \
-      aCnt[B+6][(k>>48) & 0xff]++;  aCnt[B+7][k>>56]++;                 \
-    }                                                                   \
-  }else{                                                                \
-    for(i=0; i<n; i++){                                                 \
-      uint64_t k = w[i].K;                                              \
-      aCnt[B][k & 0xff]++;          aCnt[B+1][(k>>8) & 0xff]++;         \
-      aCnt[B+2][(k>>16) & 0xff]++;  aCnt[B+3][(k>>24) & 0xff]++;        \
-      aCnt[B+4][(k>>32) & 0xff]++;  aCnt[B+5][(k>>40) & 0xff]++;        \
-      aCnt[B+6][(k>>48) & 0xff]++;  aCnt[B+7][k>>56]++;                 \
-    }                                                                   \
-  }                                                                     \
-}while(0)
-
-/* Sort w[0..n) by (k0, k1), t[0..n) scratch; the sorted records end in
-** t[] if bToT, else in w[].  Equal pairs end next to each other.  A least
-** significant digit radix sort, 8 bits a pass, over the bytes in which
-** some keys of the range differ (found first: the others cost nothing),
-** those of k1 first; one pass counts for every such byte at once. */
-static void idemJsonWideLsd(
-  IdemJsonWide *w,
-  IdemJsonWide *t,
-  int n,
-  int bToT
-){
-  uint32_t aCnt[16][256];
-  unsigned char aSh[16];
-  uint64_t x0 = 0, x1 = 0;
-  IdemJsonWide *aSrc = w, *aDst = t;
-  int i, q, n1 = 0, nAct = 0;
-  if( n<=IJ_WIDE_SMALL ){
-    int m;
-    for(i=1; i<n; i++){
-      IdemJsonWide x = w[i];
-      for(m=i; m>0 && (w[m-1].k0>x.k0
-                       || (w[m-1].k0==x.k0 && w[m-1].k1>x.k1)); m--){
-        w[m] = w[m-1];
-      }
-      w[m] = x;
-    }
-    if( bToT ) memcpy(t, w, n*sizeof(IdemJsonWide));
-    return;
-  }
-  for(i=1; i<n; i++){
-    x0 |= w[i].k0 ^ w[0].k0;
-    x1 |= w[i].k1 ^ w[0].k1;
-  }
-  /* Every byte of each half of a key in which some keys differ is
-  ** counted (unrolled: cheaper than a loop over the bytes that differ),
-  ** the passes are only over those that differ. */
-  memset(aCnt, 0, sizeof(aCnt));
-  IJ_WIDE_COUNT(k0, x0, 0);
-  IJ_WIDE_COUNT(k1, x1, 8);
-  for(q=0; q<8; q++){
-    if( (x1>>(8*q)) & 0xff ) aSh[nAct++] = (unsigned char)(8+q);
-  }
-  n1 = nAct;
-  for(q=0; q<8; q++){
-    if( (x0>>(8*q)) & 0xff ) aSh[nAct++] = (unsigned char)q;
-  }
-  for(q=0; q<nAct; q++){
-    uint32_t *c = aCnt[aSh[q]], s = 0;
-    int sh = 8*(aSh[q] & 7), b;
-    for(b=0; b<256; b++){
-      uint32_t x = c[b];
-      c[b] = s;
-      s += x;
-    }
-    if( q<n1 ){
-      for(i=0; i<n; i++) aDst[c[(aSrc[i].k1>>sh) & 0xff]++] = aSrc[i];
-    }else{
-      for(i=0; i<n; i++) aDst[c[(aSrc[i].k0>>sh) & 0xff]++] = aSrc[i];
-    }
-    { IdemJsonWide *aSwap = aSrc; aSrc = aDst; aDst = aSwap; }
-  }
-  if( aSrc!=(bToT ? t : w) ){
-    memcpy(bToT ? t : w, aSrc, n*sizeof(IdemJsonWide));
-  }
-}
-
-/* Sort w[0..n) by (k0, k1) as idemJsonWideLsd() does.  A range of more
-** than IDEM_JSON_MSD records is first split by the highest byte in which
-** its keys differ, into t[], and each part is sorted in its turn (the
-** roles of w[] and t[] swapped), so that the passes of the LSD sort run
-** within the second-level cache (idemJsonSortRanksMsd()). */
-static void idemJsonWideSort(
-  IdemJsonWide *w,
-  IdemJsonWide *t,
-  int n,
-  int bToT
-){
-  uint32_t aCnt[256];
-  uint64_t x0 = 0, x1 = 0;
-  int i, m, sh, b, bK1;
-  if( n<=IDEM_JSON_MSD ){
-    idemJsonWideLsd(w, t, n, bToT);
-    return;
-  }
-  for(i=1; i<n; i++){
-    x0 |= w[i].k0 ^ w[0].k0;
-    x1 |= w[i].k1 ^ w[0].k1;
-  }
-  if( (x0|x1)==0 ){
-    if( bToT ) memcpy(t, w, n*sizeof(IdemJsonWide));
-    return;
-  }
-  bK1 = x0==0;
-  if( bK1 ) x0 = x1;
-  for(sh=56; (x0>>sh)==0; sh-=8){}
-  memset(aCnt, 0, sizeof(aCnt));
-  if( bK1 ){
-    for(i=0; i<n; i++) aCnt[(w[i].k1>>sh) & 0xff]++;
-  }else{
-    for(i=0; i<n; i++) aCnt[(w[i].k0>>sh) & 0xff]++;
-  }
-  for(b=0, m=0; b<256; b++){
-    uint32_t c = aCnt[b];
-    aCnt[b] = (uint32_t)m;
-    m += (int)c;
-  }
-  if( bK1 ){
-    for(i=0; i<n; i++) t[aCnt[(w[i].k1>>sh) & 0xff]++] = w[i];
-  }else{
-    for(i=0; i<n; i++) t[aCnt[(w[i].k0>>sh) & 0xff]++] = w[i];
-  }
-  for(b=0, m=0; b<256; b++){
-    int e = (int)aCnt[b];             /* now the end of part b */
-    if( e-m>1 ){
-      idemJsonWideSort(t+m, w+m, e-m, !bToT);
-    }else if( e>m && !bToT ){
-      w[m] = t[m];
-    }
-    m = e;
-  }
-}
-
 /* The length of the prefix that a[0..n) and b[0..n) share; a[n..n+8) and
 ** b[n..n+8) must be readable (the names of the sort are). */
 static sqlite3_int64 idemJsonCommon(
@@ -1710,13 +1657,12 @@ static int idemJsonSortNames(
   int n,
   IdemJsonRank *aR,
   IdemJsonGroup *aG,
-  IdemJsonWide *aW,
   int bRaw
 ){
-  int i, j, nG = 0, bEqual = 0, bChain, bWide, bRuns = 1;
+  int i, j, nG = 0, bEqual = 0, bChain;
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   int bKept = 0;                      /* aT[].aK[] are set */
-  int bShort = -1;                    /* some name has 8 bytes or fewer */
+  int bShort = 0;                     /* some name has 8 bytes or fewer */
   uint64_t kDiff;
 
   if( bAhead ){
@@ -1727,17 +1673,17 @@ static int idemJsonSortNames(
   }
   if( bAhead ){
     /* A large object: every name and its keys at 0 and 8
-    ** (idemJsonTextKey()) are read in the order of the text.  If the keys
-    ** at 8 differ in at most 4 bytes (numbered names: "field1",
-    ** "field12345"), the members are sorted by both keys at once (by the
-    ** keys at 8, then, stably, at 0: a radix pass for each byte that
-    ** differs), rather than a group at a time in the order of their ranks
-    ** (each group's sort then costs more than all those passes).  Else
-    ** the groups read the keys kept at 0 and 8 (idemJsonTextKey()).  A
-    ** backslash among those 16 bytes of any name: the names are read
-    ** again unescaped (SQLITE_MISUSE). */
+    ** (idemJsonTextKey()) are read in the order of the text.  If the
+    ** keys differ in at most 64 bits in all (numbered names: "field1",
+    ** "field12345"; look-alike ones: "caf\u00e9N", "cafe\u0301N"), the
+    ** members are sorted by both keys at once, packed, rather than a group
+    ** at a time in the order of their ranks (each group's sort then costs
+    ** more than the passes of one sort); if not, by the bits at 0 and the
+    ** highest at 8 that fit, and the groups that those tie read the keys
+    ** kept at 8 (idemJsonTextKey()).  A backslash among those 16 bytes of
+    ** any name: the names are read again unescaped (SQLITE_MISUSE). */
     uint64_t kEsc = 0, x0 = 0, x1 = 0;
-    int nByte = 0;
+    int nBit0, nBit1, nShl, nShr, bTop = 0;
     for(i=0; i<n; i++){
       IdemJsonSortText *t = &aT[i];
       if( bRaw ){
@@ -1748,67 +1694,78 @@ static int idemJsonSortNames(
       t->aK[1] = t->n>8 ? idemJsonWordKey(t->z + 8, t->n - 8) : 0;
       kEsc |= IJ_HAS_ZERO(t->aK[0] ^ (IJ_ONES*'\\'))
             | IJ_HAS_ZERO(t->aK[1] ^ (IJ_ONES*'\\'));
+      x0 |= t->aK[0] ^ aT[0].aK[0];
+      bShort |= t->n<=8;
       x1 |= t->aK[1] ^ aT[0].aK[1];
     }
     if( bRaw && kEsc ) return SQLITE_MISUSE;
     bKept = 1;
-    for(j=0; j<8; j++) nByte += ((x1>>(8*j)) & 0xff)!=0;
-    if( nByte>4 ) goto by_name_key;
-    bWide = n>IDEM_JSON_MSD;
-    if( bWide ){
-      uint64_t bTie = 0;                /* two neighbours alike in 16 bytes */
-      /* Too many for the caches: both keys carried in one record
-      ** (idemJsonWideSort()), not the keys at 0 read again for each rank
-      ** between the two sorts, and split once, not once a sort. */
-      for(i=0; i<n; i++){
-        aW[i].k0 = aT[i].aK[0];
-        aW[i].k1 = aT[i].aK[1];
-        aW[i].iMem = (uint32_t)i;
-        aW[i].nLen = a[i].iEnd - a[i].iName;
-      }
-      idemJsonWideSort(aW, aW+n, n, 0);
-      aR[0].iKey = aW[0].k0;
-      aR[0].iMem = aW[0].iMem;
-      aR[0].nLen = aW[0].nLen;
-      for(i=1; i<n; i++){
-        aR[i].iKey = aW[i].k0;
-        aR[i].iMem = aW[i].iMem;
-        aR[i].nLen = aW[i].nLen;
-        bTie |= (aW[i].k0==aW[i-1].k0) & (aW[i].k1==aW[i-1].k1);
-      }
-      bRuns = bTie!=0;      /* no two names alike in 16 bytes: no runs */
+    nBit0 = idemJsonBits(x0);
+    nBit1 = idemJsonBits(x1);
+    if( nBit0 + nBit1 <= 64 ){
+      /* The bits in which some keys at 0 or 8 differ fit one word: both
+      ** keys packed into it (the bits at 0 above those at 8; the bits in
+      ** which no two keys differ left out) order the names by their first
+      ** 16 bytes, and the ranks, 16 bytes each, are sorted by it alone: a
+      ** radix pass for each byte of the packed bits (look-alike names:
+      ** 46 bits, 6 passes, where the bytes of both keys that differ are 9),
+      ** no wide records, no pass back to the keys at 0.  Equal packed
+      ** keys are names alike in 16 bytes. */
+      nShl = x0 ? nBit1 : 0;
+      nShr = 0;
     }else{
+      /* They do not: all the bits at 0 and the highest of those at 8
+      ** that fit beside them (UTF-16 order: 51 and 13 of 56), so that
+      ** names that tie at 0 are mostly told apart without a group, and
+      ** each run of equal keys is a group that goes on at 8 (at 0 if a
+      ** name ends within 8 bytes). */
+      bTop = 1;
+      nShl = 64 - nBit0;
+      nShr = nBit1 - nShl;
+      if( nShr==64 ){            /* no bit at 8 fits */
+        x1 = 0;
+        nShr = 0;
+      }
+    }
+    if( (x0|x1)==0 ){
+      /* All alike in 16 bytes: one run */
       for(i=0; i<n; i++){
-        aR[i].iKey = aT[i].aK[1];
+        aR[i].iKey = 0;
         aR[i].iMem = (uint32_t)i;
         aR[i].nLen = a[i].iEnd - a[i].iName;
       }
-      if( x1 ) idemJsonRadixSort(aR, aR+n, n, x1, 0);
-      for(i=0; i<n; i++){
-        if( i+IJ_AHEAD<n ) IJ_PREFETCH(&aT[aR[i+IJ_AHEAD].iMem]);
-        aR[i].iKey = aT[aR[i].iMem].aK[0];
-        x0 |= aR[i].iKey ^ aT[0].aK[0];
+    }else{
+#ifdef IDEM_JSON_PEXT
+      if( idemJsonHasPext() ){
+        idemJsonPackRanksPext(a, aT, n, x0, x1, nShl, nShr, aR);
+      }else
+#endif
+      {
+        IdemJsonPack pk0, pk1;
+        idemJsonPackInit(&pk0, x0);
+        idemJsonPackInit(&pk1, x1);
+        idemJsonPackRanks(a, aT, n, &pk0, &pk1, nShl, nShr, aR);
       }
-      if( x1 ){
-        idemJsonRadixSort(aR, aR+n, n, x0, 0);  /* stable: the order at 8 holds */
-      }else{
-        idemJsonSortRanks(aR, aR+n, n, 0);   /* the keys at 8 all alike */
+      idemJsonSortRanks(aR, aR+n, n, 0);
+    }
+    if( bTop ){
+      for(i=0; i<n-1; i++){
+        if( aR[i].iKey!=aR[i+1].iKey ) continue;
+        for(j=i+2; j<n && aR[j].iKey==aR[i].iKey; j++){}
+        aG[nG].iLo = (uint32_t)i;
+        aG[nG].iHi = (uint32_t)j;
+        aG[nG].iOff = bShort ? 0 : 8;
+        nG++;
+        i = j-1;
       }
+      goto sort_groups;
     }
 
     /* Each run of names alike in their first 16 bytes: those that end
     ** within them first, by length (two of one length are equal); those
     ** that go on are a group at 16. */
-    for(i=0; bRuns && i<n; i=j){
-      /* (The keys at 8 in aW[], in the same order, if it was sorted: the
-      ** names alike in 8 bytes are many, and aT[] far too large to be
-      ** read in the order of the ranks.) */
-      if( bWide ){
-        for(j=i+1; j<n && aR[j].iKey==aR[i].iKey && aW[j].k1==aW[i].k1; j++){}
-      }else{
-        for(j=i+1; j<n && aR[j].iKey==aR[i].iKey
-                   && aT[aR[j].iMem].aK[1]==aT[aR[i].iMem].aK[1]; j++){}
-      }
+    for(i=0; i<n; i=j){
+      for(j=i+1; j<n && aR[j].iKey==aR[i].iKey; j++){}
       if( j-i>1 ){
         int aCnt[18], c, m, sCnt;
         IdemJsonRank *aTmp = aR + n;
@@ -1895,12 +1852,9 @@ sort_groups:
     if( iOff==0 && bKept && bRaw ){
       /* A run of equal keys of idemJsonNameKey(), which are the kept keys
       ** at 0 here (no escape in the first 16 bytes): if no name of the
-      ** object ends within them (one pass to know, at the first such
-      ** group), the group goes on at 8, with no pass over its keys at 0
+      ** object ends within them (learnt in the pass in the order of the
+      ** text), the group goes on at 8, with no pass over its keys at 0
       ** (a wait for each name's record). */
-      if( bShort<0 ){
-        for(i=0, bShort=0; i<n; i++) bShort |= aT[i].n<=8;
-      }
       if( !bShort ) iOff = 8;
     }
     if( bAhead && nG>=2 ){
@@ -2082,8 +2036,7 @@ sort_groups:
 ** alone did not (more than IDEM_JSON_SMALL members, or two keys equal):
 ** the general sort described above, on the canonical texts of the names,
 ** and again on the unescaped names if it met an escape.  aR[0..2n) is
-** scratch for ranks, aT for n names, aG for n/2+1 groups, and aW for 2n
-** wide records if n is above IDEM_JSON_MSD.  The members in
+** scratch for ranks, aT for n names and aG for n/2+1 groups.  The members in
 ** sorted order are left in aR[0..n) (their index in a[]).  Returns
 ** SQLITE_NOMEM, SQLITE_ERROR if two names are equal (they are then next
 ** to each other in aR[]), or SQLITE_OK.  Kept out of line: the common
@@ -2098,14 +2051,13 @@ static int idemJsonSortMembers(
   int n,
   IdemJsonRank *aR,
   IdemJsonSortText *aT,
-  IdemJsonGroup *aG,
-  IdemJsonWide *aW
+  IdemJsonGroup *aG
 ){
   sqlite3_int64 nDec = 0;
   unsigned char *zDec;
   int i, rc;
 
-  rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, aW, 1);
+  rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 1);
   if( rc!=SQLITE_MISUSE ) return rc;
 
   /* Some name holds an escape: those that do are decoded into zTmp. */
@@ -2142,7 +2094,7 @@ static int idemJsonSortMembers(
     }
     aT[i].n = zDec - aT[i].z;
   }
-  return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, aW, 0);
+  return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 0);
 }
 
 /* Make room for one more record and for nSpan more spans. */
@@ -2274,6 +2226,61 @@ static IDEM_JSON_INLINE void idemJsonMove(
   }
 }
 
+/* Rewrite the members iLo..iHi of an object of n >= IJ_SCATTER_MIN
+** members a[0..n) (its '}' at zOut[iEnd]) in the sorted order aOrd[]:
+** each member's place in zTmp first, then the members in the order of
+** the text, each written to its place (a scatter, not a gather: see
+** IJ_SCATTER_MIN).  aPos[m] (the sort's scratch after aOrd[0..n)) is
+** member m's offset, from the lengths that the ranks carry
+** (IdemJsonRank).  The top object of the text ('{' at byte 0, its first
+** name at 1) is written into zTmp at its own offsets, with the bytes
+** before and after the members that move, and not copied back: the
+** buffers trade places at the end (idemJsonEnd()), after its '}'. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemJsonScatter(
+  IdemJson *p,
+  const IdemJsonMember *a,
+  const IdemJsonRank *aOrd,
+  int n,
+  int iLo,
+  int iHi,
+  sqlite3_int64 iEnd
+){
+  uint32_t *aPos = (uint32_t*)(aOrd + n);
+  uint32_t iFrom = a[iLo].iName;
+  uint32_t nMove = a[iHi].iEnd - iFrom;
+  uint32_t iTo = 0;
+  int bSwap = a[0].iName==1;
+  unsigned char *zBase;
+  int i, rc;
+  rc = idemJsonGrowTmp(p, bSwap ? iEnd + 64 : nMove);
+  if( rc ) return rc;
+  zBase = p->zTmp + (bSwap ? iFrom : 0);
+  for(i=iLo; i<=iHi; i++){
+    assert( aOrd[i].nLen==a[aOrd[i].iMem].iEnd - a[aOrd[i].iMem].iName );
+    aPos[aOrd[i].iMem] = iTo;
+    iTo += aOrd[i].nLen+1;
+  }
+  for(i=iLo; i<=iHi; i++){
+    uint32_t nMember = a[i].iEnd - a[i].iName;
+    unsigned char *zTo = zBase + aPos[i];
+    idemJsonMove(zTo, p->zOut + a[i].iName, nMember);
+    zTo[nMember] = ',';
+  }
+  if( bSwap ){
+    assert( p->nSorted==0 );
+    memcpy(p->zTmp, p->zOut, iFrom);
+    memcpy(p->zTmp + iFrom + nMove, p->zOut + iFrom + nMove,
+           (size_t)(iEnd - iFrom - nMove));
+    p->iSwap = iEnd;
+    return SQLITE_OK;
+  }
+  memcpy(p->zOut + iFrom, p->zTmp, nMove);
+  return SQLITE_OK;
+}
+
 /* The object whose n members are a[0..n) has just been read and its names
 ** do not ascend; its text ends at zOut[iEnd].  Sort its members and report
 ** a duplicate name.  Then rewrite its text in sorted order now, unless
@@ -2306,14 +2313,12 @@ static int idemJsonFinishObject(
   aOrd = aSmall;
   if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
       : n>IDEM_JSON_SMALL || !idemJsonInsertKeys(a, n, aSmall) ){
-    /* Scratch after a[0..n): 2n ranks, for an object of more than
-    ** IDEM_JSON_MSD members 2n wide records, n names and n/2+1 groups
-    ** (118n+12 bytes: fewer than 5n records; else 70n+12, 3n). */
+    /* Scratch after a[0..n): 2n ranks, n names and n/2+1 groups
+    ** (70n+12 bytes: fewer than 3n records). */
     IdemJsonRank *aR;
-    IdemJsonWide *aW;
     IdemJsonSortText *aT;
     IdemJsonGroup *aG;
-    sqlite3_int64 nNeed = n*(sqlite3_int64)(n>IDEM_JSON_MSD ? 6 : 4);
+    sqlite3_int64 nNeed = n*(sqlite3_int64)4;
     if( nNeed > p->nMemberAlloc - (a - p->aMember) ){
       sqlite3_int64 iA = a - p->aMember;
       rc = idemJsonGrowMembers(p, iA + nNeed);
@@ -2321,10 +2326,9 @@ static int idemJsonFinishObject(
       a = p->aMember + iA;
     }
     aR = (IdemJsonRank*)(a+n);
-    aW = (IdemJsonWide*)(aR+2*n);
-    aT = (IdemJsonSortText*)(aW + (n>IDEM_JSON_MSD ? 2*n : 0));
+    aT = (IdemJsonSortText*)(aR+2*n);
     aG = (IdemJsonGroup*)(aT+n);
-    rc = idemJsonSortMembers(p, a, n, aR, aT, aG, aW);
+    rc = idemJsonSortMembers(p, a, n, aR, aT, aG);
     if( rc==SQLITE_ERROR ) return idemJsonDuplicate(p, a, aR, n, 0);
     if( rc ) return rc;
     aOrd = aR;
@@ -2384,33 +2388,13 @@ static int idemJsonFinishObject(
   for(iHi=n-1; iHi>iLo && aOrd[iHi].iMem==(uint32_t)iHi; iHi--){}
   iFrom = a[iLo].iName;
   nMove = a[iHi].iEnd - iFrom;
+  if( n>=IJ_SCATTER_MIN ){
+    return idemJsonScatter(p, a, aOrd, n, iLo, iHi, iEnd);
+  }
   rc = idemJsonGrowTmp(p, nMove);
   if( rc ) return rc;
   zTo = p->zTmp;
-  i = iLo;
-  if( n>=IJ_SCATTER_MIN ){
-    /* A large object: each member's place in zTmp first, then the
-    ** members in the order of the text, each written to its place (a
-    ** scatter, not a gather: see IJ_SCATTER_MIN).  aPos[m] (the sort's
-    ** scratch after aR[0..n)) is member m's offset in zTmp, from the
-    ** lengths that the ranks carry (IdemJsonRank). */
-    uint32_t *aPos = (uint32_t*)(aOrd + n);
-    uint32_t iTo = 0;
-    assert( aOrd!=aSmall );
-    for(i=iLo; i<=iHi; i++){
-      assert( aOrd[i].nLen==a[aOrd[i].iMem].iEnd - a[aOrd[i].iMem].iName );
-      aPos[aOrd[i].iMem] = iTo;
-      iTo += aOrd[i].nLen+1;
-    }
-    for(i=iLo; i<=iHi; i++){
-      uint32_t nMember = a[i].iEnd - a[i].iName;
-      zTo = p->zTmp + aPos[i];
-      idemJsonMove(zTo, p->zOut + a[i].iName, nMember);
-      zTo[nMember] = ',';
-    }
-    i = iHi+1;
-  }
-  for(; i<=iHi; i++){
+  for(i=iLo; i<=iHi; i++){
     const IdemJsonMember *pM = &a[aOrd[i].iMem];
     uint32_t nMember = pM->iEnd - pM->iName;
     idemJsonMove(zTo, p->zOut + pM->iName, nMember);
@@ -3395,6 +3379,7 @@ static int idemJsonBegin(IdemJson *p, sqlite3_int64 nIn){
   p->nSorted = 0;
   p->nSpan = 0;
   p->nMoved = 0;
+  p->iSwap = 0;
   p->zErr[0] = 0;
   if( nNeed<4096 ) nNeed = 4096;
   if( p->nOutAlloc<nNeed
@@ -3432,6 +3417,19 @@ static void idemJsonTrim(void **pa, sqlite3_int64 *pnAlloc, size_t szElem){
 ** for the next call, whose end releases them if it is small). */
 static int idemJsonEnd(IdemJson *p, int rc, sqlite3_int64 nOut){
   if( rc==SQLITE_OK && p->nSorted ) rc = idemJsonEmit(p);
+  if( rc==SQLITE_OK && p->iSwap ){
+    /* The top object was sorted into zTmp (idemJsonFinishObject()): its
+    ** '}' after it, and the buffers trade places. */
+    unsigned char *z = p->zTmp;
+    sqlite3_int64 nAlloc = p->nTmpAlloc;
+    assert( nOut>=p->iSwap && nOut<nAlloc );
+    memcpy(z + p->iSwap, p->zOut + p->iSwap, (size_t)(nOut - p->iSwap));
+    p->zTmp = p->zOut;
+    p->nTmpAlloc = p->nOutAlloc;
+    p->zOut = z;
+    p->nOutAlloc = nAlloc;
+  }
+  p->iSwap = 0;
   if( rc==SQLITE_OK ){
     if( nOut>IDEM_JSON_MAX_TEXT ){
       sqlite3_snprintf(sizeof(p->zErr), p->zErr,
