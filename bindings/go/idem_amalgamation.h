@@ -4189,7 +4189,45 @@ static IDEMNUM_INLINE int idemNumCanonical(
       if( !noExp ) k += idemNumPutExp(zOut+k, L);
       return k;
     }
-    if( !known ) goto step_5;
+    if( !known ){
+      /* Neither A nor B in the interval (both surely outside) and the
+      ** literal not the answer: no decimal of 16 digits or fewer reads
+      ** back as v (one would be a multiple of 10^(q+1), and the interval,
+      ** narrower than 10^(q+1) and holding x, could hold only A or B), so
+      ** the answer is the 17-digit x + j*10^q closest to v (17 random
+      ** digits: one literal in five), for the integer j nearest to
+      ** a = (v-x)/10^q = (1/2 - g)/t, |a| < 5.  With N = 2^59 - gi,
+      ** N - 2 < (1/2 - g)*2^60 <= N, and T*2^60 in [ti, ti+1), j is
+      ** proven by (2j-1)*T < 2a*T < (2j+1)*T at the worst ends: 2N-4 >=
+      ** (2j-1)*ti, plus 2j-1 where it is positive, and 2N < (2j+1)*ti,
+      ** plus 2j+1 where it is negative (no tie: those fail).  Then x +
+      ** j*10^q is within 10^q/2 of v, inside the interval as t < 1 (the
+      ** literal's test failed), and between A and B, so that its last
+      ** digit d + j is 1 to 9 (tested all the same).  Where it is not
+      ** proven, step 5. */
+      if( outA & outB ){
+        int64_t T = (int64_t)t;
+        int64_t N2 = (int64_t)(one>>1) - (int64_t)g;
+        /* round(a): (2N + 11T)/(2T) - 5, 2N + 11T in (0, 12*2^60) */
+        int64_t j0 = (int64_t)((one - 2*g + 11*t)/(2*t)) - 5;
+        int64_t a = 2*j0 - 1, b = 2*j0 + 1;
+        x = d + (int)j0;
+        N2 *= 2;
+        if( IDEMNUM_LIKELY(noExp ? L>=-6 && iEnd>iInt+1
+                                 : p==1 && (L>=21 || L<=-7))
+         && ((N2 - 4 >= a*T + (a & ~(a>>63)))
+             & (N2 < b*T + (b & (b>>63)))
+             & ((unsigned)(x-1)<9)) ){
+          int k = iEnd;
+          memcpy(zOut, z, 16);
+          memcpy(zOut+iEnd-17, z+iEnd-17, 16);
+          zOut[k-1] = (char)('0' + x);
+          if( !noExp ) k += idemNumPutExp(zOut+k, L);
+          return k;
+        }
+      }
+      goto step_5;
+    }
     jj = inB;
     nDrop = 1;
     goto the_neighbour;
