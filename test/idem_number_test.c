@@ -127,6 +127,39 @@ static int check(const char *zFile){
       nFail++;
     }
   }
+  /* The claim in idem_number.c that, for 17 digits w*10^q, 10t <= 1 (t as
+  ** the common path computes it) if and only if w >= idemNumWide17[q+323]:
+  ** 10t never rises as w grows, so it is enough that it holds at the
+  ** entry and fails just below it.  Each w also goes through the number
+  ** code as d.ddde+NN (an assert there compares the two tests). */
+  for(i=0; i<615; i++){
+    int q = i - 323, k;
+    for(k=-1; k<=0; k++){
+      uint64_t w = idemNumWide17[i] + (uint64_t)k, uLo, f, t2;
+      const uint64_t *tq = idemNumPow10[q - IDEMNUM_POW10_MIN];
+      int lz = idemNumClz64(w), sh;
+      uint64_t uHi = idemNumMul128(w<<lz, tq[0], &uLo);
+      char zLit[40], zOut[80];
+      f = idemNumMul128(w<<lz, tq[1], &t2);
+      uLo += f;
+      uHi += (uLo<f);
+      sh = 10 + (int)(uHi>>63) - lz;
+      if( w<10000000000000000ULL || w>=100000000000000000ULL
+       || (10*(idemNumPow10[q - IDEMNUM_POW10_MIN][0] >> (sh+4))
+             <= ((uint64_t)1<<60))!=(k==0) ){
+        printf("idemNumWide17[%d] is not where 10t falls to 1\n", i);
+        nFail++;
+      }
+      snprintf(zLit, sizeof(zLit), "%llu", (unsigned long long)w);
+      memmove(zLit+2, zLit+1, 17);
+      zLit[1] = '.';
+      snprintf(zLit+18, sizeof(zLit)-18, "e%d", q+16);
+      if( w%10!=0 && canonical(zLit, (int)strlen(zLit), zOut)<0 ){
+        printf("FAIL canonical  %s\n", zLit);
+        nFail++;
+      }
+    }
+  }
   for(i=0; i<nCase; i++){
     Case *p = &a[i];
     int isError = p->nExp==5 && memcmp(p->zExp, "ERROR", 5)==0;

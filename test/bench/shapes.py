@@ -19,7 +19,9 @@ with the size.  For each row the documents go into an in-memory table, and
 step: the time is SQLite's and the function's, not Python's), --runs times
 each, the order of the three rotated from run to run; a ratio is the median
 of the runs' ratios to json().  A sized row's document is repeated to make
-~8 MB, so that each scan takes long enough to time.  No targets: the tables
+~8 MB, so that each scan takes long enough to time, and each of its
+samples repeats the scan for about --sample seconds of json() (0.1), after
+one untimed scan of each function.  No targets: the tables
 say what costs what (doc/performance.md says why).  --data PATH writes the
 ratios to PATH.bars and PATH.sizes for test/bench/chart.gp.
 
@@ -993,7 +995,7 @@ def rows(a):
     out = []
     if a.sweep:
         for name, gen, unit, sizes in SWEEP:
-            if a.only and name not in a.only:
+            if not picked(a, name):
                 continue
             for n in sizes[:a.sizes]:
                 d = gen(n, random.Random(7))
@@ -1012,7 +1014,7 @@ def rows(a):
         out.append(("shape", name, None,
                     lambda name=name: shape_docs(name, a.docs)))
     for name, gen, sizes, unit in SIZED:
-        if a.only and name not in a.only:
+        if not picked(a, name):
             continue
         for n in sizes[:a.sizes]:
             def docs(gen=gen, n=n):
@@ -1023,8 +1025,22 @@ def rows(a):
                 return [d] * copies
             out.append(("sized", name, (n, unit), docs))
     if a.only:
-        out = [x for x in out if x[0] == "sized" or x[1] in a.only]
+        out = [x for x in out if x[0] == "sized" or picked(a, x[1])]
     return out
+
+
+def picked(a, name):
+    """Whether --only picks the row called name: one of its names
+    separated by '|', or a match of it as a regular expression
+    (--only 'random digits|17g')."""
+    if not a.only:
+        return True
+    if name in a.only:
+        return True
+    try:
+        return re.search(a.only_re, name) is not None
+    except re.error:                # a name with "\\u" in it, say
+        return False
 
 
 def corpus_made(gen, seed, n):
@@ -1124,10 +1140,12 @@ def timed(a, data):
     db.enable_load_extension(True)
     db.load_extension(a.lib)
     print("In time: %d documents of each corpus and shape (a sized row: its"
-          " document, as many times as make ~8 MB); %d runs, the order of the"
+          " document, as many times as make ~8 MB, each sample of it the scan"
+          " repeated for ~%gs of json()); %d runs, the order of the"
           " three functions rotated from run to run; the median of the runs'"
           " ratios to json(); load: the 1-minute load average after the row"
-          " (%d CPUs)" % (a.docs, a.runs, os.cpu_count()))
+          " (%d CPUs); malloc: %s" % (a.docs, a.sample, a.runs, os.cpu_count(),
+                                     os.environ.get("GLIBC_TUNABLES", "as it comes")))
     queries = [(k, db, q) for k, q in QUERIES]
     # --cpu: this thread's CPU time (a loaded machine's waits left out)
     clock = time.thread_time if a.cpu else time.perf_counter
@@ -1150,13 +1168,26 @@ def timed(a, data):
         nbytes = fill(db, d)
         if a.against:
             fill(old, d)
+        # A sized row: each query once untimed (the heap grown, the
+        # pages touched), then each sample made of as many scans as take
+        # json() --sample seconds (one scan of ~8 MB is 10-20 ms, and a
+        # sample of one scan moved the row by up to 0.4x from one run of
+        # shapes.py to the next).
+        reps = 1
+        if sec == "sized" and a.sample > 0:
+            for k, c, q in queries:
+                c.execute(q).fetchall()
+            t0 = clock()
+            db.execute(QUERIES[0][1]).fetchall()
+            reps = max(1, int(round(a.sample / max(clock() - t0, 1e-6))))
         t = {k: [] for k, _, _ in queries}
         for r in range(a.runs):
             m = r % len(queries)
             for k, c, q in queries[m:] + queries[:m]:
                 t0 = clock()
-                c.execute(q).fetchall()
-                t[k].append(clock() - t0)
+                for _ in range(reps):
+                    c.execute(q).fetchall()
+                t[k].append((clock() - t0) / reps)
         j = median(t["json"])
         c = median([x / y for x, y in zip(t["canonical"], t["json"])])
         k = median([x / y for x, y in zip(t["key"], t["json"])])
@@ -1222,6 +1253,14 @@ def main():
     ap.add_argument("--against", metavar="LIB",
                     help="in time, also the idem_key of another build"
                     " (another LIB), in the same rotation")
+    ap.add_argument("--sample", type=float, default=0.1,
+                    help="in time, a sized row's sample: its scan repeated"
+                    " for about this many seconds of json() (0: one scan)")
+    ap.add_argument("--malloc", choices=["steady", "default"],
+                    default="steady",
+                    help="in time, glibc's malloc with a fixed mmap"
+                    " threshold (32 MB) and no trimming (steady, the"
+                    " default), or as it comes (default)")
     ap.add_argument("--cpu", action="store_true",
                     help="in time, the thread's CPU time, not the wall clock"
                     " (for a busy machine)")
@@ -1237,11 +1276,28 @@ def main():
                     help="write the corpora made here as DIR/*.db"
                     " (for bench --docs-file) and stop")
     a = ap.parse_args()
+    a.only_re = a.only
     a.only = a.only.split("|") if a.only else None
     if a.write_corpora:
         a.docs = a.docs or 2000
         write_corpora(a)
         return
+    if not a.instructions and a.malloc == "steady" \
+       and "glibc.malloc.mmap_threshold" not in os.environ.get("GLIBC_TUNABLES", ""):
+        # Run again with glibc's malloc held steady (read at the start of
+        # the process): by default each scan of a large document by json()
+        # gets its result's memory from a fresh mmap() and faults it in,
+        # page by page (3 869 faults a scan at 400 000 numbers; idem_key
+        # none: its buffers come from the heap), and what a fault costs
+        # on this VM moved a sized row by up to 0.4x from one run to the
+        # next.  A threshold of 32 MB and no trimming keep every scan in
+        # the heap once it has grown.
+        env = dict(os.environ)
+        t = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967295"
+        env["GLIBC_TUNABLES"] = (env["GLIBC_TUNABLES"] + ":" + t
+                                 if env.get("GLIBC_TUNABLES") else t)
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable] + sys.argv, env)
     data = []
     if a.instructions:
         a.docs = a.docs or 400
