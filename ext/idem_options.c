@@ -388,7 +388,10 @@ IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt){
 ** module argument as SQLite hands it over ("retain='30 days'"), as JSON,
 ** idemOptionJson() (that of idem_options()); or the error that CREATE
 ** would give, word for word ("idem: <table>: unknown value ..."): table is
-** used for nothing but that message.  Deterministic: nothing is read.
+** used for nothing but that message, and refused when it holds a '.'
+** (doc/contract.md §5: the packages' one rule for a schema-qualified
+** name, which CREATE itself takes as a name of main).  Deterministic:
+** nothing is read.
 */
 static void idemParseOptionsFunc(sqlite3_context *ctx, int argc,
                                  sqlite3_value **argv){
@@ -412,8 +415,17 @@ static void idemParseOptionsFunc(sqlite3_context *ctx, int argc,
     }
   }
   zTab = (const char*)sqlite3_value_text(argv[0]);
+  if( zTab==0 ) goto nomem;
+  if( strchr(zTab, '.')!=0 ){
+    idemResultError(ctx, SQLITE_ERROR, "the table name %Q holds a '.': a"
+        " package makes and uses its table in the main database by the name"
+        " it is given, where SQL would read a schema before the '.'"
+        " (temp.calls: the table calls of the schema temp); give the table's"
+        " name alone", zTab);
+    return;
+  }
   azArg = (const char**)sqlite3_malloc64(sizeof(char*)*(argc>1 ? argc-1 : 1));
-  if( zTab==0 || azArg==0 ) goto nomem;
+  if( azArg==0 ) goto nomem;
   for(i=1; i<argc; i++){
     if( (azArg[i-1] = (const char*)sqlite3_value_text(argv[i]))==0 ) goto nomem;
   }

@@ -74,6 +74,32 @@ func TestBadOptionRefusedWithCreatesWords(t *testing.T) {
 	}
 }
 
+// A schema-qualified name is refused by the extension's one rule
+// (idem_parse_options(), doc/contract.md §5), as Python and Node refuse
+// it: the package quoted the whole name and made a table of main
+// literally named "temp.calls".
+func TestDottedTableNameRefused(t *testing.T) {
+	register(t)
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(t.TempDir(), "app.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, name := range []string{"temp.calls", "main.calls", "a.b.c"} {
+		_, err := idem.Open(ctx5(t), db, idem.Table(name))
+		want := "idem: the table name '" + name + "' %s"
+		if err == nil || err.Error() != fmt.Sprintf(want, "holds a '.': a package makes and uses its table in the main database by the name it is given, where SQL would read a schema before the '.' (temp.calls: the table calls of the schema temp); give the table's name alone") || !errors.Is(err, idem.ErrRefused) {
+			t.Errorf("%s: got %v", name, err)
+		}
+	}
+	if n := one(t, db, "SELECT count(*) FROM sqlite_schema WHERE name LIKE '%.%'"); n != "0" {
+		t.Errorf("a table was made in main")
+	}
+	if n := one(t, db, "SELECT count(*) FROM sqlite_temp_schema"); n != "0" {
+		t.Errorf("a table was made in temp")
+	}
+}
+
 // A table that exists: each option given must be its value there, as the
 // extension parses both; the Go package compared nothing before.
 func TestOptionsOfAnExistingTable(t *testing.T) {

@@ -25,6 +25,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const util = require('node:util');
 
 const HEADER = 'Idempotency-Key';
 
@@ -226,7 +227,7 @@ function kindOf(v) {
   if (Array.isArray(v)) return 'an array';
   const name = v && v.constructor && typeof v.constructor.name === 'string' && v.constructor.name;
   if (!name || name === 'Object') return 'an object';
-  return (/^[aeiou]/i.test(name) ? 'an ' : 'a ') + name;
+  return (/^[aeio]/i.test(name) ? 'an ' : 'a ') + name;    // a Uint8Array, a URL
 }
 
 function isPlainObject(v) {
@@ -299,20 +300,47 @@ const MAX_DEPTH = 1000;     // idem's own nesting limit (doc/contract.md §3)
  * instance as a bare object, write a lone surrogate as an escape that idem
  * refuses, and throw on a BigInt or a cycle.  An object member whose value
  * is undefined is left out (as JSON.stringify does: an argument not given);
- * toJSON() is honoured (a Date is its ISO text).  what ends with its verb
+ * toJSON() is honoured, but a Date, a Buffer, a typed array or an
+ * ArrayBuffer is refused first, as Python refuses a datetime and bytes
+ * (doc/contract.md §3); what a toJSON() or a Proxy's trap throws is the
+ * refusal, by path.  what ends with its verb
  * ("the result of send is"); root names the value ("result").
  */
 function toJson(value, what, root) {
   const open = new Set();
+  let mine = null;                // the TypeError of this walk, thrown once
   const bad = (why) => {
-    throw new TypeError(`idem: ${what} not JSON: ${why}`);
+    mine = new TypeError(`idem: ${what} not JSON: ${why}`);
+    throw mine;
   };
   const none = (where, v, hint) =>
     bad(`${where} is ${kindOf(v)}, which JSON has no form for${hint ? `; ${hint}` : ''}`);
+  // Whatever a toJSON() or a Proxy's trap throws is the same TypeError, by
+  // path (an unstorable result: Unstorable or Unknown, with the key).
   function walk(v, where, top, name, depth) {
+    let reading = `reading ${where} threw`;
+    try {
+      return step(v, where, top, name, depth, (r) => { reading = r; });
+    } catch (e) {
+      if (e === mine) throw e;
+      return bad(`${reading} ${noteOf(e)}`);
+    }
+  }
+  function step(v, where, top, name, depth, phase) {
+    if (v !== null && typeof v === 'object') {
+      // Bytes and a date, as Python refuses bytes and a datetime
+      // (doc/contract.md §3), before their toJSON() (a Buffer's
+      // {"type":"Buffer","data":[...]}, a Date's ISO text).
+      if (util.types.isArrayBufferView(v) || util.types.isAnyArrayBuffer(v)) {
+        none(where, v, 'encode it as text (base64 or hex)');
+      }
+      if (util.types.isDate(v)) none(where, v, 'give its text (toISOString()) or its time (getTime())');
+    }
     if (v !== null && (typeof v === 'object' || typeof v === 'bigint') &&
         typeof v.toJSON === 'function') {
+      phase(`${where}.toJSON() threw`);
       v = v.toJSON(String(name));
+      phase(`reading ${where} threw`);
     }
     switch (typeof v) {
       case 'string':

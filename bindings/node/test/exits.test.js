@@ -89,6 +89,28 @@ test('external: a result whose toJSON throws them: unknown', async (t) => {
   }
 });
 
+test('local: a result whose toJSON throws them, or a Proxy whose traps throw: Unstorable with the key', async (t) => {
+  // It was the raw error, no key, the claim gone with no note.
+  const { db, calls } = setup(t);
+  const kept = idem.calls(db, 'kept', { local_failure: 'keep' });
+  const results = oddThrows().map(([label, thrown]) => [label, { v: { toJSON() { throw thrown; } } }, 'result.v.toJSON() threw ']);
+  results.push(['a Proxy result', new Proxy({}, { ownKeys() { throw new Error('trap'); } }), 'reading result threw Error: trap']);
+  for (const [label, value, why] of results) {
+    for (const c of [calls, kept]) {
+      const name = `r_${label.replace(/\W+/g, '_')}`;
+      const order = c.tool({ name }, (d) => { d.prepare("INSERT INTO orders(sku) VALUES('x')").run(); return value; });
+      const e = (await caughtBox(order('a', 'c', {})))[0];
+      assert.ok(e instanceof idem.Unstorable, `${label}: ${e && e.stack}`);
+      assert.deepEqual([e.key, e.status], [order.key('a', 'c', {}), c === kept ? 'failed' : 'released'], label);
+      assert.ok(e.message.startsWith(`idem: the result of ${name} is not JSON: ${why}`), `${label}: ${e.message}`);
+      assert.ok(e.cause instanceof TypeError, label);
+      assert.equal(db.inTransaction, false);
+    }
+  }
+  assert.equal(db.prepare('SELECT count(*) AS n FROM orders').get().n, 0);
+  assert.equal(db.prepare("SELECT count(*) AS n FROM kept WHERE status = 'failed'").get().n, results.length);
+});
+
 test('local: whatever is thrown goes on as it is; the call is released, or kept failed with a note', async (t) => {
   const { db, calls } = setup(t);
   const kept = idem.calls(db, 'kept', { local_failure: 'keep' });

@@ -176,6 +176,15 @@ const NOT_JSON = [
   [{ x: NaN }, 'args.x is NaN, which JSON has no form for'],
   [{ s: ['ok', '\ud800'] }, 'args.s[1] holds a lone surrogate, which is not text'],
   [{ o: { '\udfff': 1 } }, 'args.o has a key that holds a lone surrogate, which is not text'],
+  // Bytes and a date are refused, as Python refuses bytes and a datetime
+  // (doc/contract.md §3): toJSON() would store {"type":"Buffer","data":[...]}
+  // and an ISO text.
+  [{ b: [Buffer.from('hi')] }, 'args.b[0] is a Buffer, which JSON has no form for; encode it as text (base64 or hex)'],
+  [{ u: new Uint8Array([1]) }, 'args.u is a Uint8Array, which JSON has no form for; encode it as text (base64 or hex)'],
+  [{ d: new Date(0) }, 'args.d is a Date, which JSON has no form for; give its text (toISOString()) or its time (getTime())'],
+  // A toJSON() or a Proxy's trap that throws: the same TypeError, by path.
+  [{ t: { v: { toJSON() { throw new RangeError('no form'); } } } }, 'args.t.v.toJSON() threw RangeError: no form'],
+  [{ p: new Proxy({}, { ownKeys() { throw new Error('trap'); } }) }, 'reading args.p threw Error: trap'],
 ];
 
 test('rules: what is not JSON, in the same words for args, keyargs and results', async (t) => {

@@ -26,7 +26,8 @@ import urllib.parse
 from typing import Any, Dict, List, Optional, Sequence, cast
 
 import idem
-from idem.ops import AGES, STATUSES, Desk, OpsError, age_text, cell_text, note_tail
+from idem.ops import (AGES, STATUSES, Desk, OpsError, age_text, cell_text, note_tail,
+                      typed_id)
 
 
 class Refused(Exception):
@@ -193,17 +194,13 @@ def _show(desk: Desk, c: Dict[str, Any], out: Any, prog: str) -> None:
 
 def cmd_reconcile(desk: Desk, a: argparse.Namespace, out: Any) -> int:
     given: Dict[str, Any] = {}
-    if a.result is not None:
-        try:
-            given["result"] = json.loads(a.result, parse_constant=_not_json,
-                                         parse_float=_finite)
-        except ValueError as e:
-            raise Refused("idem: --result is not JSON: %s (in %r)" % (e, a.result))
-    if a.id is not None:
-        given["id"] = _id(a.id)
-    if a.note is not None:
-        given["note"] = a.note
     try:
+        if a.result is not None:
+            given["result"] = desk.typed_result(a.result, "--result")
+        if a.id is not None:
+            given["id"] = typed_id(a.id)
+        if a.note is not None:
+            given["note"] = a.note
         done = desk.reconcile(a.key, a.verdict, **given)
     except OpsError as e:
         raise Refused(str(e))
@@ -222,21 +219,6 @@ def cmd_reconcile(desk: Desk, a: argparse.Namespace, out: Any) -> int:
     return 0
 
 
-def _not_json(word: str) -> Any:
-    """NaN, Infinity, -Infinity: Python's json reads them; JSON has no such
-    words."""
-    raise ValueError(word)
-
-
-def _finite(text: str) -> float:
-    """A JSON number with a fraction or an exponent, which must fit a
-    double (1e999 is Infinity to Python's json)."""
-    f = float(text)
-    if f in (float("inf"), float("-inf")):
-        raise ValueError("%s overflows a double" % text)
-    return f
-
-
 def _limit(text: str) -> int:
     """--limit: a whole number of calls, 1 or more (0 listed none and said
     there were none; a negative one is SQLite's no limit)."""
@@ -248,17 +230,6 @@ def _limit(text: str) -> int:
         raise argparse.ArgumentTypeError(
             "%r is not a whole number of calls, 1 or more" % text)
     return n
-
-
-def _id(text: str) -> Any:
-    """--id as the column holds it: an integer when it is one, else text."""
-    try:
-        n = int(text, 10)
-        if str(n) == text and -2**63 <= n < 2**63:
-            return n
-    except ValueError:
-        pass
-    return text
 
 
 def cmd_purge(desk: Desk, a: argparse.Namespace, out: Any) -> int:

@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import idem
 
 __all__ = ["Desk", "OpsError", "idem_tables", "AGES", "STATUSES", "age_text",
-           "note_tail", "cell_text"]
+           "note_tail", "cell_text", "typed_id"]
 
 # The statuses in the order an operator reads them: what needs a person first.
 STATUSES = ("unknown", "pending", "failed", "done")
@@ -91,6 +91,19 @@ def cell_text(value: Any) -> str:
     if isinstance(value, bytes):
         return "x'%s'" % value.hex()
     return str(value)
+
+
+def typed_id(text: str) -> Any:
+    """An id an operator typed (the CLI's --id, the page's id field), as
+    the column holds it: an integer when it is one (its decimal digits,
+    within 64 bits), else the text."""
+    try:
+        n = int(text, 10)
+        if str(n) == text and -2**63 <= n < 2**63:
+            return n
+    except ValueError:
+        pass
+    return text
 
 
 def _decode(text: Any) -> Any:
@@ -266,6 +279,25 @@ class Desk:
                 conn.execute("ROLLBACK")
             raise
         return {"purged": before - after, "kept": after, "before": cut}
+
+    def typed_result(self, text: str, field: str) -> Any:
+        """A result an operator typed (the CLI's --result, the page's
+        result field) as its value, or an OpsError that names field: "idem:
+        --result is not JSON: invalid number at byte 2 (in '-Infinity')".
+        JSON is what the extension's idem_canonical() takes (doc/contract.md
+        §3: strict RFC 8259; no NaN or Infinity, no number that overflows a
+        double, no duplicate member name, no lone surrogate, at most 1000
+        levels), so that the rule is the table's own and written once."""
+        try:
+            self.conn.execute("SELECT idem_canonical(?)", (text,)).fetchone()
+        except sqlite3.Error as e:
+            why = str(e)
+            for head in ("idem: idem_canonical(): ", "idem: "):
+                if why.startswith(head):
+                    why = why[len(head):]
+                    break
+            raise OpsError("idem: %s is not JSON: %s (in %r)" % (field, why, text)) from None
+        return idem._loads(text)
 
     def reconcile(self, key: str, verdict: str, **given: Any) -> Dict[str, Any]:
         """idem.Calls.reconcile(key, verdict, id=, result=, note=) on this

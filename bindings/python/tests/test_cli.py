@@ -309,9 +309,15 @@ class ReconcileTest(Desk):
         self.assertEqual(rc, 1)
         self.assertTrue(err.startswith("idem: --result is not JSON: "), err)
         # NaN and Infinity are not JSON (Python's json reads them; 1e999
-        # is Infinity there): the flag is named, not calls.reconcile.
-        for text, why in (("NaN", "NaN"), ("[-Infinity]", "-Infinity"),
-                          ('{"a": 1e999}', "1e999 overflows a double")):
+        # is Infinity there): the flag is named, not calls.reconcile.  JSON
+        # is what idem_canonical() takes (ops.Desk.typed_result, which the
+        # Datasette page shares): a duplicate member name, which json.loads
+        # would keep the last of, is refused too.
+        for text, why in (("NaN", "expected a value at byte 1"),
+                          ("[-Infinity]", "invalid number at byte 2"),
+                          ('{"a": 1e999}', "number overflows a double at byte 7"),
+                          ('{"a": 1, "a": 2}', 'duplicate member name "a" at byte 10'),
+                          ('"\\ud800"', "lone surrogate \\ud800 at byte 2")):
             rc, out, err = self.run_cli("reconcile", self.unknown, "arrived", "--result", text)
             self.assertEqual((rc, err), (1, "idem: --result is not JSON: %s (in %r)\n"
                                          % (why, text)))

@@ -746,6 +746,15 @@ class MistakesTest(Base):
             idem.Calls(self.conn, {"local_failure": "keep"})
         with self.assertRaisesRegex(TypeError, "local_failure must be a str"):
             idem.Calls(self.conn, "t1", local_failure=True)
+        # A schema-qualified name: refused by the extension's one rule
+        # (idem_parse_options(), doc/contract.md §5), as Node and Go refuse
+        # it; it made a table of main literally named "temp.calls".
+        for name in ("temp.calls", "main.calls", "a.b.c"):
+            with self.assertRaises(ValueError) as cm:
+                idem.Calls(self.conn, name)
+            self.assertEqual(str(cm.exception), "idem: the table name '%s' %s" % (name, "holds a '.': a package makes and uses its table in the main database by the name it is given, where SQL would read a schema before the '.' (temp.calls: the table calls of the schema temp); give the table's name alone"))
+        self.assertEqual(self.count("SELECT count(*) FROM sqlite_master WHERE name LIKE '%.%'"), 0)
+        self.assertEqual(self.count("SELECT count(*) FROM sqlite_temp_master"), 0)
         # The extension's own words (doc/reference.md), before anything is made
         # (test_options.py: word for word those of CREATE).
         with self.assertRaisesRegex(ValueError, r"^idem: t1: unknown value 'kept' for local_failure;"

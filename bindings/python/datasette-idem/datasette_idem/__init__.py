@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import idem
 from idem.ops import (AGES, STATUSES, Desk, OpsError, age_text, cell_text, idem_tables,
-                      note_tail)
+                      note_tail, typed_id)
 from datasette import Forbidden, NotFound, Response, hookimpl
 from datasette.utils import actor_matches_allow, tilde_decode, tilde_encode
 
@@ -263,20 +263,24 @@ async def _reconcile(db: Any, table: str, key: str, form: Any) -> Tuple[str, int
     """The verdict of the form, through the table; (message, Datasette's
     message type): a refusal is the table's message, as it is."""
     verdict = form.get("verdict", "")
-    given: Dict[str, Any] = {}
     result = (form.get("result") or "").strip()
-    if result:
-        try:
-            given["result"] = json.loads(result)
-        except ValueError as e:
-            return "idem: the result is not JSON: %s" % e, 3
-    if (form.get("id") or "").strip():
-        given["id"] = form["id"].strip()
-    if (form.get("note") or "").strip():
-        given["note"] = form["note"].strip()
+    id_ = (form.get("id") or "").strip()
+    note = (form.get("note") or "").strip()
+
+    def write(conn: sqlite3.Connection) -> Dict[str, Any]:
+        # The result and the id read as the CLI reads --result and --id
+        # (idem.ops: one rule), the message naming the form's field.
+        desk = Desk(conn, table)
+        given: Dict[str, Any] = {}
+        if result:
+            given["result"] = desk.typed_result(result, "the result field")
+        if id_:
+            given["id"] = typed_id(id_)
+        if note:
+            given["note"] = note
+        return desk.reconcile(key, verdict, **given)
     try:
-        done = await db.execute_write_fn(
-            lambda conn: Desk(conn, table).reconcile(key, verdict, **given))
+        done = await db.execute_write_fn(write)
     except OpsError as e:
         return str(e), 3
     call = done["call"]

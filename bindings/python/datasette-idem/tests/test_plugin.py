@@ -135,8 +135,33 @@ async def test_refusals_are_the_tables_words(app):
     r = await post(ds, "/-/idem/app/calls/" + app.unknown, alice, verdict="arrived",
                    result="{not json")
     shown = await follow(ds, r, alice)
-    assert messages(shown.text)[0][1].startswith("idem: the result is not JSON: ")
+    assert messages(shown.text) == [("error", "idem: the result field is not JSON:"
+                                     " expected a member name or '}' at byte 2"
+                                     " (in '{not json')")]
     assert app.row(app.unknown)[0] == "unknown"
+
+
+async def test_result_and_id_read_as_the_cli_reads_them(app):
+    """One rule for the page and the CLI (idem.ops: Desk.typed_result,
+    typed_id): NaN, Infinity and 1e999 are not JSON, and the message names
+    the form's field, not calls.reconcile; a numeric id is an integer."""
+    ds = datasette(app, ALLOW_ALICE)
+    alice = actor(ds, "alice")
+    page = "/-/idem/app/calls/" + app.unknown
+    for text, why in (("NaN", "expected a value at byte 1"),
+                      ("[-Infinity]", "invalid number at byte 2"),
+                      ('{"a": 1e999}', "number overflows a double at byte 7"),
+                      ('{"a": 1, "a": 2}', 'duplicate member name "a" at byte 10')):
+        r = await post(ds, page, alice, verdict="arrived", result=text, id="81")
+        shown = await follow(ds, r, alice)
+        assert messages(shown.text) == [("error", "idem: the result field is not JSON:"
+                                         " %s (in %r)" % (why, text))], text
+        assert app.row(app.unknown)[0] == "unknown"
+    r = await post(ds, page, alice, verdict="arrived", result='{"charge": 81}', id="81")
+    assert messages((await follow(ds, r, alice)).text) == \
+        [("info", "%s: done (arrived)" % app.unknown)]
+    assert app.conn.execute("SELECT typeof(id), id FROM calls WHERE key = ? AND member = 0",
+                            (app.unknown,)).fetchone() == ("integer", 81)
 
 
 async def test_release_goes_back_to_the_table(app):
