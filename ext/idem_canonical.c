@@ -1659,7 +1659,7 @@ static int idemJsonSortNames(
   IdemJsonGroup *aG,
   int bRaw
 ){
-  int i, j, nG = 0, bEqual = 0, bChain;
+  int i, j, nG = 0, bEqual = 0, bChain, bEnd;
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   int bKept = 0;                      /* aT[].aK[] are set */
   int bShort = 0;                     /* some name has 8 bytes or fewer */
@@ -1905,7 +1905,8 @@ sort_groups:
     bChain = 0;
     for(;;){
       uint64_t kEsc = 0;
-      int bEnd = 0, bTaken = 0;
+      int bTaken = 0;
+      bEnd = 0;
       kDiff = 0;
       if( k>=IJ_LCP_MIN && (iOff>=16 || !bKept) ){
         IdemJsonPrefix pk;
@@ -1995,10 +1996,20 @@ sort_groups:
 
     /* Each run of equal keys: the names that end within the key first,
     ** by the length left (a counting sort: 0 to 8 bytes, or more); two
-    ** that end alike are equal.  Those that go on are a group at iOff+8. */
+    ** that end alike are equal.  Those that go on are a group at iOff+8.
+    ** If no name of the group ends within the key (bEnd, learnt as the
+    ** keys were read), every run is such a group as it stands, and the
+    ** names' records are not read again, in the order of the ranks now
+    ** (UTF-16 order, 100 000 names: the 50 000 that share 12 bytes, a
+    ** wait for memory each). */
     for(i=0; i<k; i=j){
       for(j=i+1; j<k && r[j].iKey==r[i].iKey; j++){}
-      if( j-i>1 ){
+      if( j-i>1 && !bEnd ){
+        aG[nG].iLo = (uint32_t)(r - aR + i);
+        aG[nG].iHi = (uint32_t)(r - aR + j);
+        aG[nG].iOff = (uint32_t)(8 + iOff);
+        nG++;
+      }else if( j-i>1 ){
         int aCnt[10], c, s, m, iGo = i;
         IdemJsonRank *aTmp = aR + n + (r - aR);
         memset(aCnt, 0, sizeof(aCnt));
