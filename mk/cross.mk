@@ -68,9 +68,9 @@ $(CROSS)/include/xxhash.h: | $(CROSS)/.deps
 
 # SQLite once per instruction set (-O0: it is not what is being tested, and
 # unoptimized it compiles in a third of the time; the programs spend their
-# time in idem's code).
+# time in idem's code), and once per machine (mk/cached.sh).
 $(CROSS)/sqlite3-%.o: $(NEW)/sqlite3.c | $(CROSS)/.deps
-	$(XCC_$*) -O0 -w $(CROSS_SQLITE_OPTS) -c -o $@ $<
+	$(CACHED) $@ $(XCC_$*) -O0 -w $(CROSS_SQLITE_OPTS) -c -o $@ $<
 
 $(CROSS)/idem-%.o: $(SOURCES) $(NEW)/sqlite3.c $(CROSS)/include/xxhash.h
 	$(XCC_$*) $(XCFLAGS) $(WARN) $(XFLAGS_$*) -I$(NEW) -I$(CROSS)/include \

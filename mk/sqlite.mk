@@ -33,9 +33,15 @@ $(NEW)/sqlite3.c:
 	  && rm -f better-sqlite3-*.tgz; \
 	fi
 
+# Each SQLite library (and test-cross's objects) is built once per machine:
+# mk/cached.sh keeps it in the machine's cache, keyed by its command, its
+# compiler and the amalgamation's bytes, and a fresh clone copies it from
+# there (IDEM_CACHE=none: no cache).
+CACHED := sh mk/cached.sh
+
 $(NEW)/libsqlite3.so.0: $(NEW)/sqlite3.c
-	@echo "building the newest SQLite from its amalgamation (half a minute) ..."
-	$(CC) -O1 -fPIC -shared -Wl,-soname,libsqlite3.so.0 $(NEW_OPTS) \
+	@echo "building the newest SQLite from its amalgamation (half a minute, once per machine) ..."
+	$(CACHED) $@ $(CC) -O1 -fPIC -shared -Wl,-soname,libsqlite3.so.0 $(NEW_OPTS) \
 	  -o $@ $< -lm -lpthread
 
 $(NEW)/idem.$(SO): $(SOURCES) $(NEW)/sqlite3.c
@@ -80,10 +86,10 @@ $(OLDER)/sqlite3.c:
 # 3.40.0 runs the suite (-O1); 3.39.1 only has to refuse to load idem
 # (-O0: a third of the compile time).
 $(OLD)/libsqlite3.so.0: $(OLD)/sqlite3.c
-	$(CC) -O1 -w -fPIC -shared -Wl,-soname,libsqlite3.so.0 $(NEW_OPTS) \
+	$(CACHED) $@ $(CC) -O1 -w -fPIC -shared -Wl,-soname,libsqlite3.so.0 $(NEW_OPTS) \
 	  -o $@ $< -lm -lpthread
 $(OLDER)/libsqlite3.so.0: $(OLDER)/sqlite3.c
-	$(CC) -O0 -w -fPIC -shared -Wl,-soname,libsqlite3.so.0 $(NEW_OPTS) \
+	$(CACHED) $@ $(CC) -O0 -w -fPIC -shared -Wl,-soname,libsqlite3.so.0 $(NEW_OPTS) \
 	  -o $@ $< -lm -lpthread
 
 $(OLD)/idem.$(SO): $(SOURCES) $(OLD)/sqlite3.c

@@ -189,17 +189,73 @@ proc node_env_install {dir manifest pj} {
     set fd [open $pj w]; puts -nonewline $fd $manifest; close $fd
     set here [pwd]
     cd $dir
-    # JOBS: node-gyp compiles better-sqlite3's two sources at once.
-    set r [bindings_run env JOBS=max timeout 900 npm install --no-audit --no-fund]
+    # JOBS: node-gyp compiles better-sqlite3's two sources at once.  Its
+    # install script (prebuild-install) first takes a local prebuild: the
+    # one compiled here by an earlier install, of the same release for the
+    # same Node (node_prebuild_dir), so that a fresh clone does not compile
+    # SQLite again (about a minute of CPU).
+    set prebuilds [node_prebuild_dir]
+    set r [bindings_run env JOBS=max \
+             npm_config_better_sqlite3_local_prebuilds=$prebuilds \
+             timeout 900 npm install --no-audit --no-fund]
     cd $here
     if {[lindex $r 0] != 0} {
       file delete -force $pj           ;# try again next time
       set why [lrange [lsearch -all -inline [split [lindex $r 1] \n] {npm error*}] 0 2]
       return [list "`npm install` in build/node-env failed (exit [lindex $r 0]):\n[join $why \n]" ""]
     }
+    node_prebuild_keep $dir $prebuilds
     puts "   done"
   }
   return [list "" $dir]
+}
+
+# The machine's cache of idem's tests ($IDEM_CACHE, else
+# $XDG_CACHE_HOME/idem, else ~/.cache/idem; test/frameworks.tcl's too):
+# nothing of a clone goes into it.
+proc idem_cache {} {
+  if {[info exists ::env(IDEM_CACHE)] && $::env(IDEM_CACHE) ne ""} {
+    return $::env(IDEM_CACHE)
+  } elseif {[info exists ::env(XDG_CACHE_HOME)] && $::env(XDG_CACHE_HOME) ne ""} {
+    return [file join $::env(XDG_CACHE_HOME) idem]
+  } elseif {[info exists ::env(HOME)] && [file writable $::env(HOME)]} {
+    return [file join $::env(HOME) .cache idem]
+  }
+  return [file join $::bindings_root build cache]
+}
+
+# better-sqlite3's compiled addon, kept by node_prebuild_keep as the
+# tarball prebuild-install looks for (its name: the release, Node's ABI,
+# the platform and architecture), in a directory of the exact Node.
+proc node_prebuild_dir {} {
+  set v [string trim [exec node -p {process.version + "-" + process.platform + "-" + process.arch}]]
+  return [file join [idem_cache] better-sqlite3 $v]
+}
+
+# After an install that compiled better-sqlite3 (glibc Linux only: the
+# tarball's name has no libc there), keep its addon for the next one.
+proc node_prebuild_keep {dir prebuilds} {
+  set pkg [file join $dir node_modules better-sqlite3]
+  set r [bindings_run node -e {
+    const p = require(process.argv[1] + "/package.json");
+    const r = process.report.getReport().header;
+    if (process.platform === "linux" && r.glibcVersionRuntime)
+      console.log("better-sqlite3-v" + p.version + "-node-v" + process.versions.modules +
+                  "-" + process.platform + "-" + process.arch + ".tar.gz");
+  } $pkg]
+  set name [string trim [lindex $r 1]]
+  set addon [file join $pkg build Release better_sqlite3.node]
+  if {[lindex $r 0] != 0 || $name eq "" || ![file exists $addon]} return
+  set tgz [file join $prebuilds $name]
+  if {[file exists $tgz]} return
+  file mkdir $prebuilds
+  # Written aside, then renamed: another install may be reading it.
+  set tmp $tgz.[pid].tmp
+  if {[lindex [bindings_run tar czf $tmp -C $pkg build/Release/better_sqlite3.node] 0] == 0} {
+    file rename -force $tmp $tgz
+  } else {
+    file delete -force $tmp
+  }
 }
 
 proc node_env_check {name why} {
