@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -140,27 +139,46 @@ func member(path, name string) string {
 // stops; encoding/json reports a cycle, idem refuses the depth.
 const maxWalk = 1001
 
+// refusal is what was refused, and where: its path is built only then,
+// from the members it is in, innermost first.
+type refusal struct {
+	what string // " is a time.Time, ..."
+	in   []string
+}
+
+func (r *refusal) at(seg string) *refusal { r.in = append(r.in, seg); return r }
+
 // refusedIn is why v, at path, is refused ("" if it is not).
 func refusedIn(v reflect.Value, path string) string {
 	if !v.IsValid() || !holds(v.Type()) {
 		return ""
 	}
-	return walkValue(v, path, 0)
+	r := walkValue(v, 0)
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(path)
+	for i := len(r.in) - 1; i >= 0; i-- {
+		b.WriteString(r.in[i])
+	}
+	b.WriteString(r.what)
+	return b.String()
 }
 
-func walkValue(v reflect.Value, path string, depth int) string {
+func walkValue(v reflect.Value, depth int) *refusal {
 	if depth > maxWalk {
-		return ""
+		return nil
 	}
 	for v.Kind() == reflect.Interface || v.Kind() == reflect.Pointer {
 		if v.IsNil() {
-			return ""
+			return nil
 		}
 		if v.Type() == timeType || (v.Kind() == reflect.Pointer && v.Type().Elem() == timeType) {
 			break
 		}
 		if own(v.Type()) && v.Kind() == reflect.Pointer {
-			return ""
+			return nil
 		}
 		v = v.Elem()
 	}
@@ -169,59 +187,59 @@ func walkValue(v reflect.Value, path string, depth int) string {
 		t = t.Elem()
 	}
 	if t == timeType {
-		return fmt.Sprintf("%s is a time.Time, which JSON has no form for; %s", path, timeHint)
+		return &refusal{what: " is a time.Time, which JSON has no form for; " + timeHint}
 	}
 	if !holds(t) {
-		return ""
+		return nil
 	}
 	switch t.Kind() {
 	case reflect.Slice:
 		if v.IsNil() {
-			return "" // null
+			return nil // null
 		}
 		if isBytes(t) {
 			name := t.String()
 			if t.Name() == "" && t.Elem() == reflect.TypeOf(byte(0)) {
 				name = "[]byte"
 			}
-			return fmt.Sprintf("%s is a %s, which JSON has no form for; %s", path, name, bytesHint)
+			return &refusal{what: " is a " + name + ", which JSON has no form for; " + bytesHint}
 		}
 		fallthrough
 	case reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			if why := walkValue(v.Index(i), path+"["+strconv.Itoa(i)+"]", depth+1); why != "" {
-				return why
+			if r := walkValue(v.Index(i), depth+1); r != nil {
+				return r.at("[" + strconv.Itoa(i) + "]")
 			}
 		}
 	case reflect.Map:
 		if v.Len() == 0 {
-			return ""
+			return nil
 		}
 		if t.Key() == timeType {
-			return fmt.Sprintf("%s has a key that is a time.Time, which JSON has no form for; %s", path, timeHint)
+			return &refusal{what: " has a key that is a time.Time, which JSON has no form for; " + timeHint}
 		}
 		// The first refused member in the order encoding/json writes them.
-		type bad struct{ key, why string }
-		var found []bad
+		var first *refusal
+		var firstKey string
 		for it := v.MapRange(); it.Next(); {
-			k := keyText(it.Key())
-			if why := walkValue(it.Value(), member(path, k), depth+1); why != "" {
-				found = append(found, bad{k, why})
+			if r := walkValue(it.Value(), depth+1); r != nil {
+				if k := keyText(it.Key()); first == nil || k < firstKey {
+					first, firstKey = r, k
+				}
 			}
 		}
-		if len(found) > 0 {
-			sort.Slice(found, func(i, j int) bool { return found[i].key < found[j].key })
-			return found[0].why
+		if first != nil {
+			return first.at(member("", firstKey))
 		}
 	case reflect.Struct:
-		return walkStruct(v, path, depth)
+		return walkStruct(v, depth)
 	}
-	return ""
+	return nil
 }
 
 // walkStruct walks the members encoding/json writes: exported fields by
 // their json name, "-" left out, an embedded struct's fields promoted.
-func walkStruct(v reflect.Value, path string, depth int) string {
+func walkStruct(v reflect.Value, depth int) *refusal {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -243,8 +261,8 @@ func walkStruct(v reflect.Value, path string, depth int) string {
 					}
 					fv = fv.Elem()
 				}
-				if why := walkStruct(fv, path, depth); why != "" {
-					return why
+				if r := walkStruct(fv, depth); r != nil {
+					return r
 				}
 				continue
 			}
@@ -258,11 +276,11 @@ func walkStruct(v reflect.Value, path string, depth int) string {
 		if strings.Contains(","+opts+",", ",omitempty,") && empty(fv) {
 			continue
 		}
-		if why := walkValue(fv, member(path, name), depth+1); why != "" {
-			return why
+		if r := walkValue(fv, depth+1); r != nil {
+			return r.at(member("", name))
 		}
 	}
-	return ""
+	return nil
 }
 
 // empty: what omitempty leaves out.
