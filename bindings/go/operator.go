@@ -29,9 +29,9 @@ type Verdict struct {
 func Arrived(id any, result any) (Verdict, error) {
 	v := Verdict{word: "arrived", id: id}
 	if result != nil {
-		b, err := json.Marshal(result)
+		b, err := marshal(result, "the result given to Arrived is", "result")
 		if err != nil {
-			return v, fmt.Errorf("idem: the result given to Arrived is not JSON: %w", err)
+			return v, err
 		}
 		v.result = b
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -34,9 +33,9 @@ type prepared struct {
 
 func (c *Calls) prepare(ctx context.Context, tool, who, conv string, args any) (prepared, error) {
 	p := prepared{who: who, conv: conv, tool: tool}
-	b, err := json.Marshal(args)
+	b, err := marshal(args, "the arguments of "+tool+" are", "args")
 	if err != nil {
-		return p, fmt.Errorf("idem: the arguments of %s are not JSON: %w", tool, err)
+		return p, err
 	}
 	p.args = string(b)
 	// The key and its header are the extension's (idem_key, idem_header).
@@ -243,10 +242,7 @@ func (t *LocalTool[A, R]) attempt(pctx context.Context, p prepared, token string
 	v, ferr := t.fn(ctx, tx, args)
 	var text []byte
 	if ferr == nil {
-		text, ferr = json.Marshal(v)
-		if ferr != nil {
-			ferr = fmt.Errorf("idem: the result of %s is not JSON: %w", t.name, ferr)
-		}
+		text, ferr = marshal(v, "the result of "+t.name+" is", "result")
 	}
 	if ferr != nil {
 		if ctx.Err() != nil {
@@ -607,6 +603,9 @@ func (t *ExternalTool[A, R]) send(ctx context.Context, p prepared, token string,
 	}
 	o := t.outcome(p, token, a)
 	o.stop = stop
+	if o.cause != nil {
+		a.err = o.cause // the caller's cause: errors.Is ErrNotJSON
+	}
 	c.step(cctx, StepRecord)
 	var err error
 	for n := 0; ; n++ {
@@ -659,9 +658,10 @@ func (t *ExternalTool[A, R]) outcome(p prepared, token string, a answer[R]) *owe
 	o := &owed{key: p.key, token: token}
 	switch {
 	case a.err == nil:
-		text, err := json.Marshal(a.v)
+		text, err := marshal(a.v, "the result of "+t.name+" is", "result")
 		if err != nil {
-			o.status, o.note = "failed", t.calls.note(fmt.Sprintf("the tool returned, so its request was made, but its result is not JSON: %v", err))
+			o.status, o.note = "failed", t.calls.note("the tool returned, so its request was made, but "+strings.TrimPrefix(err.Error(), "idem: "))
+			o.cause = err
 			return o
 		}
 		o.done, o.status, o.id, o.result = true, "done", idOf(a.v), string(text)
@@ -687,6 +687,7 @@ type owed struct {
 	result     string
 	note       string
 	release    bool
+	cause      error  // a result not JSON (ErrNotJSON)
 	stop       func() // end the heartbeat once settled
 }
 

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+
+package idem_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	idem "github.com/idem-sqlite/idem/bindings/go"
+)
+
+const (
+	bytesWhy = ", which JSON has no form for; encode it as text (base64 or hex)"
+	timeWhy  = ", which JSON has no form for; give its text (Format(time.RFC3339Nano)) or its time (UnixMilli())"
+)
+
+type when struct {
+	At    time.Time `json:"when"`
+	Note  string    `json:"note,omitempty"`
+	Skip  []byte    `json:"-"`
+	Empty []byte    `json:"empty,omitempty"`
+}
+
+type Inner struct{ Items []any }
+
+type outer struct {
+	*Inner
+	Tags map[string]any `json:"tags"`
+}
+
+// day is the user's own form of a date: honoured, as Node honours a
+// class's toJSON().
+type day struct{ t time.Time }
+
+func (d day) MarshalJSON() ([]byte, error) { return json.Marshal(d.t.Format("2006-01-02")) }
+
+type node struct {
+	Next *node `json:"next"`
+	N    int   `json:"n"`
+}
+
+// A []byte or a time.Time anywhere in the arguments or a result is
+// refused by path, as Python refuses bytes and a datetime and Node a
+// Buffer and a Date (doc/contract.md §3): encoding/json wrote base64 and
+// RFC 3339 text, another key than theirs.  The user's own MarshalJSON is
+// honoured; json.RawMessage is JSON already.
+func TestBytesAndTimeRefusedByPath(t *testing.T) {
+	_, calls := open(t)
+	ctx := ctx5(t)
+	at := time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC)
+	place := idem.Local(calls, "place", func(ctx context.Context, tx *sql.Tx, a any) (int, error) { return 1, nil })
+	key := func(args any) (string, error) {
+		out, err := place.Call(ctx, "w", "c", args)
+		return out.Key, err
+	}
+	refused := []struct {
+		args any
+		why  string
+	}{
+		{map[string]any{"b": []any{1, []byte("hi")}}, "args.b[1] is a []byte" + bytesWhy},
+		{[]byte("hi"), "args is a []byte" + bytesWhy},
+		{at, "args is a time.Time" + timeWhy},
+		{&at, "args is a time.Time" + timeWhy},
+		{when{At: at}, "args.when is a time.Time" + timeWhy},
+		{map[string]any{"a b": map[string]any{"z": at, "y": []byte{1}}}, `args["a b"].y is a []byte` + bytesWhy},
+		{outer{Inner: &Inner{Items: []any{0, 1, &at}}}, "args.Items[2] is a time.Time" + timeWhy},
+		{outer{Tags: map[string]any{"k": [1]any{json.RawMessage(`1`)}, "x": []any{time.Time{}}}}, "args.tags.x[0] is a time.Time" + timeWhy},
+		{map[time.Time]int{at: 1}, "args has a key that is a time.Time" + timeWhy},
+		{map[int]any{7: []byte{}}, `args["7"] is a []byte` + bytesWhy},
+		{json.RawMessage("1"), ""}, // not refused: the walk passes it
+	}
+	for _, c := range refused[:len(refused)-1] {
+		_, err := key(c.args)
+		want := "idem: the arguments of place are not JSON: " + c.why
+		if !errors.Is(err, idem.ErrNotJSON) || err.Error() != want {
+			t.Errorf("%#v:\n got %v\nwant %s", c.args, err, want)
+		}
+	}
+	// Accepted: what JSON has a form for, the user's own form, JSON itself,
+	// a nil []byte or *time.Time (null), what json leaves out.
+	a := func(args any) string {
+		t.Helper()
+		k, err := key(args)
+		if err != nil {
+			t.Fatalf("%#v: %v", args, err)
+		}
+		return k
+	}
+	if a(map[string]any{"d": day{at}}) != a(map[string]any{"d": "2026-12-07"}) {
+		t.Error("the user's own MarshalJSON is not honoured")
+	}
+	if a(map[string]any{"r": json.RawMessage(`{"x":[1,2]}`)}) != a(map[string]any{"r": map[string]any{"x": []int{1, 2}}}) {
+		t.Error("a json.RawMessage is not its JSON")
+	}
+	if a(map[string]any{"b": []byte(nil), "t": (*time.Time)(nil)}) != a(map[string]any{"b": nil, "t": nil}) {
+		t.Error("a nil []byte or *time.Time is not null")
+	}
+	a(struct {
+		When  *time.Time `json:"when"`
+		Skip  []byte     `json:"-"`
+		Empty []byte     `json:"empty,omitempty"`
+		inner []byte
+		Arr   [2]byte
+	}{Skip: []byte("x"), inner: []byte("y")})
+	// A cycle: encoding/json's error, by the same sentinel; no hang.
+	n := &node{N: 1}
+	n.Next = n
+	if _, err := key(n); !errors.Is(err, idem.ErrNotJSON) {
+		t.Errorf("a cycle: %v", err)
+	}
+	m := map[string]any{"n": 1}
+	m["m"] = []any{m}
+	if _, err := key(m); !errors.Is(err, idem.ErrNotJSON) {
+		t.Errorf("a cycle of maps: %v", err)
+	}
+	if _, err := key(map[string]float64{"x": math.NaN()}); !errors.Is(err, idem.ErrNotJSON) ||
+		!strings.HasPrefix(err.Error(), "idem: the arguments of place are not JSON: json: unsupported value: NaN") {
+		t.Errorf("NaN: %v", err)
+	}
+	if _, err := idem.Arrived(1, map[string]any{"at": at}); !errors.Is(err, idem.ErrNotJSON) ||
+		err.Error() != "idem: the result given to Arrived is not JSON: result.at is a time.Time"+timeWhy {
+		t.Errorf("Arrived: %v", err)
+	}
+}
+
+// A result: a local call is released (or kept failed) with the refusal
+// as its cause; an external call is unknown, its note saying why.
+func TestResultBytesAndTimeRefused(t *testing.T) {
+	db, calls := open(t)
+	ctx := ctx5(t)
+	if _, err := db.ExecContext(ctx, "CREATE TABLE orders(id INTEGER PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	local := idem.Local(calls, "stamp", func(ctx context.Context, tx *sql.Tx, a int) (any, error) {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO orders DEFAULT VALUES"); err != nil {
+			return nil, err
+		}
+		return map[string]any{"items": []any{1, 2, []byte("x")}}, nil
+	})
+	_, err := local.Call(ctx, "w", "c", 1)
+	var ce *idem.CallError
+	if !errors.Is(err, idem.ErrNotJSON) || !errors.As(err, &ce) || ce.Status != "released" ||
+		!strings.Contains(err.Error(), "idem: the result of stamp is not JSON: result.items[2] is a []byte"+bytesWhy) {
+		t.Fatalf("local: %v", err)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM orders").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the local tool's writes: %d %v", n, err)
+	}
+	ext := idem.External(calls, "send", func(ctx context.Context, key string, a int) (time.Time, error) {
+		return time.Unix(0, 0), nil
+	})
+	_, err = ext.Call(ctx, "w", "c", 1)
+	if !errors.Is(err, idem.ErrNotJSON) || !errors.Is(err, idem.ErrUnknown) || !errors.As(err, &ce) ||
+		!strings.Contains(ce.Error(), "result is a time.Time"+timeWhy) {
+		t.Fatalf("external: %v", err)
+	}
+	var note string
+	if err := db.QueryRowContext(ctx, "SELECT note FROM calls WHERE key = ?", ce.Key).Scan(&note); err != nil ||
+		!strings.HasSuffix(note, "(reported: the tool returned, so its request was made, but the result of send is not JSON: result is a time.Time"+timeWhy+")") {
+		t.Fatalf("external's note: %q %v", note, err)
+	}
+}
