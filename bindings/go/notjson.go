@@ -4,8 +4,10 @@ package idem
 
 // What the package refuses to hand idem as JSON: bytes and a time, for
 // which encoding/json picks a form (base64 text, RFC 3339 text) that
-// Python and Node refuse, so that one call would have another key in Go
-// (doc/contract.md §3).
+// Python and Node refuse, so that one call would have another key in Go;
+// and a string that is not UTF-8, which encoding/json writes as U+FFFD,
+// so that two calls whose strings differ would share one key, as Python
+// and Node refuse a lone surrogate (doc/contract.md §3).
 
 import (
 	"encoding"
@@ -17,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrNotJSON: arguments or a result that JSON has no form for (a
@@ -62,6 +65,7 @@ var (
 )
 
 const (
+	notUTF8   = "holds bytes that are not UTF-8, which is not text (encoding/json would write U+FFFD for them)"
 	bytesHint = "encode it as text (base64 or hex)"
 	timeHint  = "give its text (Format(time.RFC3339Nano)) or its time (UnixMilli())"
 )
@@ -101,14 +105,14 @@ func holdsWalk(t reflect.Type, open map[reflect.Type]bool) bool {
 	open[t] = true
 	defer delete(open, t)
 	switch t.Kind() {
-	case reflect.Interface:
+	case reflect.Interface, reflect.String:
 		return true
 	case reflect.Pointer, reflect.Array:
 		return holdsWalk(t.Elem(), open)
 	case reflect.Slice:
 		return isBytes(t) || holdsWalk(t.Elem(), open)
 	case reflect.Map:
-		return t.Key() == timeType || holdsWalk(t.Elem(), open)
+		return t.Key() == timeType || t.Key().Kind() == reflect.String || holdsWalk(t.Elem(), open)
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
 			if f := t.Field(i); (f.IsExported() || f.Anonymous) && holdsWalk(f.Type, open) {
@@ -193,6 +197,10 @@ func walkValue(v reflect.Value, depth int) *refusal {
 		return nil
 	}
 	switch t.Kind() {
+	case reflect.String:
+		if !utf8.ValidString(v.String()) {
+			return &refusal{what: " " + notUTF8}
+		}
 	case reflect.Slice:
 		if v.IsNil() {
 			return nil // null
@@ -222,6 +230,9 @@ func walkValue(v reflect.Value, depth int) *refusal {
 		var first *refusal
 		var firstKey string
 		for it := v.MapRange(); it.Next(); {
+			if k := it.Key(); k.Kind() == reflect.String && !utf8.ValidString(k.String()) {
+				return &refusal{what: " has a key that " + notUTF8}
+			}
 			if r := walkValue(it.Value(), depth+1); r != nil {
 				if k := keyText(it.Key()); first == nil || k < firstKey {
 					first, firstKey = r, k

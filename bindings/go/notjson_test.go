@@ -18,6 +18,7 @@ import (
 const (
 	bytesWhy = ", which JSON has no form for; encode it as text (base64 or hex)"
 	timeWhy  = ", which JSON has no form for; give its text (Format(time.RFC3339Nano)) or its time (UnixMilli())"
+	utf8Why  = ", which is not text (encoding/json would write U+FFFD for them)"
 )
 
 type when struct {
@@ -73,6 +74,10 @@ func TestBytesAndTimeRefusedByPath(t *testing.T) {
 		{outer{Tags: map[string]any{"k": [1]any{json.RawMessage(`1`)}, "x": []any{time.Time{}}}}, "args.tags.x[0] is a time.Time" + timeWhy},
 		{map[time.Time]int{at: 1}, "args has a key that is a time.Time" + timeWhy},
 		{map[int]any{7: []byte{}}, `args["7"] is a []byte` + bytesWhy},
+		// Not UTF-8: encoding/json would write U+FFFD, one key for both.
+		{map[string]any{"s": []any{"ok", "a\xffb"}}, "args.s[1] holds bytes that are not UTF-8" + utf8Why},
+		{outer{Tags: map[string]any{"x\xfe": 1}}, "args.tags has a key that holds bytes that are not UTF-8" + utf8Why},
+		{"\xed\xa0\x80", "args holds bytes that are not UTF-8" + utf8Why},
 		{json.RawMessage("1"), ""}, // not refused: the walk passes it
 	}
 	for _, c := range refused[:len(refused)-1] {
@@ -97,6 +102,9 @@ func TestBytesAndTimeRefusedByPath(t *testing.T) {
 	}
 	if a(map[string]any{"r": json.RawMessage(`{"x":[1,2]}`)}) != a(map[string]any{"r": map[string]any{"x": []int{1, 2}}}) {
 		t.Error("a json.RawMessage is not its JSON")
+	}
+	if a(map[string]any{"s": "caf\u00e9 \ufffd"}) == "" {
+		t.Error("valid UTF-8, U+FFFD itself too, is not accepted")
 	}
 	if a(map[string]any{"b": []byte(nil), "t": (*time.Time)(nil)}) != a(map[string]any{"b": nil, "t": nil}) {
 		t.Error("a nil []byte or *time.Time is not null")
