@@ -7286,14 +7286,6 @@ sort_groups:
     r = aR + aG[nG].iLo;
     k = (int)(aG[nG].iHi - aG[nG].iLo);
     iOff = aG[nG].iOff;
-    if( iOff==0 && bKept && bRaw ){
-      /* A run of equal keys of idemJsonNameKey(), which are the kept keys
-      ** at 0 here (no escape in the first 16 bytes): if no name of the
-      ** object ends within them (learnt in the pass in the order of the
-      ** text), the group goes on at 8, with no pass over its keys at 0
-      ** (a wait for each name's record). */
-      if( !bShort ) iOff = 8;
-    }
     if( bAhead && nG>=2 ){
       /* The groups next on the stack (most are small): the records of
       ** the first IJ_AHEAD/2 names two groups ahead, the names themselves
