@@ -5,6 +5,7 @@ package idem_test
 import (
 	"context"
 	"database/sql"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"math"
@@ -173,5 +174,130 @@ func TestResultBytesAndTimeRefused(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT note FROM calls WHERE key = ?", ce.Key).Scan(&note); err != nil ||
 		!strings.HasSuffix(note, "(reported: the tool returned, so its request was made, but the result of send is not JSON: result is a time.Time"+timeWhy+")") {
 		t.Fatalf("external's note: %q %v", note, err)
+	}
+}
+
+// stamp embeds a time.Time: encoding/json calls the MarshalJSON promoted
+// from it, and writes the time as RFC 3339 text.
+type stamp struct{ time.Time }
+
+// deepStamp reaches time.Time's MarshalJSON through two embeddings.
+type deepStamp struct {
+	stamp
+	Note string
+}
+
+// ptrStamp embeds a *time.Time: encoding/json would call the promoted
+// method, through a nil pointer too (a panic).
+type ptrStamp struct{ *time.Time }
+
+// ownStamp embeds a time.Time but declares its own form: honoured.
+type ownStamp struct{ time.Time }
+
+func (s ownStamp) MarshalJSON() ([]byte, error) { return json.Marshal(s.Unix()) }
+
+// textStamp declares its own MarshalText, but the MarshalJSON promoted
+// from time.Time comes first in encoding/json: refused.
+type textStamp struct{ time.Time }
+
+func (s textStamp) MarshalText() ([]byte, error) { return []byte("t"), nil }
+
+// label has both forms of its own; embedded beside a time.Time, neither
+// method is promoted (two at one depth), and encoding/json writes the
+// fields of both: none of the time's.
+type label struct{ Name string }
+
+func (l label) MarshalJSON() ([]byte, error) { return json.Marshal(l.Name) }
+func (l label) MarshalText() ([]byte, error) { return []byte(l.Name), nil }
+
+type labelled struct {
+	time.Time
+	label
+}
+
+// ptrForm has a MarshalJSON on its pointer: encoding/json calls it only
+// where the value is addressable (through a pointer, in a slice), and
+// otherwise writes its fields.
+type ptrForm struct{ B []byte }
+
+func (p *ptrForm) MarshalJSON() ([]byte, error) { return []byte(`"mine"`), nil }
+
+// ptrText is the same with MarshalText.
+type ptrText struct{ S string }
+
+func (p *ptrText) MarshalText() ([]byte, error) { return []byte("mine"), nil }
+
+// A type whose MarshalJSON is time.Time's, promoted through an embedded
+// field, is refused as a time.Time is; a MarshalJSON on a pointer is
+// honoured only where encoding/json calls it (an addressable value), and
+// otherwise the value is walked as encoding/json writes it.
+func TestPromotedAndPointerForms(t *testing.T) {
+	_, calls := open(t)
+	ctx := ctx5(t)
+	at := time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC)
+	place := idem.Local(calls, "place", func(ctx context.Context, tx *sql.Tx, a any) (int, error) { return 1, nil })
+	key := func(args any) (string, error) {
+		out, err := place.Call(ctx, "w", "c", args)
+		return out.Key, err
+	}
+	promoted := func(typ, method string) string {
+		return " is a " + typ + ", whose " + method + " is its embedded time.Time's" + timeWhy
+	}
+	refused := []struct {
+		args any
+		why  string
+	}{
+		{stamp{at}, "args" + promoted("idem_test.stamp", "MarshalJSON")},
+		{map[string]any{"s": &stamp{at}}, "args.s" + promoted("*idem_test.stamp", "MarshalJSON")},
+		{[]any{deepStamp{stamp: stamp{at}}}, "args[0]" + promoted("idem_test.deepStamp", "MarshalJSON")},
+		{map[string]any{"p": ptrStamp{}}, "args.p" + promoted("idem_test.ptrStamp", "MarshalJSON")},
+		{map[string]any{"p": ptrStamp{&at}}, "args.p" + promoted("idem_test.ptrStamp", "MarshalJSON")},
+		{textStamp{at}, "args" + promoted("idem_test.textStamp", "MarshalJSON")},
+		{map[stamp]int{{at}: 1}, "args has a key that" + promoted("idem_test.stamp", "MarshalText")},
+		{map[*time.Time]int{&at: 1}, "args has a key that is a time.Time" + timeWhy},
+		{map[string]any{"l": labelled{at, label{"x"}}}, "args.l embeds a time.Time that encoding/json leaves out" + timeWhy},
+		{struct{ M json.Marshaler }{stamp{at}}, "args.M" + promoted("idem_test.stamp", "MarshalJSON")},
+		{struct{ M encoding.TextMarshaler }{ownStamp{at}}, "args.M" + promoted("idem_test.ownStamp", "MarshalText")},
+		// Not addressable: encoding/json writes the fields, base64 for B.
+		{ptrForm{B: []byte("x")}, "args.B is a []byte" + bytesWhy},
+		{map[string]ptrForm{"m": {B: []byte("x")}}, "args.m.B is a []byte" + bytesWhy},
+		{map[string]any{"i": ptrText{S: "\xff"}}, "args.i.S holds bytes that are not UTF-8" + utf8Why},
+	}
+	for _, c := range refused {
+		_, err := key(c.args)
+		want := "idem: the arguments of place are not JSON: " + c.why
+		if !errors.Is(err, idem.ErrNotJSON) || err.Error() != want {
+			t.Errorf("%#v:\n got %v\nwant %s", c.args, err, want)
+		}
+	}
+	a := func(args any) string {
+		t.Helper()
+		k, err := key(args)
+		if err != nil {
+			t.Fatalf("%#v: %v", args, err)
+		}
+		return k
+	}
+	if b, err := json.Marshal(labelled{at, label{"x"}}); string(b) != `{"Name":"x"}` {
+		t.Errorf("encoding/json's form of labelled: %s %v", b, err)
+	}
+	if a(struct{ M json.Marshaler }{ownStamp{at}}) != a(map[string]any{"M": at.Unix()}) {
+		t.Error("a json.Marshaler field's own form is not honoured")
+	}
+	// The user's own form, declared beside an embedded time: honoured.
+	if a(ownStamp{at}) != a(at.Unix()) {
+		t.Error("a MarshalJSON declared beside an embedded time.Time is not honoured")
+	}
+	// Addressable: encoding/json calls the pointer's method, and so the
+	// walk honours it (a pointer, a slice's element, a field through one).
+	for _, v := range []any{&ptrForm{B: []byte("x")}, []ptrForm{{B: []byte("x")}}, &struct{ P ptrForm }{ptrForm{B: []byte("x")}}} {
+		b, _ := json.Marshal(v)
+		if !strings.Contains(string(b), `"mine"`) {
+			t.Fatalf("encoding/json did not call the pointer's method: %s", b)
+		}
+		a(v)
+	}
+	if a(&ptrText{S: "\xff"}) != a("mine") {
+		t.Error("an addressable value's MarshalText is not honoured")
 	}
 }
