@@ -151,12 +151,14 @@ def test_reconcile_in_the_browser(app, server, tmp_path):
             expect(page.locator("h1 .status")).to_have_text("unknown")
             page.fill('input[name="result"]', '{"charge": "ch_4200"}')
             page.fill('input[name="id"]', "ch_4200")
+            page.fill('input[name="note"]', "the ledger shows it")
             page.get_by_role("button", name="arrived", exact=True).click()
             expect(page.locator("p.message-info")).to_have_text(
                 "%s: done (arrived)" % app.unknown)
             expect(page.locator("h1 .status")).to_have_text("done")
             expect(page.locator("pre.result")).to_contain_text('"charge": "ch_4200"')
             expect(page.locator("pre.reply")).to_contain_text('"idempotent": true')
+            expect(page.locator("pre.note")).to_have_text("the ledger shows it")
             page.screenshot(path=os.path.join(shots, "call.png"), full_page=True)
             assert messages(page.content()) == [("info", "%s: done (arrived)" % app.unknown)]
         finally:

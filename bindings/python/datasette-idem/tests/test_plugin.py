@@ -106,11 +106,18 @@ async def test_reconcile_arrived_then_replays(app):
     r = await ds.client.get(page, cookies=alice)
     assert [v for v in re.findall(r'name="verdict" value="(\w+)"', r.text)] == \
         ["arrived", "not_arrived", "not_sent"]
+    # The note field the page reads is in the form it renders: the arrived
+    # one (a release keeps no row to hold a note), as the CLI's --note.
+    forms = re.findall(r'<form class="verdict".*?</form>', r.text, re.S)
+    assert [re.findall(r'<input type="text" name="(\w+)"', f) for f in forms] == \
+        [["result", "id", "note"], [], []]
     r = await post(ds, page, alice, verdict="arrived", result='{"charge": "ch_81"}',
-                   id="ch_81")
+                   id="ch_81", note="seen in the ledger, ticket 4471")
     shown = await follow(ds, r, alice)
     assert messages(shown.text) == [("info", "%s: done (arrived)" % app.unknown)]
-    assert app.row(app.unknown)[:3] == ("done", "ch_81", '{"charge":"ch_81"}')
+    assert app.row(app.unknown) == ("done", "ch_81", '{"charge":"ch_81"}',
+                                    "seen in the ledger, ticket 4471")
+    assert '<pre class="note">seen in the ledger, ticket 4471</pre>' in shown.text
     assert 'style="background: #2e8b57">done</span>' in shown.text
     assert '<pre class="result">{\n  &#34;charge&#34;: &#34;ch_81&#34;\n}</pre>' in shown.text
 
