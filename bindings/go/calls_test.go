@@ -495,3 +495,68 @@ func TestToolPanics(t *testing.T) {
 		t.Fatalf("external: recorded unknown: %v", err)
 	}
 }
+
+// A local call whose COMMIT the database keeps busy (a reader of a
+// rollback journal) past the connection's busy timeout is rolled back
+// and released, the tool run once, and the answer says so at once: the
+// connection's busy timeout is the wait, as in Python and Node, not the
+// context's deadline with the tool run again at each attempt
+// (doc/contract.md §5).
+func TestLocalCommitBusy(t *testing.T) {
+	register(t)
+	path := filepath.Join(t.TempDir(), "busy.db")
+	db, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=DELETE&_sync=FULL&_busy_timeout=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	calls := openCalls(t, db)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx, "CREATE TABLE orders(id INTEGER PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	reader, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	var n int
+	if _, err := reader.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.QueryRowContext(ctx, "SELECT count(*) FROM orders").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	place := idem.Local(calls, "place", func(ctx context.Context, tx *sql.Tx, a int) (int, error) {
+		runs.Add(1)
+		_, err := tx.ExecContext(ctx, "INSERT INTO orders DEFAULT VALUES")
+		return a, err
+	})
+	t0 := time.Now()
+	_, err = place.Call(ctx, "w", "c", 7)
+	var ce *idem.CallError
+	if !errors.As(err, &ce) || ce.Status != "released" || errors.Is(err, idem.ErrCommitUnknown) ||
+		!strings.Contains(err.Error(), "database is locked") || !strings.Contains(err.Error(), "a retry runs it anew") {
+		t.Fatalf("a busy COMMIT: %v", err)
+	}
+	if runs.Load() != 1 || time.Since(t0) > 10*time.Second {
+		t.Fatalf("the tool ran %d times in %v: a busy COMMIT was retried past the busy timeout", runs.Load(), time.Since(t0))
+	}
+	if _, err := reader.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM orders) + (SELECT count(*) FROM calls)").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("rolled back: %d rows left, %v", n, err)
+	}
+	out, err := place.Call(ctx, "w", "c", 7)
+	if err != nil || out.Replayed || out.Result != 7 || runs.Load() != 2 {
+		t.Fatalf("the retry: %+v %v (runs %d)", out, err, runs.Load())
+	}
+}

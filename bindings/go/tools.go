@@ -101,7 +101,10 @@ func Local[A, R any](c *Calls, name string, fn LocalFunc[A, R]) *LocalTool[A, R]
 // the table option local_failure=keep): a *CallError with fn's error as
 // its cause.  A COMMIT whose answer is lost is tried again within the
 // deadline: the claim decides (its own earlier COMMIT shows as this
-// arrival's outcome); past the deadline it is ErrCommitUnknown.  A
+// arrival's outcome); past the deadline it is ErrCommitUnknown.  A COMMIT
+// that the database keeps busy past the connection's busy timeout
+// (_busy_timeout) is rolled back, with the tool's writes: a *CallError,
+// Status "released", with the database's error as its cause.  A
 // duplicate of a call not done gets a *CallError: errors.Is(err,
 // ErrInProgress), ErrFailed.
 func (t *LocalTool[A, R]) Call(ctx context.Context, who, conv string, args A) (Outcome[R], error) {
@@ -263,7 +266,7 @@ func (t *LocalTool[A, R]) attempt(pctx context.Context, p prepared, token string
 		if err != nil {
 			return zero, errors.Join(ferr, err)
 		}
-		if err := commit(ctx, tx); err != nil {
+		if err := commitLocal(ctx, tx, p.key, ferr); err != nil {
 			return zero, err
 		}
 		bad = false
@@ -285,12 +288,34 @@ func (t *LocalTool[A, R]) attempt(pctx context.Context, p prepared, token string
 		return zero, err
 	}
 	c.step(ctx, StepLocalCommit)
-	if err := commit(ctx, tx); err != nil {
+	if err := commitLocal(ctx, tx, p.key, nil); err != nil {
 		return zero, err
 	}
 	bad = false
 	c.step(ctx, StepLocalCommitted)
 	return Outcome[R]{Result: v, ID: id, Key: p.key}, nil
+}
+
+// commitLocal is the COMMIT of a local call's transaction.  A COMMIT
+// that leaves its transaction open did not commit: SQLite keeps the
+// transaction when the database stays busy past the connection's busy
+// timeout (a reader of a rollback journal), which is all the wait there
+// is, as in Python and Node (doc/contract.md §5).  It is rolled back
+// here, the call released, and the answer is final: no other attempt
+// runs the tool again.  Any other error (the transaction over: a lost
+// answer) is the COMMIT's unknown outcome, which the next attempt's
+// claim decides.  ferr: the tool's own error, when it failed.
+func commitLocal(ctx context.Context, tx *sql.Tx, key string, ferr error) error {
+	_, err := tx.ExecContext(ctx, "COMMIT")
+	if err == nil {
+		return nil
+	}
+	if _, rerr := tx.ExecContext(ctx, "ROLLBACK"); rerr != nil {
+		return &sentinelWrap{ErrCommitUnknown, err}
+	}
+	return &CallError{Key: key, Status: "released",
+		Message: "its COMMIT failed, and its writes and claim were rolled back: a retry runs it anew",
+		Err:     errors.Join(ferr, err)}
 }
 
 func lostIf(b bool) error {

@@ -171,6 +171,34 @@ test('external: a busy database is retried, then NotRecorded names the pending c
   assert.deepEqual(await send.run('a', 'c', {}), new idem.Outcome({ sent: 1 }, null, e.key, true));
 });
 
+test('local: a COMMIT busy past the busy timeout rolls all of it back (released) and throws, recordTimeoutMs aside', async (t) => {
+  // A reader of a rollback journal keeps the COMMIT busy: the connection's
+  // busy timeout is all the wait, as in Python and Go (doc/contract.md §5).
+  const { file, db, calls } = setup(t);
+  db.pragma('busy_timeout = 20');
+  calls.recordTimeoutMs = 30000;
+  const reader = new Database(file);
+  t.after(() => reader.close());
+  const runs = [];
+  const place = calls.tool({ name: 'place' }, (conn, args) => {
+    runs.push(args.sku);
+    conn.prepare('INSERT INTO orders(sku) VALUES(?)').run(args.sku);
+    return { sku: args.sku };
+  });
+  reader.exec('BEGIN');
+  reader.prepare('SELECT count(*) FROM orders').get();      // SHARED, held
+  const started = Date.now();
+  const e = await caught(place('a', 'c', { sku: 'x' }));
+  assert.equal(e.code, 'SQLITE_BUSY', String(e));
+  assert.ok(Date.now() - started < 10000);
+  assert.equal(db.inTransaction, false);
+  reader.exec('ROLLBACK');
+  assert.deepEqual(db.prepare('SELECT (SELECT count(*) FROM orders) n, (SELECT count(*) FROM calls) c').get(), { n: 0, c: 0 });
+  assert.deepEqual(await place.run('a', 'c', { sku: 'x' }),
+    new idem.Outcome({ sku: 'x' }, null, place.key('a', 'c', { sku: 'x' }), false));
+  assert.deepEqual(runs, ['x', 'x']);
+});
+
 test('external: the connection closed while the request was out: NotRecorded at once, the call pending', async (t) => {
   // The tool (or the application, at shutdown) closed the connection:
   // nothing can record the call.  It was recorded unknown... after

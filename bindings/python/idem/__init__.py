@@ -1631,24 +1631,18 @@ class Calls:
                 % spec.name) from error
 
     def _commit(self, key: str, owner: str) -> None:
-        """COMMIT, retrying a busy database (a rollback journal waits for
-        readers) until record_timeout.  A COMMIT that reports an error once
-        the transaction is over and the call stands under owner committed
-        all the same: returns (_stood)."""
-        deadline = time.monotonic() + self.record_timeout
-        delay = 0.005
-        while True:
-            try:
-                self.conn.execute("COMMIT")
-                return
-            except sqlite3.Error as e:
-                if self._stood(key, owner, ("done", "failed")):
-                    return
-                if not isinstance(e, sqlite3.OperationalError) or \
-                        not _is_busy(e) or time.monotonic() >= deadline:
-                    raise
-            time.sleep(delay)
-            delay = min(delay * 2, 0.25)
+        """COMMIT of a local call's transaction.  A database busy past the
+        connection's busy timeout (SQLite's busy handler: a reader of a
+        rollback journal) is the COMMIT's error: the caller rolls all of it
+        back (released), as Node and Go do; no wait of the package's holds
+        the write lock longer (doc/contract.md section 5).  A COMMIT that
+        reports an error once the transaction is over and the call stands
+        under owner committed all the same: returns (_stood)."""
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.Error:
+            if not self._stood(key, owner, ("done", "failed")):
+                raise
 
     # ---- external ----------------------------------------------------------
     #

@@ -476,6 +476,42 @@ class NotRecordedTest(Base):
         self.assertEqual(self.count("SELECT status FROM calls"), "done")
 
 
+class LocalCommitBusyTest(Base):
+    """A local call's COMMIT that the database keeps busy (a reader of a
+    rollback journal) past the connection's busy timeout: all of it is
+    rolled back, the call released, and the database's error raised then,
+    not after record_timeout of retries with the write lock held
+    (doc/contract.md section 5), as in Node and Go."""
+
+    def test_released_at_the_busy_timeout(self):
+        self.conn.close()
+        self.conn = self.connect(timeout=0.05)
+        calls = idem.Calls(self.conn)
+        calls.record_timeout = 30
+        reader = self.connect()
+        runs = []
+
+        @calls.tool
+        def place(conn, sku):
+            runs.append(sku)
+            conn.execute("INSERT INTO orders(sku, qty) VALUES(?, 1)", (sku,))
+            return {"sku": sku}
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM orders").fetchone()   # SHARED, held
+        t0 = time.monotonic()
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            place("a", "c", sku="x")
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertTrue(idem._is_busy(cm.exception), cm.exception)
+        self.assertFalse(self.conn.in_transaction)
+        reader.execute("ROLLBACK")
+        self.assertEqual((self.count("SELECT count(*) FROM orders"),
+                          self.count("SELECT count(*) FROM calls")), (0, 0))
+        self.assertEqual(place.run("a", "c", sku="x"),
+                         idem.Outcome({"sku": "x"}, None, place.key("a", "c", sku="x"), False))
+        self.assertEqual(runs, ["x", "x"])
+
+
 class CommitInterruptedTest(Base):
     """A COMMIT reported interrupted after its last instruction, its work
     committed (doc/trust.md, "A progress handler's word after the work is
