@@ -57,6 +57,7 @@ type Calls struct {
 	mu      sync.Mutex
 	owed    map[string]*owed // what this process still owes its calls
 	waiting int              // tools whose answer is not back yet
+	active  int              // tools' calls in flight (enter, leave)
 	wake    chan struct{}
 	closed  chan struct{}
 	done    chan struct{}
@@ -233,6 +234,9 @@ func Owner(name string) Option { return func(o *openOpts) { o.owner = name } }
 // Open returns the claim table of db, created when missing.  Register must
 // have run before db's first connection opened.
 func Open(ctx context.Context, db *sql.DB, opts ...Option) (*Calls, error) {
+	if db == nil {
+		return nil, errors.New("idem: Open: the *sql.DB is nil")
+	}
 	o := openOpts{table: "calls"}
 	for _, f := range opts {
 		f(&o)
@@ -388,6 +392,9 @@ var (
 	ErrNotRecorded = errors.New("idem: the outcome is not recorded yet: this process records it in the background")
 	// ErrNoCall: no such call is claimed (never claimed, released, purged).
 	ErrNoCall = errors.New("idem: no such call is claimed")
+	// ErrClosed: a tool's call on a Calls after its Close, refused
+	// before anything is claimed.
+	ErrClosed = errors.New("idem: closed")
 	// ErrRefused: the extension refused an operation; the error's text is
 	// its message.
 	ErrRefused = errors.New("idem: refused by the extension")

@@ -10,10 +10,12 @@ package idem
 // and Node refuse a lone surrogate (doc/contract.md §3).
 
 import (
+	"database/sql/driver"
 	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"strconv"
@@ -510,4 +512,88 @@ func keyText(k reflect.Value) string {
 		return strconv.FormatUint(k.Uint(), 10)
 	}
 	return fmt.Sprint(k.Interface())
+}
+
+// idKinds: what an id may be, one SQL value (doc/choices.md, "The
+// packages"), as Python and Node say it in their words.
+const idKinds = "nil, an integer, a float, a string or a []byte"
+
+// sqlID is id as the one SQL value it is bound as, or why it is not one
+// (what: "the id of place"): a bool, NaN (which SQLite would store as
+// NULL), an integer beyond 64 bits, a string that is not UTF-8, a time,
+// or anything else that database/sql would refuse only at the record,
+// are refused before it.  A driver.Valuer is the value it gives.
+func sqlID(id any, what string) (any, error) { return sqlIDn(id, what, 0) }
+
+func sqlIDn(id any, what string, depth int) (any, error) {
+	bad := func(why string) (any, error) {
+		return nil, &notJSON{msg: "idem: " + what + " cannot be stored: " + why}
+	}
+	if v, ok := id.(driver.Valuer); ok {
+		if rv := reflect.ValueOf(id); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			return nil, nil
+		}
+		x, err := v.Value()
+		if err != nil {
+			return bad("its Value() failed: " + err.Error())
+		}
+		if _, again := x.(driver.Valuer); again {
+			return bad(fmt.Sprintf("its Value() is a %T, not a value", x))
+		}
+		id = x
+	}
+	switch x := id.(type) {
+	case nil:
+		return nil, nil
+	case time.Time, *time.Time:
+		return bad("id is a time.Time, which JSON has no form for; " + timeHint)
+	case bool:
+		return bad("id is a bool; an id is one SQL value: " + idKinds)
+	case []byte:
+		if x == nil {
+			return nil, nil
+		}
+		return x, nil
+	}
+	rv := reflect.ValueOf(id)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return rv.Int(), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if u := rv.Uint(); u <= math.MaxInt64 {
+			return int64(u), nil
+		}
+		return bad(fmt.Sprintf("id is %d, beyond SQLite's 64-bit integers", rv.Uint()))
+	case reflect.Float32, reflect.Float64:
+		switch f := rv.Float(); {
+		case math.IsNaN(f):
+			return bad("id is NaN, which JSON has no form for")
+		case math.IsInf(f, 1):
+			return bad("id is Infinity, which JSON has no form for")
+		case math.IsInf(f, -1):
+			return bad("id is -Infinity, which JSON has no form for")
+		default:
+			return f, nil
+		}
+	case reflect.String:
+		if !utf8.ValidString(rv.String()) {
+			return bad("id " + notUTF8[:strings.Index(notUTF8, " (")])
+		}
+		return rv.String(), nil
+	case reflect.Slice:
+		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			if rv.IsNil() {
+				return nil, nil
+			}
+			return rv.Bytes(), nil
+		}
+	case reflect.Pointer:
+		if rv.IsNil() {
+			return nil, nil
+		}
+		if depth < 8 {
+			return sqlIDn(rv.Elem().Interface(), what, depth+1)
+		}
+	}
+	return bad("id is a " + rv.Type().String() + "; an id is one SQL value: " + idKinds)
 }

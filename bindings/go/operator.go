@@ -27,7 +27,12 @@ type Verdict struct {
 // Arrived: the target's records show the request: the call becomes done
 // with id and result (any JSON-able value; nil keeps the column).
 func Arrived(id any, result any) (Verdict, error) {
-	v := Verdict{word: "arrived", id: id}
+	v := Verdict{word: "arrived"}
+	id, err := sqlID(id, "the id given to Arrived")
+	if err != nil {
+		return v, err
+	}
+	v.id = id
 	if result != nil {
 		b, err := marshal(result, "the result given to Arrived is", "result")
 		if err != nil {
@@ -138,6 +143,14 @@ func (c *Calls) Get(ctx context.Context, key string) (Call, error) {
 // stale (pending calls whose owner has been quiet for the table's
 // stale_after), oldest first, at most limit (0: all).
 func (c *Calls) List(ctx context.Context, status string, stale bool, limit int) ([]Call, error) {
+	switch status {
+	case "", "pending", "done", "failed", "unknown":
+	default:
+		return nil, fmt.Errorf(`idem: List: the status %q is none of pending, done, failed, unknown (or "": any)`, status)
+	}
+	if limit < 0 {
+		return nil, fmt.Errorf("idem: List: the limit is %d: 0 (all) or more", limit)
+	}
 	q := "SELECT " + callColumns + " FROM " + c.q + " WHERE member = 0"
 	var args []any
 	if status != "" {
@@ -253,6 +266,9 @@ func (c *Calls) fence(ctx context.Context, k Call, cond, why string) (bool, erro
 // now on); ok false keeps the call unknown.  It returns the verdicts
 // recorded by key; a refusal of one call does not stop the others.
 func (c *Calls) ReconcileAll(ctx context.Context, limit int, ask func(context.Context, Call) (v Verdict, ok bool, err error)) (map[string]string, error) {
+	if ask == nil {
+		return nil, errors.New("idem: ReconcileAll: ask is nil")
+	}
 	unknown, err := c.List(ctx, "unknown", false, limit)
 	if err != nil {
 		return nil, err

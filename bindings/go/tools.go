@@ -108,7 +108,33 @@ func Local[A, R any](c *Calls, name string, fn LocalFunc[A, R]) *LocalTool[A, R]
 // duplicate of a call not done gets a *CallError: errors.Is(err,
 // ErrInProgress), ErrFailed.
 func (t *LocalTool[A, R]) Call(ctx context.Context, who, conv string, args A) (Outcome[R], error) {
-	return guard(ctx, func() (Outcome[R], error) { return t.call(ctx, who, conv, args) })
+	if t == nil {
+		return Outcome[R]{}, errors.New("idem: Call on a nil *LocalTool: make it with Local(calls, name, fn)")
+	}
+	if err := usable(t.calls, t.name, t.fn == nil, "Local"); err != nil {
+		return Outcome[R]{}, err
+	}
+	if err := t.calls.enter(); err != nil {
+		return Outcome[R]{}, err
+	}
+	return guard(ctx, func() (Outcome[R], error) {
+		defer t.calls.leave()
+		return t.call(ctx, who, conv, args)
+	})
+}
+
+// usable: what a tool needs before anything is claimed (a table, a
+// function, a name), or the mistake, in words that say which.
+func usable(c *Calls, name string, noFn bool, made string) error {
+	switch {
+	case name == "":
+		return errors.New(`idem: a tool's name is a non-empty string, not ""`)
+	case c == nil:
+		return fmt.Errorf("idem: the tool %s has no table: %s(nil, ...)", name, made)
+	case noFn:
+		return fmt.Errorf("idem: the tool %s has no function: %s(calls, %q, nil)", name, made, name)
+	}
+	return nil
 }
 
 // guard answers by ctx's deadline whatever a driver does past it (a
@@ -244,8 +270,12 @@ func (t *LocalTool[A, R]) attempt(pctx context.Context, p prepared, token string
 	}
 	v, ferr := t.fn(ctx, tx, args)
 	var text []byte
+	var id any
 	if ferr == nil {
 		text, ferr = marshal(v, "the result of "+t.name+" is", "result")
+	}
+	if ferr == nil {
+		id, ferr = sqlID(idOf(v), "the id of "+t.name)
 	}
 	if ferr != nil {
 		if ctx.Err() != nil {
@@ -275,7 +305,6 @@ func (t *LocalTool[A, R]) attempt(pctx context.Context, p prepared, token string
 		}
 		return zero, &CallError{Key: p.key, Status: "released", Message: "the tool failed; its writes were rolled back and the call released: a retry runs again", Err: ferr}
 	}
-	id := idOf(v)
 	m, err := exec("UPDATE "+c.q+" SET status = 'done', id = ?, result = ? WHERE key = ? AND member = 0 AND owner = ?",
 		id, string(text), p.key, token)
 	if err != nil {
@@ -366,7 +395,19 @@ func External[A, R any](c *Calls, name string, fn ExternalFunc[A, R]) *ExternalT
 // answer was lost and cannot be confirmed before the deadline is
 // answered ErrNotSent: nothing was sent (its release is queued).
 func (t *ExternalTool[A, R]) Call(ctx context.Context, who, conv string, args A) (Outcome[R], error) {
-	return guard(ctx, func() (Outcome[R], error) { return t.call(ctx, who, conv, args) })
+	if t == nil {
+		return Outcome[R]{}, errors.New("idem: Call on a nil *ExternalTool: make it with External(calls, name, fn)")
+	}
+	if err := usable(t.calls, t.name, t.fn == nil, "External"); err != nil {
+		return Outcome[R]{}, err
+	}
+	if err := t.calls.enter(); err != nil {
+		return Outcome[R]{}, err
+	}
+	return guard(ctx, func() (Outcome[R], error) {
+		defer t.calls.leave()
+		return t.call(ctx, who, conv, args)
+	})
 }
 
 func (t *ExternalTool[A, R]) call(ctx context.Context, who, conv string, args A) (Outcome[R], error) {
@@ -684,12 +725,16 @@ func (t *ExternalTool[A, R]) outcome(p prepared, token string, a answer[R]) *owe
 	switch {
 	case a.err == nil:
 		text, err := marshal(a.v, "the result of "+t.name+" is", "result")
+		var id any
+		if err == nil {
+			id, err = sqlID(idOf(a.v), "the id of "+t.name)
+		}
 		if err != nil {
 			o.status, o.note = "failed", t.calls.note("the tool returned, so its request was made, but "+strings.TrimPrefix(err.Error(), "idem: "))
 			o.cause = err
 			return o
 		}
-		o.done, o.status, o.id, o.result = true, "done", idOf(a.v), string(text)
+		o.done, o.status, o.id, o.result = true, "done", id, string(text)
 	case errors.Is(a.err, ErrFenced):
 		o.release, o.note = true, t.calls.note("released by its owner: the target fenced the key: "+a.err.Error())
 	case errors.Is(a.err, ErrNotSent):
@@ -794,6 +839,39 @@ func (c *Calls) owe(o *owed) {
 	}
 }
 
+// enter: a tool's call begins, or ErrClosed once Close was called (under
+// mu, as Close closes: no call begins once Close waits for the others).
+func (c *Calls) enter() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.closed:
+		return closedError(c.table)
+	default:
+	}
+	c.active++
+	return nil
+}
+
+// closedError is ErrClosed, naming the table.
+type closedError string
+
+func (e closedError) Error() string {
+	return "idem: the table " + string(e) + " is closed (Close was called): open it again with Open"
+}
+func (e closedError) Is(target error) bool { return target == ErrClosed }
+
+// leave: a tool's call has ended (its goroutine, past any deadline).
+func (c *Calls) leave() {
+	c.mu.Lock()
+	c.active--
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
 // Owed is how many calls this process still owes a record or a release.
 func (c *Calls) Owed() int {
 	c.mu.Lock()
@@ -824,7 +902,7 @@ func (c *Calls) settleLoop() {
 			}
 		}
 		c.mu.Lock()
-		left := len(c.owed) + c.waiting
+		left := len(c.owed) + c.waiting + c.active
 		c.mu.Unlock()
 		if left == 0 {
 			n = 0
@@ -860,15 +938,19 @@ func (c *Calls) later(wait func() *owed) {
 	}()
 }
 
-// Close waits until this process has recorded or released every call it
-// still owes (or ctx ends: then the calls stay pending under its tokens,
-// and another process takes them over once their lease lapses).
+// Close waits until the tools' calls in flight have ended and this
+// process has recorded or released every call it still owes (or ctx
+// ends: then the calls stay pending under its tokens, and another
+// process takes them over once their lease lapses).  A tool's call
+// after Close is refused (ErrClosed); reading and reconciling go on.
 func (c *Calls) Close(ctx context.Context) error {
+	c.mu.Lock()
 	select {
 	case <-c.closed:
 	default:
 		close(c.closed)
 	}
+	c.mu.Unlock()
 	select {
 	case <-c.done:
 		return nil

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+
+package idem_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	idem "github.com/idem-sqlite/idem/bindings/go"
+)
+
+// id is a result whose IdemID is any value.
+type id struct{ v any }
+
+func (i id) IdemID() any { return i.v }
+
+type orderID int32
+
+// An id is one SQL value, as in Python and Node (doc/choices.md, "The
+// packages"): nil, an integer, a float, a string or a []byte.  Any other
+// is refused by the package, naming the tool, before it is recorded: a
+// local call released at once (it was retried until the deadline and
+// then called a COMMIT unknown), an external call unknown with why in
+// its note (its record was retried in the background for ever).
+func TestIDIsOneSQLValue(t *testing.T) {
+	db, calls := open(t)
+	refused := []struct {
+		id  any
+		why string
+	}{
+		{true, "id is a bool; an id is one SQL value: nil, an integer, a float, a string or a []byte"},
+		{make(chan int), "id is a chan int; an id is one SQL value: nil, an integer, a float, a string or a []byte"},
+		{map[string]int{}, "id is a map[string]int; an id is one SQL value: nil, an integer, a float, a string or a []byte"},
+		{uint64(math.MaxUint64), "id is 18446744073709551615, beyond SQLite's 64-bit integers"},
+		{math.NaN(), "id is NaN, which JSON has no form for"},
+		{math.Inf(-1), "id is -Infinity, which JSON has no form for"},
+		{"a\xffb", "id holds bytes that are not UTF-8, which is not text"},
+		{time.Unix(0, 0), "id is a time.Time, which JSON has no form for; give its text (Format(time.RFC3339Nano)) or its time (UnixMilli())"},
+	}
+	for n, c := range refused {
+		ctx := ctx5(t)
+		runs := 0
+		local := idem.Local(calls, "bad", func(ctx context.Context, tx *sql.Tx, a int) (id, error) { runs++; return id{c.id}, nil })
+		t0 := time.Now()
+		_, err := local.Call(ctx, "w", "c", n)
+		var ce *idem.CallError
+		if !errors.Is(err, idem.ErrNotJSON) || !errors.As(err, &ce) || ce.Status != "released" || runs != 1 ||
+			!strings.Contains(err.Error(), "idem: the id of bad cannot be stored: "+c.why) || time.Since(t0) > 3*time.Second {
+			t.Errorf("local %#v: %v (runs %d)", c.id, err, runs)
+		}
+		ext := idem.External(calls, "send", func(ctx context.Context, key string, a int) (id, error) { return id{c.id}, nil })
+		_, err = ext.Call(ctx, "w", "c", n)
+		if !errors.Is(err, idem.ErrUnknown) || !errors.Is(err, idem.ErrNotJSON) || !errors.As(err, &ce) {
+			t.Errorf("external %#v: %v", c.id, err)
+			continue
+		}
+		var note string
+		if err := db.QueryRowContext(ctx, "SELECT note FROM calls WHERE key = ? AND status = 'unknown'", ce.Key).Scan(&note); err != nil ||
+			!strings.HasSuffix(note, "the id of send cannot be stored: "+c.why+")") {
+			t.Errorf("external %#v: note %q %v", c.id, note, err)
+		}
+		if _, err := idem.Arrived(c.id, nil); !errors.Is(err, idem.ErrNotJSON) ||
+			err.Error() != "idem: the id given to Arrived cannot be stored: "+c.why {
+			t.Errorf("Arrived %#v: %v", c.id, err)
+		}
+	}
+	if calls.Owed() != 0 {
+		t.Errorf("records owed: %d", calls.Owed())
+	}
+	// Accepted: what SQL holds as one value, as it is read back.
+	for n, c := range []struct{ id, back any }{
+		{nil, nil}, {int8(-3), int64(-3)}, {orderID(7), int64(7)}, {uint64(math.MaxInt64), int64(math.MaxInt64)},
+		{1.5, 1.5}, {"ch_81", "ch_81"}, {sql.NullInt64{Int64: 4, Valid: true}, int64(4)}, {sql.NullString{}, nil},
+	} {
+		ctx := ctx5(t)
+		local := idem.Local(calls, "good", func(ctx context.Context, tx *sql.Tx, a int) (id, error) { return id{c.id}, nil })
+		if _, err := local.Call(ctx, "w", "c", n); err != nil {
+			t.Errorf("%#v: %v", c.id, err)
+		}
+		out, err := local.Call(ctx, "w", "c", n)
+		if err != nil || !out.Replayed || out.ID != c.back {
+			t.Errorf("%#v read back: %v %#v", c.id, err, out.ID)
+		}
+	}
+}
+
+// Misuse of the API is an error that says what, before anything is
+// claimed: never a nil dereference, and never a claim left unknown
+// because the tool was no function.
+func TestMisuseIsAnError(t *testing.T) {
+	db, calls := open(t)
+	ctx := ctx5(t)
+	fn := func(ctx context.Context, tx *sql.Tx, a int) (int, error) { return a, nil }
+	ext := func(ctx context.Context, key string, a int) (int, error) { return a, nil }
+	wantErr := func(what string, err error, want string) {
+		t.Helper()
+		if err == nil || err.Error() != want {
+			t.Errorf("%s:\n got %v\nwant %s", what, err, want)
+		}
+	}
+	_, err := idem.Open(ctx, nil)
+	wantErr("Open(nil)", err, "idem: Open: the *sql.DB is nil")
+	_, err = idem.Local[int, int](nil, "place", fn).Call(ctx, "w", "c", 1)
+	wantErr("Local(nil)", err, "idem: the tool place has no table: Local(nil, ...)")
+	_, err = idem.External[int, int](nil, "send", ext).Call(ctx, "w", "c", 1)
+	wantErr("External(nil)", err, "idem: the tool send has no table: External(nil, ...)")
+	_, err = idem.Local[int, int](calls, "place", nil).Call(ctx, "w", "c", 1)
+	wantErr("Local nil fn", err, "idem: the tool place has no function: Local(calls, \"place\", nil)")
+	_, err = idem.External[int, int](calls, "send", nil).Call(ctx, "w", "c", 1)
+	wantErr("External nil fn", err, "idem: the tool send has no function: External(calls, \"send\", nil)")
+	_, err = idem.Local(calls, "", fn).Call(ctx, "w", "c", 1)
+	wantErr("no name", err, "idem: a tool's name is a non-empty string, not \"\"")
+	_, err = idem.External(calls, "", ext).Call(ctx, "w", "c", 1)
+	wantErr("no name", err, "idem: a tool's name is a non-empty string, not \"\"")
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM calls").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("claimed: %d %v", n, err)
+	}
+	_, err = calls.ReconcileAll(ctx, 0, nil)
+	wantErr("ReconcileAll(nil)", err, "idem: ReconcileAll: ask is nil")
+	_, err = calls.List(ctx, "done ", false, 0)
+	wantErr("List status", err, "idem: List: the status \"done \" is none of pending, done, failed, unknown (or \"\": any)")
+	_, err = calls.List(ctx, "", false, -1)
+	wantErr("List limit", err, "idem: List: the limit is -1: 0 (all) or more")
+	_, err = calls.ReconcileAll(ctx, -1, func(context.Context, idem.Call) (idem.Verdict, bool, error) { return idem.Verdict{}, false, nil })
+	wantErr("ReconcileAll limit", err, "idem: List: the limit is -1: 0 (all) or more")
+}
+
+// After Close a tool's call is refused (ErrClosed), before anything is
+// claimed: the records it might owe would have no one to make them.
+// Close waits for the calls in flight, whose records it may owe.
+func TestCallAfterClose(t *testing.T) {
+	register(t)
+	db, _ := open(t)
+	ctx := ctx5(t)
+	calls, err := idem.Open(ctx, db, idem.Table("closing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	started := make(chan struct{})
+	slow := idem.External(calls, "slow", func(ctx context.Context, key string, a int) (int, error) {
+		close(started)
+		<-release
+		return a, nil
+	})
+	answer := make(chan error, 1)
+	go func() { _, err := slow.Call(ctx, "w", "c", 1); answer <- err }()
+	<-started
+	closed := make(chan error, 1)
+	go func() { closed <- calls.Close(ctx) }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a call was in flight", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-answer; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	fn := func(ctx context.Context, tx *sql.Tx, a int) (int, error) { return a, nil }
+	if _, err := idem.Local(calls, "place", fn).Call(ctx, "w", "c", 2); !errors.Is(err, idem.ErrClosed) {
+		t.Errorf("a local call after Close: %v", err)
+	}
+	if _, err := slow.Call(ctx, "w", "c", 3); !errors.Is(err, idem.ErrClosed) ||
+		err.Error() != "idem: the table closing is closed (Close was called): open it again with Open" {
+		t.Errorf("an external call after Close: %v", err)
+	}
+	var n int
+	var status string
+	if err := db.QueryRowContext(ctx, "SELECT count(*), max(status) FROM closing").Scan(&n, &status); err != nil || n != 1 || status != "done" {
+		t.Errorf("the table: %d calls, %s, %v", n, status, err)
+	}
+	if err := calls.Close(ctx); err != nil {
+		t.Errorf("Close again: %v", err)
+	}
+}
