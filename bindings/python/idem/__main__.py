@@ -41,7 +41,7 @@ def connect(path: str) -> sqlite3.Connection:
     (a Python whose sqlite3 loads extensions, such as Debian's)."""
     if not os.path.exists(path):
         raise Refused("idem: no database file %s" % path)
-    uri = "file:%s?mode=rw" % urllib.parse.quote(os.path.abspath(path))
+    uri = "file:%s?mode=rw" % urllib.parse.quote(os.fsencode(os.path.abspath(path)))
     opener = getattr(idem, "connect", None)
     try:
         if opener is not None:
@@ -340,12 +340,23 @@ def main(argv: Optional[Sequence[str]] = None, out: Any = None,
          err: Any = None) -> int:
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    a = parser().parse_args(argv)
+    p = parser()
+    a = p.parse_args(argv)
+    for dest, value in sorted(vars(a).items()):
+        # A command line's bytes that are not UTF-8 are lone surrogates in
+        # Python's argv: no text to match or store.  The file name is the
+        # file system's, any bytes.
+        if dest != "db" and isinstance(value, str) and not idem._is_text(value):
+            p.error("argument %s: %r holds bytes that are not UTF-8, which is not text"
+                    % (_POSITIONALS.get(dest, "--" + dest.replace("_", "-")), value))
     try:
         return _main(a, out, err)
     except BrokenPipeError:             # python -m idem DB list | head
         sys.stderr = open(os.devnull, "w")
         return 1
+
+
+_POSITIONALS = {"key": "KEY", "verdict": "VERDICT"}
 
 
 def _main(a: argparse.Namespace, out: Any, err: Any) -> int:

@@ -200,7 +200,8 @@ class Desk:
                " created DESC, CASE WHEN status IN ('unknown', 'pending')"
                " THEN rowid END, rowid DESC" % (self._COLS, self._t, w, rank))
         if limit is not None:
-            sql += " LIMIT %d" % int(limit)
+            # Beyond SQLite's 64-bit integers (a LIMIT it cannot bind): all.
+            sql += " LIMIT %d" % min(int(limit), 2**63 - 1)
         rows = [dict(zip(self._NAMES, r)) for r in self.conn.execute(sql, binds)]
         for r in rows:
             r["stale"] = bool(r["stale"])

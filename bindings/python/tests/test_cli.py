@@ -210,6 +210,45 @@ class ListTest(Desk):
             self.assertEqual(cm.exception.code, 2)
             self.assertIn("argument --limit: %r is not a whole number of calls, 1 or more"
                           % n, err.getvalue())
+        # Beyond SQLite's 64-bit integers: every call (it was a traceback,
+        # "datatype mismatch").
+        self.assertEqual(len(self.json_cli("list", "--limit", "9" * 25)["calls"]), 3)
+
+
+class NotTextTest(Desk):
+    """An argument whose bytes are not UTF-8 (Python's argv holds them as
+    lone surrogates) is a usage error that names it: it was a traceback
+    (UnicodeEncodeError) or a message that named nothing.  The database's
+    file name may be any bytes the file system allows."""
+
+    def test_arguments(self):
+        bad = "a\udcffb"
+        for argv, name in ((["list", "--tool", bad], "--tool"),
+                           (["list", "--older-than", bad], "--older-than"),
+                           (["show", bad], "KEY"),
+                           (["reconcile", self.unknown, "arrived", "--note", bad], "--note"),
+                           (["reconcile", self.unknown, "arrived", "--result", '"%s"' % bad], "--result"),
+                           (["reconcile", self.unknown, bad], "VERDICT"),
+                           (["--table", bad, "stats"], "--table")):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as cm:
+                self.run_cli(*argv)
+            self.assertEqual(cm.exception.code, 2, argv)
+            value = next(v for v in argv if not idem._is_text(v))
+            self.assertIn("argument %s: %r holds bytes that are not UTF-8, which is not"
+                          " text" % (name, value), err.getvalue())
+        self.assertEqual(self.count("SELECT status FROM calls WHERE key = '%s'" % self.unknown),
+                         "unknown")
+
+    def test_a_file_name_of_any_bytes(self):
+        if sys.platform == "win32" or sys.getfilesystemencoding() != "utf-8":
+            self.skipTest("a file name of bytes that are not UTF-8")
+        self.conn.commit() if self.conn.in_transaction else None
+        other = os.path.join(os.path.dirname(self.path), "\udcff.db")
+        shutil.copyfile(self.path, other)
+        out, err = io.StringIO(), io.StringIO()
+        self.assertEqual(main([other, "--json", "stats"], out, err), 0, err.getvalue())
+        self.assertEqual(json.loads(out.getvalue())["total"], 3)
 
 
 class ShowTest(Desk):
