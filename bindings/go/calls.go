@@ -23,6 +23,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // HeaderName is the header an external tool sends its key in.
@@ -247,6 +248,9 @@ func Open(ctx context.Context, db *sql.DB, opts ...Option) (*Calls, error) {
 	if o.owner == "" {
 		h, _ := os.Hostname()
 		o.owner = fmt.Sprintf("%s:%d", strings.ReplaceAll(h, "/", "_"), os.Getpid())
+	}
+	if !utf8.ValidString(o.owner) {
+		return nil, fmt.Errorf("idem: the owner name %q holds bytes that are not UTF-8, which is not text", o.owner)
 	}
 	if strings.Contains(o.owner, "/") {
 		return nil, fmt.Errorf("idem: the owner name %q contains '/', which separates the parts of an owner token", o.owner)

@@ -183,3 +183,36 @@ func TestCallAfterClose(t *testing.T) {
 		t.Errorf("Close again: %v", err)
 	}
 }
+
+// who, conv and a tool's name whose bytes are not UTF-8 are refused
+// before the claim, as Python and Node refuse a lone surrogate in them:
+// stored as text, they broke every reader that decodes it (Python's
+// sqlite3: "Could not decode to UTF-8 column 'who'", the operator's
+// desk with it), and Node's read them as U+FFFD.  An Owner too.
+func TestPartsNotUTF8Refused(t *testing.T) {
+	db, calls := open(t)
+	ctx := ctx5(t)
+	fn := func(ctx context.Context, tx *sql.Tx, a int) (int, error) { return a, nil }
+	for _, c := range []struct{ tool, who, conv, want string }{
+		{"place", "a\xffb", "c", "idem: place: who holds bytes that are not UTF-8, which is not text"},
+		{"place", "w", "\xc3", "idem: place: conv holds bytes that are not UTF-8, which is not text"},
+		{"pl\xe9ce", "w", "c", `idem: the tool "pl\xe9ce": its name holds bytes that are not UTF-8, which is not text`},
+	} {
+		_, err := idem.Local(calls, c.tool, fn).Call(ctx, c.who, c.conv, 1)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q %q %q:\n got %v\nwant %s", c.tool, c.who, c.conv, err, c.want)
+		}
+		ext := idem.External(calls, c.tool, func(ctx context.Context, key string, a int) (int, error) { return a, nil })
+		if _, err := ext.Call(ctx, c.who, c.conv, 1); err == nil || err.Error() != c.want {
+			t.Errorf("external %q %q %q: %v", c.tool, c.who, c.conv, err)
+		}
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM calls").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("claimed: %d %v", n, err)
+	}
+	if _, err := idem.Open(ctx, db, idem.Owner("node\xff")); err == nil ||
+		err.Error() != `idem: the owner name "node\xff" holds bytes that are not UTF-8, which is not text` {
+		t.Errorf("Owner: %v", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 var errBadConn = driver.ErrBadConn
@@ -111,7 +112,7 @@ func (t *LocalTool[A, R]) Call(ctx context.Context, who, conv string, args A) (O
 	if t == nil {
 		return Outcome[R]{}, errors.New("idem: Call on a nil *LocalTool: make it with Local(calls, name, fn)")
 	}
-	if err := usable(t.calls, t.name, t.fn == nil, "Local"); err != nil {
+	if err := usable(t.calls, t.name, t.fn == nil, "Local", who, conv); err != nil {
 		return Outcome[R]{}, err
 	}
 	if err := t.calls.enter(); err != nil {
@@ -123,16 +124,25 @@ func (t *LocalTool[A, R]) Call(ctx context.Context, who, conv string, args A) (O
 	})
 }
 
-// usable: what a tool needs before anything is claimed (a table, a
-// function, a name), or the mistake, in words that say which.
-func usable(c *Calls, name string, noFn bool, made string) error {
+// usable: what a tool's call needs before anything is claimed (a table,
+// a function, a name; who, conv and the name as text, as Python and Node
+// refuse a lone surrogate: stored as text that is not UTF-8, they break
+// every reader that decodes it), or the mistake, in words that say which.
+func usable(c *Calls, name string, noFn bool, made, who, conv string) error {
+	const notText = "holds bytes that are not UTF-8, which is not text"
 	switch {
 	case name == "":
 		return errors.New(`idem: a tool's name is a non-empty string, not ""`)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("idem: the tool %q: its name %s", name, notText)
 	case c == nil:
 		return fmt.Errorf("idem: the tool %s has no table: %s(nil, ...)", name, made)
 	case noFn:
 		return fmt.Errorf("idem: the tool %s has no function: %s(calls, %q, nil)", name, made, name)
+	case !utf8.ValidString(who):
+		return fmt.Errorf("idem: %s: who %s", name, notText)
+	case !utf8.ValidString(conv):
+		return fmt.Errorf("idem: %s: conv %s", name, notText)
 	}
 	return nil
 }
@@ -398,7 +408,7 @@ func (t *ExternalTool[A, R]) Call(ctx context.Context, who, conv string, args A)
 	if t == nil {
 		return Outcome[R]{}, errors.New("idem: Call on a nil *ExternalTool: make it with External(calls, name, fn)")
 	}
-	if err := usable(t.calls, t.name, t.fn == nil, "External"); err != nil {
+	if err := usable(t.calls, t.name, t.fn == nil, "External", who, conv); err != nil {
 		return Outcome[R]{}, err
 	}
 	if err := t.calls.enter(); err != nil {

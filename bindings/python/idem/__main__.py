@@ -59,6 +59,10 @@ def connect(path: str) -> sqlite3.Connection:
         except (RuntimeError, sqlite3.Error) as e:
             conn.close()
             raise Refused(str(e))
+    if isinstance(conn, sqlite3.Connection):
+        # Text that SQL stored without being UTF-8 (CAST(x'ff' AS TEXT)) is
+        # shown with its bytes as escapes, not a traceback.
+        conn.text_factory = lambda b: b.decode("utf-8", "backslashreplace")
     return cast(sqlite3.Connection, conn)
 
 

@@ -240,6 +240,17 @@ class NotTextTest(Desk):
         self.assertEqual(self.count("SELECT status FROM calls WHERE key = '%s'" % self.unknown),
                          "unknown")
 
+    def test_stored_text_that_is_not_utf8(self):
+        # SQL may store such text (CAST(x'..' AS TEXT)): the desk shows its
+        # bytes as escapes; it was a traceback ("Could not decode to UTF-8").
+        if not isinstance(self.conn, sqlite3.Connection):
+            self.skipTest("sqlite3's text_factory")
+        self.conn.execute("INSERT INTO calls(who, conv, tool, args, kind) VALUES("
+                          "CAST(x'61ff62' AS TEXT), 'c', 'send', '{}', 'external')")
+        rc, out, err = self.run_cli("list", "--tool", "send")
+        self.assertEqual((rc, err), (0, ""))
+        self.assertIn("a\\xffb", out)
+
     def test_a_file_name_of_any_bytes(self):
         if sys.platform == "win32" or sys.getfilesystemencoding() != "utf-8":
             self.skipTest("a file name of bytes that are not UTF-8")
