@@ -651,20 +651,6 @@ func discard(cn *sql.Conn) {
 	cn.Close()
 }
 
-// commit ends tx with a COMMIT statement under ctx (database/sql's
-// Tx.Commit takes no context, and some drivers' wait forever on a lost
-// leader); the caller then releases the Tx (its ROLLBACK finds nothing
-// to undo).  An
-// error of the COMMIT, or the deadline, is ErrCommitUnknown: it may have
-// happened.
-func commit(ctx context.Context, tx *sql.Tx) error {
-	_, err := tx.ExecContext(ctx, "COMMIT")
-	if err != nil {
-		return &sentinelWrap{ErrCommitUnknown, err}
-	}
-	return nil
-}
-
 // pause before another attempt; false when ctx ends first.
 func pause(ctx context.Context, n int) bool {
 	d := time.Duration(5<<min(n, 6)) * time.Millisecond

@@ -257,8 +257,8 @@ func holdsWalk(t reflect.Type, open map[reflect.Type]bool) bool {
 	for _, addr := range [2]bool{false, true} {
 		if recv, name := form(t, addr); name == "" {
 			byKind = true
-		} else if timeForm(recv, name) != "" {
-			return true
+		} else if name == "MarshalText" || timeForm(recv, name) != "" {
+			return true // time.Time's, or text to check
 		}
 	}
 	if !byKind {
@@ -272,7 +272,7 @@ func holdsWalk(t reflect.Type, open map[reflect.Type]bool) bool {
 	case reflect.Slice:
 		return isBytes(t) || holdsWalk(t.Elem(), open)
 	case reflect.Map:
-		return t.Key().Kind() == reflect.String || keyForm(t.Key()) != "" || holdsWalk(t.Elem(), open)
+		return t.Key().Kind() == reflect.String || t.Key().Implements(textMarshalerType) || holdsWalk(t.Elem(), open)
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
 			if f := t.Field(i); (f.IsExported() || f.Anonymous) && holdsWalk(f.Type, open) {
@@ -312,13 +312,41 @@ type refusal struct {
 
 func (r *refusal) at(seg string) *refusal { r.in = append(r.in, seg); return r }
 
-// refusedForm: the refusal of a value whose method name of recv's
-// encoding/json calls, if that is time.Time's; nil for the user's own.
-func refusedForm(recv reflect.Type, name string) *refusal {
+// refusedForm: the refusal of v, whose method name of recv's (v's, or
+// its address's) encoding/json calls: time.Time's, or the user's
+// MarshalText that gives bytes that are not UTF-8 (written as U+FFFD);
+// nil for the user's own form otherwise.
+func refusedForm(v reflect.Value, recv reflect.Type, name string) *refusal {
 	if why := timeForm(recv, name); why != "" {
 		return &refusal{what: " " + why}
 	}
+	if name == "MarshalText" {
+		typ := v.Type()
+		if recv != typ && v.CanAddr() {
+			v = v.Addr()
+		}
+		if why := textForm(v, typ); why != "" {
+			return &refusal{what: " " + why}
+		}
+	}
 	return nil
+}
+
+// textForm: why the text v's MarshalText gives is refused ("" if it is
+// not, or if it fails: encoding/json reports that); typ is the value's
+// type as the path names it.
+func textForm(v reflect.Value, typ reflect.Type) string {
+	if !v.CanInterface() || (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) && v.IsNil() {
+		return ""
+	}
+	m, ok := v.Interface().(encoding.TextMarshaler)
+	if !ok {
+		return ""
+	}
+	if b, err := m.MarshalText(); err == nil && !utf8.Valid(b) {
+		return "is a " + typ.String() + ", whose MarshalText gives bytes that are not UTF-8, which is not text (encoding/json would write U+FFFD for them)"
+	}
+	return ""
 }
 
 // refusedIn is why v, at path, is refused ("" if it is not).
@@ -361,12 +389,12 @@ func walkValue(v reflect.Value, depth int) *refusal {
 			}
 			v = v.Elem()
 			if name != "" {
-				return refusedForm(v.Type(), name)
+				return refusedForm(v, v.Type(), name)
 			}
 			continue
 		}
 		if recv, name := form(v.Type(), v.CanAddr()); name != "" {
-			return refusedForm(recv, name)
+			return refusedForm(v, recv, name)
 		}
 		if v.Kind() != reflect.Pointer {
 			break
@@ -410,9 +438,14 @@ func walkValue(v reflect.Value, depth int) *refusal {
 		// The first refused member in the order encoding/json writes them.
 		var first *refusal
 		var firstKey string
+		textKeys := t.Key().Kind() != reflect.String && t.Key().Implements(textMarshalerType)
 		for it := v.MapRange(); it.Next(); {
 			if k := it.Key(); k.Kind() == reflect.String && !utf8.ValidString(k.String()) {
 				return &refusal{what: " has a key that " + notUTF8}
+			} else if textKeys {
+				if why := textForm(k, k.Type()); why != "" {
+					return &refusal{what: " has a key that " + why}
+				}
 			}
 			if r := walkValue(it.Value(), depth+1); r != nil {
 				if k := keyText(it.Key()); first == nil || k < firstKey {

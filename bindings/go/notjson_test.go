@@ -301,3 +301,34 @@ func TestPromotedAndPointerForms(t *testing.T) {
 		t.Error("an addressable value's MarshalText is not honoured")
 	}
 }
+
+// raw is the user's text form, whatever bytes it holds.
+type raw struct{ b string }
+
+func (r raw) MarshalText() ([]byte, error) { return []byte(r.b), nil }
+
+// The text a user's MarshalText gives is checked as a string is:
+// encoding/json writes U+FFFD for bytes that are not UTF-8, so two calls
+// whose texts differ had one key (and two map keys one name).
+func TestTextFormNotUTF8Refused(t *testing.T) {
+	_, calls := open(t)
+	ctx := ctx5(t)
+	place := idem.Local(calls, "place", func(ctx context.Context, tx *sql.Tx, a any) (int, error) { return 1, nil })
+	why := " whose MarshalText gives bytes that are not UTF-8" + utf8Why
+	for _, c := range []struct {
+		args any
+		want string
+	}{
+		{map[string]any{"r": raw{"a\xff"}}, "args.r is a idem_test.raw," + why},
+		{[]raw{{"ok"}, {"\xfe"}}, "args[1] is a idem_test.raw," + why},
+		{map[raw]int{{"ok"}: 1, {"\xff"}: 2}, "args has a key that is a idem_test.raw," + why},
+	} {
+		_, err := place.Call(ctx, "w", "c", c.args)
+		if want := "idem: the arguments of place are not JSON: " + c.want; !errors.Is(err, idem.ErrNotJSON) || err.Error() != want {
+			t.Errorf("%#v:\n got %v\nwant %s", c.args, err, want)
+		}
+	}
+	if _, err := place.Call(ctx, "w", "c", map[raw]raw{{"k"}: {"caf\u00e9"}}); err != nil {
+		t.Errorf("UTF-8 text: %v", err)
+	}
+}

@@ -335,7 +335,10 @@ func (t *LocalTool[A, R]) attempt(pctx context.Context, p prepared, token string
 	return Outcome[R]{Result: v, ID: id, Key: p.key}, nil
 }
 
-// commitLocal is the COMMIT of a local call's transaction.  A COMMIT
+// commitLocal ends a local call's transaction tx with a COMMIT statement
+// under ctx (database/sql's Tx.Commit takes no context, and some drivers'
+// wait forever on a lost leader); the caller then releases the Tx (its
+// ROLLBACK finds nothing to undo).  A COMMIT
 // that leaves its transaction open did not commit: SQLite keeps the
 // transaction when the database stays busy past the connection's busy
 // timeout (a reader of a rollback journal), which is all the wait there
