@@ -504,7 +504,8 @@ func walkStruct(v reflect.Value, depth int) *refusal {
 		if name == "" {
 			name = f.Name
 		}
-		if strings.Contains(","+opts+",", ",omitempty,") && empty(fv) {
+		if strings.Contains(","+opts+",", ",omitempty,") && empty(fv) ||
+			omitZero && strings.Contains(","+opts+",", ",omitzero,") && zero(fv) {
 			continue
 		}
 		if r := walkValue(fv, depth+1); r != nil {
@@ -512,6 +513,46 @@ func walkStruct(v reflect.Value, depth int) *refusal {
 		}
 	}
 	return nil
+}
+
+// omitZero: this encoding/json leaves out a field tagged omitzero that
+// is zero (Go 1.24 and later; an older one writes it).
+var omitZero = func() bool {
+	b, err := json.Marshal(struct {
+		A int `json:"a,omitzero"`
+	}{})
+	return err == nil && string(b) == "{}"
+}()
+
+type isZeroer interface{ IsZero() bool }
+
+var isZeroerType = reflect.TypeOf((*isZeroer)(nil)).Elem()
+
+// zero: what omitzero leaves out, as encoding/json tells it (typeFields):
+// by the type's IsZero where it has one, else reflect's zero value.
+// Where the value cannot be handed to IsZero it is not zero (walked).
+func zero(v reflect.Value) bool {
+	t := v.Type()
+	switch {
+	case t.Kind() == reflect.Interface && t.Implements(isZeroerType):
+		return v.IsNil() || v.Elem().Kind() == reflect.Pointer && v.Elem().IsNil() ||
+			v.CanInterface() && v.Interface().(isZeroer).IsZero()
+	case t.Kind() == reflect.Pointer && t.Implements(isZeroerType):
+		return v.IsNil() || v.CanInterface() && v.Interface().(isZeroer).IsZero()
+	case t.Implements(isZeroerType):
+		return v.CanInterface() && v.Interface().(isZeroer).IsZero()
+	case reflect.PointerTo(t).Implements(isZeroerType):
+		if !v.CanInterface() {
+			return false
+		}
+		if !v.CanAddr() {
+			c := reflect.New(t).Elem()
+			c.Set(v)
+			v = c
+		}
+		return v.Addr().Interface().(isZeroer).IsZero()
+	}
+	return v.IsZero()
 }
 
 // empty: what omitempty leaves out.

@@ -332,3 +332,42 @@ func TestTextFormNotUTF8Refused(t *testing.T) {
 		t.Errorf("UTF-8 text: %v", err)
 	}
 }
+
+// omitzero (Go 1.24's encoding/json) leaves a zero field out, a zero
+// time.Time too: the walk leaves out what encoding/json leaves out, by
+// the field's IsZero where it has one, and refuses the rest.
+func TestOmitZeroLeftOut(t *testing.T) {
+	if b, _ := json.Marshal(struct {
+		A int `json:"a,omitzero"`
+	}{}); string(b) != "{}" {
+		t.Skip("this encoding/json has no omitzero")
+	}
+	_, calls := open(t)
+	ctx := ctx5(t)
+	place := idem.Local(calls, "place", func(ctx context.Context, tx *sql.Tx, a any) (int, error) { return 1, nil })
+	type at struct {
+		At  time.Time  `json:"at,omitzero"`
+		Ptr *time.Time `json:"ptr,omitzero"`
+		N   int        `json:"n"`
+	}
+	k1, err := place.Call(ctx, "w", "c", at{N: 1})
+	if err != nil {
+		t.Fatalf("a zero time left out: %v", err)
+	}
+	k2, err := place.Call(ctx, "w", "c", map[string]int{"n": 1})
+	if err != nil || k1.Key != k2.Key {
+		t.Errorf("not the same call: %v", err)
+	}
+	now := time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC)
+	if _, err := place.Call(ctx, "w", "c", at{At: now}); err == nil ||
+		err.Error() != "idem: the arguments of place are not JSON: args.at is a time.Time"+timeWhy {
+		t.Errorf("a time: %v", err)
+	}
+	// A pointer to a zero time: its IsZero says zero, left out too.
+	if _, err := place.Call(ctx, "w", "c", at{Ptr: &time.Time{}}); err != nil {
+		t.Errorf("a pointer to a zero time: %v", err)
+	}
+	if b, _ := json.Marshal(at{Ptr: &time.Time{}}); string(b) != `{"n":0}` {
+		t.Errorf("encoding/json: %s", b)
+	}
+}
