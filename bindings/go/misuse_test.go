@@ -121,6 +121,12 @@ func TestMisuseIsAnError(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM calls").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("claimed: %d %v", n, err)
 	}
+	// A note with a release: it kept nothing (dropped in silence); Python
+	// and Node refuse it in these words.
+	err = calls.Reconcile(ctx, "0123", idem.NotArrived.WithNote("asked the bank"))
+	wantErr("a note with not_arrived", err, "idem: Reconcile: 'not_arrived' releases the call and keeps nothing; a note goes with Arrived only")
+	err = calls.Reconcile(ctx, "0123", idem.NotSentVerdict.WithNote("x"))
+	wantErr("a note with not_sent", err, "idem: Reconcile: 'not_sent' releases the call and keeps nothing; a note goes with Arrived only")
 	_, err = calls.ReconcileAll(ctx, 0, nil)
 	wantErr("ReconcileAll(nil)", err, "idem: ReconcileAll: ask is nil")
 	_, err = calls.List(ctx, "done ", false, 0)

@@ -54,7 +54,8 @@ var NotArrived = Verdict{word: "not_arrived"}
 // who knows): released.  Refused on an unknown call.
 var NotSentVerdict = Verdict{word: "not_sent"}
 
-// WithNote sets the note recorded with an Arrived verdict.
+// WithNote sets the note recorded with an Arrived verdict (Reconcile
+// refuses it with a release, which keeps nothing).
 func (v Verdict) WithNote(note string) Verdict { v.note = &note; return v }
 
 // String is the verdict's word in the table.
@@ -67,6 +68,9 @@ func (v Verdict) String() string { return v.word }
 func (c *Calls) Reconcile(ctx context.Context, key string, v Verdict) error {
 	if v.word == "" {
 		return errors.New("idem: Reconcile: the verdict is empty: use Arrived(...), NotArrived or NotSentVerdict")
+	}
+	if v.word != "arrived" && v.note != nil {
+		return fmt.Errorf("idem: Reconcile: '%s' releases the call and keeps nothing; a note goes with Arrived only", v.word)
 	}
 	set, args := "reconcile = ?", []any{v.word}
 	if v.word == "arrived" {
