@@ -21,7 +21,11 @@ each, the order of the three rotated from run to run; a ratio is the median
 of the runs' ratios to json().  A sized row's document is repeated to make
 ~8 MB, so that each scan takes long enough to time, and each of its
 samples repeats the scan for about --sample seconds of json() (0.1), after
-one untimed scan of each function.  No targets: the tables
+one untimed scan of each function.  The shapes come in tables: SHAPES
+(issue 35's own), NUMBER_SHAPES, HOSTILE, STRANGER (what a stranger tries
+first) and ADVERSARY (what an adversary tries next, each also sized, and
+the refusals among them: documents idem must refuse, each sized row a
+scan of one document that fails, json() refusing it as well or not).  No targets: the tables
 say what costs what (doc/performance.md says why).  --data PATH writes the
 ratios to PATH.bars and PATH.sizes for test/bench/chart.gp.
 
