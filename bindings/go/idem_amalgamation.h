@@ -6602,16 +6602,16 @@ static IDEM_JSON_INLINE uint64_t idemJsonTextKey(
 ** time in the order of their ranks. */
 #define IJ_TAKE_FRAC 4
 
-/* Set the keys at iOff (aR[].iKey) of the members at ranks iLo..iHi of an
-** object of n members, groups about to be sorted: the names read in the
-** order of the text (records and texts one after the other, where the
-** groups would read each in the order of their ranks, a wait for memory
-** each once the object outgrows the caches), each key written to its
-** rank through aInv[] (the rank of each member; n for those outside
-** iLo..iHi, whose keys go to aR[n], the sort's scratch), and aLeft[rank]
-** set if the name ends within 8 bytes of iOff.  Only with the keys kept
-** (bKept: every aT[] set).  Returns the keys' IJ_HAS_ZERO() of a
-** backslash, those of the members in iLo..iHi. */
+/* Set aKey[rank] to the key at iOff of each member at ranks iLo..iHi of an
+** object of n members (groups about to be sorted), and aLeft[rank] if
+** its name ends within 8 bytes of iOff: the names read in the order of
+** the text (records and texts one after the other, where the groups
+** would read each in the order of their ranks, a wait for memory each
+** once the object outgrows the caches), each key written to its rank
+** through aInv[] (the rank of each member; ~0 for those outside
+** iLo..iHi, whose key and flag go to aKey[n] and aLeft[n]).  Only with
+** the keys kept (bKept: every aT[] set).  Returns the keys' IJ_HAS_ZERO()
+** of a backslash, those of the members in iLo..iHi. */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
@@ -6636,10 +6636,13 @@ static uint64_t idemJsonTakeKeys(
     uint32_t r = aInv[i];
     int bIn = r<(uint32_t)n;
     sqlite3_int64 nLeft = t->n - iOff;
+    int bRead = bIn && nLeft>0;
     uint64_t x;
     /* A name outside iLo..iHi reads 8 zeros instead (not its text: a
-    ** line of memory it would cost), its key goes to aKey[n], unused */
-    x = idemJsonWordKey(bIn ? t->z + iOff : aNone, bIn ? nLeft : 0);
+    ** line of memory it would cost), its key goes to aKey[n], unused;
+    ** so does one in iLo..iHi that ends before iOff (it ended within
+    ** the group's key, and is in none of its groups), its key 0 */
+    x = idemJsonWordKey(bRead ? t->z + iOff : aNone, bRead ? nLeft : 0);
     r = bIn ? r : (uint32_t)n;
     aKey[r] = x;
     aLeft[r] = nLeft<=8;
