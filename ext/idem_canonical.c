@@ -1158,12 +1158,21 @@ static IDEM_JSON_INLINE uint64_t idemJsonTextKey(
   return idemJsonWordKey(t->z + iOff, t->n - iOff);
 }
 
-/* A large object's groups at one offset that hold at least a quarter of
-** its members (UTF-16 order at 100 000 names: the groups at 8 and those
-** at 16 of the 50 000 names that share 12 bytes) take their keys in one
-** pass in the order of the text (idemJsonTakeKeys()), not a group at a
-** time in the order of their ranks. */
+/* The groups that a group of a quarter of an object's members makes at
+** its next 8 bytes (UTF-16 order at 100 000 names: some 280 groups at 16
+** of the 50 000 names that share 12 bytes) take their keys in one pass in
+** the order of the text (idemJsonTakeKeys()), not a group at a time in
+** the order of their ranks, in an object of IDEM_JSON_TAKE_MIN members or
+** more: its records (32 bytes a member) and names pass twice this
+** machine's second-level cache (1 MB).  In a smaller one the reads in
+** the order of the ranks mostly hit that cache, and the pass cost more
+** than it saved (UTF-16 order at 10 000 and 25 000 names: +3% and +2% in
+** time; at 50 000 even; at 100 000 -4%).  The tests build with a lower
+** one too (canonical-13.27). */
 #define IJ_TAKE_FRAC 4
+#ifndef IDEM_JSON_TAKE_MIN
+# define IDEM_JSON_TAKE_MIN 65536
+#endif
 
 /* Set aKey[rank] to the key at iOff of each member at ranks iLo..iHi of an
 ** object of n members (groups about to be sorted), and aLeft[rank] if
@@ -2112,7 +2121,7 @@ sort_groups:
         }
       }
     }
-    if( bKept && k>=IJ_PREFETCH_MIN && k>=n/IJ_TAKE_FRAC && nG>nG0 ){
+    if( bKept && n>=IDEM_JSON_TAKE_MIN && k>=n/IJ_TAKE_FRAC && nG>nG0 ){
       /* A large group's groups at iOff+8 (UTF-16 order: the 50 000
       ** names that share 12 bytes, some 280 groups at 16) take their keys
       ** in one pass in the order of the text if they hold half of it. */
