@@ -20,7 +20,9 @@
 **     OPERATION  only these (names as printed)
 **
 ** The extension is compiled into this file (one translation unit, built
-** with -DSQLITE_CORE) and registered with sqlite3_auto_extension().  A
+** with -DSQLITE_CORE), or under ASan linked from build/asan/libidem.a, built
+** with the same flags (-DIDEM_OOM_LINKED), and registered with
+** sqlite3_auto_extension().  A
 ** wrapper around SQLite's own allocator (SQLITE_CONFIG_GETMALLOC, then
 ** SQLITE_CONFIG_MALLOC) fails the Nth allocation, and in a second pass
 ** every allocation from the Nth on ("benign" and "persistent" faults).
@@ -59,7 +61,16 @@
 ** This runs on a file database in a temporary directory and on :memory:.
 ** The last line is "N passed, N failed"; the exit status is 1 on failure.
 */
-#include "../../ext/idem.c"
+/* make test-asan-oom links the ASan build's libidem.a (the same flags),
+** not a third ASan compile of idem: -DIDEM_OOM_LINKED. */
+#ifdef IDEM_OOM_LINKED
+# include <sqlite3.h>
+# include <string.h>
+# include <stdarg.h>
+# include "../../include/idem.h"
+#else
+# include "../../ext/idem.c"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
