@@ -84,6 +84,7 @@ struct IdemChange {
   IdemStatus eStatus;         /* The status asked for, or _NULL, _ABSENT */
   IdemReconcile eReconcile;   /* The verdict given, or _NONE */
   int bNote;                  /* True if a note is given */
+  int bKept;                  /* A non-NULL id, result or note is given */
 };
 
 /* What to do about it. */
@@ -111,6 +112,7 @@ typedef enum IdemRefusal {
   IDEM_REFUSE_LOCAL_UNKNOWN,
   IDEM_REFUSE_PENDING_NOT_STALE,
   IDEM_REFUSE_NOT_SENT_UNKNOWN,
+  IDEM_REFUSE_RELEASE_KEEPS_NOTHING,
   IDEM_REFUSE_BAD_STATUS,
   IDEM_REFUSE_RESEND_LOCAL,
   IDEM_REFUSE_RESEND_UNDECLARED,
@@ -215,6 +217,7 @@ static IdemAction idemTransition(
         return idemRecord(IDEM_STATUS_DONE,
                           pChg->bNote ? IDEM_NOTE_GIVEN : IDEM_NOTE_RECONCILED);
       case IDEM_RECONCILE_NOT_ARRIVED:
+        if( pChg->bKept ) return idemRefusal(IDEM_REFUSE_RELEASE_KEEPS_NOTHING);
         /* A pending call's owner may still be working: only a call that
         ** is stale at this very UPDATE (not at a sweeper's earlier
         ** SELECT) is released on the target's word alone. */
@@ -223,6 +226,7 @@ static IdemAction idemTransition(
         }
         return idemReleaseAction();
       case IDEM_RECONCILE_NOT_SENT:
+        if( pChg->bKept ) return idemRefusal(IDEM_REFUSE_RELEASE_KEEPS_NOTHING);
         if( eOld==IDEM_STATUS_UNKNOWN ){
           return idemRefusal(IDEM_REFUSE_NOT_SENT_UNKNOWN);
         }
@@ -393,6 +397,12 @@ static int idemRefuse(IdemVtab *p, IdemRefusal eRefusal, const char *zHex,
           " it; after checking the target's records, set reconcile ="
           " 'arrived' or 'not_arrived'", zHex);
       break;
+    case IDEM_REFUSE_RELEASE_KEEPS_NOTHING:
+      idemVtabError(p, "call '%s': reconcile = 'not_arrived' and 'not_sent'"
+          " release the call (its rows go) and keep nothing, so an id,"
+          " result or note given with them would be lost; they go with"
+          " reconcile = 'arrived' only", zHex);
+      break;
     case IDEM_REFUSE_BAD_STATUS:
       idemVtabError(p, "status must be 'pending', 'done' or"
                     " 'failed', not '%s'", zNew ? zNew : "(not text)");
@@ -558,6 +568,13 @@ static int idemUpdateCheck(IdemVtab *p, sqlite3_stmt *pOld,
 ** What an UPDATE asks for (*pChg), and the text of the status it names
 ** (*pzNew, for the message that refuses it).
 */
+/* True if the UPDATE sets column iCol (mGiven) to a value, not NULL. */
+static int idemGivenNotNull(sqlite3_value **aCol, sqlite3_uint64 mGiven,
+                            int iCol){
+  return (mGiven & IDEM_COLBIT(iCol))!=0
+      && sqlite3_value_type(aCol[iCol])!=SQLITE_NULL;
+}
+
 static int idemChangeParse(sqlite3_value **aCol, sqlite3_uint64 mGiven,
                            IdemChange *pChg, const char **pzNew){
   sqlite3_value *pStatus = aCol[IDEM_COL_STATUS];
@@ -566,6 +583,9 @@ static int idemChangeParse(sqlite3_value **aCol, sqlite3_uint64 mGiven,
   pChg->eStatus = IDEM_STATUS_ABSENT;
   pChg->eReconcile = IDEM_RECONCILE_NONE;
   pChg->bNote = (mGiven & IDEM_COLBIT(IDEM_COL_NOTE))!=0;
+  pChg->bKept = idemGivenNotNull(aCol, mGiven, IDEM_COL_ID)
+             || idemGivenNotNull(aCol, mGiven, IDEM_COL_RESULT)
+             || idemGivenNotNull(aCol, mGiven, IDEM_COL_NOTE);
   if( mGiven & IDEM_COLBIT(IDEM_COL_STATUS) ){
     if( sqlite3_value_type(pStatus)==SQLITE_NULL ){
       pChg->eStatus = IDEM_STATUS_NULL;

@@ -453,8 +453,7 @@ func (t *ExternalTool[A, R]) call(ctx context.Context, who, conv string, args A)
 		if !transient(ctx, err) || !pause(ctx, n) {
 			if claimed && !isIdemError(err) {
 				// Our claim may stand, and nothing was sent: release it.
-				c.owe(&owed{key: p.key, token: token, release: true,
-					note: "released by its owner: the claim's COMMIT was not confirmed, and nothing was sent"})
+				c.owe(&owed{key: p.key, token: token, release: true})
 				return zero, NotSent(fmt.Errorf("the claim of %s was not confirmed before the deadline: %w", p.key, err))
 			}
 			return zero, hint(err)
@@ -646,8 +645,7 @@ func (t *ExternalTool[A, R]) send(ctx context.Context, p prepared, token string,
 	c := t.calls
 	if ctx.Err() != nil {
 		// The deadline passed before anything left: release the call.
-		c.owe(&owed{key: p.key, token: token, release: true,
-			note: "released by its owner: its deadline passed before the request left"})
+		c.owe(&owed{key: p.key, token: token, release: true})
 		return Outcome[R]{Key: p.key}, NotSent(ctx.Err())
 	}
 	ch := make(chan answer[R], 1)
@@ -748,10 +746,8 @@ func (t *ExternalTool[A, R]) outcome(p prepared, token string, a answer[R]) *owe
 			return o
 		}
 		o.done, o.status, o.id, o.result = true, "done", id, string(text)
-	case errors.Is(a.err, ErrFenced):
-		o.release, o.note = true, t.calls.note("released by its owner: the target fenced the key: "+a.err.Error())
-	case errors.Is(a.err, ErrNotSent):
-		o.release, o.note = true, t.calls.note("released by its owner: the request was not sent: "+a.err.Error())
+	case errors.Is(a.err, ErrFenced), errors.Is(a.err, ErrNotSent):
+		o.release = true // the call's rows go: a release keeps no note
 	default:
 		o.status, o.note = "failed", t.calls.note(a.err.Error())
 	}
@@ -784,8 +780,9 @@ func (c *Calls) settle(ctx context.Context, o *owed) error {
 		var err error
 		switch {
 		case o.release:
-			res, err = cn.ExecContext(ctx, "UPDATE "+c.q+" SET reconcile = 'not_sent', note = ? WHERE key = ? AND member = 0 AND owner = ?",
-				o.note, o.key, o.token)
+			// A release keeps nothing: the call's rows go (no note).
+			res, err = cn.ExecContext(ctx, "UPDATE "+c.q+" SET reconcile = 'not_sent' WHERE key = ? AND member = 0 AND owner = ?",
+				o.key, o.token)
 		case o.done:
 			res, err = cn.ExecContext(ctx, "UPDATE "+c.q+" SET status = 'done', id = ?, result = ? WHERE key = ? AND member = 0 AND owner = ?",
 				o.id, o.result, o.key, o.token)
