@@ -549,6 +549,7 @@ static int idemJsonPlainDecimal(
 ){
   const unsigned char *f;
   if( zDigits[0]!='0' ) return zEnd-zDigits-1<=15;   /* 1 <= |x| < 1e15 */
+  if( zEnd-zDot>21 ) return 0;      /* (a run of zeros not read here) */
   for(f=zDot+1; *f=='0'; f++){}                       /* 0.000ddd */
   return f-zDot-1<=5 && zEnd-f<=15;
 }

@@ -3130,7 +3130,9 @@ static int idemNumDecimalToDouble(
 ** Returns 1 and the double (m may be 0: below half the least subnormal)
 ** if decided and finite.
 */
-static int idemNumEiselLemireSpan(uint64_t w, int q, uint64_t *pM, int *pE){
+static IDEMNUM_INLINE int idemNumEiselLemireSpan(
+  uint64_t w, int q, uint64_t *pM, int *pE
+){
   const uint64_t *t = idemNumPow10[q - IDEMNUM_POW10_MIN];
   const uint64_t half = (uint64_t)1<<63;
   int lz = idemNumClz64(w);
@@ -3759,8 +3761,12 @@ static IDEMNUM_NOINLINE int idemNumLong18(
 ** at the end counted: "12345678901234567.0"), w is all of them, exactly,
 ** and step 3 is the plain one.  Returns -2 if the
 ** literal is not of that shape or step 3 does not decide.
+** idemNumLongAt() is the same for the digits z[0..n) of a decimal's
+** mantissa times 10^x10 (idemNumLongExp(): an exponent after them).
 */
-static int idemNumLongTry(const char *z, int n, int iDot, char *zOut){
+static IDEMNUM_INLINE int idemNumLongAt(
+  const char *z, int n, int iDot, int x10, char *zOut
+){
   int neg = z[0]=='-';
   const char *zD = z + neg;         /* the first significant digit */
   int k;                            /* zD[k] is the '.', or k > 19 */
@@ -3778,6 +3784,7 @@ static int idemNumLongTry(const char *z, int n, int iDot, char *zOut){
     nDig = n - neg - 1;
     L = k - 1;
   }
+  L += x10;
   if( L>308 || L<-324 ) return -2;
   if( nDig<19 ) return nDig==18 ? idemNumLong18(neg, zD, k, L, zOut) : -2;
   j = k<16 ? k : 16;
@@ -3794,6 +3801,9 @@ static int idemNumLongTry(const char *z, int n, int iDot, char *zOut){
   }
   return idemNumFormatParts(neg, m, e, zOut);
 }
+static int idemNumLongTry(const char *z, int n, int iDot, char *zOut){
+  return idemNumLongAt(z, n, iDot, 0, zOut);
+}
 
 /* idemNumLongTry(), else the long way: where the common path sends a
 ** decimal with no exponent and more than 17 significant digits. */
@@ -3802,6 +3812,27 @@ static IDEMNUM_NOINLINE int idemNumLong(
 ){
   int r = idemNumLongTry(z, n, iDot, zOut);
   if( r!=-2 ) return r;
+  return idemNumCanonicalSlow(z, n, zOut);
+}
+
+/* The same for a decimal with an exponent, its '.' z[iDot] and its 'e' or
+** 'E' z[iExp], where the common path sends it with more than 17
+** significant digits (Python's Decimal(x) of a double, "3.2383...E-17",
+** ~90 digits): idemNumLongAt() for the mantissa z[0..iExp) times 10^x10,
+** the exponent's leading zeros skipped 8 at a time; one of more than 4
+** digits (beyond any double, or 0), or step 3 undecided, the long way. */
+static IDEMNUM_NOINLINE int idemNumLongExp(
+  const char *z, int n, int iDot, int iExp, char *zOut
+){
+  int i = iExp + 1, eNeg = z[i]=='-', x10 = 0;
+  i += (eNeg || z[i]=='+');
+  i = idemNumSkipZeros(z, i, n);
+  if( n-i<=4 ){
+    int r;
+    for(; i<n; i++) x10 = x10*10 + (z[i]-'0');
+    r = idemNumLongAt(z, iExp, iDot, eNeg ? -x10 : x10, zOut);
+    if( r!=-2 ) return r;
+  }
   return idemNumCanonicalSlow(z, n, zOut);
 }
 
@@ -4479,6 +4510,7 @@ step_5:
 
 long_decimal:
   if( isDec==1 ) return idemNumLong(z, n, iInt, zOut);
+  if( isDec==2 ) return idemNumLongExp(z, n, iInt, iFrac, zOut);
   goto slow;
 out_of_range:
   /* "%.17g" of a double below 1e-307 or above 1e307: idemNumTiny() */
@@ -4489,6 +4521,12 @@ out_of_range:
     return idemNumTiny3(z, n, L, zOut);
   }
   if( isDec==2 ) return idemNumTiny(z, n, zOut);
+  if( isDec==1 && L<-324 ){
+    /* 0.000...0ddd, 324 zeros or more after the '.' (counted once, by
+    ** the loop above): below half the least subnormal, 0 */
+    zOut[0] = '0';
+    return 1;
+  }
 exp_literal:
   if( isDec!=1 && !noExp ) return idemNumExpLiteral(z, n, iInt, iFrac, zOut);
 slow:
@@ -6031,6 +6069,7 @@ static int idemJsonPlainDecimal(
 ){
   const unsigned char *f;
   if( zDigits[0]!='0' ) return zEnd-zDigits-1<=15;   /* 1 <= |x| < 1e15 */
+  if( zEnd-zDot>21 ) return 0;      /* (a run of zeros not read here) */
   for(f=zDot+1; *f=='0'; f++){}                       /* 0.000ddd */
   return f-zDot-1<=5 && zEnd-f<=15;
 }
