@@ -549,8 +549,13 @@ static int idemJsonPlainDecimal(
 ){
   const unsigned char *f;
   if( zDigits[0]!='0' ) return zEnd-zDigits-1<=15;   /* 1 <= |x| < 1e15 */
-  if( zEnd-zDot>21 ) return 0;      /* (a run of zeros not read here) */
-  for(f=zDot+1; *f=='0'; f++){}                       /* 0.000ddd */
+  f = zDot+1;                                         /* 0.000ddd */
+  if( *f=='0' ){
+    /* more than 20 digits after the '.' (5 zeros and 15 more at most):
+    ** not plain, and a run of zeros not read here */
+    if( zEnd-zDot>21 ) return 0;
+    while( *++f=='0' ){}
+  }
   return f-zDot-1<=5 && zEnd-f<=15;
 }
 
