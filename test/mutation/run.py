@@ -397,19 +397,23 @@ def main(argv):
         # each mutant's files, the quickest first.
         named = sorted({t for m in runnable for t in m["tests"].split()})
         secs = {}
+        msecs = {}      # (match, file): a file's time with that MATCH
+
+        def timed(out, into, tag):
+            for l in out.splitlines():
+                if l.startswith("-- ") and l.endswith(" s") and ": " in l:
+                    name, _, t = l[3:-2].rpartition(": ")
+                    try:
+                        into[tag("test/" + name)] = float(t)
+                    except ValueError:
+                        pass
         if named:
             base = sh(["tclsh", "tcl/run.tcl"] + named, work, dict(env, IDEM_JOBS=""))
             if base.returncode:
                 print(base.stdout[-3000:])
                 print("the named tests fail without any mutant: fix them first")
                 return 1
-            for l in base.stdout.splitlines():
-                if l.startswith("-- ") and l.endswith(" s") and ": " in l:
-                    name, _, t = l[3:-2].rpartition(": ")
-                    try:
-                        secs["test/" + name] = float(t)
-                    except ValueError:
-                        pass
+            timed(base.stdout, secs, lambda t: t)
         # And each match: with its files, on the tree as it is: a test
         # that fails there without the tests MATCH skips (a state they
         # set up) would kill every mutant.
@@ -423,6 +427,7 @@ def main(argv):
                 print("the named tests matching %s fail (or none runs) without any"
                       " mutant: fix them first" % glob)
                 return 1
+            timed(base.stdout, msecs, lambda t, g=glob: (g, t))
         for m in mutants:
             if "equivalent" in m:
                 print("%-34s equivalent: %s" % (m["id"], m["equivalent"]))
@@ -464,8 +469,11 @@ def main(argv):
                 for t in sorted(tests, key=lambda t: (t != first, secs.get(t, 0.0), tests.index(t))):
                     # A file that hangs under the mutant has caught it (CI
                     # would fail on it): killed at ten times its time on
-                    # the tree as it is, and at least a minute.
-                    limit = max(60.0, 10 * secs.get(t, 60.0))
+                    # the tree as it is (with the mutant's MATCH, if it
+                    # has one: the whole file's time let one hang of
+                    # canonical-13.27* run 535 s), and at least a minute.
+                    limit = max(60.0, 10 * msecs.get((m.get("match"), t),
+                                                     secs.get(t, 60.0)))
                     try:
                         r = sh(["tclsh", "tcl/run.tcl", t], w, wenv, timeout=limit)
                     except subprocess.TimeoutExpired:
