@@ -121,12 +121,6 @@ func TestMisuseIsAnError(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM calls").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("claimed: %d %v", n, err)
 	}
-	// A note with a release: it kept nothing (dropped in silence); Python
-	// and Node refuse it in these words.
-	err = calls.Reconcile(ctx, "0123", idem.NotArrived.WithNote("asked the bank"))
-	wantErr("a note with not_arrived", err, "idem: Reconcile: 'not_arrived' releases the call and keeps nothing; a note goes with Arrived only")
-	err = calls.Reconcile(ctx, "0123", idem.NotSentVerdict.WithNote("x"))
-	wantErr("a note with not_sent", err, "idem: Reconcile: 'not_sent' releases the call and keeps nothing; a note goes with Arrived only")
 	_, err = calls.ReconcileAll(ctx, 0, nil)
 	wantErr("ReconcileAll(nil)", err, "idem: ReconcileAll: ask is nil")
 	_, err = calls.List(ctx, "done ", false, 0)
@@ -220,5 +214,50 @@ func TestPartsNotUTF8Refused(t *testing.T) {
 	if _, err := idem.Open(ctx, db, idem.Owner("node\xff")); err == nil ||
 		err.Error() != `idem: the owner name "node\xff" holds bytes that are not UTF-8, which is not text` {
 		t.Errorf("Owner: %v", err)
+	}
+}
+
+// A note with a release, which keeps nothing (it was dropped in silence):
+// the extension's refusal, in its words (doc/contract.md §5), an error
+// that matches ErrRefused as its other refusals do; the package keeps no
+// copy of the rule.  The call stays as it was.
+func TestReconcileReleaseKeepsNothing(t *testing.T) {
+	db, calls := open(t, idem.TableOption("stale_after", "1 hour"))
+	ctx := ctx5(t)
+	var unknown, pending string
+	for _, q := range []string{
+		"INSERT INTO calls(who, conv, tool, args, kind) VALUES ('w', 'c', 'pay', '1', 'external')",
+		"UPDATE calls SET status = 'failed' WHERE key = idem_key('w', 'c', 'pay', '1') AND member = 0",
+		"INSERT INTO calls(who, conv, tool, args, kind) VALUES ('w', 'c', 'pay', '2', 'external')",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	if err := db.QueryRowContext(ctx, "SELECT idem_key('w', 'c', 'pay', '1'), idem_key('w', 'c', 'pay', '2')").Scan(&unknown, &pending); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key string
+		v   idem.Verdict
+	}{{unknown, idem.NotArrived}, {pending, idem.NotSentVerdict}, {pending, idem.NotArrived}} {
+		err := calls.Reconcile(ctx, c.key, c.v.WithNote("asked the bank"))
+		want := "idem: calls: call '" + c.key + "': reconcile = 'not_arrived' and 'not_sent' release the call (its rows go) and keep nothing, so an id, result or note given with them would be lost; they go with reconcile = 'arrived' only"
+		if !errors.Is(err, idem.ErrRefused) || !strings.HasSuffix(err.Error(), ": "+want) {
+			t.Errorf("%s with a note: %v", c.v, err)
+		}
+	}
+	var statuses string
+	if err := db.QueryRowContext(ctx, "SELECT coalesce(group_concat(status || ' ' || coalesce(note, '-'), ', '), '') FROM (SELECT status, note FROM calls WHERE member = 0 ORDER BY args)").Scan(&statuses); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(statuses, "unknown the request may") || !strings.HasSuffix(statuses, ", pending -") {
+		t.Errorf("the calls changed: %s", statuses)
+	}
+	if err := calls.Reconcile(ctx, pending, idem.NotSentVerdict); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := calls.Get(ctx, pending); !errors.Is(err, idem.ErrNoCall) {
+		t.Errorf("not released: %v", err)
 	}
 }

@@ -54,8 +54,9 @@ var NotArrived = Verdict{word: "not_arrived"}
 // who knows): released.  Refused on an unknown call.
 var NotSentVerdict = Verdict{word: "not_sent"}
 
-// WithNote sets the note recorded with an Arrived verdict (Reconcile
-// refuses it with a release, which keeps nothing).
+// WithNote sets the note recorded with an Arrived verdict (the extension
+// refuses it with a release, which keeps nothing: Reconcile's error then
+// matches ErrRefused).
 func (v Verdict) WithNote(note string) Verdict { v.note = &note; return v }
 
 // String is the verdict's word in the table.
@@ -63,26 +64,23 @@ func (v Verdict) String() string { return v.word }
 
 // Reconcile records v on the call key, in a transaction bounded by ctx.
 // ErrNoCall when no such call is claimed; the extension's refusal (a
-// decided call, a pending call not stale, not_sent on an unknown call)
-// as an error that matches ErrRefused, in its words.
+// decided call, a pending call not stale, not_sent on an unknown call, a
+// note with a release) as an error that matches ErrRefused, in its words.
 func (c *Calls) Reconcile(ctx context.Context, key string, v Verdict) error {
 	if v.word == "" {
 		return errors.New("idem: Reconcile: the verdict is empty: use Arrived(...), NotArrived or NotSentVerdict")
 	}
-	if v.word != "arrived" && v.note != nil {
-		return fmt.Errorf("idem: Reconcile: '%s' releases the call and keeps nothing; a note goes with Arrived only", v.word)
-	}
+	// What the verdict holds goes to the table as it is: the extension
+	// refuses a note with a release (doc/contract.md §5), in its words.
 	set, args := "reconcile = ?", []any{v.word}
-	if v.word == "arrived" {
-		if v.id != nil {
-			set, args = set+", id = ?", append(args, v.id)
-		}
-		if v.result != nil {
-			set, args = set+", result = ?", append(args, string(v.result))
-		}
-		if v.note != nil {
-			set, args = set+", note = ?", append(args, *v.note)
-		}
+	if v.id != nil {
+		set, args = set+", id = ?", append(args, v.id)
+	}
+	if v.result != nil {
+		set, args = set+", result = ?", append(args, string(v.result))
+	}
+	if v.note != nil {
+		set, args = set+", note = ?", append(args, *v.note)
 	}
 	var n int64
 	err := c.inTx(ctx, func(cn *sql.Conn) error {

@@ -912,7 +912,9 @@ class Calls {
    * a column not given keeps what it holds), 'not_arrived' (they show it
    * never came: released; a pending call only once it is stale),
    * 'not_sent' (a pending call whose request never left: released).
-   * Throws when the table refuses, or no call has key.  Inside a
+   * Throws when the table refuses (the call is not in a state the verdict
+   * applies to; an id, result or note, not null, given with a release,
+   * which keeps nothing), or no call has key.  Inside a
    * transaction of the caller's it joins it.
    */
   reconcile(key, verdict, options = {}) {
@@ -933,10 +935,8 @@ class Calls {
       if (!['id', 'result', 'note'].includes(name)) {
         throw new TypeError(`idem: ${where}: no option ${JSON.stringify(name)} (id, result, note)`);
       }
-      if (verdict !== 'arrived') {
-        throw new TypeError(`idem: calls.reconcile(): '${verdict}' releases the call and keeps ` +
-          `nothing; ${name} goes with 'arrived' only`);
-      }
+      // With a release, the extension refuses a value that is not NULL
+      // (doc/contract.md §5): its rule, its message.
       if (name === 'note' && typeof v !== 'string') {
         throw new TypeError(`idem: calls.reconcile(): note must be a string, not ${describe(v)}`);
       }

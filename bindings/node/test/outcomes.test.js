@@ -402,9 +402,6 @@ test('reconcile(): arrived, not_arrived, not_sent, and what the table refuses', 
   assert.equal(calls.reply(k), null);
   // Mistakes.
   assert.throws(() => calls.reconcile(k, 'done'), /^TypeError: idem: calls.reconcile\(\): verdict must be 'arrived', 'not_arrived' or 'not_sent', not the string "done"$/);
-  assert.throws(() => calls.reconcile(k, 'not_arrived', { result: 1 }),
-    /^TypeError: idem: calls.reconcile\(\): 'not_arrived' releases the call and keeps nothing; result goes with 'arrived' only$/);
-  assert.throws(() => calls.reconcile(k, 'not_sent', { id: null }), /keeps nothing; id goes with 'arrived'/);
   assert.throws(() => calls.reconcile(k, 'arrived', { reslt: 1 }), /no option "reslt"/);
   assert.throws(() => calls.reconcile(k, 'arrived', { result: { a: NaN } }),
     /^TypeError: idem: the result given to calls.reconcile is not JSON: result.a is NaN, which JSON has no form for$/);
@@ -413,4 +410,32 @@ test('reconcile(): arrived, not_arrived, not_sent, and what the table refuses', 
   assert.throws(() => calls.reconcile(k, 'arrived', { note: 1 }), /note must be a string, not 1/);
   assert.throws(() => calls.reconcile(k, 'arrived'), new RegExp(`^Error: idem: no call ${k} is claimed in "calls" \\(never claimed, released, or purged\\)$`));
   assert.throws(() => calls.reconcile(null, 'arrived'), /key must be a string/);
+});
+
+test('reconcile(): a release with an id, result or note is the table\'s refusal', async (t) => {
+  // The rule and its words are the extension's (doc/contract.md §5): the
+  // error of its other refusals; the call stays as it was.
+  const { db, calls } = setup(t, { stale_after: '1 hour' });
+  const send = calls.tool({ kind: 'external', name: 'send' }, async () => { throw new Error('timed out'); });
+  const unknown = (await caught(send('a', 'c', { n: 1 }))).key;
+  db.prepare("INSERT INTO calls(who, conv, tool, args, kind) VALUES ('a', 'c', 'send', '{\"n\":2}', 'external')").run();
+  const pending = calls.key('a', 'c', 'send', { n: 2 });
+  db.prepare("UPDATE calls SET id = 'ch_8' WHERE key = ? AND member = 0").run(pending);
+  for (const [key, verdict] of [[unknown, 'not_arrived'], [pending, 'not_sent'], [pending, 'not_arrived']]) {
+    const message = `idem: calls: call '${key}': reconcile = 'not_arrived' and 'not_sent' release the ` +
+      'call (its rows go) and keep nothing, so an id, result or note given with them would be ' +
+      "lost; they go with reconcile = 'arrived' only";
+    for (const given of [{ id: 'ch_9' }, { result: { a: 1 } }, { note: 'gone' }, { result: null }]) {
+      assert.throws(() => calls.reconcile(key, verdict, given),
+        (e) => e instanceof Database.SqliteError && e.code === 'SQLITE_ERROR' && e.message === message,
+        `${verdict} ${JSON.stringify(given)}`);
+      assert.equal(db.inTransaction, false);
+    }
+  }
+  assert.equal(calls.reply(unknown).status, 'unknown');
+  assert.deepEqual(db.prepare('SELECT status, id FROM calls WHERE key = ? AND member = 0').get(pending),
+    { status: 'pending', id: 'ch_8' });
+  // A null id is no value: the release goes on.
+  calls.reconcile(pending, 'not_sent', { id: null });
+  assert.equal(calls.reply(pending), null);
 });

@@ -1258,10 +1258,10 @@ class Calls:
         'not_sent'     the request of a pending call never left: released.
 
         Raises KeyError when no such call is claimed, ValueError for another
-        verdict (or an id, result or note given with a release), and
-        sqlite3.OperationalError with idem's message when the call is not in
-        a state the verdict applies to.  Inside an open transaction it
-        joins it."""
+        verdict, and sqlite3.OperationalError with idem's message when the
+        table refuses the verdict: the call is not in a state it applies to,
+        or an id, result or note (not None) is given with a release, which
+        keeps nothing.  Inside an open transaction it joins it."""
         if not isinstance(key, str):
             raise TypeError("idem: a key is a str of 32 hex digits, not %s"
                             % _typename(key))
@@ -1272,10 +1272,8 @@ class Calls:
         for column, value in (("id", id), ("result", result), ("note", note)):
             if value is _UNSET:
                 continue
-            if verdict != "arrived":
-                raise ValueError("idem: calls.reconcile(): '%s' releases the call"
-                                 " and keeps nothing; %s goes with 'arrived' only"
-                                 % (verdict, column))
+            # With a release, the extension refuses a value that is not
+            # NULL (doc/contract.md section 5): its rule, its message.
             if column == "id":
                 value = _id(value, "the id given to calls.reconcile")
             elif column == "result":

@@ -378,7 +378,8 @@ class ReconcileTest(Desk):
         rc, out, err = self.run_cli("reconcile", self.unknown, "not_arrived",
                                     "--result", "{}")
         self.assertEqual(rc, 1)
-        self.assertIn("'not_arrived' releases the call and keeps nothing", err)
+        self.assertIn("reconcile = 'not_arrived' and 'not_sent' release the call (its rows"
+                      " go) and keep nothing", err)    # the table's words
         self.assertEqual(self.status(self.unknown), "unknown")
 
 

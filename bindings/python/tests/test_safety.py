@@ -669,12 +669,6 @@ class ReconcileTest(Base):
         with self.assertRaisesRegex(ValueError, "^idem: calls.reconcile\\(\\): verdict must be"
                                     " 'arrived', 'not_arrived' or 'not_sent', not 'maybe'$"):
             self.calls.reconcile(self.key, "maybe")
-        with self.assertRaisesRegex(ValueError, "^idem: calls.reconcile\\(\\): 'not_arrived'"
-                                    " releases the call and keeps nothing; result goes with"
-                                    " 'arrived' only$"):
-            self.calls.reconcile(self.key, "not_arrived", result={"a": 1})
-        with self.assertRaisesRegex(ValueError, "keeps nothing; id goes with 'arrived'"):
-            self.calls.reconcile(self.key, "not_sent", id=None)
         with self.assertRaisesRegex(KeyError, 'no call 0{32} is claimed in "calls" \\(never'
                                     ' claimed, released, or purged\\)'):
             self.calls.reconcile("0" * 32, "arrived")
@@ -690,6 +684,34 @@ class ReconcileTest(Base):
         with self.assertRaisesRegex(TypeError, "a key is a str"):
             self.calls.reconcile(None, "arrived")
         self.assertEqual(self.calls.reply(self.key)["status"], "unknown")
+
+    def test_release_keeps_nothing(self):
+        # A release with an id, result or note (not None) is the
+        # extension's refusal, in its words (doc/contract.md section 5),
+        # the error of its other refusals; the package has no copy of the
+        # rule.  The call stays as it was.
+        pending = self.pending(2)
+        self.conn.execute("UPDATE calls SET id = 'ch_8' WHERE key = ? AND member = 0",
+                          (pending,))
+        for key, verdict in ((self.key, "not_arrived"), (pending, "not_sent"),
+                             (pending, "not_arrived")):
+            message = ("idem: calls: call '%s': reconcile = 'not_arrived' and 'not_sent'"
+                       " release the call (its rows go) and keep nothing, so an id, result"
+                       " or note given with them would be lost; they go with reconcile ="
+                       " 'arrived' only" % key)
+            for given in ({"id": "ch_9"}, {"result": {"a": 1}}, {"note": "gone"},
+                          {"result": None}):
+                with self.subTest(verdict=verdict, given=given):
+                    with self.assertRaises(sqlite3.OperationalError) as cm:
+                        self.calls.reconcile(key, verdict, **given)
+                    self.assertEqual(str(cm.exception), message)
+                    self.assertFalse(self.conn.in_transaction)
+        self.assertEqual(self.calls.reply(self.key)["status"], "unknown")
+        self.assertEqual(self.count("SELECT status || ' ' || id FROM calls WHERE key = '%s'"
+                                    " AND member = 0" % pending), "pending ch_8")
+        # A None id is no value: the release goes on.
+        self.calls.reconcile(pending, "not_sent", id=None)
+        self.assertIsNone(self.calls.reply(pending))
 
     def test_inside_callers_transaction(self):
         self.conn.execute("BEGIN")
