@@ -572,6 +572,20 @@ func (c *Calls) inTx(ctx context.Context, body func(*sql.Conn) error) error {
 }
 
 func (c *Calls) inTxHook(pctx context.Context, body func(*sql.Conn) error, beforeCommit func()) error {
+	return c.tx(pctx, body, beforeCommit, false)
+}
+
+// inTxBusy is inTx for a write whose caller retries nothing (an
+// operator's verdict): a COMMIT that leaves its transaction open did not
+// commit (the database kept busy past the connection's busy timeout, a
+// reader of a rollback journal): it is rolled back and the database's
+// error returned as it is, as Python and Node do (doc/contract.md §5),
+// not ErrCommitUnknown.
+func (c *Calls) inTxBusy(ctx context.Context, body func(*sql.Conn) error) error {
+	return c.tx(ctx, body, nil, true)
+}
+
+func (c *Calls) tx(pctx context.Context, body func(*sql.Conn) error, beforeCommit func(), busyFinal bool) error {
 	ctx, cancel := c.attemptCtx(pctx)
 	defer cancel()
 	cn, err := c.db.Conn(ctx)
@@ -599,6 +613,11 @@ func (c *Calls) inTxHook(pctx context.Context, body func(*sql.Conn) error, befor
 		beforeCommit()
 	}
 	if _, err := cn.ExecContext(ctx, "COMMIT"); err != nil {
+		if busyFinal {
+			if _, rerr := cn.ExecContext(ctx, "ROLLBACK"); rerr == nil {
+				return err // still open: nothing was committed
+			}
+		}
 		return &sentinelWrap{ErrCommitUnknown, err}
 	}
 	bad = false

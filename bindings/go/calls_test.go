@@ -560,3 +560,75 @@ func TestLocalCommitBusy(t *testing.T) {
 		t.Fatalf("the retry: %+v %v (runs %d)", out, err, runs.Load())
 	}
 }
+
+// Reconcile on a database kept busy past the connection's busy timeout,
+// by a writer or by a reader of the rollback journal (its COMMIT busy):
+// one attempt, the busy timeout the only wait, nothing written, and the
+// database's error, as in Python and Node (doc/contract.md §5); a busy
+// COMMIT was ErrCommitUnknown, although it had not committed.
+func TestReconcileBusy(t *testing.T) {
+	for _, hold := range []string{"writer", "reader"} {
+		t.Run(hold, func(t *testing.T) {
+			register(t)
+			path := filepath.Join(t.TempDir(), "busy.db")
+			db, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=DELETE&_sync=FULL&_busy_timeout=50")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			calls := openCalls(t, db)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var key string
+			for _, q := range []string{
+				"CREATE TABLE orders(id INTEGER PRIMARY KEY)",
+				"INSERT INTO calls(who, conv, tool, args, kind) VALUES ('w', 'c', 'pay', '1', 'external')",
+				"UPDATE calls SET status = 'failed' WHERE key = idem_key('w', 'c', 'pay', '1') AND member = 0",
+			} {
+				if _, err := db.ExecContext(ctx, q); err != nil {
+					t.Fatal(q, err)
+				}
+			}
+			if err := db.QueryRowContext(ctx, "SELECT idem_key('w', 'c', 'pay', '1')").Scan(&key); err != nil {
+				t.Fatal(err)
+			}
+			other, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=50")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { other.Close() })
+			holder, err := other.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer holder.Close()
+			begin := map[string]string{"writer": "BEGIN IMMEDIATE", "reader": "BEGIN"}[hold]
+			var n int
+			if _, err := holder.ExecContext(ctx, begin); err != nil {
+				t.Fatal(err)
+			}
+			if err := holder.QueryRowContext(ctx, "SELECT count(*) FROM orders").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			v, _ := idem.Arrived("ch_1", map[string]int{"ok": 1})
+			t0 := time.Now()
+			err = calls.Reconcile(ctx, key, v)
+			if err == nil || errors.Is(err, idem.ErrCommitUnknown) || errors.Is(err, idem.ErrRefused) ||
+				!strings.Contains(err.Error(), "database is locked") || time.Since(t0) > 10*time.Second {
+				t.Fatalf("a busy database: %v (after %v)", err, time.Since(t0))
+			}
+			if _, err := holder.ExecContext(ctx, "ROLLBACK"); err != nil {
+				t.Fatal(err)
+			}
+			if k, err := calls.Get(ctx, key); err != nil || k.Status != "unknown" {
+				t.Fatalf("nothing written: %+v %v", k, err)
+			}
+			if err := calls.Reconcile(ctx, key, v); err != nil {
+				t.Fatal(err)
+			}
+			if k, err := calls.Get(ctx, key); err != nil || k.Status != "done" {
+				t.Fatalf("reconciled: %+v %v", k, err)
+			}
+		})
+	}
+}

@@ -62,7 +62,9 @@ func (v Verdict) WithNote(note string) Verdict { v.note = &note; return v }
 // String is the verdict's word in the table.
 func (v Verdict) String() string { return v.word }
 
-// Reconcile records v on the call key, in a transaction bounded by ctx.
+// Reconcile records v on the call key, in a transaction bounded by ctx,
+// once: a database busy past the connection's busy timeout
+// (_busy_timeout) is its error, nothing written (doc/contract.md §5).
 // ErrNoCall when no such call is claimed; the extension's refusal (a
 // decided call, a pending call not stale, not_sent on an unknown call, a
 // note with a release) as an error that matches ErrRefused, in its words.
@@ -83,7 +85,7 @@ func (c *Calls) Reconcile(ctx context.Context, key string, v Verdict) error {
 		set, args = set+", note = ?", append(args, *v.note)
 	}
 	var n int64
-	err := c.inTx(ctx, func(cn *sql.Conn) error {
+	err := c.inTxBusy(ctx, func(cn *sql.Conn) error {
 		res, err := cn.ExecContext(ctx, "UPDATE "+c.q+" SET "+set+" WHERE key = ? AND member = 0", append(args, key)...)
 		if err != nil {
 			return refused(err)

@@ -412,6 +412,33 @@ test('reconcile(): arrived, not_arrived, not_sent, and what the table refuses', 
   assert.throws(() => calls.reconcile(null, 'arrived'), /key must be a string/);
 });
 
+for (const hold of ['writer', 'reader']) {
+  test(`reconcile(): a database kept busy (a ${hold}) past the busy timeout: its error, nothing written`, async (t) => {
+    // One attempt: SQLite's busy handler (the connection's timeout) is the
+    // only wait, never recordTimeoutMs (an owner's wait for its records),
+    // as in Python and Go (doc/contract.md §5).  A reader of the rollback
+    // journal makes the COMMIT busy.
+    const { file, db, calls } = setup(t);
+    const send = calls.tool({ kind: 'external', name: 'send' }, async () => { throw new Error('timed out'); });
+    const key = (await caught(send('a', 'c', { n: 1 }))).key;
+    calls.recordTimeoutMs = 30000;
+    db.pragma('busy_timeout = 50');
+    const other = new Database(file, { timeout: 5000 });
+    t.after(() => other.close());
+    other.exec(hold === 'writer' ? 'BEGIN IMMEDIATE' : 'BEGIN');
+    other.prepare('SELECT count(*) FROM orders').get();            // SHARED, held
+    const t0 = Date.now();
+    assert.throws(() => calls.reconcile(key, 'arrived', { result: { ok: 1 } }),
+      (e) => e instanceof Database.SqliteError && e.code.startsWith('SQLITE_BUSY'));
+    assert.ok(Date.now() - t0 < 10000);
+    assert.equal(db.inTransaction, false);
+    other.exec('ROLLBACK');
+    assert.equal(calls.reply(key).status, 'unknown');
+    calls.reconcile(key, 'arrived', { result: { ok: 1 } });
+    assert.equal(calls.reply(key).status, 'done');
+  });
+}
+
 test('reconcile(): a release with an id, result or note is the table\'s refusal', async (t) => {
   // The rule and its words are the extension's (doc/contract.md §5): the
   // error of its other refusals; the call stays as it was.

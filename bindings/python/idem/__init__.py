@@ -1261,7 +1261,9 @@ class Calls:
         verdict, and sqlite3.OperationalError with idem's message when the
         table refuses the verdict: the call is not in a state it applies to,
         or an id, result or note (not None) is given with a release, which
-        keeps nothing.  Inside an open transaction it joins it."""
+        keeps nothing.  A database busy past the connection's timeout
+        raises its error, nothing written (it is not retried for
+        record_timeout).  Inside an open transaction it joins it."""
         if not isinstance(key, str):
             raise TypeError("idem: a key is a str of 32 hex digits, not %s"
                             % _typename(key))
@@ -1293,10 +1295,14 @@ class Calls:
             if self.conn.in_transaction:
                 n = work()          # the caller's transaction decides
             else:
-                try:
-                    n = _drive(self._retry_steps(work))
-                except _GaveUp as g:
-                    raise g.error
+                # One attempt: a busy database is waited for by SQLite's
+                # busy handler (the connection's timeout), never retried
+                # for record_timeout, an owner's wait for its records
+                # (doc/contract.md section 5); then nothing was written.
+                ok, out = self._attempt(work, False)
+                if not ok:
+                    raise out
+                n = out
         if n != 1:
             raise KeyError(self._no_call(key))
 

@@ -512,6 +512,49 @@ class LocalCommitBusyTest(Base):
         self.assertEqual(runs, ["x", "x"])
 
 
+class ReconcileBusyTest(Base):
+    """calls.reconcile on a database kept busy past the connection's busy
+    timeout, by a writer or by a reader of the rollback journal (its
+    COMMIT busy): one attempt, SQLite's busy handler the only wait,
+    nothing written, the busy error raised, as in Node and Go
+    (doc/contract.md section 5); it was retried for record_timeout."""
+
+    def setUp(self):
+        super().setUp()
+        self.conn.close()
+        self.conn = self.connect(timeout=0.05)
+        self.calls = idem.Calls(self.conn)
+        self.calls.record_timeout = 30
+
+        @self.calls.tool(kind="external")
+        def send(idempotency_key, n):
+            raise TimeoutError("no answer")
+        with self.assertRaises(idem.Unknown):
+            send("a", "c", n=1)
+        self.key = send.key("a", "c", n=1)
+        self.other = self.connect()
+
+    def busy(self, hold):
+        self.other.execute("BEGIN IMMEDIATE" if hold == "writer" else "BEGIN")
+        self.other.execute("SELECT count(*) FROM orders").fetchone()   # SHARED, held
+        t0 = time.monotonic()
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            self.calls.reconcile(self.key, "arrived", result={"ok": 1})
+        self.assertLess(time.monotonic() - t0, 10)      # not record_timeout's 30 s
+        self.assertTrue(idem._is_busy(cm.exception), cm.exception)
+        self.assertFalse(self.conn.in_transaction)
+        self.other.execute("ROLLBACK")
+        self.assertEqual(self.calls.reply(self.key)["status"], "unknown")
+        self.calls.reconcile(self.key, "arrived", result={"ok": 1})
+        self.assertEqual(self.calls.reply(self.key)["status"], "done")
+
+    def test_busy_writer(self):
+        self.busy("writer")
+
+    def test_busy_commit(self):
+        self.busy("reader")
+
+
 class CommitInterruptedTest(Base):
     """A COMMIT reported interrupted after its last instruction, its work
     committed (doc/trust.md, "A progress handler's word after the work is
