@@ -912,17 +912,25 @@ class Calls {
    * a column not given keeps what it holds), 'not_arrived' (they show it
    * never came: released; a pending call only once it is stale),
    * 'not_sent' (a pending call whose request never left: released).
-   * Throws when the table refuses (the call is not in a state the verdict
-   * applies to; an id, result or note, not null, given with a release,
-   * which keeps nothing), or no call has key.  Inside a
+   * Throws when the table refuses (a word that is none of these; the call
+   * is not in a state the verdict applies to; an id, result or note, not
+   * null, given with a release, which keeps nothing), or no call has key.  Inside a
    * transaction of the caller's it joins it.
    */
   reconcile(key, verdict, options = {}) {
     const where = 'calls.reconcile(key, verdict, options)';
     checkString(key, 'key', where);
-    if (!['arrived', 'not_arrived', 'not_sent'].includes(verdict)) {
-      throw new TypeError(`idem: calls.reconcile(): verdict must be 'arrived', 'not_arrived' ` +
-        `or 'not_sent', not ${describe(verdict)}`);
+    // The verdicts and what each may do are the extension's: a word that
+    // is none of them is its refusal.  'resend' is a sender's (a tool
+    // declared honoursKey: true), never an operator's here.
+    if (typeof verdict !== 'string') {
+      throw new TypeError("idem: calls.reconcile(): verdict must be a string ('arrived', " +
+        `'not_arrived' or 'not_sent'), not ${describe(verdict)}`);
+    }
+    if (verdict === 'resend') {
+      throw new TypeError("idem: calls.reconcile(): 'resend' is not an operator's verdict: a " +
+        "tool declared honoursKey: true sends its call again itself; give 'arrived', " +
+        "'not_arrived' or 'not_sent'");
     }
     if (options == null) options = {};
     if (!isPlainObject(options)) {

@@ -401,7 +401,19 @@ test('reconcile(): arrived, not_arrived, not_sent, and what the table refuses', 
   calls.reconcile(k, 'not_sent');
   assert.equal(calls.reply(k), null);
   // Mistakes.
-  assert.throws(() => calls.reconcile(k, 'done'), /^TypeError: idem: calls.reconcile\(\): verdict must be 'arrived', 'not_arrived' or 'not_sent', not the string "done"$/);
+  // A word that is no verdict is the table's refusal, in its words;
+  // 'resend' is a sender's, and not a string is the package's.
+  db.prepare("INSERT INTO calls(who, conv, tool, args, kind) VALUES ('b', 'c', 'send', '{}', 'external')").run();
+  for (const word of ['done', '', 'ARRIVED']) {
+    assert.throws(() => calls.reconcile(k, word), (e) => e instanceof Database.SqliteError &&
+      e.message === "idem: calls: reconcile must be 'arrived' (the target's records show the request: " +
+        "the call becomes done), 'not_arrived' (they show it never came: the claim is released), " +
+        "'not_sent' (a pending call whose request never left: the claim is released) or 'resend' " +
+        '(a call whose target honours the key: sent again, with the same key, by a new owner)', word);
+  }
+  assert.throws(() => calls.reconcile(k, 'resend'), /^TypeError: idem: calls.reconcile\(\): 'resend' is not an operator's verdict: a tool declared honoursKey: true sends its call again itself; give 'arrived', 'not_arrived' or 'not_sent'$/);
+  assert.throws(() => calls.reconcile(k, null), /^TypeError: idem: calls.reconcile\(\): verdict must be a string \('arrived', 'not_arrived' or 'not_sent'\), not null$/);
+  calls.reconcile(k, 'not_sent');
   assert.throws(() => calls.reconcile(k, 'arrived', { reslt: 1 }), /no option "reslt"/);
   assert.throws(() => calls.reconcile(k, 'arrived', { result: { a: NaN } }),
     /^TypeError: idem: the result given to calls.reconcile is not JSON: result.a is NaN, which JSON has no form for$/);

@@ -1257,19 +1257,26 @@ class Calls:
                        pending one that is stale, is released (a retry runs);
         'not_sent'     the request of a pending call never left: released.
 
-        Raises KeyError when no such call is claimed, ValueError for another
-        verdict, and sqlite3.OperationalError with idem's message when the
-        table refuses the verdict: the call is not in a state it applies to,
-        or an id, result or note (not None) is given with a release, which
-        keeps nothing.  A database busy past the connection's timeout
+        Raises KeyError when no such call is claimed, and
+        sqlite3.OperationalError with idem's message when the table refuses
+        the verdict: a word that is none of these, a call not in a state it
+        applies to, or an id, result or note (not None) given with a
+        release, which keeps nothing.  A database busy past the connection's timeout
         raises its error, nothing written (it is not retried for
         record_timeout).  Inside an open transaction it joins it."""
         if not isinstance(key, str):
             raise TypeError("idem: a key is a str of 32 hex digits, not %s"
                             % _typename(key))
-        if verdict not in ("arrived", "not_arrived", "not_sent"):
-            raise ValueError("idem: calls.reconcile(): verdict must be 'arrived',"
-                             " 'not_arrived' or 'not_sent', not %r" % (verdict,))
+        # The verdicts and what each may do are the extension's: a word
+        # that is none of them is its refusal.  'resend' is a sender's
+        # (a tool declared honours_key=True), never an operator's here.
+        if not isinstance(verdict, str):
+            raise TypeError("idem: calls.reconcile(): verdict must be a str ('arrived',"
+                            " 'not_arrived' or 'not_sent'), not %s" % _typename(verdict))
+        if verdict == "resend":
+            raise ValueError("idem: calls.reconcile(): 'resend' is not an operator's"
+                             " verdict: a tool declared honours_key=True sends its call"
+                             " again itself; give 'arrived', 'not_arrived' or 'not_sent'")
         sets, binds = ["reconcile = ?"], [verdict]   # type: List[str], List[Any]
         for column, value in (("id", id), ("result", result), ("note", note)):
             if value is _UNSET:

@@ -353,8 +353,12 @@ class ReconcileTest(Desk):
 
     def test_bad_input(self):
         rc, out, err = self.run_cli("reconcile", self.unknown, "maybe")
-        self.assertEqual((rc, err), (1, "idem: calls.reconcile(): verdict must be"
-                         " 'arrived', 'not_arrived' or 'not_sent', not 'maybe'\n"))
+        self.assertEqual((rc, err), (1, "idem: calls: reconcile must be 'arrived' (the"
+                         " target's records show the request: the call becomes done),"
+                         " 'not_arrived' (they show it never came: the claim is released),"
+                         " 'not_sent' (a pending call whose request never left: the claim"
+                         " is released) or 'resend' (a call whose target honours the key:"
+                         " sent again, with the same key, by a new owner)\n"))   # the table's
         rc, out, err = self.run_cli("reconcile", self.unknown, "arrived", "--result", "{x")
         self.assertEqual(rc, 1)
         self.assertTrue(err.startswith("idem: --result is not JSON: "), err)

@@ -709,9 +709,28 @@ class ReconcileTest(Base):
         self.assertEqual(self.calls.reply(key)["status"], "done")
 
     def test_mistakes(self):
-        with self.assertRaisesRegex(ValueError, "^idem: calls.reconcile\\(\\): verdict must be"
-                                    " 'arrived', 'not_arrived' or 'not_sent', not 'maybe'$"):
-            self.calls.reconcile(self.key, "maybe")
+        # A word that is no verdict is the table's refusal, in its words;
+        # 'resend' is a sender's, and not a str is the package's.
+        for word in ("maybe", "", "ARRIVED"):
+            with self.assertRaises(sqlite3.OperationalError) as cm:
+                self.calls.reconcile(self.key, word)
+            self.assertEqual(str(cm.exception), "idem: calls: reconcile must be 'arrived'"
+                             " (the target's records show the request: the call becomes"
+                             " done), 'not_arrived' (they show it never came: the claim is"
+                             " released), 'not_sent' (a pending call whose request never"
+                             " left: the claim is released) or 'resend' (a call whose"
+                             " target honours the key: sent again, with the same key, by a"
+                             " new owner)")
+        with self.assertRaisesRegex(ValueError, "^idem: calls.reconcile\\(\\): 'resend' is not"
+                                    " an operator's verdict: a tool declared honours_key=True"
+                                    " sends its call again itself; give 'arrived',"
+                                    " 'not_arrived' or 'not_sent'$"):
+            self.calls.reconcile(self.key, "resend")
+        for word in (None, b"arrived", 1):
+            with self.assertRaisesRegex(TypeError, "^idem: calls.reconcile\\(\\): verdict must"
+                                        " be a str \\('arrived', 'not_arrived' or 'not_sent'\\),"
+                                        " not (NoneType|bytes|int)$"):
+                self.calls.reconcile(self.key, word)
         with self.assertRaisesRegex(KeyError, 'no call 0{32} is claimed in "calls" \\(never'
                                     ' claimed, released, or purged\\)'):
             self.calls.reconcile("0" * 32, "arrived")
