@@ -556,7 +556,9 @@ func (t *ExternalTool[A, R]) resend(ctx context.Context, p prepared, args A) (Ou
 			return Outcome[R]{Key: p.key}, err
 		}
 		r.owner = owner.String
-		if (r.status != "unknown" && r.status != "pending") || !wait.Valid || refusals >= c.resendRefusals {
+		// resend_at is NULL for every call that may not be resent, a
+		// decided one among them: the extension's word alone.
+		if !wait.Valid || refusals >= c.resendRefusals {
 			out, err := replay[R](p.key, r)
 			if ce, ok := err.(*CallError); ok && last != nil {
 				ce.Err = last

@@ -1274,8 +1274,8 @@ class Calls {
   // May the call in row (as this._row reads it) be sent again, before
   // deadline (Date.now())?  The extension says when: resend_at.
   static _mayResend(row, deadline) {
-    return Boolean(row) && (row.status === 'unknown' || row.status === 'pending') &&
-      row.resend_at != null && Date.now() + Math.max(0, Number(row.wait)) <= deadline;
+    return Boolean(row) && row.resend_at != null &&
+      Date.now() + Math.max(0, Number(row.wait)) <= deadline;
   }
 
   // The call taken for sending ({ owner, header }), or its replay (an

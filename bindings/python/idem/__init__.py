@@ -1717,10 +1717,10 @@ class Calls:
 
     @staticmethod
     def _may_resend(row: Optional[Tuple[Any, ...]], deadline: float) -> bool:
-        """The extension allows a resend of the call in row (resend_at),
-        and it comes before deadline (time.monotonic())."""
-        return row is not None and row[0] in ("unknown", "pending") \
-            and row[5] is not None \
+        """The extension allows a resend of the call in row (resend_at:
+        NULL for every call that may not be resent, a decided one among
+        them), and it comes before deadline (time.monotonic())."""
+        return row is not None and row[5] is not None \
             and time.monotonic() + max(0.0, row[6] or 0.0) <= deadline
 
     def _resend(self, key: str, owner: str) -> Tuple[Optional[str], Any]:
