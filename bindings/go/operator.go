@@ -147,6 +147,8 @@ func (c *Calls) Get(ctx context.Context, key string) (Call, error) {
 // stale (pending calls whose owner has been quiet for the table's
 // stale_after), oldest first, at most limit (0: all).
 func (c *Calls) List(ctx context.Context, status string, stale bool, limit int) ([]Call, error) {
+	// The statuses are the extension's (IdemStatus); it has no function
+	// that lists them, so this is a copy to keep in step with it.
 	switch status {
 	case "", "pending", "done", "failed", "unknown":
 	default:

@@ -30,6 +30,8 @@ __all__ = ["Desk", "OpsError", "idem_tables", "AGES", "STATUSES", "age_text",
            "note_tail", "cell_text", "typed_id"]
 
 # The statuses in the order an operator reads them: what needs a person first.
+# The set is the extension's (IdemStatus); it has no function that lists
+# them, so this is a copy to keep in step with it.
 STATUSES = ("unknown", "pending", "failed", "done")
 
 # The age buckets of stats() and the page's chart: (label, upper bound in s).
