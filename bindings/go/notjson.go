@@ -250,10 +250,12 @@ const keyHint = ", which JSON has no form for; a key is text or an integer"
 
 // refusedKey is the refusal of map v, whose keys are refused: the first
 // of them named (by its text, for one answer whatever the map's order),
-// or its type where it has none or an interface's.
+// or its type where it has none, or keys of an interface or of an address
+// (a pointer, a channel: fmt would print the address).
 func refusedKey(v reflect.Value) *refusal {
 	t := v.Type()
-	if v.Len() == 0 || t.Key().Kind() == reflect.Interface {
+	switch k := t.Key().Kind(); {
+	case v.Len() == 0, k == reflect.Interface, k == reflect.Pointer, k == reflect.Chan, k == reflect.UnsafePointer:
 		return &refusal{what: " is a " + t.String() + ", whose keys JSON has no form for; a key is text or an integer"}
 	}
 	first := ""
@@ -262,8 +264,8 @@ func refusedKey(v reflect.Value) *refusal {
 			first = k
 		}
 	}
-	if len(first) > 40 {
-		first = first[:40] + "..."
+	if r := []rune(first); len(r) > 40 {
+		first = string(r[:40]) + "..."
 	}
 	return &refusal{what: " has a key that is a " + t.Key().String() + " (" + first + ")" + keyHint}
 }

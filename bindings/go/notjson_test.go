@@ -396,6 +396,7 @@ func TestKeysTextOrIntegers(t *testing.T) {
 		{map[string]any{"m": map[float64]int{}}, "args.m is a map[float64]int, whose keys JSON has no form for; a key is text or an integer"},
 		{keyed{}, "args.m is a map[float64]int, whose keys JSON has no form for; a key is text or an integer"},
 		{map[any]int{"a": 1}, "args is a map[interface {}]int, whose keys JSON has no form for; a key is text or an integer"},
+		{map[*int]int{new(int): 1}, "args is a map[*int]int, whose keys JSON has no form for; a key is text or an integer"},
 		{map[string]any{"m": map[float64]any{1: []byte("x")}}, "args.m has a key that is a float64 (1)" + why},
 	} {
 		_, err := place.Call(ctx, "w", "c", c.args)
