@@ -233,6 +233,43 @@ func keyForm(k reflect.Type) string {
 	return timeForm(k, "MarshalText")
 }
 
+// keyRefused: whether encoding/json refuses a map's keys of type k
+// (newMapEncoder): a key is text or an integer, or the user's text (a
+// MarshalText), as in Python and Node; not a float, a bool, an interface
+// (doc/contract.md §3).
+func keyRefused(k reflect.Type) bool {
+	switch k.Kind() {
+	case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return false
+	}
+	return !k.Implements(textMarshalerType)
+}
+
+const keyHint = ", which JSON has no form for; a key is text or an integer"
+
+// refusedKey is the refusal of map v, whose keys are refused: the first
+// of them named (by its text, for one answer whatever the map's order),
+// or its type where it has none, or keys of an interface or of an address
+// (a pointer, a channel: fmt would print the address).
+func refusedKey(v reflect.Value) *refusal {
+	t := v.Type()
+	switch k := t.Key().Kind(); {
+	case v.Len() == 0, k == reflect.Interface, k == reflect.Pointer, k == reflect.Chan, k == reflect.UnsafePointer:
+		return &refusal{what: " is a " + t.String() + ", whose keys JSON has no form for; a key is text or an integer"}
+	}
+	first := ""
+	for it := v.MapRange(); it.Next(); {
+		if k := fmt.Sprint(it.Key()); first == "" || k < first {
+			first = k
+		}
+	}
+	if r := []rune(first); len(r) > 40 {
+		first = string(r[:40]) + "..."
+	}
+	return &refusal{what: " has a key that is a " + t.Key().String() + " (" + first + ")" + keyHint}
+}
+
 // holds: whether a value of type t may hold a time or bytes.
 func holds(t reflect.Type) bool {
 	if h, ok := mayHold.Load(t); ok {
@@ -272,7 +309,7 @@ func holdsWalk(t reflect.Type, open map[reflect.Type]bool) bool {
 	case reflect.Slice:
 		return isBytes(t) || holdsWalk(t.Elem(), open)
 	case reflect.Map:
-		return t.Key().Kind() == reflect.String || t.Key().Implements(textMarshalerType) || holdsWalk(t.Elem(), open)
+		return t.Key().Kind() == reflect.String || keyRefused(t.Key()) || t.Key().Implements(textMarshalerType) || holdsWalk(t.Elem(), open)
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
 			if f := t.Field(i); (f.IsExported() || f.Anonymous) && holdsWalk(f.Type, open) {
@@ -429,6 +466,9 @@ func walkValue(v reflect.Value, depth int) *refusal {
 			}
 		}
 	case reflect.Map:
+		if keyRefused(t.Key()) {
+			return refusedKey(v)
+		}
 		if v.Len() == 0 {
 			return nil
 		}

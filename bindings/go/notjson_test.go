@@ -371,3 +371,61 @@ func TestOmitZeroLeftOut(t *testing.T) {
 		t.Errorf("encoding/json: %s", b)
 	}
 }
+
+// A map's key is text or an integer, as in Python and Node (whose keys
+// are all text): encoding/json refuses any other (a float64, a bool, an
+// interface), and the package refuses it first, by path and naming the
+// key (doc/contract.md §3); an integer key is its digits, the key that
+// Python's {7: "a"} and Node's {7: 'a'} give.
+func TestKeysTextOrIntegers(t *testing.T) {
+	_, calls := open(t)
+	ctx := ctx5(t)
+	place := idem.Local(calls, "place", func(ctx context.Context, tx *sql.Tx, a any) (int, error) { return 1, nil })
+	const why = ", which JSON has no form for; a key is text or an integer"
+	type keyed struct {
+		M    map[float64]int `json:"m"`
+		Skip map[bool]int    `json:"skip,omitempty"`
+	}
+	for _, c := range []struct {
+		args any
+		want string
+	}{
+		{map[float64]int{1.5: 1}, "args has a key that is a float64 (1.5)" + why},
+		{map[string]any{"m": map[float64]string{2: "b", 1: "a"}}, "args.m has a key that is a float64 (1)" + why},
+		{map[string]any{"m": []any{map[bool]int{true: 1}}}, "args.m[0] has a key that is a bool (true)" + why},
+		{map[string]any{"m": map[float64]int{}}, "args.m is a map[float64]int, whose keys JSON has no form for; a key is text or an integer"},
+		{keyed{}, "args.m is a map[float64]int, whose keys JSON has no form for; a key is text or an integer"},
+		{map[any]int{"a": 1}, "args is a map[interface {}]int, whose keys JSON has no form for; a key is text or an integer"},
+		{map[*int]int{new(int): 1}, "args is a map[*int]int, whose keys JSON has no form for; a key is text or an integer"},
+		{map[string]any{"m": map[float64]any{1: []byte("x")}}, "args.m has a key that is a float64 (1)" + why},
+	} {
+		_, err := place.Call(ctx, "w", "c", c.args)
+		if want := "idem: the arguments of place are not JSON: " + c.want; !errors.Is(err, idem.ErrNotJSON) || err.Error() != want {
+			t.Errorf("%#v:\n got %v\nwant %s", c.args, err, want)
+		}
+	}
+	r := idem.Local(calls, "r", func(ctx context.Context, tx *sql.Tx, a any) (any, error) { return map[bool]int{false: 1}, nil })
+	if _, err := r.Call(ctx, "w", "c", nil); !errors.Is(err, idem.ErrNotJSON) ||
+		!strings.Contains(err.Error(), "the result of r is not JSON: result has a key that is a bool (false)"+why) {
+		t.Errorf("a result: %v", err)
+	}
+	// Text and integer keys: the same key in all three packages
+	// (idem_key('u', 'c', 't', '{"m":{"7":"a"}}')).
+	tool := idem.Local(calls, "t", func(ctx context.Context, tx *sql.Tx, a any) (int, error) { return 1, nil })
+	for _, args := range []any{
+		map[string]any{"m": map[int]string{7: "a"}},
+		map[string]any{"m": map[uint8]string{7: "a"}},
+		map[string]any{"m": map[string]string{"7": "a"}},
+		struct {
+			M map[int64]string `json:"m"`
+		}{map[int64]string{7: "a"}},
+	} {
+		out, err := tool.Call(ctx, "u", "c", args)
+		if err != nil || out.Key != "e324e8b56f777c14f32f9eaba74dbcb4" {
+			t.Errorf("%#v: %s %v", args, out.Key, err)
+		}
+	}
+	if _, err := place.Call(ctx, "w", "c", keyed{M: map[float64]int{}, Skip: nil}); err == nil {
+		t.Error("an empty map[float64]int accepted")
+	}
+}

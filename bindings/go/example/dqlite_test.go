@@ -12,6 +12,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -184,5 +185,103 @@ func TestLibraryOnNode(t *testing.T) {
 	}
 	if !strings.Contains(one(t, db, "SELECT group_concat(status) FROM calls"), "unknown") {
 		t.Fatal("no unknown call")
+	}
+}
+
+// A COMMIT on a node that fails with its transaction left open: a
+// deferred foreign key that the tool's writes break (dqlite's connections
+// have foreign_keys on) fails the COMMIT, and the node keeps the
+// transaction, as SQLite does.  The package rolls it back on the same
+// connection: the call is released (nothing of it was written, no call
+// is left pending without an owner), the tool ran once, and the answer is
+// a *CallError with the node's error as its cause; a retry runs anew
+// (doc/contract.md §5).  A COMMIT that fails because its attempt's
+// deadline ended before it left (the OnStep seam makes it late), its
+// transaction open on the node, cannot be rolled back under that
+// deadline: the connection is dropped (the node rolls back) and the call
+// runs again as a whole, once done; an external claim so is claimed
+// again on another connection: sent once, recorded, nothing owed.
+func TestCommitFailsTxOpenOnNode(t *testing.T) {
+	register(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	db := openNode(ctx, t, "open")
+	var lateClaim, lateLocal atomic.Bool // armed: the next such COMMIT is late
+	calls, err := idem.Open(ctx, db, idem.Owner("n1"), idem.AttemptTimeout(2*time.Second),
+		idem.OnStep(func(ctx context.Context, s idem.Step) {
+			if s == idem.StepClaimCommit && lateClaim.CompareAndSwap(true, false) ||
+				s == idem.StepLocalCommit && lateLocal.CompareAndSwap(true, false) {
+				time.Sleep(2500 * time.Millisecond) // past this attempt's deadline: its COMMIT never leaves
+			}
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer calls.Close(ctx)
+	for _, q := range []string{
+		"CREATE TABLE parents(id INTEGER PRIMARY KEY)",
+		"CREATE TABLE kids(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parents(id) DEFERRABLE INITIALLY DEFERRED)",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var runs atomic.Int32
+	adopt := idem.Local(calls, "adopt", func(ctx context.Context, tx *sql.Tx, parent int) (int64, error) {
+		runs.Add(1)
+		r, err := tx.ExecContext(ctx, "INSERT INTO kids(parent) VALUES(?)", parent)
+		if err != nil {
+			return 0, err
+		}
+		return r.LastInsertId()
+	})
+	_, err = adopt.Call(ctx, "w", "c", 7)
+	var ce *idem.CallError
+	if !errors.As(err, &ce) || ce.Status != "released" || errors.Is(err, idem.ErrCommitUnknown) ||
+		!strings.Contains(err.Error(), "FOREIGN KEY constraint failed") || !strings.Contains(err.Error(), "a retry runs it anew") {
+		t.Fatalf("a COMMIT that failed, its transaction open: %v", err)
+	}
+	if runs.Load() != 1 {
+		t.Fatalf("the tool ran %d times", runs.Load())
+	}
+	if n := one(t, db, "SELECT (SELECT count(*) FROM kids) + (SELECT count(*) FROM calls)"); n != "0" {
+		t.Fatalf("rolled back: %s rows left", n)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO parents(id) VALUES(7)"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := adopt.Call(ctx, "w", "c", 7)
+	if err != nil || out.Replayed || out.Result != 1 || runs.Load() != 2 {
+		t.Fatalf("the retry: %+v %v (runs %d)", out, err, runs.Load())
+	}
+
+	// Its COMMIT late, its transaction open: the outcome unknown to the
+	// package, which cannot roll back under a deadline that has ended;
+	// the connection goes (the node rolls the transaction back) and the
+	// call runs again as a whole (doc/cluster.md, the local recipe).
+	lateLocal.Store(true)
+	out, err = adopt.Call(ctx, "w2", "c", 7)
+	if err != nil || out.Replayed || out.Result != 2 || runs.Load() != 4 || lateLocal.Load() {
+		t.Fatalf("a late COMMIT: %+v %v (runs %d)", out, err, runs.Load())
+	}
+	if n := one(t, db, "SELECT count(*) || ' ' || group_concat(status) FROM calls WHERE tool = 'adopt'"); n != "2 done,done" {
+		t.Fatalf("the local calls: %s", n)
+	}
+
+	var sends atomic.Int32
+	ship := idem.External(calls, "ship", func(ctx context.Context, key string, n int) (int, error) {
+		sends.Add(1)
+		return n, nil
+	})
+	lateClaim.Store(true)
+	s, err := ship.Call(ctx, "w", "c", 3)
+	if err != nil || s.Result != 3 || s.Replayed || sends.Load() != 1 || lateClaim.Load() {
+		t.Fatalf("external, its claim's COMMIT late: %+v %v (sends %d)", s, err, sends.Load())
+	}
+	if st := one(t, db, "SELECT group_concat(status || ' ' || (owner LIKE 'n1%')) FROM calls WHERE tool = 'ship'"); st != "done 1" {
+		t.Fatalf("the external call: %s", st)
+	}
+	if calls.Owed() != 0 {
+		t.Fatalf("owed: %d", calls.Owed())
 	}
 }

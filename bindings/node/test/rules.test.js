@@ -212,6 +212,30 @@ test('rules: what is not JSON, in the same words for args, keyargs and results',
   assert.equal(one(db, 'SELECT count(*) FROM calls'), 0);
 });
 
+// A key is text or an integer in all three packages (doc/contract.md §3):
+// Node's keys are all text ({7: 'a'} is {"7": 'a'}, {1.0: 'a'} is {"1":
+// 'a'}), where Python refuses a float, a bool or None as a key and Go
+// refuses what encoding/json does; an integer key is its digits, the key
+// that Python's {7: "a"} and Go's map[int]string{7: "a"} give
+// (test_rules.py, notjson_test.go).  A Map, whose keys may be anything,
+// is refused.
+const KEY_OF_INT_KEY = 'e324e8b56f777c14f32f9eaba74dbcb4';
+
+test('rules: a key is text or an integer, the same key in Python and Go', async (t) => {
+  const { db, calls } = setup(t);
+  assert.equal(calls.key('u', 'c', 't', { m: { 7: 'a' } }), KEY_OF_INT_KEY);
+  assert.equal(calls.key('u', 'c', 't', { m: { '7': 'a' } }), KEY_OF_INT_KEY);
+  assert.equal(calls.key('u', 'c', 't', '{"m":{"7":"a"}}'), KEY_OF_INT_KEY);
+  assert.equal(calls.key('u', 'c', 't', { m: { 1.0: 'a' } }), calls.key('u', 'c', 't', { m: { '1': 'a' } }));
+  const tool = calls.tool({ name: 't', params: [] }, (db, a) => a);
+  const map = 'args.m is a Map, which JSON has no form for; JSON.stringify would write its own ' +
+    'enumerable properties only, if any; convert it, or give its class a toJSON()';
+  for (const args of [{ m: new Map([[1.5, 'a']]) }, { m: new Map([[true, 'a']]) }]) {
+    await assert.rejects(tool('u', 'c', args), { name: 'TypeError', message: `idem: the arguments of t are not JSON: ${map}` });
+  }
+  assert.equal(one(db, 'SELECT count(*) FROM calls'), 0);
+});
+
 test('rules: an id is one SQL value; what is stored is what a replay reads', async (t) => {
   const { calls } = setup(t);
   const refused = [

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import idem
 
@@ -118,6 +118,15 @@ def _decode(text: Any) -> Any:
         return text
 
 
+def _not_decoded(e: BaseException) -> bool:
+    """Whether e is a driver's refusal of stored text that is not UTF-8:
+    APSW's UnicodeDecodeError, or sqlite3's "Could not decode to UTF-8"
+    on a connection without a text_factory that decodes it."""
+    return isinstance(e, UnicodeDecodeError) or (
+        isinstance(e, sqlite3.OperationalError) and
+        str(e).startswith("Could not decode to UTF-8"))
+
+
 class Desk:
     """An existing idem table, as an operator sees it.  Construction only
     reads: a missing table, or one that is not an idem table, is an
@@ -150,10 +159,32 @@ class Desk:
 
     # ---- reading ---------------------------------------------------------------
 
-    _COLS = ("key, status, stale, kind, tool, who, conv, owner, id, note,"
-             " created, updated,"
-             " (julianday('now') - julianday(created)) * 86400,"
-             " (julianday('now') - julianday(updated)) * 86400")
+    def _read(self, cols: Sequence[str], rest: str,
+              binds: Sequence[Any] = ()) -> List[Tuple[Any, ...]]:
+        """The rows of SELECT cols rest.  Text that SQL stored without its
+        being UTF-8 (CAST(x'ff' AS TEXT)) comes with its bytes as escapes
+        (a\\xffb), as the CLI's sqlite3 connection decodes it (its
+        text_factory): a driver that cannot decode it (APSW, which has no
+        text_factory, raises UnicodeDecodeError) is asked again for each
+        column's text as a blob, decoded here."""
+        try:
+            return list(self.conn.execute("SELECT %s %s" % (", ".join(cols), rest),
+                                          binds).fetchall())
+        except (UnicodeDecodeError, sqlite3.OperationalError) as e:
+            if not _not_decoded(e):
+                raise
+        pairs = ", ".join(
+            "CASE WHEN typeof(%s) = 'text' THEN CAST(%s AS BLOB) END,"
+            " CASE WHEN typeof(%s) = 'text' THEN NULL ELSE %s END" % (c, c, c, c)
+            for c in cols)
+        return [tuple(v if t is None else bytes(t).decode("utf-8", "backslashreplace")
+                      for t, v in zip(r[0::2], r[1::2]))
+                for r in self.conn.execute("SELECT %s %s" % (pairs, rest), binds)]
+
+    _COLS = ("key", "status", "stale", "kind", "tool", "who", "conv", "owner", "id",
+             "note", "created", "updated",
+             "(julianday('now') - julianday(created)) * 86400",
+             "(julianday('now') - julianday(updated)) * 86400")
     _NAMES = ("key", "status", "stale", "kind", "tool", "who", "conv", "owner",
               "id", "note", "created", "updated", "age", "idle")
 
@@ -197,14 +228,14 @@ class Desk:
         rank = ("CASE WHEN status = 'unknown' THEN 0 WHEN stale THEN 1"
                 " WHEN status = 'pending' THEN 2 WHEN status = 'failed' THEN 3"
                 " ELSE 4 END")
-        sql = ("SELECT %s FROM %s WHERE %s ORDER BY %s,"
-               " CASE WHEN status IN ('unknown', 'pending') THEN created END,"
-               " created DESC, CASE WHEN status IN ('unknown', 'pending')"
-               " THEN rowid END, rowid DESC" % (self._COLS, self._t, w, rank))
+        rest = ("FROM %s WHERE %s ORDER BY %s,"
+                " CASE WHEN status IN ('unknown', 'pending') THEN created END,"
+                " created DESC, CASE WHEN status IN ('unknown', 'pending')"
+                " THEN rowid END, rowid DESC" % (self._t, w, rank))
         if limit is not None:
             # Beyond SQLite's 64-bit integers (a LIMIT it cannot bind): all.
-            sql += " LIMIT %d" % min(int(limit), 2**63 - 1)
-        rows = [dict(zip(self._NAMES, r)) for r in self.conn.execute(sql, binds)]
+            rest += " LIMIT %d" % min(int(limit), 2**63 - 1)
+        rows = [dict(zip(self._NAMES, r)) for r in self._read(self._COLS, rest, binds)]
         for r in rows:
             r["stale"] = bool(r["stale"])
         return rows, int(total)
@@ -213,13 +244,13 @@ class Desk:
         """One call: its main row's columns (args, result and reply decoded
         from JSON), its members, and the header it was sent with; None if
         no call has this key."""
-        extra = "".join(", " + c for c in self.optional)
-        row = self.conn.execute(
-            "SELECT %s, args, keyargs, result, reply, expires, idem_header(key)%s"
-            " FROM %s WHERE key = ? AND member = 0" % (self._COLS, extra, self._t),
-            (key,)).fetchone()
-        if row is None:
+        rows = self._read(
+            self._COLS + ("args", "keyargs", "result", "reply", "expires", "idem_header(key)")
+            + tuple(self.optional),
+            "FROM %s WHERE key = ? AND member = 0" % self._t, (key,))
+        if not rows:
             return None
+        row = rows[0]
         names = self._NAMES + ("args", "keyargs", "result", "reply", "expires",
                                "header") + tuple(self.optional)
         c = dict(zip(names, row))
@@ -228,8 +259,8 @@ class Desk:
             c[k] = _decode(c[k])
         c["members"] = [
             {"member": m, "id": i, "result": _decode(r)} for m, i, r in
-            self.conn.execute("SELECT member, id, result FROM %s WHERE key = ?"
-                              " AND member > 0 ORDER BY member" % self._t, (key,))]
+            self._read(("member", "id", "result"), "FROM %s WHERE key = ?"
+                       " AND member > 0 ORDER BY member" % self._t, (key,))]
         return c
 
     def stats(self) -> Dict[str, Any]:
@@ -239,9 +270,9 @@ class Desk:
         by_status = dict(self.conn.execute(
             "SELECT status, count(*) FROM %s WHERE member = 0 GROUP BY 1" % t))
         by_tool: Dict[str, Dict[str, int]] = {}
-        for tool, status, n in self.conn.execute(
-                "SELECT tool, status, count(*) FROM %s WHERE member = 0"
-                " GROUP BY 1, 2 ORDER BY 1" % t):
+        for tool, status, n in self._read(
+                ("tool", "status", "count(*)"),
+                "FROM %s WHERE member = 0 GROUP BY tool, status ORDER BY tool" % t):
             by_tool.setdefault(tool, {})[status] = n
         cases = ["ELSE %d" % i if upper is None else "WHEN a < %d THEN %d" % (upper, i)
                  for i, (_, upper) in enumerate(AGES)]

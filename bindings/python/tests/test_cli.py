@@ -7,6 +7,8 @@ UPDATE in SQL: the desk re-words nothing.
 Run with the package installed:  python -m unittest discover -s bindings/python/tests -v
 """
 import contextlib
+import functools
+import importlib.util
 import io
 import json
 import os
@@ -18,6 +20,7 @@ import sys
 import tempfile
 import time
 import unittest
+from unittest import mock
 
 import idem
 import test_idem
@@ -242,14 +245,38 @@ class NotTextTest(Desk):
 
     def test_stored_text_that_is_not_utf8(self):
         # SQL may store such text (CAST(x'..' AS TEXT)): the desk shows its
-        # bytes as escapes; it was a traceback ("Could not decode to UTF-8").
-        if not isinstance(self.conn, sqlite3.Connection):
-            self.skipTest("sqlite3's text_factory")
+        # bytes as escapes, on either driver: it was a traceback ("Could not
+        # decode to UTF-8"; on APSW, which has no text_factory, a
+        # UnicodeDecodeError).  Each driver this Python has (the tests run
+        # in a venv of each: Debian's python3 with sqlite3, a pyenv one
+        # with APSW).
         self.conn.execute("INSERT INTO calls(who, conv, tool, args, kind) VALUES("
-                          "CAST(x'61ff62' AS TEXT), 'c', 'send', '{}', 'external')")
-        rc, out, err = self.run_cli("list", "--tool", "send")
-        self.assertEqual((rc, err), (0, ""))
-        self.assertIn("a\\xffb", out)
+                          "CAST(x'61ff62' AS TEXT), 'c\x01', CAST(x'73656e64fe' AS TEXT),"
+                          " '{}', 'external')")
+        key = self.count("SELECT key FROM calls WHERE who = CAST(x'61ff62' AS TEXT)")
+        self.conn.execute("UPDATE calls SET note = CAST(x'6e6f7465ff' AS TEXT)"
+                          " WHERE key = ? AND member = 0", (key,))
+        drivers = [d for d, have in (("sqlite3", hasattr(sqlite3.Connection, "enable_load_extension")),
+                                     ("apsw", importlib.util.find_spec("apsw") is not None)) if have]
+        self.assertTrue(drivers)
+        opener = idem.connect
+        for driver in drivers:
+            with self.subTest(driver), mock.patch.object(
+                    idem, "connect", functools.partial(opener, driver=driver)):
+                rc, out, err = self.run_cli("list")
+                self.assertEqual((rc, err), (0, ""))
+                self.assertIn("a\\xffb", out)
+                self.assertIn("send\\xfe", out)
+                self.assertIn("note\\xff", out)
+                listed = {c["key"]: c for c in self.json_cli("list")["calls"]}
+                self.assertEqual((listed[key]["who"], listed[key]["conv"], listed[key]["tool"]),
+                                 ("a\\xffb", "c\x01", "send\\xfe"))
+                rc, out, err = self.run_cli("show", key)
+                self.assertEqual((rc, err), (0, ""))
+                self.assertIn("a\\xffb", out)
+                self.assertIn("note\\xff", out)
+                self.assertIn("c\\x01", out)
+                self.assertIn("send\\xfe", self.json_cli("stats")["tool"])
 
     def test_a_file_name_of_any_bytes(self):
         if sys.platform == "win32" or sys.getfilesystemencoding() != "utf-8":

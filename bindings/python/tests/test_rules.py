@@ -275,6 +275,11 @@ class NestingTest(Base):
                          {"a": [1, {}, []], "b": "c"})
 
 
+# idem_key('u', 'c', 't', '{"m":{"7":"a"}}'): the key of a call whose
+# argument m has the integer key 7, the same in Node (rules.test.js) and Go
+# (notjson_test.go).
+KEY_OF_INT_KEY = "e324e8b56f777c14f32f9eaba74dbcb4"
+
 # The words of what is not JSON: the same in Node (rules.test.js), for the
 # values both languages have.
 NOT_JSON = [
@@ -323,6 +328,51 @@ class NotJsonTest(Base):
                                  " its writes were rolled back and the call released: a"
                                  " retry runs again" % why.replace("args", "result", 1))
         self.assertEqual(self.count("SELECT count(*) FROM calls"), 0)
+
+    def test_keys_are_text_or_integers(self):
+        # A dict key is text or an integer, as in Node (whose keys are all
+        # text: {1: x} is {"1": x}) and Go (encoding/json's map keys):
+        # json.dumps would write 1.0 as "1.0" where Node writes "1" and Go
+        # refuses it, True as "true", None as "null" (doc/contract.md §3).
+        calls = idem.Calls(self.conn)
+        refused = [
+            ({"m": {1.0: "a"}}, "args.m has a key that is a float (1.0)"),
+            ({"m": {"ok": 1, 2.5: 1}}, "args.m has a key that is a float (2.5)"),
+            ({"m": [{1e16: 1}]}, "args.m[0] has a key that is a float (1e+16)"),
+            ({"m": {float("inf"): 1}}, "args.m has a key that is a float (inf)"),
+            ({"m": {True: "a"}}, "args.m has a key that is a bool (True)"),
+            ({"m": {None: "a"}}, "args.m has a key that is None"),
+            ({"m": {(1, 2): "a"}}, "args.m has a key that is a tuple ((1, 2))"),
+        ]
+        for args, why in refused:
+            why += ", which JSON has no form for; a key is text or an integer"
+            with self.subTest(why):
+                @calls.tool(name="t")
+                def t(db, **a):
+                    return a
+
+                @calls.tool(name="r")
+                def r(db):
+                    return args
+                for attempt in (lambda: t("u", "c", **args), lambda: t.key("u", "c", **args),
+                                lambda: calls.key("u", "c", "t", args)):
+                    with self.assertRaises(TypeError) as cm:
+                        attempt()
+                    self.assertEqual(str(cm.exception),
+                                     "idem: the arguments of t are not JSON: " + why)
+                with self.assertRaises(idem.Unstorable) as cm:
+                    r("u", "c")
+                self.assertIn("the result of r is not JSON: " + why.replace("args", "result", 1),
+                              str(cm.exception))
+        self.assertEqual(self.count("SELECT count(*) FROM calls"), 0)
+        # An integer key is its digits: the key Node gives {m: {7: 'a'}} and
+        # Go map[int]string{7: "a"} (their tests hold the same hex).
+        self.assertEqual(calls.key("u", "c", "t", {"m": {7: "a", -2: "b"}}),
+                         calls.key("u", "c", "t", {"m": {"7": "a", "-2": "b"}}))
+        self.assertEqual(calls.key("u", "c", "t", {"m": {7: "a"}}), KEY_OF_INT_KEY)
+        # A key made of digits in text is text, whatever it looks like.
+        self.assertEqual(calls.key("u", "c", "t", {"m": {"1.0": "a", "true": 1, "null": 2}}),
+                         calls.key("u", "c", "t", {"m": {"null": 2, "true": 1, "1.0": "a"}}))
 
     def test_keyargs_function(self):
         calls = idem.Calls(self.conn)

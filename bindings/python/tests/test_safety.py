@@ -70,7 +70,8 @@ UNSTORABLE = [
     ("key surrogate", lambda: {"a\udc00": 1},
      "result has a key that holds a lone surrogate, which is not text"),
     ("key", lambda: {(1, 2): "tuple key"},
-     "result has a key that is a tuple, which JSON has no form for"),
+     "result has a key that is a tuple ((1, 2)), which JSON has no form for; a key is"
+     " text or an integer"),
     ("deep", lambda: {"a": deep(5000)}, "result.a is nested deeper than 1000 levels, idem's limit"),
     ("deep by one", lambda: deep(1000),
      "result[0] is nested deeper than 1000 levels, idem's limit"),

@@ -33,9 +33,13 @@ import idem
 from idem.ops import (AGES, STATUSES, Desk, OpsError, age_text, cell_text, idem_tables,
                       note_tail, typed_id)
 from datasette import Forbidden, NotFound, Response, hookimpl
+from datasette.utils.asgi import BadRequest
 from datasette.utils import actor_matches_allow, tilde_decode, tilde_encode
 
 PERMISSION = "idem-reconcile"
+# What ?status= shows: the calls of one of the package's statuses, or the
+# stale ones (pending, their process gone).
+SHOWN = STATUSES + ("stale",)
 VERDICTS = ("arrived", "not_arrived", "not_sent")
 COLOURS = {"unknown": "#c0392b", "pending": "#e6a700", "failed": "#7f8c8d",
            "done": "#2e8b57"}
@@ -186,8 +190,9 @@ async def table_page(datasette: Any, request: Any) -> Response:
     except Unloaded as e:
         return await _unloaded(datasette, request, str(e))
     status = request.args.get("status") or None
-    if status not in (None,) + STATUSES + ("stale",):
-        status = None
+    if status is not None and status not in SHOWN:
+        raise BadRequest("no status %r to show calls of: ?status= is one of %s"
+                         % (status, ", ".join(SHOWN)))
     tool = request.args.get("tool") or None
 
     def read(conn: sqlite3.Connection) -> Tuple[Dict[str, Any], List[Dict[str, Any]], int]:

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 """datasette-idem through Datasette's own test client (datasette.client)."""
+import html
 import re
 import time
 
 import idem
+import idem.ops
 import pytest
 
 from conftest import ALLOW_ALICE, actor, datasette, messages
@@ -64,6 +66,23 @@ async def test_table_page_unknown_first(app):
     assert re.findall(r'class="key"><a href="[^"]+">([0-9a-f]{32})', r.text) == [app.unknown]
     r = await ds.client.get("/-/idem/app/calls?tool=checkout")
     assert re.findall(r'class="key"><a href="[^"]+">([0-9a-f]{32})', r.text) == [app.done]
+
+
+async def test_an_unknown_status_is_refused(app):
+    # ?status= is one of the package's statuses (idem.ops.STATUSES) or
+    # stale; any other is a 400 that names it and them, not every call
+    # shown as though no filter had been asked for.
+    ds = datasette(app)
+    for bad in ("bogus", "Unknown", "released", "<b>x</b>"):
+        r = await ds.client.get("/-/idem/app/calls", params={"status": bad})
+        assert r.status_code == 400, bad
+        want = ("no status %r to show calls of: ?status= is one of %s"
+                % (bad, ", ".join(idem.ops.STATUSES + ("stale",))))
+        assert want in html.unescape(r.text), r.text
+        assert 'class="key"' not in r.text and "<b>x</b>" not in r.text
+    for good in idem.ops.STATUSES + ("stale", ""):
+        r = await ds.client.get("/-/idem/app/calls", params={"status": good})
+        assert r.status_code == 200, good
 
 
 async def test_call_page(app):
