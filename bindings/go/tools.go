@@ -972,15 +972,16 @@ func (c *Calls) Close(ctx context.Context) error {
 }
 
 // heartbeatWhile touches the pending call (its `updated`, which the
-// table's stale column reads) every Heartbeat until stop is called: the
-// owner's lease.
+// table's stale column reads) every Heartbeat, by default the table's
+// heartbeat (none without stale_after), until stop is called: the owner's
+// lease.
 func (c *Calls) heartbeatWhile(key, token string) (stop func()) {
-	if c.heartbeat < 0 {
-		return func() {}
-	}
 	every := c.heartbeat
 	if every == 0 {
-		every = 2 * time.Second
+		every = c.beat
+	}
+	if every <= 0 {
+		return func() {}
 	}
 	quit := make(chan struct{})
 	var once sync.Once
