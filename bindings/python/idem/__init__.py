@@ -1844,9 +1844,9 @@ class Calls:
         beats through a connection of its own to the same file (opened at
         its first beat, closed when it stops).  None for a database in
         memory, which no other connection can open."""
-        every = self._beat
-        if every is None:
+        if self._beat is None:
             return lambda: None
+        every = self._beat
         with self.lock:
             path = next((r[2] for r in self.conn.execute("PRAGMA database_list")
                          if r[1] == "main"), "")
@@ -1882,9 +1882,9 @@ class Calls:
         """Heartbeat owner's call from a task on the running loop, through
         the Calls' own connection (free while an async tool awaits), until
         the returned stop is called."""
-        every = self._beat
-        if every is None:
+        if self._beat is None:
             return lambda: None
+        every = self._beat
 
         async def beat() -> None:
             while True:
@@ -1892,7 +1892,10 @@ class Calls:
                 with self.lock:
                     self._touch(self.conn, key, owner)
         task = asyncio.ensure_future(beat())
-        return task.cancel
+
+        def end() -> None:
+            task.cancel()       # between beats: a beat never awaits
+        return end
 
     def _external(self, spec: _Spec, call: _Call, args: Dict[str, Any]) -> Outcome:
         deadline = time.monotonic() + self.resend_wait
