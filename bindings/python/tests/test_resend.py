@@ -331,9 +331,11 @@ class Killed(ResendBase):
         self.assertEqual(self.row(key), ("done", 2, 1))
 
     def test_old_owner_record_lands_nowhere(self):
-        # The first sender is slow, not dead: the call goes stale, a retry
-        # takes it over and finishes it; the first sender's late record is
-        # refused (Lost), and the target acted once.
+        # The first sender is not dead but its lease lapsed (a process
+        # frozen past stale_after: its heartbeat stopped, turned off here):
+        # the call goes stale, a retry takes it over and finishes it; the
+        # first sender's late record is refused (Lost), and the target
+        # acted once.
         t = self.target()
         gate = threading.Event()
 
@@ -344,6 +346,7 @@ class Killed(ResendBase):
         t.on_arrival = hold
         conn = self.connect()
         calls = idem.Calls(conn)
+        calls._beat = None                  # its lease lapses (section 11)
         slow = self.charge_tool(calls, t, timeout=5)
         errors = []
 
