@@ -150,9 +150,9 @@ func (c *Calls) Stats() Stats {
 // stale column), a call whose owner stopped for stale_after is stale, and
 // TakeOver hands it on.  The default is the extension's, the table's
 // heartbeat in idem_options() (a third of stale_after, at least 100 ms;
-// none without stale_after, where a call never goes stale); a value given
-// here overrides it (keep stale_after several heartbeats long), and a
-// negative value turns the heartbeat off.
+// none without stale_after, where a call never goes stale, whatever is
+// given here); a value given here overrides it (keep stale_after several
+// heartbeats long), and a negative value turns the heartbeat off.
 func Heartbeat(d time.Duration) Option { return func(o *openOpts) { o.heartbeat = d } }
 
 // Table names the claim table (default "calls").

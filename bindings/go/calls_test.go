@@ -355,6 +355,24 @@ func TestHeartbeatFromTable(t *testing.T) {
 	}
 }
 
+// A table without stale_after gets no heartbeat, even with Heartbeat
+// given: its calls never go stale, and a beat would only write.
+func TestNoHeartbeatWithoutStaleAfter(t *testing.T) {
+	db, calls := open(t, idem.Heartbeat(50*time.Millisecond))
+	var before, after string
+	_, err := idem.External(calls, "ship", func(ctx context.Context, key string, a order) (shipment, error) {
+		if err := db.QueryRow("SELECT updated FROM calls WHERE member = 0").Scan(&before); err != nil {
+			return shipment{}, err
+		}
+		time.Sleep(500 * time.Millisecond) // ten beats, were there any
+		err := db.QueryRow("SELECT updated FROM calls WHERE member = 0").Scan(&after)
+		return shipment{ID: "x"}, err
+	}).Call(ctx5(t), "w", "c", order{"A", 1})
+	if err != nil || before != after {
+		t.Fatalf("touched without stale_after: %q then %q, %v", before, after, err)
+	}
+}
+
 // go-sqlite3's own default (synchronous=NORMAL) is named in the refusal of
 // an external claim.
 func TestMattnDefaultSynchronous(t *testing.T) {
