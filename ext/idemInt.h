@@ -572,6 +572,13 @@ struct IdemOptions {
 # define IDEM_MAX_SENDS_LIMIT 100
 #endif
 #define IDEM_RESEND_AFTER_MS  1000
+
+/* How often a package touches a pending external call while its request
+** is out (its lease, doc/contract.md §11): a third of stale_after, so that
+** two beats may be late and the call still not stale, and not more often
+** than IDEM_HEARTBEAT_MIN_MS (each beat is a write transaction).  None
+** without stale_after: such a call never goes stale. */
+#define IDEM_HEARTBEAT_MIN_MS 100
 #define IDEM_RESEND_CAP       64
 
 /* The limits the packages keep and read from C, idem_limits()

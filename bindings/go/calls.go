@@ -45,6 +45,7 @@ type Calls struct {
 	seq   atomic.Int64
 
 	heartbeat time.Duration // see Heartbeat
+	beat      time.Duration // the table's heartbeat (idem_options()); 0: none
 	attempt   time.Duration // see AttemptTimeout
 	onStep    func(context.Context, Step)
 
@@ -147,8 +148,11 @@ func (c *Calls) Stats() Stats {
 // it (its `updated` column) while its request is out: its lease.  With
 // the table option stale_after (which the extension reads to compute the
 // stale column), a call whose owner stopped for stale_after is stale, and
-// TakeOver hands it on.  Keep stale_after several heartbeats long.  The
-// default is 2 s; a negative value turns the heartbeat off.
+// TakeOver hands it on.  The default is the extension's, the table's
+// heartbeat in idem_options() (a third of stale_after, at least 100 ms;
+// none without stale_after, where a call never goes stale, whatever is
+// given here); a value given here overrides it (keep stale_after several
+// heartbeats long), and a negative value turns the heartbeat off.
 func Heartbeat(d time.Duration) Option { return func(o *openOpts) { o.heartbeat = d } }
 
 // Table names the claim table (default "calls").
@@ -312,6 +316,17 @@ func Open(ctx context.Context, db *sql.DB, opts ...Option) (*Calls, error) {
 			return nil, err
 		}
 	}
+	// The table's heartbeat, the extension's decision (doc/contract.md §11).
+	var have struct {
+		Heartbeat int64 `json:"heartbeat"` // null: 0, none
+	}
+	if err := db.QueryRowContext(ctx, "SELECT idem_options(?, 'main')", o.table).Scan(&v); err != nil {
+		return nil, refused(err)
+	}
+	if err := json.Unmarshal([]byte(v), &have); err != nil {
+		return nil, err
+	}
+	c.beat = time.Duration(have.Heartbeat) * time.Millisecond
 	go c.settleLoop()
 	return c, nil
 }

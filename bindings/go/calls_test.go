@@ -312,6 +312,67 @@ func TestLeaseTakeOver(t *testing.T) {
 	}
 }
 
+// Without Heartbeat, the lease is the table's heartbeat (idem_options(): a
+// third of stale_after): a request that outlasts stale_after keeps its
+// call not stale, so that no one takes it over; once the call is settled
+// the heartbeat stops (a row made pending again under the same owner is
+// touched no more).  Margins: a beat every 0.67 s against 2 s.
+func TestHeartbeatFromTable(t *testing.T) {
+	db, calls := open(t, idem.TableOption("stale_after", "2 seconds"), idem.Owner("slow"))
+	other := openCalls(t, db, idem.Owner("other"))
+	gate, started, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		_, err := idem.External(calls, "ship", func(ctx context.Context, key string, a order) (shipment, error) {
+			close(started)
+			<-gate
+			return shipment{ID: "x"}, nil
+		}).Call(context.Background(), "w", "c", order{"A", 1})
+		done <- err
+	}()
+	<-started
+	for i := 0; i < 3; i++ { // out for 3 s, stale_after and half as much again
+		time.Sleep(time.Second)
+		var stale int
+		if err := db.QueryRow("SELECT stale FROM calls WHERE member = 0").Scan(&stale); err != nil || stale != 0 {
+			t.Fatalf("the call out for %d s is stale: %d %v", i+1, stale, err)
+		}
+		if keys, err := other.TakeOver(ctx5(t)); err != nil || len(keys) != 0 {
+			t.Fatalf("taken over while its request was out: %v %v", keys, err)
+		}
+	}
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	const old = "2000-01-01 00:00:00.000"
+	if _, err := db.Exec("UPDATE calls_claim SET status = 'pending', updated = ? WHERE member = 0", old); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond) // nearly four beats
+	var updated string
+	if err := db.QueryRow("SELECT updated FROM calls WHERE member = 0").Scan(&updated); err != nil || updated != old {
+		t.Fatalf("touched after it was settled: %q %v", updated, err)
+	}
+}
+
+// A table without stale_after gets no heartbeat, even with Heartbeat
+// given: its calls never go stale, and a beat would only write.
+func TestNoHeartbeatWithoutStaleAfter(t *testing.T) {
+	db, calls := open(t, idem.Heartbeat(50*time.Millisecond))
+	var before, after string
+	_, err := idem.External(calls, "ship", func(ctx context.Context, key string, a order) (shipment, error) {
+		if err := db.QueryRow("SELECT updated FROM calls WHERE member = 0").Scan(&before); err != nil {
+			return shipment{}, err
+		}
+		time.Sleep(500 * time.Millisecond) // ten beats, were there any
+		err := db.QueryRow("SELECT updated FROM calls WHERE member = 0").Scan(&after)
+		return shipment{ID: "x"}, err
+	}).Call(ctx5(t), "w", "c", order{"A", 1})
+	if err != nil || before != after {
+		t.Fatalf("touched without stale_after: %q then %q, %v", before, after, err)
+	}
+}
+
 // go-sqlite3's own default (synchronous=NORMAL) is named in the refusal of
 // an external claim.
 func TestMattnDefaultSynchronous(t *testing.T) {

@@ -691,6 +691,13 @@ struct IdemOptions {
 # define IDEM_MAX_SENDS_LIMIT 100
 #endif
 #define IDEM_RESEND_AFTER_MS  1000
+
+/* How often a package touches a pending external call while its request
+** is out (its lease, doc/contract.md §11): a third of stale_after, so that
+** two beats may be late and the call still not stale, and not more often
+** than IDEM_HEARTBEAT_MIN_MS (each beat is a write transaction).  None
+** without stale_after: such a call never goes stale. */
+#define IDEM_HEARTBEAT_MIN_MS 100
 #define IDEM_RESEND_CAP       64
 
 /* The limits the packages keep and read from C, idem_limits()
@@ -13202,6 +13209,13 @@ IDEM_PRIVATE sqlite3_int64 idemOptionResendAfter(const IdemOptions *pOpt){
   return pOpt->iResendAfterMs ? pOpt->iResendAfterMs : IDEM_RESEND_AFTER_MS;
 }
 
+/* The heartbeat of a pending external call, in ms (§11); 0: none. */
+static sqlite3_int64 idemOptionHeartbeat(const IdemOptions *pOpt){
+  sqlite3_int64 iMs = pOpt->iStaleAfterMs/3;
+  if( pOpt->iStaleAfterMs==0 ) return 0;
+  return iMs<IDEM_HEARTBEAT_MIN_MS ? IDEM_HEARTBEAT_MIN_MS : iMs;
+}
+
 /*
 ** A duration in words that idem reads back as the same duration: the
 ** largest unit it is a whole number of ('1 day', '36 hours', '90
@@ -13240,7 +13254,9 @@ static void idemDurationText(sqlite3_str *s, sqlite3_int64 iMs){
 **                "durability=full (the default)", "no stale_after"},
 **    "relaxed": {each option whose value weakens what a claim promises
 **                by default, with why: args_mismatch=replay,
-**                durability=relaxed, honours_key=yes, any retain}}
+**                durability=relaxed, honours_key=yes, any retain},
+**    "heartbeat": null | <ms>: how often the packages touch a pending
+**                external call while its request is out (§11)}
 **
 ** Every text here is ASCII without quotes or backslashes: it needs no
 ** JSON escaping.
@@ -13248,7 +13264,7 @@ static void idemDurationText(sqlite3_str *s, sqlite3_int64 iMs){
 IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt){
   static const char *const azDur[2] = { "retain", "stale_after" };
   const int nSw = (int)(sizeof(aIdemSwitch)/sizeof(aIdemSwitch[0]));
-  sqlite3_int64 aiDur[2];
+  sqlite3_int64 aiDur[2], iBeat;
   int i, bSep, iPart;
   aiDur[0] = pOpt->iRetainMs;
   aiDur[1] = pOpt->iStaleAfterMs;
@@ -13316,7 +13332,9 @@ IDEM_PRIVATE void idemOptionJson(sqlite3_str *s, const IdemOptions *pOpt){
     }
     sqlite3_str_appendall(s, "}");
   }
-  sqlite3_str_appendall(s, "}");
+  iBeat = idemOptionHeartbeat(pOpt);
+  if( iBeat ) sqlite3_str_appendf(s, ",\"heartbeat\":%lld}", iBeat);
+  else sqlite3_str_appendall(s, ",\"heartbeat\":null}");
 }
 
 /* ------------------------------------------------ the packages' functions */

@@ -972,15 +972,16 @@ func (c *Calls) Close(ctx context.Context) error {
 }
 
 // heartbeatWhile touches the pending call (its `updated`, which the
-// table's stale column reads) every Heartbeat until stop is called: the
-// owner's lease.
+// table's stale column reads) every Heartbeat, by default the table's
+// heartbeat, until stop is called: the owner's lease.  None in a table
+// without stale_after (c.beat 0), whose calls never go stale.
 func (c *Calls) heartbeatWhile(key, token string) (stop func()) {
-	if c.heartbeat < 0 {
+	if c.beat <= 0 || c.heartbeat < 0 {
 		return func() {}
 	}
 	every := c.heartbeat
 	if every == 0 {
-		every = 2 * time.Second
+		every = c.beat
 	}
 	quit := make(chan struct{})
 	var once sync.Once

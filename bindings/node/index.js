@@ -816,6 +816,9 @@ class Calls {
       existing = find.get(table);       // another connection may have created it first
     }
     if (existing) checkOptions(db, table, existing.sql, given, parsed);
+    // How often a pending external call is touched while its request is
+    // out (its lease): the extension's, null without stale_after (§11).
+    this._beatMs = (tableOptions(db, table) || {}).heartbeat ?? null;
     this._key = db.prepare('SELECT idem_key(?, ?, ?, ?) AS k');
     this._header = db.prepare('SELECT idem_header(?) AS h');
     this._row = db.prepare(
@@ -830,6 +833,8 @@ class Calls {
       'WHERE key = ? AND member = 0 AND owner = ?');
     this._release = db.prepare(`UPDATE ${t} SET reconcile = 'not_sent' ` +
       'WHERE key = ? AND member = 0 AND owner = ?');
+    this._touch = db.prepare(`UPDATE ${t} SET note = note ` +
+      "WHERE key = ? AND member = 0 AND owner = ? AND status = 'pending'");
     this._t = t;
   }
 
@@ -1311,6 +1316,23 @@ class Calls {
     }
   }
 
+  // Touch owner's pending call every heartbeat until the returned stop
+  // is called (doc/contract.md §11): one UPDATE fenced by the owner, in a
+  // transaction of its own; skipped while the connection is closed or in
+  // a transaction, and when the database is busy (the next beat tries).
+  _heartbeat(key, owner) {
+    if (this._beatMs == null) return () => {};
+    const timer = setInterval(() => {
+      const db = this.db;
+      if (!db.open || db.inTransaction) return;
+      try {
+        this._touch.run(key, owner);
+      } catch (e) { /* busy: the next beat */ }
+    }, this._beatMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   async _external(fn, key, row, args, extra) {
     const tool = row[2];
     const deadline = Date.now() + this._resendWaitMs;
@@ -1321,8 +1343,13 @@ class Calls {
       owner = taken.owner;
       const header = taken.header;
       const idempotencyKey = header.slice(header.indexOf(': ') + 2);   // '"<key>"'
+      const stop = this._heartbeat(key, owner);  // until fn settles, however
       try {
-        value = await fn(args, { ...extra, idempotencyKey, key });
+        try {
+          value = await fn(args, { ...extra, idempotencyKey, key });
+        } finally {
+          stop();
+        }
         break;
       } catch (e) {
         if (isA(e, NotSent)) {

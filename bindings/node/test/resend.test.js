@@ -182,3 +182,44 @@ test('concurrent retries, connections and processes: one resend, one charge', as
   assert.equal(tg.byKey[`"${e.key}"`], 2);
   assert.deepEqual({ ...status(db, e.key) }, { status: 'done', sends: 2, honours_key: 1 });
 });
+
+// The owner's lease (doc/contract.md §11): while an external request is
+// out, its call is touched at the table's heartbeat (the extension's, a
+// third of stale_after), so a request that outlasts stale_after keeps its
+// call not stale and no other sender takes it over; once the request has
+// settled (returned or thrown) the heartbeat stops: a row made pending
+// again under the same owner is touched no more.  Margins: a beat every
+// 0.67 s against 2 s.
+for (const how of ['returns', 'throws']) {
+  test(`the heartbeat keeps a slow request's call while it is out, and stops once it ${how}`, async (t) => {
+    const { db, open, calls } = setup(t, { stale_after: '2 seconds', honours_key: 'yes' });
+    calls.resendWaitMs = 0;                        // unknown stays unknown here
+    const other = open();
+    idem.load(other);
+    let release;
+    const gate = new Promise((resolve) => { release = resolve; });
+    const slow = calls.tool({ kind: 'external', name: 'slow' }, async () => {
+      await gate;
+      if (how === 'throws') throw new Error('no answer');
+      return { ok: true };
+    });
+    const out = slow('w', 'c', {}).then((v) => v, (e) => e);
+    const key = calls.key('w', 'c', 'slow', {});
+    for (let i = 1; i <= 3; i++) {                 // out for 3 s
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.equal(db.prepare('SELECT stale FROM calls WHERE key = ? AND member = 0').get(key).stale, 0,
+        `stale after ${i} s out`);
+      assert.throws(() => other.prepare("UPDATE calls SET reconcile = 'resend', owner = 'thief' " +
+        'WHERE key = ? AND member = 0').run(key), /is pending and not stale/);
+    }
+    release();
+    const v = await out;
+    if (how === 'throws') assert.ok(v instanceof idem.Unknown, String(v));
+    else assert.deepEqual(v, { ok: true });
+    const old = '2000-01-01 00:00:00.000';
+    other.unsafeMode(true);                        // a shadow table, for the test
+    other.prepare("UPDATE calls_claim SET status = 'pending', updated = ? WHERE member = 0").run(old);
+    await new Promise((r) => setTimeout(r, 2500));  // nearly four beats
+    assert.equal(db.prepare('SELECT updated FROM calls WHERE key = ? AND member = 0').get(key).updated, old);
+  });
+}

@@ -1199,6 +1199,12 @@ class Calls:
                 row = conn.execute(find, (table,)).fetchone()
             if row is not None:
                 _check_options(conn, table, row[0], given, parsed)
+            # How often a pending external call is touched while its
+            # request is out (its lease): the extension's, None without
+            # stale_after (doc/contract.md section 11).
+            beat = json.loads(conn.execute("SELECT idem_options(?, 'main')",
+                                           (table,)).fetchone()[0])["heartbeat"]
+            self._beat: Optional[float] = None if beat is None else beat / 1000.0
 
     def _note(self, text: str) -> str:
         """A note as the wrapper writes it: at most idem_limits()'s
@@ -1837,6 +1843,87 @@ class Calls:
         except BaseException as r:      # e is what the caller must see
             _add_note(e, "idem: call %s could not be released: %s" % (key, _text(r)))
 
+    # ---- the owner's lease: a heartbeat while the request is out (section 11)
+
+    def _touch(self, conn: _Connection, key: str, owner: str) -> None:
+        """One heartbeat: touch owner's pending call, in a transaction of
+        its own on conn; skipped while conn is in a transaction, and when
+        the database is busy or conn closed (the next beat tries)."""
+        try:
+            if conn.in_transaction:
+                return
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("UPDATE %s SET note = note WHERE key = ? AND member = 0"
+                             " AND owner = ? AND status = 'pending'" % self._t,
+                             (key, owner))
+                conn.execute("COMMIT")
+            finally:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+    def _lease(self, key: str, owner: str) -> Callable[[], None]:
+        """Heartbeat owner's call from a thread until the returned stop is
+        called, for a sync tool: the calling thread is in the tool, and a
+        sqlite3 connection refuses other threads by default, so the thread
+        beats through a connection of its own to the same file (opened at
+        its first beat, closed when it stops).  None for a database in
+        memory, which no other connection can open."""
+        if self._beat is None:
+            return lambda: None
+        every = self._beat
+        with self.lock:
+            path = next((r[2] for r in self.conn.execute("PRAGMA database_list")
+                         if r[1] == "main"), "")
+        if not path:
+            return lambda: None
+        apsw = isinstance(self.conn, ApswConnection)
+        stop = threading.Event()
+
+        def beat() -> None:
+            conn: Optional[_Connection] = None
+            try:
+                while not stop.wait(every):
+                    if conn is None:
+                        conn = ApswConnection(path, timeout=every, isolation_level=None) \
+                            if apsw else sqlite3.connect(path, timeout=every,
+                                                         isolation_level=None)
+                        load(conn)
+                    self._touch(conn, key, owner)
+            except Exception:
+                pass            # no connection, no lease: the call may go stale
+            finally:
+                if conn is not None:
+                    conn.close()
+        thread = threading.Thread(target=beat, name="idem heartbeat", daemon=True)
+        thread.start()
+
+        def end() -> None:
+            stop.set()
+            thread.join()       # a beat under way ends before the record
+        return end
+
+    def _lease_async(self, key: str, owner: str) -> Callable[[], None]:
+        """Heartbeat owner's call from a task on the running loop, through
+        the Calls' own connection (free while an async tool awaits), until
+        the returned stop is called."""
+        if self._beat is None:
+            return lambda: None
+        every = self._beat
+
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(every)
+                with self.lock:
+                    self._touch(self.conn, key, owner)
+        task = asyncio.ensure_future(beat())
+
+        def end() -> None:
+            task.cancel()       # between beats: a beat never awaits
+        return end
+
     def _external(self, spec: _Spec, call: _Call, args: Dict[str, Any]) -> Outcome:
         deadline = time.monotonic() + self.resend_wait
         row: Optional[Tuple[Any, ...]] = None       # None: claim it first
@@ -1848,7 +1935,11 @@ class Calls:
                     return claimed
                 header = claimed[1]
                 started = True          # from here on the request may leave
-                value = spec.fn(**{spec.first: header}, **args)
+                stop = self._lease(call.key, owner)
+                try:
+                    value = spec.fn(**{spec.first: header}, **args)
+                finally:
+                    stop()
             except BaseException as e:
                 if not started:
                     self._unclaim(call.key, owner, e)
@@ -1885,7 +1976,11 @@ class Calls:
                     return claimed
                 header = claimed[1]
                 started = True          # from here on the request may leave
-                value = await spec.fn(**{spec.first: header}, **args)
+                stop = self._lease_async(call.key, owner)
+                try:
+                    value = await spec.fn(**{spec.first: header}, **args)
+                finally:
+                    stop()
             except BaseException as e:
                 if not started:
                     self._unclaim(call.key, owner, e)

@@ -10,6 +10,7 @@ nothing changes: unknown holds.
 
 Run with the package installed:  python -m unittest discover -s bindings/python/tests -v
 """
+import asyncio
 import json
 import os
 import signal
@@ -22,7 +23,7 @@ import unittest
 import urllib.request
 
 import idem
-from test_idem import Base
+from test_idem import Base, plain_connect
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "..", "test", "examples", "python"))
@@ -330,9 +331,11 @@ class Killed(ResendBase):
         self.assertEqual(self.row(key), ("done", 2, 1))
 
     def test_old_owner_record_lands_nowhere(self):
-        # The first sender is slow, not dead: the call goes stale, a retry
-        # takes it over and finishes it; the first sender's late record is
-        # refused (Lost), and the target acted once.
+        # The first sender is not dead but its lease lapsed (a process
+        # frozen past stale_after: its heartbeat stopped, turned off here):
+        # the call goes stale, a retry takes it over and finishes it; the
+        # first sender's late record is refused (Lost), and the target
+        # acted once.
         t = self.target()
         gate = threading.Event()
 
@@ -343,6 +346,7 @@ class Killed(ResendBase):
         t.on_arrival = hold
         conn = self.connect()
         calls = idem.Calls(conn)
+        calls._beat = None                  # its lease lapses (section 11)
         slow = self.charge_tool(calls, t, timeout=5)
         errors = []
 
@@ -468,6 +472,117 @@ class ReceivingSide(ResendBase):
         self.assertEqual((out.result["order"], out.sends), (1, 2))
         self.assertEqual(sum(srv.arrivals.values()), 2)
         self.assertEqual(self.orders(srv), 1)
+
+
+
+class HeartbeatTest(Base):
+    """The owner's lease (doc/contract.md section 11): while an external
+    request is out its call is touched at the table's heartbeat (the
+    extension's, a third of stale_after), so a request that outlasts
+    stale_after keeps its call not stale and no other sender takes it
+    over; once the request has returned or raised the heartbeat stops: a
+    row made pending again under the same owner is touched no more.  The
+    sync tool's connection refuses other threads (sqlite3's default): the
+    heartbeat has its own.  Margins: a beat every 0.67 s against 2 s."""
+
+    OLD = "2000-01-01 00:00:00.000"
+
+    def setUp(self):
+        super().setUp()
+        idem.load(self.conn)
+        # The tool's connection, as sqlite3 opens one by default.
+        self.mine = plain_connect(self.path, timeout=10, isolation_level=None)
+        self.addCleanup(self.mine.close)
+        self.calls = idem.Calls(self.mine, stale_after="2 seconds", honours_key="yes")
+        self.calls.resend_wait = 0          # unknown stays unknown here
+        self.key = self.calls.key("w", "c", "slow", {})
+
+    def watch(self):
+        """Out for 3 s: each second the call is not stale, and a resend
+        by another sender is refused."""
+        for i in range(3):
+            time.sleep(1.0)
+            stale = self.count("SELECT stale FROM calls WHERE member = 0")
+            self.assertEqual(stale, 0, "stale after %d s out" % (i + 1))
+            with self.assertRaisesRegex(sqlite3.OperationalError, "is pending and not stale"):
+                self.conn.execute("UPDATE calls SET reconcile = 'resend', owner = 'thief'"
+                                  " WHERE key = ? AND member = 0", (self.key,))
+
+    def revive(self):
+        """Make the settled call pending again, touched long ago."""
+        self.conn.execute("UPDATE calls_claim SET status = 'pending', updated = ?"
+                          " WHERE member = 0", (self.OLD,))
+
+    def untouched(self):
+        self.assertEqual(self.count("SELECT updated FROM calls WHERE member = 0"), self.OLD)
+
+    def settled(self):
+        """Made pending again, the call is touched no more."""
+        self.revive()
+        time.sleep(2.5)                     # nearly four beats
+        self.untouched()
+
+    def test_sync(self):
+        for how in ("returns", "raises"):
+            with self.subTest(how=how):
+                if how == "raises":
+                    self.conn.execute("DELETE FROM calls_claim")
+                failed = []
+
+                @self.calls.tool(kind="external", name="slow")
+                def slow(idempotency_key):
+                    try:
+                        self.watch()
+                    except BaseException as e:      # seen by the test below
+                        failed.append(e)
+                    if how == "raises":
+                        raise TimeoutError("no answer")
+                    return {"ok": True}
+                if how == "raises":
+                    with self.assertRaises(idem.Unknown):
+                        slow("w", "c")
+                else:
+                    self.assertEqual(slow("w", "c"), {"ok": True})
+                if failed:
+                    raise failed[0]
+                self.settled()
+
+    def test_async(self):
+        for how in ("returns", "raises"):
+            with self.subTest(how=how):
+                if how == "raises":
+                    self.conn.execute("DELETE FROM calls_claim")
+                gate = None
+
+                @self.calls.tool(kind="external", name="slow")
+                async def slow(idempotency_key):
+                    await gate.wait()
+                    if how == "raises":
+                        raise TimeoutError("no answer")
+                    return {"ok": True}
+
+                async def main():
+                    nonlocal gate
+                    gate = asyncio.Event()
+                    out = asyncio.ensure_future(slow("w", "c"))
+                    for i in range(3):
+                        await asyncio.sleep(1.0)
+                        self.assertEqual(self.count("SELECT stale FROM calls WHERE member = 0"), 0,
+                                         "stale after %d s out" % (i + 1))
+                        with self.assertRaisesRegex(sqlite3.OperationalError,
+                                                    "is pending and not stale"):
+                            self.conn.execute("UPDATE calls SET reconcile = 'resend', owner ="
+                                              " 'thief' WHERE key = ? AND member = 0", (self.key,))
+                    gate.set()
+                    if how == "raises":
+                        with self.assertRaises(idem.Unknown):
+                            await out
+                    else:
+                        self.assertEqual(await out, {"ok": True})
+                    self.revive()           # within the loop, where a beat would run
+                    await asyncio.sleep(2.5)
+                    self.untouched()
+                asyncio.run(main())
 
 
 if __name__ == "__main__":
