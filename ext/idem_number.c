@@ -2755,6 +2755,18 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimal(
 ){
   return idemNumLongTry(z, n, iDot, zOut);
 }
+/* The same for a decimal with an exponent whose mantissa z[0..iExp) is
+** such a decimal, x10 the exponent's value (read by the canonicalizer's
+** scan of a long number): idemNumLongExp() without the common path's way
+** to it nor the exponent's second reading; -2 where step 3 does not
+** decide or the value is beyond the range (then idemNumberDecimalExp()). */
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimalExp(
+  const char *z, int iExp,
+  int iDot, int x10,
+  char *zOut
+){
+  return idemNumLongAt(z, iExp, iDot, x10, zOut);
+}
 #endif
 
 /*
