@@ -2658,6 +2658,27 @@ static IDEMNUM_NOINLINE int idemNumLong18(
 }
 
 /*
+** A literal in [1e-324, 1e-323) whose first 17 digits are W (more follow),
+** where step 3 does not decide (below 2^-1074: idemNumLongAt()): the
+** value is in [W, W+1) * 10^-340; 0 if that is below half the least
+** subnormal, 2.4703282292062327208...e-324, the least subnormal if above
+** it and below 2^-1074 itself (4.94065645841246544...e-324); else (W the
+** halfway point's first 17 digits, or above 2^-1074) -2, the long way.
+*/
+static IDEMNUM_NOINLINE int idemNumBelowLeast(
+  int neg, uint64_t W, char *zOut
+){
+  if( W<24703282292062327ULL ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( W>24703282292062327ULL && W<49406564584124654ULL ){
+    return idemNumFormatTiny(neg, 1, IDEMNUM_EMIN, zOut);
+  }
+  return -2;
+}
+
+/*
 ** A decimal with no exponent whose '.' is z[iDot], and 19 digits or more
 ** from its first significant one: its first 19 significant digits w, read
 ** at once (two words of 8, the '.' taken out as step 3b takes it, and 3
@@ -2690,7 +2711,12 @@ static IDEMNUM_INLINE int idemNumLongAt(
     L = k - 1;
   }
   L += x10;
-  if( L>308 || L<-324 ) return -2;
+  if( L>308 || L<-324 ){
+    if( L>308 ) return -2;
+    /* below 1e-324, less than half the least subnormal: 0 */
+    zOut[0] = '0';
+    return 1;
+  }
   if( nDig<19 ) return nDig==18 ? idemNumLong18(neg, zD, k, L, zOut) : -2;
   j = k<16 ? k : 16;
   m0 = idemNumMask[8+j];
@@ -2699,7 +2725,9 @@ static IDEMNUM_INLINE int idemNumLongAt(
                     (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zD+9) & ~m1));
   w = w*1000 + (uint64_t)(zD[16 + (k<=16)] - '0')*100
     + (uint64_t)(zD[17 + (k<=17)] - '0')*10 + (uint64_t)(zD[18 + (k<=18)] - '0');
-  if( !idemNumEiselLemireSpan(w, L - 18, &m, &e) ) return -2;
+  if( !idemNumEiselLemireSpan(w, L - 18, &m, &e) ){
+    return L==-324 ? idemNumBelowLeast(neg, w/100, zOut) : -2;
+  }
   if( m==0 ){
     zOut[0] = '0';
     return 1;
@@ -2725,17 +2753,21 @@ static IDEMNUM_NOINLINE int idemNumLong(
 ** significant digits (Python's Decimal(x) of a double, "3.2383...E-17",
 ** ~90 digits): idemNumLongAt() for the mantissa z[0..iExp) times 10^x10,
 ** the exponent's leading zeros skipped 8 at a time; one of more than 4
-** digits (beyond any double, or 0), or step 3 undecided, the long way. */
+** digits (beyond any double, or 0), or step 3 undecided, the long way.
+** iDot==iExp for an integer with an exponent ("12345678901234567890e5"):
+** idemNumLongAt() then sees a '.' at z[iExp] (nM, one byte more: its
+** digits are the digits before it, and it reads none after them). */
 static IDEMNUM_NOINLINE int idemNumLongExp(
   const char *z, int n, int iDot, int iExp, char *zOut
 ){
   int i = iExp + 1, eNeg = z[i]=='-', x10 = 0;
+  int nM = iExp + (iDot==iExp);     /* the mantissa, a '.' counted */
   i += (eNeg || z[i]=='+');
   i = idemNumSkipZeros(z, i, n);
   if( n-i<=4 ){
     int r;
     for(; i<n; i++) x10 = x10*10 + (z[i]-'0');
-    r = idemNumLongAt(z, iExp, iDot, eNeg ? -x10 : x10, zOut);
+    r = idemNumLongAt(z, nM, iDot, eNeg ? -x10 : x10, zOut);
     if( r!=-2 ) return r;
   }
   return idemNumCanonicalSlow(z, n, zOut);
@@ -2990,6 +3022,64 @@ static IDEMNUM_NOINLINE int idemNumFromDouble(
     e++;
   }
   return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/*
+** A literal of at most 17 significant digits beyond 1e-307 .. 1e307 that
+** the common path has read (not "%.17g"'s d.ddde-3NN: idemNumTiny3()):
+** its nD digits from zD (a '.' among them skipped), 10^L <= |x| <
+** 10^(L+1), the mantissa ending at z[iExp] (n with no exponent), its
+** significant digits at z[iEnd] (zeros at the end not counted).  0 below
+** 1e-324, an overflow above 1e309, else step 3 (all its digits are w:
+** exact) and step 5, or the literal if it already is the answer, as
+** idemNumExpLiteral() makes them from its own scan of the literal
+** ("0.000000000518e-334", "0.00012e-305", 312 zeros then "1").  Where
+** step 3 does not decide, the long way.
+*/
+static IDEMNUM_NOINLINE int idemNumBeyond(
+  const char *z, int n, const char *zD, int nD, int L,
+  int iInt, int iExp, int iEnd, char *zOut
+){
+  int neg = z[0]=='-', e, i, isShort = 0;
+  const char *c;
+  uint64_t w = 0, m;
+  if( L<-324 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( L>308 ) return -1;
+  for(i=0, c=zD; i<nD; c++){
+    if( c[0]=='.' ) continue;
+    w = w*10 + (uint64_t)(c[0]-'0');
+    i++;
+  }
+  if( L==-324 ){
+    /* Below 2^-1074 (4.9406564584124654e-324 and less: its 17 digits
+    ** W, exactly) step 3 does not decide (the exact way did): 0 up to
+    ** half of it, 2.4703282292062327208...e-324, which no W equals; the
+    ** least subnormal above */
+    uint64_t W = w*idemNumPow10Int[17-nD];
+    if( W<=49406564584124654ULL ){
+      return idemNumFormatTiny(neg, W>24703282292062327ULL, IDEMNUM_EMIN,
+                               zOut);
+    }
+  }
+  if( !idemNumEiselLemireAt(w, L - nD + 1, &m, &e, z[iEnd-1]-'0',
+                            &isShort, 0) ){
+    return idemNumCanonicalSlow(z, n, zOut);
+  }
+  if( isShort ){
+    if( (L>=21 || L<=-7) && iInt==neg+1 && zD==z+neg
+     && iEnd==iExp && iExp<n && z[iExp]=='e'
+     && (z[iExp+1]=='-' || z[iExp+1]=='+') && z[iExp+2]!='0' ){
+      /* d.ddde+NN or d.ddde-NN, the last digit not 0, the exponent with
+      ** no leading zero: ECMAScript's own layout, as written */
+      memcpy(zOut, z, (size_t)n);
+      return n;
+    }
+    return idemNumLayoutValue(zOut, neg, w, nD, L);
+  }
+  return idemNumFormatTiny(neg, m, e, zOut);
 }
 
 /*
@@ -3426,9 +3516,11 @@ step_5:
                            sh + 1 + idemNumFloorLog2Pow10(L - nD + 1));
 
 long_decimal:
-  if( isDec==1 ) return idemNumLong(z, n, iInt, zOut);
-  if( isDec==2 ) return idemNumLongExp(z, n, iInt, iFrac, zOut);
-  goto slow;
+  /* 18 significant digits or more (never the shortest): the long
+  ** decimal's product, its mantissa an integer too
+  ** ("12345678901234567890e5": its '.' is the 'e', for idemNumLongExp()) */
+  if( isDec==1 || (isDec==0 && noExp) ) return idemNumLong(z, n, iInt, zOut);
+  return idemNumLongExp(z, n, iInt, iExp, zOut);
 out_of_range:
   /* "%.17g" of a double below 1e-307 or above 1e307: idemNumTiny() */
   if( isDec==3 ){
@@ -3437,13 +3529,24 @@ out_of_range:
     assert( !(L>=-324 && L<=-308 && n-iFrac==5 && z[iFrac]=='e') );
     return idemNumTiny3(z, n, L, zOut);
   }
-  if( isDec==2 ) return idemNumTiny(z, n, zOut);
-  if( isDec==1 && L<-324 ){
-    /* 0.000...0ddd, 324 zeros or more after the '.' (counted once, by
-    ** the loop above): below half the least subnormal, 0 */
-    zOut[0] = '0';
-    return 1;
+  if( nD>17 ){
+    /* 18 digits or more beyond 1e-307 or 1e307 ("2.4703282292062327208
+    ** ...e-324"): the long decimal's product, which takes a subnormal
+    ** and 1e308 too; beyond those 0, or an overflow */
+    if( L<-324 ){
+      zOut[0] = '0';
+      return 1;
+    }
+    if( L>308 ) return -1;
+    goto long_decimal;
   }
+  if( isDec!=1 && nD==16 && p==1 && iEnd==iExp && n-iExp==5 ){
+    /* "%.17g"'s 16 digits (a 17th 0 dropped): idemNumTiny() */
+    return idemNumTiny(z, n, zOut);
+  }
+  /* 0.000ddd beyond 1e-307 with an exponent or not, and any other: from
+  ** what was read here */
+  return idemNumBeyond(z, n, zD, nD, L, iInt, iExp, iEnd, zOut);
 exp_literal:
   if( isDec!=1 && !noExp ) return idemNumExpLiteral(z, n, iInt, iFrac, zOut);
 slow:
@@ -3470,6 +3573,12 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
     /* "5e-324": a subnormal's shortest form, likely */
     return idemNumSubShort(z, n, iInt, iFrac, zOut);
+  }
+  if( iInt>=19 && iInt==iFrac ){
+    /* An integer of 18 digits or more with an exponent
+    ** ("12345678901234567890e5"): the long decimal's product, as the
+    ** common path would send it, with none of its steps before */
+    return idemNumLongExp(z, n, iInt, iInt, zOut);
   }
   return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
 }
