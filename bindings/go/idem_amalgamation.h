@@ -1327,18 +1327,19 @@ SQLITE_EXTENSION_INIT1
 ** time on AMD EPYC (1.53x -> 1.73x json(), the instructions the same).
 ** Both round at step 3 with the result's exponent known, 2^-1074.
 **
-** The table idemNumPow10[] holds, for -342 <= e <= 324, the 128 bits
+** The table idemNumPow10[] holds, for -342 <= e <= 326, the 128 bits
 ** floor(10^e * 2^(127 - floor(log2(10^e)))), most significant word first.
 ** It was generated with exact integers (Python; each line then got a
 ** comment naming its power of ten):
 **
-**   for e in range(-342, 325):
+**   for e in range(-342, 327):
 **     if e >= 0: b = (10**e).bit_length(); t = 10**e << 128 >> b
 **     else: d = 10**-e; t = (1 << 127 + d.bit_length()) // d
 **     print("  {0x%016x,0x%016x}," % (t >> 64, t % 2**64))
 **
 ** Step 3 needs 10^q for -342 <= q <= 308, step 5 needs 10^-k for
-** -292 <= -k <= 324.  No entry has an all-ones low word, so adding 1 to it
+** -292 <= -k <= 324, and 10^(2-k) up to 10^326 (idemNumShortestOne() for
+** the subnormals).  No entry has an all-ones low word, so adding 1 to it
 ** (step 5) never carries.
 **
 ** The helpers below rely on ">>" of a negative int64_t being an arithmetic
@@ -1370,7 +1371,7 @@ SQLITE_EXTENSION_INIT1
 #endif
 
 #define IDEMNUM_POW10_MIN (-342)
-#define IDEMNUM_POW10_MAX 324
+#define IDEMNUM_POW10_MAX 326
 static const uint64_t idemNumPow10[IDEMNUM_POW10_MAX-IDEMNUM_POW10_MIN+1][2] = {
   {0xeef453d6923bd65a,0x113faa2906a13b3f}, /* 1e-342 */
   {0x9558b4661b6565f8,0x4ac7ca59a424c507}, /* 1e-341 */
@@ -2039,6 +2040,8 @@ static const uint64_t idemNumPow10[IDEMNUM_POW10_MAX-IDEMNUM_POW10_MIN+1][2] = {
   {0xca5e89b18b602368,0x385bb19cb14bdfc4}, /* 1e322 */
   {0xfcf62c1dee382c42,0x46729e03dd9ed7b5}, /* 1e323 */
   {0x9e19db92b4e31ba9,0x6c07a2c26a8346d1}, /* 1e324 */
+  {0xc5a05277621be293,0xc7098b7305241885}, /* 1e325 */
+  {0xf70867153aa2db38,0xb8cbee4fc66d1ea7}, /* 1e326 */
 };
 
 /*
@@ -2364,8 +2367,8 @@ static uint64_t idemNumRoundToOdd(uint64_t gHi, uint64_t gLo, uint64_t cp){
 }
 /*
 ** Step 5 with one product instead of Schubfach's three, for the doubles
-** whose rounding interval is symmetric (c is not 2^52) and whose q is at
-** least IDEMNUM_ONE_QMIN (the table then holds the power of ten needed):
+** whose rounding interval is symmetric (c is not 2^52), subnormals
+** included (the table holds the power of ten needed, up to 10^326):
 ** Jeon's refinement of Schubfach (Junekey Jeon, "Dragonbox: A New
 ** Floating-Point Binary-to-Decimal Conversion Algorithm", 2020), which
 ** gives the same answer: with k = floor(log10(2^q)), the multiple of
@@ -2395,7 +2398,6 @@ static uint64_t idemNumRoundToOdd(uint64_t gHi, uint64_t gLo, uint64_t cp){
 **    and if v is on it, a tie, the even one.
 ** Returns s, and *pK as idemNumShortest() does (s may end in zeros).
 */
-#define IDEMNUM_ONE_QMIN (-1067)         /* from here up, 10^x <= 10^324 */
 static IDEMNUM_INLINE int idemNumParity(
   uint64_t a, uint64_t tHi, uint64_t tLo, int b, int *pInt
 ){
@@ -2469,10 +2471,12 @@ static IDEMNUM_INLINE uint64_t idemNumShortest(uint64_t c, int q, int *pK){
     }
   }
 
-  /* Nearly every double: one product (idemNumShortestOne()); Schubfach
-  ** below for c = 2^52 (an interval narrower below) and q below
-  ** IDEMNUM_ONE_QMIN (subnormals and the least normal doubles). */
-  if( c!=IDEMNUM_HIDDEN && q>=IDEMNUM_ONE_QMIN ){
+  /* Nearly every double: one product (idemNumShortestOne()), the
+  ** subnormals too (q = -1074: 10^x is 10^326, the table's last entry;
+  ** they took Schubfach's three products, which cost subnormals "%.17g"
+  ** below 1e-309 0.26x json()'s instructions); Schubfach below for
+  ** c = 2^52 (an interval narrower below). */
+  if( c!=IDEMNUM_HIDDEN ){
     return idemNumShortestOne(c, q, pK);
   }
 
@@ -3649,7 +3653,19 @@ static IDEMNUM_NOINLINE int idemNumSub17(
     if( e2-26<=48 ) return idemNumSub17At(z, n, 309, zOut, 0);
     return idemNumSub17At(z, n, 309, zOut, 3);
   }
-  return idemNumSub17At(z, n, x10, zOut, 0);
+  {
+    /* e-310 and below: 100t < 1 (u is 494 units of the 17th digit or
+    ** more), where idemNumTiny3Out() finds no answer in the literal's
+    ** digits and leaves every literal to step 5: straight there from
+    ** step 3's product (one in a hundred of the uniform subnormals; all of
+    ** those drawn across their exponents) */
+    uint64_t m, g;
+    if( idemNumSubProduct(idemNumDigits17(z + (z[0]=='-')), -x10 - 16,
+                          &m, &g) ){
+      return idemNumFormatTiny(z[0]=='-', m, IDEMNUM_EMIN, zOut);
+    }
+    return idemNumTiny3(z, n, -x10, zOut);
+  }
 }
 
 /*
