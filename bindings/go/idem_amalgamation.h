@@ -4715,6 +4715,18 @@ static IDEMNUM_NOINLINE int idemNumDecimalExpAny(
   return idemNumCanonical(z, n, iInt, iFrac, zOut, 2);
 }
 
+/* The common path's copy for "%.17g"'s d.dddddddddddddddde+NN (isDec 3):
+** a function of its own, so that idemNumberDecimalExp() keeps no frame
+** (six registers saved and restored) for the subnormals it sends on to
+** idemNumSub17() */
+static IDEMNUM_NOINLINE int idemNumDecimalExp17(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, iFrac, zOut, 3);
+}
+
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
   const char *z, int n,
   int iInt, int iFrac,
@@ -4736,7 +4748,7 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
       assert( iFrac==n-5 && idemNumIsMinus3(z+iFrac+1) );
       if( x10-308<=16 ) return idemNumSub17(z, n, (int)x10, zOut);
     }
-    return idemNumCanonical(z, n, iInt, iFrac, zOut, 3);
+    return idemNumDecimalExp17(z, n, iInt, iFrac, zOut);
   }
   if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
     /* "4.9406564584124654e-324"'s shorter neighbours */
