@@ -135,6 +135,11 @@ IDEM_PRIVATE int idemNumberDecimalExp(const char *z, int n, int iInt, int iFrac,
 ** idemNumberDecimal()). */
 IDEM_PRIVATE int idemNumberLongDecimal(const char *z, int n, int iDot,
                                        char *zOut);
+/* The same for a decimal with an exponent, its mantissa z[0..iExp) of 19
+** digits or more, the first not 0, z[iDot] its '.', times 10^x10 (the
+** exponent's value, |x10| < 10000). */
+IDEM_PRIVATE int idemNumberLongDecimalExp(const char *z, int iExp, int iDot,
+                                          int x10, char *zOut);
 #endif
 
 /* ECMAScript Number::toString(v) of a finite double into zOut (40 bytes,

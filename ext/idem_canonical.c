@@ -3238,6 +3238,83 @@ struct IdemJsonLong {
   sqlite3_int64 nOut;       /* bytes written at o, or -1 if none */
 };
 
+/* What idemJsonLongDecimal() does for a decimal whose mantissa of 30
+** digits or more, the first not 0, ends at s[k] with an exponent, its '.'
+** s[j] (Python's Decimal(x) of a double below 1e-6: "3.2383...E-17",
+** ~90 digits): the exponent read here (a sign or none, 1 to 4 digits),
+** then the decimal's product with it (idemNumberLongDecimalExp()), its
+** text written at o, the number scanned once.  Anything else (more
+** digits, the input ending within 6 bytes of the 'e', the product not
+** deciding) returns nScan 0 and no text: the caller's byte-by-byte scan
+** then, as before. */
+__attribute__((noinline)) static IdemJsonLong idemJsonLongDecimalExp(
+  IdemJson *p,
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  uint32_t j,
+  uint32_t k,
+  unsigned char *o
+){
+  IdemJsonLong r;
+  uint32_t iExp = k, d;
+  int x10 = 0, eNeg, nExp = 0, n;
+  r.nScan = 0;
+  r.nOut = -1;
+  if( zEnd-s<=(sqlite3_int64)k+6 ) return r;
+  k++;
+  eNeg = s[k]=='-';
+  k += (eNeg || s[k]=='+');
+  while( (d = (uint32_t)s[k] - '0')<10 && nExp<4 ){
+    x10 = x10*10 + (int)d;
+    k++;
+    nExp++;
+  }
+  if( nExp==0 || d<10 ) return r;
+  /* The canonical text (24 bytes at most) is shorter than the literal
+  ** (more than 32 bytes): the invariant of idemJsonCanonical() holds
+  ** after it, as for the decimals with no exponent. */
+  assert( p->zOut + p->nOutAlloc - o >= (sqlite3_int64)k + 40 );
+  (void)p;
+  n = idemNumberLongDecimalExp((const char*)s, (int)iExp, (int)j,
+                               eNeg ? -x10 : x10, (char*)o);
+  if( n<0 ) return r;
+  r.nScan = k;
+  r.nOut = n;
+  return r;
+}
+
+/* idemJsonLongDecimal() for a decimal whose digits after its '.' (s[j])
+** run past the first 64 bytes (Python's Decimal(x) of a double: up to
+** ~110 bytes), the first digit not 0: on from there 8 at a time, not
+** from the start again (byte by byte, as before); then, if an exponent
+** follows, idemJsonLongDecimalExp(), else the long decimal's product.  Up
+** to 240 bytes (nScan's low byte) and with input after them; anything
+** else (or the product undecided with an exponent) returns nScan 0, the
+** caller's byte-by-byte scan.  Not inlined: its registers cost the
+** decimals of the 64 bytes 15 instructions a number there. */
+__attribute__((noinline)) static IdemJsonLong idemJsonLongDecimalOn(
+  IdemJson *p,
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  uint32_t j,
+  unsigned char *o
+){
+  IdemJsonLong r;
+  const unsigned char *zE = idemJsonDigits(s+64, zEnd);
+  uint32_t k = (uint32_t)(zE - s);
+  int n;
+  r.nScan = 0;
+  r.nOut = -1;
+  if( zE>=zEnd || zE-s>240 ) return r;
+  if( (*zE | 0x20)=='e' ) return idemJsonLongDecimalExp(p, s, zEnd, j, k, o);
+  r.nScan = k | j<<8;
+  assert( p->zOut + p->nOutAlloc - o >= (sqlite3_int64)k + 40 );
+  (void)p;
+  n = idemNumberLongDecimal((const char*)s, (int)k, (int)j, (char*)o);
+  r.nOut = n>=0 ? n : -1;
+  return r;
+}
+
 /* idemJsonLongNumber(), then, for a decimal whose first digit is not 0
 ** (30 digits or more: never its own text), its canonical text written at
 ** o by the long decimal's product (idemNumberLongDecimal()), neither
@@ -3271,10 +3348,11 @@ __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimal(
   k = j+1;
   if( k>=64 ) goto other;
   y = ~x>>k;
-  if( (y & 1) || y==0 ) goto other;
+  if( y & 1 ) goto other;
+  if( y==0 ) return idemJsonLongDecimalOn(p, s, zEnd, j, o);
   k += (uint32_t)__builtin_ctzll(y);
-  if( (s[k] | 0x20)=='e' ) goto other;
   r.nScan = k | j<<8;
+  if( (s[k] | 0x20)=='e' ) return idemJsonLongDecimalExp(p, s, zEnd, j, k, o);
   n = (int)k;
   /* The n+40 bytes the number code may write into: the output keeps the
   ** input left plus 40 (idemJsonCanonical()), and n is less than that

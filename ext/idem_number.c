@@ -227,18 +227,19 @@
 ** time on AMD EPYC (1.53x -> 1.73x json(), the instructions the same).
 ** Both round at step 3 with the result's exponent known, 2^-1074.
 **
-** The table idemNumPow10[] holds, for -342 <= e <= 324, the 128 bits
+** The table idemNumPow10[] holds, for -342 <= e <= 326, the 128 bits
 ** floor(10^e * 2^(127 - floor(log2(10^e)))), most significant word first.
 ** It was generated with exact integers (Python; each line then got a
 ** comment naming its power of ten):
 **
-**   for e in range(-342, 325):
+**   for e in range(-342, 327):
 **     if e >= 0: b = (10**e).bit_length(); t = 10**e << 128 >> b
 **     else: d = 10**-e; t = (1 << 127 + d.bit_length()) // d
 **     print("  {0x%016x,0x%016x}," % (t >> 64, t % 2**64))
 **
 ** Step 3 needs 10^q for -342 <= q <= 308, step 5 needs 10^-k for
-** -292 <= -k <= 324.  No entry has an all-ones low word, so adding 1 to it
+** -292 <= -k <= 324, and 10^(2-k) up to 10^326 (idemNumShortestOne() for
+** the subnormals).  No entry has an all-ones low word, so adding 1 to it
 ** (step 5) never carries.
 **
 ** The helpers below rely on ">>" of a negative int64_t being an arithmetic
@@ -270,7 +271,7 @@
 #endif
 
 #define IDEMNUM_POW10_MIN (-342)
-#define IDEMNUM_POW10_MAX 324
+#define IDEMNUM_POW10_MAX 326
 static const uint64_t idemNumPow10[IDEMNUM_POW10_MAX-IDEMNUM_POW10_MIN+1][2] = {
   {0xeef453d6923bd65a,0x113faa2906a13b3f}, /* 1e-342 */
   {0x9558b4661b6565f8,0x4ac7ca59a424c507}, /* 1e-341 */
@@ -939,6 +940,8 @@ static const uint64_t idemNumPow10[IDEMNUM_POW10_MAX-IDEMNUM_POW10_MIN+1][2] = {
   {0xca5e89b18b602368,0x385bb19cb14bdfc4}, /* 1e322 */
   {0xfcf62c1dee382c42,0x46729e03dd9ed7b5}, /* 1e323 */
   {0x9e19db92b4e31ba9,0x6c07a2c26a8346d1}, /* 1e324 */
+  {0xc5a05277621be293,0xc7098b7305241885}, /* 1e325 */
+  {0xf70867153aa2db38,0xb8cbee4fc66d1ea7}, /* 1e326 */
 };
 
 /*
@@ -1264,8 +1267,8 @@ static uint64_t idemNumRoundToOdd(uint64_t gHi, uint64_t gLo, uint64_t cp){
 }
 /*
 ** Step 5 with one product instead of Schubfach's three, for the doubles
-** whose rounding interval is symmetric (c is not 2^52) and whose q is at
-** least IDEMNUM_ONE_QMIN (the table then holds the power of ten needed):
+** whose rounding interval is symmetric (c is not 2^52), subnormals
+** included (the table holds the power of ten needed, up to 10^326):
 ** Jeon's refinement of Schubfach (Junekey Jeon, "Dragonbox: A New
 ** Floating-Point Binary-to-Decimal Conversion Algorithm", 2020), which
 ** gives the same answer: with k = floor(log10(2^q)), the multiple of
@@ -1295,7 +1298,6 @@ static uint64_t idemNumRoundToOdd(uint64_t gHi, uint64_t gLo, uint64_t cp){
 **    and if v is on it, a tie, the even one.
 ** Returns s, and *pK as idemNumShortest() does (s may end in zeros).
 */
-#define IDEMNUM_ONE_QMIN (-1067)         /* from here up, 10^x <= 10^324 */
 static IDEMNUM_INLINE int idemNumParity(
   uint64_t a, uint64_t tHi, uint64_t tLo, int b, int *pInt
 ){
@@ -1369,10 +1371,12 @@ static IDEMNUM_INLINE uint64_t idemNumShortest(uint64_t c, int q, int *pK){
     }
   }
 
-  /* Nearly every double: one product (idemNumShortestOne()); Schubfach
-  ** below for c = 2^52 (an interval narrower below) and q below
-  ** IDEMNUM_ONE_QMIN (subnormals and the least normal doubles). */
-  if( c!=IDEMNUM_HIDDEN && q>=IDEMNUM_ONE_QMIN ){
+  /* Nearly every double: one product (idemNumShortestOne()), the
+  ** subnormals too (q = -1074: 10^x is 10^326, the table's last entry;
+  ** they took Schubfach's three products, which cost subnormals "%.17g"
+  ** below 1e-309 0.26x json()'s instructions); Schubfach below for
+  ** c = 2^52 (an interval narrower below). */
+  if( c!=IDEMNUM_HIDDEN ){
     return idemNumShortestOne(c, q, pK);
   }
 
@@ -2549,7 +2553,19 @@ static IDEMNUM_NOINLINE int idemNumSub17(
     if( e2-26<=48 ) return idemNumSub17At(z, n, 309, zOut, 0);
     return idemNumSub17At(z, n, 309, zOut, 3);
   }
-  return idemNumSub17At(z, n, x10, zOut, 0);
+  {
+    /* e-310 and below: 100t < 1 (u is 494 units of the 17th digit or
+    ** more), where idemNumTiny3Out() finds no answer in the literal's
+    ** digits and leaves every literal to step 5: straight there from
+    ** step 3's product (one in a hundred of the uniform subnormals; all of
+    ** those drawn across their exponents) */
+    uint64_t m, g;
+    if( idemNumSubProduct(idemNumDigits17(z + (z[0]=='-')), -x10 - 16,
+                          &m, &g) ){
+      return idemNumFormatTiny(z[0]=='-', m, IDEMNUM_EMIN, zOut);
+    }
+    return idemNumTiny3(z, n, -x10, zOut);
+  }
 }
 
 /*
@@ -2658,6 +2674,27 @@ static IDEMNUM_NOINLINE int idemNumLong18(
 }
 
 /*
+** A literal in [1e-324, 1e-323) whose first 17 digits are W (more follow),
+** where step 3 does not decide (below 2^-1074: idemNumLongAt()): the
+** value is in [W, W+1) * 10^-340; 0 if that is below half the least
+** subnormal, 2.4703282292062327208...e-324, the least subnormal if above
+** it and below 2^-1074 itself (4.94065645841246544...e-324); else (W the
+** halfway point's first 17 digits, or above 2^-1074) -2, the long way.
+*/
+static IDEMNUM_NOINLINE int idemNumBelowLeast(
+  int neg, uint64_t W, char *zOut
+){
+  if( W<24703282292062327ULL ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( W>24703282292062327ULL && W<49406564584124654ULL ){
+    return idemNumFormatTiny(neg, 1, IDEMNUM_EMIN, zOut);
+  }
+  return -2;
+}
+
+/*
 ** A decimal with no exponent whose '.' is z[iDot], and 19 digits or more
 ** from its first significant one: its first 19 significant digits w, read
 ** at once (two words of 8, the '.' taken out as step 3b takes it, and 3
@@ -2690,7 +2727,12 @@ static IDEMNUM_INLINE int idemNumLongAt(
     L = k - 1;
   }
   L += x10;
-  if( L>308 || L<-324 ) return -2;
+  if( L>308 || L<-324 ){
+    if( L>308 ) return -2;
+    /* below 1e-324, less than half the least subnormal: 0 */
+    zOut[0] = '0';
+    return 1;
+  }
   if( nDig<19 ) return nDig==18 ? idemNumLong18(neg, zD, k, L, zOut) : -2;
   j = k<16 ? k : 16;
   m0 = idemNumMask[8+j];
@@ -2699,7 +2741,9 @@ static IDEMNUM_INLINE int idemNumLongAt(
                     (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zD+9) & ~m1));
   w = w*1000 + (uint64_t)(zD[16 + (k<=16)] - '0')*100
     + (uint64_t)(zD[17 + (k<=17)] - '0')*10 + (uint64_t)(zD[18 + (k<=18)] - '0');
-  if( !idemNumEiselLemireSpan(w, L - 18, &m, &e) ) return -2;
+  if( !idemNumEiselLemireSpan(w, L - 18, &m, &e) ){
+    return L==-324 ? idemNumBelowLeast(neg, w/100, zOut) : -2;
+  }
   if( m==0 ){
     zOut[0] = '0';
     return 1;
@@ -2725,17 +2769,21 @@ static IDEMNUM_NOINLINE int idemNumLong(
 ** significant digits (Python's Decimal(x) of a double, "3.2383...E-17",
 ** ~90 digits): idemNumLongAt() for the mantissa z[0..iExp) times 10^x10,
 ** the exponent's leading zeros skipped 8 at a time; one of more than 4
-** digits (beyond any double, or 0), or step 3 undecided, the long way. */
+** digits (beyond any double, or 0), or step 3 undecided, the long way.
+** iDot==iExp for an integer with an exponent ("12345678901234567890e5"):
+** idemNumLongAt() then sees a '.' at z[iExp] (nM, one byte more: its
+** digits are the digits before it, and it reads none after them). */
 static IDEMNUM_NOINLINE int idemNumLongExp(
   const char *z, int n, int iDot, int iExp, char *zOut
 ){
   int i = iExp + 1, eNeg = z[i]=='-', x10 = 0;
+  int nM = iExp + (iDot==iExp);     /* the mantissa, a '.' counted */
   i += (eNeg || z[i]=='+');
   i = idemNumSkipZeros(z, i, n);
   if( n-i<=4 ){
     int r;
     for(; i<n; i++) x10 = x10*10 + (z[i]-'0');
-    r = idemNumLongAt(z, iExp, iDot, eNeg ? -x10 : x10, zOut);
+    r = idemNumLongAt(z, nM, iDot, eNeg ? -x10 : x10, zOut);
     if( r!=-2 ) return r;
   }
   return idemNumCanonicalSlow(z, n, zOut);
@@ -2754,6 +2802,18 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimal(
   char *zOut
 ){
   return idemNumLongTry(z, n, iDot, zOut);
+}
+/* The same for a decimal with an exponent whose mantissa z[0..iExp) is
+** such a decimal, x10 the exponent's value (read by the canonicalizer's
+** scan of a long number): idemNumLongExp() without the common path's way
+** to it nor the exponent's second reading; -2 where step 3 does not
+** decide or the value is beyond the range (then idemNumberDecimalExp()). */
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimalExp(
+  const char *z, int iExp,
+  int iDot, int x10,
+  char *zOut
+){
+  return idemNumLongAt(z, iExp, iDot, x10, zOut);
 }
 #endif
 
@@ -2978,6 +3038,64 @@ static IDEMNUM_NOINLINE int idemNumFromDouble(
     e++;
   }
   return idemNumFormatParts(neg, m, e, zOut);
+}
+
+/*
+** A literal of at most 17 significant digits beyond 1e-307 .. 1e307 that
+** the common path has read (not "%.17g"'s d.ddde-3NN: idemNumTiny3()):
+** its nD digits from zD (a '.' among them skipped), 10^L <= |x| <
+** 10^(L+1), the mantissa ending at z[iExp] (n with no exponent), its
+** significant digits at z[iEnd] (zeros at the end not counted).  0 below
+** 1e-324, an overflow above 1e309, else step 3 (all its digits are w:
+** exact) and step 5, or the literal if it already is the answer, as
+** idemNumExpLiteral() makes them from its own scan of the literal
+** ("0.000000000518e-334", "0.00012e-305", 312 zeros then "1").  Where
+** step 3 does not decide, the long way.
+*/
+static IDEMNUM_NOINLINE int idemNumBeyond(
+  const char *z, int n, const char *zD, int nD, int L,
+  int iInt, int iExp, int iEnd, char *zOut
+){
+  int neg = z[0]=='-', e, i, isShort = 0;
+  const char *c;
+  uint64_t w = 0, m;
+  if( L<-324 ){
+    zOut[0] = '0';
+    return 1;
+  }
+  if( L>308 ) return -1;
+  for(i=0, c=zD; i<nD; c++){
+    if( c[0]=='.' ) continue;
+    w = w*10 + (uint64_t)(c[0]-'0');
+    i++;
+  }
+  if( L==-324 ){
+    /* Below 2^-1074 (4.9406564584124654e-324 and less: its 17 digits
+    ** W, exactly) step 3 does not decide (the exact way did): 0 up to
+    ** half of it, 2.4703282292062327208...e-324, which no W equals; the
+    ** least subnormal above */
+    uint64_t W = w*idemNumPow10Int[17-nD];
+    if( W<=49406564584124654ULL ){
+      return idemNumFormatTiny(neg, W>24703282292062327ULL, IDEMNUM_EMIN,
+                               zOut);
+    }
+  }
+  if( !idemNumEiselLemireAt(w, L - nD + 1, &m, &e, z[iEnd-1]-'0',
+                            &isShort, 0) ){
+    return idemNumCanonicalSlow(z, n, zOut);
+  }
+  if( isShort ){
+    if( (L>=21 || L<=-7) && iInt==neg+1 && zD==z+neg
+     && iEnd==iExp && iExp<n && z[iExp]=='e'
+     && (z[iExp+1]=='-' || z[iExp+1]=='+') && z[iExp+2]!='0' ){
+      /* d.ddde+NN or d.ddde-NN, the last digit not 0, the exponent with
+      ** no leading zero: ECMAScript's own layout, as written */
+      memcpy(zOut, z, (size_t)n);
+      return n;
+    }
+    return idemNumLayoutValue(zOut, neg, w, nD, L);
+  }
+  return idemNumFormatTiny(neg, m, e, zOut);
 }
 
 /*
@@ -3414,9 +3532,11 @@ step_5:
                            sh + 1 + idemNumFloorLog2Pow10(L - nD + 1));
 
 long_decimal:
-  if( isDec==1 ) return idemNumLong(z, n, iInt, zOut);
-  if( isDec==2 ) return idemNumLongExp(z, n, iInt, iFrac, zOut);
-  goto slow;
+  /* 18 significant digits or more (never the shortest): the long
+  ** decimal's product, its mantissa an integer too
+  ** ("12345678901234567890e5": its '.' is the 'e', for idemNumLongExp()) */
+  if( isDec==1 || (isDec==0 && noExp) ) return idemNumLong(z, n, iInt, zOut);
+  return idemNumLongExp(z, n, iInt, iExp, zOut);
 out_of_range:
   /* "%.17g" of a double below 1e-307 or above 1e307: idemNumTiny() */
   if( isDec==3 ){
@@ -3425,13 +3545,24 @@ out_of_range:
     assert( !(L>=-324 && L<=-308 && n-iFrac==5 && z[iFrac]=='e') );
     return idemNumTiny3(z, n, L, zOut);
   }
-  if( isDec==2 ) return idemNumTiny(z, n, zOut);
-  if( isDec==1 && L<-324 ){
-    /* 0.000...0ddd, 324 zeros or more after the '.' (counted once, by
-    ** the loop above): below half the least subnormal, 0 */
-    zOut[0] = '0';
-    return 1;
+  if( nD>17 ){
+    /* 18 digits or more beyond 1e-307 or 1e307 ("2.4703282292062327208
+    ** ...e-324"): the long decimal's product, which takes a subnormal
+    ** and 1e308 too; beyond those 0, or an overflow */
+    if( L<-324 ){
+      zOut[0] = '0';
+      return 1;
+    }
+    if( L>308 ) return -1;
+    goto long_decimal;
   }
+  if( isDec!=1 && nD==16 && p==1 && iEnd==iExp && n-iExp==5 ){
+    /* "%.17g"'s 16 digits (a 17th 0 dropped): idemNumTiny() */
+    return idemNumTiny(z, n, zOut);
+  }
+  /* 0.000ddd beyond 1e-307 with an exponent or not, and any other: from
+  ** what was read here */
+  return idemNumBeyond(z, n, zD, nD, L, iInt, iExp, iEnd, zOut);
 exp_literal:
   if( isDec!=1 && !noExp ) return idemNumExpLiteral(z, n, iInt, iFrac, zOut);
 slow:
@@ -3459,6 +3590,12 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
     /* "5e-324": a subnormal's shortest form, likely */
     return idemNumSubShort(z, n, iInt, iFrac, zOut);
   }
+  if( iInt>=19 && iInt==iFrac ){
+    /* An integer of 18 digits or more with an exponent
+    ** ("12345678901234567890e5"): the long decimal's product, as the
+    ** common path would send it, with none of its steps before */
+    return idemNumLongExp(z, n, iInt, iInt, zOut);
+  }
   return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
 }
 
@@ -3476,6 +3613,18 @@ static IDEMNUM_NOINLINE int idemNumDecimalExpAny(
   char *zOut
 ){
   return idemNumCanonical(z, n, iInt, iFrac, zOut, 2);
+}
+
+/* The common path's copy for "%.17g"'s d.dddddddddddddddde+NN (isDec 3):
+** a function of its own, so that idemNumberDecimalExp() keeps no frame
+** (six registers saved and restored) for the subnormals it sends on to
+** idemNumSub17() */
+static IDEMNUM_NOINLINE int idemNumDecimalExp17(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  return idemNumCanonical(z, n, iInt, iFrac, zOut, 3);
 }
 
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
@@ -3499,7 +3648,7 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
       assert( iFrac==n-5 && idemNumIsMinus3(z+iFrac+1) );
       if( x10-308<=16 ) return idemNumSub17(z, n, (int)x10, zOut);
     }
-    return idemNumCanonical(z, n, iInt, iFrac, zOut, 3);
+    return idemNumDecimalExp17(z, n, iInt, iFrac, zOut);
   }
   if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
     /* "4.9406564584124654e-324"'s shorter neighbours */

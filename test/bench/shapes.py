@@ -917,6 +917,54 @@ def zero_run(n, r):
     return "[0." + "0" * n + "1]"
 
 
+def _digits(r, k):
+    """k random digits, the first and the last not 0."""
+    if k == 1:
+        return str(r.randint(1, 9))
+    return (str(r.randint(1, 9)) + "".join(r.choice("0123456789") for _ in range(k - 2))
+            + str(r.randint(1, 9)))
+
+
+def zeros_then_exponent(n, r):
+    """n decimals 0.000ddd with an exponent that takes them beyond
+    1e-307: 1 to 40 zeros after the point, 1 to 17 digits, the value
+    1e-345 to 1e-308 (a subnormal, or 0)."""
+    out = []
+    for _ in range(n):
+        k = r.randint(1, 40)
+        x = r.randint(308, 345) - k - 1
+        out.append("0.%s%se-%d" % ("0" * k, _digits(r, r.randint(1, 17)), x))
+    return "[" + ",".join(out) + "]"
+
+
+def long_beyond_range(n, r):
+    """n decimals of 19 to 90 digits with an exponent beyond 1e-307
+    (d.ddd...e-3NN, a subnormal or 0; one in ten 1.0-1.6ddd...e+308)."""
+    out = []
+    for _ in range(n):
+        d = _digits(r, r.randint(19, 90))
+        if r.random() < 0.1:
+            out.append("1.%d%se+308" % (r.randint(0, 6), d[2:]))
+        else:
+            out.append("%s.%se-%d" % (d[0], d[1:], r.randint(308, 345)))
+    return "[" + ",".join(out) + "]"
+
+
+def integers_exponent(n, r):
+    """n integers of 18 to 25 digits with an exponent
+    (12345678901234567890e5, 2.5 in 10 negative, e and E, a sign)."""
+    return "[" + ",".join("%s%s%s%d" % (_digits(r, r.randint(18, 25)), r.choice("eE"),
+                                        r.choice(["", "+", "-"]), r.randint(0, 30))
+                          for _ in range(n)) + "]"
+
+
+def subnormals_deep(n, r):
+    """Subnormal doubles below 1e-309 (1e-323 to 1e-310), as C's "%.17g"
+    prints them."""
+    return "[" + ",".join("%.17g" % (r.random() * 10.0 ** -r.randint(309, 322))
+                          for _ in range(n)) + "]"
+
+
 # The refusals.
 def duplicate_at_end(n, r):
     """One object of n names in random order whose last name repeats one
@@ -1006,6 +1054,14 @@ ADVERSARY = {
                                                          [17500, 35000, 70000, 140000], False),
     "a run of zeros after the point (0.000...1)": (zero_run, 1000, "zeros",
                                                    [1 * _M, 2 * _M, 4 * _M, 8 * _M], False),
+    "zeros then an exponent beyond 1e-307 (0.000ddde-3NN)": (zeros_then_exponent, 200, "numbers",
+                                                            [30000, 60000, 120000, 240000], False),
+    "long digits beyond 1e-307 (d.ddd...e-3NN, 19-90 digits)": (long_beyond_range, 100, "numbers",
+                                                               [17500, 35000, 70000, 140000], False),
+    "integers with an exponent (12345678901234567890e5)": (integers_exponent, 200, "numbers",
+                                                         [40000, 80000, 160000, 320000], False),
+    "subnormal \"%.17g\" doubles below 1e-309": (subnormals_deep, 200, "numbers",
+                                                  [45000, 90000, 180000, 360000], False),
     "refused: a duplicate name at the end": (duplicate_at_end, 200, "names",
                                              [12500, 25000, 50000, 100000], True),
     "refused: a duplicate name at the end, as a \\u escape": (duplicate_escaped, 200, "names",
