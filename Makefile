@@ -100,7 +100,8 @@ demo: $(BUILD)/.deps $(LIB)  ## the sqlite3 shell runs test/demo.sql: the protoc
 # Debian packages first): the extension, the test programs, the number
 # vectors and build/node-env (npm compiles better-sqlite3 meanwhile).
 NPROC      := $(shell nproc 2>/dev/null || echo 1)
-TEST_BUILD  = all $(BUILD)/powerloss $(BUILD)/idem_utf8_test $(BUILD)/idem_canonical_test $(BUILD)/guard $(BUILD)/bench $(NUMBERS)
+TEST_BUILD  = all $(BUILD)/powerloss $(BUILD)/idem_utf8_test $(BUILD)/idem_canonical_test $(BUILD)/guard $(BUILD)/bench $(NUMBERS) \
+              $(VARIANT)/nopext.so $(VARIANT)/take.so
 test: $(BUILD)/.deps  ## the whole Tcl suite (test/*.test): "N passed, N failed"
 	@$(MAKE) --no-print-directory -j$(NPROC) $(TEST_BUILD)
 	tclsh tcl/run.tcl
@@ -122,6 +123,19 @@ $(BUILD)/idem_number_test: test/idem_number_test.c $(SOURCES) | $(BUILD)/.deps
 # run by test/canonical.test): what they do when another step is wrong.
 $(BUILD)/idem_canonical_test: test/idem_canonical_test.c $(SOURCES) | $(BUILD)/.deps
 	$(CC) $(CFLAGS) $(WARN) -DIDEM_DEBUG -Iinclude -Iext -o $@ test/idem_canonical_test.c -lsqlite3 -lm
+
+# The canonicalizer built otherwise, loaded by test/canonical.test beside
+# the library under test: without PEXT (canonical-13.23.1, 13.26.1) and
+# with IDEM_JSON_TAKE_MIN=2048 (13.27.1).  Made here once rather than by
+# each run of the file (the suite runs it five times in .ci/run: 7 s of
+# CPU each), with the flags the file gave them.
+VARIANT := $(BUILD)/variant
+$(VARIANT)/nopext.so: $(SOURCES) | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(call loadable,-O0 -DIDEM_NO_PEXT -Iinclude)
+$(VARIANT)/take.so: $(SOURCES) | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(call loadable,-O1 -DIDEM_JSON_TAKE_MIN=2048 -Iinclude)
 
 # The whole-input UTF-8 check's unit test (test/idem_utf8_test.c; run by
 # test/utf8.test): every short byte sequence against a plain decoder.

@@ -112,7 +112,8 @@ if "CC" not in os.environ and shutil.which("clang"):
 # mutant (or none), whatever the files' times say.
 PRODUCTS = ("build/idem.so", "build/idem.dylib", "build/idem_static.o",
             "build/libidem.a", "build/powerloss", "build/idem_canonical_test",
-            "build/idem_utf8_test", "build/idem_number_test")
+            "build/idem_utf8_test", "build/idem_number_test",
+            "build/variant/nopext.so", "build/variant/take.so")
 
 
 def targets(m):
