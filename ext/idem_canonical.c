@@ -2255,9 +2255,12 @@ static IDEM_JSON_INLINE sqlite3_int64 idemJsonSortedFrom(
 }
 
 /* Report the duplicate name among the members a[0..n), sorted in the order
-** of aOrd[], that comes first in the input.  If no two neighbours are
-** equal after all (the sort was wrong: a bug), an internal error that
-** says where the object starts, not a crash. */
+** of aOrd[], that comes first in the input: the first member whose name an
+** earlier member has, i.e. of each run of equal names in aOrd[] the second
+** in the input, the earliest of those.  (A run of three or more is in no
+** order of the input: the sorts do not keep one among equal names.)  If
+** no two neighbours are equal after all (the sort was wrong: a bug), an
+** internal error that says where the object starts, not a crash. */
 static int idemJsonDuplicate(
   IdemJson *p,
   const IdemJsonMember *a,
@@ -2267,13 +2270,20 @@ static int idemJsonDuplicate(
 ){
   const IdemJsonMember *pDup = 0;
   const char *zName, *zMore = "";
-  int i, nName;
-  for(i=1; i<n; i++){
-    const IdemJsonMember *pA = &a[aOrd[i-1].iMem], *pB = &a[aOrd[i].iMem];
-    if( idemJsonNameCmp(p->zOut, pA, pB, iSkip)==0 ){
-      const IdemJsonMember *pLater = pA->iIn > pB->iIn ? pA : pB;
-      if( pDup==0 || pLater->iIn < pDup->iIn ) pDup = pLater;
+  int i, j, nName;
+  for(i=0; i<n; i=j){
+    const IdemJsonMember *p1 = &a[aOrd[i].iMem], *p2 = 0;
+    for(j=i+1; j<n; j++){
+      const IdemJsonMember *pB = &a[aOrd[j].iMem];
+      if( idemJsonNameCmp(p->zOut, &a[aOrd[j-1].iMem], pB, iSkip)!=0 ) break;
+      if( pB->iIn < p1->iIn ){
+        p2 = p1;
+        p1 = pB;
+      }else if( p2==0 || pB->iIn < p2->iIn ){
+        p2 = pB;
+      }
     }
+    if( p2 && (pDup==0 || p2->iIn < pDup->iIn) ) pDup = p2;
   }
   if( pDup==0 ){
     sqlite3_snprintf(sizeof(p->zErr), p->zErr,
