@@ -7287,6 +7287,7 @@ static int idemJsonSortNames(
     const unsigned char *z0 = bRaw ? zOut + a[0].iName + 1 : aT[0].z;
     sqlite3_int64 nPre = bRaw ? a[0].iNameEnd - a[0].iName - 2 : aT[0].n;
     sqlite3_int64 nCur;
+    int bAgain = 0;                   /* the pass was started again */
 
     /* The prefix that every name shares (ISO-8601 timestamps'
     ** "2024-01-", paths' "/srv/data/") decides nothing: the names are
@@ -7320,7 +7321,19 @@ static int idemJsonSortNames(
       }
       if( nCur>0 ){
         sqlite3_int64 L = idemJsonCommon(z, z0, m<nCur ? m : nCur);
-        if( L<nCur ) nCur = L;
+        if( L<nCur ){
+          if( !bAgain ){
+            /* The first name that shares less: the pass again from
+            ** here at once (a sample that misleads, "caf\u00e9N" beside
+            ** "Caf\u00e9N", mostly does so within a few names); a later
+            ** one goes on and the pass is made again at the end (at most
+            ** three passes in all). */
+            bAgain = 1;
+            nPre = L;
+            goto take_keys;
+          }
+          nCur = L;
+        }
       }
       if( bRaw ){
         t->z = z + nCur;
