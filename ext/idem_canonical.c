@@ -972,7 +972,8 @@ static int idemJsonGrowTmp(IdemJson *p, sqlite3_int64 nText){
 ** another: the work is linear in the bytes that tell the names apart.
 **
 ** Objects of IJ_PREFETCH_MIN members or more whose names are not all
-** 8 bytes or fewer first read every name's keys at bytes 0 and 8 in the
+** 8 bytes or fewer first pass over the prefix that every name shares and
+** read every name's keys at bytes 0 and 8 after it in the
 ** order of the text (idemJsonSortNames(): the groups would otherwise
 ** read the names in the order of their ranks, a wait for memory each),
 ** and if no name ends within 8 bytes, a group of equal keys at 0 goes on
@@ -1761,21 +1762,82 @@ static int idemJsonSortNames(
     ** highest at 8 that fit, and the groups that those tie read the keys
     ** kept at 8 (idemJsonTextKey()).  A backslash among those 16 bytes of
     ** any name: the names are read again unescaped (SQLITE_MISUSE). */
-    uint64_t kEsc = 0, x0 = 0, x1 = 0;
+    uint64_t kEsc, x0, x1;
     int nBit0, nBit1, nShl, nShr, bTop = 0;
+    const unsigned char *z0 = bRaw ? zOut + a[0].iName + 1 : aT[0].z;
+    sqlite3_int64 nPre = bRaw ? a[0].iNameEnd - a[0].iName - 2 : aT[0].n;
+    sqlite3_int64 nCur;
+    int bAgain = 0;                   /* the pass was started again */
+
+    /* The prefix that every name shares (ISO-8601 timestamps'
+    ** "2024-01-", paths' "/srv/data/") decides nothing: the names are
+    ** sorted by what follows it (each name's text taken from there, the
+    ** same order), and the keys at 0 and 8 are those of the bytes after
+    ** it, which do.  Guessed from a sample of 8 names across the object
+    ** (up to a backslash: an escape must be read whole), checked in the
+    ** pass against the first name; if some name shares less, the pass is
+    ** made again from where the shortest shared prefix ends. */
+    for(i=1; i<8 && nPre>0; i++){
+      int s = (int)((sqlite3_int64)i*n/8);
+      const unsigned char *z = bRaw ? zOut + a[s].iName + 1 : aT[s].z;
+      sqlite3_int64 m = bRaw ? a[s].iNameEnd - a[s].iName - 2 : aT[s].n;
+      nPre = idemJsonCommon(z0, z, m<nPre ? m : nPre);
+    }
+    if( bRaw && nPre>0 ){
+      const unsigned char *zEsc = memchr(z0, '\\', (size_t)nPre);
+      if( zEsc ) nPre = zEsc - z0;
+    }
+  take_keys:
+    kEsc = x0 = x1 = 0;
+    bShort = 0;
+    nCur = nPre;
     for(i=0; i<n; i++){
       IdemJsonSortText *t = &aT[i];
+      const unsigned char *z = t->z;
+      sqlite3_int64 m = t->n;
       if( bRaw ){
-        t->z = zOut + a[i].iName + 1;
-        t->n = a[i].iNameEnd - a[i].iName - 2;
+        z = zOut + a[i].iName + 1;
+        m = a[i].iNameEnd - a[i].iName - 2;
       }
-      t->aK[0] = idemJsonWordKey(t->z, t->n);
-      t->aK[1] = t->n>8 ? idemJsonWordKey(t->z + 8, t->n - 8) : 0;
+      if( nCur>0 ){
+        sqlite3_int64 L = idemJsonCommon(z, z0, m<nCur ? m : nCur);
+        if( L<nCur ){
+          if( !bAgain ){
+            /* The first name that shares less: the pass again from
+            ** here at once (a sample that misleads, "caf\u00e9N" beside
+            ** "Caf\u00e9N", mostly does so within a few names); a later
+            ** one goes on and the pass is made again at the end (at most
+            ** three passes in all). */
+            bAgain = 1;
+            nPre = L;
+            goto take_keys;
+          }
+          nCur = L;
+        }
+      }
+      if( bRaw ){
+        t->z = z + nCur;
+        t->n = m - nCur;
+      }
+      z += nCur;
+      m -= nCur;
+      t->aK[0] = idemJsonWordKey(z, m);
+      t->aK[1] = m>8 ? idemJsonWordKey(z + 8, m - 8) : 0;
       kEsc |= IJ_HAS_ZERO(t->aK[0] ^ (IJ_ONES*'\\'))
             | IJ_HAS_ZERO(t->aK[1] ^ (IJ_ONES*'\\'));
       x0 |= t->aK[0] ^ aT[0].aK[0];
-      bShort |= t->n<=8;
+      bShort |= m<=8;
       x1 |= t->aK[1] ^ aT[0].aK[1];
+    }
+    if( nCur<nPre ){
+      nPre = nCur;                  /* a name shares less than the sample */
+      goto take_keys;
+    }
+    if( !bRaw && nPre>0 ){
+      for(i=0; i<n; i++){
+        aT[i].z += nPre;
+        aT[i].n -= nPre;
+      }
     }
     if( bRaw && kEsc ) return SQLITE_MISUSE;
     bKept = 1;
@@ -2255,9 +2317,12 @@ static IDEM_JSON_INLINE sqlite3_int64 idemJsonSortedFrom(
 }
 
 /* Report the duplicate name among the members a[0..n), sorted in the order
-** of aOrd[], that comes first in the input.  If no two neighbours are
-** equal after all (the sort was wrong: a bug), an internal error that
-** says where the object starts, not a crash. */
+** of aOrd[], that comes first in the input: the first member whose name an
+** earlier member has, i.e. of each run of equal names in aOrd[] the second
+** in the input, the earliest of those.  (A run of three or more is in no
+** order of the input: the sorts do not keep one among equal names.)  If
+** no two neighbours are equal after all (the sort was wrong: a bug), an
+** internal error that says where the object starts, not a crash. */
 static int idemJsonDuplicate(
   IdemJson *p,
   const IdemJsonMember *a,
@@ -2267,13 +2332,20 @@ static int idemJsonDuplicate(
 ){
   const IdemJsonMember *pDup = 0;
   const char *zName, *zMore = "";
-  int i, nName;
-  for(i=1; i<n; i++){
-    const IdemJsonMember *pA = &a[aOrd[i-1].iMem], *pB = &a[aOrd[i].iMem];
-    if( idemJsonNameCmp(p->zOut, pA, pB, iSkip)==0 ){
-      const IdemJsonMember *pLater = pA->iIn > pB->iIn ? pA : pB;
-      if( pDup==0 || pLater->iIn < pDup->iIn ) pDup = pLater;
+  int i, j, nName;
+  for(i=0; i<n; i=j){
+    const IdemJsonMember *p1 = &a[aOrd[i].iMem], *p2 = 0;
+    for(j=i+1; j<n; j++){
+      const IdemJsonMember *pB = &a[aOrd[j].iMem];
+      if( idemJsonNameCmp(p->zOut, &a[aOrd[j-1].iMem], pB, iSkip)!=0 ) break;
+      if( pB->iIn < p1->iIn ){
+        p2 = p1;
+        p1 = pB;
+      }else if( p2==0 || pB->iIn < p2->iIn ){
+        p2 = pB;
+      }
     }
+    if( p2 && (pDup==0 || p2->iIn < pDup->iIn) ) pDup = p2;
   }
   if( pDup==0 ){
     sqlite3_snprintf(sizeof(p->zErr), p->zErr,
