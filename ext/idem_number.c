@@ -2128,7 +2128,11 @@ static IDEMNUM_INLINE int idemNumTiny17(
     if( x10>324 ) return -2;
     q = 7 - nM - x10;
   }
-  /* step 3, and step 3b's test (the last digit, zM[nM-6], not 0) */
+  /* step 3, and step 3b's test (the last digit, zM[nM-6], not 0).  Since
+  ** the common path sends 16 digits e-3NN to idemNumSubShort() and 17 to
+  ** idemNumSub17(), step 3 decides here only for 16 digits e+308 (others
+  ** come here after it has failed on the same digits), where 10^q >= u:
+  ** the test holds whatever the digit (no test can see it). */
   if( !idemNumEiselLemireAt(w, q, &m, &e, zM[nM-6]-'0', &isShort, 0) ){
     return -2;
   }
