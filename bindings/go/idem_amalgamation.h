@@ -3235,7 +3235,11 @@ static IDEMNUM_INLINE int idemNumTiny17(
     if( x10>324 ) return -2;
     q = 7 - nM - x10;
   }
-  /* step 3, and step 3b's test (the last digit, zM[nM-6], not 0) */
+  /* step 3, and step 3b's test (the last digit, zM[nM-6], not 0).  Since
+  ** the common path sends 16 digits e-3NN to idemNumSubShort() and 17 to
+  ** idemNumSub17(), step 3 decides here only for 16 digits e+308 (others
+  ** come here after it has failed on the same digits), where 10^q >= u:
+  ** the test holds whatever the digit (no test can see it). */
   if( !idemNumEiselLemireAt(w, q, &m, &e, zM[nM-6]-'0', &isShort, 0) ){
     return -2;
   }
@@ -3320,30 +3324,19 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
   if( n-i>4 ) goto slow;            /* beyond any double, or 0 */
   for(; i<n; i++) x10 = x10*10 + (z[i]-'0');
 
-  /* The significant digits: zD[0..nA) before the '.', zD[nA+1..) after */
+  /* The significant digits: zD[0..nA) before the '.', zD[nA+1..) after.
+  ** The first is not 0: 0 and 0.000ddd never come here (the common path
+  ** takes them to idemNumBeyond(), or to here only with an exponent of
+  ** more than 4 digits, which went the long way above; its other callers
+  ** have checked the first digit). */
   zD = z + neg;
+  assert( zD[0]>='1' && zD[0]<='9' );
   L = iInt - neg - 1;
-  if( zD[0]=='0' ){
-    /* 0 or 0.000ddd */
-    if( iFrac==iInt ){
-      zOut[0] = '0';
-      return 1;
-    }
-    for(zD=z+iInt+1; zD<z+iFrac && zD[0]=='0'; zD++){}
-    L = (int)(z + iInt - zD);
-    nA = 0;
-    nB = (int)(z + iFrac - zD);
-  }else{
-    nA = iInt - neg;
-    nB = iFrac>iInt ? iFrac - iInt - 1 : 0;
-  }
-  while( nB>0 && zD[nA+(nA>0)+nB-1]=='0' ) nB--;
-  if( nB==0 ) while( nA>0 && zD[nA-1]=='0' ) nA--;
+  nA = iInt - neg;
+  nB = iFrac>iInt ? iFrac - iInt - 1 : 0;
+  while( nB>0 && zD[nA+nB]=='0' ) nB--;
+  if( nB==0 ) while( zD[nA-1]=='0' ) nA--;
   nDig = nA + nB;
-  if( nDig==0 ){
-    zOut[0] = '0';
-    return 1;
-  }
   if( nDig>19 ) goto slow;
 
   /* 10^L <= |x| < 10^(L+1) */
@@ -3355,7 +3348,7 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
   }
   /* The digits zD[0..nA), then after the '.' (zD[nA], if nA is not 0)
   ** nB more: one loop, not calls (most literals here have few) */
-  for(i=0; i<nDig; i++) aDig[i] = zD[i + (nA>0 && i>=nA)];
+  for(i=0; i<nDig; i++) aDig[i] = zD[i + (i>=nA)];
   if( nDig<=15 && L>=-307 && L<=307 ){
     return idemNumLayout(zOut, neg, aDig, nDig, L+1);          /* step 2 */
   }
@@ -3365,12 +3358,14 @@ static IDEMNUM_NOINLINE int idemNumExpLiteral(
     goto slow;
   }
   if( isShort ){
-    if( (L>=21 || L<=-7) && iInt==neg+1 && zD==z+neg
+    if( (L>=21 || L<=-7) && iInt==neg+1
      && iFrac==(nB ? iInt+1+nB : iInt)
-     && z[iFrac]=='e' && (z[iFrac+1]=='-' || z[iFrac+1]=='+')
-     && z[iFrac+2]!='0' ){
-      /* d.ddde+NN or d.ddde-NN, the last digit not 0, the exponent with
-      ** no leading zero: ECMAScript's own layout, as written */
+     && z[iFrac]=='e' && (z[iFrac+1]=='-' || z[iFrac+1]=='+') ){
+      /* d.ddde+NN or d.ddde-NN, the last digit not 0: ECMAScript's own
+      ** layout, as written.  The exponent has no leading zero: a literal
+      ** with one and a sign comes here from idemNumTiny3() only, whose
+      ** step 3 failed as this one's does (the same digits and exponent);
+      ** from idemNumSubShort() and idemNumTiny() it is e-3NN or e+3NN */
       memcpy(zOut, z, (size_t)n);
       return n;
     }
