@@ -1205,6 +1205,7 @@ class Calls:
             beat = json.loads(conn.execute("SELECT idem_options(?, 'main')",
                                            (table,)).fetchone()[0])["heartbeat"]
             self._beat: Optional[float] = None if beat is None else beat / 1000.0
+            self._beat_path: Optional[str] = None   # the file, read at the first lease
 
     def _note(self, text: str) -> str:
         """A note as the wrapper writes it: at most idem_limits()'s
@@ -1874,9 +1875,11 @@ class Calls:
         if self._beat is None:
             return lambda: None
         every = self._beat
-        with self.lock:
-            path = next((r[2] for r in self.conn.execute("PRAGMA database_list")
-                         if r[1] == "main"), "")
+        if self._beat_path is None:     # a connection's main file never changes: read once
+            with self.lock:
+                self._beat_path = str(next((r[2] for r in self.conn.execute(
+                    "PRAGMA database_list") if r[1] == "main"), ""))
+        path = self._beat_path or ""
         if not path:
             return lambda: None
         apsw = isinstance(self.conn, ApswConnection)
