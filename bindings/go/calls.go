@@ -175,8 +175,9 @@ func TableOption(name, value string) Option {
 
 // parsedOptions is the JSON of idem_parse_options() and idem_options().
 type parsedOptions struct {
-	Options map[string]any    `json:"options"`
-	Shown   map[string]string `json:"shown"`
+	Options   map[string]any    `json:"options"`
+	Shown     map[string]string `json:"shown"`
+	Heartbeat int64             `json:"heartbeat"` // ms; null (0): none
 }
 
 // optionError is an error of the table's options: its message as it is
@@ -211,17 +212,10 @@ func parseOptions(ctx context.Context, db *sql.DB, table string, options []strin
 	return p, json.Unmarshal([]byte(text), &p)
 }
 
-// checkOptions: each option given (names) has, in the table that exists,
-// the value the same parse gave it (given), or ErrTableOptions.
-func (c *Calls) checkOptions(ctx context.Context, names, texts []string, given parsedOptions) error {
-	var text string
-	if err := c.db.QueryRowContext(ctx, "SELECT idem_options(?)", c.table).Scan(&text); err != nil {
-		return refused(err)
-	}
-	var have parsedOptions
-	if err := json.Unmarshal([]byte(text), &have); err != nil {
-		return err
-	}
+// checkOptions: each option given (names) has, in the table that exists
+// (have, its idem_options()), the value the same parse gave it (given), or
+// ErrTableOptions.
+func (c *Calls) checkOptions(names, texts []string, given, have parsedOptions) error {
 	for i, n := range names {
 		if have.Options[n] != given.Options[n] {
 			return &optionError{sentinel: ErrTableOptions, msg: fmt.Sprintf("idem: the table %s exists with %s,"+
@@ -309,22 +303,20 @@ func Open(ctx context.Context, db *sql.DB, opts ...Option) (*Calls, error) {
 	if err != nil {
 		return nil, fmt.Errorf("idem: %s: %w", stmt, err)
 	}
-	// Made here, or by another connection first with other options: the
-	// table's own are compared with those given.
-	if len(o.names) > 0 {
-		if err := c.checkOptions(ctx, o.names, o.options, given); err != nil {
-			return nil, err
-		}
-	}
-	// The table's heartbeat, the extension's decision (doc/contract.md §11).
-	var have struct {
-		Heartbeat int64 `json:"heartbeat"` // null: 0, none
-	}
+	// The table's options, read once: made here, or by another connection
+	// first with other options, its own are compared with those given;
+	// its heartbeat is the extension's decision (doc/contract.md §11).
+	var have parsedOptions
 	if err := db.QueryRowContext(ctx, "SELECT idem_options(?, 'main')", o.table).Scan(&v); err != nil {
 		return nil, refused(err)
 	}
 	if err := json.Unmarshal([]byte(v), &have); err != nil {
 		return nil, err
+	}
+	if len(o.names) > 0 {
+		if err := c.checkOptions(o.names, o.options, given, have); err != nil {
+			return nil, err
+		}
 	}
 	c.beat = time.Duration(have.Heartbeat) * time.Millisecond
 	go c.settleLoop()
