@@ -35,7 +35,7 @@ const HeaderName = "Idempotency-Key"
 type Calls struct {
 	db    *sql.DB
 	table string // as given
-	q     string // quoted for SQL
+	q     string // quoted for SQL: "main"."name", never a temp table of that name
 
 	// Owner prefixes every owner token of this Calls: "<Owner>/<random>/<n>".
 	// By default the host name and process id.  A node of a cluster sets
@@ -220,7 +220,7 @@ func (c *Calls) checkOptions(names, texts []string, given, have parsedOptions) e
 		if have.Options[n] != given.Options[n] {
 			return &optionError{sentinel: ErrTableOptions, msg: fmt.Sprintf("idem: the table %s exists with %s,"+
 				" not %s: a table's options are set when it is created; leave the option out to use the"+
-				" table as it is, or use another table", c.q, have.Shown[n], texts[i])}
+				" table as it is, or use another table", quoteIdent(c.table), have.Shown[n], texts[i])}
 		}
 	}
 	return nil
@@ -253,7 +253,7 @@ func Open(ctx context.Context, db *sql.DB, opts ...Option) (*Calls, error) {
 	if strings.Contains(o.owner, "/") {
 		return nil, fmt.Errorf("idem: the owner name %q contains '/', which separates the parts of an owner token", o.owner)
 	}
-	c := &Calls{db: db, table: o.table, q: quoteIdent(o.table), owner: o.owner, heartbeat: o.heartbeat, attempt: o.attempt, onStep: o.onStep,
+	c := &Calls{db: db, table: o.table, q: `"main".` + quoteIdent(o.table), owner: o.owner, heartbeat: o.heartbeat, attempt: o.attempt, onStep: o.onStep,
 		boot: randomHex(4), owed: map[string]*owed{},
 		wake: make(chan struct{}, 1), closed: make(chan struct{}), done: make(chan struct{})}
 	var v string

@@ -139,6 +139,45 @@ func TestOptionsOfAnExistingTable(t *testing.T) {
 	}
 }
 
+// A temp table of the name is not the table: SQLite reads temp.calls
+// first for an unqualified name, and the package's table is main's
+// (doc/contract.md §5): its options, claims and reading are main's.
+func TestTempTableOfTheNameIsNotTheTable(t *testing.T) {
+	register(t)
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(t.TempDir(), "app.db")+"?_journal_mode=WAL&_sync=FULL&_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1) // one connection: the one that has the temp table
+	ctx := ctx5(t)
+	if _, err := db.Exec("CREATE VIRTUAL TABLE calls USING idem(local_failure=keep); CREATE TEMP TABLE calls(x)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := idem.Open(ctx, db, idem.TableOption("local_failure", "release")); !errors.Is(err, idem.ErrTableOptions) ||
+		!strings.Contains(err.Error(), `the table "calls" exists with local_failure=keep, not local_failure='release'`) {
+		t.Fatalf("got %v", err)
+	}
+	calls := openCalls(t, db, idem.TableOption("local_failure", "keep"))
+	tool := idem.Local(calls, "t", func(ctx context.Context, tx *sql.Tx, a map[string]int) (int, error) {
+		return a["n"], nil
+	})
+	for i := 0; i < 2; i++ {
+		if o, err := tool.Call(ctx, "w", "c", map[string]int{"n": 7}); err != nil || o.Result != 7 || o.Replayed != (i == 1) {
+			t.Fatalf("call %d: %+v, %v", i, o, err)
+		}
+	}
+	if list, err := calls.List(ctx, "done", false, 0); err != nil || len(list) != 1 {
+		t.Fatalf("List: %v, %v", list, err)
+	}
+	if n := one(t, db, "SELECT count(*) FROM main.calls WHERE member = 0"); n != "1" {
+		t.Fatalf("main.calls: %s", n)
+	}
+	if n := one(t, db, "SELECT count(*) FROM temp.calls"); n != "0" {
+		t.Fatalf("temp.calls: %s", n)
+	}
+}
+
 // A change in C alone is seen: a build of the extension whose limits
 // differ (-D: the note limit, the range of max_sends, the refused resends
 // that end a wait), loaded into the

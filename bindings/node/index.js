@@ -555,7 +555,7 @@ function parseOptions(db, table, texts) {
 // it is not an idem table.
 function tableOptions(db, table) {
   try {
-    return JSON.parse(db.prepare('SELECT idem_options(?) AS o').get(table).o);
+    return JSON.parse(db.prepare("SELECT idem_options(?, 'main') AS o").get(table).o);
   } catch (e) {
     if (/is not an idem table/.test(String(e && e.message))) return null;
     throw e;
@@ -799,7 +799,10 @@ class Calls {
     this.table = table;
     this._recordTimeoutMs = 30000;
     this._resendWaitMs = 30000;
-    const t = quote(table);
+    // Every statement names the table of the main database, where the
+    // package makes it: a temp table of the same name, which SQLite would
+    // read first, is not it (doc/contract.md §5).
+    const t = `"main".${quote(table)}`;
     try {
       db.prepare('SELECT idem_version()').get();
     } catch (e) {
@@ -907,7 +910,7 @@ class Calls {
   }
 
   _noCall(key) {
-    return `idem: no call ${key} is claimed in ${this._t} (never claimed, released, or purged)`;
+    return `idem: no call ${key} is claimed in ${quote(this.table)} (never claimed, released, or purged)`;
   }
 
   /**

@@ -52,6 +52,23 @@ test('a comment in the CREATE text hides nothing: the options idem parsed are co
   assert.deepEqual(await warnedBy(() => idem.calls(db, 'calls', { retain: '1 seconds' })), []);
 });
 
+test("a temp table of the name is not the table: its options, claims and heartbeat are main's", async (t) => {
+  // SQLite reads temp.calls first for an unqualified name; the package's
+  // table is main's (doc/contract.md §5).
+  const db = open(t);
+  db.exec("CREATE VIRTUAL TABLE calls USING idem(stale_after='3 seconds')");
+  db.exec('CREATE TEMP TABLE calls(x)');
+  const calls = idem.calls(db, 'calls', { stale_after: '3 seconds' });
+  assert.throws(() => idem.calls(db, 'calls', { stale_after: '1 minute' }),
+    /^TypeError: idem: the table "calls" exists with stale_after='3 seconds', not stale_after='1 minute'/);
+  assert.equal(calls._beatMs, 1000);
+  const order = calls.tool({ name: 'order' }, (d, { n }) => n);
+  assert.equal(await order('a', 'c', { n: 1 }), 1);
+  assert.equal(await order('a', 'c', { n: 1 }), 1);
+  assert.equal(db.prepare('SELECT count(*) AS n FROM main.calls WHERE member = 0').get().n, 1);
+  assert.equal(db.prepare('SELECT count(*) AS n FROM temp.calls').get().n, 0);
+});
+
 test('what the table does agrees: a call decided 1.3 s ago runs again', async (t) => {
   const db = open(t);
   db.exec(HIDDEN);

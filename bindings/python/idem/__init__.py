@@ -892,7 +892,7 @@ def _table_options(conn: _Connection, table: str,
     from the CREATE text, where a comment can hide what SQLite hands
     idem.  ValueError for a table that is not an idem table."""
     try:
-        text = conn.execute("SELECT idem_options(?)", (table,)).fetchone()[0]
+        text = conn.execute("SELECT idem_options(?, 'main')", (table,)).fetchone()[0]
     except sqlite3.OperationalError as e:
         if "is not an idem table" in str(e):
             raise ValueError("idem: the table %s exists and is not an idem table"
@@ -1179,7 +1179,10 @@ class Calls:
         given = dict(zip((k.lower() for k in options), texts))
         self.conn = conn
         self.table = table
-        self._t = _quote(table)
+        # Every statement names the table of the main database, where the
+        # package makes it: a temp table of the same name, which SQLite
+        # would read first, is not it (doc/contract.md section 5).
+        self._t = '"main".' + _quote(table)
         self.lock = _conn_lock(self, conn)
         with self.lock:
             try:
@@ -1276,7 +1279,7 @@ class Calls:
 
     def _no_call(self, key: str) -> str:
         return ("idem: no call %s is claimed in %s (never claimed, released, or"
-                " purged)" % (key, self._t))
+                " purged)" % (key, _quote(self.table)))
 
     def reconcile(self, key: str, verdict: str, *, id: Any = _UNSET,
                   result: Any = _UNSET, note: Any = _UNSET) -> None:

@@ -135,7 +135,6 @@ class Desk:
     def __init__(self, conn: sqlite3.Connection, table: str = "calls"):
         self.conn = conn
         self.table = table
-        self._t = _quote(table)
         try:
             conn.execute("SELECT idem_version()").fetchone()
         except sqlite3.OperationalError:
@@ -144,12 +143,14 @@ class Desk:
         found = [t for t in tables if t.lower() == table.lower()]
         if not found:
             raise OpsError("idem: there is no idem table %s in this database (%s)"
-                           % (self._t, "its idem tables: " + ", ".join(tables)
+                           % (_quote(table), "its idem tables: " + ", ".join(tables)
                               if tables else "it has no idem table"))
         self.table = found[0]
-        self._t = _quote(self.table)
+        # The table of the main database, as idem_tables() lists it, never
+        # a temp table of the same name (which SQLite would read first).
+        self._t = '"main".' + _quote(self.table)
         self.columns = [r[1] for r in conn.execute(
-            "SELECT * FROM pragma_table_xinfo(?)", (self.table,))]
+            "SELECT * FROM pragma_table_xinfo(?, 'main')", (self.table,))]
         self.optional = [c for c in OPTIONAL if c in self.columns]
         # The options as idem parsed them, never the CREATE text (where a
         # comment can hide what SQLite hands idem).

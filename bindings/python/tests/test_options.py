@@ -18,6 +18,7 @@ import unittest
 import warnings
 
 import idem
+import idem.ops
 from test_idem import Base, plain_connect
 
 # The repository's ext/ (the tests run from a clone): the sources of the
@@ -77,6 +78,28 @@ class ParsedOptionsTest(Base):
                     idem.Calls(self.conn, table, **given)
                 with self.assertRaisesRegex(ValueError, bad[1]):
                     idem.Calls(self.conn, table, **bad[0])
+
+    def test_a_temp_table_of_the_name_is_not_the_table(self):
+        # SQLite reads temp.calls first for an unqualified name; the
+        # package's table is main's (doc/contract.md section 5): its
+        # options, its claims and the desk's reading are main's.
+        self.conn.execute("CREATE VIRTUAL TABLE calls USING idem(local_failure=keep)")
+        self.conn.execute("CREATE TEMP TABLE calls(x)")
+        calls = idem.Calls(self.conn, "calls", local_failure="keep")
+        with self.assertRaisesRegex(ValueError, r'^idem: the table "calls" exists with'
+                                    r" local_failure=keep, not local_failure=release"):
+            idem.Calls(self.conn, "calls", local_failure="release")
+
+        @calls.tool
+        def order(db, n):
+            return n
+        self.assertEqual(order("a", "c", n=1), 1)
+        self.assertEqual(order("a", "c", n=1), 1)
+        self.assertEqual(self.count("SELECT count(*) FROM main.calls WHERE member = 0"), 1)
+        self.assertEqual(self.count("SELECT count(*) FROM temp.calls"), 0)
+        desk = idem.ops.Desk(self.conn, "calls")
+        self.assertEqual(desk.stats()["total"], 1)
+        self.assertIn("sends", desk.optional)
 
     def test_not_an_idem_table(self):
         with self.assertRaisesRegex(ValueError, r'^idem: the table "orders" exists and is'
