@@ -296,8 +296,8 @@ const MAX_DEPTH = 1000;     // idem's own nesting limit (doc/contract.md §3)
  * is, in the words of both packages: "idem: the arguments of place_order
  * are not JSON: args.a[1] is Infinity, which JSON has no form for".
  * JSON.stringify would turn NaN and Infinity into null, drop a function or
- * a Symbol, turn undefined in an array into null, write a Map or a class
- * instance as a bare object, write a lone surrogate as an escape that idem
+ * a Symbol (a value or a key), turn undefined in an array into null,
+ * write a Map or a class instance as a bare object, write a lone surrogate as an escape that idem
  * refuses, and throw on a BigInt or a cycle.  An object member whose value
  * is undefined is left out (as JSON.stringify does: an argument not given);
  * toJSON() is honoured, but a Date, a Buffer, a typed array or an
@@ -385,6 +385,14 @@ function toJson(value, what, root) {
         if (!k.isWellFormed()) bad(`${where} has a key that holds a lone surrogate, which is not text`);
         const sub = pathTo(where, k);
         parts.push(`${JSON.stringify(k)}:${walk(m, sub, depth ? top : sub, k, depth + 1)}`);
+      }
+      // A Symbol key, which JSON.stringify would leave out silently, is
+      // refused as Python refuses a float key and Go a bool one (§3).
+      for (const s of Object.getOwnPropertySymbols(v)) {
+        if (!Object.prototype.propertyIsEnumerable.call(v, s) || v[s] === undefined) continue;
+        const shown = textOf(s);
+        bad(`${where} has a key that is a Symbol (${shown.length <= 40 ? shown : shown.slice(0, 40) + '...'})` +
+          ', which JSON has no form for; a key is text or an integer');
       }
       text = `{${parts.join(',')}}`;
     }

@@ -176,6 +176,11 @@ const NOT_JSON = [
   [{ x: NaN }, 'args.x is NaN, which JSON has no form for'],
   [{ s: ['ok', '\ud800'] }, 'args.s[1] holds a lone surrogate, which is not text'],
   [{ o: { '\udfff': 1 } }, 'args.o has a key that holds a lone surrogate, which is not text'],
+  // A Symbol key, which JSON.stringify leaves out: refused as Python refuses
+  // a float key (test_rules.py) and Go a bool one, in the same words.
+  [{ o: { a: 1, [Symbol('tag')]: 2 } }, 'args.o has a key that is a Symbol (Symbol(tag)), which JSON has no form for; a key is text or an integer'],
+  [{ [Symbol.iterator]: 1 }, 'args has a key that is a Symbol (Symbol(Symbol.iterator)), which JSON has no form for; a key is text or an integer'],
+  [{ l: [{ [Symbol('x'.repeat(50))]: 0 }] }, `args.l[0] has a key that is a Symbol (Symbol(${'x'.repeat(33)}...), which JSON has no form for; a key is text or an integer`],
   // Bytes and a date are refused, as Python refuses bytes and a datetime
   // (doc/contract.md §3): toJSON() would store {"type":"Buffer","data":[...]}
   // and an ISO text.
