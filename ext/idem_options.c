@@ -144,13 +144,17 @@ static int idemOptionTwice(IdemOptions *pOpt, int iOpt, const char *zName,
   return 0;
 }
 
+static void idemDurationText(sqlite3_str*, sqlite3_int64);
+
 /*
 ** Parse one module argument "name=value" into *pOpt.  Returns SQLITE_OK
 ** or an error with *pzErr set (the text alone: the table's error puts
 ** "idem: <table>: " in front).  A value may be quoted ('24 hours') or not
-** (24 hours): SQLite hands the argument over as it was written.
+** (24 hours): SQLite hands the argument over as it was written.  bOld:
+** the options of a table that exists (its connect), where a stale_after
+** shorter than three heartbeats, refused since, is taken as it was.
 */
-static int idemOptionParse(IdemOptions *pOpt, const char *zArg,
+static int idemOptionParse(IdemOptions *pOpt, const char *zArg, int bOld,
                            char **pzErr){
   const char *zEq = strchr(zArg, '=');
   int nName, nValue, i;
@@ -220,6 +224,24 @@ static int idemOptionParse(IdemOptions *pOpt, const char *zArg,
           nValue, zValue, nName, zArg, nName, zArg);
       return SQLITE_ERROR;
     }
+    if( nName==11 && iMs<3*IDEM_HEARTBEAT_MIN_MS && !bOld ){
+      /* Three beats at the heartbeat's floor: a shorter stale_after would
+      ** mark a call stale while its owner waits and beats (§11). */
+      sqlite3_str *s = sqlite3_str_new(0);
+      sqlite3_str_appendf(s, "stale_after='%.*s' is shorter than ",
+                          nValue, zValue);
+      idemDurationText(s, 3*IDEM_HEARTBEAT_MIN_MS);
+      sqlite3_str_appendall(s, ", three heartbeats: the owner of a pending"
+          " external call touches it every third of stale_after, and at"
+          " most every ");
+      idemDurationText(s, IDEM_HEARTBEAT_MIN_MS);
+      sqlite3_str_appendall(s, " (each touch is a write), so its call"
+          " would go stale while the owner waits; use stale_after='");
+      idemDurationText(s, 3*IDEM_HEARTBEAT_MIN_MS);
+      sqlite3_str_appendall(s, "' or longer");
+      *pzErr = sqlite3_str_finish(s);
+      return SQLITE_ERROR;
+    }
     if( nName==6 ) pOpt->iRetainMs = iMs;
     else if( nName==11 ) pOpt->iStaleAfterMs = iMs;
     else pOpt->iResendAfterMs = iMs;
@@ -236,8 +258,9 @@ static int idemOptionParse(IdemOptions *pOpt, const char *zArg,
 ** hands them to xCreate) into *pOpt, zeroed first: SQLITE_OK, or an error
 ** with *pzErr set (NULL when out of memory).  CREATE VIRTUAL TABLE
 ** (idem_vtab.c) and idem_parse_options() both parse here.  bTwiceOk: an
-** option given twice is no error, the last one winning (the connect of a
-** table an older build made so).
+** option given twice is no error, the last one winning, and a stale_after
+** under three heartbeats is taken (the connect of a table an older build
+** made so).
 */
 IDEM_PRIVATE int idemOptionParseAll(IdemOptions *pOpt, int nArg,
                                     const char *const *azArg, int bTwiceOk,
@@ -247,7 +270,9 @@ IDEM_PRIVATE int idemOptionParseAll(IdemOptions *pOpt, int nArg,
   *pzErr = 0;
   for(i=0; i<nArg; i++){
     if( bTwiceOk ) pOpt->mGiven = 0;
-    if( idemOptionParse(pOpt, azArg[i], pzErr)!=SQLITE_OK ) return SQLITE_ERROR;
+    if( idemOptionParse(pOpt, azArg[i], bTwiceOk, pzErr)!=SQLITE_OK ){
+      return SQLITE_ERROR;
+    }
   }
   return SQLITE_OK;
 }

@@ -50,6 +50,7 @@ func TestBadOptionRefusedWithCreatesWords(t *testing.T) {
 		{"honours_key", "maybe"},
 		{"locl_failure", "keep"},
 		{"retain", "1 day", "Retain", "2 days"},
+		{"stale_after", "0.2 seconds"}, // under three heartbeats (§11)
 	} {
 		register(t)
 		db, err := sql.Open("sqlite3", "file:"+filepath.Join(t.TempDir(), "app.db"))

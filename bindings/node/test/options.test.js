@@ -156,6 +156,7 @@ test('a bad option is refused with the words of CREATE VIRTUAL TABLE, before any
     [{ honours_key: 'maybe' }, ['honours_key=maybe']],
     [{ locl_failure: 'keep' }, ['locl_failure=keep']],
     [{ retain: '1 day', Retain: '2 days' }, ["retain='1 day'", "retain='2 days'"]],
+    [{ stale_after: '0.2 seconds' }, ["stale_after='0.2 seconds'"]],   // under three heartbeats (§11)
   ]) {
     let message;
     assert.throws(() => idem.calls(db, 't1', given), (e) => {

@@ -135,7 +135,9 @@ class OptionsFromCTest(Base):
                 ({"max_sends": "101"}, ["max_sends=101"]),
                 ({"honours_key": "maybe"}, ["honours_key=maybe"]),
                 ({"locl_failure": "keep"}, ["locl_failure=keep"]),
-                ({"retain": "1 day", "Retain": "2 days"}, ["retain='1 day'", "retain='2 days'"])):
+                ({"retain": "1 day", "Retain": "2 days"}, ["retain='1 day'", "retain='2 days'"]),
+                # under three heartbeats (doc/contract.md section 11)
+                ({"stale_after": "0.2 seconds"}, ["stale_after='0.2 seconds'"])):
             with self.subTest(given):
                 with self.assertRaises(ValueError) as cm:
                     idem.Calls(self.conn, "t1", **given)
