@@ -24,6 +24,8 @@
 **         idem_options()), or CREATE's error for them, word for word
 **   idem_limits()     {"note_max":2000,"resend_refusals":3}: the limits
 **                     the packages keep (idemInt.h)
+**   idem_statuses()   ["unknown","pending","failed","done"]: the statuses
+**                     a call can have, in the order an operator reads them
 **   idem_refusal(message)  'args_mismatch' for the error of a claim refused
 **                     under args_mismatch=error, else NULL: the refusal's
 **                     kind, so that no package matches message text
@@ -502,6 +504,34 @@ static void idemLimitsFunc(sqlite3_context *ctx, int argc,
 }
 
 /*
+** idem_statuses(): the statuses a call can have, as a JSON array, in the
+** order an operator reads them, what needs a person first:
+** ["unknown","pending","failed","done"].  A package's operator tools list
+** and accept these (doc/contract.md §5), and keep no copy of them.
+*/
+static void idemStatusesFunc(sqlite3_context *ctx, int argc,
+                             sqlite3_value **argv){
+  static const IdemStatus aOrder[] = {
+    IDEM_STATUS_UNKNOWN, IDEM_STATUS_PENDING, IDEM_STATUS_FAILED,
+    IDEM_STATUS_DONE
+  };
+  sqlite3_str *s = sqlite3_str_new(0);
+  char *zOut;
+  int i;
+  (void)argc; (void)argv;
+  for(i=0; i<(int)(sizeof(aOrder)/sizeof(aOrder[0])); i++){
+    sqlite3_str_appendf(s, "%c\"%s\"", i ? ',' : '[', azIdemStatus[aOrder[i]]);
+  }
+  sqlite3_str_appendchar(s, 1, ']');
+  if( (zOut = sqlite3_str_finish(s))==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
+  sqlite3_result_subtype(ctx, 'J');
+}
+
+/*
 ** idem_refusal(message): the kind of an error of idem, by its message
 ** (sqlite3_errmsg(), whole), for a package to raise a typed error without
 ** matching text itself: 'args_mismatch' for a claim refused under
@@ -534,8 +564,8 @@ static void idemRefusalFunc(sqlite3_context *ctx, int argc,
   }
 }
 
-/* Register idem_parse_options(), idem_limits() and idem_refusal(): each
-** reads nothing but its arguments. */
+/* Register idem_parse_options(), idem_limits(), idem_statuses() and
+** idem_refusal(): each reads nothing but its arguments. */
 IDEM_PRIVATE int idemOptionRegister(sqlite3 *db){
   const int f = SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS;
   int rc = sqlite3_create_function(db, "idem_parse_options", -1,
@@ -543,6 +573,10 @@ IDEM_PRIVATE int idemOptionRegister(sqlite3 *db){
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_function(db, "idem_limits", 0,
         f|SQLITE_RESULT_SUBTYPE, 0, idemLimitsFunc, 0, 0);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function(db, "idem_statuses", 0,
+        f|SQLITE_RESULT_SUBTYPE, 0, idemStatusesFunc, 0, 0);
   }
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_function(db, "idem_refusal", 1, f, 0,

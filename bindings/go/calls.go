@@ -53,6 +53,9 @@ type Calls struct {
 	// (idem_limits()): the longest note it writes, in bytes, and how many
 	// refused resends end a call's wait for its resend.
 	noteMax, resendRefusals int
+	// The statuses a call can have (idem_statuses()), in the order an
+	// operator reads them: those List accepts.
+	statuses []string
 
 	ownCommits, ownClaims, ownRecords atomic.Int64
 
@@ -268,6 +271,12 @@ func Open(ctx context.Context, db *sql.DB, opts ...Option) (*Calls, error) {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(v), &limits); err != nil {
+		return nil, err
+	}
+	if err := db.QueryRowContext(ctx, "SELECT idem_statuses()").Scan(&v); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(v), &c.statuses); err != nil {
 		return nil, err
 	}
 	c.noteMax, c.resendRefusals = limits.NoteMax, limits.ResendRefusals

@@ -124,7 +124,17 @@ func TestMisuseIsAnError(t *testing.T) {
 	_, err = calls.ReconcileAll(ctx, 0, nil)
 	wantErr("ReconcileAll(nil)", err, "idem: ReconcileAll: ask is nil")
 	_, err = calls.List(ctx, "done ", false, 0)
-	wantErr("List status", err, "idem: List: the status \"done \" is none of pending, done, failed, unknown (or \"\": any)")
+	wantErr("List status", err, "idem: List: the status \"done \" is none of unknown, pending, failed, done (or \"\": any)")
+	// The statuses List accepts and names are C's (idem_statuses()).
+	var cs string
+	if err := db.QueryRowContext(ctx, "SELECT idem_statuses()").Scan(&cs); err != nil || cs != `["unknown","pending","failed","done"]` {
+		t.Fatalf("idem_statuses(): %s %v", cs, err)
+	}
+	for _, s := range []string{"unknown", "pending", "failed", "done"} {
+		if _, err := calls.List(ctx, s, false, 0); err != nil {
+			t.Fatalf("List(%q): %v", s, err)
+		}
+	}
 	_, err = calls.List(ctx, "", false, -1)
 	wantErr("List limit", err, "idem: List: the limit is -1: 0 (all) or more")
 	_, err = calls.ReconcileAll(ctx, -1, func(context.Context, idem.Call) (idem.Verdict, bool, error) { return idem.Verdict{}, false, nil })

@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Verdict is what is known of an open call's request, from the target's
@@ -147,12 +149,9 @@ func (c *Calls) Get(ctx context.Context, key string) (Call, error) {
 // stale (pending calls whose owner has been quiet for the table's
 // stale_after), oldest first, at most limit (0: all).
 func (c *Calls) List(ctx context.Context, status string, stale bool, limit int) ([]Call, error) {
-	// The statuses are the extension's (IdemStatus); it has no function
-	// that lists them, so this is a copy to keep in step with it.
-	switch status {
-	case "", "pending", "done", "failed", "unknown":
-	default:
-		return nil, fmt.Errorf(`idem: List: the status %q is none of pending, done, failed, unknown (or "": any)`, status)
+	// The statuses are the extension's (idem_statuses(), read by Open).
+	if status != "" && !slices.Contains(c.statuses, status) {
+		return nil, fmt.Errorf(`idem: List: the status %q is none of %s (or "": any)`, status, strings.Join(c.statuses, ", "))
 	}
 	if limit < 0 {
 		return nil, fmt.Errorf("idem: List: the limit is %d: 0 (all) or more", limit)

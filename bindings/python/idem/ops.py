@@ -29,10 +29,19 @@ import idem
 __all__ = ["Desk", "OpsError", "idem_tables", "AGES", "STATUSES", "age_text",
            "note_tail", "cell_text", "typed_id"]
 
-# The statuses in the order an operator reads them: what needs a person first.
-# The set is the extension's (IdemStatus); it has no function that lists
-# them, so this is a copy to keep in step with it.
-STATUSES = ("unknown", "pending", "failed", "done")
+
+def _statuses() -> Tuple[str, ...]:
+    """The statuses a call can have, in the order an operator reads them
+    (what needs a person first): the extension's idem_statuses(), read
+    once from a connection of its own (doc/contract.md section 5)."""
+    conn = idem.connect(":memory:")
+    try:
+        return tuple(json.loads(conn.execute("SELECT idem_statuses()").fetchone()[0]))
+    finally:
+        conn.close()
+
+
+STATUSES = _statuses()
 
 # The age buckets of stats() and the page's chart: (label, upper bound in s).
 AGES = (("< 1 hour", 3600), ("1 hour - 1 day", 86400),

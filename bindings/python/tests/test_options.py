@@ -8,6 +8,7 @@ it was not told that option.
 
 Run with the package installed:  python -m unittest discover -s bindings/python/tests -v
 """
+import json
 import os
 import shutil
 import sqlite3
@@ -144,6 +145,17 @@ class OptionsFromCTest(Base):
                 self.assertEqual(str(cm.exception), self.create_error("t1", texts))
                 self.assertTrue(str(cm.exception).startswith("idem: t1: "))
         self.assertEqual(self.count("SELECT count(*) FROM sqlite_master WHERE name = 't1'"), 0)
+
+    def test_the_statuses_are_the_extensions(self):
+        # idem_statuses() (doc/contract.md section 5): ops.STATUSES, the
+        # CLI's --status and the Datasette plugin's ?status= read them.
+        conn = plain_connect(":memory:")
+        self.addCleanup(conn.close)
+        idem.load(conn)
+        self.assertEqual(idem.ops.STATUSES,
+                         tuple(json.loads(conn.execute("SELECT idem_statuses()").fetchone()[0])))
+        with open(idem.ops.__file__, encoding="utf-8") as f:
+            self.assertNotIn('"pending", "failed"', f.read())
 
     def test_the_rules_are_not_in_the_package(self):
         for name in ("_SWITCHES", "_DURATIONS", "_COUNTS", "_UNITS", "_NOTE_MAX",
