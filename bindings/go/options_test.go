@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -140,19 +141,27 @@ func TestOptionsOfAnExistingTable(t *testing.T) {
 	}
 }
 
+var tempOnce sync.Once
+
 // A temp table of the name is not the table: SQLite reads temp.calls
 // first for an unqualified name, and the package's table is main's
 // (doc/contract.md §5): its options, claims and reading are main's.
 func TestTempTableOfTheNameIsNotTheTable(t *testing.T) {
 	register(t)
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(t.TempDir(), "app.db")+"?_journal_mode=WAL&_sync=FULL&_busy_timeout=5000")
+	tempOnce.Do(func() {
+		// Every connection of this driver has a temp table calls(x).
+		sql.Register("sqlite3_temp_calls", &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+			_, err := c.Exec("CREATE TEMP TABLE calls(x)", nil)
+			return err
+		}})
+	})
+	db, err := sql.Open("sqlite3_temp_calls", "file:"+filepath.Join(t.TempDir(), "app.db")+"?_journal_mode=WAL&_sync=FULL&_busy_timeout=5000")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	db.SetMaxOpenConns(1) // one connection: the one that has the temp table
 	ctx := ctx5(t)
-	if _, err := db.Exec("CREATE VIRTUAL TABLE calls USING idem(local_failure=keep); CREATE TEMP TABLE calls(x)"); err != nil {
+	if _, err := db.Exec("CREATE VIRTUAL TABLE main.calls USING idem(local_failure=keep)"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := idem.Open(ctx, db, idem.TableOption("local_failure", "release")); !errors.Is(err, idem.ErrTableOptions) ||
