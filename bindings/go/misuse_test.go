@@ -27,6 +27,9 @@ type orderID int32
 // local call released at once (it was retried until the deadline and
 // then called a COMMIT unknown), an external call unknown with why in
 // its note (its record was retried in the background for ever).
+// opaque is a type whose name is read after "an" (idem_test.opaque).
+type opaque struct{}
+
 func TestIDIsOneSQLValue(t *testing.T) {
 	db, calls := open(t)
 	refused := []struct {
@@ -36,6 +39,8 @@ func TestIDIsOneSQLValue(t *testing.T) {
 		{true, "id is a bool; an id is one SQL value: nil, an integer, a float, a string or a []byte"},
 		{make(chan int), "id is a chan int; an id is one SQL value: nil, an integer, a float, a string or a []byte"},
 		{map[string]int{}, "id is a map[string]int; an id is one SQL value: nil, an integer, a float, a string or a []byte"},
+		{opaque{}, "id is an idem_test.opaque; an id is one SQL value: nil, an integer, a float, a string or a []byte"},
+		{[]int{1}, "id is a []int; an id is one SQL value: nil, an integer, a float, a string or a []byte"},
 		{uint64(math.MaxUint64), "id is 18446744073709551615, beyond SQLite's 64-bit integers"},
 		{math.NaN(), "id is NaN, which JSON has no form for"},
 		{math.Inf(-1), "id is -Infinity, which JSON has no form for"},

@@ -33,6 +33,18 @@ import (
 // an external call unknown).
 var ErrNotJSON = errors.New("idem: not JSON")
 
+// withArticle is a type's name after "a" or "an", as it is read: "an
+// idem_test.raw", "an interface {}", "an unsafe.Pointer", "a uint8", "a
+// map[string]int" (the rule of Python's and Node's messages too).
+func withArticle(name string) string {
+	l := strings.ToLower(name)
+	if l != "" && (strings.IndexByte("aeio", l[0]) >= 0 ||
+		strings.HasPrefix(l, "un") && !strings.HasPrefix(l, "uni")) {
+		return "an " + name
+	}
+	return "a " + name
+}
+
 // notJSON is a refusal by the package of a value that is not JSON.
 type notJSON struct {
 	msg string
@@ -212,7 +224,7 @@ func timeForm(recv reflect.Type, name string) string {
 	if recv == timeType || recv == reflect.PointerTo(timeType) {
 		return "is a time.Time, which JSON has no form for; " + timeHint
 	}
-	return "is a " + recv.String() + ", whose " + name + " is its embedded time.Time's, which JSON has no form for; " + timeHint
+	return "is " + withArticle(recv.String()) + ", whose " + name + " is its embedded time.Time's, which JSON has no form for; " + timeHint
 }
 
 // isBytes: a slice that encoding/json writes as base64 (encodeByteSlice).
@@ -256,7 +268,7 @@ func refusedKey(v reflect.Value) *refusal {
 	t := v.Type()
 	switch k := t.Key().Kind(); {
 	case v.Len() == 0, k == reflect.Interface, k == reflect.Pointer, k == reflect.Chan, k == reflect.UnsafePointer:
-		return &refusal{what: " is a " + t.String() + ", whose keys JSON has no form for; a key is text or an integer"}
+		return &refusal{what: " is " + withArticle(t.String()) + ", whose keys JSON has no form for; a key is text or an integer"}
 	}
 	first := ""
 	for it := v.MapRange(); it.Next(); {
@@ -267,7 +279,7 @@ func refusedKey(v reflect.Value) *refusal {
 	if r := []rune(first); len(r) > 40 {
 		first = string(r[:40]) + "..."
 	}
-	return &refusal{what: " has a key that is a " + t.Key().String() + " (" + first + ")" + keyHint}
+	return &refusal{what: " has a key that is " + withArticle(t.Key().String()) + " (" + first + ")" + keyHint}
 }
 
 // holds: whether a value of type t may hold a time or bytes.
@@ -381,7 +393,7 @@ func textForm(v reflect.Value, typ reflect.Type) string {
 		return ""
 	}
 	if b, err := m.MarshalText(); err == nil && !utf8.Valid(b) {
-		return "is a " + typ.String() + ", whose MarshalText gives bytes that are not UTF-8, which is not text (encoding/json would write U+FFFD for them)"
+		return "is " + withArticle(typ.String()) + ", whose MarshalText gives bytes that are not UTF-8, which is not text (encoding/json would write U+FFFD for them)"
 	}
 	return ""
 }
@@ -456,7 +468,7 @@ func walkValue(v reflect.Value, depth int) *refusal {
 			if t.Name() == "" && t.Elem() == reflect.TypeOf(byte(0)) {
 				name = "[]byte"
 			}
-			return &refusal{what: " is a " + name + ", which JSON has no form for; " + bytesHint}
+			return &refusal{what: " is " + withArticle(name) + ", which JSON has no form for; " + bytesHint}
 		}
 		fallthrough
 	case reflect.Array:
@@ -652,7 +664,7 @@ func sqlIDn(id any, what string, depth int) (any, error) {
 			return bad("its Value() failed: " + err.Error())
 		}
 		if _, again := x.(driver.Valuer); again {
-			return bad(fmt.Sprintf("its Value() is a %T, not a value", x))
+			return bad(fmt.Sprintf("its Value() is %s, not a value", withArticle(fmt.Sprintf("%T", x))))
 		}
 		id = x
 	}
@@ -709,5 +721,5 @@ func sqlIDn(id any, what string, depth int) (any, error) {
 			return sqlIDn(rv.Elem().Interface(), what, depth+1)
 		}
 	}
-	return bad("id is a " + rv.Type().String() + "; an id is one SQL value: " + idKinds)
+	return bad("id is " + withArticle(rv.Type().String()) + "; an id is one SQL value: " + idKinds)
 }

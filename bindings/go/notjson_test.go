@@ -240,24 +240,24 @@ func TestPromotedAndPointerForms(t *testing.T) {
 		out, err := place.Call(ctx, "w", "c", args)
 		return out.Key, err
 	}
-	promoted := func(typ, method string) string {
-		return " is a " + typ + ", whose " + method + " is its embedded time.Time's" + timeWhy
+	promoted := func(aType, method string) string { // aType: "an idem_test.stamp"
+		return " is " + aType + ", whose " + method + " is its embedded time.Time's" + timeWhy
 	}
 	refused := []struct {
 		args any
 		why  string
 	}{
-		{stamp{at}, "args" + promoted("idem_test.stamp", "MarshalJSON")},
-		{map[string]any{"s": &stamp{at}}, "args.s" + promoted("*idem_test.stamp", "MarshalJSON")},
-		{[]any{deepStamp{stamp: stamp{at}}}, "args[0]" + promoted("idem_test.deepStamp", "MarshalJSON")},
-		{map[string]any{"p": ptrStamp{}}, "args.p" + promoted("idem_test.ptrStamp", "MarshalJSON")},
-		{map[string]any{"p": ptrStamp{&at}}, "args.p" + promoted("idem_test.ptrStamp", "MarshalJSON")},
-		{textStamp{at}, "args" + promoted("idem_test.textStamp", "MarshalJSON")},
-		{map[stamp]int{{at}: 1}, "args has a key that" + promoted("idem_test.stamp", "MarshalText")},
+		{stamp{at}, "args" + promoted("an idem_test.stamp", "MarshalJSON")},
+		{map[string]any{"s": &stamp{at}}, "args.s" + promoted("a *idem_test.stamp", "MarshalJSON")},
+		{[]any{deepStamp{stamp: stamp{at}}}, "args[0]" + promoted("an idem_test.deepStamp", "MarshalJSON")},
+		{map[string]any{"p": ptrStamp{}}, "args.p" + promoted("an idem_test.ptrStamp", "MarshalJSON")},
+		{map[string]any{"p": ptrStamp{&at}}, "args.p" + promoted("an idem_test.ptrStamp", "MarshalJSON")},
+		{textStamp{at}, "args" + promoted("an idem_test.textStamp", "MarshalJSON")},
+		{map[stamp]int{{at}: 1}, "args has a key that" + promoted("an idem_test.stamp", "MarshalText")},
 		{map[*time.Time]int{&at: 1}, "args has a key that is a time.Time" + timeWhy},
 		{map[string]any{"l": labelled{at, label{"x"}}}, "args.l embeds a time.Time that encoding/json leaves out" + timeWhy},
-		{struct{ M json.Marshaler }{stamp{at}}, "args.M" + promoted("idem_test.stamp", "MarshalJSON")},
-		{struct{ M encoding.TextMarshaler }{ownStamp{at}}, "args.M" + promoted("idem_test.ownStamp", "MarshalText")},
+		{struct{ M json.Marshaler }{stamp{at}}, "args.M" + promoted("an idem_test.stamp", "MarshalJSON")},
+		{struct{ M encoding.TextMarshaler }{ownStamp{at}}, "args.M" + promoted("an idem_test.ownStamp", "MarshalText")},
 		// Not addressable: encoding/json writes the fields, base64 for B.
 		{ptrForm{B: []byte("x")}, "args.B is a []byte" + bytesWhy},
 		{map[string]ptrForm{"m": {B: []byte("x")}}, "args.m.B is a []byte" + bytesWhy},
@@ -319,9 +319,9 @@ func TestTextFormNotUTF8Refused(t *testing.T) {
 		args any
 		want string
 	}{
-		{map[string]any{"r": raw{"a\xff"}}, "args.r is a idem_test.raw," + why},
-		{[]raw{{"ok"}, {"\xfe"}}, "args[1] is a idem_test.raw," + why},
-		{map[raw]int{{"ok"}: 1, {"\xff"}: 2}, "args has a key that is a idem_test.raw," + why},
+		{map[string]any{"r": raw{"a\xff"}}, "args.r is an idem_test.raw," + why},
+		{[]raw{{"ok"}, {"\xfe"}}, "args[1] is an idem_test.raw," + why},
+		{map[raw]int{{"ok"}: 1, {"\xff"}: 2}, "args has a key that is an idem_test.raw," + why},
 	} {
 		_, err := place.Call(ctx, "w", "c", c.args)
 		if want := "idem: the arguments of place are not JSON: " + c.want; !errors.Is(err, idem.ErrNotJSON) || err.Error() != want {

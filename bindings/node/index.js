@@ -227,7 +227,9 @@ function kindOf(v) {
   if (Array.isArray(v)) return 'an array';
   const name = v && v.constructor && typeof v.constructor.name === 'string' && v.constructor.name;
   if (!name || name === 'Object') return 'an object';
-  return (/^[aeio]/i.test(name) ? 'an ' : 'a ') + name;    // a Uint8Array, a URL
+  // As it is read, the rule of Python's and Go's messages too: a, e, i, o,
+  // or "un" but not "uni", take "an" (an Order, an Undo; a Uint8Array, a URL).
+  return (/^([aeio]|un(?!i))/i.test(name) ? 'an ' : 'a ') + name;
 }
 
 function isPlainObject(v) {

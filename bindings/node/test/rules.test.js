@@ -187,6 +187,10 @@ const NOT_JSON = [
   [{ b: [Buffer.from('hi')] }, 'args.b[0] is a Buffer, which JSON has no form for; encode it as text (base64 or hex)'],
   [{ u: new Uint8Array([1]) }, 'args.u is a Uint8Array, which JSON has no form for; encode it as text (base64 or hex)'],
   [{ d: new Date(0) }, 'args.d is a Date, which JSON has no form for; give its text (toISOString()) or its time (getTime())'],
+  // A class without toJSON(), its article as its name is read (Python's and
+  // Go's rule too).
+  [{ c: new (class Undo {})() }, 'args.c is an Undo, which JSON has no form for; JSON.stringify would write its own enumerable properties only, if any; convert it, or give its class a toJSON()'],
+  [{ c: new (class Unit {})() }, 'args.c is a Unit, which JSON has no form for; JSON.stringify would write its own enumerable properties only, if any; convert it, or give its class a toJSON()'],
   // A toJSON() or a Proxy's trap that throws: the same TypeError, by path.
   [{ t: { v: { toJSON() { throw new RangeError('no form'); } } } }, 'args.t.v.toJSON() threw RangeError: no form'],
   [{ p: new Proxy({}, { ownKeys() { throw new Error('trap'); } }) }, 'reading args.p threw Error: trap'],

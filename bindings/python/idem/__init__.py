@@ -345,11 +345,15 @@ def _typename(value: Any) -> str:
 
 
 def _a(value: Any) -> str:
-    """The type of value with its article: "a datetime.date", "an int"."""
+    """The type of value with its article, as it is read: "a
+    datetime.date", "an int", "an object", "a uuid.UUID" (the rule of Node's
+    and Go's messages too: a, e, i, o, or "un" but not "uni", take "an")."""
     name = _typename(value)
     if name == "bytes":
         return name
-    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
+    low = name.lower()
+    vowel = low[:1] in ("a", "e", "i", "o") or (low.startswith("un") and not low.startswith("uni"))
+    return ("an " if vowel else "a ") + name
 
 
 def _member(path: str, name: str) -> str:

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import unittest
+import uuid
 
 import idem
 from test_idem import Base
@@ -407,6 +408,11 @@ class IdTest(Base):
              " float, a str or bytes"),
             ([1], TypeError, "id is a list; an id is one SQL value: None, an int, a"
              " float, a str or bytes"),
+            # The article as the name is read (Node's and Go's rule too).
+            (uuid.UUID(int=1), TypeError, "id is a uuid.UUID; an id is one SQL value: None,"
+             " an int, a float, a str or bytes"),
+            (object(), TypeError, "id is an object; an id is one SQL value: None, an int,"
+             " a float, a str or bytes"),
             (2**63, OverflowError, "id is 9223372036854775808, beyond SQLite's 64-bit"
              " integers"),
             (float("nan"), ValueError, "id is NaN, which JSON has no form for"),
