@@ -13277,11 +13277,15 @@ IDEM_PRIVATE int idemRowsIntegrity(IdemVtab *p, const char *zSchema,
 **   idem_refusal(message)  'args_mismatch' for the error of a claim refused
 **                     under args_mismatch=error, else NULL: the refusal's
 **                     kind, so that no package matches message text
+**   idem_database_uri(schema)  a URI that opens the schema's file as this
+**                     connection opened it (its parameters and VFS), for a
+**                     package's connection of its own (sync Python's
+**                     heartbeat)
 **
 ** A new option adds its field to IdemOptions, its parse here (an option
 ** of two words is one line of aIdemSwitch[]), and its rule where it acts:
 ** idem_claim.c, idem_outcome.c or idem_durable.c.  It calls only
-** idem_sql.c (idemResultError()).
+** idem_sql.c (idemResultError()) and SQLite.
 */
 /* #include "idemInt.h" (already inlined) */
 
@@ -13779,6 +13783,82 @@ static void idemStatusesFunc(sqlite3_context *ctx, int argc,
   sqlite3_result_subtype(ctx, 'J');
 }
 
+/* Append z to s as a URI writes it: %HH for '%', '?', '#', a blank or a
+** control character, and for '&' and '=' too when bParam (a parameter's
+** name or value), as sqlite3_uri_parameter() reads them back. */
+static void idemUriAppend(sqlite3_str *s, const char *z, int bParam){
+  for(; *z; z++){
+    unsigned char c = (unsigned char)*z;
+    if( c<=' ' || c==0x7f || c=='%' || c=='?' || c=='#'
+     || (bParam && (c=='&' || c=='=')) ){
+      sqlite3_str_appendf(s, "%%%02X", c);
+    }else{
+      sqlite3_str_appendchar(s, 1, (char)c);
+    }
+  }
+}
+
+/*
+** idem_database_uri(schema): a URI that opens schema's file the way this
+** connection opened it: file:<path>, then each URI parameter it was opened
+** with (mode, cache, psow, ...) and vfs=<the VFS it uses>; NULL for a
+** schema with no file (in memory, temp).  A package that opens a
+** connection of its own to the same database (sync Python's heartbeat,
+** doc/contract.md §11) opens it with this, SQLITE_OPEN_URI: a path alone
+** would take the default VFS and lose the parameters.  What a URI cannot
+** say (a PRAGMA set on the connection, open flags given without a URI) it
+** does not carry.
+*/
+static void idemDatabaseUriFunc(sqlite3_context *ctx, int argc,
+                                sqlite3_value **argv){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *zDb = (const char*)sqlite3_value_text(argv[0]);
+  const char *zFile, *zKey;
+  sqlite3_vfs *pVfs = 0;
+  sqlite3_str *s;
+  char *zOut;
+  char cSep = '?';
+  int i;
+  (void)argc;
+  if( sqlite3_value_type(argv[0])!=SQLITE_TEXT || zDb==0 ){
+    idemResultError(ctx, SQLITE_ERROR, "idem_database_uri(schema): the"
+        " schema is a name (text), such as 'main'");
+    return;
+  }
+  zFile = sqlite3_db_filename(db, zDb);
+  if( zFile==0 ){
+    const char *zName;
+    for(i=0; (zName = sqlite3_db_name(db, i))!=0; i++){
+      if( sqlite3_stricmp(zName, zDb)==0 ) return;     /* temp: no file */
+    }
+    idemResultError(ctx, SQLITE_ERROR, "idem_database_uri(%Q): no such"
+        " schema", zDb);
+    return;
+  }
+  if( zFile[0]==0 ) return;             /* in memory: no file */
+  s = sqlite3_str_new(0);
+  sqlite3_str_appendall(s, zFile[0]=='/' ? "file://" : "file:");
+  idemUriAppend(s, zFile, 0);
+  for(i=0; (zKey = sqlite3_uri_key(zFile, i))!=0; i++){
+    if( sqlite3_stricmp(zKey, "vfs")==0 ) continue;
+    sqlite3_str_appendchar(s, 1, cSep);
+    idemUriAppend(s, zKey, 1);
+    sqlite3_str_appendchar(s, 1, '=');
+    idemUriAppend(s, sqlite3_uri_parameter(zFile, zKey), 1);
+    cSep = '&';
+  }
+  if( sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs)==SQLITE_OK
+   && pVfs && pVfs->zName ){
+    sqlite3_str_appendf(s, "%cvfs=", cSep);
+    idemUriAppend(s, pVfs->zName, 1);
+  }
+  if( (zOut = sqlite3_str_finish(s))==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
+}
+
 /*
 ** idem_refusal(message): the kind of an error of idem, by its message
 ** (sqlite3_errmsg(), whole), for a package to raise a typed error without
@@ -13813,7 +13893,8 @@ static void idemRefusalFunc(sqlite3_context *ctx, int argc,
 }
 
 /* Register idem_parse_options(), idem_limits(), idem_statuses() and
-** idem_refusal(): each reads nothing but its arguments. */
+** idem_refusal(), each of which reads nothing but its arguments, and
+** idem_database_uri(), which reads the connection. */
 IDEM_PRIVATE int idemOptionRegister(sqlite3 *db){
   const int f = SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS;
   int rc = sqlite3_create_function(db, "idem_parse_options", -1,
@@ -13829,6 +13910,12 @@ IDEM_PRIVATE int idemOptionRegister(sqlite3 *db){
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_function(db, "idem_refusal", 1, f, 0,
         idemRefusalFunc, 0, 0);
+  }
+  if( rc==SQLITE_OK ){
+    /* It reads the connection (a file's path): not from a view or a
+    ** trigger, as idem_options(). */
+    rc = sqlite3_create_function(db, "idem_database_uri", 1,
+        SQLITE_UTF8|SQLITE_DIRECTONLY, 0, idemDatabaseUriFunc, 0, 0);
   }
   return rc;
 }

@@ -1212,7 +1212,9 @@ class Calls:
             beat = json.loads(conn.execute("SELECT idem_options(?, 'main')",
                                            (table,)).fetchone()[0])["heartbeat"]
             self._beat: Optional[float] = None if beat is None else beat / 1000.0
-            self._beat_path: Optional[str] = None   # the file, read at the first lease
+            # How the sync heartbeat opens its connection (a URI), read at
+            # the first lease; "" for none.
+            self._beat_uri: Optional[str] = None
 
     def _note(self, text: str) -> str:
         """A note as the wrapper writes it: at most idem_limits()'s
@@ -1872,21 +1874,40 @@ class Calls:
         except sqlite3.Error:
             pass
 
+    def _beat_open(self) -> str:
+        """The URI the sync heartbeat opens its connection with: the
+        extension's idem_database_uri('main'), the main file as the Calls'
+        connection opened it (its URI parameters and its VFS), read once
+        (a connection's main file never changes); "" for none: a database
+        in memory, which no other connection can open, or one this
+        connection holds in locking_mode=EXCLUSIVE, which no other can
+        write (said once, as a RuntimeWarning)."""
+        if self._beat_uri is None:
+            with self.lock:
+                uri = self.conn.execute("SELECT idem_database_uri('main')").fetchone()[0]
+                mode = self.conn.execute("PRAGMA main.locking_mode").fetchone()[0]
+            if uri and str(mode).lower() == "exclusive":
+                warnings.warn(RuntimeWarning(
+                    "idem: the sync external tools of %s send no heartbeat: their"
+                    " connection holds the database in locking_mode=EXCLUSIVE, which"
+                    " no other connection can write, so a call whose request outlasts"
+                    " stale_after goes stale while it waits (an async tool beats"
+                    " through the connection itself)" % _quote(self.table)), stacklevel=4)
+                uri = None
+            self._beat_uri = uri or ""
+        return self._beat_uri
+
     def _lease(self, key: str, owner: str) -> Callable[[], None]:
         """Heartbeat owner's call from a thread until the returned stop is
         called, for a sync tool: the calling thread is in the tool, and a
         sqlite3 connection refuses other threads by default, so the thread
-        beats through a connection of its own to the same file (opened at
-        its first beat, closed when it stops).  None for a database in
-        memory, which no other connection can open."""
+        beats through a connection of its own to the same database, opened
+        as the Calls' connection opened it (_beat_open(): at its first
+        beat, closed when it stops).  None where _beat_open() gives none."""
         if self._beat is None:
             return lambda: None
         every = self._beat
-        if self._beat_path is None:     # a connection's main file never changes: read once
-            with self.lock:
-                self._beat_path = str(next((r[2] for r in self.conn.execute(
-                    "PRAGMA database_list") if r[1] == "main"), ""))
-        path = self._beat_path or ""
+        path = self._beat_open()
         if not path:
             return lambda: None
         apsw = isinstance(self.conn, ApswConnection)
@@ -1897,9 +1918,10 @@ class Calls:
             try:
                 while not stop.wait(every):
                     if conn is None:
-                        conn = ApswConnection(path, timeout=every, isolation_level=None) \
+                        conn = ApswConnection(path, timeout=every, isolation_level=None,
+                                              uri=True) \
                             if apsw else sqlite3.connect(path, timeout=every,
-                                                         isolation_level=None)
+                                                         isolation_level=None, uri=True)
                         load(conn)
                     self._touch(conn, key, owner)
             except Exception:

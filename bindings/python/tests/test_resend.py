@@ -21,6 +21,7 @@ import threading
 import time
 import unittest
 import urllib.request
+import warnings
 
 import idem
 from test_idem import Base, plain_connect
@@ -583,6 +584,56 @@ class HeartbeatTest(Base):
                     await asyncio.sleep(2.5)
                     self.untouched()
                 asyncio.run(main())
+
+
+class HeartbeatOpensAsTheAppTest(Base):
+    """The sync heartbeat's own connection opens the database as the
+    tool's connection opened it (idem_database_uri(): its URI parameters
+    and its VFS), not by the file's path alone, which takes the default
+    VFS (doc/contract.md section 11)."""
+
+    def test_its_vfs_and_parameters(self):
+        # A database of the memdb VFS, shared by name within the process:
+        # its path alone would open (make) a file on disk instead.
+        name = os.path.join(os.path.dirname(self.path), "shared.memdb")
+        uri = "file:%s?vfs=memdb&cache=private" % name
+        mine = plain_connect(uri, uri=True, timeout=10, isolation_level=None)
+        self.addCleanup(mine.close)
+        watcher = plain_connect(uri, uri=True, timeout=10, isolation_level=None)
+        self.addCleanup(watcher.close)
+        idem.load(watcher)
+        calls = idem.Calls(mine, stale_after="1 second", durability="relaxed")
+        self.assertEqual(mine.execute("SELECT idem_database_uri('main')").fetchone()[0],
+                         "file://%s?cache=private&vfs=memdb" % name)
+        stale = []
+
+        @calls.tool(kind="external", name="slow")
+        def slow(idempotency_key):
+            for _ in range(4):              # out for 2 s, twice stale_after
+                time.sleep(0.5)
+                stale.append(self.count("SELECT stale FROM calls WHERE member = 0", watcher))
+            return {"ok": True}
+        self.assertEqual(slow("w", "c"), {"ok": True})
+        self.assertEqual(stale, [0, 0, 0, 0])
+        self.assertFalse(os.path.exists(name), "a heartbeat opened the path on disk")
+
+    def test_exclusive_locking_mode_is_said(self):
+        # No other connection can write a database this one holds in
+        # locking_mode=EXCLUSIVE: no heartbeat, said once.
+        mine = self.connect()
+        mine.execute("PRAGMA locking_mode = EXCLUSIVE")
+        calls = idem.Calls(mine, stale_after="1 second")
+
+        @calls.tool(kind="external", name="quick")
+        def quick(idempotency_key, n):
+            return n
+        with self.assertWarnsRegex(RuntimeWarning, r'^idem: the sync external tools of "calls"'
+                                   r" send no heartbeat: their connection holds the database"
+                                   r" in locking_mode=EXCLUSIVE"):
+            self.assertEqual(quick("w", "c", n=1), 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            self.assertEqual(quick("w", "c", n=2), 2)
 
 
 if __name__ == "__main__":
