@@ -934,6 +934,19 @@ def _check_options(conn: _Connection, table: str, sql: Optional[str],
                 stacklevel=3)
 
 
+def _beat_connect(uri: str, apsw: bool, timeout: float) -> _Connection:
+    """The sync heartbeat's connection of its own: uri (idem_database_uri())
+    opened as a URI, by the driver of the Calls' connection, idem loaded."""
+    conn: _Connection = ApswConnection(uri, timeout=timeout, isolation_level=None, uri=True) \
+        if apsw else sqlite3.connect(uri, timeout=timeout, isolation_level=None, uri=True)
+    try:
+        load(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 # ---- typing of the wrappers ----------------------------------------------------
 
 class Tool(Protocol[R_co]):
@@ -1918,11 +1931,7 @@ class Calls:
             try:
                 while not stop.wait(every):
                     if conn is None:
-                        conn = ApswConnection(path, timeout=every, isolation_level=None,
-                                              uri=True) \
-                            if apsw else sqlite3.connect(path, timeout=every,
-                                                         isolation_level=None, uri=True)
-                        load(conn)
+                        conn = _beat_connect(path, apsw, every)
                     self._touch(conn, key, owner)
             except Exception:
                 pass            # no connection, no lease: the call may go stale

@@ -22,6 +22,7 @@ import time
 import unittest
 import urllib.request
 import warnings
+from unittest import mock
 
 import idem
 from test_idem import Base, plain_connect
@@ -592,29 +593,45 @@ class HeartbeatOpensAsTheAppTest(Base):
     and its VFS), not by the file's path alone, which takes the default
     VFS (doc/contract.md section 11)."""
 
-    def test_its_vfs_and_parameters(self):
-        # A database of the memdb VFS, shared by name within the process:
-        # its path alone would open (make) a file on disk instead.
-        name = os.path.join(os.path.dirname(self.path), "shared.memdb")
-        uri = "file:%s?vfs=memdb&cache=private" % name
+    def beats(self, uri, **options):
+        """A sync external call out for 2 s (twice stale_after) on a
+        connection opened with uri: whether it stayed not stale, seen
+        from another connection, and the URIs the heartbeat opened."""
         mine = plain_connect(uri, uri=True, timeout=10, isolation_level=None)
         self.addCleanup(mine.close)
         watcher = plain_connect(uri, uri=True, timeout=10, isolation_level=None)
         self.addCleanup(watcher.close)
         idem.load(watcher)
-        calls = idem.Calls(mine, stale_after="1 second", durability="relaxed")
-        self.assertEqual(mine.execute("SELECT idem_database_uri('main')").fetchone()[0],
-                         "file://%s?cache=private&vfs=memdb" % name)
+        calls = idem.Calls(mine, stale_after="1 second", **options)
         stale = []
 
         @calls.tool(kind="external", name="slow")
         def slow(idempotency_key):
-            for _ in range(4):              # out for 2 s, twice stale_after
+            for _ in range(4):
                 time.sleep(0.5)
                 stale.append(self.count("SELECT stale FROM calls WHERE member = 0", watcher))
             return {"ok": True}
-        self.assertEqual(slow("w", "c"), {"ok": True})
-        self.assertEqual(stale, [0, 0, 0, 0])
+        with mock.patch.object(idem, "_beat_connect", wraps=idem._beat_connect) as opened:
+            self.assertEqual(slow("w", "c"), {"ok": True})
+        return (stale == [0, 0, 0, 0], [c.args[0] for c in opened.call_args_list],
+                mine.execute("SELECT idem_database_uri('main')").fetchone()[0])
+
+    def test_its_uri_parameters(self):
+        kept, opened, uri = self.beats("file:%s?mode=rw&cache=private" % self.path)
+        self.assertEqual(uri, "file://%s?mode=rw&cache=private&vfs=unix" % self.path)
+        self.assertEqual((kept, opened), (True, [uri]))
+
+    def test_its_vfs(self):
+        # A database of the memdb VFS, shared by name within the process:
+        # its path alone would open (make) a file on disk instead.  Newer
+        # SQLite gives it no file name (in memory: no heartbeat, rightly).
+        name = os.path.join(os.path.dirname(self.path), "shared.memdb")
+        kept, opened, uri = self.beats("file:%s?vfs=memdb" % name, durability="relaxed")
+        if uri is not None:
+            self.assertEqual(uri, "file://%s?vfs=memdb" % name)
+            self.assertEqual((kept, opened), (True, [uri]))
+        else:
+            self.assertEqual(opened, [])
         self.assertFalse(os.path.exists(name), "a heartbeat opened the path on disk")
 
     def test_exclusive_locking_mode_is_said(self):
