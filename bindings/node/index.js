@@ -390,7 +390,9 @@ function toJson(value, what, root) {
       }
       // A Symbol key, which JSON.stringify would leave out silently, is
       // refused as Python refuses a float key and Go a bool one (§3).
-      for (const s of Object.getOwnPropertySymbols(v)) {
+      const symbols = Object.getOwnPropertySymbols(v);
+      for (let i = 0; i < symbols.length; i++) {
+        const s = symbols[i];
         if (!Object.prototype.propertyIsEnumerable.call(v, s) || v[s] === undefined) continue;
         const shown = textOf(s);
         bad(`${where} has a key that is a Symbol (${shown.length <= 40 ? shown : shown.slice(0, 40) + '...'})` +
