@@ -489,6 +489,9 @@ static const Op aOp[] = {
       " already used with other arguments')", 0, 0, 0 },
   { "parse-options-error", "",
       "SELECT idem_parse_options('t', 'retain=1 day', 'color=blue')", 0, 0, 0 },
+  { "statuses", "", "SELECT idem_statuses()", 0, 0, 0 },
+  { "database-uri", "", "SELECT idem_database_uri('main'),"
+      " idem_database_uri('temp')", 0, 0, 0 },
   { "versioned-equip", INV, "SELECT idem_versioned('inv','ver')", 0, 1, 0 },
   { "versioned-update", INV "SELECT idem_versioned('inv','ver');",
       "UPDATE inv SET qty=8, ver=0 WHERE sku='A'", 0, 0, 0 },
