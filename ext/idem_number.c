@@ -2463,6 +2463,11 @@ static IDEMNUM_INLINE int idemNumPos(int x){
   return x & ~(x>>31);
 }
 
+/* -1 - floor(log2(10^-p)) for 2 <= p <= 15 (idemNumSubOut()) */
+static const unsigned char idemNumSubSh[16] = {
+  0, 3, 6, 9, 13, 16, 19, 23, 26, 29, 33, 36, 39, 43, 46, 49
+};
+
 /* idemNumFormatParts() for a subnormal, not inlined: where
 ** idemNumSubOut() does not decide, off its path. */
 static IDEMNUM_NOINLINE int idemNumFormatSub(int neg, uint64_t c, char *zOut){
@@ -2471,10 +2476,10 @@ static IDEMNUM_NOINLINE int idemNumFormatSub(int neg, uint64_t c, char *zOut){
 
 /*
 ** Step 5 and the layout for a subnormal c*2^EMIN that a literal below
-** 1e-309 came to (step 3's G with it: idemNumSubProduct()): the literal's
-** 17 digits w (16, times 10), its text zM ("d." and at least 15 digits
-** more), 10^-x10 <= |x| < 10^(1-x10) with 310 <= x10 <= 324, its
-** exponent's text "-3NN" at zX.  The answer idemNumShortestOne() and
+** 1e-309 came to (step 3's G with it: idemNumSubProduct()): the "%.17g"
+** literal's 17 digits w, its text zM ("d." and 16 digits more),
+** 10^-x10 <= |x| < 10^(1-x10) with 310 <= x10 <= 323, its exponent's text
+** "-3NN" at zX.  The answer idemNumShortestOne() and
 ** idemNumFormatParts() give (the literal is never its own there), by a
 ** way made for time, not instructions: each of these literals waits for
 ** its step 3, step 5 and layout one after the other, each on the one
@@ -2509,11 +2514,11 @@ static IDEMNUM_INLINE int idemNumSubOut(int neg, uint64_t c, uint64_t G,
   const uint64_t one = (uint64_t)1<<60;
   const uint64_t u2 = 0x4f0cedc95a718dd4ULL;   /* 2^EMIN*10^324, 2^-60 units */
   const uint64_t *t;
-  uint64_t hi, lo, s1, s2, lit1, lit2, xf, f2, gu, d, mask, g, lim1, lim2;
-  uint32_t x, q1, q2, q3, v;
+  uint64_t hi, lo, s2, xf, f2, gu, d, mask, g;
+  uint32_t r5, lit1, lit2, x, y, v;
   int in, hiIn, nD1 = 324 - x10, nD, big, nSig, pos, p2 = x10 - 308, sh;
   char *z = zOut;
-  assert( c>0 && c<((uint64_t)1<<48) && x10>=310 && x10<=324 );
+  assert( c>0 && c<((uint64_t)1<<48) && x10>=310 && x10<=323 );
   assert( w<100000000000000000ULL );
 
   /* From the literal alone (off the chain): x in units of 10^-324 is
@@ -2523,16 +2528,14 @@ static IDEMNUM_INLINE int idemNumSubOut(int neg, uint64_t c, uint64_t G,
   ** in units of 10^-323; their last four digits lit1 and lit2; xf = the
   ** last digit of s2 and f2, x less 10*s1 */
   t = idemNumPow10[-p2 - IDEMNUM_POW10_MIN];
-  sh = -1 - idemNumFloorLog2Pow10(-p2);        /* 6 to 53 */
+  sh = idemNumSubSh[p2];                       /* 6 to 53 */
   hi = idemNumProduct(w, t, &lo);
   s2 = hi >> sh;
   f2 = (hi<<(64-sh) | lo>>sh) >> 4;
-  s1 = s2/10;
-  xf = (s2 - 10*s1)*one + f2;
-  lit1 = s1%10000;
-  lit2 = s2%10000;
-  lim1 = idemNumPow10Int[nD1<4 ? nD1 : 4] - 1;
-  lim2 = idemNumPow10Int[nD1<3 ? nD1+1 : 4] - 1;
+  r5 = (uint32_t)(s2%100000);
+  lit1 = r5/10;
+  lit2 = r5%10000;
+  xf = (uint64_t)(r5 - 10*lit1)*one + f2;
 
   /* Step 5 from step 3's G, not from c: x = (c - 1/2 + G/2^64)*2^EMIN,
   ** so that v's interval is [x - gu, x + u2 - gu] with gu = G/2^64*u2 in
@@ -2554,8 +2557,7 @@ static IDEMNUM_INLINE int idemNumSubOut(int neg, uint64_t c, uint64_t G,
   g = lit2 + (d>>60) - 3;                      /* g less one */
   g ^= ((lit1 + (uint64_t)hiIn - 1) ^ g) & mask;
   if( (xf - gu + 32 < 64) | (10*one + gu - xf - u2 + 32 < 64)
-   | (((d + 32) & (one-1)) < 64)
-   | (g >= (lim2 ^ ((lim1 ^ lim2) & mask))) ){
+   | (((d + 32) & (one-1)) < 64) | (g >= 9999) ){
     return idemNumFormatSub(neg, c, zOut);
   }
   g++;
@@ -2568,12 +2570,17 @@ static IDEMNUM_INLINE int idemNumSubOut(int neg, uint64_t c, uint64_t G,
   ** (g is not 0), and the answer's digits (nD: it is 10^(nD-1) or more)
   ** all but those; then with nD < 4 g's 4-nD leading zeros dropped */
   x = (uint32_t)g;
-  q1 = (x*52429) >> 19;
-  q2 = (x*5243) >> 19;
-  q3 = (x*8389) >> 23;
-  v = q3 | (q2 - 10*q3)<<8 | (q1 - 10*q2)<<16 | (x - 10*q1)<<24;
+  y = (x*5243) >> 19;                          /* x/100 */
+  x = y | (x - y*100)<<16;
+  y = ((x*103) >> 10) & 0x000f000fu;           /* tens of each pair */
+  v = y | (x - y*10)<<8;
   nSig = nD - (int)((idemNumClz64(v) - 32) >> 3);
-  v = (v >> (8*idemNumPos(4-nD))) + 0x30303030u;
+  v >>= 8*idemNumPos(4-nD);
+  if( ((v & 0xff) | (uint32_t)big)==0 ){
+    /* nD < 4 and the answer 10^nD units, 10^(1-x10) */
+    return idemNumFormatSub(neg, c, zOut);
+  }
+  v += 0x30303030u;
 
   /* (every choice by big a mask or a shift, not a jump: nD <= 4 is x10
   ** of 320 or more, and which answer, both at random) */
@@ -2645,11 +2652,14 @@ static IDEMNUM_INLINE int idemNumSub17At(
 ** (one in a hundred of the uniform subnormals; all of those drawn across
 ** their exponents), then idemNumSubOut().
 */
-static IDEMNUM_INLINE int idemNumSubDeep(
+static IDEMNUM_NOINLINE int idemNumSubDeep(
   const char *z, int n, int x10, char *zOut
 ){
   uint64_t w = idemNumDigits17(z + (z[0]=='-')), m, g;
-  if( idemNumSubProduct(w, -x10 - 16, &m, &g) ){
+  /* (idemNumSubProduct()'s test of m left out: from 1e-323 up to 1e-309
+  ** m is 2 to 2^48) */
+  (void)idemNumSubProduct(w, -x10 - 16, &m, &g);
+  if( g+1>1 ){
     return idemNumSubOut(z[0]=='-', m, g, x10, w, z + (z[0]=='-'), z+n-4,
                          zOut);
   }
@@ -2696,7 +2706,8 @@ static IDEMNUM_NOINLINE int idemNumSub17(
     if( e2-26<=48 ) return idemNumSub17At(z, n, 309, zOut, 0);
     return idemNumSub17At(z, n, 309, zOut, 3);
   }
-  return idemNumSubDeep(z, n, x10, zOut);
+  if( x10<=323 ) return idemNumSubDeep(z, n, x10, zOut);
+  return idemNumTiny3(z, n, -x10, zOut);
 }
 
 /*
@@ -2767,9 +2778,6 @@ static IDEMNUM_NOINLINE int idemNumSubShort(
       memcpy(zOut+n-4, z+n-4, 4);
     }
     return n;
-  }
-  if( x10>=310 && nDig==16 ){
-    return idemNumSubOut(neg, m, G, x10, w, z+neg, z+n-4, zOut);
   }
   return idemNumFormatParts(neg, m, IDEMNUM_EMIN, zOut);
 }
@@ -3780,6 +3788,7 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
     if( (idemNumLoad4(z+n-5) & 0xffffff)==('e' | '-'<<8 | '3'<<16) ){
       unsigned x10 = 300 + (unsigned)(z[n-2]-'0')*10 + (unsigned)(z[n-1]-'0');
       assert( iFrac==n-5 && idemNumIsMinus3(z+iFrac+1) );
+      if( x10-310<=13 ) return idemNumSubDeep(z, n, (int)x10, zOut);
       if( x10-308<=16 ) return idemNumSub17(z, n, (int)x10, zOut);
     }
     return idemNumDecimalExp17(z, n, iInt, iFrac, zOut);
