@@ -2458,6 +2458,144 @@ static IDEMNUM_INLINE uint64_t idemNumSubT(int q){
          >> (-1071 - idemNumFloorLog2Pow10(q));
 }
 
+/* x if it is positive, else 0, with no branch (x >= -2^30). */
+static IDEMNUM_INLINE int idemNumPos(int x){
+  return x & ~(x>>31);
+}
+
+/* -1 - floor(log2(10^-p)) for 2 <= p <= 15 (idemNumSubOut()) */
+static const unsigned char idemNumSubSh[16] = {
+  0, 3, 6, 9, 13, 16, 19, 23, 26, 29, 33, 36, 39, 43, 46, 49
+};
+
+/* idemNumFormatParts() for a subnormal, not inlined: where
+** idemNumSubOut() does not decide, off its path. */
+static IDEMNUM_NOINLINE int idemNumFormatSub(int neg, uint64_t c, char *zOut){
+  return idemNumFormatParts(neg, c, IDEMNUM_EMIN, zOut);
+}
+
+/*
+** Step 5 and the layout for a subnormal c*2^EMIN that a literal below
+** 1e-309 came to (step 3's G with it: idemNumSubProduct()): the "%.17g"
+** literal's 17 digits w, its text zM ("d." and 16 digits more),
+** 10^-x10 <= |x| < 10^(1-x10) with 310 <= x10 <= 323, its exponent's text
+** "-3NN" at zX.  The answer idemNumShortestOne() and
+** idemNumFormatParts() give (the literal is never its own there), by a
+** way made for time, not instructions: each of these literals waits for
+** its step 3, step 5 and layout one after the other, each on the one
+** before, so that its time is the length of that chain, and the branches
+** that the digits decide (c5f5936's one product took 1.9x json()'s time
+** for 1.15x its instructions).
+**  - Step 5 from step 3's G and the literal's digits, not from c: the
+**    answer is a multiple of 10^-323 or 10^-324 within u of x, its
+**    digits the literal's but for the last few.  What depends on the
+**    literal alone is found while step 3 runs; after it, one product
+**    (G*u2) and compares.  No branch on which answer (one in two at
+**    random): masks.
+**  - The answer has the literal's exponent: x and the answer are both in
+**    v's interval, and a power of ten between them would be the answer
+**    (the only multiple of 10^-323 there, the interval being narrower),
+**    so that it has nD = 324 - x10 digits (in units of 10^-323) or one
+**    more (of 10^-324).  Only its last four digits are printed (g,
+**    lit1 or lit2 plus at most 5, below 10^4): the first nD-4 are the
+**    literal's, copied, unless g is not below 10^4 (a carry or a borrow
+**    changes them, or the answer is 10^(1-x10)) or 0 (its zeros at the end
+**    reach them): idemNumFormatParts(), about 1 in 1 000.  With nD <= 4
+**    g is all of it.
+** So the answer is the literal's first 16 bytes, then g's 4 digits over
+** them from the digit nD-4 (with nD <= 4 from the first digit, the '.'
+** kept), then after its last digit not 0 the literal's "e-3NN" (over the
+** '.' when that digit is the first): stores only, none read back, and
+** no count of digits.  Writes 21 bytes and a '-'.
+*/
+static IDEMNUM_INLINE int idemNumSubOut(int neg, uint64_t c, uint64_t G,
+                                        int x10, uint64_t w, const char *zM,
+                                        const char *zX, char *zOut){
+  const uint64_t one = (uint64_t)1<<60;
+  const uint64_t u2 = 0x4f0cedc95a718dd4ULL;   /* 2^EMIN*10^324, 2^-60 units */
+  const uint64_t *t;
+  uint64_t hi, lo, s2, xf, f2, gu, d, mask, g;
+  uint32_t r5, lit1, lit2, x, y, v;
+  int in, hiIn, nD1 = 324 - x10, nD, big, nSig, pos, p2 = x10 - 308, sh;
+  char *z = zOut;
+  assert( c>0 && c<((uint64_t)1<<48) && x10>=310 && x10<=323 );
+  assert( w<100000000000000000ULL );
+
+  /* From the literal alone (off the chain): x in units of 10^-324 is
+  ** w/10^p2, its integer part s2 and its fraction f2 (2^-60 units) from
+  ** one product with 10^-p2 (as step 3's: the table entry, b its
+  ** exponent, 2 units low at most); s1 = floor(s2/10), the integer part
+  ** in units of 10^-323; their last four digits lit1 and lit2; xf = the
+  ** last digit of s2 and f2, x less 10*s1 */
+  t = idemNumPow10[-p2 - IDEMNUM_POW10_MIN];
+  sh = idemNumSubSh[p2];                       /* 6 to 53 */
+  hi = idemNumProduct(w, t, &lo);
+  s2 = hi >> sh;
+  f2 = (hi<<(64-sh) | lo>>sh) >> 4;
+  r5 = (uint32_t)(s2%100000);
+  lit1 = r5/10;
+  lit2 = r5%10000;
+  xf = (uint64_t)(r5 - 10*lit1)*one + f2;
+
+  /* Step 5 from step 3's G, not from c: x = (c - 1/2 + G/2^64)*2^EMIN,
+  ** so that v's interval is [x - gu, x + u2 - gu] with gu = G/2^64*u2 in
+  ** units of 10^-324 (u2 = 4.94...).  Step 1: 10*s1 in it if xf <= gu,
+  ** 10*s1 + 10 if 10 - xf <= u2 - gu (the width is under 10: not both).
+  ** Step 2: the multiple of 10^-324 closest to v = x + u2/2 - gu is
+  ** s2 + floor(f2 + 1/2 + u2/2 - gu), d - 2 below.  The ends of the
+  ** interval, (2c-1)*2^-1075 and (2c+1)*2^-1075, and v are never a multiple
+  ** of 10^-324 nor halfway between two (5^324 divides those's
+  ** denominators, not theirs), so that no test is ever on the line, and
+  ** one that is within 32 units of it (the errors are under 5), or where
+  ** the digits before the last four change, goes to idemNumFormatParts()
+  ** (about 1 in 1 000). */
+  gu = idemNumMul128(G, u2, &lo);
+  hiIn = 10*one + gu <= xf + u2;
+  in = (xf <= gu) | hiIn;
+  d = f2 + (5*(one>>1) + (u2>>1)) - gu;        /* (1/2 + 2 + u2/2)*2^60 */
+  mask = (uint64_t)0 - (uint64_t)in;
+  g = lit2 + (d>>60) - 3;                      /* g less one */
+  g ^= ((lit1 + (uint64_t)hiIn - 1) ^ g) & mask;
+  if( (xf - gu + 32 < 64) | (10*one + gu - xf - u2 + 32 < 64)
+   | (((d + 32) & (one-1)) < 64) | (g >= 9999) ){
+    return idemNumFormatSub(neg, c, zOut);
+  }
+  g++;
+  nD = nD1 + 1 - in;
+  big = nD>4;
+
+  /* g's 4 digits, the first in the lowest byte (as idemNumPut8()), each
+  ** from its own quotient (g/10, g/100, g/1000, exact for g < 10^4), not
+  ** one from another; the zeros at the end are the bytes 0 at the top
+  ** (g is not 0), and the answer's digits (nD: it is 10^(nD-1) or more)
+  ** all but those; then with nD < 4 g's 4-nD leading zeros dropped */
+  x = (uint32_t)g;
+  y = (x*5243) >> 19;                          /* x/100 */
+  x = y | (x - y*100)<<16;
+  y = ((x*103) >> 10) & 0x000f000fu;           /* tens of each pair */
+  v = y | (x - y*10)<<8;
+  nSig = nD - (int)((idemNumClz64(v) - 32) >> 3);
+  v >>= 8*idemNumPos(4-nD);
+  if( ((v & 0xff) | (uint32_t)big)==0 ){
+    /* nD < 4 and the answer 10^nD units, 10^(1-x10) */
+    return idemNumFormatSub(neg, c, zOut);
+  }
+  v += 0x30303030u;
+
+  /* (every choice by big a mask or a shift, not a jump: nD <= 4 is x10
+  ** of 320 or more, and which answer, both at random) */
+  *z = '-';                         /* kept only if neg: no branch */
+  z += neg!=0;
+  memcpy(z, zM, 16);
+  x = (unsigned char)zM[0];
+  z[0] = (char)(v ^ ((v ^ x) & (0u - (uint32_t)big)));
+  idemNumStore4(z + 2 + idemNumPos(nD-5), v >> (8 - 8*big));
+  pos = nSig + (nSig>1);
+  z[pos] = 'e';
+  idemNumStore4(z+pos+1, idemNumLoad4(zX));
+  return (int)(z - zOut) + pos + 5;
+}
+
 static IDEMNUM_INLINE int idemNumSub17At(
   const char *z, int n, int x10, char *zOut, int own
 ){
@@ -2507,6 +2645,26 @@ static IDEMNUM_INLINE int idemNumSub17At(
   return idemNumTiny3Out(z, n, -x10, zOut, w, m, IDEMNUM_EMIN, isShort,
                          aGT, 1, own==3);
 }
+/*
+** e-310 and below: 100t < 1 (u is 494 units of the 17th digit or more),
+** where idemNumTiny3Out() finds no answer in the literal's digits and
+** leaves every literal to step 5: straight there from step 3's product
+** (one in a hundred of the uniform subnormals; all of those drawn across
+** their exponents), then idemNumSubOut().
+*/
+static IDEMNUM_NOINLINE int idemNumSubDeep(
+  const char *z, int n, int x10, char *zOut
+){
+  uint64_t w = idemNumDigits17(z + (z[0]=='-')), m, g;
+  /* (idemNumSubProduct()'s test of m left out: from 1e-323 up to 1e-309
+  ** m is 2 to 2^48) */
+  (void)idemNumSubProduct(w, -x10 - 16, &m, &g);
+  if( g+1>1 ){
+    return idemNumSubOut(z[0]=='-', m, g, x10, w, z + (z[0]=='-'), z+n-4,
+                         zOut);
+  }
+  return idemNumTiny3(z, n, -x10, zOut);
+}
 static IDEMNUM_NOINLINE int idemNumSub17(
   const char *z, int n, int x10, char *zOut
 ){
@@ -2548,19 +2706,8 @@ static IDEMNUM_NOINLINE int idemNumSub17(
     if( e2-26<=48 ) return idemNumSub17At(z, n, 309, zOut, 0);
     return idemNumSub17At(z, n, 309, zOut, 3);
   }
-  {
-    /* e-310 and below: 100t < 1 (u is 494 units of the 17th digit or
-    ** more), where idemNumTiny3Out() finds no answer in the literal's
-    ** digits and leaves every literal to step 5: straight there from
-    ** step 3's product (one in a hundred of the uniform subnormals; all of
-    ** those drawn across their exponents) */
-    uint64_t m, g;
-    if( idemNumSubProduct(idemNumDigits17(z + (z[0]=='-')), -x10 - 16,
-                          &m, &g) ){
-      return idemNumFormatTiny(z[0]=='-', m, IDEMNUM_EMIN, zOut);
-    }
-    return idemNumTiny3(z, n, -x10, zOut);
-  }
+  if( x10<=323 ) return idemNumSubDeep(z, n, x10, zOut);
+  return idemNumTiny3(z, n, -x10, zOut);
 }
 
 /*
@@ -2586,7 +2733,7 @@ static IDEMNUM_NOINLINE int idemNumSubShort(
   int nDig = iFrac - iInt + (iFrac==iInt);  /* significant digits */
   int x10 = 300 + (z[iFrac+3]-'0')*10 + (z[iFrac+4]-'0');
   int d = z[iFrac-1]-'0', q, i;
-  uint64_t w, m, g, ti;
+  uint64_t w, m, g, G, ti;
   if( iInt!=neg+1 || z[neg]=='0' || d==0 || nDig>16 || z[iFrac]!='e'
    || x10<308 || x10>324 ){
     /* not that shape, or normal (1e-300 .. 1e-307): where it came from */
@@ -2609,12 +2756,12 @@ static IDEMNUM_NOINLINE int idemNumSubShort(
     for(i=iInt+1; i<iFrac; i++) w = w*10 + (uint64_t)(z[i]-'0');
     w *= idemNumPow10Int[17-nDig];
   }
-  if( !idemNumSubProduct(w, -x10-16, &m, &g) ){
+  if( !idemNumSubProduct(w, -x10-16, &m, &G) ){
     return idemNumExpLiteral(z, n, iInt, iFrac, zOut);
   }
   q = -x10 - nDig + 1;
   ti = q>-324 ? one : idemNumSubT(q);
-  g >>= 4;
+  g = G >> 4;
   if( ti>=one || (g+2<=(uint64_t)d*ti
                   && (uint64_t)(10-d)*ti + g > one
                   && 2*g+4<=one+ti
@@ -3641,6 +3788,7 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
     if( (idemNumLoad4(z+n-5) & 0xffffff)==('e' | '-'<<8 | '3'<<16) ){
       unsigned x10 = 300 + (unsigned)(z[n-2]-'0')*10 + (unsigned)(z[n-1]-'0');
       assert( iFrac==n-5 && idemNumIsMinus3(z+iFrac+1) );
+      if( x10-310<=13 ) return idemNumSubDeep(z, n, (int)x10, zOut);
       if( x10-308<=16 ) return idemNumSub17(z, n, (int)x10, zOut);
     }
     return idemNumDecimalExp17(z, n, iInt, iFrac, zOut);
