@@ -12,13 +12,16 @@ counts and the first differences, and exits non-zero on one.  No
 reference is needed: use it against an older build, as the old tree's
 `make build/idem.so` in a `git worktree add --detach`, or the portable
 (-DIDEM_JSON_PORTABLE) and no-AVX2 builds of mk/checks.mk.  The
-documents (about 54 000, 30 MB, a few seconds a build):
+documents (about 101 000, 44 MB, a few seconds a build):
 
   - runs of 1 to 40 \\u escapes (CJK, surrogate pairs, E000-FFFF, 0800-0FFF,
     uppercase hex) with one odd escape at every place (U+0000-U+07FF, a
     lone or reversed surrogate, bad hex at any digit, a short escape,
     raw UTF-8), after 0-63 spaces, as values and names; mixtures cut
     anywhere;
+  - \\/ (PHP's json_encode()) at every place of a 16-byte block, next to
+    every other escape and to bad ones, 0-41 bytes before the input's end;
+    objects of such names and values, some cut anywhere;
   - numbers: subnormals of 1 to 17 digits, every exponent sign and case,
     '%.17g' and repr() doubles, -0, integers of 11-17 digits, bad ones;
   - objects of 2 047, 2 048, 2 049, 16 383, 16 384 and 16 385 members
@@ -104,6 +107,34 @@ def generate(seed, big):
              + ','.join('"%s"' % run(r.randrange(1, 20), .05) for _ in range(r.randrange(1, 4)))
              + ']}')
         if r.random() < .2:
+            d = d[:r.randrange(1, len(d))]
+        add(d)
+
+    # \/ (PHP's json_encode() writes every '/' so) at every place of a
+    # 16-byte block and across its end, next to every other escape, to
+    # bad ones (whose message and offset must not move) and to the end of
+    # the input 0-40 bytes on, in values and names, valid UTF-8 or not
+    atoms = ['\\/', '\\/', '\\/', '\\\\/', '\\\\', '\\"', '\\n', '\\t', '\\b',
+             '\\f', '\\r', '\\u00e9', '\\u002F', '\\ud83d\\ude00', '\\u4e2d', '/',
+             'a', 'src', '\u00e9', '\u4e2d', '\U0001f600']
+    bad = ['\\x', '\\', '\\u12', '\\u12g4', '\\ud800', '\\udc00x', '\x01', '\x1f',
+           '\udc00', '\\/\\', '\\/\\u']
+    for lead in range(0, 20):
+        for a in atoms + bad:
+            for tail in range(0, 42, 3):
+                s = 'p' * lead + '\\/' + a + '\\/x'
+                add('["' + s + '"' + ' ' * tail + ']')
+                add('{"' + s + '":1' + ' ' * tail + '}')
+                add('["' + s + ' ' * tail)                       # unterminated
+    for i in range(20000):
+        def php(n, odd):
+            return ''.join(r.choice(bad) if r.random() < odd else r.choice(atoms)
+                           for _ in range(n))
+        odd = r.choice([0, 0, 0.01, 0.05])
+        d = ('{' + ' ' * r.randrange(0, 20) + ','.join(
+            '"%s":"%s"' % (php(r.randrange(0, 12), odd), php(r.randrange(0, 30), odd))
+            for _ in range(r.randrange(1, 6))) + '}' + ' ' * r.randrange(0, 40))
+        if r.random() < .1:
             d = d[:r.randrange(1, len(d))]
         add(d)
 

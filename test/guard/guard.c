@@ -13,8 +13,10 @@
 ** s[43] first), cut at every byte (inside an escape, right after a
 ** backslash, after a high surrogate), so that the run ends at every
 ** offset of a 32/64-byte block and of the buffer; numbers (subnormals of
-** 11 to 16 digits, read 8 bytes at a time) cut at every byte; and lone
-** escapes and UTF-8 at the end.  Each input is run twice: with its length
+** 11 to 16 digits, read 8 bytes at a time) cut at every byte; lone
+** escapes and UTF-8 at the end; and \/ (PHP's paths, mended inside a
+** 16-byte block by a store of the 16 bytes after each backslash) at every
+** place of a block and every distance from the end.  Each input is run twice: with its length
 ** (nIn) and NUL-terminated (nIn<0) with the NUL the last byte of the page.
 ** Every input of 64 bytes or more that is valid UTF-8 takes the AVX2 paths
 ** on a machine that has AVX2.
@@ -287,7 +289,40 @@ int main(int argc, char **argv){
     }
   }
 
-  /* 5. Objects of 2 047 to 2 049 members (sorted by a scatter from 2 048
+  /* 5. Paths as PHP's json_encode() writes them ("\/src\/a.php": each
+  ** \/ mended inside the 16-byte block, by a store of the 16 bytes after
+  ** its backslash), in values and names, with other escapes among them,
+  ** cut at every byte of their last 64: a \/ at every place of a block
+  ** and at every distance from the end. */
+  {
+    static const char *azPiece[] = {
+      "\\/", "\\/", "\\/", "a", "src", "Controller", "\\n", "\\\\",
+      "\\u00e9", "\xc3\xa9", "/"
+    };
+    for(i=0; i<300*nRound; i++){
+      size_t n = 0;
+      int nPiece = 4 + (int)(rand32()%30), j, bName = (int)(rand32()%2);
+      pad = (int)(rand32()%32);
+      z[n++] = bName ? '{' : '[';
+      for(j=0; j<pad; j++) z[n++] = ' ';
+      z[n++] = '"';
+      for(j=0; j<nPiece; j++){
+        const char *zP = azPiece[rand32()%(sizeof(azPiece)/sizeof(azPiece[0]))];
+        memcpy(z+n, zP, strlen(zP));
+        n += strlen(zP);
+      }
+      z[n++] = '"';
+      if( bName ){
+        memcpy(z+n, ":1}", 3);
+        n += 3;
+      }else{
+        z[n++] = ']';
+      }
+      runPrefixes((unsigned char*)z, n, n>64 ? n-64 : 1);
+    }
+  }
+
+  /* 6. Objects of 2 047 to 2 049 members (sorted by a scatter from 2 048
   ** on), names of \u escapes, cut in their last 16 bytes. */
   for(k=2047; k<=2049; k++){
     size_t n = 0;
