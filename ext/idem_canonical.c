@@ -3272,8 +3272,10 @@ static IDEM_JSON_INLINE uint64_t idemJsonDigits64(const unsigned char *s,
 ** 32nd byte (a decimal of 40 digits, say), m being the mask of the digits
 ** among the first 32 (bit i: s[i] is a digit), as idemJsonNumber() made
 ** it: its length n (below 64) from the mask of 64 bytes, if the input has
-** them, plus 256 times the offset of its '.' if it has one; or 0 if it is
-** anything else (byte by byte then).  Inlined into idemJsonLongDecimal()
+** them, plus 256 times the offset of its '.' if it has one, plus 65536
+** times that of its 'e' or 'E' if an exponent follows its digits within
+** the 64 bytes (a decimal 0.000ddde-3NN whose zeros take it past 32); or
+** 0 if it is anything else (byte by byte then).  Inlined into idemJsonLongDecimal()
 ** only: idemJsonNumber() is part of the canonicalizer's main loop, whose
 ** registers it would take. */
 static IDEM_JSON_INLINE int idemJsonLongNumber(
@@ -3297,7 +3299,19 @@ static IDEM_JSON_INLINE int idemJsonLongNumber(
     if( (x>>i)==~(uint64_t)0>>i ) return 0;
     j = i + (uint32_t)__builtin_ctzll(~(x>>i));
   }
-  if( j>=64 || (s[j] | 0x20)=='e' ) return 0;
+  if( j>=64 ) return 0;
+  if( (s[j] | 0x20)=='e' ){
+    /* An exponent within the 64 bytes ("0.000...000518e-334", the zeros
+    ** taking it past 32): its 'e' at iExp, the number's end after its
+    ** digits, as the byte-by-byte scan would find them */
+    uint32_t iExp = j;
+    i = j + 1 + (s[j+1]=='+' || s[j+1]=='-');
+    if( i>=64 || ((x>>i) & 1)==0 ) return 0;
+    if( (x>>i)==~(uint64_t)0>>i ) return 0;
+    j = i + (uint32_t)__builtin_ctzll(~(x>>i));
+    if( j>=64 ) return 0;
+    return (int)(j | iDot<<8 | iExp<<16);
+  }
   return (int)(j | iDot<<8);
 }
 
@@ -3516,12 +3530,16 @@ long_number:
     }
     if( j ){
       zDigits = s + (*s=='-');
-      zIntEnd = zFracEnd = s + (j & 0xff);
-      if( j>>8 ){
+      zIntEnd = zFracEnd = s + (j>>16 ? j>>16 : j & 0xff);
+      if( (j>>8) & 0xff ){
         isInt = 0;
-        zIntEnd = zDot = s + (j>>8);
+        zIntEnd = zDot = s + ((j>>8) & 0xff);
       }
-      s = zFracEnd;
+      if( j>>16 ){
+        isInt = 0;
+        hasExp = 1;
+      }
+      s += j & 0xff;
       goto scanned;
     }
   }
