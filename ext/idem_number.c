@@ -2788,27 +2788,27 @@ static IDEMNUM_NOINLINE int idemNumLongExp(
 ** An integer of 18 digits or more with an exponent, its digits ending at
 ** z[iInt], the 'e' or 'E' ("123456789012345678901e-30"; where
 ** idemNumberCanonical() sends it), answered from its own digits where the
-** value is normal (1e-307 .. 1e307): step 3 for its first nW digits w
-** (18, or 19: a span [w, w+1) * 10^q if more follow, as
+** value is normal (1e-307 .. 1e307): step 3 for w, its first 19 digits
+** (18 and a 0: the same value; a span [w, w+1) * 10^q if more follow, as
 ** idemNumEiselLemireSpan() takes it), then, instead of step 5's product,
 ** the answer from w and the fraction of step 3's product, as steps 3b and
 ** 3c take a 17-digit literal.  In units of u, the double's ulp, with
 ** t = 10^q/u (t*2^60 in [ti, ti+1)) and G the place of w*10^q in the
 ** interval [v-u/2, v+u/2] (G*2^60 in [gi, gi+2) for gi = (f + 2^63) >> 4,
-** f the bits of step 3's product below v's, as 3b has them): a = nW-17
-** or one more, so that U0 = 10^a * t < 1 < U1 = 10^(a+1) * t (Schubfach's
-** k, 10^k <= u < 10^(k+1), at the digit of U0), both proven from ti.
-** Then (Schubfach's answer, from w's digits): the multiple of U1 in the
-** interval if there is one (one at most: U1 > 1), which is the multiple C
-** = w - r1 (r1 = w mod 10^(a+1), C at G - r1*t) or C + U1; if both are
-** surely outside, the multiple of U0 closest to v, w - r0 + j*10^a for
-** the integer j nearest to (1/2 - G + r0*t)/U0 (r0 = w mod 10^a), proven
-** as step 3c proves its j.  Each test takes the worst end of gi's and
-** ti's bounds; what none proves (an end of the interval, a tie, m a power
-** of two, where the interval is narrower below) goes to step 5 from the
-** double, and anything else (more than 4 digits of exponent after its
-** zeros, a value beyond 1e-307 .. 1e307, step 3 undecided) to
-** idemNumLongExp(), the long decimal's product, which took them all.
+** f the bits of step 3's product below v's, as 3b has them): a = 2 or 3,
+** so that U0 = 10^a * t < 1 < U1 = 10^(a+1) * t (Schubfach's k,
+** 10^k <= u < 10^(k+1), at the digit of U0).  Then (Schubfach's answer,
+** from w's digits): the multiple of U1 in the interval if there is one
+** (one at most: U1 > 1), which is the multiple C = w - r1 (r1 = w mod
+** 10^(a+1), C at G - r1*t) or C + U1; if both are surely outside, the
+** multiple of U0 closest to v, w - r0 + j*10^a for the integer j nearest
+** to (1/2 - G + r0*t)/U0 (r0 = w mod 10^a), proven as step 3c proves its
+** j.  Each test takes the worst end of gi's and ti's bounds; what none
+** proves (an end of the interval, a tie, m a power of two, where the
+** interval is narrower below) goes to step 5 from the double, and
+** anything else (more than 4 digits of exponent after its zeros, a value
+** beyond 1e-307 .. 1e307, step 3 undecided) to idemNumLongExp(), the long
+** decimal's product, which took them all.
 */
 static int idemNumFromDouble(char*, int, uint64_t, int);
 static IDEMNUM_NOINLINE int idemNumIntExp(
@@ -2816,15 +2816,13 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
 ){
   const uint64_t one = (uint64_t)1<<60;
   const uint64_t half = (uint64_t)1<<63;
-  const uint64_t *P = idemNumPow10Int;
   int neg = z[0]=='-';
   const char *zD = z + neg;         /* the first digit, not 0 */
   int nDig = iInt - neg;            /* the integer's digits */
-  int nW = nDig<19 ? nDig : 19;     /* those in w */
   int i = iInt + 1, eNeg = z[i]=='-', x10 = 0;
-  int L, q, lz, sh, e, a, nOut, E, c;
+  int L, q, lz, sh, e, a3, nOut, E, c;
   const uint64_t *t;
-  uint64_t w, uHi, uLo, f, m, g, ti, A0, A1, r0, r1, s, D, wd;
+  uint64_t w, uHi, uLo, f, m, g, ti, A0, A1, P0, r0, r1, s, D, wd;
   if( nDig<18 ) return idemNumCanonicalAny(z, n, iInt, iInt, zOut);
   i += (eNeg || z[i]=='+');
   if( n-i>4 ){
@@ -2838,11 +2836,11 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   L = nDig - 1 + (eNeg ? -x10 : x10);
   if( L<-307 || L>307 ) goto long_way;
 
-  /* Step 3 for w, its first nW digits */
-  w = idemNumSwar16(idemNumLoad8(zD), idemNumLoad8(zD+8))*100
-    + (uint64_t)(zD[16]-'0')*10 + (uint64_t)(zD[17]-'0');
-  if( nW==19 ) w = w*10 + (uint64_t)(zD[18]-'0');
-  q = L - nW + 1;
+  /* Step 3 for w */
+  w = (idemNumSwar16(idemNumLoad8(zD), idemNumLoad8(zD+8))*100
+       + (uint64_t)(zD[16]-'0')*10 + (uint64_t)(zD[17]-'0'))*10
+    + (nDig>18 ? (uint64_t)(zD[18]-'0') : 0);
+  q = L - 18;
   t = idemNumPow10[q - IDEMNUM_POW10_MIN];
   lz = idemNumClz64(w);
   uHi = idemNumProduct(w<<lz, t, &uLo);
@@ -2853,27 +2851,28 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   /* undecided if x may be at or near the halfway point: f up to 2 units
   ** short, and the span's width wd beyond w if more digits follow (f
   ** above half rounds up whatever follows: idemNumEiselLemireSpan()) */
-  wd = nDig>nW ? t[0]>>(sh-lz) : 0;
+  wd = nDig>19 ? t[0]>>(sh-lz) : 0;
   if( half-f<wd+3 ) goto long_way;
   if( (m & (IDEMNUM_HIDDEN-1))==0 ) goto step_5;   /* 2^52 or 2^53 */
 
-  /* The level a: U0 < 1 < U1.  t = (v/u)/w is in (2^52/10^nW,
-  ** 2^53/10^(nW-1)): 10^(nW-17) t < 0.91 and 10^(nW-15) t > 4.5, so that
-  ** a is nW-17, or nW-16 if U at nW-16 is surely below 1 (then U1 > 1,
-  ** at nW-15); else U1 > 1 is proven from ti */
+  /* The level a: U0 < 1 < U1.  t = (v/u)/w is in (2^52/10^19,
+  ** 2^53/10^18): 100t < 0.91 and 10^4 t > 4.5, so that a is 3 if 1000t is
+  ** surely below 1, else 2 if 1000t is surely above it */
   g = (f + half) >> 4;
   ti = t[0] >> (sh + 4 - lz);
-  a = nW - 17;
-  if( P[a+1]*(ti+1)<=one ){
-    a++;
-  }else if( P[a+1]*ti<=one ){
-    goto step_5;
-  }
-  A0 = w/P[a];
-  r0 = w - A0*P[a];
+  a3 = 1000*(ti+1)<=one;
+  if( !a3 && 1000*ti<=one ) goto step_5;
+  A0 = w/100;
   A1 = A0/10;
-  r1 = r0 + (A0 - A1*10)*P[a];
-  s = P[a+1] - r1;
+  P0 = 100;
+  if( a3 ){
+    A0 = A1;
+    A1 = A0/10;
+    P0 = 1000;
+  }
+  r0 = w - A0*P0;
+  r1 = w - A1*P0*10;
+  s = P0*10 - r1;
   {
     /* C at G - r1*t, C + U1 at G + s*t: surely in, surely out (the
     ** products below 10*2^60: r1 < 10^(a+1), ti <= 2^60/10^a) */
@@ -2881,12 +2880,13 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
     int inC = g>=r1*(ti+1) && g+2<=one+r1*ti;
     int outD = g+s*ti>one;
     int inD = g+2+s*(ti+1)<=one;
+    nOut = 17 - a3;                 /* 10^a: a multiple of U0 */
     if( inC & outD ){
       D = A1;
-      c = zD[nW-a-2];
+      c = zD[nOut-2];
     }else if( inD & outC ){
       D = A1 + 1;
-      c = zD[nW-a-2] + 1;
+      c = zD[nOut-2] + 1;
     }else if( outC & outD ){
       /* The multiple of U0 closest to v: a*2^60 in (aLo, aHi), U0*2^60
       ** in [T0, T0h), |a| < 1/2 + U0 and U0 > 1/10: |j| <= 6 and
@@ -2895,7 +2895,7 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
       ** proven by (2j-1)*U0 <= 2a < (2j+1)*U0 at the worst ends, 2j-1
       ** and 2j+1 times T0h where they are positive, T0 where negative
       ** (no tie: those fail) */
-      int64_t T0 = (int64_t)(P[a]*ti), T0h = T0 + (int64_t)P[a];
+      int64_t T0 = (int64_t)(P0*ti), T0h = T0 + (int64_t)P0;
       int64_t aLo = (int64_t)(one>>1) - (int64_t)g - 2 + (int64_t)(r0*ti);
       int64_t aHi = (int64_t)(one>>1) - (int64_t)g + (int64_t)(r0*(ti+1));
       int64_t j = (2*(aLo>>2) + 15*(T0>>2))/(2*(T0>>2)) - 7;
@@ -2907,21 +2907,22 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
       if( !((j>=1 ? 2*jTh - T0h : 2*jT - T0)<=2*aLo) ) goto step_5;
       if( !(2*aHi<=(j>=0 ? 2*jT + T0 : 2*jTh + T0h)) ) goto step_5;
       D = A0 + (uint64_t)j;
-      nOut = nW - a;
       c = zD[nOut-1] + (int)j;
       if( IDEMNUM_LIKELY((unsigned)(c-'1')<9) ) goto out;
-      if( D%10==0 || D<P[nOut-1] || D>=P[nOut] ) goto step_5;
-      return idemNumLayoutValue(zOut, neg, D, nOut, q + a + nOut - 1);
+      if( D%10==0 || D<idemNumPow10Int[nOut-1] || D>=idemNumPow10Int[nOut] ){
+        goto step_5;
+      }
+      return idemNumLayoutValue(zOut, neg, D, nOut, L);
     }else{
       goto step_5;
     }
   }
   /* A multiple of U1: the literal's first nOut digits, the last plus 0
   ** or 1 (then as below); else its digits less the zeros at its end */
-  nOut = nW - a - 1;
-  E = q + a + 1;
+  nOut--;
   if( IDEMNUM_LIKELY((unsigned)(c-'1')<9) ) goto out;
-  if( D==P[nOut] ){
+  E = q + 19 - nOut;
+  if( D==idemNumPow10Int[nOut] ){
     D = 1;
     E += nOut;
     nOut = 1;
