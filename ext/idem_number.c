@@ -3384,7 +3384,8 @@ static IDEMNUM_INLINE int idemNumCanonical(
       k = n - j;
       if( k>4 ) goto exp_literal;   /* beyond any double, or 0 */
     }
-    if( nD>=16 ){
+    if( nD>=16 || isDec==2 ){
+      /* (a decimal with an exponent has 5 bytes or more: "1.5e5") */
       x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
                               & (uint32_t)(0xffffffffULL << (8*(4-k))));
     }else{
@@ -3741,7 +3742,12 @@ out_of_range:
     return idemNumTiny(z, n, zOut);
   }
   /* 0.000ddd beyond 1e-307 with an exponent or not, and any other: from
-  ** what was read here */
+  ** what was read here; below 1e-324 0 at once, as idemNumBeyond() has
+  ** it (one in two of "0.000000000518e-334"'s shape) */
+  if( L<-324 ){
+    zOut[0] = '0';
+    return 1;
+  }
   return idemNumBeyond(z, n, zD, nD, L, iInt, iExp, iEnd, zOut);
 exp_literal:
   if( isDec!=1 && !noExp ) return idemNumExpLiteral(z, n, iInt, iFrac, zOut);
