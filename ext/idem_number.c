@@ -2820,7 +2820,7 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   const char *zD = z + neg;         /* the first digit, not 0 */
   int nDig = iInt - neg;            /* the integer's digits */
   int i = iInt + 1, eNeg = z[i]=='-', x10 = 0;
-  int L, q, lz, sh, e, a3, nOut, E, c;
+  int L, q, lz, sh, a3, nOut, E, c;
   const uint64_t *t;
   uint64_t w, uHi, uLo, f, m, g, ti, A0, A1, P0, r0, r1, s, D, wd;
   if( nDig<18 ) return idemNumCanonicalAny(z, n, iInt, iInt, zOut);
@@ -2845,7 +2845,6 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   lz = idemNumClz64(w);
   uHi = idemNumProduct(w<<lz, t, &uLo);
   sh = 10 + (int)(uHi>>63);
-  e = sh + 1 + idemNumFloorLog2Pow10(q) - lz;
   f = uHi<<(64-sh) | uLo>>sh;
   m = (uHi>>sh) + (f>>63);
   /* undecided if x may be at or near the halfway point: f up to 2 units
@@ -2894,16 +2893,14 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
       ** quarter of each, which keeps 15*T0 in range: aLo/T0 + 7.5 > 0),
       ** proven by (2j-1)*U0 <= 2a < (2j+1)*U0 at the worst ends, 2j-1
       ** and 2j+1 times T0h where they are positive, T0 where negative
-      ** (no tie: those fail) */
+      ** (no tie: those fail).  aLo is in (-2^59 - 2, 2^59 + T0), T0 in
+      ** (2^60/10, 2^60): |j*T0h| < 2.5*2^60, no product overflows. */
       int64_t T0 = (int64_t)(P0*ti), T0h = T0 + (int64_t)P0;
       int64_t aLo = (int64_t)(one>>1) - (int64_t)g - 2 + (int64_t)(r0*ti);
       int64_t aHi = (int64_t)(one>>1) - (int64_t)g + (int64_t)(r0*(ti+1));
       int64_t j = (2*(aLo>>2) + 15*(T0>>2))/(2*(T0>>2)) - 7;
-      int64_t jT, jTh;
-      if( (uint64_t)(j+6)>12 ) goto step_5;
-      jT = j*T0;
-      jTh = j*T0h;
-      if( jTh>(int64_t)(2*one) || jTh<-(int64_t)(2*one) ) goto step_5;
+      int64_t jT = j*T0, jTh = j*T0h;
+      assert( j>=-6 && j<=6 && jTh<(int64_t)(3*one) && jTh>-(int64_t)(3*one) );
       if( !((j>=1 ? 2*jTh - T0h : 2*jT - T0)<=2*aLo) ) goto step_5;
       if( !(2*aHi<=(j>=0 ? 2*jT + T0 : 2*jTh + T0h)) ) goto step_5;
       D = A0 + (uint64_t)j;
@@ -2946,7 +2943,8 @@ out:
     return idemNumLayout(zOut, neg, aBuf, nOut, L + 1);
   }
 step_5:
-  return idemNumFromDouble(zOut, neg, m, e);
+  return idemNumFromDouble(zOut, neg, m,
+                           sh + 1 + idemNumFloorLog2Pow10(q) - lz);
 long_way:
   return idemNumLongExp(z, n, iInt, iInt, zOut);
 }
