@@ -2932,10 +2932,19 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   return idemNumLayoutValue(zOut, neg, D, nOut, E + nOut - 1);
 
 out:
-  {
+  if( L>=21 || L<=-7 ){
     /* The literal's first nOut digits but the last, then c (1 to 9: no
-    ** carry, no zero at the end), laid out from a copy (its first 17
-    ** bytes, all digits): its first digit where the literal's is */
+    ** carry, no zero at the end), as d.ddde+NN (its first digit where
+    ** the literal's is), from the literal's text (18 digits or more) */
+    char *o = zOut + neg;
+    zOut[0] = '-';
+    o[0] = zD[0];
+    o[1] = '.';
+    memcpy(o+2, zD+1, 16);
+    o[nOut] = (char)c;
+    return neg + nOut + 1 + idemNumPutExp(o+nOut+1, L);
+  }else{
+    /* The same in another layout, from a copy (its first 17 bytes) */
     char aBuf[48];
     memcpy(aBuf, zD, 16);
     aBuf[16] = zD[16];
