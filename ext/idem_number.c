@@ -3749,9 +3749,11 @@ out_of_range:
     return idemNumTiny(z, n, zOut);
   }
   /* 0.000ddd beyond 1e-307 with an exponent or not, and any other: from
-  ** what was read here; below 1e-324 0 at once, as idemNumBeyond() has
-  ** it (one in two of "0.000000000518e-334"'s shape) */
-  if( L<-324 ){
+  ** what was read here; with an exponent and below 1e-324 0 at once, as
+  ** idemNumBeyond() has it (one in two of "0.000000000518e-334"'s shape;
+  ** not in the other copies of this code, whose other literals paid for
+  ** it: 17 random digits 3 instructions a number) */
+  if( isDec==2 && L<-324 ){
     zOut[0] = '0';
     return 1;
   }

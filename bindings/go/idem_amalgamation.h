@@ -4856,9 +4856,11 @@ out_of_range:
     return idemNumTiny(z, n, zOut);
   }
   /* 0.000ddd beyond 1e-307 with an exponent or not, and any other: from
-  ** what was read here; below 1e-324 0 at once, as idemNumBeyond() has
-  ** it (one in two of "0.000000000518e-334"'s shape) */
-  if( L<-324 ){
+  ** what was read here; with an exponent and below 1e-324 0 at once, as
+  ** idemNumBeyond() has it (one in two of "0.000000000518e-334"'s shape;
+  ** not in the other copies of this code, whose other literals paid for
+  ** it: 17 random digits 3 instructions a number) */
+  if( isDec==2 && L<-324 ){
     zOut[0] = '0';
     return 1;
   }
@@ -9143,6 +9145,27 @@ static IDEM_JSON_INLINE uint64_t idemJsonDigits64(const unsigned char *s,
       | m;
 }
 
+/* idemJsonLongNumber() for a number whose digits end at s[iExp], an 'e'
+** or 'E', within the 64 bytes whose digits x masks ("0.000...000518e-334",
+** the zeros taking it past 32): the end of its exponent, as the
+** byte-by-byte scan would find it, plus 256 times the offset of its '.'
+** (iDot) and 65536 times iExp; 0 if the exponent has no digit or does not
+** end within the 64 bytes.  Not inlined: the decimals with no exponent
+** paid for its registers (40-digit decimals 6 instructions a number). */
+__attribute__((noinline)) static int idemJsonLongNumberExp(
+  const unsigned char *s,
+  uint64_t x,
+  uint32_t iExp,
+  uint32_t iDot
+){
+  uint32_t i = iExp + 1 + (s[iExp+1]=='+' || s[iExp+1]=='-'), j;
+  if( i>=64 || ((x>>i) & 1)==0 ) return 0;
+  if( (x>>i)==~(uint64_t)0>>i ) return 0;
+  j = i + (uint32_t)__builtin_ctzll(~(x>>i));
+  if( j>=64 ) return 0;
+  return (int)(j | iDot<<8 | iExp<<16);
+}
+
 /* An integer, or a decimal with no exponent, at s whose digits run to the
 ** 32nd byte (a decimal of 40 digits, say), m being the mask of the digits
 ** among the first 32 (bit i: s[i] is a digit), as idemJsonNumber() made
@@ -9175,18 +9198,7 @@ static IDEM_JSON_INLINE int idemJsonLongNumber(
     j = i + (uint32_t)__builtin_ctzll(~(x>>i));
   }
   if( j>=64 ) return 0;
-  if( (s[j] | 0x20)=='e' ){
-    /* An exponent within the 64 bytes ("0.000...000518e-334", the zeros
-    ** taking it past 32): its 'e' at iExp, the number's end after its
-    ** digits, as the byte-by-byte scan would find them */
-    uint32_t iExp = j;
-    i = j + 1 + (s[j+1]=='+' || s[j+1]=='-');
-    if( i>=64 || ((x>>i) & 1)==0 ) return 0;
-    if( (x>>i)==~(uint64_t)0>>i ) return 0;
-    j = i + (uint32_t)__builtin_ctzll(~(x>>i));
-    if( j>=64 ) return 0;
-    return (int)(j | iDot<<8 | iExp<<16);
-  }
+  if( (s[j] | 0x20)=='e' ) return idemJsonLongNumberExp(s, x, j, iDot);
   return (int)(j | iDot<<8);
 }
 
@@ -9405,15 +9417,25 @@ long_number:
     }
     if( j ){
       zDigits = s + (*s=='-');
-      zIntEnd = zFracEnd = s + (j>>16 ? j>>16 : j & 0xff);
-      if( (j>>8) & 0xff ){
+      if( j>>16 ) goto long_exp;
+      zIntEnd = zFracEnd = s + (j & 0xff);
+      if( j>>8 ){
         isInt = 0;
+        zIntEnd = zDot = s + (j>>8);
+      }
+      s = zFracEnd;
+      goto scanned;
+    }
+    if( 0 ){
+long_exp:
+      /* (with an exponent: its 'e' at j>>16; apart, so that the common
+      ** case's code stays as it was) */
+      zIntEnd = zFracEnd = s + (j>>16);
+      if( (j>>8) & 0xff ){
         zIntEnd = zDot = s + ((j>>8) & 0xff);
       }
-      if( j>>16 ){
-        isInt = 0;
-        hasExp = 1;
-      }
+      isInt = 0;
+      hasExp = 1;
       s += j & 0xff;
       goto scanned;
     }
