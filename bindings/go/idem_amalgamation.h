@@ -4038,6 +4038,180 @@ static IDEMNUM_NOINLINE int idemNumLongExp(
   return idemNumCanonicalSlow(z, n, zOut);
 }
 
+/*
+** An integer of 18 digits or more with an exponent, its digits ending at
+** z[iInt], the 'e' or 'E' ("123456789012345678901e-30"; where
+** idemNumberCanonical() sends it), answered from its own digits where the
+** value is normal (1e-307 .. 1e307): step 3 for w, its first 19 digits
+** (18 and a 0: the same value; a span [w, w+1) * 10^q if more follow, as
+** idemNumEiselLemireSpan() takes it), then, instead of step 5's product,
+** the answer from w and the fraction of step 3's product, as steps 3b and
+** 3c take a 17-digit literal.  In units of u, the double's ulp, with
+** t = 10^q/u (t*2^60 in [ti, ti+1)) and G the place of w*10^q in the
+** interval [v-u/2, v+u/2] (G*2^60 in [gi, gi+2) for gi = (f + 2^63) >> 4,
+** f the bits of step 3's product below v's, as 3b has them): a = 2 or 3,
+** so that U0 = 10^a * t < 1 < U1 = 10^(a+1) * t (Schubfach's k,
+** 10^k <= u < 10^(k+1), at the digit of U0).  Then (Schubfach's answer,
+** from w's digits): the multiple of U1 in the interval if there is one
+** (one at most: U1 > 1), which is the multiple C = w - r1 (r1 = w mod
+** 10^(a+1), C at G - r1*t) or C + U1; if both are surely outside, the
+** multiple of U0 closest to v, w - r0 + j*10^a for the integer j nearest
+** to (1/2 - G + r0*t)/U0 (r0 = w mod 10^a), proven as step 3c proves its
+** j.  Each test takes the worst end of gi's and ti's bounds; what none
+** proves (an end of the interval, a tie, m a power of two, where the
+** interval is narrower below) goes to step 5 from the double, and
+** anything else (more than 4 digits of exponent after its zeros, a value
+** beyond 1e-307 .. 1e307, step 3 undecided) to idemNumLongExp(), the long
+** decimal's product, which took them all.
+*/
+static int idemNumFromDouble(char*, int, uint64_t, int);
+static IDEMNUM_NOINLINE int idemNumIntExp(
+  const char *z, int n, int iInt, char *zOut
+){
+  const uint64_t one = (uint64_t)1<<60;
+  const uint64_t half = (uint64_t)1<<63;
+  int neg = z[0]=='-';
+  const char *zD = z + neg;         /* the first digit, not 0 */
+  int nDig = iInt - neg;            /* the integer's digits */
+  int i = iInt + 1, eNeg = z[i]=='-', x10 = 0;
+  int L, q, lz, sh, a3, nOut, E, c;
+  const uint64_t *t;
+  uint64_t w, uHi, uLo, f, m, g, ti, A0, A1, P0, r0, r1, s, D, wd;
+  if( nDig<18 ) return idemNumCanonicalAny(z, n, iInt, iInt, zOut);
+  i += (eNeg || z[i]=='+');
+  if( n-i>4 ){
+    i = idemNumSkipZeros(z, i, n);
+    if( n-i>4 ) goto long_way;
+  }
+  /* its k <= 4 digits, the last k of the literal's last 4 bytes (the
+  ** literal has 20 or more), at once */
+  x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
+                          & (uint32_t)(0xffffffffULL << (8*(4-(n-i)))));
+  L = nDig - 1 + (eNeg ? -x10 : x10);
+  if( L<-307 || L>307 ) goto long_way;
+
+  /* Step 3 for w */
+  w = (idemNumSwar16(idemNumLoad8(zD), idemNumLoad8(zD+8))*100
+       + (uint64_t)(zD[16]-'0')*10 + (uint64_t)(zD[17]-'0'))*10
+    + (nDig>18 ? (uint64_t)(zD[18]-'0') : 0);
+  q = L - 18;
+  t = idemNumPow10[q - IDEMNUM_POW10_MIN];
+  lz = idemNumClz64(w);
+  uHi = idemNumProduct(w<<lz, t, &uLo);
+  sh = 10 + (int)(uHi>>63);
+  f = uHi<<(64-sh) | uLo>>sh;
+  m = (uHi>>sh) + (f>>63);
+  /* undecided if x may be at or near the halfway point: f up to 2 units
+  ** short, and the span's width wd beyond w if more digits follow (f
+  ** above half rounds up whatever follows: idemNumEiselLemireSpan()) */
+  wd = nDig>19 ? t[0]>>(sh-lz) : 0;
+  if( half-f<wd+3 ) goto long_way;
+  if( (m & (IDEMNUM_HIDDEN-1))==0 ) goto step_5;   /* 2^52 or 2^53 */
+
+  /* The level a: U0 < 1 < U1.  t = (v/u)/w is in (2^52/10^19,
+  ** 2^53/10^18): 100t < 0.91 and 10^4 t > 4.5, so that a is 3 if 1000t is
+  ** surely below 1, else 2 if 1000t is surely above it */
+  g = (f + half) >> 4;
+  ti = t[0] >> (sh + 4 - lz);
+  a3 = 1000*(ti+1)<=one;
+  if( !a3 && 1000*ti<=one ) goto step_5;
+  A0 = w/100;
+  A1 = A0/10;
+  P0 = 100;
+  if( a3 ){
+    A0 = A1;
+    A1 = A0/10;
+    P0 = 1000;
+  }
+  r0 = w - A0*P0;
+  r1 = w - A1*P0*10;
+  s = P0*10 - r1;
+  {
+    /* C at G - r1*t, C + U1 at G + s*t: surely in, surely out (the
+    ** products below 10*2^60: r1 < 10^(a+1), ti <= 2^60/10^a) */
+    int outC = g+2<=r1*ti;
+    int inC = g>=r1*(ti+1) && g+2<=one+r1*ti;
+    int outD = g+s*ti>one;
+    int inD = g+2+s*(ti+1)<=one;
+    nOut = 17 - a3;                 /* 10^a: a multiple of U0 */
+    if( inC & outD ){
+      D = A1;
+      c = zD[nOut-2];
+    }else if( inD & outC ){
+      D = A1 + 1;
+      c = zD[nOut-2] + 1;
+    }else if( outC & outD ){
+      /* The multiple of U0 closest to v: a*2^60 in (aLo, aHi), U0*2^60
+      ** in [T0, T0h), |a| < 1/2 + U0 and U0 > 1/10: |j| <= 6 and
+      ** |j*U0| < 2.  j is the integer nearest to aLo/T0 (a guess, from a
+      ** quarter of each, which keeps 15*T0 in range: aLo/T0 + 7.5 > 0),
+      ** proven by (2j-1)*U0 <= 2a < (2j+1)*U0 at the worst ends, 2j-1
+      ** and 2j+1 times T0h where they are positive, T0 where negative
+      ** (no tie: those fail).  aLo is in (-2^59 - 2, 2^59 + T0), T0 in
+      ** (2^60/10, 2^60): |j*T0h| < 2.5*2^60, no product overflows. */
+      int64_t T0 = (int64_t)(P0*ti), T0h = T0 + (int64_t)P0;
+      int64_t aLo = (int64_t)(one>>1) - (int64_t)g - 2 + (int64_t)(r0*ti);
+      int64_t aHi = (int64_t)(one>>1) - (int64_t)g + (int64_t)(r0*(ti+1));
+      int64_t j = (2*(aLo>>2) + 15*(T0>>2))/(2*(T0>>2)) - 7;
+      int64_t jT = j*T0, jTh = j*T0h;
+      assert( j>=-6 && j<=6 && jTh<(int64_t)(3*one) && jTh>-(int64_t)(3*one) );
+      if( !((j>=1 ? 2*jTh - T0h : 2*jT - T0)<=2*aLo) ) goto step_5;
+      if( !(2*aHi<=(j>=0 ? 2*jT + T0 : 2*jTh + T0h)) ) goto step_5;
+      D = A0 + (uint64_t)j;
+      c = zD[nOut-1] + (int)j;
+      if( IDEMNUM_LIKELY((unsigned)(c-'1')<9) ) goto out;
+      if( D%10==0 || D<idemNumPow10Int[nOut-1] || D>=idemNumPow10Int[nOut] ){
+        goto step_5;
+      }
+      return idemNumLayoutValue(zOut, neg, D, nOut, L);
+    }else{
+      goto step_5;
+    }
+  }
+  /* A multiple of U1: the literal's first nOut digits, the last plus 0
+  ** or 1 (then as below); else its digits less the zeros at its end */
+  nOut--;
+  if( IDEMNUM_LIKELY((unsigned)(c-'1')<9) ) goto out;
+  E = q + 19 - nOut;
+  if( D==idemNumPow10Int[nOut] ){
+    D = 1;
+    E += nOut;
+    nOut = 1;
+  }
+  while( D%10==0 ){
+    D /= 10;
+    nOut--;
+    E++;
+  }
+  return idemNumLayoutValue(zOut, neg, D, nOut, E + nOut - 1);
+
+out:
+  if( L>=21 || L<=-7 ){
+    /* The literal's first nOut digits but the last, then c (1 to 9: no
+    ** carry, no zero at the end), as d.ddde+NN (its first digit where
+    ** the literal's is), from the literal's text (18 digits or more) */
+    char *o = zOut + neg;
+    zOut[0] = '-';
+    o[0] = zD[0];
+    o[1] = '.';
+    memcpy(o+2, zD+1, 16);
+    o[nOut] = (char)c;
+    return neg + nOut + 1 + idemNumPutExp(o+nOut+1, L);
+  }else{
+    /* The same in another layout, from a copy (its first 17 bytes) */
+    char aBuf[48];
+    memcpy(aBuf, zD, 16);
+    aBuf[16] = zD[16];
+    aBuf[nOut-1] = (char)c;
+    return idemNumLayout(zOut, neg, aBuf, nOut, L + 1);
+  }
+step_5:
+  return idemNumFromDouble(zOut, neg, m,
+                           sh + 1 + idemNumFloorLog2Pow10(q) - lz);
+long_way:
+  return idemNumLongExp(z, n, iInt, iInt, zOut);
+}
+
 #ifdef IDEM_SSE2
 /* idemNumberDecimal() of a decimal whose first digit is not 0 and that
 ** has 19 digits or more (the canonicalizer's scan of a long number knows
@@ -4313,10 +4487,21 @@ static IDEMNUM_NOINLINE int idemNumBeyond(
     return 1;
   }
   if( L>308 ) return -1;
-  for(i=0, c=zD; i<nD; c++){
-    if( c[0]=='.' ) continue;
-    w = w*10 + (uint64_t)(c[0]-'0');
-    i++;
+  if( zD>z+iInt && (zD-z)+nD>=16 ){
+    /* The digits in a row (0.000ddd), and 16 bytes of the literal that
+    ** end with them: all at once, the bytes before them masked to 0;
+    ** a 17th digit first */
+    const char *zE = zD + nD;       /* the end of the digits */
+    int K = 16 - nD + (nD==17);     /* bytes before them in the 16 */
+    w = idemNumSwar16(idemNumLoad8(zE-16) & ~idemNumMask[8+K],
+                      idemNumLoad8(zE-8) & ~idemNumMask[K]);
+    if( nD==17 ) w += (uint64_t)(zD[0]-'0')*10000000000000000ULL;
+  }else{
+    for(i=0, c=zD; i<nD; c++){
+      if( c[0]=='.' ) continue;
+      w = w*10 + (uint64_t)(c[0]-'0');
+      i++;
+    }
   }
   if( L==-324 ){
     /* Below 2^-1074 (4.9406564584124654e-324 and less: its 17 digits
@@ -4434,7 +4619,14 @@ static IDEMNUM_INLINE int idemNumCanonical(
     }
     L = iInt - neg - 1;
   }else{
-    for(zD=zM+2; zD[0]=='0'; zD++){}
+    if( isDec==2 ){
+      /* 0.000ddd with an exponent: its zeros 8 at a time ("0.000000000518
+      ** e-334", up to 40 and more of them); not for the other shapes,
+      ** whose zeros are few (a plain 0.05 paid for the loop) */
+      zD = z + idemNumSkipZeros(z, (int)(zM+2-z), iEnd);
+    }else{
+      for(zD=zM+2; zD[0]=='0'; zD++){}
+    }
     nD = (int)(z + iEnd - zD);
     p = 16;
     L = 1 - (int)(zD - zM);
@@ -4453,7 +4645,8 @@ static IDEMNUM_INLINE int idemNumCanonical(
       k = n - j;
       if( k>4 ) goto exp_literal;   /* beyond any double, or 0 */
     }
-    if( nD>=16 ){
+    if( nD>=16 || isDec==2 ){
+      /* (a decimal with an exponent has 5 bytes or more: "1.5e5") */
       x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
                               & (uint32_t)(0xffffffffULL << (8*(4-k))));
     }else{
@@ -4810,7 +5003,14 @@ out_of_range:
     return idemNumTiny(z, n, zOut);
   }
   /* 0.000ddd beyond 1e-307 with an exponent or not, and any other: from
-  ** what was read here */
+  ** what was read here; with an exponent and below 1e-324 0 at once, as
+  ** idemNumBeyond() has it (one in two of "0.000000000518e-334"'s shape;
+  ** not in the other copies of this code, whose other literals paid for
+  ** it: 17 random digits 3 instructions a number) */
+  if( isDec==2 && L<-324 ){
+    zOut[0] = '0';
+    return 1;
+  }
   return idemNumBeyond(z, n, zD, nD, L, iInt, iExp, iEnd, zOut);
 exp_literal:
   if( isDec!=1 && !noExp ) return idemNumExpLiteral(z, n, iInt, iFrac, zOut);
@@ -4839,11 +5039,11 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
     /* "5e-324": a subnormal's shortest form, likely */
     return idemNumSubShort(z, n, iInt, iFrac, zOut);
   }
-  if( iInt>=19 && iInt==iFrac ){
+  if( iInt>=18 && iInt==iFrac ){
     /* An integer of 18 digits or more with an exponent
-    ** ("12345678901234567890e5"): the long decimal's product, as the
-    ** common path would send it, with none of its steps before */
-    return idemNumLongExp(z, n, iInt, iInt, zOut);
+    ** ("12345678901234567890e5"): the answer from its digits
+    ** (idemNumIntExp()), with none of the common path's steps before */
+    return idemNumIntExp(z, n, iInt, zOut);
   }
   return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
 }
@@ -4900,8 +5100,9 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
     }
     return idemNumDecimalExp17(z, n, iInt, iFrac, zOut);
   }
-  if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
-    /* "4.9406564584124654e-324"'s shorter neighbours */
+  if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) && z[iInt-1]!='0' ){
+    /* "4.9406564584124654e-324"'s shorter neighbours (not 0.000ddde-3NN,
+    ** which idemNumSubShort() would pass on: a 0 before the '.') */
     return idemNumSubShort(z, n, iInt, iFrac, zOut);
   }
   return idemNumDecimalExpAny(z, n, iInt, iFrac, zOut);
@@ -9113,12 +9314,35 @@ static IDEM_JSON_INLINE uint64_t idemJsonDigits64(const unsigned char *s,
       | m;
 }
 
+/* idemJsonLongNumber() for a number whose digits end at s[iExp], an 'e'
+** or 'E', within the 64 bytes whose digits x masks ("0.000...000518e-334",
+** the zeros taking it past 32): the end of its exponent, as the
+** byte-by-byte scan would find it, plus 256 times the offset of its '.'
+** (iDot) and 65536 times iExp; 0 if the exponent has no digit or does not
+** end within the 64 bytes.  Not inlined: the decimals with no exponent
+** paid for its registers (40-digit decimals 6 instructions a number). */
+__attribute__((noinline)) static int idemJsonLongNumberExp(
+  const unsigned char *s,
+  uint64_t x,
+  uint32_t iExp,
+  uint32_t iDot
+){
+  uint32_t i = iExp + 1 + (s[iExp+1]=='+' || s[iExp+1]=='-'), j;
+  if( i>=64 || ((x>>i) & 1)==0 ) return 0;
+  if( (x>>i)==~(uint64_t)0>>i ) return 0;
+  j = i + (uint32_t)__builtin_ctzll(~(x>>i));
+  if( j>=64 ) return 0;
+  return (int)(j | iDot<<8 | iExp<<16);
+}
+
 /* An integer, or a decimal with no exponent, at s whose digits run to the
 ** 32nd byte (a decimal of 40 digits, say), m being the mask of the digits
 ** among the first 32 (bit i: s[i] is a digit), as idemJsonNumber() made
 ** it: its length n (below 64) from the mask of 64 bytes, if the input has
-** them, plus 256 times the offset of its '.' if it has one; or 0 if it is
-** anything else (byte by byte then).  Inlined into idemJsonLongDecimal()
+** them, plus 256 times the offset of its '.' if it has one, plus 65536
+** times that of its 'e' or 'E' if an exponent follows its digits within
+** the 64 bytes (a decimal 0.000ddde-3NN whose zeros take it past 32); or
+** 0 if it is anything else (byte by byte then).  Inlined into idemJsonLongDecimal()
 ** only: idemJsonNumber() is part of the canonicalizer's main loop, whose
 ** registers it would take. */
 static IDEM_JSON_INLINE int idemJsonLongNumber(
@@ -9142,7 +9366,8 @@ static IDEM_JSON_INLINE int idemJsonLongNumber(
     if( (x>>i)==~(uint64_t)0>>i ) return 0;
     j = i + (uint32_t)__builtin_ctzll(~(x>>i));
   }
-  if( j>=64 || (s[j] | 0x20)=='e' ) return 0;
+  if( j>=64 ) return 0;
+  if( (s[j] | 0x20)=='e' ) return idemJsonLongNumberExp(s, x, j, iDot);
   return (int)(j | iDot<<8);
 }
 
@@ -9361,12 +9586,26 @@ long_number:
     }
     if( j ){
       zDigits = s + (*s=='-');
+      if( j>>16 ) goto long_exp;
       zIntEnd = zFracEnd = s + (j & 0xff);
       if( j>>8 ){
         isInt = 0;
         zIntEnd = zDot = s + (j>>8);
       }
       s = zFracEnd;
+      goto scanned;
+    }
+    if( 0 ){
+long_exp:
+      /* (with an exponent: its 'e' at j>>16; apart, so that the common
+      ** case's code stays as it was) */
+      zIntEnd = zFracEnd = s + (j>>16);
+      if( (j>>8) & 0xff ){
+        zIntEnd = zDot = s + ((j>>8) & 0xff);
+      }
+      isInt = 0;
+      hasExp = 1;
+      s += j & 0xff;
       goto scanned;
     }
   }
