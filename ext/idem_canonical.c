@@ -1171,7 +1171,10 @@ static int idemJsonBits(uint64_t x){
 #endif
 }
 
-/* Whether the keys at iOff are kept (idemJsonTextKey()). */
+/* Whether the keys at iOff are kept (idemJsonTextKey()), and the number
+** of keys at 16 an object of n members keeps room for (none below
+** IJ_PREFETCH_MIN: its keys are not kept, and its scratch is as it was). */
+#define IJ_NK2(n) ((n)>=IJ_PREFETCH_MIN ? (sqlite3_int64)(n) : 0)
 #define IJ_KEPT(bKept, iOff) ((bKept) && (iOff)<24 && ((iOff) & 7)==0)
 
 /* The key of bytes iOff..iOff+8 of the name of member iMem
@@ -1825,10 +1828,10 @@ static int idemJsonSortNames(
   int bShort = 0;                     /* some name has 8 bytes or fewer */
   uint64_t kDiff;
   /* Between aT[] and aG[] (idemJsonFinishObject()): the keys at 16 kept
-  ** (n), then idemJsonTakeKeys()'s n+1 keys, n ranks, n+1 flags (in
-  ** (n+4)/4 words) */
+  ** (IJ_NK2(n)), then idemJsonTakeKeys()'s n+1 keys, n ranks, n+1 flags
+  ** (in (n+4)/4 words) */
   uint64_t *aK2 = (uint64_t*)(aT + n);
-  uint64_t *aKey = aK2 + n;
+  uint64_t *aKey = aK2 + IJ_NK2(n);
   uint32_t *aInv = (uint32_t*)(aKey + n + 1);
   unsigned char *aLeft = (unsigned char*)(aInv + n);
 
@@ -2657,13 +2660,15 @@ static int idemJsonFinishObject(
   aOrd = aSmall;
   if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
       : n>IDEM_JSON_SMALL || !idemJsonInsertKeys(a, n, aSmall) ){
-    /* Scratch after a[0..n): 2n ranks, n names, n keys at 16,
-    ** idemJsonTakeKeys()'s n+1 keys, n ranks and n+1 flags (in (n+4)/4
-    ** words), and n/2+1 groups (91n+28 bytes: fewer than 4n+2 records). */
+    /* Scratch after a[0..n): 2n ranks, n names, n keys at 16 if n is
+    ** IJ_PREFETCH_MIN or more (IJ_NK2()), idemJsonTakeKeys()'s n+1 keys,
+    ** n ranks and n+1 flags (in (n+4)/4 words), and n/2+1 groups (91n+28
+    ** bytes: fewer than 4n+2 records; 83n+28 without the keys at 16:
+    ** fewer than 3n+n/2+2). */
     IdemJsonRank *aR;
     IdemJsonSortText *aT;
     IdemJsonGroup *aG;
-    sqlite3_int64 nNeed = n*(sqlite3_int64)5 + 2;
+    sqlite3_int64 nNeed = n*(sqlite3_int64)4 + n/2 + 2 + IJ_NK2(n)/2;
     if( nNeed > p->nMemberAlloc - (a - p->aMember) ){
       sqlite3_int64 iA = a - p->aMember;
       rc = idemJsonGrowMembers(p, iA + nNeed);
@@ -2672,7 +2677,8 @@ static int idemJsonFinishObject(
     }
     aR = (IdemJsonRank*)(a+n);
     aT = (IdemJsonSortText*)(aR+2*n);
-    aG = (IdemJsonGroup*)((uint32_t*)((uint64_t*)(aT+n) + 2*n + 1) + n + (n+4)/4);
+    aG = (IdemJsonGroup*)((uint32_t*)((uint64_t*)(aT+n) + IJ_NK2(n) + n + 1)
+                          + n + (n+4)/4);
     rc = idemJsonSortMembers(p, a, n, aR, aT, aG);
     if( rc==SQLITE_ERROR ) return idemJsonDuplicate(p, a, aR, n, 0);
     if( rc ) return rc;
