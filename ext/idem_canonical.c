@@ -1460,54 +1460,6 @@ static void idemJsonRadixSort(
 ** highest byte that differs (idemJsonSortRanks()). */
 #define IDEM_JSON_MSD 16384
 
-/* idemJsonRadixSort() with 11-bit digits (6 passes at most, not 8), for
-** ranges of IJ_RADIX11_MIN ranks or more, where the 2 048 counts of a
-** digit cost less than the pass they save (UTF-16 order at 100 000 names:
-** its parts of 7 500 to 15 000 ranks by 64 packed bits, from C 0.95x-0.97x
-** the time of 8-bit digits).  The counts of three digits at a time (24
-** KiB of stack, not 48: one more pass that reads the ranks); 32-bit
-** counts (16-bit ones cost 7% more at 10 000 names). */
-#ifndef IJ_RADIX11_MIN
-# define IJ_RADIX11_MIN 4096
-#endif
-static void idemJsonRadixSort11(
-  IdemJsonRank *r,
-  IdemJsonRank *aTmp,
-  int n,
-  int bToT
-){
-  uint32_t aCnt[3][2048];
-  IdemJsonRank *aSrc = r, *aDst = aTmp;
-  int i, b;
-  for(b=0; b<6; b++){
-    uint32_t *c = aCnt[b%3], s = 0;
-    int sh = 11*b;
-    if( b%3==0 ){
-      /* The counts of digits b, b+1 and b+2 */
-      memset(aCnt, 0, sizeof(aCnt));
-      for(i=0; i<n; i++){
-        uint64_t k = aSrc[i].iKey >> sh;
-        aCnt[0][k & 0x7ff]++;
-        aCnt[1][(k>>11) & 0x7ff]++;
-        aCnt[2][(k>>22) & 0x7ff]++;
-      }
-    }
-    if( c[(aSrc[0].iKey>>sh) & 0x7ff]==(uint32_t)n ) continue;
-    for(i=0; i<2048; i++){
-      uint32_t x = c[i];
-      c[i] = s;
-      s += x;
-    }
-    for(i=0; i<n; i++){
-      aDst[c[(aSrc[i].iKey>>sh) & 0x7ff]++] = aSrc[i];
-    }
-    { IdemJsonRank *aSwap = aSrc; aSrc = aDst; aDst = aSwap; }
-  }
-  if( aSrc!=(bToT ? aTmp : r) ){
-    memcpy(bToT ? aTmp : r, aSrc, n*sizeof(IdemJsonRank));
-  }
-}
-
 static void idemJsonSortRanks(IdemJsonRank*, IdemJsonRank*, int, int);
 
 /* Sort r[0..n) by key, aTmp[0..n) scratch, n above IDEM_JSON_MSD; the
@@ -1594,11 +1546,7 @@ static void idemJsonSortRanks(
   }else if( n<IDEM_JSON_RADIX ){
     idemJsonMergeSort(r, aTmp, n, 0);
   }else if( n<=IDEM_JSON_MSD ){
-    if( n>=IJ_RADIX11_MIN ){
-      idemJsonRadixSort11(r, aTmp, n, bToT);
-    }else{
-      idemJsonRadixSort(r, aTmp, n, ~(uint64_t)0, bToT);
-    }
+    idemJsonRadixSort(r, aTmp, n, ~(uint64_t)0, bToT);
     return;
   }else{
     idemJsonSortRanksMsd(r, aTmp, n, bToT);
