@@ -7162,6 +7162,27 @@ static void idemJsonPackRanksPext(
     aR[i].nLen = a[i].iEnd - a[i].iName;
   }
 }
+
+/* The ranks r[0..k) keyed by the bits of their keys where m1 has a 1,
+** packed and shifted up by nShl, above those of pK[0..k) where m2 has a
+** 1, packed and shifted down by nShr (idemJsonSortNames(), a group whose
+** keys at iOff and iOff+8 are both kept). */
+__attribute__((target("bmi2"), noinline))
+static void idemJsonPackPairPext(
+  IdemJsonRank *r,
+  const uint64_t *pK,
+  int k,
+  uint64_t m1,
+  uint64_t m2,
+  int nShl,
+  int nShr
+){
+  int i;
+  for(i=0; i<k; i++){
+    r[i].iKey = (_pext_u64(r[i].iKey, m1) << nShl)
+              | (_pext_u64(pK[i], m2) >> nShr);
+  }
+}
 #endif
 
 /* The number of bits set in x. */
@@ -7175,18 +7196,27 @@ static int idemJsonBits(uint64_t x){
 #endif
 }
 
-/* The key of bytes iOff..iOff+8 of the name t (idemJsonWordKey()).  In a
-** large object (bKept) the keys at 0 and 8 were taken in the order of
-** the text (idemJsonSortNames()), and are read from t, not from the
-** name: the groups would otherwise read the names in the order of their
-** ranks, each read a wait for memory once the names outgrow the
-** caches. */
+/* Whether the keys at iOff are kept (idemJsonTextKey()), and the number
+** of keys at 16 an object of n members keeps room for (none below
+** IJ_PREFETCH_MIN: its keys are not kept, and its scratch is as it was). */
+#define IJ_NK2(n) ((n)>=IJ_PREFETCH_MIN ? (sqlite3_int64)(n) : 0)
+#define IJ_KEPT(bKept, iOff) ((bKept) && (iOff)<24 && ((iOff) & 7)==0)
+
+/* The key of bytes iOff..iOff+8 of the name of member iMem
+** (idemJsonWordKey()).  In a large object (bKept) the keys at 0, 8 and
+** 16 were taken in the order of the text (idemJsonSortNames()), and are
+** read from aT[iMem] (0, 8) and aK2[iMem] (16), not from the name: the
+** groups would otherwise read the names in the order of their ranks,
+** each read a wait for memory once the names outgrow the caches. */
 static IDEM_JSON_INLINE uint64_t idemJsonTextKey(
-  const IdemJsonSortText *t,
+  const IdemJsonSortText *aT,
+  const uint64_t *aK2,
+  uint32_t iMem,
   sqlite3_int64 iOff,
   int bKept
 ){
-  if( bKept && iOff<16 && (iOff & 7)==0 ) return t->aK[iOff>>3];
+  const IdemJsonSortText *t = &aT[iMem];
+  if( IJ_KEPT(bKept, iOff) ) return iOff<16 ? t->aK[iOff>>3] : aK2[iMem];
   return idemJsonWordKey(t->z + iOff, t->n - iOff);
 }
 
@@ -7202,6 +7232,12 @@ static IDEM_JSON_INLINE uint64_t idemJsonTextKey(
 ** time; at 50 000 even; at 100 000 -4%).  The tests build with a lower
 ** one too (canonical-13.27). */
 #define IJ_TAKE_FRAC 4
+
+/* Groups of at least this many members whose keys at iOff and iOff+8 are
+** both kept are sorted by both at once (idemJsonSortNames()). */
+#ifndef IJ_PAIR_MIN
+# define IJ_PAIR_MIN 256
+#endif
 #ifndef IDEM_JSON_TAKE_MIN
 # define IDEM_JSON_TAKE_MIN 65536
 #endif
@@ -7764,9 +7800,11 @@ static int idemJsonSortNames(
   int bKept = 0;                      /* aT[].aK[] are set */
   int bShort = 0;                     /* some name has 8 bytes or fewer */
   uint64_t kDiff;
-  /* idemJsonTakeKeys()'s, between aT[] and aG[] (idemJsonFinishObject()):
-  ** n+1 keys, n ranks, n+1 flags (in (n+4)/4 words) */
-  uint64_t *aKey = (uint64_t*)(aT + n);
+  /* Between aT[] and aG[] (idemJsonFinishObject()): the keys at 16 kept
+  ** (IJ_NK2(n)), then idemJsonTakeKeys()'s n+1 keys, n ranks, n+1 flags
+  ** (in (n+4)/4 words) */
+  uint64_t *aK2 = (uint64_t*)(aT + n);
+  uint64_t *aKey = aK2 + IJ_NK2(n);
   uint32_t *aInv = (uint32_t*)(aKey + n + 1);
   unsigned char *aLeft = (unsigned char*)(aInv + n);
 
@@ -7848,6 +7886,7 @@ static int idemJsonSortNames(
       m -= nCur;
       t->aK[0] = idemJsonWordKey(z, m);
       t->aK[1] = m>8 ? idemJsonWordKey(z + 8, m - 8) : 0;
+      aK2[i] = m>16 ? idemJsonWordKey(z + 16, m - 16) : 0;
       kEsc |= IJ_HAS_ZERO(t->aK[0] ^ (IJ_ONES*'\\'))
             | IJ_HAS_ZERO(t->aK[1] ^ (IJ_ONES*'\\'));
       x0 |= t->aK[0] ^ aT[0].aK[0];
@@ -8027,7 +8066,11 @@ sort_groups:
       if( g2->iOff & IJ_TAKEN ) m2 = 0;
       if( g1->iOff & IJ_TAKEN ) m1 = 0;
       for(u=0; u<m2; u++) IJ_PREFETCH(&aT[aR[g2->iLo+u].iMem]);
-      if( g1->iOff>=16 || !bKept ){
+      if( IJ_KEPT(bKept, g1->iOff) ){
+        if( g1->iOff==16 ){
+          for(u=0; u<m1; u++) IJ_PREFETCH(&aK2[aR[g1->iLo+u].iMem]);
+        }
+      }else{
         for(u=0; u<m1; u++) IJ_PREFETCH(aT[aR[g1->iLo+u].iMem].z + g1->iOff);
       }
     }
@@ -8037,8 +8080,8 @@ sort_groups:
       ** one ends; the same rules as below, without the sorts. */
       const IdemJsonSortText *t0 = &aT[r[0].iMem], *t1 = &aT[r[1].iMem];
       for(;;){
-        uint64_t x0 = idemJsonTextKey(t0, iOff, bKept);
-        uint64_t x1 = idemJsonTextKey(t1, iOff, bKept);
+        uint64_t x0 = idemJsonTextKey(aT, aK2, r[0].iMem, iOff, bKept);
+        uint64_t x1 = idemJsonTextKey(aT, aK2, r[1].iMem, iOff, bKept);
         sqlite3_int64 n0 = t0->n - iOff, n1 = t1->n - iOff;
         if( bRaw && (IJ_HAS_ZERO(x0 ^ (IJ_ONES*'\\'))
                      | IJ_HAS_ZERO(x1 ^ (IJ_ONES*'\\'))) ){
@@ -8098,11 +8141,13 @@ sort_groups:
         uint64_t x;
         if( bAhead && i<k-IJ_AHEAD ){
           IJ_PREFETCH(&aT[r[i+IJ_AHEAD].iMem]);
-          if( iOff>=16 || !bKept ){
+          if( !IJ_KEPT(bKept, iOff) ){
             IJ_PREFETCH(aT[r[i+IJ_AHEAD/2].iMem].z + iOff);
+          }else if( iOff==16 ){
+            IJ_PREFETCH(&aK2[r[i+IJ_AHEAD/2].iMem]);
           }
         }
-        x = idemJsonTextKey(t, iOff, bKept);
+        x = idemJsonTextKey(aT, aK2, r[i].iMem, iOff, bKept);
         r[i].iKey = x;
         kDiff |= x ^ r[0].iKey;
         kEsc |= IJ_HAS_ZERO(x ^ (IJ_ONES*'\\'));
@@ -8134,7 +8179,7 @@ sort_groups:
           for(i=0; i<k; i++){
             const IdemJsonSortText *t = &aT[r[i].iMem];
             if( t->n - iOff > 16 ){
-              uint64_t x = idemJsonTextKey(t, iOff+8, bKept);
+              uint64_t x = idemJsonTextKey(aT, aK2, r[i].iMem, iOff+8, bKept);
               if( iFar<0 ){
                 iFar = i;
                 kFar = x;
@@ -8164,6 +8209,69 @@ sort_groups:
       int rc = idemJsonPivot(aT, r, aR + n + (r - aR), k, iOff, aG, &nG,
                              (uint32_t)(r - aR), bRaw, &bEqual);
       if( rc ) return rc;
+      continue;
+    }
+    if( IJ_KEPT(bKept, iOff+8) && k>=IJ_PAIR_MIN
+     && kDiff!=0 && kDiff!=~(uint64_t)0 ){
+      /* A large group whose keys at iOff and iOff+8 are both kept
+      ** (UTF-16 order: the 50 000 names that share 12 bytes, a group at
+      ** 8): sorted by both keys at once, packed (the bits of iOff's key
+      ** that differ above the highest of those at iOff+8 that fit beside
+      ** them), not by the key at iOff and then a group at iOff+8 for
+      ** each run of equal keys (some 280 sorts of ~180 names).  Equal
+      ** packed keys are names alike in their first iOff+8 bytes, a group
+      ** at iOff+8, unless one of them ends within them (bEnd): a name
+      ** that ends has the key 0 at iOff+8, before those that go on with
+      ** the same key at iOff, and a run that holds one is a group at
+      ** iOff again, which splits it by length. */
+      uint64_t *pK = aKey + (r - aR), x2 = 0, kEsc2 = 0;
+      int nBit1 = idemJsonBits(kDiff), nBit2, nShl, nShr;
+      for(i=0; i<k; i++){
+        uint64_t x;
+        if( i<k-IJ_AHEAD ) IJ_PREFETCH(&aK2[r[i+IJ_AHEAD].iMem]);
+        x = idemJsonTextKey(aT, aK2, r[i].iMem, iOff+8, 1);
+        pK[i] = x;
+        x2 |= x ^ pK[0];
+        kEsc2 |= IJ_HAS_ZERO(x ^ (IJ_ONES*'\\'));
+      }
+      if( bRaw && kEsc2 ) return SQLITE_MISUSE;
+      nBit2 = idemJsonBits(x2);
+      if( nBit1 + nBit2 <= 64 ){
+        nShl = nBit2;
+        nShr = 0;
+      }else{
+        nShl = 64 - nBit1;
+        nShr = nBit2 - nShl;
+      }
+#ifdef IDEM_JSON_PEXT
+      if( idemJsonHasPext() ){
+        idemJsonPackPairPext(r, pK, k, kDiff, x2, nShl, nShr);
+      }else
+#endif
+      {
+        IdemJsonPack pk1, pk2;
+        idemJsonPackInit(&pk1, kDiff);
+        idemJsonPackInit(&pk2, x2);
+        for(i=0; i<k; i++){
+          r[i].iKey = (idemJsonPack(&pk1, r[i].iKey) << nShl)
+                    | (idemJsonPack(&pk2, pK[i]) >> nShr);
+        }
+      }
+      idemJsonSortRanks(r, aR + n + (r - aR), k, 0);
+      for(i=0; i<k; i=j){
+        for(j=i+1; j<k && r[j].iKey==r[i].iKey; j++){}
+        if( j-i>1 ){
+          int m, bGo = 1;
+          if( bEnd ){
+            for(m=i; m<j && aT[r[m].iMem].n - iOff > 8; m++){}
+            bGo = m==j;
+          }
+          aG[nG].iLo = (uint32_t)(r - aR + i);
+          aG[nG].iHi = (uint32_t)(r - aR + j);
+          aG[nG].iOff = (uint32_t)(iOff + (bGo ? 8 : 0));
+          nG++;
+        }
+      }
       continue;
     }
     idemJsonSortRanks(r, aR + n + (r - aR), k, 0);
@@ -8214,7 +8322,8 @@ sort_groups:
         }
       }
     }
-    if( bKept && n>=IDEM_JSON_TAKE_MIN && k>=n/IJ_TAKE_FRAC && nG>nG0 ){
+    if( bKept && n>=IDEM_JSON_TAKE_MIN && k>=n/IJ_TAKE_FRAC && nG>nG0
+     && !IJ_KEPT(bKept, iOff+8) ){
       /* A large group's groups at iOff+8 (UTF-16 order: the 50 000
       ** names that share 12 bytes, some 280 groups at 16) take their keys
       ** in one pass in the order of the text if they hold half of it. */
@@ -8524,13 +8633,15 @@ static int idemJsonFinishObject(
   aOrd = aSmall;
   if( n<=IDEM_JSON_NET ? !idemJsonSortKeys(a, n, 0, aSmall)
       : n>IDEM_JSON_SMALL || !idemJsonInsertKeys(a, n, aSmall) ){
-    /* Scratch after a[0..n): 2n ranks, n names, idemJsonTakeKeys()'s
-    ** n+1 keys, n ranks and n+1 flags (in (n+4)/4 words), and n/2+1
-    ** groups (83n+24 bytes: fewer than 3n+n/2+2 records). */
+    /* Scratch after a[0..n): 2n ranks, n names, n keys at 16 if n is
+    ** IJ_PREFETCH_MIN or more (IJ_NK2()), idemJsonTakeKeys()'s n+1 keys,
+    ** n ranks and n+1 flags (in (n+4)/4 words), and n/2+1 groups (91n+28
+    ** bytes: fewer than 4n+2 records; 83n+28 without the keys at 16:
+    ** fewer than 3n+n/2+2). */
     IdemJsonRank *aR;
     IdemJsonSortText *aT;
     IdemJsonGroup *aG;
-    sqlite3_int64 nNeed = n*(sqlite3_int64)4 + n/2 + 2;
+    sqlite3_int64 nNeed = n*(sqlite3_int64)4 + n/2 + 2 + IJ_NK2(n)/2;
     if( nNeed > p->nMemberAlloc - (a - p->aMember) ){
       sqlite3_int64 iA = a - p->aMember;
       rc = idemJsonGrowMembers(p, iA + nNeed);
@@ -8539,7 +8650,8 @@ static int idemJsonFinishObject(
     }
     aR = (IdemJsonRank*)(a+n);
     aT = (IdemJsonSortText*)(aR+2*n);
-    aG = (IdemJsonGroup*)((uint32_t*)((uint64_t*)(aT+n) + n + 1) + n + (n+4)/4);
+    aG = (IdemJsonGroup*)((uint32_t*)((uint64_t*)(aT+n) + IJ_NK2(n) + n + 1)
+                          + n + (n+4)/4);
     rc = idemJsonSortMembers(p, a, n, aR, aT, aG);
     if( rc==SQLITE_ERROR ) return idemJsonDuplicate(p, a, aR, n, 0);
     if( rc ) return rc;
