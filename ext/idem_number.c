@@ -2544,11 +2544,31 @@ static IDEMNUM_INLINE int idemNumSubOut(int neg, uint64_t c, uint64_t G,
   ** Step 2: the multiple of 10^-324 closest to v = x + u2/2 - gu is
   ** s2 + floor(f2 + 1/2 + u2/2 - gu), d - 2 below.  The ends of the
   ** interval, (2c-1)*2^-1075 and (2c+1)*2^-1075, and v are never a multiple
-  ** of 10^-324 nor halfway between two (5^324 divides those's
-  ** denominators, not theirs), so that no test is ever on the line, and
-  ** one that is within 32 units of it (the errors are under 5), or where
-  ** the digits before the last four change, goes to idemNumFormatParts()
-  ** (about 1 in 1 000). */
+  ** of 10^-324 nor halfway between two, nor ever near it: the three
+  ** tests need no way out (proof below).  Where the digits before the
+  ** last four change, idemNumFormatParts() (about 1 in 1 000).
+  **
+  ** Proof that no test is ever within 5 units (2^-60 of 10^-324) of its
+  ** line.  Let a = 2^-1075*10^324 = u2/2 and ||y|| the distance from y
+  ** to the nearest integer.  The exact values the three tests compare
+  ** are L - 10*s1 (L = (2c-1)*a, the low end, in units of 10^-324),
+  ** 10*s1 + 10 - U (U = (2c+1)*a) and the fraction of v + 1/2 (v = 2c*a),
+  ** for some integer s1 and 1 <= c < 2^48 (below 1e-309).  The first two
+  ** are at least 10*||n*a/10|| from 0, n = 2c -+ 1 <= 2^49 + 1; the third
+  ** is ||2c*a - 1/2|| = ||4c*a||/2 from 0 or 1 (n = 4c < 2^50).  The
+  ** least ||n*b|| for 1 <= n <= N is ||q*b||, q the greatest denominator
+  ** of a convergent of b's continued fraction not above N (best
+  ** approximations; exact, in rationals): for b = a/10 and N = 2^49 + 1,
+  ** q = 344 618 510 557 193 and 10*||q*b|| = 691.6 units; for b = a and
+  ** N = 2^50 the same q, ||q*a||/2 = 345.8 units.  The computed values
+  ** are within 5 units of the exact: the table's 10^-p2 and 10^q are
+  ** rounded down (under 1 unit of their 128 bits), so that the product's
+  ** top 128 bits are under 2 of their units low, which is under 2^-9 of
+  ** f2's and 2^-1 of G's (sh >= 2); f2 is then under 1.01 units low, G
+  ** under 1.5 of 2^-64 (the G that wrap, 0 and 2^64-1, leave earlier);
+  ** u2 is 2^EMIN*10^324*2^60 rounded down (0.72 low), so that gu =
+  ** floor(G*u2/2^64) is under 1.5*4.95/16 + 0.72 + 1 < 3 units low, u2>>1
+  ** under 1; each test sums f2, gu and u2 or u2>>1 once each: under 5. */
   gu = idemNumMul128(G, u2, &lo);
   hiIn = 10*one + gu <= xf + u2;
   in = (xf <= gu) | hiIn;
@@ -2556,8 +2576,7 @@ static IDEMNUM_INLINE int idemNumSubOut(int neg, uint64_t c, uint64_t G,
   mask = (uint64_t)0 - (uint64_t)in;
   g = lit2 + (d>>60) - 3;                      /* g less one */
   g ^= ((lit1 + (uint64_t)hiIn - 1) ^ g) & mask;
-  if( (xf - gu + 32 < 64) | (10*one + gu - xf - u2 + 32 < 64)
-   | (((d + 32) & (one-1)) < 64) | (g >= 9999) ){
+  if( g >= 9999 ){
     return idemNumFormatSub(neg, c, zOut);
   }
   g++;
