@@ -3662,7 +3662,7 @@ static IDEMNUM_INLINE int idemNumSubOut(int neg, uint64_t c, uint64_t G,
   ** 10*s1 + 10 - U (U = (2c+1)*a) and the fraction of v + 1/2 (v = 2c*a),
   ** for some integer s1 and 1 <= c < 2^48 (below 1e-309).  The first two
   ** are at least 10*||n*a/10|| from 0, n = 2c -+ 1 <= 2^49 + 1; the third
-  ** is ||2c*a - 1/2|| = ||4c*a||/2 from 0 or 1 (n = 4c < 2^50).  The
+  ** is ||2c*a - 1/2|| >= ||4c*a||/2 from 0 or 1 (n = 4c < 2^50).  The
   ** least ||n*b|| for 1 <= n <= N is ||q*b||, q the greatest denominator
   ** of a convergent of b's continued fraction not above N (best
   ** approximations; exact, in rationals): for b = a/10 and N = 2^49 + 1,
@@ -3673,7 +3673,7 @@ static IDEMNUM_INLINE int idemNumSubOut(int neg, uint64_t c, uint64_t G,
   ** top 128 bits are under 2 of their units low, which is under 2^-9 of
   ** f2's and 2^-1 of G's (sh >= 2); f2 is then under 1.01 units low, G
   ** under 1.5 of 2^-64 (the G that wrap, 0 and 2^64-1, leave earlier);
-  ** u2 is 2^EMIN*10^324*2^60 rounded down (0.72 low), so that gu =
+  ** u2 is 2^EMIN*10^324*2^60 rounded down (0.72 low at most), so that gu =
   ** floor(G*u2/2^64) is under 1.5*4.95/16 + 0.72 + 1 < 3 units low, u2>>1
   ** under 1; each test sums f2, gu and u2 or u2>>1 once each: under 5. */
   gu = idemNumMul128(G, u2, &lo);
