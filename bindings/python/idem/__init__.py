@@ -937,14 +937,8 @@ def _check_options(conn: _Connection, table: str, sql: Optional[str],
 def _beat_connect(uri: str, apsw: bool, timeout: float) -> _Connection:
     """The sync heartbeat's connection of its own: uri (idem_database_uri())
     opened as a URI, by the driver of the Calls' connection, idem loaded."""
-    conn: _Connection = ApswConnection(uri, timeout=timeout, isolation_level=None, uri=True) \
-        if apsw else sqlite3.connect(uri, timeout=timeout, isolation_level=None, uri=True)
-    try:
-        load(conn)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
+    return connect(uri, timeout=timeout, uri=True,
+                   driver="apsw" if apsw else "sqlite3")
 
 
 # ---- typing of the wrappers ----------------------------------------------------
