@@ -227,8 +227,8 @@ module.exports = function suite(dir) {
     else assert.deepEqual([charge.other.status, charge.other.result], ['done', charge.first]);
   });
 
-  test(`${framework}: two runs of one conversation at once, the tools waiting up to 5 s for a call in progress: the other run gets the result`, { timeout: 60000 }, async () => {
-    const [order, charge] = await twice('twice-wait', { WAIT_MS: '5000' });
+  test(`${framework}: two runs of one conversation at once, the tools waiting up to 20 s (the examples' default) for a call in progress: the other run gets the result`, { timeout: 60000 }, async () => {
+    const [order, charge] = await twice('twice-wait', { WAIT_MS: '20000' });
     assert.deepEqual([order.other.status, order.other.result], ['done', order.first]);
     assert.deepEqual([charge.other.status, charge.other.result], ['done', charge.first]);
   });
