@@ -120,6 +120,22 @@ static void run(const unsigned char *z, size_t n){
 }
 
 /* Each prefix of z[0..n) from nMin bytes on. */
+/* Append '"', nPiece of the nAz pieces azPiece[] chosen at random, '"' to
+** z[0..n); return the new length (sections 4 and 5). */
+static size_t appendPieces(char *z, size_t n, const char *const *azPiece,
+                           int nAz, int nPiece){
+  int j;
+  z[n++] = '"';
+  for(j=0; j<nPiece; j++){
+    const char *zP = azPiece[rand32()%(unsigned)nAz];
+    size_t nP = strlen(zP);
+    memcpy(z+n, zP, nP);
+    n += nP;
+  }
+  z[n++] = '"';
+  return n;
+}
+
 static void runPrefixes(const unsigned char *z, size_t n, size_t nMin){
   size_t i;
   for(i=nMin; i<=n; i++) run(z, i);
@@ -277,13 +293,8 @@ int main(int argc, char **argv){
       pad = (int)(rand32()%64);
       z[n++] = '[';
       for(j=0; j<pad; j++) z[n++] = ' ';
-      z[n++] = '"';
-      for(j=0; j<nPiece; j++){
-        const char *zP = azPiece[rand32()%(sizeof(azPiece)/sizeof(azPiece[0]))];
-        memcpy(z+n, zP, strlen(zP));
-        n += strlen(zP);
-      }
-      z[n++] = '"';
+      n = appendPieces(z, n, azPiece,
+                       (int)(sizeof(azPiece)/sizeof(azPiece[0])), nPiece);
       z[n++] = ']';
       runPrefixes((unsigned char*)z, n, n>80 ? n-80 : 1);
     }
@@ -305,13 +316,8 @@ int main(int argc, char **argv){
       pad = (int)(rand32()%32);
       z[n++] = bName ? '{' : '[';
       for(j=0; j<pad; j++) z[n++] = ' ';
-      z[n++] = '"';
-      for(j=0; j<nPiece; j++){
-        const char *zP = azPiece[rand32()%(sizeof(azPiece)/sizeof(azPiece[0]))];
-        memcpy(z+n, zP, strlen(zP));
-        n += strlen(zP);
-      }
-      z[n++] = '"';
+      n = appendPieces(z, n, azPiece,
+                       (int)(sizeof(azPiece)/sizeof(azPiece[0])), nPiece);
       if( bName ){
         memcpy(z+n, ":1}", 3);
         n += 3;
