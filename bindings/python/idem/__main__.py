@@ -23,11 +23,31 @@ import shlex
 import sqlite3
 import sys
 import urllib.parse
-from typing import Any, Dict, List, Optional, Sequence, cast
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, cast
 
 import idem
-from idem.ops import (AGES, STATUSES, Desk, OpsError, age_text, cell_text, note_tail,
+from idem.ops import (AGES, Desk, OpsError, age_text, cell_text, note_tail, statuses,
                       typed_id)
+
+
+class _Statuses:
+    """--status's choices: the extension's statuses (idem.ops.statuses()),
+    read when argparse first asks, not when the module is imported.  Where
+    the extension cannot be loaded they cannot be read: any value passes
+    here and the connection's refusal says why."""
+
+    def _read(self) -> Tuple[str, ...]:
+        try:
+            return statuses()
+        except (RuntimeError, sqlite3.Error, ImportError, OSError):
+            return ()
+
+    def __contains__(self, value: object) -> bool:
+        known = self._read()
+        return not known or value in known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
 
 
 class Refused(Exception):
@@ -301,7 +321,8 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("list", parents=[common],
                        help="the calls, unknown and stale first")
-    s.add_argument("--status", choices=STATUSES, help="only calls of this status")
+    s.add_argument("--status", choices=_Statuses(), metavar="STATUS",
+                   help="only calls of this status: %(choices)s")
     s.add_argument("--stale", action="store_true",
                    help="only pending calls past the table's stale_after")
     s.add_argument("--tool", help="only calls of this tool")

@@ -22,26 +22,45 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import idem
 
-__all__ = ["Desk", "OpsError", "idem_tables", "AGES", "STATUSES", "age_text",
-           "note_tail", "cell_text", "typed_id"]
+__all__ = ["Desk", "OpsError", "idem_tables", "AGES", "STATUSES", "statuses",
+           "age_text", "note_tail", "cell_text", "typed_id"]
 
 
-def _statuses() -> Tuple[str, ...]:
+_STATUSES: Optional[Tuple[str, ...]] = None
+
+
+def statuses(conn: Optional[Any] = None) -> Tuple[str, ...]:
     """The statuses a call can have, in the order an operator reads them
-    (what needs a person first): the extension's idem_statuses(), read
-    once from a connection of its own (doc/contract.md section 5)."""
-    conn = idem.connect(":memory:")
-    try:
+    (what needs a person first): the extension's idem_statuses()
+    (doc/contract.md section 5), read from conn, or without one from a
+    connection of its own, once, at the first call: importing this module
+    never loads the extension, so a Python that cannot load it still
+    imports the CLI and the Datasette plugin, which then say why."""
+    global _STATUSES
+    if conn is not None:
         return tuple(json.loads(conn.execute("SELECT idem_statuses()").fetchone()[0]))
-    finally:
-        conn.close()
+    if _STATUSES is None:
+        own = idem.connect(":memory:")
+        try:
+            _STATUSES = statuses(own)
+        finally:
+            own.close()
+    return _STATUSES
 
 
-STATUSES = _statuses()
+if TYPE_CHECKING:
+    STATUSES: Tuple[str, ...]
+else:
+    def __getattr__(name: str) -> Any:
+        """idem.ops.STATUSES: statuses(), read at the first use (PEP 562)."""
+        if name == "STATUSES":
+            return statuses()
+        raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
 
 # The age buckets of stats() and the page's chart: (label, upper bound in s).
 AGES = (("< 1 hour", 3600), ("1 hour - 1 day", 86400),
@@ -161,6 +180,7 @@ class Desk:
         self.columns = [r[1] for r in conn.execute(
             "SELECT * FROM pragma_table_xinfo(?, 'main')", (self.table,))]
         self.optional = [c for c in OPTIONAL if c in self.columns]
+        self.statuses = statuses(conn)
         # The options as idem parsed them, never the CREATE text (where a
         # comment can hide what SQLite hands idem).
         opts = json.loads(conn.execute("SELECT idem_options(?, 'main')",
@@ -296,7 +316,7 @@ class Desk:
             "SELECT count(*) FROM %s WHERE member = 0 AND stale" % t).fetchone()[0]
         return {"table": self.table, "total": sum(by_status.values()),
                 "status": {s: by_status.get(s, 0) for s in
-                           STATUSES + tuple(sorted(set(by_status) - set(STATUSES)))},
+                           self.statuses + tuple(sorted(set(by_status) - set(self.statuses)))},
                 "stale": stale, "stale_after": self.stale_after,
                 "tool": by_tool, "age": by_age}
 

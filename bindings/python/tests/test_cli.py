@@ -488,6 +488,33 @@ class CommandLineTest(Desk):
         self.assertEqual(p.returncode, 2)
         self.assertIn("invalid choice: 'lost'", p.stderr)
 
+    def test_a_python_that_cannot_load_idem(self):
+        # Importing the CLI (and idem.ops) loads nothing: where the
+        # extension cannot be loaded, --help still works, a --status is
+        # not judged without the statuses, and the command says why it
+        # cannot run (exit status 1), never a traceback at import.
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        code = ("import sys, idem; idem.loadable_path = lambda: %r; "
+                "import idem.ops, idem.__main__; "
+                "sys.exit(idem.__main__.main(sys.argv[1:]))"
+                % os.path.join(os.path.dirname(self.path), "no-such-idem.so"))
+
+        def run(*argv):
+            return subprocess.run([sys.executable, "-c", code] + list(argv),
+                                  capture_output=True, text=True, env=env, timeout=60)
+        p = run(self.path, "list", "--help")
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+        self.assertIn("--status STATUS", p.stdout)
+        for status in ("unknown", "lost"):
+            p = run(self.path, "list", "--status", status)
+            self.assertEqual((p.returncode, p.stdout), (1, ""), p.stderr)
+            self.assertIn("no-such-idem.so", p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
+        # With the extension, --help lists its statuses.
+        p = self.cli(self.path, "list", "--help")
+        self.assertIn("only calls of this status: " + ", ".join(idem.ops.statuses()),
+                      " ".join(p.stdout.split()))
+
     def test_no_database_is_created(self):
         missing = os.path.join(os.path.dirname(self.path), "nope.db")
         rc, out, err = main([missing, "list"], io.StringIO(), io.StringIO()), None, None

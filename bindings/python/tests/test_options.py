@@ -152,8 +152,12 @@ class OptionsFromCTest(Base):
         conn = plain_connect(":memory:")
         self.addCleanup(conn.close)
         idem.load(conn)
-        self.assertEqual(idem.ops.STATUSES,
-                         tuple(json.loads(conn.execute("SELECT idem_statuses()").fetchone()[0])))
+        read = tuple(json.loads(conn.execute("SELECT idem_statuses()").fetchone()[0]))
+        self.assertEqual(idem.ops.STATUSES, read)
+        self.assertEqual(idem.ops.statuses(conn), read)
+        self.assertIs(idem.ops.statuses(), idem.ops.statuses())     # read once
+        with self.assertRaises(AttributeError):
+            idem.ops.STATUS
         with open(idem.ops.__file__, encoding="utf-8") as f:
             self.assertNotIn('"pending", "failed"', f.read())
 

@@ -30,19 +30,22 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 import idem
-from idem.ops import (AGES, STATUSES, Desk, OpsError, age_text, cell_text, idem_tables,
-                      note_tail, typed_id)
+from idem.ops import (AGES, Desk, OpsError, age_text, cell_text, idem_tables,
+                      note_tail, statuses, typed_id)
 from datasette import Forbidden, NotFound, Response, hookimpl
 from datasette.utils.asgi import BadRequest
 from datasette.utils import actor_matches_allow, tilde_decode, tilde_encode
 
 PERMISSION = "idem-reconcile"
-# What ?status= shows: the calls of one of the package's statuses, or the
-# stale ones (pending, their process gone).
-SHOWN = STATUSES + ("stale",)
+# What ?status= shows: the calls of one of the extension's statuses
+# (idem.ops.statuses(), read at the first page, never at import: a Datasette
+# whose Python cannot load idem still starts and says why), or the stale
+# ones (pending, their process gone).
+STALE = "stale"
 VERDICTS = ("arrived", "not_arrived", "not_sent")
 COLOURS = {"unknown": "#c0392b", "pending": "#e6a700", "failed": "#7f8c8d",
            "done": "#2e8b57"}
+OTHER = "#999999"               # a status a newer extension may add
 _load_error: Optional[str] = None
 
 
@@ -152,7 +155,8 @@ async def index(datasette: Any, request: Any) -> Response:
                           "url": _url(datasette, db, table)})
     return Response.html(await datasette.render_template(
         "idem_index.html", {"tables": found, "load_error": _load_error,
-                            "statuses": STATUSES, "colours": COLOURS},
+                            "statuses": () if _load_error else statuses(),
+                            "colours": COLOURS},
         request=request))
 
 
@@ -180,7 +184,7 @@ class Unloaded(Exception):
 
 async def _unloaded(datasette: Any, request: Any, why: str) -> Response:
     return Response.html(await datasette.render_template(
-        "idem_index.html", {"tables": [], "load_error": why, "statuses": STATUSES,
+        "idem_index.html", {"tables": [], "load_error": why, "statuses": (),
                             "colours": COLOURS}, request=request), status=500)
 
 
@@ -190,15 +194,16 @@ async def table_page(datasette: Any, request: Any) -> Response:
     except Unloaded as e:
         return await _unloaded(datasette, request, str(e))
     status = request.args.get("status") or None
-    if status is not None and status not in SHOWN:
+    shown = statuses() + (STALE,)
+    if status is not None and status not in shown:
         raise BadRequest("no status %r to show calls of: ?status= is one of %s"
-                         % (status, ", ".join(SHOWN)))
+                         % (status, ", ".join(shown)))
     tool = request.args.get("tool") or None
 
     def read(conn: sqlite3.Connection) -> Tuple[Dict[str, Any], List[Dict[str, Any]], int]:
         desk = Desk(conn, table)
-        rows, total = desk.calls(status=None if status == "stale" else status,
-                                 stale=status == "stale", tool=tool, limit=200)
+        rows, total = desk.calls(status=None if status == STALE else status,
+                                 stale=status == STALE, tool=tool, limit=200)
         return desk.stats(), rows, total
     stats, rows, total = await db.execute_fn(read)
     for r in rows:
@@ -209,7 +214,7 @@ async def table_page(datasette: Any, request: Any) -> Response:
     return Response.html(await datasette.render_template(
         "idem_table.html", {
             "database": db.name, "table": table, "stats": stats, "calls": rows,
-            "total": total, "status": status, "tool": tool, "statuses": STATUSES,
+            "total": total, "status": status, "tool": tool, "statuses": shown[:-1],
             "chart": chart(stats), "colours": COLOURS,
             "table_url": _url(datasette, db, table),
             "sql_url": datasette.urls.table(db.name, table),
@@ -321,14 +326,14 @@ def chart(stats: Dict[str, Any]) -> str:
                    % (y + bar // 2, _esc(label)))
         x = float(label_w)
         counts = stats["age"][label]
-        for status in STATUSES:
+        for status in stats["status"]:
             n = counts.get(status, 0)
             if not n:
                 continue
             w = n * scale
             out.append('<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s">'
                        '<title>%s: %d %s</title></rect>'
-                       % (x, y, w, bar, COLOURS[status], _esc(label), n, status))
+                       % (x, y, w, bar, COLOURS.get(status, OTHER), _esc(label), n, status))
             if w >= 18:
                 out.append('<text x="%.1f" y="%d" fill="white" text-anchor="middle"'
                            ' dominant-baseline="middle">%d</text>' % (x + w / 2, y + bar // 2, n))
@@ -338,10 +343,10 @@ def chart(stats: Dict[str, Any]) -> str:
                    % (x + 6, y + bar // 2, total))
     y = len(AGES) * (bar + gap) + 8
     x = label_w
-    for status in STATUSES:
+    for status in stats["status"]:
         out.append('<rect x="%d" y="%d" width="12" height="12" fill="%s"/>'
                    '<text x="%d" y="%d" dominant-baseline="middle">%s</text>'
-                   % (x, y, COLOURS[status], x + 16, y + 6, status))
+                   % (x, y, COLOURS.get(status, OTHER), x + 16, y + 6, status))
         x += 90
     out.append("</svg>")
     return "".join(out)

@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: MIT
 """datasette-idem through Datasette's own test client (datasette.client)."""
 import html
+import os
 import re
+import subprocess
+import sys
 import time
 
 import idem
@@ -238,6 +241,28 @@ async def test_a_python_that_cannot_load_extensions(app, monkeypatch):
         assert r.status_code == (200 if path == "/-/idem" else 500), path
         assert messages(r.text) == [("error", "The idem extension did not load into"
                                      " Datasette's connections: " + why)]
+
+
+async def test_a_python_that_cannot_load_idem_at_all(app, tmp_path):
+    # The plugin's import reads nothing from the extension: where it cannot
+    # be loaded at all, Datasette still starts, the index says why, a
+    # table's page is a 500 that says why.
+    missing = str(tmp_path / "no-such-idem.so")
+    code = """if True:
+        import asyncio, sys, idem
+        idem.loadable_path = lambda: sys.argv[2]
+        from datasette.app import Datasette
+        async def main():
+            ds = Datasette([sys.argv[1]])
+            for path in ("/-/idem", "/-/idem/app/calls"):
+                r = await ds.client.get(path)
+                print(path, r.status_code, sys.argv[2] in r.text)
+        asyncio.run(main())
+    """
+    p = subprocess.run([sys.executable, "-c", code, app.path, missing], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    assert (p.returncode, p.stdout.split("\n")) == (
+        0, ["/-/idem 200 True", "/-/idem/app/calls 500 True", ""]), p.stderr
 
 
 async def test_stale_calls_and_table_configuration(app):
