@@ -112,14 +112,7 @@ func (t *LocalTool[A, R]) Call(ctx context.Context, who, conv string, args A) (O
 	if t == nil {
 		return Outcome[R]{}, errors.New("idem: Call on a nil *LocalTool: make it with Local(calls, name, fn)")
 	}
-	if err := usable(t.calls, t.name, t.fn == nil, "Local", who, conv); err != nil {
-		return Outcome[R]{}, err
-	}
-	if err := t.calls.enter(); err != nil {
-		return Outcome[R]{}, err
-	}
-	return guard(ctx, func() (Outcome[R], error) {
-		defer t.calls.leave()
+	return run(ctx, t.calls, t.name, t.fn == nil, "Local", who, conv, func() (Outcome[R], error) {
 		return t.call(ctx, who, conv, args)
 	})
 }
@@ -145,6 +138,23 @@ func usable(c *Calls, name string, noFn bool, made, who, conv string) error {
 		return fmt.Errorf("idem: %s: conv %s", name, notText)
 	}
 	return nil
+}
+
+// run is the body of a tool's Call: what the call needs (usable), then f
+// counted among the table's calls in flight (enter, leave: Close waits
+// for them), answered by ctx's deadline (guard).
+func run[R any](ctx context.Context, c *Calls, name string, noFn bool, made, who, conv string,
+	f func() (Outcome[R], error)) (Outcome[R], error) {
+	if err := usable(c, name, noFn, made, who, conv); err != nil {
+		return Outcome[R]{}, err
+	}
+	if err := c.enter(); err != nil {
+		return Outcome[R]{}, err
+	}
+	return guard(ctx, func() (Outcome[R], error) {
+		defer c.leave()
+		return f()
+	})
 }
 
 // guard answers by ctx's deadline whatever a driver does past it (a
@@ -411,14 +421,7 @@ func (t *ExternalTool[A, R]) Call(ctx context.Context, who, conv string, args A)
 	if t == nil {
 		return Outcome[R]{}, errors.New("idem: Call on a nil *ExternalTool: make it with External(calls, name, fn)")
 	}
-	if err := usable(t.calls, t.name, t.fn == nil, "External", who, conv); err != nil {
-		return Outcome[R]{}, err
-	}
-	if err := t.calls.enter(); err != nil {
-		return Outcome[R]{}, err
-	}
-	return guard(ctx, func() (Outcome[R], error) {
-		defer t.calls.leave()
+	return run(ctx, t.calls, t.name, t.fn == nil, "External", who, conv, func() (Outcome[R], error) {
 		return t.call(ctx, who, conv, args)
 	})
 }
