@@ -1872,10 +1872,7 @@ static IDEMNUM_INLINE int idemNumEiselLemireAt(
     uint64_t g = f + ((uint64_t)1<<63), ti;
     int s4 = sh + 4 - lz;
     int edge = g+1<=1;                /* G is 0 or 2^64-1 */
-    /* (0 at s4 >= 64 by a mask, not a branch: a subnormal's s4 falls on
-    ** either side of 64 at random, as w's length and the scale decide) */
-    ti = (t[0]>>(s4 & 63)) & ((uint64_t)0 - (uint64_t)(s4<64));
-    ti = s4<=3 ? one : ti;
+    ti = s4<=3 ? one : s4>=64 ? 0 : t[0]>>s4;
     g >>= 4;
     *pShort = ok && !edge && (m & (IDEMNUM_HIDDEN-1))!=0
       && (ti>=one || (g+2<=(uint64_t)d*ti
