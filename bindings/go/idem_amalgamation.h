@@ -3940,16 +3940,15 @@ static IDEMNUM_NOINLINE int idemNumSubShort(
   int x10 = 300 + (z[iFrac+3]-'0')*10 + (z[iFrac+4]-'0');
   int d = z[iFrac-1]-'0', q, i;
   uint64_t w, m, g, G, ti;
-  if( nDig==16 && (unsigned)(x10-310)<=13 && iInt==neg+1 && d!=0
-   && z[iFrac]=='e' ){
-    /* below 1e-309, as idemNumSubDeep() takes "%.17g"'s 17 digits */
-    return idemNumSubDeep16(z, n, x10, zOut);
-  }
   if( iInt!=neg+1 || z[neg]=='0' || d==0 || nDig>16 || z[iFrac]!='e'
    || x10<308 || x10>324 ){
     /* not that shape, or normal (1e-300 .. 1e-307): where it came from */
     if( iFrac>iInt ) return idemNumDecimalExpAny(z, n, iInt, iFrac, zOut);
     return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
+  }
+  if( nDig==16 && (unsigned)(x10-310)<=13 ){
+    /* below 1e-309, as idemNumSubDeep() takes "%.17g"'s 17 digits */
+    return idemNumSubDeep16(z, n, x10, zOut);
   }
   if( nDig>=11 ){
     /* The digits at once, as idemNumDigits17() reads them (the first,
