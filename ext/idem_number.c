@@ -2494,29 +2494,61 @@ static IDEMNUM_INLINE int idemNumPos(int x){
   return x & ~(x>>31);
 }
 
-/* -1 - floor(log2(10^-p)) for 2 <= p <= 15 (idemNumSubOut()) */
-static const unsigned char idemNumSubSh[16] = {
-  0, 3, 6, 9, 13, 16, 19, 23, 26, 29, 33, 36, 39, 43, 46, 49
+/* For x10 = 308 + p2, 2 <= p2 <= 15 (idemNumSubDeep() and
+** idemNumSubOut()): step 3's shift sh = -1075 - floor(log2(10^q)),
+** q = -x10-16 (8 to 52); the shift -1 - floor(log2(10^-p2)) of x's
+** product with 10^-p2 (6 to 49); then where in "d.dddddddddddddddd" the
+** 8 bytes read for the digits 13-p2 to 17-p2 start (2 or more: after the
+** '.'), the right shift that brings the digit 17-p2 to their lowest byte,
+** and the left shift that brings the first digit to the byte 16-p2 (40
+** where that byte is above the five kept). */
+static const unsigned char idemNumSubRow[16][5] = {
+  {0,0,0,0,0}, {0,0,0,0,0},
+  { 8, 6,11,24,40}, {12, 9,10,24,40}, {15,13, 9,24,40}, {18,16, 8,24,40},
+  {22,19, 7,24,40}, {25,23, 6,24,40}, {28,26, 5,24,40}, {32,29, 4,24,40},
+  {35,33, 3,24,40}, {38,36, 2,24,40}, {42,39, 2,32,32}, {45,43, 2,40,24},
+  {48,46, 2,48,16}, {52,49, 2,56, 8}
 };
 
-/* idemNumFormatParts() for a subnormal, not inlined: where
-** idemNumSubOut() does not decide, off its path. */
-static IDEMNUM_NOINLINE int idemNumFormatSub(int neg, uint64_t c, char *zOut){
-  return idemNumFormatParts(neg, c, IDEMNUM_EMIN, zOut);
+/* The 8 bytes at z as a big-endian word, z[0] in the highest byte (one
+** load and a byte swap). */
+static IDEMNUM_INLINE uint64_t idemNumLoad8Be(const char *z){
+  const unsigned char *u = (const unsigned char*)z;
+  return (uint64_t)u[0]<<56     | (uint64_t)u[1]<<48 | (uint64_t)u[2]<<40
+       | (uint64_t)u[3]<<32     | (uint64_t)u[4]<<24 | (uint64_t)u[5]<<16
+       | (uint64_t)u[6]<<8      | (uint64_t)u[7];
+}
+
+/* Decimal digits one a byte (bytes 0 to 3 of x, each 0 to 9 or, after
+** an addition or a subtraction in binary, 246 to 255 where it borrowed or
+** did not carry): each of those 246 or more less 246, that is plus 10
+** modulo 256, with no borrow from the byte above. */
+static IDEMNUM_INLINE uint64_t idemNumSubBcd(uint64_t x){
+  return x - ((x>>7) & 0x01010101)*246;
+}
+
+/* Where idemNumSubOut() does not decide: idemNumExpLiteral() for the
+** literal at zM - neg, "d." and nDig-1 digits more, then "e-3NN". */
+static IDEMNUM_NOINLINE int idemNumSubSlow(
+  const char *zM, int neg, int nDig, char *zOut
+){
+  return idemNumExpLiteral(zM - neg, neg + nDig + 6, neg + 1, neg + nDig + 1,
+                           zOut);
 }
 
 /*
 ** Step 5 and the layout for a subnormal c*2^EMIN that a literal below
-** 1e-309 came to (step 3's G with it: idemNumSubProduct()): the "%.17g"
-** literal's 17 digits w, its text zM ("d." and 16 digits more),
-** 10^-x10 <= |x| < 10^(1-x10) with 310 <= x10 <= 323, its exponent's text
-** "-3NN" at zX.  The answer idemNumShortestOne() and
-** idemNumFormatParts() give (the literal is never its own there), by a
-** way made for time, not instructions: each of these literals waits for
-** its step 3, step 5 and layout one after the other, each on the one
-** before, so that its time is the length of that chain, and the branches
-** that the digits decide (c5f5936's one product took 1.9x json()'s time
-** for 1.15x its instructions).
+** 1e-309 came to (step 3's G with it: idemNumSubDeep()): the literal's
+** nDig digits (17, "%.17g"'s, or 16 when its 17th is 0) times
+** 10^(17-nDig), w, its text zM ("d." and nDig-1 digits more, the last not
+** 0, then "e-3NN"), 10^-x10 <= |x| < 10^(1-x10) with 310 <= x10 <= 323.
+** The answer idemNumShortestOne() and idemNumFormatParts() give (the
+** literal is never its own there), by a way made for time, not
+** instructions: each of these literals waits for its step 3, step 5 and
+** layout one after the other, each on the one before, so that its time is
+** the length of that chain, and the branches that the digits decide
+** (c5f5936's one product took 1.9x json()'s time for 1.15x its
+** instructions).
 **  - Step 5 from step 3's G and the literal's digits, not from c: the
 **    answer is a multiple of 10^-323 or 10^-324 within u of x, its
 **    digits the literal's but for the last few.  What depends on the
@@ -2528,45 +2560,61 @@ static IDEMNUM_NOINLINE int idemNumFormatSub(int neg, uint64_t c, char *zOut){
 **    (the only multiple of 10^-323 there, the interval being narrower),
 **    so that it has nD = 324 - x10 digits (in units of 10^-323) or one
 **    more (of 10^-324).  Only its last four digits are printed (g,
-**    lit1 or lit2 plus at most 5, below 10^4): the first nD-4 are the
-**    literal's, copied, unless g is not below 10^4 (a carry or a borrow
-**    changes them, or the answer is 10^(1-x10)) or 0 (its zeros at the end
-**    reach them): idemNumFormatParts(), about 1 in 1 000.  With nD <= 4
-**    g is all of it.
+**    lit1 plus 0 or 1, or lit2 less 2 plus 0 to 5): the first nD-4 are the
+**    literal's, copied, unless g is not below 10^4 (a carry changes them,
+**    or the answer is 10^(1-x10)) or 0 (its zeros at the end reach them):
+**    idemNumExpLiteral(), about 1 in 1 000.  With nD <= 4 g is all of it.
+**  - lit1 and lit2 are read from the literal's text, one digit a byte,
+**    and g is added to them in decimal there (branch sub18, round
+**    four's thirteenth session): computed from x's integer part (a
+**    division by 10^5, one by 10, one by 10^4) and g's digits from g
+**    (three products more), they made about 25 cycles of a chain of
+**    about 90 (counted from the instructions' latencies).
 ** So the answer is the literal's first 16 bytes, then g's 4 digits over
 ** them from the digit nD-4 (with nD <= 4 from the first digit, the '.'
 ** kept), then after its last digit not 0 the literal's "e-3NN" (over the
 ** '.' when that digit is the first): stores only, none read back, and
 ** no count of digits.  Writes 21 bytes and a '-'.
 */
-static IDEMNUM_INLINE int idemNumSubOut(int neg, uint64_t c, uint64_t G,
-                                        int x10, uint64_t w, const char *zM,
-                                        const char *zX, char *zOut){
+static IDEMNUM_INLINE int idemNumSubOut(int neg, uint64_t G, int x10,
+                                        uint64_t w, const char *zM, int nDig,
+                                        char *zOut){
   const uint64_t one = (uint64_t)1<<60;
   const uint64_t u2 = 0x4f0cedc95a718dd4ULL;   /* 2^EMIN*10^324, 2^-60 units */
-  const uint64_t *t;
-  uint64_t hi, lo, s2, xf, f2, gu, d, mask, g;
-  uint32_t r5, lit1, lit2, x, y, v;
-  int in, hiIn, nD1 = 324 - x10, nD, big, nSig, pos, p2 = x10 - 308, sh;
+  const unsigned char *row = idemNumSubRow[x10 - 308];
+  const uint64_t *t = idemNumPow10[650 - x10]; /* 10^-p2 */
+  uint64_t hi, lo, wd, r2, b1, b2, xf, f2, gu, d, mask, k, g;
+  uint32_t x, v;
+  int in, hiIn, nD1 = 324 - x10, nD, big, nSig, pos, sh = row[1];
   char *z = zOut;
-  assert( c>0 && c<((uint64_t)1<<48) && x10>=310 && x10<=323 );
-  assert( w<100000000000000000ULL );
+  assert( x10>=310 && x10<=323 );
+  assert( t==idemNumPow10[308 - x10 - IDEMNUM_POW10_MIN] );
+  assert( w<100000000000000000ULL && (nDig==16 || nDig==17) );
+  assert( zM[nDig]!='0' && zM[nDig+1]=='e' );
 
   /* From the literal alone (off the chain): x in units of 10^-324 is
   ** w/10^p2, its integer part s2 and its fraction f2 (2^-60 units) from
   ** one product with 10^-p2 (as step 3's: the table entry, b its
   ** exponent, 2 units low at most); s1 = floor(s2/10), the integer part
-  ** in units of 10^-323; their last four digits lit1 and lit2; xf = the
-  ** last digit of s2 and f2, x less 10*s1 */
-  t = idemNumPow10[-p2 - IDEMNUM_POW10_MIN];
-  sh = idemNumSubSh[p2];                       /* 6 to 53 */
+  ** in units of 10^-323.  s2 is the literal's first 17-p2 digits, s1 its
+  ** first 16-p2: the fraction, w's last p2 digits over 10^p2, is never 0
+  ** (the literal's last digit is not, and p2 >= 2) nor within 10^-15
+  ** (1 150 units) of 1, so that the product's few units low never move
+  ** the integer part.  Their last four digits are read from the text,
+  ** not computed from s2: wd holds the digits 13-p2 to 17-p2 (0 before
+  ** the first digit; 17-p2 <= 15), one a byte, the last in the lowest, so
+  ** that lit2 (s2's last four) is its low four bytes and lit1 (s1's) the
+  ** four above.  xf = the last digit of s2 and f2, x less 10*s1. */
   hi = idemNumProduct(w, t, &lo);
-  s2 = hi >> sh;
   f2 = (hi<<(64-sh) | lo>>sh) >> 4;
-  r5 = (uint32_t)(s2%100000);
-  lit1 = r5/10;
-  lit2 = r5%10000;
-  xf = (uint64_t)(r5 - 10*lit1)*one + f2;
+  wd = ((idemNumLoad8Be(zM + row[2]) >> row[3])
+        | (uint64_t)(unsigned char)zM[0] << row[4]) & 0x0f0f0f0f0fULL;
+  xf = (wd & 0xff)*one + f2;
+  /* lit1 and lit2 - 2 (a borrow past the four leaves the bytes above all
+  ** ones), each byte plus 246, ready for the addition below */
+  r2 = wd & 0xffffffffULL;
+  b1 = (wd>>8) + 0xf6f6f6f6ULL;
+  b2 = idemNumSubBcd(r2 - 2) + 0xf6f6f6f6ULL;
 
   /* Step 5 from step 3's G, not from c: x = (c - 1/2 + G/2^64)*2^EMIN,
   ** so that v's interval is [x - gu, x + u2 - gu] with gu = G/2^64*u2 in
@@ -2605,30 +2653,34 @@ static IDEMNUM_INLINE int idemNumSubOut(int neg, uint64_t c, uint64_t G,
   in = (xf <= gu) | hiIn;
   d = f2 + (5*(one>>1) + (u2>>1)) - gu;        /* (1/2 + 2 + u2/2)*2^60 */
   mask = (uint64_t)0 - (uint64_t)in;
-  g = lit2 + (d>>60) - 3;                      /* g less one */
-  g ^= ((lit1 + (uint64_t)hiIn - 1) ^ g) & mask;
-  if( g >= 9999 ){
-    return idemNumFormatSub(neg, c, zOut);
+  /* the answer's last four digits g: lit1 + hiIn, or lit2 - 2 + (d>>60)
+  ** (d>>60 is 0 to 5), added in decimal a digit a byte: each byte was
+  ** made 246 more, so that one that reaches 10 carries into the next,
+  ** then those that did not carry are made 246 less.  A carry or a
+  ** borrow past the four leaves the bytes above not 0, and g = 0 leaves
+  ** all 0: g is from 1 to 9999 if and only if 1 <= g <= 0x09090909.
+  ** (Only lit1 + hiIn ever fails it: with no multiple of 10^-323 in the
+  ** interval the answer is 10*s1 + j, 1 <= j <= 9, whose last four
+  ** digits are lit1's last three and j.) */
+  k = (d>>60) ^ (((uint64_t)hiIn ^ (d>>60)) & mask);
+  g = idemNumSubBcd((b2 ^ ((b1 ^ b2) & mask)) + k);
+  if( g-1 >= 0x09090909 ){
+    return idemNumSubSlow(zM, neg, nDig, zOut);
   }
-  g++;
   nD = nD1 + 1 - in;
   big = nD>4;
 
-  /* g's 4 digits, the first in the lowest byte (as idemNumPut8()), each
-  ** from its own quotient (g/10, g/100, g/1000, exact for g < 10^4), not
-  ** one from another; the zeros at the end are the bytes 0 at the top
-  ** (g is not 0), and the answer's digits (nD: it is 10^(nD-1) or more)
-  ** all but those; then with nD < 4 g's 4-nD leading zeros dropped */
+  /* g's 4 digits, the first in the lowest byte (as idemNumPut8()); the
+  ** zeros at the end are the bytes 0 at the bottom of g (g is not 0), and
+  ** the answer's digits (nD: it is 10^(nD-1) or more) all but those; then
+  ** with nD < 4 g's 4-nD leading zeros dropped */
+  nSig = nD - (idemNumCtz64(g)>>3);
   x = (uint32_t)g;
-  y = (x*5243) >> 19;                          /* x/100 */
-  x = y | (x - y*100)<<16;
-  y = ((x*103) >> 10) & 0x000f000fu;           /* tens of each pair */
-  v = y | (x - y*10)<<8;
-  nSig = nD - (int)((idemNumClz64(v) - 32) >> 3);
+  v = x>>24 | (x>>8 & 0xff00) | (x<<8 & 0xff0000) | x<<24;
   v >>= 8*idemNumPos(4-nD);
   if( ((v & 0xff) | (uint32_t)big)==0 ){
     /* nD < 4 and the answer 10^nD units, 10^(1-x10) */
-    return idemNumFormatSub(neg, c, zOut);
+    return idemNumSubSlow(zM, neg, nDig, zOut);
   }
   v += 0x30303030u;
 
@@ -2642,7 +2694,7 @@ static IDEMNUM_INLINE int idemNumSubOut(int neg, uint64_t c, uint64_t G,
   idemNumStore4(z + 2 + idemNumPos(nD-5), v >> (8 - 8*big));
   pos = nSig + (nSig>1);
   z[pos] = 'e';
-  idemNumStore4(z+pos+1, idemNumLoad4(zX));
+  idemNumStore4(z+pos+1, idemNumLoad4(zM + nDig + 2));
   return (int)(z - zOut) + pos + 5;
 }
 
@@ -2702,18 +2754,46 @@ static IDEMNUM_INLINE int idemNumSub17At(
 ** (one in a hundred of the uniform subnormals; all of those drawn across
 ** their exponents), then idemNumSubOut().
 */
+static IDEMNUM_INLINE int idemNumSubDeepAt(
+  const char *z, int n, int x10, char *zOut, int nDig
+){
+  int neg = z[0]=='-';
+  const char *zM = z + neg;
+  const uint64_t *t = idemNumPow10[326 - x10];  /* 10^q, q = -x10-16 */
+  int sh = idemNumSubRow[x10 - 308][0];
+  uint64_t w, uLo, uHi, G;
+  assert( n==neg + nDig + 6 && x10>=310 && x10<=323 );
+  assert( t==idemNumPow10[-x10 - 16 - IDEMNUM_POW10_MIN]
+          && sh==-1075 - idemNumFloorLog2Pow10(-x10 - 16) );
+  /* w as idemNumDigits17() reads it (with 16 digits, times 10: the 'e'
+  ** after them masked to 0), in scalar words, not SSE2's: the chain that
+  ** each of these literals waits for starts here, and the moves to SSE2's
+  ** registers and back are 6 cycles of it */
+  w = (uint64_t)(zM[0]-'0')*10000000000000000ULL
+    + (uint64_t)idemNumSwar8(idemNumLoad8(zM+2))*100000000
+    + idemNumSwar8(idemNumLoad8(zM+10) & idemNumMask[nDig-1]);
+  /* step 3 as idemNumSubProduct(), G only (its test of m left out: from
+  ** 1e-323 up to 1e-309 m is 2 to 2^48; m itself is not needed: where
+  ** idemNumSubOut() does not decide, idemNumExpLiteral()) */
+  uHi = idemNumProduct(w, t, &uLo);
+  G = (uHi<<(64-sh) | uLo>>sh) + ((uint64_t)1<<63);
+  if( G+1>1 ){
+    return idemNumSubOut(neg, G, x10, w, zM, nDig, zOut);
+  }
+  if( nDig==17 ) return idemNumTiny3(z, n, -x10, zOut);
+  return idemNumExpLiteral(z, n, neg + 1, n - 5, zOut);
+}
 static IDEMNUM_NOINLINE int idemNumSubDeep(
   const char *z, int n, int x10, char *zOut
 ){
-  uint64_t w = idemNumDigits17(z + (z[0]=='-')), m, g;
-  /* (idemNumSubProduct()'s test of m left out: from 1e-323 up to 1e-309
-  ** m is 2 to 2^48) */
-  (void)idemNumSubProduct(w, -x10 - 16, &m, &g);
-  if( g+1>1 ){
-    return idemNumSubOut(z[0]=='-', m, g, x10, w, z + (z[0]=='-'), z+n-4,
-                         zOut);
-  }
-  return idemNumTiny3(z, n, -x10, zOut);
+  return idemNumSubDeepAt(z, n, x10, zOut, 17);
+}
+/* The same for 16 digits (idemNumSubShort()): "%.17g" of a subnormal
+** whose 17th digit is 0, one in ten. */
+static IDEMNUM_NOINLINE int idemNumSubDeep16(
+  const char *z, int n, int x10, char *zOut
+){
+  return idemNumSubDeepAt(z, n, x10, zOut, 16);
 }
 static IDEMNUM_NOINLINE int idemNumSub17(
   const char *z, int n, int x10, char *zOut
@@ -2789,6 +2869,10 @@ static IDEMNUM_NOINLINE int idemNumSubShort(
     /* not that shape, or normal (1e-300 .. 1e-307): where it came from */
     if( iFrac>iInt ) return idemNumDecimalExpAny(z, n, iInt, iFrac, zOut);
     return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
+  }
+  if( nDig==16 && (unsigned)(x10-310)<=13 ){
+    /* below 1e-309, as idemNumSubDeep() takes "%.17g"'s 17 digits */
+    return idemNumSubDeep16(z, n, x10, zOut);
   }
   if( nDig>=11 ){
     /* The digits at once, as idemNumDigits17() reads them (the first,
