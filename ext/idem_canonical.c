@@ -1507,7 +1507,11 @@ static void idemJsonSortRanksMsd(
     ** 256 places written at once, more than the hardware follows, and a
     ** range of this size is larger than the second-level cache */
     uint32_t d = aCnt[(r[i].iKey>>sh) & 0xff]++;
-    IJ_PREFETCH_W(&aTmp[d + IJ_SPLIT_AHEAD]);
+    /* (the address as an integer: d + IJ_SPLIT_AHEAD may be past the
+    ** end of aTmp[], where a pointer may not point; a fetch there is
+    ** harmless) */
+    IJ_PREFETCH_W((void*)((uintptr_t)(aTmp + d)
+                          + IJ_SPLIT_AHEAD*sizeof(IdemJsonRank)));
     aTmp[d] = r[i];
   }
   for(i=0, m=0; i<256; i++){
