@@ -19,10 +19,10 @@ PORTABLE := $(BUILD)/portable
 NOAVX2   := $(BUILD)/noavx2
 $(PORTABLE)/idem.$(SO): $(SOURCES) | $(BUILD)/.deps
 	@mkdir -p $(@D)
-	$(call loadable,$(CFLAGS) -DIDEM_JSON_PORTABLE)
+	$(call loadable,$(NOG_CFLAGS) -DIDEM_JSON_PORTABLE)
 $(NOAVX2)/idem.$(SO): $(SOURCES) | $(BUILD)/.deps
 	@mkdir -p $(@D)
-	$(call loadable,$(CFLAGS) -DIDEM_NO_AVX2)
+	$(call loadable,$(NOG_CFLAGS) -DIDEM_NO_AVX2)
 
 test-portable: $(PORTABLE)/idem.$(SO) $(NOAVX2)/idem.$(SO) $(BUILD)/idem_utf8_test  ## the canonicalizer without its word, SSE2 and AVX2 scans
 	IDEM_LIB=$(abspath $(PORTABLE))/idem.$(SO) tclsh tcl/run.tcl \

@@ -54,7 +54,7 @@ CROSS_SQLITE_OPTS := -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION
 # idem as it is built (CFLAGS), but without -g: the same code, and a quarter
 # less of each compile (idem-*.o: 5.7 s of CPU each, 4.3 s without, eight
 # of them); no one debugs these programs under qemu.
-XCFLAGS = $(filter-out -g,$(CFLAGS))
+XCFLAGS = $(NOG_CFLAGS)
 
 $(CROSS)/.deps: | $(BUILD)/.deps
 	@mkdir -p $(CROSS)

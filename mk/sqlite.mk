@@ -45,7 +45,7 @@ $(NEW)/libsqlite3.so.0: $(NEW)/sqlite3.c
 	  -o $@ $< -lm -lpthread
 
 $(NEW)/idem.$(SO): $(SOURCES) $(NEW)/sqlite3.c
-	$(call loadable,$(CFLAGS) -I$(NEW))
+	$(call loadable,$(NOG_CFLAGS) -I$(NEW))
 
 test-new: all $(NEW)/libsqlite3.so.0 $(NEW)/idem.$(SO)  ## the suite on the newest SQLite (3.53, from npm)
 	LD_LIBRARY_PATH=$(abspath $(NEW)) IDEM_LIB=$(abspath $(NEW))/idem.$(SO) IDEM_LIB_ONLY=1 \
@@ -93,7 +93,7 @@ $(OLDER)/libsqlite3.so.0: $(OLDER)/sqlite3.c
 	  -o $@ $< -lm -lpthread
 
 $(OLD)/idem.$(SO): $(SOURCES) $(OLD)/sqlite3.c
-	$(call loadable,$(CFLAGS) -I$(OLD))
+	$(call loadable,$(NOG_CFLAGS) -I$(OLD))
 
 test-old: all $(OLD)/libsqlite3.so.0 $(OLD)/idem.$(SO) $(OLDER)/libsqlite3.so.0  ## the suite on the oldest SQLite (3.40.0)
 	@echo "older headers (3.39.1): the build must stop with idem's #error"

@@ -102,10 +102,12 @@ def parse(path):
 # Unoptimized and without debugging information: a mutant's build is most
 # of its time, no rule depends on the optimizer, and no one debugs these
 # copies.  In the environment, so that the makes the test files start
-# themselves (durable.test: build/powerloss, canonical.test:
-# build/idem_canonical_test) build the same way.
+# themselves (durable.test: build/powerloss, inner.test and utf8.test:
+# build/idem_canonical_test and build/idem_utf8_test, UNIT_CFLAGS;
+# canonical.test: build/variant/take.so, TAKE_CFLAGS) build the same way.
 CFLAGS = "-O0"
-BUILD_ENV = {"CFLAGS": CFLAGS, "POWERLOSS_CFLAGS": CFLAGS}
+BUILD_ENV = {"CFLAGS": CFLAGS, "POWERLOSS_CFLAGS": CFLAGS, "UNIT_CFLAGS": CFLAGS,
+             "TAKE_CFLAGS": CFLAGS}
 # And with clang where there is one (make fuzz's compiler): it builds the
 # one translation unit at -O0 in about half gcc's time (0.55 s against
 # 1.0 s here, for each of some 240 mutants).  The tree as it is is built,
