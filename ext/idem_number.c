@@ -3103,7 +3103,7 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   int i = iInt + 1, eNeg = z[i]=='-', x10 = 0;
   int L, q, lz, sh, a3, nOut, E, c;
   const uint64_t *t;
-  uint64_t w, uHi, uLo, f, m, g, ti, A0, A1, P0, r0, r1, s, D, wd;
+  uint64_t w, uHi, uLo, f, m, g, ti, P0, r0, r1, s, D, wd, v2, v3;
   if( nDig<18 ) return idemNumCanonicalAny(z, n, iInt, iInt, zOut);
   i += (eNeg || z[i]=='+');
   if( n-i>4 ){
@@ -3117,10 +3117,11 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   L = nDig - 1 + (eNeg ? -x10 : x10);
   if( L<-307 || L>307 ) goto long_way;
 
-  /* Step 3 for w */
-  w = (idemNumSwar16(idemNumLoad8(zD), idemNumLoad8(zD+8))*100
-       + (uint64_t)(zD[16]-'0')*10 + (uint64_t)(zD[17]-'0'))*10
-    + (nDig>18 ? (uint64_t)(zD[18]-'0') : 0);
+  /* Step 3 for w; v3 and v2 its last 3 and 2 digits (w mod 1000 and
+  ** mod 100, read from the text: no division for r0 and r1 below) */
+  v2 = (uint64_t)(zD[17]-'0')*10 + (nDig>18 ? (uint64_t)(zD[18]-'0') : 0);
+  v3 = (uint64_t)(zD[16]-'0')*100 + v2;
+  w = idemNumSwar16(idemNumLoad8(zD), idemNumLoad8(zD+8))*1000 + v3;
   q = L - 18;
   t = idemNumPow10[q - IDEMNUM_POW10_MIN];
   lz = idemNumClz64(w);
@@ -3142,16 +3143,16 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   ti = t[0] >> (sh + 4 - lz);
   a3 = 1000*(ti+1)<=one;
   if( !a3 && 1000*ti<=one ) goto step_5;
-  A0 = w/100;
-  A1 = A0/10;
+  /* r0 = w mod 10^a, r1 = w mod 10^(a+1): w's last digits (its 16th,
+  ** z[15], for r1 at a = 3) */
   P0 = 100;
+  r0 = v2;
+  r1 = v3;
   if( a3 ){
-    A0 = A1;
-    A1 = A0/10;
     P0 = 1000;
+    r0 = v3;
+    r1 = (uint64_t)(zD[15]-'0')*1000 + v3;
   }
-  r0 = w - A0*P0;
-  r1 = w - A1*P0*10;
   s = P0*10 - r1;
   {
     /* C at G - r1*t, C + U1 at G + s*t: surely in, surely out (the
@@ -3162,10 +3163,8 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
     int inD = g+2+s*(ti+1)<=one;
     nOut = 17 - a3;                 /* 10^a: a multiple of U0 */
     if( inC & outD ){
-      D = A1;
       c = zD[nOut-2];
     }else if( inD & outC ){
-      D = A1 + 1;
       c = zD[nOut-2] + 1;
     }else if( outC & outD ){
       /* The multiple of U0 closest to v: a*2^60 in (aLo, aHi), U0*2^60
@@ -3184,9 +3183,9 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
       assert( j>=-6 && j<=6 && jTh<(int64_t)(3*one) && jTh>-(int64_t)(3*one) );
       if( !((j>=1 ? 2*jTh - T0h : 2*jT - T0)<=2*aLo) ) goto step_5;
       if( !(2*aHi<=(j>=0 ? 2*jT + T0 : 2*jTh + T0h)) ) goto step_5;
-      D = A0 + (uint64_t)j;
       c = zD[nOut-1] + (int)j;
       if( IDEMNUM_LIKELY((unsigned)(c-'1')<9) ) goto out;
+      D = w/P0 + (uint64_t)j;
       if( D%10==0 || D<idemNumPow10Int[nOut-1] || D>=idemNumPow10Int[nOut] ){
         goto step_5;
       }
@@ -3199,6 +3198,7 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   ** or 1 (then as below); else its digits less the zeros at its end */
   nOut--;
   if( IDEMNUM_LIKELY((unsigned)(c-'1')<9) ) goto out;
+  D = w/(P0*10) + (uint64_t)(c!=zD[nOut-1]);
   E = q + 19 - nOut;
   if( D==idemNumPow10Int[nOut] ){
     D = 1;
