@@ -5169,15 +5169,18 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   char *zOut
 ){
   if( iInt==n ) return idemNumAsWritten(z, n, zOut);
-  if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
-    /* "5e-324": a subnormal's shortest form, likely */
-    return idemNumSubShort(z, n, iInt, iFrac, zOut);
-  }
   if( iInt>=18 && iInt==iFrac ){
     /* An integer of 18 digits or more with an exponent
     ** ("12345678901234567890e5"): the answer from its digits
-    ** (idemNumIntExp()), with none of the common path's steps before */
+    ** (idemNumIntExp()), with none of the common path's steps before.
+    ** Tested before "5e-324"'s shape, which no such integer has (its
+    ** e-3NN goes on from idemNumIntExp() to idemNumLongExp(), where
+    ** idemNumSubShort() sent it by the common path) */
     return idemNumIntExp(z, n, iInt, zOut);
+  }
+  if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
+    /* "5e-324": a subnormal's shortest form, likely */
+    return idemNumSubShort(z, n, iInt, iFrac, zOut);
   }
   return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
 }
