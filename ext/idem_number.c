@@ -3103,7 +3103,7 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   int i = iInt + 1, eNeg = z[i]=='-', x10 = 0;
   int L, q, lz, sh, a3, nOut, E, c;
   const uint64_t *t;
-  uint64_t w, uHi, uLo, f, m, g, ti, P0, r0, r1, s, D, wd, v2, v3;
+  uint64_t w, uHi, uLo, f, m, g, ti, P0, r0, r1, s, D, wd, v2, v3, v4;
   if( nDig<18 ) return idemNumCanonicalAny(z, n, iInt, iInt, zOut);
   i += (eNeg || z[i]=='+');
   if( n-i>4 ){
@@ -3119,7 +3119,14 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
 
   /* Step 3 for w; v3 and v2 its last 3 and 2 digits (w mod 1000 and
   ** mod 100, read from the text: no division for r0 and r1 below) */
-  v2 = (uint64_t)(zD[17]-'0')*10 + (nDig>18 ? (uint64_t)(zD[18]-'0') : 0);
+  {
+    /* its 16th to 19th digits at once (a 19th 0 where it has 18: the
+    ** 'e' masked), in pairs: idemNumSwar4()'s first step */
+    uint32_t c4 = idemNumLoad4(zD+15) & (nDig>18 ? 0x0f0f0f0fu : 0x000f0f0fu);
+    c4 = (c4 * (10*256 + 1)) >> 8;
+    v2 = (c4>>16) & 0xff;
+    v4 = (c4 & 0xff)*100 + v2;
+  }
   v3 = (uint64_t)(zD[16]-'0')*100 + v2;
   w = idemNumSwar16(idemNumLoad8(zD), idemNumLoad8(zD+8))*1000 + v3;
   q = L - 18;
@@ -3151,7 +3158,7 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   if( a3 ){
     P0 = 1000;
     r0 = v3;
-    r1 = (uint64_t)(zD[15]-'0')*1000 + v3;
+    r1 = v4;
   }
   s = P0*10 - r1;
   {
