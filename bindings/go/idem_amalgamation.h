@@ -4219,8 +4219,15 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   }
   /* its k <= 4 digits, the last k of the literal's last 4 bytes (the
   ** literal has 20 or more), at once */
-  x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
-                          & (uint32_t)(0xffffffffULL << (8*(4-(n-i)))));
+  {
+    /* (the mask of its digits' low nibbles from a table: no shifts) */
+    static const uint32_t aNib[5] = {
+      0, 0x0f000000, 0x0f0f0000, 0x0f0f0f00, 0x0f0f0f0f
+    };
+    uint32_t c4 = idemNumLoad4(z+n-4) & aNib[n-i];
+    c4 = (c4 * (10*256 + 1)) >> 8;
+    x10 = (int)(((c4 & 0x00ff00ff) * (100*65536 + 1)) >> 16);
+  }
   L = nDig - 1 + (eNeg ? -x10 : x10);
   if( L<-307 || L>307 ) goto long_way;
 
