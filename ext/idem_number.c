@@ -3093,7 +3093,7 @@ static IDEMNUM_NOINLINE int idemNumLongExp(
 */
 static int idemNumFromDouble(char*, int, uint64_t, int);
 static IDEMNUM_NOINLINE int idemNumIntExp(
-  const char *z, int n, int iInt, char *zOut
+  const char *z, int n, int iInt, int iFrac, char *zOut
 ){
   const uint64_t one = (uint64_t)1<<60;
   const uint64_t half = (uint64_t)1<<63;
@@ -3104,7 +3104,9 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   int L, q, lz, sh, a3, nOut, E, c;
   const uint64_t *t;
   uint64_t w, uHi, uLo, f, m, g, ti, P0, r0, r1, s, D, wd, v2, v3, v4;
-  if( nDig<18 ) return idemNumCanonicalAny(z, n, iInt, iInt, zOut);
+  /* (iFrac is iInt: the other ways' arguments, so that
+  ** idemNumberCanonical() jumps here with its registers as they are) */
+  if( nDig<18 ) return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
   i += (eNeg || z[i]=='+');
   if( n-i>4 ){
     i = idemNumSkipZeros(z, i, n);
@@ -4083,7 +4085,7 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
     ** Tested before "5e-324"'s shape, which no such integer has (its
     ** e-3NN goes on from idemNumIntExp() to idemNumLongExp(), where
     ** idemNumSubShort() sent it by the common path) */
-    return idemNumIntExp(z, n, iInt, zOut);
+    return idemNumIntExp(z, n, iInt, iFrac, zOut);
   }
   if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
     /* "5e-324": a subnormal's shortest form, likely */
