@@ -3093,7 +3093,7 @@ static IDEMNUM_NOINLINE int idemNumLongExp(
 */
 static int idemNumFromDouble(char*, int, uint64_t, int);
 static IDEMNUM_NOINLINE int idemNumIntExp(
-  const char *z, int n, int iInt, char *zOut
+  const char *z, int n, int iInt, int iFrac, char *zOut
 ){
   const uint64_t one = (uint64_t)1<<60;
   const uint64_t half = (uint64_t)1<<63;
@@ -3103,8 +3103,10 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   int i = iInt + 1, eNeg = z[i]=='-', x10 = 0;
   int L, q, lz, sh, a3, nOut, E, c;
   const uint64_t *t;
-  uint64_t w, uHi, uLo, f, m, g, ti, A0, A1, P0, r0, r1, s, D, wd;
-  if( nDig<18 ) return idemNumCanonicalAny(z, n, iInt, iInt, zOut);
+  uint64_t w, uHi, uLo, f, m, g, ti, P0, r0, r1, s, D, wd, v2, v3, v4;
+  /* (iFrac is iInt: the other ways' arguments, so that
+  ** idemNumberCanonical() jumps here with its registers as they are) */
+  if( nDig<18 ) return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
   i += (eNeg || z[i]=='+');
   if( n-i>4 ){
     i = idemNumSkipZeros(z, i, n);
@@ -3112,15 +3114,30 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   }
   /* its k <= 4 digits, the last k of the literal's last 4 bytes (the
   ** literal has 20 or more), at once */
-  x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
-                          & (uint32_t)(0xffffffffULL << (8*(4-(n-i)))));
+  {
+    /* (the mask of its digits' low nibbles from a table: no shifts) */
+    static const uint32_t aNib[5] = {
+      0, 0x0f000000, 0x0f0f0000, 0x0f0f0f00, 0x0f0f0f0f
+    };
+    uint32_t c4 = idemNumLoad4(z+n-4) & aNib[n-i];
+    c4 = (c4 * (10*256 + 1)) >> 8;
+    x10 = (int)(((c4 & 0x00ff00ff) * (100*65536 + 1)) >> 16);
+  }
   L = nDig - 1 + (eNeg ? -x10 : x10);
   if( L<-307 || L>307 ) goto long_way;
 
-  /* Step 3 for w */
-  w = (idemNumSwar16(idemNumLoad8(zD), idemNumLoad8(zD+8))*100
-       + (uint64_t)(zD[16]-'0')*10 + (uint64_t)(zD[17]-'0'))*10
-    + (nDig>18 ? (uint64_t)(zD[18]-'0') : 0);
+  /* Step 3 for w; v3 and v2 its last 3 and 2 digits (w mod 1000 and
+  ** mod 100, read from the text: no division for r0 and r1 below) */
+  {
+    /* its 16th to 19th digits at once (a 19th 0 where it has 18: the
+    ** 'e' masked), in pairs: idemNumSwar4()'s first step */
+    uint32_t c4 = idemNumLoad4(zD+15) & (nDig>18 ? 0x0f0f0f0fu : 0x000f0f0fu);
+    c4 = (c4 * (10*256 + 1)) >> 8;
+    v2 = (c4>>16) & 0xff;
+    v4 = (c4 & 0xff)*100 + v2;
+  }
+  v3 = (uint64_t)(zD[16]-'0')*100 + v2;
+  w = idemNumSwar16(idemNumLoad8(zD), idemNumLoad8(zD+8))*1000 + v3;
   q = L - 18;
   t = idemNumPow10[q - IDEMNUM_POW10_MIN];
   lz = idemNumClz64(w);
@@ -3142,16 +3159,16 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   ti = t[0] >> (sh + 4 - lz);
   a3 = 1000*(ti+1)<=one;
   if( !a3 && 1000*ti<=one ) goto step_5;
-  A0 = w/100;
-  A1 = A0/10;
+  /* r0 = w mod 10^a, r1 = w mod 10^(a+1): w's last digits (its 16th,
+  ** z[15], for r1 at a = 3) */
   P0 = 100;
+  r0 = v2;
+  r1 = v3;
   if( a3 ){
-    A0 = A1;
-    A1 = A0/10;
     P0 = 1000;
+    r0 = v3;
+    r1 = v4;
   }
-  r0 = w - A0*P0;
-  r1 = w - A1*P0*10;
   s = P0*10 - r1;
   {
     /* C at G - r1*t, C + U1 at G + s*t: surely in, surely out (the
@@ -3162,10 +3179,8 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
     int inD = g+2+s*(ti+1)<=one;
     nOut = 17 - a3;                 /* 10^a: a multiple of U0 */
     if( inC & outD ){
-      D = A1;
       c = zD[nOut-2];
     }else if( inD & outC ){
-      D = A1 + 1;
       c = zD[nOut-2] + 1;
     }else if( outC & outD ){
       /* The multiple of U0 closest to v: a*2^60 in (aLo, aHi), U0*2^60
@@ -3184,9 +3199,9 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
       assert( j>=-6 && j<=6 && jTh<(int64_t)(3*one) && jTh>-(int64_t)(3*one) );
       if( !((j>=1 ? 2*jTh - T0h : 2*jT - T0)<=2*aLo) ) goto step_5;
       if( !(2*aHi<=(j>=0 ? 2*jT + T0 : 2*jTh + T0h)) ) goto step_5;
-      D = A0 + (uint64_t)j;
       c = zD[nOut-1] + (int)j;
       if( IDEMNUM_LIKELY((unsigned)(c-'1')<9) ) goto out;
+      D = w/P0 + (uint64_t)j;
       if( D%10==0 || D<idemNumPow10Int[nOut-1] || D>=idemNumPow10Int[nOut] ){
         goto step_5;
       }
@@ -3199,6 +3214,7 @@ static IDEMNUM_NOINLINE int idemNumIntExp(
   ** or 1 (then as below); else its digits less the zeros at its end */
   nOut--;
   if( IDEMNUM_LIKELY((unsigned)(c-'1')<9) ) goto out;
+  D = w/(P0*10) + (uint64_t)(c!=zD[nOut-1]);
   E = q + 19 - nOut;
   if( D==idemNumPow10Int[nOut] ){
     D = 1;
@@ -4062,15 +4078,18 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   char *zOut
 ){
   if( iInt==n ) return idemNumAsWritten(z, n, zOut);
-  if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
-    /* "5e-324": a subnormal's shortest form, likely */
-    return idemNumSubShort(z, n, iInt, iFrac, zOut);
-  }
   if( iInt>=18 && iInt==iFrac ){
     /* An integer of 18 digits or more with an exponent
     ** ("12345678901234567890e5"): the answer from its digits
-    ** (idemNumIntExp()), with none of the common path's steps before */
-    return idemNumIntExp(z, n, iInt, zOut);
+    ** (idemNumIntExp()), with none of the common path's steps before.
+    ** Tested before "5e-324"'s shape, which no such integer has (its
+    ** e-3NN goes on from idemNumIntExp() to idemNumLongExp(), where
+    ** idemNumSubShort() sent it by the common path) */
+    return idemNumIntExp(z, n, iInt, iFrac, zOut);
+  }
+  if( n-iFrac==5 && idemNumIsMinus3(z+iFrac+1) ){
+    /* "5e-324": a subnormal's shortest form, likely */
+    return idemNumSubShort(z, n, iInt, iFrac, zOut);
   }
   return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
 }
