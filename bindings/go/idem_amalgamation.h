@@ -7673,11 +7673,12 @@ static void idemJsonSortRanksMsd(
   uint32_t *aPre,
   int shPre
 ){
-  uint32_t aOwn[256], *aCnt = aOwn;
+  uint32_t aCnt[256];                /* (a copy of aPre: a local array's
+                                     ** loops take fewer instructions) */
   uint64_t x = 0, k0 = r[0].iKey;
   int i, m, sh = shPre;
   if( aPre ){
-    aCnt = aPre;
+    memcpy(aCnt, aPre, sizeof(aCnt));
   }else{
     for(i=1; i<n; i++) x |= r[i].iKey ^ k0;
     if( x==0 ){
@@ -7685,7 +7686,7 @@ static void idemJsonSortRanksMsd(
       return;
     }
     for(sh=56; (x>>sh)==0; sh-=8){}
-    memset(aOwn, 0, sizeof(aOwn));
+    memset(aCnt, 0, sizeof(aCnt));
     for(i=0; i<n; i++) aCnt[(r[i].iKey>>sh) & 0xff]++;
   }
   for(i=0, m=0; i<256; i++){
