@@ -1096,7 +1096,10 @@ static IDEM_JSON_INLINE uint64_t idemJsonPack(
 ** its keys at 0 and 8 (aT[].aK[]) where pk0 and pk1 keep them, packed:
 ** those at 0 shifted up by nShl, above those at 8 shifted down by nShr
 ** (the highest of them, when all do not fit: 0 <= nShl, nShr < 64).  With BMI2's PEXT where it is fast (not on AMD's families
-** 15h and 17h, where it takes a step per bit), else idemJsonPack(). */
+** 15h and 17h, where it takes a step per bit), else idemJsonPack().  If
+** aCnt, aCnt[b] counts the keys whose byte at bit sh is b (the split of
+** idemJsonSortRanksMsd(), counted here, not in two more passes over the
+** ranks). */
 static void idemJsonPackRanks(
   const IdemJsonMember *a,
   const IdemJsonSortText *aT,
@@ -1105,7 +1108,9 @@ static void idemJsonPackRanks(
   const IdemJsonPack *pk1,
   int nShl,
   int nShr,
-  IdemJsonRank *aR
+  IdemJsonRank *aR,
+  uint32_t *aCnt,
+  int sh
 ){
   int i;
   if( pk0->m==0 ){
@@ -1122,6 +1127,9 @@ static void idemJsonPackRanks(
       aR[i].nLen = a[i].iEnd - a[i].iName;
     }
   }
+  if( aCnt ){
+    for(i=0; i<n; i++) aCnt[(aR[i].iKey>>sh) & 0xff]++;
+  }
 }
 #if defined(IDEM_AVX2) && !defined(IDEM_NO_PEXT)
 # define IDEM_JSON_PEXT 1
@@ -1136,9 +1144,22 @@ static void idemJsonPackRanksPext(
   uint64_t m1,
   int nShl,
   int nShr,
-  IdemJsonRank *aR
+  IdemJsonRank *aR,
+  uint32_t *aCnt,
+  int sh
 ){
   int i;
+  if( aCnt ){
+    for(i=0; i<n; i++){
+      uint64_t k0 = _pext_u64(aT[i].aK[0], m0);
+      uint64_t k = (k0 << nShl) | (_pext_u64(aT[i].aK[1], m1) >> nShr);
+      aR[i].iKey = k;
+      aR[i].iMem = (uint32_t)i;
+      aR[i].nLen = a[i].iEnd - a[i].iName;
+      aCnt[(k>>sh) & 0xff]++;
+    }
+    return;
+  }
   for(i=0; i<n; i++){
     uint64_t k0 = _pext_u64(aT[i].aK[0], m0);
     aR[i].iKey = (k0 << nShl) | (_pext_u64(aT[i].aK[1], m1) >> nShr);
@@ -1470,6 +1491,8 @@ static void idemJsonRadixSort(
 #define IDEM_JSON_MSD 16384
 
 static void idemJsonSortRanks(IdemJsonRank*, IdemJsonRank*, int, int);
+static void idemJsonSortRanksBy(IdemJsonRank*, IdemJsonRank*, int, int,
+                                uint32_t*, int);
 
 /* Sort r[0..n) by key, aTmp[0..n) scratch, n above IDEM_JSON_MSD; the
 ** sorted ranks end in aTmp[] if bToT, else in r[]: one pass splits the
@@ -1479,24 +1502,33 @@ static void idemJsonSortRanks(IdemJsonRank*, IdemJsonRank*, int, int);
 ** a radix sort over all of r[] would read and write more than the
 ** second-level cache holds (the time of a memory-bound pass, eight times
 ** over), where the parts are sorted within it.  Each level splits by a
-** lower byte: at most 8 levels. */
+** lower byte: at most 8 levels.  If aPre, the ranks' bytes at bit shPre
+** are counted there already (idemJsonPackRanks()): no byte of a key above
+** it differs, and the split is by it. */
 static void idemJsonSortRanksMsd(
   IdemJsonRank *r,
   IdemJsonRank *aTmp,
   int n,
-  int bToT
+  int bToT,
+  uint32_t *aPre,
+  int shPre
 ){
-  uint32_t aCnt[256];
+  uint32_t aCnt[256];                /* (a copy of aPre: a local array's
+                                     ** loops take fewer instructions) */
   uint64_t x = 0, k0 = r[0].iKey;
-  int i, m, sh;
-  for(i=1; i<n; i++) x |= r[i].iKey ^ k0;
-  if( x==0 ){
-    if( bToT ) memcpy(aTmp, r, n*sizeof(IdemJsonRank));
-    return;
+  int i, m, sh = shPre;
+  if( aPre ){
+    memcpy(aCnt, aPre, sizeof(aCnt));
+  }else{
+    for(i=1; i<n; i++) x |= r[i].iKey ^ k0;
+    if( x==0 ){
+      if( bToT ) memcpy(aTmp, r, n*sizeof(IdemJsonRank));
+      return;
+    }
+    for(sh=56; (x>>sh)==0; sh-=8){}
+    memset(aCnt, 0, sizeof(aCnt));
+    for(i=0; i<n; i++) aCnt[(r[i].iKey>>sh) & 0xff]++;
   }
-  for(sh=56; (x>>sh)==0; sh-=8){}
-  memset(aCnt, 0, sizeof(aCnt));
-  for(i=0; i<n; i++) aCnt[(r[i].iKey>>sh) & 0xff]++;
   for(i=0, m=0; i<256; i++){
     uint32_t c = aCnt[i];
     aCnt[i] = (uint32_t)m;
@@ -1528,12 +1560,24 @@ static void idemJsonSortRanksMsd(
 /* Sort r[0..n) by key, aTmp[0..n) scratch; the sorted ranks end in
 ** aTmp[] if bToT (a part of idemJsonSortRanksMsd()), else in r[].  Keys
 ** already in order, or in the reverse order (an object written
-** backwards), cost one pass. */
+** backwards), cost one pass.  idemJsonSortRanksBy(): the same, given,
+** for n above IDEM_JSON_MSD, the counts of the split's byte at bit sh
+** (aPre, or 0 to count them: idemJsonSortRanksMsd()). */
 static void idemJsonSortRanks(
   IdemJsonRank *r,
   IdemJsonRank *aTmp,
   int n,
   int bToT
+){
+  idemJsonSortRanksBy(r, aTmp, n, bToT, 0, 0);
+}
+static void idemJsonSortRanksBy(
+  IdemJsonRank *r,
+  IdemJsonRank *aTmp,
+  int n,
+  int bToT,
+  uint32_t *aPre,
+  int sh
 ){
   int i;
   for(i=1; i<n && r[i-1].iKey<=r[i].iKey; i++){}
@@ -1569,7 +1613,7 @@ static void idemJsonSortRanks(
     idemJsonRadixSort(r, aTmp, n, ~(uint64_t)0, bToT);
     return;
   }else{
-    idemJsonSortRanksMsd(r, aTmp, n, bToT);
+    idemJsonSortRanksMsd(r, aTmp, n, bToT, aPre, sh);
     return;
   }
   if( bToT ) memcpy(aTmp, r, n*sizeof(IdemJsonRank));
@@ -1935,18 +1979,30 @@ static int idemJsonSortNames(
         aR[i].nLen = a[i].iEnd - a[i].iName;
       }
     }else{
+      /* The split of more than IDEM_JSON_MSD ranks
+      ** (idemJsonSortRanksMsd()) is by the byte of the highest bit packed
+      ** (bTop: bit 63; else bit nBit0+nBit1-1, above which no key has a
+      ** bit), counted as the ranks are made: not in two more passes over
+      ** the ranks (1.6 MB at 100 000 names, past the second-level cache:
+      ** PHP's paths, 0.5 of 6.6 modelled misses a name) */
+      uint32_t aCnt[256], *pCnt = 0;
+      int sh = bTop ? 56 : ((nBit0 + nBit1 - 1)/8)*8;
+      if( n>IDEM_JSON_MSD ){
+        memset(aCnt, 0, sizeof(aCnt));
+        pCnt = aCnt;
+      }
 #ifdef IDEM_JSON_PEXT
       if( idemJsonHasPext() ){
-        idemJsonPackRanksPext(a, aT, n, x0, x1, nShl, nShr, aR);
+        idemJsonPackRanksPext(a, aT, n, x0, x1, nShl, nShr, aR, pCnt, sh);
       }else
 #endif
       {
         IdemJsonPack pk0, pk1;
         idemJsonPackInit(&pk0, x0);
         idemJsonPackInit(&pk1, x1);
-        idemJsonPackRanks(a, aT, n, &pk0, &pk1, nShl, nShr, aR);
+        idemJsonPackRanks(a, aT, n, &pk0, &pk1, nShl, nShr, aR, pCnt, sh);
       }
-      idemJsonSortRanks(aR, aR+n, n, 0);
+      idemJsonSortRanksBy(aR, aR+n, n, 0, pCnt, sh);
     }
     if( bTop ){
       for(i=0; i<n-1; i++){
