@@ -9532,10 +9532,12 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
 
 #ifdef IDEM_JSON_SSE2
 /* A member name whose opening quote is at s that is up to 9 plain bytes,
-** one \u escape of a character from U+0080 to U+FFFF that is no
-** surrogate, and up to 15 plain bytes ("caf\u00e9", as an encoder that
-** writes ASCII only writes "café"): its canonical text (the character
-** in UTF-8) is written to o, which has room for 30 bytes, and its sort
+** one \u escape of a character from U+0020 to U+FFFF that is no
+** surrogate, '"' or '\\', and up to 15 plain bytes ("caf\u00e9", as an
+** encoder that writes ASCII only writes "café"; "a\u002db", "\u0024ref"
+** and "\u003cdiv" as one that escapes '-', '$' or '<' writes them): its
+** canonical text (the character raw, in UTF-8) is written to o, which
+** has room for 30 bytes, and its sort
 ** key set as idemJsonShortName() sets it.  Returns the input's length,
 ** quotes included, and sets *pnOut to the output's; returns 0 for any
 ** other name (idemJsonString() reads it, and reports what is wrong). */
@@ -9557,13 +9559,17 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
   k = (size_t)__builtin_ctz(idemJsonSpecial16x(v, flip, lim) | 0x10000);
   if( k>9 || s[1+k]!='\\' || s[2+k]!='u' ) return 0;
   c = idemJsonHex4(s+3+k);            /* -1 if not 4 hex digits */
-  if( c<0x80 || (c>=0xd800 && c<=0xdfff) ) return 0;
+  /* (a control character, '"' and '\\' keep an escape; -1: no hex) */
+  if( c<0x20 || c=='"' || c=='\\' || (c>=0xd800 && c<=0xdfff) ) return 0;
   v2 = _mm_loadu_si128((const __m128i*)(s+7+k));
   j = (size_t)__builtin_ctz(idemJsonSpecial16x(v2, flip, lim) | 0x10000);
   if( j>=16 || s[7+k+j]!='"' ) return 0;
   o[0] = '"';
   _mm_storeu_si128((__m128i*)(o+1), v);
-  if( c<0x800 ){
+  if( c<0x80 ){
+    o[1+k] = (unsigned char)c;
+    nc = 1;
+  }else if( c<0x800 ){
     o[1+k] = (unsigned char)(0xc0 | (c>>6));
     o[2+k] = (unsigned char)(0x80 | (c & 0x3f));
     nc = 2;
