@@ -9606,14 +9606,25 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
 }
 
 #ifdef IDEM_JSON_SSE2
-/* A member name whose opening quote is at s that is up to 9 plain bytes,
-** one \u escape of a character from U+0080 to U+FFFF that is no
-** surrogate, and up to 15 plain bytes ("caf\u00e9", as an encoder that
-** writes ASCII only writes "café"): its canonical text (the character
-** in UTF-8) is written to o, which has room for 30 bytes, and its sort
-** key set as idemJsonShortName() sets it.  Returns the input's length,
-** quotes included, and sets *pnOut to the output's; returns 0 for any
-** other name (idemJsonString() reads it, and reports what is wrong). */
+/* Blocks of 16 bytes that idemJsonEscName() reads at most. */
+#define IJ_ESCNAME_BLOCKS 3
+
+/* A member name whose opening quote is at s that is up to 15 plain bytes
+** and a \u escape, then one more such piece or 16 plain bytes, then up to
+** 15 plain bytes (or only the first piece and those), each escape of a
+** character from U+0020 to U+FFFF that is no surrogate, '"' or '\\'
+** ("caf\u00e9", as an encoder that writes ASCII only writes "café";
+** "a\u002db", "\u0024ref", "\u003cdiv\u003e" as one that escapes '-',
+** '$' or '<' writes them; "description\u00e9", "Gr\u00f6\u00dfe"): its
+** canonical text (each character raw, in UTF-8) is written to o (the
+** invariant of idemJsonCanonical() gives the room: each block is stored
+** whole, no further on than it was read), and its sort key set as
+** idemJsonShortName() sets it.  Returns the input's length, quotes
+** included, and sets *pnOut to the output's; returns 0 for any other
+** name (idemJsonString() reads it, and reports what is wrong), at once
+** for one whose first 16 bytes hold no escape (a long plain name) or
+** three backslashes or more (a run of escapes, as names of \u escapes
+** only, is faster there), and before a third escape is decoded. */
 static IDEM_JSON_INLINE size_t idemJsonEscName(
   const unsigned char *s,
   const unsigned char *zEnd,
@@ -9623,40 +9634,64 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
   __m128i flip,               /* idemJsonSpecial16x() for this input */
   __m128i lim
 ){
-  __m128i v, v2;
-  size_t k, j, nc, nOut;
+  const unsigned char *t = s+1;
+  unsigned char *q = o+1;
+  __m128i v;
+  size_t k, nOut;
   uint64_t w;
-  int c;
-  if( zEnd-s<33 ) return 0;
-  v = _mm_loadu_si128((const __m128i*)(s+1));
+  int i, c;
+  /* each block read ends at most 16 + 6 bytes after the last one began */
+  if( zEnd-s<1+22*IJ_ESCNAME_BLOCKS ) return 0;
+  v = _mm_loadu_si128((const __m128i*)t);
   k = (size_t)__builtin_ctz(idemJsonSpecial16x(v, flip, lim) | 0x10000);
-  if( k>9 || s[1+k]!='\\' || s[2+k]!='u' ) return 0;
-  c = idemJsonHex4(s+3+k);            /* -1 if not 4 hex digits */
-  if( c<0x80 || (c>=0xd800 && c<=0xdfff) ) return 0;
-  v2 = _mm_loadu_si128((const __m128i*)(s+7+k));
-  j = (size_t)__builtin_ctz(idemJsonSpecial16x(v2, flip, lim) | 0x10000);
-  if( j>=16 || s[7+k+j]!='"' ) return 0;
-  o[0] = '"';
-  _mm_storeu_si128((__m128i*)(o+1), v);
-  if( c<0x800 ){
-    o[1+k] = (unsigned char)(0xc0 | (c>>6));
-    o[2+k] = (unsigned char)(0x80 | (c & 0x3f));
-    nc = 2;
-  }else{
-    o[1+k] = (unsigned char)(0xe0 | (c>>12));
-    o[2+k] = (unsigned char)(0x80 | ((c>>6) & 0x3f));
-    o[3+k] = (unsigned char)(0x80 | (c & 0x3f));
-    nc = 3;
+  if( k>=16 || t[k]!='\\' ) return 0;
+  {
+    /* three escapes or more in the first block: a run of them */
+    unsigned int mb = (unsigned int)_mm_movemask_epi8(
+                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+    mb &= mb-1;
+    if( mb & (mb-1) ) return 0;
   }
-  _mm_storeu_si128((__m128i*)(o+1+k+nc), v2);
-  nOut = k + nc + j;
+  for(i=1; ; i++){
+    _mm_storeu_si128((__m128i*)q, v);
+    if( k<16 && t[k]=='"' ) break;
+    if( i>=IJ_ESCNAME_BLOCKS ) return 0;
+    if( k<16 ){
+      if( t[k]!='\\' || t[k+1]!='u' ) return 0;
+      c = idemJsonHex4(t+k+2);        /* -1 if not 4 hex digits */
+      /* (a control character, '"' and '\\' keep an escape; -1: no hex) */
+      if( c<0x20 || c=='"' || c=='\\' || (c>=0xd800 && c<=0xdfff) ) return 0;
+      t += k+6;
+      q += k;
+      if( c<0x80 ){
+        q[0] = (unsigned char)c;
+        q += 1;
+      }else if( c<0x800 ){
+        q[0] = (unsigned char)(0xc0 | (c>>6));
+        q[1] = (unsigned char)(0x80 | (c & 0x3f));
+        q += 2;
+      }else{
+        q[0] = (unsigned char)(0xe0 | (c>>12));
+        q[1] = (unsigned char)(0x80 | ((c>>6) & 0x3f));
+        q[2] = (unsigned char)(0x80 | (c & 0x3f));
+        q += 3;
+      }
+    }else{
+      t += 16;
+      q += 16;
+    }
+    v = _mm_loadu_si128((const __m128i*)t);
+    k = (size_t)__builtin_ctz(idemJsonSpecial16x(v, flip, lim) | 0x10000);
+  }
+  o[0] = '"';
+  nOut = (size_t)(q + k - (o+1));
   o[1+nOut] = '"';
   memcpy(&w, o+1, 8);
   if( nOut<8 ) w &= ((uint64_t)1 << (8*nOut)) - 1;
   w += idemJsonZeroBytes((w & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee)) >> 3;
   *piKey = __builtin_bswap64(w);
   *pnOut = nOut + 2;
-  return k + j + 8;
+  return (size_t)(t + k + 1 - s);
 }
 #endif
 

@@ -25,7 +25,10 @@ one untimed scan of each function.  The shapes come in tables: SHAPES
 (issue 35's own), NUMBER_SHAPES, HOSTILE, STRANGER (what a stranger tries
 first) and ADVERSARY (what an adversary tries next, each also sized, and
 the refusals among them: documents idem must refuse, each sized row a
-scan of one document that fails, json() refusing it as well or not).  No targets: the tables
+scan of one document that fails, json() refusing it as well or not) and
+ACCEPTANCE (what an acceptance run might try that those do not hold:
+escaped names, hierarchical names, sorted input, text as tools send it,
+halfway decimals, each also sized).  No targets: the tables
 say what costs what (doc/performance.md says why).  --data PATH writes the
 ratios to PATH.bars and PATH.sizes for test/bench/chart.gp.
 
@@ -146,6 +149,8 @@ def shape(name, r):
         return STRANGER[name][0](STRANGER[name][1], r)
     if name in ADVERSARY:
         return ADVERSARY[name][0](ADVERSARY[name][1], r)
+    if name in ACCEPTANCE:
+        return ACCEPTANCE[name][0](ACCEPTANCE[name][1], r)
     raise ValueError(name)
 
 
@@ -1077,6 +1082,348 @@ ADVERSARY = {
 }
 
 
+# Shapes the acceptance run might try (round four, fourteenth session,
+# issue 35): what an independent acceptance run could bring that the
+# tables above do not hold, each a generator of a document of n units as
+# in ADVERSARY (the n of its row of 400 a document, the four n of its
+# sized rows, up to 100 000 names or ~8 MB).
+def windows_path_names(n, r):
+    """n Windows paths as names (C:\\\\Users\\\\uN\\\\...: every '\\'
+    written \\\\, an escape that the canonical text keeps), in random
+    order."""
+    ks = ["C:\\Users\\u%d\\Documents\\file%d.txt" % (r.randint(0, 999), i) for i in range(n)]
+    r.shuffle(ks)
+    return json.dumps({k: i for i, k in enumerate(ks)})
+
+
+def quoted_names(n, r):
+    """n SQL-quoted column names ("\\"t\\".\\"colN\\"": four \\" a name,
+    kept by the canonical text), in random order."""
+    ks = ['"%s"."col%d"' % (r.choice(["users", "orders", "items"]), i) for i in range(n)]
+    r.shuffle(ks)
+    return json.dumps({k: i for i, k in enumerate(ks)})
+
+
+DOTTED = [["spec", "metadata", "status"], ["template", "selector", "labels"],
+          ["spec", "annotations"], ["containers", "volumes", "initContainers"], None,
+          ["env", "ports", "volumeMounts", "resources"], None,
+          ["name", "value", "valueFrom", "containerPort"]]
+
+
+def dotted_names(n, r):
+    """n flattened configuration keys as names
+    (spec.template.spec.containers.3.env.17.name: prefixes shared at
+    every depth), in random order."""
+    ks = set()
+    while len(ks) < n:
+        ks.add(".".join(str(r.randint(0, 49)) if c is None else r.choice(c) for c in DOTTED))
+    ks = list(ks)
+    r.shuffle(ks)
+    return json.dumps({k: r.randint(0, 9) for k in ks})
+
+
+def sorted_wide(n, r):
+    """One object of n members already in order (k0000000 ...)."""
+    return json.dumps({"k%07d" % i: i for i in range(n)}, separators=(",", ":"))
+
+
+def nearly_sorted(n, r):
+    """One object of n members in order but 1 in 100, moved anywhere."""
+    ks = ["k%07d" % i for i in range(n)]
+    for _ in range(n // 100):
+        i, j = r.randrange(n), r.randrange(n)
+        ks[i], ks[j] = ks[j], ks[i]
+    return json.dumps({k: i for i, k in enumerate(ks)}, separators=(",", ":"))
+
+
+def organ_pipe(n, r):
+    """One object of n members, the even ones in order, then the odd
+    ones in reverse order (two runs, one each way)."""
+    ks = ["k%07d" % i for i in range(0, n, 2)] + ["k%07d" % i for i in reversed(range(1, n, 2))]
+    return json.dumps({k: i for i, k in enumerate(ks)}, separators=(",", ":"))
+
+
+def prefix_100(n, r):
+    """n names sharing a 100-byte prefix, then 6 random digits, in random
+    order."""
+    p = "https://example.com/api/v2/organizations/acme/projects/" + "x" * 45
+    ks = set()
+    while len(ks) < n:
+        ks.add("%s%06d" % (p, r.randint(0, 999999)))
+    ks = list(ks)
+    r.shuffle(ks)
+    return json.dumps({k: i for i, k in enumerate(ks)})
+
+
+ID_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+
+
+def short_names(n, r):
+    """n names of 1-3 bytes (letters, digits, '_'), in random order."""
+    ks = set()
+    while len(ks) < n:
+        ks.add("".join(r.choice(ID_CHARS) for _ in range(r.randint(1 if n < 60 else 2, 3))))
+    ks = list(ks)
+    r.shuffle(ks)
+    return json.dumps({k: i for i, k in enumerate(ks)})
+
+
+def ascii_escape_names(n, r):
+    """n names each holding a \\u escape of an ASCII character
+    (data\\u002ditemN, \\u0024refN: canonical text writes it raw), in
+    random order."""
+    ks = [r.choice(["data\\u002ditem%d", "\\u0024ref%d", "x\\u005fy%d", "\\u0041BC%d"]) % i
+          for i in range(n)]
+    r.shuffle(ks)
+    return "{" + ",".join('"%s":%d' % (k, i) for i, k in enumerate(ks)) + "}"
+
+
+def crlf_text(n, r):
+    """A string of ~n bytes of lines of 10-80 letters ended with \\r\\n
+    (Windows text: a run of two escapes every ~47 bytes)."""
+    out, size = [], 0
+    while size < n:
+        s = "".join(r.choice("abcdefghij klmnopqrstuvwxyz") for _ in range(r.randint(10, 80)))
+        out.append(s)
+        size += len(s) + 4
+    return json.dumps({"text": "\r\n".join(out) + "\r\n"})
+
+
+MD = ["## Summary", "Here is the **fix** for `parse()`:", "- first item", "- second *item*",
+      "1. step one", "> a quote", "| a | b |", "|---|---|", "See [docs](https://example.com/docs).",
+      "Ça marche — très bien 👍", "```python", "```", "日本語のテキストです。"]
+
+
+def _markdown(r, k):
+    lines = []
+    for _ in range(k):
+        c = r.random()
+        lines.append(r.choice(CODE) if c < 0.3 else r.choice(MD) if c < 0.8 else _text(r, r.randint(5, 20), 0.2))
+    return "\n".join(lines)
+
+
+def chat_request(n, r):
+    """An AI chat request with n messages as a client sends it: a system
+    prompt, user turns in markdown (code fences, quotes, emoji), assistant
+    tool calls whose arguments are JSON in a string, tool results, and a
+    tools schema."""
+    msgs = [{"role": "system", "content": "You are a helpful assistant.\n" + _markdown(r, 6)}]
+    for i in range(n - 1):
+        c = i % 3
+        if c == 0:
+            msgs.append({"role": "user", "content": _markdown(r, r.randint(2, 8))})
+        elif c == 1:
+            args = {"query": _text(r, r.randint(2, 6)), "limit": r.randint(1, 50),
+                    "filters": {"lang": r.choice(["en", "fr", "ja"]), "after": "2024-01-01"}}
+            msgs.append({"role": "assistant", "content": None,
+                         "tool_calls": [{"id": "call_%024x" % r.getrandbits(96), "type": "function",
+                                         "function": {"name": "search",
+                                                      "arguments": json.dumps(args)}}]})
+        else:
+            msgs.append({"role": "tool", "tool_call_id": "call_%024x" % r.getrandbits(96),
+                         "content": json.dumps([{"title": _text(r, 4), "url": "https://example.com/%d" % j,
+                                                 "score": r.random()} for j in range(3)])})
+    tools = [{"type": "function", "function": {"name": "search", "description": "Search the web.",
+                                               "parameters": {"type": "object", "properties": {
+                                                   "query": {"type": "string"}, "limit": {"type": "integer"}},
+                                                   "required": ["query"]}}}]
+    return json.dumps({"model": "gpt-4o", "messages": msgs, "tools": tools, "temperature": 0.2,
+                       "stream": False}, ensure_ascii=r.random() < 0.5)
+
+
+def _b64(r, n):
+    import base64
+    return base64.b64encode(bytes(r.getrandbits(8) for _ in range(n * 3 // 4))).decode()
+
+
+def base64_blob(n, r):
+    """An attachment as a tool sends it: ~n bytes of base64 (a '/' and a
+    '+' one byte in 32) in a string."""
+    return json.dumps({"name": "image.png", "mime": "image/png", "data": _b64(r, n)})
+
+
+def base64_mime_php(n, r):
+    """The same as PHP's json_encode() writes MIME base64: a \\r\\n every
+    76 bytes and every '/' as \\/."""
+    b = _b64(r, n)
+    b = "\r\n".join(b[i:i + 76] for i in range(0, len(b), 76))
+    return json.dumps({"name": "image.png", "data": b}).replace("/", "\\/")
+
+
+def double_encoded(n, r):
+    """n GitHub-like events, each JSON inside a string inside a string
+    (encoded twice: \\\\\\" runs of three escapes), in an array."""
+    return json.dumps([json.dumps(github_event(r, i)) for i in range(n)])
+
+
+def csv_in_string(n, r):
+    """A CSV file of n lines in a string, every field quoted ("a","b",1:
+    a \\" every few bytes, \\"\\n at each line's end)."""
+    lines = ['"%s","%s",%d,"%s"' % (r.choice(WORDS_EN), r.choice(LOGINS), r.randint(0, 9999),
+                                    _text(r, r.randint(1, 4))) for _ in range(n)]
+    return json.dumps({"csv": "\n".join(lines) + "\n"})
+
+
+def mixed_widths(n, r):
+    """A string of n characters of 1, 2, 3 and 4 bytes in UTF-8 at random
+    (a, é, 中, 😀: the width changes at every character), raw."""
+    pools = [(0x61, 0x7a), (0xe0, 0x24f), (0x4e00, 0x9fff), (0x1f300, 0x1faff)]
+    return json.dumps({"s": "".join(chr(r.randint(*r.choice(pools))) for _ in range(n))},
+                      ensure_ascii=False)
+
+
+ZWJ = ["\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466", "\U0001F469\U0001F3FD\u200d\U0001F4BB",
+       "\U0001F1EB\U0001F1F7", "\u2764\ufe0f", "1\ufe0f\u20e3", "\U0001F3F3\ufe0f\u200d\U0001F308",
+       "\U0001F44D\U0001F3FB", "\u263a\ufe0f", "\U0001F600"]
+
+
+def zwj_emoji(n, r, ascii=False):
+    """n emoji sequences (families joined by U+200D, skin tones, flags,
+    U+FE0F, keycaps) between words, raw; with ascii, as json.dumps()
+    writes them (surrogate pairs, \\u200d, \\ufe0f)."""
+    return json.dumps({"s": " ".join(r.choice(ZWJ) + r.choice(WORDS_EN) for _ in range(n))},
+                      ensure_ascii=ascii)
+
+
+def zwj_emoji_escaped(n, r):
+    return zwj_emoji(n, r, True)
+
+
+def halfway_doubles(n, r):
+    """n decimals exactly halfway between two neighbouring doubles, written
+    out in full (Decimal: 50-800 digits; a tie, rounded to even), 1e-20 to
+    1e20."""
+    from decimal import Decimal, getcontext
+    import math
+    getcontext().prec = 2000
+    out = []
+    for _ in range(n):
+        x = r.random() * 10.0 ** r.randint(-20, 20)
+        out.append(str(Decimal(x) + Decimal(math.nextafter(x, math.inf) - x) / 2))
+    return "[" + ",".join(out) + "]"
+
+
+def near_halfway(n, r):
+    """n decimals a hair above or below halfway between two doubles:
+    the tie's first 17-20 digits, then 20 zeros or nines, then a digit
+    (the answer decided only at the end)."""
+    from decimal import Decimal, getcontext
+    import math
+    getcontext().prec = 2000
+    out = []
+    for _ in range(n):
+        x = r.random() * 10.0 ** r.randint(-20, 20)
+        t = Decimal(x) + Decimal(math.nextafter(x, math.inf) - x) / 2
+        s, d, e = t.as_tuple()
+        k = r.randint(17, 20)
+        digs = "".join(map(str, d[:k]))
+        tail = r.choice(["0" * 20 + "1", "9" * 20 + "9"])
+        if tail[0] == "9":
+            digs = str(int(digs) - 1).zfill(k)
+        out.append("%s.%se%d" % (digs[0], digs[1:] + tail, len(d) + e - 1))
+    return "[" + ",".join(out) + "]"
+
+
+def doubles_20g(n, r):
+    """n doubles as C's "%.20g" prints them (20 significant digits: more
+    than a double holds)."""
+    return "[" + ",".join("%.20g" % (r.random() * 10.0 ** r.randint(-10, 10)) for _ in range(n)) + "]"
+
+
+def pretty_records_crlf(n, r):
+    """n records of 12 members, json.dumps(indent=2), lines ended with
+    CRLF (an editor on Windows)."""
+    return json.dumps(json.loads(records(n, r)), indent=2, ensure_ascii=False).replace("\n", "\r\n")
+
+
+def single_deep(n, r):
+    """n copies, in an array, of {"a":{"a":...}} 999 deep (one member a
+    level)."""
+    return "[" + ",".join(['{"a":' * 999 + "0" + "}" * 999] * max(1, n)) + "]"
+
+
+def two_escape_names(n, r):
+    """n names with two \\u escapes each, as Go's encoding/json writes
+    HTML-looking names (\\u003cdivN\\u003e) and an ASCII-only encoder
+    accented words (caf\\u00e9 cr\\u00e8meN), in random order."""
+    ks = [r.choice(["\\u003cdiv%d\\u003e", "caf\\u00e9 cr\\u00e8me%d", "a\\u0026b\\u0026c%d"]) % i
+          for i in range(n)]
+    r.shuffle(ks)
+    return "{" + ",".join('"%s":%d' % (k, i) for i, k in enumerate(ks)) + "}"
+
+
+def late_escape_names(n, r):
+    """n names with one \\u escape after their first 12 bytes
+    (descriptionN\\u00e9, user_profile\\u002dN), in random order."""
+    ks = [r.choice(["description%d\\u00e9", "user_profile\\u002d%d", "Gr\\u00f6\\u00dfe_%d"]) % i
+          for i in range(n)]
+    r.shuffle(ks)
+    return "{" + ",".join('"%s":%d' % (k, i) for i, k in enumerate(ks)) + "}"
+
+
+def multiline_names(n, r):
+    """n names holding a \\n or a \\t (a label of two lines, a
+    tab-separated pair: escapes the canonical text keeps), in random
+    order."""
+    ks = [r.choice(["line one\\nline %d", "key\\t%d", "%d\\r\\n"]) % i for i in range(n)]
+    r.shuffle(ks)
+    return "{" + ",".join('"%s":%d' % (k, i) for i, k in enumerate(ks)) + "}"
+
+
+def doubles_16g(n, r):
+    """n doubles as C's "%.16g" prints them (16 significant digits: not
+    always the shortest that reads back)."""
+    return "[" + ",".join("%.16g" % (r.random() * 10.0 ** r.randint(-10, 10)) for _ in range(n)) + "]"
+
+
+def doubles_18g(n, r):
+    """n doubles as C's "%.18g" prints them (18 significant digits)."""
+    return "[" + ",".join("%.18g" % (r.random() * 10.0 ** r.randint(-10, 10)) for _ in range(n)) + "]"
+
+
+ACCEPTANCE = {
+    "Windows paths as names (\\\\)": (windows_path_names, 200, "names", [12500, 25000, 50000, 100000], False),
+    "SQL-quoted names (\\\")": (quoted_names, 200, "names", [12500, 25000, 50000, 100000], False),
+    "flattened dotted keys as names": (dotted_names, 200, "names", [12500, 25000, 50000, 100000], False),
+    "one object, members already in order": (sorted_wide, 200, "members", [12500, 25000, 50000, 100000], False),
+    "one object, in order but 1 in 100 moved": (nearly_sorted, 200, "members",
+                                                [12500, 25000, 50000, 100000], False),
+    "one object, organ pipe (up, then down)": (organ_pipe, 200, "members",
+                                               [12500, 25000, 50000, 100000], False),
+    "names sharing a 100-byte prefix": (prefix_100, 100, "names", [8750, 17500, 35000, 70000], False),
+    "names of 1-3 bytes": (short_names, 200, "names", [12500, 25000, 50000, 100000], False),
+    "names holding an ASCII \\u escape (\\u002d)": (ascii_escape_names, 200, "names",
+                                                   [12500, 25000, 50000, 100000], False),
+    "names holding two \\u escapes (\\u003cdiv\\u003e)": (two_escape_names, 200, "names",
+                                                          [12500, 25000, 50000, 100000], False),
+    "names holding a \\u escape after 12 bytes": (late_escape_names, 200, "names",
+                                                  [12500, 25000, 50000, 100000], False),
+    "names holding \\n or \\t": (multiline_names, 200, "names", [12500, 25000, 50000, 100000], False),
+    "Windows text (\\r\\n line ends)": (crlf_text, 4 * _K, "bytes", [1 * _M, 2 * _M, 4 * _M, 8 * _M], False),
+    "AI chat request (messages, markdown, tool calls)": (chat_request, 6, "messages",
+                                                        [2500, 5000, 10000, 20000], False),
+    "base64 attachment": (base64_blob, 4 * _K, "bytes", [1 * _M, 2 * _M, 4 * _M, 8 * _M], False),
+    "base64, MIME lines, PHP's \\/": (base64_mime_php, 4 * _K, "bytes", [1 * _M, 2 * _M, 4 * _M, 7 * _M], False),
+    "JSON encoded twice (\\\\\\\" runs)": (double_encoded, 4, "events", [700, 1400, 2800, 5600], False),
+    "CSV in a string, every field quoted": (csv_in_string, 60, "lines", [20000, 40000, 80000, 160000], False),
+    "1-, 2-, 3- and 4-byte characters mixed": (mixed_widths, 1000, "characters",
+                                              [400000, 800000, 1600000, 3200000], False),
+    "emoji sequences (ZWJ, skin tones, flags)": (zwj_emoji, 100, "sequences",
+                                                 [60000, 120000, 240000, 480000], False),
+    "emoji sequences as \\u escapes": (zwj_emoji_escaped, 100, "sequences",
+                                       [25000, 50000, 100000, 200000], False),
+    "halfway between two doubles, written out": (halfway_doubles, 100, "numbers",
+                                                 [12500, 25000, 50000, 100000], False),
+    "a hair off halfway (20 zeros or nines, then a digit)": (near_halfway, 200, "numbers",
+                                                             [20000, 40000, 80000, 160000], False),
+    "\"%.16g\" doubles": (doubles_16g, 200, "numbers", [40000, 80000, 160000, 320000], False),
+    "\"%.18g\" doubles": (doubles_18g, 200, "numbers", [40000, 80000, 160000, 320000], False),
+    "\"%.20g\" doubles": (doubles_20g, 200, "numbers", [40000, 80000, 160000, 320000], False),
+    "records, indent=2, CRLF": (pretty_records_crlf, 20, "records", [2000, 4000, 8000, 16000], False),
+    "{\"a\":{\"a\":...}} 999 deep": (single_deep, 1, "copies", [150, 300, 600, 1200], False),
+}
+
+
 # ---------------------------------------------------------------- corpora
 # Documents of four kinds, each from a seed of its own: what idem is given
 # in practice.  "tool calls" are the bench's own documents (docgen.c, read
@@ -1316,6 +1663,8 @@ SIZED = [("names sharing a 1000-byte prefix, plus one short name", prefix_names,
           [25000, 50000, 100000, 200000], "words")]
 # and the shapes an adversary would try next, refusals among them
 SIZED += [(k, g, sizes, unit) for k, (g, n, unit, sizes, refused) in ADVERSARY.items()]
+# and those the acceptance run might try
+SIZED += [(k, g, sizes, unit) for k, (g, n, unit, sizes, refused) in ACCEPTANCE.items()]
 REFUSED = set(k for k, v in ADVERSARY.items() if v[4])
 SIZED_BYTES = 8 << 20       # a sized row's documents: about this many bytes
 
@@ -1352,7 +1701,7 @@ SHAPES = ["long ASCII string", "array of objects", "integers",
           "names with a 200-byte prefix holding an escape",
           "names that sort otherwise in UTF-16",
           "names that sort otherwise in UTF-16, as \\u escapes"] + list(NUMBER_SHAPES) + list(HOSTILE) + list(STRANGER) \
-    + [k for k in ADVERSARY if k not in REFUSED]
+    + [k for k in ADVERSARY if k not in REFUSED] + list(ACCEPTANCE)
 
 # Shapes of large documents: --docs divided by this, for a like total size.
 DIVIDE = {"900 deep, out of order": 20, "names with a 200-byte prefix": 200,
