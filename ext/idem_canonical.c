@@ -1824,7 +1824,9 @@ static int idemJsonPivot(
 ** Returns SQLITE_ERROR if two names are equal (next to each other in aR[]
 ** then), else SQLITE_OK.  With bRaw, the names are canonical texts that
 ** may hold escapes, and SQLITE_MISUSE is returned at the first backslash
-** among the bytes read. */
+** among the bytes read; with bRaw 2, they are canonical texts whose only
+** escape is \\, which sort as they stand (idemJsonSortMembers()), and
+** a backslash is a byte like any other. */
 static int idemJsonSortNames(
   const unsigned char *zOut,
   const IdemJsonMember *a,
@@ -1838,6 +1840,7 @@ static int idemJsonSortNames(
   int bAhead = n>=IJ_PREFETCH_MIN;    /* fetch names ahead (IJ_PREFETCH()) */
   int bKept = 0;                      /* aT[].aK[] are set */
   int bShort = 0;                     /* some name has 8 bytes or fewer */
+  int bBail = bRaw==1;                /* a backslash read: SQLITE_MISUSE */
   uint64_t kDiff;
   /* Between aT[] and aG[] (idemJsonFinishObject()): the keys at 16 kept
   ** (IJ_NK2(n)), then idemJsonTakeKeys()'s n+1 keys, n ranks, n+1 flags
@@ -1885,7 +1888,7 @@ static int idemJsonSortNames(
       sqlite3_int64 m = bRaw ? a[s].iNameEnd - a[s].iName - 2 : aT[s].n;
       nPre = idemJsonCommon(z0, z, m<nPre ? m : nPre);
     }
-    if( bRaw && nPre>0 ){
+    if( bBail && nPre>0 ){
       const unsigned char *zEsc = memchr(z0, '\\', (size_t)nPre);
       if( zEsc ) nPre = zEsc - z0;
     }
@@ -1942,7 +1945,7 @@ static int idemJsonSortNames(
         aT[i].n -= nPre;
       }
     }
-    if( bRaw && kEsc ) return SQLITE_MISUSE;
+    if( bBail && kEsc ) return SQLITE_MISUSE;
     bKept = 1;
     nBit0 = idemJsonBits(x0);
     nBit1 = idemJsonBits(x1);
@@ -2134,7 +2137,7 @@ sort_groups:
         uint64_t x0 = idemJsonTextKey(aT, aK2, r[0].iMem, iOff, bKept);
         uint64_t x1 = idemJsonTextKey(aT, aK2, r[1].iMem, iOff, bKept);
         sqlite3_int64 n0 = t0->n - iOff, n1 = t1->n - iOff;
-        if( bRaw && (IJ_HAS_ZERO(x0 ^ (IJ_ONES*'\\'))
+        if( bBail && (IJ_HAS_ZERO(x0 ^ (IJ_ONES*'\\'))
                      | IJ_HAS_ZERO(x1 ^ (IJ_ONES*'\\'))) ){
           return SQLITE_MISUSE;
         }
@@ -2178,7 +2181,7 @@ sort_groups:
         bTakenG = 0;
       }else if( k>=IJ_LCP_MIN && (iOff>=16 || !bKept) ){
         IdemJsonPrefix pk;
-        iOff = idemJsonPrefixKeys(aT, r, k, iOff, bAhead, bRaw, &pk);
+        iOff = idemJsonPrefixKeys(aT, r, k, iOff, bAhead, bBail, &pk);
         if( iOff<0 ) return SQLITE_MISUSE;
         if( pk.bTaken ){
           bTaken = 1;
@@ -2204,7 +2207,7 @@ sort_groups:
         kEsc |= IJ_HAS_ZERO(x ^ (IJ_ONES*'\\'));
         bEnd |= t->n - iOff <= 8;
       }
-      if( bRaw && kEsc ) return SQLITE_MISUSE;
+      if( bBail && kEsc ) return SQLITE_MISUSE;
       if( bEnd && k>=32 ){
         /* Do the names that go on past these 8 bytes all share them?
         ** (Most groups say no within their first few names.) */
@@ -2251,14 +2254,14 @@ sort_groups:
         continue;
       }
       j = (int)idemJsonGroupPrefix(aT, r, k, iOff+8);
-      if( bRaw && memchr(aT[r[0].iMem].z + iOff + 8, '\\', j - iOff - 8) ){
+      if( bBail && memchr(aT[r[0].iMem].z + iOff + 8, '\\', j - iOff - 8) ){
         return SQLITE_MISUSE;
       }
       iOff = j;
     }
     if( bChain ){
       int rc = idemJsonPivot(aT, r, aR + n + (r - aR), k, iOff, aG, &nG,
-                             (uint32_t)(r - aR), bRaw, &bEqual);
+                             (uint32_t)(r - aR), bBail, &bEqual);
       if( rc ) return rc;
       continue;
     }
@@ -2285,7 +2288,7 @@ sort_groups:
         x2 |= x ^ pK[0];
         kEsc2 |= IJ_HAS_ZERO(x ^ (IJ_ONES*'\\'));
       }
-      if( bRaw && kEsc2 ) return SQLITE_MISUSE;
+      if( bBail && kEsc2 ) return SQLITE_MISUSE;
       nBit2 = idemJsonBits(x2);
       if( nBit1 + nBit2 <= 64 ){
         nShl = nBit2;
@@ -2383,7 +2386,7 @@ sort_groups:
       if( nIn>=k/2 ){
         int iLo = (int)(r - aR);
         if( idemJsonTakeKeys(aT, n, aR, iLo, iLo+k, iOff+8, aInv, aKey, aLeft)
-         && bRaw ){
+         && bBail ){
           return SQLITE_MISUSE;
         }
         for(i=nG0; i<nG; i++) aG[i].iOff |= IJ_TAKEN;
@@ -2420,6 +2423,37 @@ static int idemJsonSortMembers(
 
   rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 1);
   if( rc!=SQLITE_MISUSE ) return rc;
+
+  /* Some name holds an escape.  If every escape is \\ (Windows paths as
+  ** names, "C:\\Users\\..."), the canonical texts sort as they stand,
+  ** in the order of the unescaped names: a canonical text is its name
+  ** with each backslash (0x5c) made the two bytes 0x5c 0x5c, and nothing
+  ** else changed.  Take two names A and B.  If A is a prefix of B, its
+  ** text is a prefix of B's, and both go first.  If not, they are equal
+  ** up to some byte, where A has x and B has y, x!=y: their texts are
+  ** equal up to the texts of x and y (the same bytes made the same),
+  ** which start with x and y themselves (a backslash's text with 0x5c),
+  ** so the texts first differ there, at x against y, as the names do.
+  ** The sort's UTF-16 order is byte order with lead bytes 0xee, 0xef
+  ** moved after 0xf0..0xf4 (idemJsonWordKey()), a change of single
+  ** bytes that leaves 0x5c as it is and makes no byte 0x5c: x against y
+  ** is still the same comparison in both.  And two texts are equal only
+  ** if their names are (the change can be undone), so the duplicates
+  ** found are the same.  The sort keys of idemJsonNameKey() are those of
+  ** the unescaped names (cut at the first escape), as before.  Any other
+  ** escape (\n is 0x0a, written 0x5c 0x6e) does change the order: the
+  ** names that hold a backslash are then decoded. */
+  for(i=0; i<n; i++){
+    const unsigned char *z = p->zOut + a[i].iName + 1;
+    const unsigned char *zE = p->zOut + a[i].iNameEnd - 1;
+    const unsigned char *zEsc = memchr(z, '\\', (size_t)(zE - z));
+    while( zEsc && zEsc[1]=='\\' ){
+      zEsc += 2;
+      zEsc = memchr(zEsc, '\\', (size_t)(zE - zEsc));
+    }
+    if( zEsc ) break;
+  }
+  if( i==n ) return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 2);
 
   /* Some name holds an escape: those that do are decoded into zTmp. */
   for(i=0; i<n; i++){
