@@ -3617,7 +3617,8 @@ static IDEMNUM_INLINE int idemNumCanonical(
   int nD;                           /* Significant digits */
   int L;                            /* 10^L <= |x| < 10^(L+1) */
   int x10 = 0;                      /* The exponent */
-  int q, lz, sh, d, j;
+  int q, lz, sh, j;
+  uint64_t d;                       /* the last digit */
   int64_t jj;                       /* 17 digits: j of the answer, 9 if none */
   int nDrop;                        /* and how many digits it drops */
   uint64_t w, w16, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m;
@@ -3698,7 +3699,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
       /* (a decimal with an exponent has 5 bytes or more: "1.5e5"; the
       ** mask of its k digits' low nibbles from a table, no shifts) */
       static const uint32_t aNib4[5] = {
-        0, 0x0f000000u, 0x0f0f0000u, 0x0f0f0f00u, 0x0f0f0f0fu
+        0, 0x0f000000, 0x0f0f0000, 0x0f0f0f00, 0x0f0f0f0f
       };
       uint32_t c4 = idemNumLoad4(z+n-4) & aNib4[k];
       c4 = (c4 * (10*256 + 1)) >> 8;
@@ -3744,7 +3745,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
     c1 = (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1);
     w16 = idemNumSwar16(c0, c1);
   }
-  d = z[iEnd-1] - '0';
+  d = (uint64_t)(unsigned char)z[iEnd-1] - '0';
   w = w16;
   /* (17 digits laid out on the way, not out of it and back: that cost
   ** every 17-digit literal a jump, a store of w and a load of d) */
