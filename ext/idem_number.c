@@ -3699,7 +3699,7 @@ static IDEMNUM_INLINE int idemNumCanonical(
       /* (a decimal with an exponent has 5 bytes or more: "1.5e5"; the
       ** mask of its k digits' low nibbles from a table, no shifts) */
       static const uint32_t aNib4[5] = {
-        0, 0x0f000000, 0x0f0f0000, 0x0f0f0f00, 0x0f0f0f0f
+        0, 0x0f000000u, 0x0f0f0000u, 0x0f0f0f00u, 0x0f0f0f0fu
       };
       uint32_t c4 = idemNumLoad4(z+n-4) & aNib4[k];
       c4 = (c4 * (10*256 + 1)) >> 8;
