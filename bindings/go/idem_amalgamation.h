@@ -2680,9 +2680,9 @@ static IDEMNUM_INLINE void idemNumStore4(char *z, uint32_t x){
 ** words go through the same three steps at once: pairs of digits in 16-bit
 ** lanes (pmullw), pairs of pairs in 32-bit lanes (pmaddwd), then 8 digits
 ** in 64-bit lanes (pmuludq), the same arithmetic as idemNumSwar8(). */
-static IDEMNUM_INLINE uint64_t idemNumSwar16(uint64_t c0, uint64_t c1){
 #if defined(IDEM_SSE2) && defined(__x86_64__)
-  __m128i x = _mm_set_epi64x((long long)c1, (long long)c0);
+/* idemNumSwar16() of the 16 digits in x, c0 in its low half */
+static IDEMNUM_INLINE uint64_t idemNumSwar16x(__m128i x){
   x = _mm_and_si128(x, _mm_set1_epi8(0x0f));
   x = _mm_srli_epi16(_mm_mullo_epi16(x, _mm_set1_epi16(10*256 + 1)), 8);
   x = _mm_madd_epi16(x, _mm_set1_epi32(100 + 65536));
@@ -2690,6 +2690,11 @@ static IDEMNUM_INLINE uint64_t idemNumSwar16(uint64_t c0, uint64_t c1){
                     _mm_srli_epi64(x, 32));
   return (uint64_t)_mm_cvtsi128_si64(x)*100000000
        + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x));
+}
+#endif
+static IDEMNUM_INLINE uint64_t idemNumSwar16(uint64_t c0, uint64_t c1){
+#if defined(IDEM_SSE2) && defined(__x86_64__)
+  return idemNumSwar16x(_mm_set_epi64x((long long)c1, (long long)c0));
 #else
   return (uint64_t)idemNumSwar8(c0)*100000000 + idemNumSwar8(c1);
 #endif
@@ -4708,7 +4713,8 @@ static IDEMNUM_INLINE int idemNumCanonical(
   const int isDec
 ){
   const uint64_t one = (uint64_t)1<<60;
-  int neg = z[0]=='-';
+  /* ("%.17g"'s shape: its first digit at z[iInt-1], known) */
+  int neg = isDec==3 ? iInt-1 : z[0]=='-';
   const char *zM = z + neg;         /* The first digit */
   const char *zD;                   /* The first significant digit */
   int iExp;                         /* End of the mantissa: 'e' or n */
@@ -4718,7 +4724,8 @@ static IDEMNUM_INLINE int idemNumCanonical(
   int nD;                           /* Significant digits */
   int L;                            /* 10^L <= |x| < 10^(L+1) */
   int x10 = 0;                      /* The exponent */
-  int q, lz, sh, d, j;
+  int q, lz, sh, j;
+  uint64_t d;                       /* the last digit */
   int64_t jj;                       /* 17 digits: j of the answer, 9 if none */
   int nDrop;                        /* and how many digits it drops */
   uint64_t w, w16, c0, c1, tHi, tLo, uHi, uLo, f, g, t, m;
@@ -4796,9 +4803,14 @@ static IDEMNUM_INLINE int idemNumCanonical(
       if( k>4 ) goto exp_literal;   /* beyond any double, or 0 */
     }
     if( nD>=16 || isDec==2 ){
-      /* (a decimal with an exponent has 5 bytes or more: "1.5e5") */
-      x10 = (int)idemNumSwar4(idemNumLoad4(z+n-4)
-                              & (uint32_t)(0xffffffffULL << (8*(4-k))));
+      /* (a decimal with an exponent has 5 bytes or more: "1.5e5"; the
+      ** mask of its k digits' low nibbles from a table, no shifts) */
+      static const uint32_t aNib4[5] = {
+        0, 0x0f000000u, 0x0f0f0000u, 0x0f0f0f00u, 0x0f0f0f0fu
+      };
+      uint32_t c4 = idemNumLoad4(z+n-4) & aNib4[k];
+      c4 = (c4 * (10*256 + 1)) >> 8;
+      x10 = (int)(((c4 & 0x00ff00ff) * (100*65536 + 1)) >> 16);
     }else{
       for(; j<n; j++) x10 = x10*10 + (z[j]-'0');
     }
@@ -4820,17 +4832,28 @@ static IDEMNUM_INLINE int idemNumCanonical(
   if( isDec==3 ){
     /* p is 1: the first digit, then the 15 after the '.'.  (Not the
     ** masks below with p constant: GCC 12 -O2 merges the two loads of c0
-    ** into one wrong load.) */
+    ** into one wrong load.)  With SSE2, the 16 bytes after the first
+    ** digit ('.' and 15 digits) in one load, the first digit added where
+    ** the '.' is (it is 2 to 11 more: no carry out of the byte) */
+#if defined(IDEM_SSE2) && defined(__x86_64__)
+    c1 = 0;
+    w16 = idemNumSwar16x(_mm_add_epi8(
+            _mm_loadu_si128((const __m128i*)(zD+1)),
+            _mm_cvtsi32_si128((unsigned char)zD[0] - '.')));
+#else
     c0 = (uint64_t)(unsigned char)zD[0] | idemNumLoad8(zD+2)<<8;
     c1 = idemNumLoad8(zD+9);
+    w16 = idemNumSwar16(c0, c1);
+#endif
   }else{
     const char *zB = zD + (p<16);
     uint64_t m0 = idemNumMask[p+8], m1 = idemNumMask[p];
     c0 = (idemNumLoad8(zD) & m0) | (idemNumLoad8(zB) & ~m0);
     c1 = (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1);
+    w16 = idemNumSwar16(c0, c1);
   }
-  d = z[iEnd-1] - '0';
-  w16 = w = idemNumSwar16(c0, c1);
+  d = (uint64_t)(unsigned char)z[iEnd-1] - '0';
+  w = w16;
   /* (17 digits laid out on the way, not out of it and back: that cost
   ** every 17-digit literal a jump, a store of w and a load of d) */
   if( IDEMNUM_LIKELY(nD==17) ) w = w*10 + (uint64_t)d;
@@ -5027,7 +5050,9 @@ not_the_answer:
       ** other surely outside, it is the only decimal of 15 digits or
       ** fewer there (a shorter one would be such a multiple): the
       ** answer, the literal's first 15 digits plus 0 or 1 at the 15th. */
-      uint64_t e = ((c1>>56) & 0xf)*10 + (uint64_t)d;   /* w%100 */
+      /* w%100: the 16th digit from the text for "%.17g"'s shape */
+      uint64_t e = (isDec==3 ? (uint64_t)(z[iEnd-2]-'0')
+                             : (c1>>56) & 0xf)*10 + (uint64_t)d;
       int outC = e*t>=g+2;
       int outD = (100-e)*t + g > one;
       if( outC && outD ){
