@@ -106,7 +106,6 @@ $(CROSS)/random-ref.txt: $(BUILD)/idem_number_test | $(CROSS)/.deps
 	$(BUILD)/idem_number_test --random $(CROSS_RANDOM) --write-ref $@.tmp > /dev/null
 	mv -f $@.tmp $@
 
-test-cross: $(CROSS_VARIANTS:%=$(CROSS)/cross-%) $(CROSS_ARCHES:%=$(CROSS)/number-%) $(NUMBERS) \
-            $(CROSS)/random-ref.txt  ## the same keys on arm64, s390x, i386 (qemu)
+test-cross: $(CROSS_VARIANTS:%=$(CROSS)/cross-%) $(CROSS_ARCHES:%=$(CROSS)/number-%) $(NUMBERS) $(CROSS)/random-ref.txt  ## the same keys on arm64, s390x, i386 (qemu)
 	CROSS_DOCS=$(CROSS_DOCS) CROSS_RANDOM=$(CROSS_RANDOM) bash test/cross/run.sh $(CROSS) \
 	  $(foreach v,$(CROSS_VARIANTS),$(v):$(or $(QEMU_$(v)),native))
