@@ -8,6 +8,10 @@
 **                                          a brute-force search, and their
 **                                          literals as JSON writers print
 **                                          them
+**     ... --random N --write-ref FILE      and write the search's digits
+**                                          of each to FILE
+**     ... --random N --ref FILE            take them from FILE (written by
+**                                          another machine's run)
 **   ./idem_number_test --bench [FILE]      time it
 **
 ** FILE (default build/numbers.txt, written by test/data/gen_numbers.js)
@@ -437,6 +441,35 @@ static int checkTies(void){
 }
 
 /*
+** The brute-force digits of v (bits its pattern): refShortest(), or, with
+** --ref FILE, the digits FILE gives for the same pattern at this place
+** (make test-cross: written by the native run, read under qemu, where
+** refShortest() is ~half of the run's instructions, all in glibc).
+** refShortest() depends on v alone, through glibc's printing and reading
+** of doubles, which are exact on every architecture (multiple-precision
+** integers, no floating point), so FILE holds what it would return; where
+** the pattern differs (the file ends, or another machine's arithmetic
+** made another double) it is computed here.  --write-ref FILE writes them.
+*/
+static FILE *pRefIn, *pRefOut;
+static int refDigits(uint64_t bits, double v, char *zDig){
+  int n;
+  if( pRefIn ){
+    char zLine[64];
+    unsigned long long b;
+    char zD[32];
+    if( fgets(zLine, sizeof(zLine), pRefIn)
+     && sscanf(zLine, "%llx %20s", &b, zD)==2 && b==bits ){
+      n = (int)strlen(zD);
+      if( n>=1 && n<=17 ){ memcpy(zDig, zD, n); return n; }
+    }
+  }
+  n = refShortest(v, zDig);
+  if( pRefOut ) fprintf(pRefOut, "%016llx %.*s\n", (unsigned long long)bits, n, zDig);
+  return n;
+}
+
+/*
 ** N random bit patterns (a quarter of them with a uniformly chosen
 ** exponent) through idemNumberFormat(), against refShortest(), and the
 ** literals of each through idemNumberCanonical() (checkLiterals()); and
@@ -485,7 +518,7 @@ static int checkRandom(long nTest){
       nDig = nMine = 1;
       zDig[0] = zMine[0] = '0';
     }else{
-      nDig = refShortest(v<0 ? -v : v, zDig);
+      nDig = refDigits(bits, v<0 ? -v : v, zDig);
       for(j=0; zOut[j] && zOut[j]!='e'; j++){
         if( zOut[j]>='1' && zOut[j]<='9' ) break;
       }
@@ -637,6 +670,16 @@ int main(int argc, char **argv){
     return bench(argc>=3 ? argv[2] : zFile);
   }
   if( argc>=3 && strcmp(argv[1], "--random")==0 ){
+    if( argc>=5 && strcmp(argv[3], "--ref")==0
+     && (pRefIn = fopen(argv[4], "r"))==0 ){
+      fprintf(stderr, "cannot read %s\n", argv[4]);
+      return 1;
+    }
+    if( argc>=5 && strcmp(argv[3], "--write-ref")==0
+     && (pRefOut = fopen(argv[4], "w"))==0 ){
+      fprintf(stderr, "cannot write %s\n", argv[4]);
+      return 1;
+    }
     return checkRandom(atol(argv[2]));
   }
   return check(argc>=2 ? argv[1] : zFile);

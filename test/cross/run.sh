@@ -43,7 +43,7 @@ tally() {
 # one VARIANT EMU FIRST: run VARIANT's programs; its output goes to
 # DIR/log-VARIANT.txt, "PASSED FAILED SECONDS" to DIR/tally-VARIANT.
 one() {
-  local variant=$1 emu=$2 first=$3 run=() mode out rc t0 t1 args xdb
+  local variant=$1 emu=$2 first=$3 run=() mode out rc t0 t1 args xdb rref label
   [ "$emu" != native ] && run=("$emu")
   if [ "$first" = 1 ]; then
     mode=(-w "$ref"); rm -f "$ref"; xdb=$dir/exchange.db
@@ -66,11 +66,16 @@ one() {
     # idemNumberCanonical() and idemNumberFormat(), then random doubles
     # against a brute-force search.
     if [ -x "$dir/number-$variant" ]; then
-      for args in "$data/numbers.txt" "--random $random"; do
+      # The random doubles' reference digits from the native run
+      # (DIR/random-ref.txt, made by make; computed here where it is not).
+      rref=""
+      [ -f "$dir/random-ref.txt" ] && rref=" --ref $dir/random-ref.txt"
+      for args in "$data/numbers.txt" "--random $random$rref"; do
         # shellcheck disable=SC2086
         out=$("${run[@]}" "$dir/number-$variant" $args 2>&1)
         rc=$?
-        echo "number printer, ${args##*/}: $(printf '%s\n' "$out" | tail -n 1)"
+        label=${args%% --ref *}
+        echo "number printer, ${label##*/}: $(printf '%s\n' "$out" | tail -n 1)"
         tally "$out" $rc
       done
     fi
