@@ -157,6 +157,7 @@ struct IdemJsonFrame {
   unsigned char isObject;    /* 1 for an object, 0 for an array */
   unsigned char isArray;     /* 1 for an array (0 for aFrame[0]) */
   unsigned char needSort;    /* Object: names seen so far do not ascend */
+  unsigned char nameEsc;     /* Object: its names' IdemJson.escOr, or'd */
 };
 
 /* An object out of order that waits (see DESIGN above): its members in
@@ -212,6 +213,9 @@ struct IdemJson {
   sqlite3_int64 iSwap;       /* If not 0: zTmp holds zOut[0..iSwap), sorted */
   int isBusy;                /* Lent by idemJsonAcquire() */
   int isUtf8;                /* This input is known valid UTF-8 */
+  unsigned char escOr;       /* idemJsonString(): each kept escape's letter
+                             ** or'd in, 0x80 for a \u escape (names only
+                             ** read it: idemJsonSortMembers()) */
   IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH+1];  /* [0]: outside any */
   char zErr[200];            /* Error message of the last call */
 };
@@ -2415,14 +2419,30 @@ static int idemJsonSortMembers(
   int n,
   IdemJsonRank *aR,
   IdemJsonSortText *aT,
-  IdemJsonGroup *aG
+  IdemJsonGroup *aG,
+  int nameEsc
 ){
   sqlite3_int64 nDec = 0;
   unsigned char *zDec;
   int i, rc;
 
-  rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 1);
-  if( rc!=SQLITE_MISUSE ) return rc;
+  /* nameEsc (IdemJsonFrame) is the or of the letters of the kept escapes
+  ** that idemJsonString() wrote into the object's names ('\\' is 0x5c;
+  ** each of '"', 'b', 'f', 'n', 'r', 't', and 0x80 for any \u escape,
+  ** has a bit that 0x5c has not), 0 if it wrote none (a name with no
+  ** escape sets nothing: the cost is one or on each escape).  Exactly 0x5c: the
+  ** only kept escape is \\, and the texts sort as they stand (below),
+  ** with no failed raw attempt or check pass.  A bit outside 0x5c: some
+  ** name holds another escape, and is decoded at once.  0 (or in doubt):
+  ** the sequence below. */
+  if( nameEsc==0x5c ){
+    return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 2);
+  }
+  if( nameEsc==0 ){
+    rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 1);
+    if( rc!=SQLITE_MISUSE ) return rc;
+  }
+  if( nameEsc & ~0x5c ) goto decode;
 
   /* Some name holds an escape.  If every escape is \\ (Windows paths as
   ** names, "C:\\Users\\..."), the canonical texts sort as they stand,
@@ -2456,6 +2476,7 @@ static int idemJsonSortMembers(
   if( i==n ) return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 2);
 
   /* Some name holds an escape: those that do are decoded into zTmp. */
+decode:
   for(i=0; i<n; i++){
     aT[i].z = p->zOut + a[i].iName + 1;
     aT[i].n = a[i].iNameEnd - a[i].iName - 2;
@@ -2722,7 +2743,8 @@ static int idemJsonFinishObject(
   IdemJson *p,
   IdemJsonMember *a,
   int n,
-  sqlite3_int64 iEnd
+  sqlite3_int64 iEnd,
+  int nameEsc
 ){
   sqlite3_int64 iFirst = a[0].iName;
   sqlite3_int64 nText = iEnd - iFirst;
@@ -2755,7 +2777,7 @@ static int idemJsonFinishObject(
     aT = (IdemJsonSortText*)(aR+2*n);
     aG = (IdemJsonGroup*)((uint32_t*)((uint64_t*)(aT+n) + IJ_NK2(n) + n + 1)
                           + n + (n+4)/4);
-    rc = idemJsonSortMembers(p, a, n, aR, aT, aG);
+    rc = idemJsonSortMembers(p, a, n, aR, aT, aG, nameEsc);
     if( rc==SQLITE_ERROR ) return idemJsonDuplicate(p, a, aR, n, 0);
     if( rc ) return rc;
     aOrd = aR;
@@ -3163,6 +3185,7 @@ static int idemJsonString(
             ** wait for this one's position).  One that ends past the
             ** block's last byte but one is read by the loop below; so is a
             ** run of escapes, which is faster there. */
+            p->escOr |= s[k+1];
             m &= ~(3u<<k);
             continue;
           }
@@ -3290,6 +3313,7 @@ static int idemJsonString(
           ** each branch it predicts where a block's result waits for all
           ** its steps. */
           uint64_t n = idemJsonURunAvx2(s, zEnd, o);
+          p->escOr |= 0x80;
           s += (uint32_t)n;
           o += n>>32;
           if( s>=zEnd || *s!='\\' ) break;
@@ -3304,6 +3328,7 @@ static int idemJsonString(
         }
         if( idemJsonKeepEscape[s[1]] ){
           /* \" \\ \b \f \n \r \t: its own canonical form. */
+          p->escOr |= s[1];
           memcpy(o, s, 2);
           o += 2;
           s += 2;
@@ -3312,6 +3337,7 @@ static int idemJsonString(
         switch( s[1] ){
           case '/':  c = '/';   s += 2;  break;
           case 'u':
+            p->escOr |= 0x80;     /* it may write a kept escape */
             if( zEnd-s<6 || (c = idemJsonHex4(s+2))<0 ){
               return idemJsonFail(p, "invalid \\u escape", z, s, zEnd);
             }
@@ -4143,8 +4169,10 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         pM->iNameEnd = (uint32_t)(o - p->zOut);
 #endif
       }else{
+        p->escOr = 0;
         rc = idemJsonStringCopy(p, z, &s, zEnd, &o);
         if( rc ) goto done;
+        pF->nameEsc |= p->escOr;
         pM->iNameEnd = (uint32_t)(o - p->zOut);
         pM->iKey = idemJsonNameKey(p->zOut + pM->iName + 1,
                                    pM->iNameEnd - pM->iName - 2);
@@ -4230,6 +4258,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         }
         pTop++;
         pTop->needSort = 0;
+        pTop->nameEsc = 0;
         pTop->iMember = (uint32_t)nMember;
         pTop->isArray = c=='[';
         *o++ = c;
@@ -4299,7 +4328,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
           IdemJsonMember *a = p->aMember + pF->iMember;
           int nObj = (int)(nMember - pF->iMember);
           a[nObj-1].iEnd = (uint32_t)(o - p->zOut);
-          rc = idemJsonFinishObject(p, a, nObj, o - p->zOut);
+          rc = idemJsonFinishObject(p, a, nObj, o - p->zOut, pF->nameEsc);
           if( rc ) goto done;
         }
         nMember = pF->iMember;
