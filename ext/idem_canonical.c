@@ -2442,10 +2442,10 @@ static int idemJsonSortMembers(
     rc = idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 1);
     if( rc!=SQLITE_MISUSE ) return rc;
   }
-  if( nameEsc & ~0x5c ) goto decode;
 
-  /* Some name holds an escape.  If every escape is \\ (Windows paths as
-  ** names, "C:\\Users\\..."), the canonical texts sort as they stand,
+  /* Why nameEsc 0x5c sorts the texts as they stand.  If every escape is
+  ** \\ (Windows paths as names, "C:\\Users\\..."), the canonical texts
+  ** sort as they stand,
   ** in the order of the unescaped names: a canonical text is its name
   ** with each backslash (0x5c) made the two bytes 0x5c 0x5c, and nothing
   ** else changed.  Take two names A and B.  If A is a prefix of B, its
@@ -2462,21 +2462,11 @@ static int idemJsonSortMembers(
   ** found are the same.  The sort keys of idemJsonNameKey() are those of
   ** the unescaped names (cut at the first escape), as before.  Any other
   ** escape (\n is 0x0a, written 0x5c 0x6e) does change the order: the
-  ** names that hold a backslash are then decoded. */
-  for(i=0; i<n; i++){
-    const unsigned char *z = p->zOut + a[i].iName + 1;
-    const unsigned char *zE = p->zOut + a[i].iNameEnd - 1;
-    const unsigned char *zEsc = memchr(z, '\\', (size_t)(zE - z));
-    while( zEsc && zEsc[1]=='\\' ){
-      zEsc += 2;
-      zEsc = memchr(zEsc, '\\', (size_t)(zE - zEsc));
-    }
-    if( zEsc ) break;
-  }
-  if( i==n ) return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 2);
+  ** names that hold a backslash are then decoded, as are the names of
+  ** an object whose raw attempt met a backslash (which a right nameEsc
+  ** never lets happen: slower then, never wrong). */
 
   /* Some name holds an escape: those that do are decoded into zTmp. */
-decode:
   for(i=0; i<n; i++){
     aT[i].z = p->zOut + a[i].iName + 1;
     aT[i].n = a[i].iNameEnd - a[i].iName - 2;
