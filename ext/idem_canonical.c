@@ -1517,7 +1517,9 @@ static void idemJsonRadixSort(
 ** alone are sorted (in aTmp[], at most half its size, with as many again
 ** as scratch), each slot's count becomes the place of its first rank,
 ** and one stable pass writes each rank there: the order the radix sort
-** gives. */
+** gives.  (The first pass leaves each rank's slot in place of its key,
+** which the last takes back from the table: the key is not hashed
+** twice.) */
 #define IJ_FEW_MAX   512
 #define IJ_FEW_SLOTS (2*IJ_FEW_MAX)   /* a power of 2 */
 #define IJ_FEW_PROBE 16
@@ -1552,17 +1554,18 @@ static int idemJsonFewKeys(
     uint32_t h = IJ_FEW_HASH(k);
     int nProbe = 0;
     while( aNum[h] && aKey[h]!=k ){
-      if( ++nProbe>IJ_FEW_PROBE ) return 0;
+      if( ++nProbe>IJ_FEW_PROBE ) goto give_up;
       h = (h+1) & (IJ_FEW_SLOTS-1);
     }
     if( aNum[h]==0 ){
-      if( nD==nMax || nD>i-i/8+16 ) return 0;
+      if( nD==nMax || nD>i-i/8+16 ) goto give_up;
       aKey[h] = k;
       aD[nD].iKey = k;
       aD[nD].iMem = h;
       nD++;
     }
     aNum[h]++;
+    r[i].iKey = h;                   /* its slot, until the last pass */
   }
   if( nD<=IDEM_JSON_SMALL ){
     int m;
@@ -1580,14 +1583,20 @@ static int idemJsonFewKeys(
     s += c;
   }
   for(i=0; i<n; i++){
-    /* Every key is in the table: its probe ends at its slot */
-    uint64_t k = r[i].iKey;
-    uint32_t h = IJ_FEW_HASH(k);
-    while( aKey[h]!=k ) h = (h+1) & (IJ_FEW_SLOTS-1);
-    aTmp[aNum[h]++] = r[i];
+    IdemJsonRank x = r[i];
+    uint32_t h = (uint32_t)x.iKey;
+    x.iKey = aKey[h];
+    aTmp[aNum[h]++] = x;
   }
   if( !bToT ) memcpy(r, aTmp, n*sizeof(IdemJsonRank));
   return 1;
+
+give_up:
+  while( i>0 ){                      /* the keys back in place of slots */
+    i--;
+    r[i].iKey = aKey[r[i].iKey];
+  }
+  return 0;
 }
 
 /* Ranges of more ranks than this (256 KiB) are first split by their
