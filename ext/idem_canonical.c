@@ -1500,6 +1500,103 @@ static void idemJsonRadixSort(
   }
 }
 
+/* A range of ranks whose keys take few values (flattened dotted names:
+** groups of thousands of names whose next 8 bytes are one of 2 to 4
+** words; Windows paths: 100 000 names in 1 000 folders) costs the radix
+** sort a pass for each byte in which its keys differ, 6 to 8 of them,
+** where one pass would place every rank once the few values are known
+** and sorted.  idemJsonFewKeys() counts the values in a hash table of
+** IJ_FEW_SLOTS slots (open addressing, linear probes).  It gives up, and
+** the radix sort does the work, when the values are more than
+** IJ_FEW_MAX or half the ranks, when nearly every rank read so far
+** brought a new one (names that mostly differ: it stops within a few
+** hundred ranks), or at a probe of more than IJ_FEW_PROBE slots (keys
+** made to collide: the cost of each stays bounded).  Else the values
+** alone are sorted (in aTmp[], at most half its size, with as many again
+** as scratch), each slot's count becomes the place of its first rank,
+** and one stable pass writes each rank there: the order the radix sort
+** gives.  (The first pass leaves each rank's slot in place of its key,
+** which the last takes back from the table: the key is not hashed
+** twice.) */
+#define IJ_FEW_MAX   512
+#define IJ_FEW_SLOTS (2*IJ_FEW_MAX)   /* a power of 2 */
+#define IJ_FEW_PROBE 16
+
+/* The slot of key k in idemJsonFewKeys()'s table: the high bits of a
+** multiplicative hash (the key's high half folded in first: names that
+** differ only in their first bytes differ only there). */
+#define IJ_FEW_HASH(k) \
+  ((uint32_t)((((k) ^ ((k)>>29)) * 0x9e3779b97f4a7c15ULL) >> 54))
+
+/* Sort r[0..n) by key if the keys take few values, into aTmp[] if bToT,
+** else into r[] (aTmp[0..n) scratch), and return 1; or return 0 and
+** leave r[] as it was.  Out of line: its tables are not on the stack of
+** the sorts that call it. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int idemJsonFewKeys(
+  IdemJsonRank *r,
+  IdemJsonRank *aTmp,
+  int n,
+  int bToT
+){
+  uint64_t aKey[IJ_FEW_SLOTS];       /* The value in each slot */
+  uint32_t aNum[IJ_FEW_SLOTS];       /* Its count (0: empty), then place */
+  IdemJsonRank *aD = aTmp;           /* The values (slot in iMem) */
+  int i, nD = 0, nMax = n/2<IJ_FEW_MAX ? n/2 : IJ_FEW_MAX;
+  uint32_t s;
+  memset(aNum, 0, sizeof(aNum));
+  for(i=0; i<n; i++){
+    uint64_t k = r[i].iKey;
+    uint32_t h = IJ_FEW_HASH(k);
+    int nProbe = 0;
+    while( aNum[h] && aKey[h]!=k ){
+      if( ++nProbe>IJ_FEW_PROBE ) goto give_up;
+      h = (h+1) & (IJ_FEW_SLOTS-1);
+    }
+    if( aNum[h]==0 ){
+      if( nD==nMax || nD>i-i/8+16 ) goto give_up;
+      aKey[h] = k;
+      aD[nD].iKey = k;
+      aD[nD].iMem = h;
+      nD++;
+    }
+    aNum[h]++;
+    r[i].iKey = h;                   /* its slot, until the last pass */
+  }
+  if( nD<=IDEM_JSON_SMALL ){
+    int m;
+    for(i=1; i<nD; i++){
+      IdemJsonRank x = aD[i];
+      for(m=i; m>0 && aD[m-1].iKey>x.iKey; m--) aD[m] = aD[m-1];
+      aD[m] = x;
+    }
+  }else{
+    idemJsonMergeSort(aD, aD+nD, nD, 0);
+  }
+  for(i=0, s=0; i<nD; i++){
+    uint32_t c = aNum[aD[i].iMem];
+    aNum[aD[i].iMem] = s;
+    s += c;
+  }
+  for(i=0; i<n; i++){
+    IdemJsonRank x = r[i];
+    uint32_t h = (uint32_t)x.iKey;
+    x.iKey = aKey[h];
+    aTmp[aNum[h]++] = x;
+  }
+  if( !bToT ) memcpy(r, aTmp, n*sizeof(IdemJsonRank));
+  return 1;
+
+give_up:
+  while( i>0 ){                      /* the keys back in place of slots */
+    i--;
+    r[i].iKey = aKey[r[i].iKey];
+  }
+  return 0;
+}
+
 /* Ranges of more ranks than this (256 KiB) are first split by their
 ** highest byte that differs (idemJsonSortRanks()). */
 #define IDEM_JSON_MSD 16384
@@ -1624,7 +1721,9 @@ static void idemJsonSortRanksBy(
   }else if( n<IDEM_JSON_RADIX ){
     idemJsonMergeSort(r, aTmp, n, 0);
   }else if( n<=IDEM_JSON_MSD ){
-    idemJsonRadixSort(r, aTmp, n, ~(uint64_t)0, bToT);
+    if( !idemJsonFewKeys(r, aTmp, n, bToT) ){
+      idemJsonRadixSort(r, aTmp, n, ~(uint64_t)0, bToT);
+    }
     return;
   }else{
     idemJsonSortRanksMsd(r, aTmp, n, bToT, aPre, sh);
