@@ -3444,22 +3444,17 @@ static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
 
   i = idemNumTiny17(neg, z+neg, n-neg, zOut);
   if( i!=-2 ) return i;
-  if( n-neg>=20 ){
-    /* 19 digits or more with no exponent: idemNumLongTry() */
-    for(i=neg; i<n && z[i]>='0' && z[i]<='9'; i++){}
-    if( i<n && z[i]=='.' && memchr(z+i, 'e', (size_t)(n-i))==0
-     && memchr(z+i, 'E', (size_t)(n-i))==0 ){
-      int r = idemNumLongTry(z, n, i, zOut);
-      if( r!=-2 ) return r;
-    }
-  }
 
   /* Where the integer digits and the fraction digits end (a validated
   ** literal: no checks needed). */
-  for(i=neg; i<n && z[i]>='0' && z[i]<='9'; i++){}
-  iInt = i;
+  i = iInt = idemNumSkipDigits(z, neg, n);
   if( i<n && z[i]=='.' ) i = idemNumSkipDigits(z, i+1, n);
   iFrac = i;
+  if( n-neg>=20 && iInt<n && z[iInt]=='.' && iFrac==n ){
+    /* 19 digits or more with no exponent: idemNumLongTry() */
+    int r = idemNumLongTry(z, n, iInt, zOut);
+    if( r!=-2 ) return r;
+  }
   zInt = z + neg;
   i = iInt;
   nInt = nIntAll = i - neg;
