@@ -1508,18 +1508,15 @@ static IDEMNUM_INLINE int idemNumSkipZeros(const char *z, int i, int n){
 }
 
 /* The index of the first byte of z[i..n) that is not a digit, n if all
-** are: 8 bytes at a time while 8 remain (the long fraction of a literal
-** that leaves the common path, "0.1000000000000000055511151231257827..."),
-** then one at a time.  A byte is a digit if its high nibble is 3, and
-** still is once 6 is added (so the low one is at most 9); the addition
-** carries into the next byte only from a byte 0xfa or above, which is
-** not a digit, so that the bytes before the first that is not are read
-** right. */
+** are, z[0..n) a validated literal: 8 bytes at a time while 8 remain (the
+** long fraction of a literal that leaves the common path,
+** "0.1000000000000000055511151231257827..."), then one at a time.  The
+** bytes of a literal that are not digits, ". e E + -", have a high
+** nibble other than 3, the digits' one. */
 static IDEMNUM_INLINE int idemNumSkipDigits(const char *z, int i, int n){
-  const uint64_t hi = 0xf0f0f0f0f0f0f0f0ULL, c3 = 0x3030303030303030ULL;
   while( n-i>=8 ){
-    uint64_t x = idemNumLoad8(z+i);
-    uint64_t y = ((x & hi) ^ c3) | (((x + 0x0606060606060606ULL) & hi) ^ c3);
+    uint64_t y = (idemNumLoad8(z+i) & 0xf0f0f0f0f0f0f0f0ULL)
+               ^ 0x3030303030303030ULL;
     if( y ) return i + (idemNumCtz64(y)>>3);
     i += 8;
   }
@@ -2029,11 +2026,10 @@ static int idemNumBigCmpShl(const IdemNumBig *a, int sa,
                             const IdemNumBig *b, int sb){
   int la, lb, i, nWord, nBit, sign = 1;
   if( sa<sb ){
-    const IdemNumBig *t = a;
+    const IdemNumBig *t = a;      /* b*2^(sb-sa) against a, sign flipped */
     a = b;
     b = t;
-    sb -= sa;
-    sa = sb;
+    sa = sb - sa;
     sign = -1;
   }else{
     sa -= sb;
@@ -2105,20 +2101,10 @@ static int idemNumBigCorrect(
     idemNumBigMulPow5(&p, -E);
   }
 
-  if( bNext ){
-    c = idemNumBigCmpHalf(&x, &p, E, 2*m+1, e-1);
-    if( c>0 || (c==0 && (m&1)!=0) ){
-      m++;
-      if( m==(IDEMNUM_HIDDEN<<1) ){
-        m = IDEMNUM_HIDDEN;
-        if( ++e>IDEMNUM_EMAX ) return 1;
-      }
-    }
-    goto done;
-  }
-
   /* Up while x is above the halfway point to the next double (or on it,
-  ** when m is odd). */
+  ** when m is odd).  If bNext, once decides: x is then at most the next
+  ** double, and at least m*2^e, so that the loop down is not needed
+  ** either. */
   for(;;){
     c = idemNumBigCmpHalf(&x, &p, E, 2*m+1, e-1);
     if( c<0 || (c==0 && (m&1)==0) ) break;
@@ -2127,11 +2113,12 @@ static int idemNumBigCorrect(
       m = IDEMNUM_HIDDEN;
       if( ++e>IDEMNUM_EMAX ) return 1;
     }
+    if( bNext ) break;
   }
 
   /* Down while x is below the halfway point to the previous double (or on
   ** it, when m is odd).  Below a power of two the gap is half as wide. */
-  while( m>0 ){
+  while( !bNext && m>0 ){
     int narrow = (m==IDEMNUM_HIDDEN && e>IDEMNUM_EMIN);
     if( narrow ){
       c = idemNumBigCmpHalf(&x, &p, E, 4*m-1, e-2);
@@ -2147,7 +2134,6 @@ static int idemNumBigCorrect(
     }
   }
 
-done:
   if( m<IDEMNUM_HIDDEN ){
     *pBits = m;                               /* subnormal or zero */
   }else{
