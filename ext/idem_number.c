@@ -2019,9 +2019,9 @@ static IdemNumLimb idemNumBigShlLimb(const IdemNumBig *p, int i,
   return hi<<nBit | lo>>(IDEMNUM_LIMB_BITS-nBit);
 }
 
-/* Compare a*2^sa with b*2^sb, a and b nonzero: negative, zero or
-** positive.  From the top limb down, stopping at the first that differs
-** (a tie goes to the end). */
+/* Compare a*2^sa with b*2^sb, a and b nonzero (sa and sb of either sign:
+** only sa-sb counts): negative, zero or positive.  From the top limb
+** down, stopping at the first that differs (a tie goes to the end). */
 static int idemNumBigCmpShl(const IdemNumBig *a, int sa,
                             const IdemNumBig *b, int sb){
   int la, lb, i, nWord, nBit, sign = 1;
@@ -2053,7 +2053,6 @@ static int idemNumBigCmpShl(const IdemNumBig *a, int sa,
 static int idemNumBigCmpHalf(const IdemNumBig *pX, const IdemNumBig *pP,
                              int E, uint64_t M, int F){
   IdemNumBig b;
-  int s = E<F ? E : F;
   if( E<0 ){
     idemNumBigMul64(&b, pP, M);        /* D*2^E against M*5^-E*2^F */
   }else{
@@ -2064,7 +2063,7 @@ static int idemNumBigCmpHalf(const IdemNumBig *pX, const IdemNumBig *pP,
       b.n = 2;
     }
   }
-  return idemNumBigCmpShl(pX, E-s, &b, F-s);
+  return idemNumBigCmpShl(pX, E, &b, F);
 }
 
 /*
@@ -2153,8 +2152,15 @@ static int idemNumDecimalToDouble(
 ){
   int nW = nDig<19 ? nDig : 19;
   int q = L - nW + 1;
-  uint64_t w = idemNumDigitsValue(zDig, nW), m;
+  uint64_t w, m;
   int e, bNext = 0;
+
+  if( nW==19 ){
+    w = idemNumSwar16(idemNumLoad8(zDig), idemNumLoad8(zDig+8))*1000
+      + idemNumDigitsValue(zDig+16, 3);
+  }else{
+    w = idemNumDigitsValue(zDig, nW);
+  }
 
   if( idemNumEiselLemire(w, q, &m, &e) ){
     uint64_t m2;
