@@ -147,6 +147,11 @@
 **    a halfway point h = M*2^F are compared as D*5^E*2^E vs M*2^F, or as
 **    D*2^E vs M*5^-E*2^F when E < 0.  Step to the neighbour until x lies
 **    between the two halfway points, ties going to the even mantissa.
+**    5^-E is made once a literal, each comparison multiplies it by M (one
+**    limb) and applies the powers of two as it goes, from the top limb
+**    down.  With more than 19 digits, where w*10^q and (w+1)*10^q round
+**    to neighbouring doubles, x rounds to one of them, and one
+**    comparison, with the halfway point between them, decides.
 **
 **    Digits beyond the 800th are not kept: if any of them is nonzero, a
 **    single '1' is appended as the 801st digit instead.  This is exact for
@@ -159,8 +164,9 @@
 **    multiple of 10^p lies, so they compare alike against h.  (When
 **    x >= 10^31*h, both exceed h.)
 **    This bounds the big integers: D < 10^801 and -1124 <= E <= 308, so
-**    no operand exceeds about 2700 bits (IDEMNUM_BIG_LIMBS below has room
-**    for 3200).
+**    no operand exceeds about 2700 bits (D < 2^2661, M*5^-E < 2^2665,
+**    D*5^E < 10^309; none is shifted in place; IDEMNUM_BIG_LIMBS below
+**    has room for 3200).
 **
 ** 5. Double to shortest digits: Schubfach (Raffaello Giulietti, "The
 **    Schubfach way to render doubles", 2020).  For v = c*2^q, pick k with

@@ -1254,6 +1254,11 @@ SQLITE_EXTENSION_INIT1
 **    a halfway point h = M*2^F are compared as D*5^E*2^E vs M*2^F, or as
 **    D*2^E vs M*5^-E*2^F when E < 0.  Step to the neighbour until x lies
 **    between the two halfway points, ties going to the even mantissa.
+**    5^-E is made once a literal, each comparison multiplies it by M (one
+**    limb) and applies the powers of two as it goes, from the top limb
+**    down.  With more than 19 digits, where w*10^q and (w+1)*10^q round
+**    to neighbouring doubles, x rounds to one of them, and one
+**    comparison, with the halfway point between them, decides.
 **
 **    Digits beyond the 800th are not kept: if any of them is nonzero, a
 **    single '1' is appended as the 801st digit instead.  This is exact for
@@ -1266,8 +1271,9 @@ SQLITE_EXTENSION_INIT1
 **    multiple of 10^p lies, so they compare alike against h.  (When
 **    x >= 10^31*h, both exceed h.)
 **    This bounds the big integers: D < 10^801 and -1124 <= E <= 308, so
-**    no operand exceeds about 2700 bits (IDEMNUM_BIG_LIMBS below has room
-**    for 3200).
+**    no operand exceeds about 2700 bits (D < 2^2661, M*5^-E < 2^2665,
+**    D*5^E < 10^309; none is shifted in place; IDEMNUM_BIG_LIMBS below
+**    has room for 3200).
 **
 ** 5. Double to shortest digits: Schubfach (Raffaello Giulietti, "The
 **    Schubfach way to render doubles", 2020).  For v = c*2^q, pick k with
@@ -3126,9 +3132,9 @@ static IdemNumLimb idemNumBigShlLimb(const IdemNumBig *p, int i,
   return hi<<nBit | lo>>(IDEMNUM_LIMB_BITS-nBit);
 }
 
-/* Compare a*2^sa with b*2^sb, a and b nonzero: negative, zero or
-** positive.  From the top limb down, stopping at the first that differs
-** (a tie goes to the end). */
+/* Compare a*2^sa with b*2^sb, a and b nonzero (sa and sb of either sign:
+** only sa-sb counts): negative, zero or positive.  From the top limb
+** down, stopping at the first that differs (a tie goes to the end). */
 static int idemNumBigCmpShl(const IdemNumBig *a, int sa,
                             const IdemNumBig *b, int sb){
   int la, lb, i, nWord, nBit, sign = 1;
@@ -3160,7 +3166,6 @@ static int idemNumBigCmpShl(const IdemNumBig *a, int sa,
 static int idemNumBigCmpHalf(const IdemNumBig *pX, const IdemNumBig *pP,
                              int E, uint64_t M, int F){
   IdemNumBig b;
-  int s = E<F ? E : F;
   if( E<0 ){
     idemNumBigMul64(&b, pP, M);        /* D*2^E against M*5^-E*2^F */
   }else{
@@ -3171,7 +3176,7 @@ static int idemNumBigCmpHalf(const IdemNumBig *pX, const IdemNumBig *pP,
       b.n = 2;
     }
   }
-  return idemNumBigCmpShl(pX, E-s, &b, F-s);
+  return idemNumBigCmpShl(pX, E, &b, F);
 }
 
 /*
@@ -3260,8 +3265,15 @@ static int idemNumDecimalToDouble(
 ){
   int nW = nDig<19 ? nDig : 19;
   int q = L - nW + 1;
-  uint64_t w = idemNumDigitsValue(zDig, nW), m;
+  uint64_t w, m;
   int e, bNext = 0;
+
+  if( nW==19 ){
+    w = idemNumSwar16(idemNumLoad8(zDig), idemNumLoad8(zDig+8))*1000
+      + idemNumDigitsValue(zDig+16, 3);
+  }else{
+    w = idemNumDigitsValue(zDig, nW);
+  }
 
   if( idemNumEiselLemire(w, q, &m, &e) ){
     uint64_t m2;
