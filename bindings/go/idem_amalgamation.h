@@ -6541,8 +6541,8 @@ struct IdemJson {
   int isBusy;                /* Lent by idemJsonAcquire() */
   int isUtf8;                /* This input is known valid UTF-8 */
   unsigned char escOr;       /* idemJsonString(): each kept escape's letter
-                             ** or'd in, 0x80 for a \u escape (names only
-                             ** read it: idemJsonSortMembers()) */
+                             ** or'd in, 0x80 for \u00xx (names only read
+                             ** it: idemJsonSortMembers()) */
   IdemJsonFrame aFrame[IDEM_JSON_MAX_DEPTH+1];  /* [0]: outside any */
   char zErr[200];            /* Error message of the last call */
 };
@@ -6912,11 +6912,13 @@ static IDEM_JSON_INLINE int idemJsonHex4(const unsigned char *z){
 /* The canonical text of each ASCII character inside a string, in the low
 ** bytes of a little-endian word, and its length in the top byte: the
 ** character itself; \" and \\; \b \t \n \f \r; \u00xx (lowercase) for the
-** other control characters.  (U+007F is written raw.) */
+** other control characters.  (U+007F is written raw.)  Byte 6, past the
+** text, is the flag of a kept escape for IdemJson.escOr: its letter, 0x80
+** for \u00xx, 0 for a character written as it is. */
 #define IJ_HX(x)  ((x)<10 ? '0'+(x) : 'a'-10+(x))
 #define IJ_EU(c)  (0x3030755cULL | (uint64_t)IJ_HX((c)>>4)<<32 \
-                   | (uint64_t)IJ_HX((c)&15)<<40 | 6ULL<<56)
-#define IJ_EE(x)  (0x5cULL | (uint64_t)(x)<<8 | 2ULL<<56)
+                   | (uint64_t)IJ_HX((c)&15)<<40 | 0x80ULL<<48 | 6ULL<<56)
+#define IJ_EE(x)  (0x5cULL | (uint64_t)(x)<<8 | (uint64_t)(x)<<48 | 2ULL<<56)
 #define IJ_EA(c)  ((uint64_t)(c) | 1ULL<<56)
 #define IJ_EU4(c) IJ_EU(c), IJ_EU(c+1), IJ_EU(c+2), IJ_EU(c+3)
 #define IJ_EA4(c) IJ_EA(c), IJ_EA(c+1), IJ_EA(c+2), IJ_EA(c+3)
@@ -7092,18 +7094,25 @@ static IDEM_JSON_INLINE uint64_t idemJsonNameKey(
   sqlite3_int64 n
 ){
   uint64_t k = 0;
-  sqlite3_int64 j = 0;
-  int i, nEsc;
+  int nEsc;
 #ifdef IDEM_JSON_LE_WORDS
+  uint64_t m;
   memcpy(&k, z, 8);
   if( n<8 ) k &= ((uint64_t)1 << (8*n)) - 1;
-  if( idemJsonZeroBytes(k ^ (IJ_ONES*'\\'))==0 ){
-    /* No escape: 0xee, 0xef become 0xfe, 0xff. */
-    k += idemJsonZeroBytes((k & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee)) >> 3;
-    return __builtin_bswap64(k);
+  m = idemJsonZeroBytes(k ^ (IJ_ONES*'\\'));
+  if( m ){
+    /* An escape at byte e: the bytes before it, its value, then 0 (the
+    ** name's text goes on past the backslash: its escape is whole) */
+    int e = IDEM_JSON_CTZ8(m);
+    k &= ((uint64_t)1 << (8*e)) - 1;
+    k |= (uint64_t)idemJsonUnescape(z+e, &nEsc) << (8*e);
   }
-  k = 0;
-#endif
+  /* 0xee, 0xef become 0xfe, 0xff. */
+  k += idemJsonZeroBytes((k & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee)) >> 3;
+  return __builtin_bswap64(k);
+#else
+  sqlite3_int64 j = 0;
+  int i;
   for(i=0; i<8; i++){
     unsigned int c = 0;
     if( j<n ){
@@ -7118,6 +7127,7 @@ static IDEM_JSON_INLINE uint64_t idemJsonNameKey(
     k = (k<<8) | c;
   }
   return k;
+#endif
 }
 
 /* Compare two names whose first iSkip bytes are equal and whose sort keys
@@ -8727,6 +8737,61 @@ sort_groups:
   return bEqual ? SQLITE_ERROR : SQLITE_OK;
 }
 
+/* The value of each escape that canonical text keeps but \u00xx, by its
+** second byte (the letter). */
+static const unsigned char idemJsonEscValue[256] = {
+  ['"'] = '"', ['\\'] = '\\', ['b'] = '\b', ['f'] = '\f', ['n'] = '\n',
+  ['r'] = '\r', ['t'] = '\t'
+};
+
+/* Decode the canonical name z[0..n) into zTo (room for n bytes) and return
+** its length, or -1 if it holds no escape (zTo's bytes are then scratch).
+** Canonical text escapes only '"', '\\' and the control characters: one
+** byte each.  Plain bytes are copied 8 at a time up to the next backslash
+** (each word stored whole: the decoded name lags the text, so a word
+** stored where it goes ends within the n bytes). */
+static sqlite3_int64 idemJsonDecodeName(
+  const unsigned char *z,
+  sqlite3_int64 n,
+  unsigned char *zTo
+){
+  unsigned char *d = zTo;
+  sqlite3_int64 i = 0;
+  int bEsc = 0;
+  for(;;){
+#ifdef IDEM_JSON_LE_WORDS
+    while( n-i>=8 ){
+      uint64_t w, m;
+      memcpy(&w, z+i, 8);
+      memcpy(d, &w, 8);
+      m = idemJsonZeroBytes(w ^ (IJ_ONES*'\\'));
+      if( m ){
+        int k = IDEM_JSON_CTZ8(m);
+        i += k;
+        d += k;
+        goto escape;
+      }
+      i += 8;
+      d += 8;
+    }
+#endif
+    while( i<n && z[i]!='\\' ) *d++ = z[i++];
+    if( i>=n ) break;
+#ifdef IDEM_JSON_LE_WORDS
+  escape:
+#endif
+    bEsc = 1;
+    if( z[i+1]=='u' ){
+      *d++ = (unsigned char)idemJsonHex4(z+i+2);
+      i += 6;
+    }else{
+      *d++ = idemJsonEscValue[z[i+1]];
+      i += 2;
+    }
+  }
+  return bEsc ? d - zTo : -1;
+}
+
 /* Sort the n members a[0..n) of an object by name, when their 8-byte keys
 ** alone did not (more than IDEM_JSON_SMALL members, or two keys equal):
 ** the general sort described above, on the canonical texts of the names,
@@ -8755,13 +8820,14 @@ static int idemJsonSortMembers(
 
   /* nameEsc (IdemJsonFrame) is the or of the letters of the kept escapes
   ** that idemJsonString() wrote into the object's names ('\\' is 0x5c;
-  ** each of '"', 'b', 'f', 'n', 'r', 't', and 0x80 for any \u escape,
-  ** has a bit that 0x5c has not), 0 if it wrote none (a name with no
-  ** escape sets nothing: the cost is one or on each escape).  Exactly 0x5c: the
-  ** only kept escape is \\, and the texts sort as they stand (below),
-  ** with no failed raw attempt or check pass.  A bit outside 0x5c: some
-  ** name holds another escape, and is decoded at once.  0 (or in doubt):
-  ** the sequence below. */
+  ** each of '"', 'b', 'f', 'n', 'r', 't', and 0x80 for \u00xx, has a bit
+  ** that 0x5c has not; a \u escape sets the flag of what it writes:
+  ** \u005c 0x5c, \u000a 'n', "caf\u00e9" nothing), 0 if it wrote none (a
+  ** name with no escape sets nothing: the cost is one or on each escape).
+  ** Exactly 0x5c: the only kept escape is \\, and the texts sort as they
+  ** stand (below), with no failed raw attempt or check pass.  A bit
+  ** outside 0x5c: some name holds another escape, and is decoded at once.
+  ** 0 (or in doubt): the sequence below. */
   if( nameEsc==0x5c ){
     return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 2);
   }
@@ -8793,39 +8859,25 @@ static int idemJsonSortMembers(
   ** an object whose raw attempt met a backslash (which a right nameEsc
   ** never lets happen: slower then, never wrong). */
 
-  /* Some name holds an escape: those that do are decoded into zTmp. */
-  for(i=0; i<n; i++){
-    aT[i].z = p->zOut + a[i].iName + 1;
-    aT[i].n = a[i].iNameEnd - a[i].iName - 2;
-  }
-
-  for(i=0; i<n; i++){
-    if( memchr(aT[i].z, '\\', (size_t)aT[i].n) ) nDec += aT[i].n;
-  }
+  /* Some name holds an escape: those that do are decoded into zTmp, in
+  ** one pass over each name (idemJsonDecodeName()); zTmp has room for
+  ** every name, and a name that holds no backslash keeps its text. */
+  for(i=0; i<n; i++) nDec += a[i].iNameEnd - a[i].iName - 2;
   rc = idemJsonGrowTmp(p, nDec);
   if( rc ) return rc;
   zDec = p->zTmp;
   for(i=0; i<n; i++){
-    const unsigned char *z = aT[i].z;
-    sqlite3_int64 k, nz = aT[i].n;
-    if( memchr(z, '\\', (size_t)nz)==0 ) continue;
-    aT[i].z = zDec;
-    for(k=0; k<nz; ){
-      /* The bytes up to the next escape in one copy, then the escape's
-      ** value (a canonical text escapes only '"', '\\' and the control
-      ** characters: one byte each) */
-      const unsigned char *zEsc = memchr(z+k, '\\', (size_t)(nz-k));
-      sqlite3_int64 nRun = zEsc ? zEsc-(z+k) : nz-k;
-      int nEsc;
-      memcpy(zDec, z+k, (size_t)nRun);
-      zDec += nRun;
-      k += nRun;
-      if( k<nz ){
-        *zDec++ = (unsigned char)idemJsonUnescape(z+k, &nEsc);
-        k += nEsc;
-      }
+    const unsigned char *z = p->zOut + a[i].iName + 1;
+    sqlite3_int64 nz = a[i].iNameEnd - a[i].iName - 2;
+    sqlite3_int64 nd = idemJsonDecodeName(z, nz, zDec);
+    if( nd<0 ){
+      aT[i].z = z;
+      aT[i].n = nz;
+    }else{
+      aT[i].z = zDec;
+      aT[i].n = nd;
+      zDec += nd;
     }
-    aT[i].n = zDec - aT[i].z;
   }
   return idemJsonSortNames(p->zOut, a, aT, n, aR, aG, 0);
 }
@@ -9630,7 +9682,7 @@ static int idemJsonString(
           ** each branch it predicts where a block's result waits for all
           ** its steps. */
           uint64_t n = idemJsonURunAvx2(s, zEnd, o);
-          p->escOr |= 0x80;
+          /* (no escOr: a run writes no ASCII, so no kept escape) */
           s += (uint32_t)n;
           o += n>>32;
           if( s>=zEnd || *s!='\\' ) break;
@@ -9654,7 +9706,6 @@ static int idemJsonString(
         switch( s[1] ){
           case '/':  c = '/';   s += 2;  break;
           case 'u':
-            p->escOr |= 0x80;     /* it may write a kept escape */
             if( zEnd-s<6 || (c = idemJsonHex4(s+2))<0 ){
               return idemJsonFail(p, "invalid \\u escape", z, s, zEnd);
             }
@@ -9689,11 +9740,13 @@ static int idemJsonString(
           __asm__("" : "+r"(a));      /* loaded first: a cmov, not a branch */
           t = u<0x80 ? a : t;
           memcpy(o, &t, 8);
+          p->escOr |= (unsigned char)(t>>48);   /* a kept escape written */
           o += t>>56;
         }else
 #endif
         if( c<0x80 ){
           if( c<0x20 ){
+            p->escOr |= 0x80;               /* a kept escape written */
             *o++ = '\\';
             switch( c ){
               case '\b': *o++ = 'b'; break;
@@ -9707,7 +9760,10 @@ static int idemJsonString(
                 o += 5;
             }
           }else{
-            if( c=='"' || c=='\\' ) *o++ = '\\';
+            if( c=='"' || c=='\\' ){
+              p->escOr |= (unsigned char)c;
+              *o++ = '\\';
+            }
             *o++ = (unsigned char)c;
           }
         }else if( c<0x800 ){

@@ -28,7 +28,11 @@ documents (about 101 000, 44 MB, a few seconds a build):
     (names numbered, with one long shared prefix, random, of escapes, of
     'a'/'b', with \\u0000 inside and at the end, shared prefixes of 4-32
     bytes), in random, sorted and reverse order, a duplicate at each of
-    the places that split them, nested ones; --big adds 32 768 to 70 000.
+    the places that split them, nested ones; --big adds 32 768 to 70 000;
+  - objects of 2 to 20 000 members whose names hold escapes that canonical
+    text keeps (\\", \\\\, \\n, \\t, \\u0001 ...) among raw and non-ASCII
+    characters, each character spelt one of its ways (\\u0022 for \\", \\/),
+    and now and then one name twice in two spellings (a duplicate).
 
 A Python with a sqlite3 that can load extensions (Debian's /usr/bin/python3).
 """
@@ -223,6 +227,58 @@ def generate(seed, big):
     add(bigobj(20000, 0, nested=True))
     add(bigobj(3000, 1, nested=True))
     add(bigobj(17000, 5, dup=(16999, 3), nested=True))
+
+    # names holding escapes that canonical text keeps (\" \\ \b \f \n \r
+    # \t \u00xx), each character spelt one of its ways (\u0022 for \",
+    # \u000A, \/ and \u002f for '/', \u escapes of non-ASCII), so that
+    # the same name comes twice in different spellings (a duplicate)
+    alpha = ['"', '\\', '\b', '\f', '\n', '\r', '\t', '\x00', '\x01', '\x1f',
+             '\x7f', ' ', '!', '#', '/', '0', '9', 'A', '[', ']', '^', 'a', 'z', '~',
+             '\u00e9', '\u4e2d', '\ue000', '\uffff', '\U0001f600']
+    short = {'"': '\\"', '\\': '\\\\', '\b': '\\b', '\f': '\\f',
+             '\n': '\\n', '\r': '\\r', '\t': '\\t', '/': '\\/'}
+
+    def spell(name):
+        out = []
+        for ch in name:
+            ways = []
+            if ch >= ' ' and ch not in '"\\':
+                ways += [ch, ch]
+            if ch in short:
+                ways += [short[ch], short[ch]]
+            u = ord(ch)
+            if u < 0x10000:
+                ways.append('\\u' + hx(u))
+            else:
+                u -= 0x10000
+                ways.append('\\u' + hx(0xd800 + (u >> 10)) + '\\u' + hx(0xdc00 + (u & 0x3ff)))
+            out.append(r.choice(ways))
+        return ''.join(out)
+
+    def kept(n, pre):
+        names = set()
+        while len(names) < n:
+            m = r.choice([1, 2, 3, 5, 8, 9, 15, 16, 17, 24])
+            names.add(pre + ''.join(r.choice(alpha) for _ in range(r.randrange(0, m + 1))))
+        names = list(names)
+        r.shuffle(names)
+        if r.random() < .3:
+            names.sort(key=lambda k: k.encode('utf-16-be', 'surrogatepass'))
+        sp = [spell(k) for k in names]
+        if r.random() < .25 and n > 1:
+            a, b = r.randrange(n), r.randrange(n)
+            if a != b:
+                sp[b] = spell(names[a])
+        return '{' + ','.join('"%s":%d' % (k, i) for i, k in enumerate(sp)) + '}'
+
+    for n in list(range(2, 40)) + [100, 255, 256, 257, 1000, 2047, 2048, 2049]:
+        for _ in range(40 if n < 40 else 8):
+            pre = r.choice(['', '', 'k', 'prefix_common', 'a\\"b', 'x' * 20])
+            add(kept(n, pre))
+    for n in (16383, 16384, 16385, 20000):
+        for pre in ('', 'k', 'prefix_common_to_them_all'):
+            add(kept(n, pre))
+    add('[' + ','.join(kept(r.randrange(2, 300), '') for _ in range(50)) + ']')
     if big:
         for n in (32768, 32769, 40000, 70000):
             for style in (0, 1, 5, 6, 7, 8):

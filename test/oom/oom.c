@@ -19,10 +19,10 @@
 **                renames and schema parses, in a third of the ASan run)
 **     OPERATION  only these (names as printed)
 **
-** The extension is compiled into this file (one translation unit, built
-** with -DSQLITE_CORE), or under ASan linked from build/asan/libidem.a, built
-** with the same flags (-DIDEM_OOM_LINKED), and registered with
-** sqlite3_auto_extension().  A
+** The extension is linked from make's build/libidem.a (-DSQLITE_CORE), or
+** under ASan from build/asan/libidem.a, built with the same flags
+** (-DIDEM_OOM_LINKED; without it, it is compiled into this file, one
+** translation unit), and registered with sqlite3_auto_extension().  A
 ** wrapper around SQLite's own allocator (SQLITE_CONFIG_GETMALLOC, then
 ** SQLITE_CONFIG_MALLOC) fails the Nth allocation, and in a second pass
 ** every allocation from the Nth on ("benign" and "persistent" faults).
@@ -61,8 +61,9 @@
 ** This runs on a file database in a temporary directory and on :memory:.
 ** The last line is "N passed, N failed"; the exit status is 1 on failure.
 */
-/* make test-asan-oom links the ASan build's libidem.a (the same flags),
-** not a third ASan compile of idem: -DIDEM_OOM_LINKED. */
+/* make test-oom and test-asan-oom link a libidem.a that make builds
+** anyway (build/ and build/asan/), not one more compile of idem:
+** -DIDEM_OOM_LINKED. */
 #ifdef IDEM_OOM_LINKED
 # include <sqlite3.h>
 # include <string.h>
