@@ -147,6 +147,11 @@
 **    a halfway point h = M*2^F are compared as D*5^E*2^E vs M*2^F, or as
 **    D*2^E vs M*5^-E*2^F when E < 0.  Step to the neighbour until x lies
 **    between the two halfway points, ties going to the even mantissa.
+**    5^-E is made once a literal, each comparison multiplies it by M (one
+**    limb) and applies the powers of two as it goes, from the top limb
+**    down.  With more than 19 digits, where w*10^q and (w+1)*10^q round
+**    to neighbouring doubles, x rounds to one of them, and one
+**    comparison, with the halfway point between them, decides.
 **
 **    Digits beyond the 800th are not kept: if any of them is nonzero, a
 **    single '1' is appended as the 801st digit instead.  This is exact for
@@ -159,8 +164,9 @@
 **    multiple of 10^p lies, so they compare alike against h.  (When
 **    x >= 10^31*h, both exceed h.)
 **    This bounds the big integers: D < 10^801 and -1124 <= E <= 308, so
-**    no operand exceeds about 2700 bits (IDEMNUM_BIG_LIMBS below has room
-**    for 3200).
+**    no operand exceeds about 2700 bits (D < 2^2661, M*5^-E < 2^2665,
+**    D*5^E < 10^309; none is shifted in place; IDEMNUM_BIG_LIMBS below
+**    has room for 3200).
 **
 ** 5. Double to shortest digits: Schubfach (Raffaello Giulietti, "The
 **    Schubfach way to render doubles", 2020).  For v = c*2^q, pick k with
@@ -1507,6 +1513,23 @@ static IDEMNUM_INLINE int idemNumSkipZeros(const char *z, int i, int n){
   return i;
 }
 
+/* The index of the first byte of z[i..n) that is not a digit, n if all
+** are, z[0..n) a validated literal: 8 bytes at a time while 8 remain (the
+** long fraction of a literal that leaves the common path,
+** "0.1000000000000000055511151231257827..."), then one at a time.  The
+** bytes of a literal that are not digits, ". e E + -", have a high
+** nibble other than 3, the digits' one. */
+static IDEMNUM_INLINE int idemNumSkipDigits(const char *z, int i, int n){
+  while( n-i>=8 ){
+    uint64_t y = (idemNumLoad8(z+i) & 0xf0f0f0f0f0f0f0f0ULL)
+               ^ 0x3030303030303030ULL;
+    if( y ) return i + (idemNumCtz64(y)>>3);
+    i += 8;
+  }
+  while( i<n && z[i]>='0' && z[i]<='9' ) i++;
+  return i;
+}
+
 /* idemNumSkipZeros() for the zeros of a decimal 0.000ddd with an exponent
 ** ("0.000000000518e-334": 1 to 40 of them and more, at random), z[i] the
 ** first byte after "0.", whose first byte not '0' is before z[n]: with
@@ -1898,124 +1921,214 @@ static IDEMNUM_INLINE int idemNumEiselLemireAt(
   idemNumEiselLemireAt(w, q, pM, pE, 0, 0, 0)
 
 /*
-** Step 4: fixed-size big integers, 32-bit limbs, least significant first.
+** Step 4: fixed-size big integers, least significant limb first.  The
+** limbs are 64 bits wide where the compiler has a 128-bit integer for
+** their products, else 32 bits wide (the same code, with the types and
+** constants below).  The digits are read IDEMNUM_CHUNK at once (16 or 8:
+** 10^CHUNK fits a limb, and idemNumSwar16() or idemNumSwar8() reads
+** them), and 5^k is multiplied in IDEMNUM_POW5_STEP factors of 5 at a
+** time (5^27 < 2^64, 5^13 < 2^32).
 */
-#define IDEMNUM_BIG_LIMBS 100
+#if defined(__SIZEOF_INT128__) && !defined(IDEMNUM_NO_INT128)
+typedef uint64_t IdemNumLimb;
+typedef IdemNumU128 IdemNumLimb2;
+# define IDEMNUM_LIMB_BITS 64
+# define IDEMNUM_CHUNK 16
+# define IDEMNUM_CHUNK_VALUE(z) \
+  idemNumSwar16(idemNumLoad8(z), idemNumLoad8((z)+8))
+# define IDEMNUM_POW5_STEP 27
+#else
+typedef uint32_t IdemNumLimb;
+typedef uint64_t IdemNumLimb2;
+# define IDEMNUM_LIMB_BITS 32
+# define IDEMNUM_CHUNK 8
+# define IDEMNUM_CHUNK_VALUE(z) idemNumSwar8(idemNumLoad8(z))
+# define IDEMNUM_POW5_STEP 13
+#endif
+#define IDEMNUM_BIG_LIMBS (3200/IDEMNUM_LIMB_BITS)
 typedef struct IdemNumBig IdemNumBig;
 struct IdemNumBig {
   int n;                            /* Limbs in use; a[n-1]!=0 if n>0 */
-  uint32_t a[IDEMNUM_BIG_LIMBS];
+  IdemNumLimb a[IDEMNUM_BIG_LIMBS];
 };
 
 /* p = p*mul + add */
-static void idemNumBigMulAdd(IdemNumBig *p, uint32_t mul, uint32_t add){
-  uint64_t carry = add;
+static void idemNumBigMulAdd(IdemNumBig *p, IdemNumLimb mul, IdemNumLimb add){
+  IdemNumLimb carry = add;
   int i;
   for(i=0; i<p->n; i++){
-    uint64_t t = (uint64_t)p->a[i]*mul + carry;
-    p->a[i] = (uint32_t)t;
-    carry = t>>32;
+    IdemNumLimb2 t = (IdemNumLimb2)p->a[i]*mul + carry;
+    p->a[i] = (IdemNumLimb)t;
+    carry = (IdemNumLimb)(t>>IDEMNUM_LIMB_BITS);
   }
   if( carry ){
     assert( p->n<IDEMNUM_BIG_LIMBS );
-    p->a[p->n++] = (uint32_t)carry;
+    p->a[p->n++] = carry;
   }
 }
 
 /* p = p * 5^k */
 static void idemNumBigMulPow5(IdemNumBig *p, int k){
-  static const uint32_t aPow5[13] = {
-    1, 5, 25, 125, 625, 3125, 15625, 78125, 390625, 1953125, 9765625,
-    48828125, 244140625
+  static const uint64_t aPow5[28] = {
+    1ULL, 5ULL, 25ULL, 125ULL, 625ULL, 3125ULL, 15625ULL, 78125ULL,
+    390625ULL, 1953125ULL, 9765625ULL, 48828125ULL, 244140625ULL,
+    1220703125ULL, 6103515625ULL, 30517578125ULL, 152587890625ULL,
+    762939453125ULL, 3814697265625ULL, 19073486328125ULL,
+    95367431640625ULL, 476837158203125ULL, 2384185791015625ULL,
+    11920928955078125ULL, 59604644775390625ULL, 298023223876953125ULL,
+    1490116119384765625ULL, 7450580596923828125ULL
   };
-  for(; k>=13; k-=13) idemNumBigMulAdd(p, 1220703125, 0);
-  if( k>0 ) idemNumBigMulAdd(p, aPow5[k], 0);
+  for(; k>=IDEMNUM_POW5_STEP; k-=IDEMNUM_POW5_STEP){
+    idemNumBigMulAdd(p, (IdemNumLimb)aPow5[IDEMNUM_POW5_STEP], 0);
+  }
+  if( k>0 ) idemNumBigMulAdd(p, (IdemNumLimb)aPow5[k], 0);
 }
 
-/* p = p * 2^k */
-static void idemNumBigShl(IdemNumBig *p, int k){
-  int nWord = k/32, nBit = k%32, i;
-  if( p->n==0 ) return;
-  assert( p->n + nWord < IDEMNUM_BIG_LIMBS );
-  if( nBit ){
-    p->a[p->n] = 0;
-    for(i=p->n; i>0; i--){
-      p->a[i] = (p->a[i]<<nBit) | (p->a[i-1]>>(32-nBit));
+/* r = p * M, 0 < M < 2^64 (one limb or two) */
+static void idemNumBigMul64(IdemNumBig *r, const IdemNumBig *p, uint64_t M){
+  IdemNumLimb aM[2];
+  int nM, i, j;
+  aM[0] = (IdemNumLimb)M;
+  aM[1] = (IdemNumLimb)(M>>(IDEMNUM_LIMB_BITS-1)>>1);  /* 0 if 64 bits */
+  nM = aM[1] ? 2 : 1;
+  assert( p->n+nM<=IDEMNUM_BIG_LIMBS );
+  for(j=0; j<nM; j++){
+    IdemNumLimb carry = 0;
+    for(i=0; i<p->n; i++){
+      IdemNumLimb2 t = (IdemNumLimb2)p->a[i]*aM[j] + carry;
+      if( j ) t += r->a[i+j];
+      r->a[i+j] = (IdemNumLimb)t;
+      carry = (IdemNumLimb)(t>>IDEMNUM_LIMB_BITS);
     }
-    p->a[0] <<= nBit;
-    if( p->a[p->n] ) p->n++;
+    r->a[i+j] = carry;
   }
-  if( nWord ){
-    memmove(&p->a[nWord], p->a, (size_t)p->n*sizeof(uint32_t));
-    memset(p->a, 0, (size_t)nWord*sizeof(uint32_t));
-    p->n += nWord;
-  }
+  r->n = p->n + nM;
+  while( r->n>0 && r->a[r->n-1]==0 ) r->n--;
 }
 
-/* Compare x = D*10^E with h = M*2^F, where *pX is D*5^E if E >= 0, or D
-** if E < 0.  Return negative, zero or positive. */
-static int idemNumBigCmpHalf(const IdemNumBig *pX, int E, uint64_t M, int F){
-  IdemNumBig a, b;
-  int i;
-  a.n = pX->n;
-  memcpy(a.a, pX->a, (size_t)pX->n*sizeof(uint32_t));
-  b.a[0] = (uint32_t)M;
-  b.a[1] = (uint32_t)(M>>32);
-  b.n = b.a[1] ? 2 : 1;
-  if( E<0 ) idemNumBigMulPow5(&b, -E);
-  if( E>F ){
-    idemNumBigShl(&a, E-F);
+/* Bits of p, a nonzero big integer. */
+static int idemNumBigBitLen(const IdemNumBig *p){
+  assert( p->n>0 && p->a[p->n-1]!=0 );
+  return p->n*IDEMNUM_LIMB_BITS
+       - (idemNumClz64((uint64_t)p->a[p->n-1]) - (64-IDEMNUM_LIMB_BITS));
+}
+
+/* Limb i of p*2^(nWord*IDEMNUM_LIMB_BITS + nBit), 0 <= nBit < the limb
+** width, without making the shifted number. */
+static IdemNumLimb idemNumBigShlLimb(const IdemNumBig *p, int i,
+                                     int nWord, int nBit){
+  IdemNumLimb hi = 0, lo = 0;
+  i -= nWord;
+  if( i>=0 && i<p->n ) hi = p->a[i];
+  if( nBit==0 ) return hi;
+  if( i>=1 && i-1<p->n ) lo = p->a[i-1];
+  return hi<<nBit | lo>>(IDEMNUM_LIMB_BITS-nBit);
+}
+
+/* Compare a*2^sa with b*2^sb, a and b nonzero (sa and sb of either sign:
+** only sa-sb counts): negative, zero or positive.  From the top limb
+** down, stopping at the first that differs (a tie goes to the end). */
+static int idemNumBigCmpShl(const IdemNumBig *a, int sa,
+                            const IdemNumBig *b, int sb){
+  int la, lb, i, nWord, nBit, sign = 1;
+  if( sa<sb ){
+    const IdemNumBig *t = a;      /* b*2^(sb-sa) against a, sign flipped */
+    a = b;
+    b = t;
+    sa = sb - sa;
+    sign = -1;
   }else{
-    idemNumBigShl(&b, F-E);
+    sa -= sb;
   }
-  if( a.n!=b.n ) return a.n<b.n ? -1 : 1;
-  for(i=a.n-1; i>=0; i--){
-    if( a.a[i]!=b.a[i] ) return a.a[i]<b.a[i] ? -1 : 1;
+  /* Now a*2^sa against b */
+  la = idemNumBigBitLen(a) + sa;
+  lb = idemNumBigBitLen(b);
+  if( la!=lb ) return la<lb ? -sign : sign;
+  nWord = sa/IDEMNUM_LIMB_BITS;
+  nBit = sa%IDEMNUM_LIMB_BITS;
+  for(i=b->n-1; i>=0; i--){
+    IdemNumLimb x = idemNumBigShlLimb(a, i, nWord, nBit);
+    if( x!=b->a[i] ) return x<b->a[i] ? -sign : sign;
   }
   return 0;
 }
 
+/* Compare x = D*10^E with h = M*2^F, 0 < M < 2^64, where *pX is D*5^E if
+** E >= 0, or D if E < 0 and then *pP is 5^-E.  Return negative, zero or
+** positive. */
+static int idemNumBigCmpHalf(const IdemNumBig *pX, const IdemNumBig *pP,
+                             int E, uint64_t M, int F){
+  IdemNumBig b;
+  if( E<0 ){
+    idemNumBigMul64(&b, pP, M);        /* D*2^E against M*5^-E*2^F */
+  }else{
+    b.a[0] = (IdemNumLimb)M;           /* D*5^E*2^E against M*2^F */
+    b.n = 1;
+    if( M>>(IDEMNUM_LIMB_BITS-1)>>1 ){
+      b.a[1] = (IdemNumLimb)(M>>(IDEMNUM_LIMB_BITS-1)>>1);
+      b.n = 2;
+    }
+  }
+  return idemNumBigCmpShl(pX, E, &b, F);
+}
+
 /*
 ** Correct the candidate m*2^e to the double nearest x = D*10^E, D being
-** zDig[0..nDig), by exact comparison with the halfway points.  Return 1
-** if x rounds to infinity, else store the bits of the double in *pBits.
+** zDig[0..nDig), by exact comparison with the halfway points.  If bNext,
+** x is known to round to m*2^e or to the next double up (the caller
+** rounded both ends of a span holding x), and one comparison, with the
+** halfway point between them, decides.  Return 1 if x rounds to
+** infinity, else store the bits of the double in *pBits.
 */
 static int idemNumBigCorrect(
   const char *zDig, int nDig, int E,
-  uint64_t m, int e,
+  uint64_t m, int e, int bNext,
   uint64_t *pBits
 ){
-  IdemNumBig x;
-  int i, j, c;
+  IdemNumBig x, p;
+  int i, c;
 
-  x.n = 0;
-  for(i=0; i<nDig; i=j){
-    uint32_t chunk = 0;
-    for(j=i; j<nDig && j<i+9; j++) chunk = chunk*10 + (uint32_t)(zDig[j]-'0');
-    idemNumBigMulAdd(&x, (uint32_t)idemNumPow10Int[j-i], chunk);
+  /* D: the first nDig%IDEMNUM_CHUNK digits (perhaps none), then whole
+  ** chunks. */
+  i = nDig%IDEMNUM_CHUNK;
+  x.a[0] = (IdemNumLimb)idemNumDigitsValue(zDig, i);
+  x.n = i>0;
+  for(; i<nDig; i+=IDEMNUM_CHUNK){
+    idemNumBigMulAdd(&x, (IdemNumLimb)idemNumPow10Int[IDEMNUM_CHUNK],
+                     (IdemNumLimb)IDEMNUM_CHUNK_VALUE(zDig+i));
   }
-  if( E>0 ) idemNumBigMulPow5(&x, E);
+  if( E>0 ){
+    idemNumBigMulPow5(&x, E);
+  }else if( E<0 ){
+    /* 5^-E, once for all the comparisons */
+    p.a[0] = 1;
+    p.n = 1;
+    idemNumBigMulPow5(&p, -E);
+  }
 
   /* Up while x is above the halfway point to the next double (or on it,
-  ** when m is odd). */
+  ** when m is odd).  If bNext, once decides: x is then at most the next
+  ** double, and at least m*2^e, so that the loop down is not needed
+  ** either. */
   for(;;){
-    c = idemNumBigCmpHalf(&x, E, 2*m+1, e-1);
+    c = idemNumBigCmpHalf(&x, &p, E, 2*m+1, e-1);
     if( c<0 || (c==0 && (m&1)==0) ) break;
     m++;
     if( m==(IDEMNUM_HIDDEN<<1) ){
       m = IDEMNUM_HIDDEN;
       if( ++e>IDEMNUM_EMAX ) return 1;
     }
+    if( bNext ) break;
   }
 
   /* Down while x is below the halfway point to the previous double (or on
   ** it, when m is odd).  Below a power of two the gap is half as wide. */
-  while( m>0 ){
+  while( !bNext && m>0 ){
     int narrow = (m==IDEMNUM_HIDDEN && e>IDEMNUM_EMIN);
     if( narrow ){
-      c = idemNumBigCmpHalf(&x, E, 4*m-1, e-2);
+      c = idemNumBigCmpHalf(&x, &p, E, 4*m-1, e-2);
     }else{
-      c = idemNumBigCmpHalf(&x, E, 2*m-1, e-1);
+      c = idemNumBigCmpHalf(&x, &p, E, 2*m-1, e-1);
     }
     if( c>0 || (c==0 && (m&1)==0) ) break;
     if( narrow ){
@@ -2045,18 +2158,35 @@ static int idemNumDecimalToDouble(
 ){
   int nW = nDig<19 ? nDig : 19;
   int q = L - nW + 1;
-  uint64_t w = idemNumDigitsValue(zDig, nW), m;
-  int e;
+  uint64_t w, m;
+  int e, bNext = 0;
+
+  if( nW==19 ){
+    w = idemNumSwar16(idemNumLoad8(zDig), idemNumLoad8(zDig+8))*1000
+      + idemNumDigitsValue(zDig+16, 3);
+  }else{
+    w = idemNumDigitsValue(zDig, nW);
+  }
 
   if( idemNumEiselLemire(w, q, &m, &e) ){
     uint64_t m2;
     int e2;
-    if( nDig<=19 || (idemNumEiselLemire(w+1, q, &m2, &e2) && m2==m && e2==e) ){
+    if( nDig<=19 ){
       *pBits = idemNumBits(m, e);
       return 0;
     }
+    /* x is in [w*10^q, (w+1)*10^q): if both ends round to the same
+    ** double, so does x; if to neighbours, x rounds to one of them. */
+    if( idemNumEiselLemire(w+1, q, &m2, &e2) ){
+      if( m2==m && e2==e ){
+        *pBits = idemNumBits(m, e);
+        return 0;
+      }
+      bNext = (m2==m+1 && e2==e)
+           || (m==(IDEMNUM_HIDDEN<<1)-1 && m2==IDEMNUM_HIDDEN && e2==e+1);
+    }
   }
-  return idemNumBigCorrect(zDig, nDig, L - nDig + 1, m, e, pBits);
+  return idemNumBigCorrect(zDig, nDig, L - nDig + 1, m, e, bNext, pBits);
 }
 
 /*
@@ -3312,24 +3442,17 @@ static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
 
   i = idemNumTiny17(neg, z+neg, n-neg, zOut);
   if( i!=-2 ) return i;
-  if( n-neg>=20 ){
-    /* 19 digits or more with no exponent: idemNumLongTry() */
-    for(i=neg; i<n && z[i]>='0' && z[i]<='9'; i++){}
-    if( i<n && z[i]=='.' && memchr(z+i, 'e', (size_t)(n-i))==0
-     && memchr(z+i, 'E', (size_t)(n-i))==0 ){
-      int r = idemNumLongTry(z, n, i, zOut);
-      if( r!=-2 ) return r;
-    }
-  }
 
   /* Where the integer digits and the fraction digits end (a validated
   ** literal: no checks needed). */
-  for(i=neg; i<n && z[i]>='0' && z[i]<='9'; i++){}
-  iInt = i;
-  if( i<n && z[i]=='.' ){
-    for(i++; i<n && z[i]>='0' && z[i]<='9'; i++){}
-  }
+  i = iInt = idemNumSkipDigits(z, neg, n);
+  if( i<n && z[i]=='.' ) i = idemNumSkipDigits(z, i+1, n);
   iFrac = i;
+  if( n-neg>=20 && iInt<n && z[iInt]=='.' && iFrac==n ){
+    /* 19 digits or more with no exponent: idemNumLongTry() */
+    int r = idemNumLongTry(z, n, iInt, zOut);
+    if( r!=-2 ) return r;
+  }
   zInt = z + neg;
   i = iInt;
   nInt = nIntAll = i - neg;

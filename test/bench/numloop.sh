@@ -38,10 +38,12 @@ out = {
     "d17": [x for _ in range(400) for x in lits(shapes.shape("17-digit doubles", r))],
     "edge": lits(shapes.range_edges(80000, r)),
     "lexp": lits(shapes.long_exponents(80000, r)),
+    "half": lits(shapes.halfway_doubles(20000, r)),
+    "nhalf": lits(shapes.near_halfway(40000, r)),
 }
 for k, v in out.items():
     open("%s/%s.txt" % (d, k), "w").write("\n".join(v) + "\n")
 PY
-for s in ${*:-g17 g17e sub d40 r17 d17 edge lexp}; do
+for s in ${*:-g17 g17e sub d40 r17 d17 edge lexp half nhalf}; do
   "$D/numloop" "$D/$s.txt" "$RUNS"
 done
