@@ -4182,8 +4182,24 @@ static IDEMNUM_INLINE int idemNumCutW(
       uint64_t j = 2*r0 + (g<(one>>1))>P0;
       uint64_t A2 = j ? 2*r0 - P0 : P0 + 2*r0;
       uint64_t B2 = j ? 3*P0 - 2*r0 : P0 - 2*r0;
-      if( !(2*g+4<=one+A2*ti) || !(2*g+B2*ti>one) ) goto step_5;
-      delta = (int)j;
+      if( (2*g+4<=one+A2*ti) & (2*g+B2*ti>one) ){
+        delta = (int)j;
+      }else{
+        /* v further from w (digits not printed from the double: 40 random
+        ** digits): the multiple of P0 closest to v by idemNumIntExp()'s
+        ** j (one division), proven as there (P0*t is in (1/10, 1) here
+        ** too), else step 5 */
+        int64_t T0 = (int64_t)(P0*ti), T0h = T0 + (int64_t)P0;
+        int64_t aLo = (int64_t)(one>>1) - (int64_t)g - 2 + (int64_t)(r0*ti);
+        int64_t aHi = (int64_t)(one>>1) - (int64_t)g + (int64_t)(r0*(ti+1));
+        int64_t jj = (2*(aLo>>2) + 15*(T0>>2))/(2*(T0>>2)) - 7;
+        int64_t jT = jj*T0, jTh = jj*T0h;
+        if( !((jj>=1 ? 2*jTh - T0h : 2*jT - T0)<=2*aLo)
+         || !(2*aHi<=(jj>=0 ? 2*jT + T0 : 2*jTh + T0h)) ){
+          goto step_5;
+        }
+        delta = (int)jj;
+      }
     }else if( outC && g+2+s*(ti+1)<=one ){
       nOut--;                       /* D inside */
       delta = 1;
