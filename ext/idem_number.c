@@ -3241,9 +3241,11 @@ static IDEMNUM_INLINE int idemNumLongAt(
     return 1;
   }
   if( nDig<18 ) return -2;
-  if( L>=-307 && L<=307 ){
-    /* the answer from the literal's digits (idemNumCutAt()): its text
-    ** as the literal's, with no exponent, else laid out anew */
+  if( nDig<=21 && L>=-307 && L<=307 ){
+    /* "%.18g" to "%.21g" with zeros at the end or another layout: the
+    ** answer from the literal's digits (idemNumCutAt()).  (Not longer
+    ** ones: 40 random digits, far from their double, cost more there
+    ** than step 5, 1.10x -> 1.15x json() sized) */
     int kd = k==32 ? (int)(z + iDot - zD) : k;   /* (< 0: before zD) */
     return x10 ? idemNumCutExp(z, n, zD, kd, L, zOut)
                : idemNumCutDec(z, n, zD, kd, L, zOut);
