@@ -2247,6 +2247,7 @@ static IDEMNUM_INLINE int idemNumEiselLemireSpan(
 
 static int idemNumCanonicalSlow(const char *z, int n, char *zOut);
 static int idemNumLayoutValue(char*, int, uint64_t, int, int);
+static int idemNumFromDouble(char*, int, uint64_t, int);
 
 /* Step 5 for the double m*2^e that a literal beyond 1e-307 or 1e307
 ** came to: "0" for m = 0 (below half the least subnormal), a subnormal's
@@ -3106,6 +3107,232 @@ static IDEMNUM_NOINLINE int idemNumBelowLeast(
 }
 
 /*
+** A decimal of 18 significant digits or more, 10^L <= |x| < 10^(L+1)
+** with -307 <= L <= 307, as "%.18g" to "%.21g" print doubles (C's
+** printf(), numpy's and Go's with a precision): its first significant
+** digit zD[0], zD[kd] its '.' if kd >= 0 (else the '.' is before zD).
+** The answer from its own digits, as idemNumIntExp() takes an integer
+** with an exponent, where step 5 from the double took it (~205
+** instructions):
+**
+** Step 3 for w, its first nW = 18 or 19 digits (a 20th: the span
+** [w, w+1) * 10^q, as idemNumEiselLemireSpan() decides it; undecided,
+** the long way), with G and t as step 3b has them: G*2^60 in [gi, gi+2)
+** the place of w*10^q in the interval [v-u/2, v+u/2], t*2^60 in
+** [ti, ti+1) for t = 10^q/u.  As w*10^q is within u/2 of v and
+** 2^52*u <= v < 2^53*u, t is in (2^52/10^nW, 2^53/10^(nW-1)): with
+** P = 10^(nW-16), P/10 * t < 0.91 and 10P * t > 4.5.  So the level a is
+** nW-17 where P*t > 1 surely (P0 = P/10, nOut = 17), nW-16 where P*t is
+** surely below 1 (P0 = P, nOut = 16): P0*t < 1 < 10*P0*t (Schubfach's k
+** at the digit of P0; the answer has nOut digits or fewer).  The answer
+** is the multiple of 10*P0 in the interval if there is one (at most one,
+** 10*P0*t > 1), C = w - r1 (r1 = w mod 10*P0, at G - r1*t) or D = C +
+** 10*P0 (at G + s*t, s = 10*P0 - r1), each tested surely in or surely
+** out as idemNumIntExp() tests them; else (both surely out: no decimal
+** of fewer than nOut digits is in it) the multiple of P0 closest to v.
+** For a literal printed from its double (|x-v| <= 10^q/2) that is w
+** rounded at P0: R = w - r0 + j*P0 (r0 = w mod P0), j = 1 if 2*r0 > P0
+** (or 2*r0 == P0 and w*10^q < v: gi < 2^59), else 0.  R is the closest if
+** it is within P0*t/2 of v, |G + (j*P0 - r0)*t - 1/2| < P0*t/2: with
+** A2 = P0 - 2*(j*P0 - r0) >= 0 and B2 = P0 + 2*(j*P0 - r0) >= 0, that is
+** G - A2*t/2 < 1/2 and G + B2*t/2 > 1/2, which 2*gi + 4 <= 2^60 + A2*ti
+** and 2*gi + B2*ti > 2^60 prove (2*gi < 2^61, and A2*ti, B2*ti below
+** 2*P0 * 2^60/P0: no overflow).  R is then inside the interval (P0*t < 1)
+** and not a multiple of 10*P0 (C and D are out), so its digit at P0, the
+** literal's there plus j, is 1 to 9 (tested all the same).
+**
+** The answer's digits are the literal's first nOut (R) or nOut-1 (C, D),
+** the last plus j, 1 or 0: the literal's text to that digit (the sign,
+** 0.000, the digits before the '.' and the '.') with the digit changed,
+** where ECMAScript lays the answer out so (ddd.ddd and 0.000ddd with the
+** '.' among or before the digits kept; d.ddde+NN, its exponent written
+** anew; d.ddde-N from 1e-6 moved to 0.000ddd); else from its value.  A
+** carry (D's digit 9) and what none of the tests proves (a tie, the ends
+** of the interval, m a power of two, where the interval is narrower
+** below; a literal not printed from its double, as 18 random digits)
+** go to step 5 from the double.
+*/
+static IDEMNUM_INLINE int idemNumCutW(
+  const char *z, const char *zD, int kd, int L, char *zOut,
+  uint64_t w, uint64_t ve, uint64_t lo, int span,
+  const int isExp, const int nW
+){
+  const uint64_t one = (uint64_t)1<<60;
+  const uint64_t half = (uint64_t)1<<63;
+  const uint64_t P = nW==18 ? 100 : 1000;
+  unsigned ud = (unsigned)kd;       /* the '.' is zD[kd] if kd >= 0 */
+  const uint64_t *t;
+  uint64_t P0, r0, r1, s, uHi, uLo, f, m, g, ti;
+  int q, lz, sh, hi, nOut, delta, k, c;
+
+  /* Step 3 */
+  q = L - nW + 1;
+  t = idemNumPow10[q - IDEMNUM_POW10_MIN];
+  lz = idemNumClz64(w);
+  uHi = idemNumProduct(w<<lz, t, &uLo);
+  sh = 10 + (int)(uHi>>63);
+  f = uHi<<(64-sh) | uLo>>sh;
+  m = (uHi>>sh) + (f>>63);
+  g = f + half;
+  /* undecided near the halfway point: G 0 or 2^64-1 (step 3b), or the
+  ** span beyond w may hold it */
+  if( span ? half-f<(t[0]>>(sh-lz)) + 3 : g+1<=1 ) goto long_way;
+  sh -= lz;
+  if( (m & (IDEMNUM_HIDDEN-1))==0 ) goto step_5;   /* m a power of 2 */
+  g >>= 4;
+  ti = t[0] >> (sh + 4);
+
+  /* The level: a = nW-17 if P*t > 1 surely (hi), else nW-16 if it is
+  ** surely at most 1 */
+  hi = P*ti>one;
+  if( hi ){
+    P0 = P/10;
+    r0 = lo;
+    r1 = ve;
+  }else{
+    if( P*(ti+1)>one ) goto step_5;
+    P0 = P;
+    r0 = ve;
+    r1 = ve + (uint64_t)(zD[15 + (ud<=15)] - '0')*P;
+  }
+  nOut = 16 + hi;
+  s = P0*10 - r1;
+  {
+    int outC = g+2<=r1*ti;
+    int outD = g + s*ti>one;
+    if( outC & outD ){
+      /* R, closest to v, or step 5 */
+      uint64_t j = 2*r0 + (g<(one>>1))>P0;
+      uint64_t A2 = j ? 2*r0 - P0 : P0 + 2*r0;
+      uint64_t B2 = j ? 3*P0 - 2*r0 : P0 - 2*r0;
+      if( (2*g+4<=one+A2*ti) & (2*g+B2*ti>one) ){
+        delta = (int)j;
+      }else{
+        /* v further from w (digits not printed from the double: 40 random
+        ** digits): the multiple of P0 closest to v by idemNumIntExp()'s
+        ** j (one division), proven as there (P0*t is in (1/10, 1) here
+        ** too), else step 5 */
+        int64_t T0 = (int64_t)(P0*ti), T0h = T0 + (int64_t)P0;
+        int64_t aLo = (int64_t)(one>>1) - (int64_t)g - 2 + (int64_t)(r0*ti);
+        int64_t aHi = (int64_t)(one>>1) - (int64_t)g + (int64_t)(r0*(ti+1));
+        int64_t jj = (2*(aLo>>2) + 15*(T0>>2))/(2*(T0>>2)) - 7;
+        int64_t jT = jj*T0, jTh = jj*T0h;
+        if( !((jj>=1 ? 2*jTh - T0h : 2*jT - T0)<=2*aLo)
+         || !(2*aHi<=(jj>=0 ? 2*jT + T0 : 2*jTh + T0h)) ){
+          goto step_5;
+        }
+        delta = (int)jj;
+      }
+    }else if( outC && g+2+s*(ti+1)<=one ){
+      nOut--;                       /* D inside */
+      delta = 1;
+    }else if( outD && g>=r1*(ti+1) && g+2<=one+r1*ti ){
+      nOut--;                       /* C inside */
+      delta = 0;
+    }else{
+      goto step_5;
+    }
+  }
+  /* k: the answer's last digit in the text, c that digit of the answer */
+  k = nOut - 1;
+  k += (int)(zD - z) + (ud<=(unsigned)k);
+  c = z[k] + delta;
+  if( IDEMNUM_LIKELY((unsigned)(c-'1')<9)
+   && (isExp ? kd==1 && (L>=21 || L<=-7) : L>=-6 && kd<=nOut) ){
+    /* The literal's text to there (the sign, 0.000 or the digits before
+    ** the '.' and the '.'), then c; then the exponent, written anew */
+    int k0 = k - 15 + (k<15);       /* 14 if 15 digits, no '.' in them */
+    memcpy(zOut, z, 16);
+    memcpy(zOut+k0, z+k0, 16);
+    zOut[k] = (char)c;
+    k++;
+    if( isExp ) k += idemNumPutExp(zOut+k, L);
+    return k;
+  }
+  if( isExp && kd==1 && L<0 && L>=-6 && IDEMNUM_LIKELY((unsigned)(c-'1')<9) ){
+    /* d.ddde-N, 1e-6 <= |v| < 1: 0.000 then its digits */
+    char *o = zOut + (z[0]=='-');
+    zOut[0] = '-';
+    memcpy(o, "0.000000", 8);
+    o[1-L] = zD[0];
+    memcpy(o+2-L, zD+2, 16);
+    o += 2 - L + nOut - 1;
+    o[-1] = (char)c;
+    return (int)(o - zOut);
+  }
+  if( c>'9' ) goto step_5;          /* a carry */
+  {
+    /* Another layout, or zeros at the end: from the value, without
+    ** those zeros */
+    uint64_t D = w/idemNumPow10Int[nW-nOut] + (uint64_t)delta;
+    while( D%10==0 ){
+      D /= 10;
+      nOut--;
+    }
+    return idemNumLayoutValue(zOut, z[0]=='-', D, nOut, L);
+  }
+
+step_5:
+  return idemNumFromDouble(zOut, z[0]=='-', m,
+                           sh + 1 + idemNumFloorLog2Pow10(L - nW + 1));
+long_way:
+  return -2;
+}
+static IDEMNUM_INLINE int idemNumCutAt(
+  const char *z, int n, const char *zD, int kd, int L, char *zOut,
+  const int isExp
+){
+  unsigned ud = (unsigned)kd;       /* the '.' is zD[kd] if kd >= 0 */
+  int p = ud<16 ? kd : 16;
+  int i19 = (int)(zD - z) + 18 + (ud<=18);
+  const char *zB = zD + (p<16);
+  uint64_t m0 = idemNumMask[p+8], m1 = idemNumMask[p];
+  uint64_t w, d17, d18, d19;
+
+  /* w: the first 16 digits (the '.' taken out as the common path takes
+  ** it), then the 17th and 18th; a 19th, and a 20th, if the byte where
+  ** it would be is in the literal and a digit (a 0 at the end, not
+  ** significant, is as good: the same value) */
+  w = idemNumSwar16((idemNumLoad8(zD) & m0) | (idemNumLoad8(zB) & ~m0),
+                    (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1));
+  d17 = (uint64_t)(unsigned char)zD[16 + (ud<=16)] - '0';
+  d18 = (uint64_t)(unsigned char)zD[17 + (ud<=17)] - '0';
+  if( (isExp || i19<n) && (d19 = (uint64_t)(unsigned char)z[i19] - '0')<10 ){
+    int i20 = i19 + 1 + (ud==19);
+    int span = i20<n && (unsigned)(z[i20]-'0')<10;
+    uint64_t lo = d18*10 + d19;
+    return idemNumCutW(z, zD, kd, L, zOut, w*1000 + d17*100 + lo,
+                       d17*100 + lo, lo, span, isExp, 19);
+  }
+  return idemNumCutW(z, zD, kd, L, zOut, w*100 + d17*10 + d18,
+                     d17*10 + d18, d18, 0, isExp, 18);
+}
+static IDEMNUM_NOINLINE int idemNumCutDec(
+  const char *z, int n, const char *zD, int kd, int L, char *zOut
+){
+  return idemNumCutAt(z, n, zD, kd, L, zOut, 0);
+}
+static IDEMNUM_NOINLINE int idemNumCutExp(
+  const char *z, int n, const char *zD, int kd, int L, char *zOut
+){
+  return idemNumCutAt(z, n, zD, kd, L, zOut, 1);
+}
+/* The same, else the long way (for the entry points; copies of their
+** own: a call of the two above cost "%.20g" 15 instructions a number) */
+static IDEMNUM_NOINLINE int idemNumCutDecOr(
+  const char *z, int n, const char *zD, int kd, int L, char *zOut
+){
+  int r = idemNumCutAt(z, n, zD, kd, L, zOut, 0);
+  return r!=-2 ? r : idemNumCanonicalSlow(z, n, zOut);
+}
+static IDEMNUM_NOINLINE int idemNumCutExpOr(
+  const char *z, int n, const char *zD, int kd, int L, char *zOut
+){
+  int r = idemNumCutAt(z, n, zD, kd, L, zOut, 1);
+  return r!=-2 ? r : idemNumCanonicalSlow(z, n, zOut);
+}
+
+/*
 ** A decimal with no exponent whose '.' is z[iDot], and 19 digits or more
 ** from its first significant one: its first 19 significant digits w, read
 ** at once (two words of 8, the '.' taken out as step 3b takes it, and 3
@@ -3144,7 +3371,17 @@ static IDEMNUM_INLINE int idemNumLongAt(
     zOut[0] = '0';
     return 1;
   }
-  if( nDig<19 ) return nDig==18 ? idemNumLong18(neg, zD, k, L, zOut) : -2;
+  if( nDig<18 ) return -2;
+  if( nDig<=21 && L>=-307 && L<=307 ){
+    /* "%.18g" to "%.21g" with zeros at the end or another layout: the
+    ** answer from the literal's digits (idemNumCutAt()).  (Not longer
+    ** ones: 40 random digits, far from their double, cost more there
+    ** than step 5, 1.10x -> 1.15x json() sized) */
+    int kd = k==32 ? (int)(z + iDot - zD) : k;   /* (< 0: before zD) */
+    return x10 ? idemNumCutExp(z, n, zD, kd, L, zOut)
+               : idemNumCutDec(z, n, zD, kd, L, zOut);
+  }
+  if( nDig==18 ) return idemNumLong18(neg, zD, k, L, zOut);
   j = k<16 ? k : 16;
   m0 = idemNumMask[8+j];
   m1 = idemNumMask[j];
@@ -3226,7 +3463,6 @@ static IDEMNUM_NOINLINE int idemNumLongExp(
 ** beyond 1e-307 .. 1e307, step 3 undecided) to idemNumLongExp(), the long
 ** decimal's product, which took them all.
 */
-static int idemNumFromDouble(char*, int, uint64_t, int);
 static IDEMNUM_NOINLINE int idemNumIntExp(
   const char *z, int n, int iInt, int iFrac, char *zOut
 ){
@@ -4242,12 +4478,58 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberCanonical(
   return idemNumCanonicalAny(z, n, iInt, iFrac, zOut);
 }
 
-IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
+/* idemNumberDecimal()'s common path: a function of its own, so that
+** idemNumberDecimal() keeps no frame for the literals it sends on */
+static IDEMNUM_NOINLINE int idemNumDecimalAny(
   const char *z, int n,
   int iInt,
   char *zOut
 ){
   return idemNumCanonical(z, n, iInt, n, zOut, 1);
+}
+
+/* A decimal with no exponent of 19 bytes or more: 18 digits or more, the
+** first and the last not 0 ("%.18g" to "%.21g" of a double from 1e-4 to
+** 1e17), to idemNumCutDec(), with none of the common path's steps before;
+** anything else to the common path.  A function of its own, so that
+** idemNumberDecimal() keeps no frame for the shorter decimals. */
+static IDEMNUM_NOINLINE int idemNumDecimal18(
+  const char *z, int n,
+  int iInt,
+  char *zOut
+){
+  if( z[n-1]!='0' ){
+    if( z[0]>'0' ){
+      /* (a digit, not 0: '-' is below '0') */
+      if( iInt<=308 ) return idemNumCutDecOr(z, n, z, iInt, iInt-1, zOut);
+    }else if( n>=20 ){
+      int neg = z[0]=='-';
+      if( z[neg]!='0' ){
+        if( iInt<=309 ){
+          return idemNumCutDecOr(z, n, z+1, iInt-1, iInt-2, zOut);
+        }
+      }else if( n-neg>=20 ){
+        /* 0.000ddd: its zeros skipped (a few, from "%.18g") */
+        const char *zD = z + neg + 2;
+        while( zD[0]=='0' ) zD++;
+        if( z+n-zD>=18 && zD-z-iInt<=307 ){
+          int kd = (int)(z + iInt - zD);
+          return idemNumCutDecOr(z, n, zD, kd, kd, zOut);
+        }
+      }
+    }
+  }
+  return idemNumDecimalAny(z, n, iInt, zOut);
+}
+
+IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimal(
+  const char *z, int n,
+  int iInt,
+  char *zOut
+){
+  /* 19 bytes or more: 18 digits or more, likely (idemNumDecimal18()) */
+  if( n>=19 ) return idemNumDecimal18(z, n, iInt, zOut);
+  return idemNumDecimalAny(z, n, iInt, zOut);
 }
 /* idemNumberDecimalExp() for any decimal with an exponent but "%.17g"'s. */
 static IDEMNUM_NOINLINE int idemNumDecimalExpAny(
@@ -4268,6 +4550,35 @@ static IDEMNUM_NOINLINE int idemNumDecimalExp17(
   char *zOut
 ){
   return idemNumCanonical(z, n, iInt, iFrac, zOut, 3);
+}
+
+/* A decimal with an exponent and 17 digits or more after its '.':
+** d.ddde+NN of 18 digits or more ("%.18g" to "%.21g" of a double below
+** 1e-4 or from 1e18) to idemNumCutExp(), its exponent (a sign or none,
+** then 1 to 3 digits) read here as the common path reads it, with none
+** of the common path's steps before; anything else to the common path.
+** A function of its own, as idemNumDecimal18(). */
+static IDEMNUM_NOINLINE int idemNumDecimalExp18(
+  const char *z, int n,
+  int iInt, int iFrac,
+  char *zOut
+){
+  if( iInt-1==(z[0]=='-') && z[iInt-1]!='0'
+   && z[iFrac-1]!='0' && n-iFrac<=5 ){
+    int eNeg = z[iFrac+1]=='-';
+    int k = n - iFrac - 1 - (eNeg || z[iFrac+1]=='+');
+    static const uint32_t aNib4[5] = {
+      0, 0x0f000000u, 0x0f0f0000u, 0x0f0f0f00u, 0x0f0f0f0fu
+    };
+    uint32_t c4 = aNib4[k] & idemNumLoad4(z+n-4);
+    int x10;
+    c4 = (c4 * (10*256 + 1)) >> 8;
+    x10 = (int)(((c4 & 0x00ff00ff) * (100*65536 + 1)) >> 16);
+    if( x10<=307 ){
+      return idemNumCutExpOr(z, n, z+iInt-1, 1, (x10 ^ -eNeg) + eNeg, zOut);
+    }
+  }
+  return idemNumDecimalExpAny(z, n, iInt, iFrac, zOut);
 }
 
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
@@ -4300,5 +4611,6 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberDecimalExp(
     ** first, as 0.000ddd's exponents e-2NN and e-3NN fall at random) */
     return idemNumSubShort(z, n, iInt, iFrac, zOut);
   }
+  if( iFrac-iInt>=18 ) return idemNumDecimalExp18(z, n, iInt, iFrac, zOut);
   return idemNumDecimalExpAny(z, n, iInt, iFrac, zOut);
 }
