@@ -1522,6 +1522,14 @@ static void idemJsonRadixSort(
 #define IJ_FEW_SLOTS (2*IJ_FEW_MAX)   /* a power of 2 */
 #define IJ_FEW_PROBE 16
 
+/* Ranges of fewer ranks than this go to the radix sort without trying
+** idemJsonFewKeys(): where names mostly differ (names of 1-3 bytes or of
+** 4-byte characters, PHP's paths), the table's memset and the ~130
+** ranks read before it gives up cost more in the many ranges of 256-511
+** ranks than the table saves the few-valued ones of that size (dotted
+** keys, Windows paths: measured at 512, 768 and 1 024) */
+#define IJ_FEW_MIN   512
+
 /* The slot of key k in idemJsonFewKeys()'s table: the high bits of a
 ** multiplicative hash (the key's high half folded in first: names that
 ** differ only in their first bytes differ only there). */
@@ -1721,7 +1729,7 @@ static void idemJsonSortRanksBy(
   }else if( n<IDEM_JSON_RADIX ){
     idemJsonMergeSort(r, aTmp, n, 0);
   }else if( n<=IDEM_JSON_MSD ){
-    if( !idemJsonFewKeys(r, aTmp, n, bToT) ){
+    if( n<IJ_FEW_MIN || !idemJsonFewKeys(r, aTmp, n, bToT) ){
       idemJsonRadixSort(r, aTmp, n, ~(uint64_t)0, bToT);
     }
     return;

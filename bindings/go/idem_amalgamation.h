@@ -5605,24 +5605,27 @@ static IDEMNUM_NOINLINE int idemNumDecimal18(
   int iInt,
   char *zOut
 ){
-  if( z[n-1]!='0' ){
-    if( z[0]>'0' ){
-      /* (a digit, not 0: '-' is below '0') */
-      if( iInt<=308 ) return idemNumCutDecOr(z, n, z, iInt, iInt-1, zOut);
-    }else if( n>=20 ){
-      int neg = z[0]=='-';
-      if( z[neg]!='0' ){
-        if( iInt<=309 ){
-          return idemNumCutDecOr(z, n, z+1, iInt-1, iInt-2, zOut);
-        }
-      }else if( n-neg>=20 ){
-        /* 0.000ddd: its zeros skipped (a few, from "%.18g") */
-        const char *zD = z + neg + 2;
-        while( zD[0]=='0' ) zD++;
-        if( z+n-zD>=18 && zD-z-iInt<=307 ){
-          int kd = (int)(z + iInt - zD);
-          return idemNumCutDecOr(z, n, zD, kd, kd, zOut);
-        }
+  /* The first byte tested first: 19 bytes that start with '0' or '-'
+  ** (0.ddd or -d.ddd: 17 digits at most, a third of "%.17g"'s literals)
+  ** go on to the common path after two tests */
+  if( z[0]>'0' ){
+    /* (a digit, not 0: '-' is below '0') */
+    if( z[n-1]!='0' && iInt<=308 ){
+      return idemNumCutDecOr(z, n, z, iInt, iInt-1, zOut);
+    }
+  }else if( n>=20 && z[n-1]!='0' ){
+    int neg = z[0]=='-';
+    if( z[neg]!='0' ){
+      if( iInt<=309 ){
+        return idemNumCutDecOr(z, n, z+1, iInt-1, iInt-2, zOut);
+      }
+    }else if( n-neg>=20 ){
+      /* 0.000ddd: its zeros skipped (a few, from "%.18g") */
+      const char *zD = z + neg + 2;
+      while( zD[0]=='0' ) zD++;
+      if( z+n-zD>=18 && zD-z-iInt<=307 ){
+        int kd = (int)(z + iInt - zD);
+        return idemNumCutDecOr(z, n, zD, kd, kd, zOut);
       }
     }
   }
@@ -8161,6 +8164,14 @@ static void idemJsonRadixSort(
 #define IJ_FEW_SLOTS (2*IJ_FEW_MAX)   /* a power of 2 */
 #define IJ_FEW_PROBE 16
 
+/* Ranges of fewer ranks than this go to the radix sort without trying
+** idemJsonFewKeys(): where names mostly differ (names of 1-3 bytes or of
+** 4-byte characters, PHP's paths), the table's memset and the ~130
+** ranks read before it gives up cost more in the many ranges of 256-511
+** ranks than the table saves the few-valued ones of that size (dotted
+** keys, Windows paths: measured at 512, 768 and 1 024) */
+#define IJ_FEW_MIN   512
+
 /* The slot of key k in idemJsonFewKeys()'s table: the high bits of a
 ** multiplicative hash (the key's high half folded in first: names that
 ** differ only in their first bytes differ only there). */
@@ -8360,7 +8371,7 @@ static void idemJsonSortRanksBy(
   }else if( n<IDEM_JSON_RADIX ){
     idemJsonMergeSort(r, aTmp, n, 0);
   }else if( n<=IDEM_JSON_MSD ){
-    if( !idemJsonFewKeys(r, aTmp, n, bToT) ){
+    if( n<IJ_FEW_MIN || !idemJsonFewKeys(r, aTmp, n, bToT) ){
       idemJsonRadixSort(r, aTmp, n, ~(uint64_t)0, bToT);
     }
     return;
