@@ -3308,9 +3308,12 @@ static int idemNumDecimalToDouble(
 ** dd = (tHi >> (sh-lz)) + 3, above m's own bits.  The double is decided
 ** for the whole span if f is above half (up: the span may carry into
 ** m+1, whose rounding is the same) or f + dd at most half (down); the
-** rest, a span of about 2^-8 of an ulp for 19 digits, returns 0.
-** Returns 1 and the double (m may be 0: below half the least subnormal)
-** if decided and finite.
+** rest, a span of about 2^-8 of an ulp for 19 digits, returns -1, and m
+** and e as for a double (f is then at most half, m not rounded up): all
+** of the span is in [m, m+1) ulps, so that step 4 need only compare x
+** with the halfway point between m and m+1 (idemNumBigCorrect()'s bNext),
+** unless e is beyond the doubles' (then 0).  Returns 1 and the double (m
+** may be 0: below half the least subnormal) if decided and finite.
 */
 static IDEMNUM_INLINE int idemNumEiselLemireSpan(
   uint64_t w, int q, uint64_t *pM, int *pE
@@ -3341,19 +3344,19 @@ static IDEMNUM_INLINE int idemNumEiselLemireSpan(
     m = IDEMNUM_HIDDEN;
     e++;
   }
-  if( half-f<(t[0]>>(sh-lz)) + 3 ){
-    return 0;                       /* the span may hold the halfway point */
-  }
-  if( e>IDEMNUM_EMAX ) return 0;
   *pM = m;
   *pE = e;
+  if( e>IDEMNUM_EMAX ) return 0;
+  if( half-f<(t[0]>>(sh-lz)) + 3 ){
+    return -1;                      /* the span may hold the halfway point */
+  }
   return 1;
 }
 
 #define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
 
 static int idemNumCanonicalSlow(const char *z, int n, char *zOut);
-static int idemNumCanonicalStep4(const char *z, int n, char *zOut);
+static int idemNumCanonicalStep4(const char*, int, char*, uint64_t, int);
 static int idemNumLayoutValue(char*, int, uint64_t, int, int);
 static int idemNumFromDouble(char*, int, uint64_t, int);
 
@@ -4448,13 +4451,15 @@ static IDEMNUM_NOINLINE int idemNumCutExpOr(
 ** literal (idemNumEiselLemireSpan()), then step 5.  With 18 digits (zeros
 ** at the end counted: "12345678901234567.0"), w is all of them, exactly,
 ** and step 3 is the plain one.  Returns -2 if the
-** literal is not of that shape, -3 if step 3 does not decide (then the
-** long way need not try this again: idemNumCanonicalStep4()).
+** literal is not of that shape, -3 if step 3 does not decide, with the
+** double below the span in *pM and *pE (then the long way need not try
+** this again nor step 3: idemNumCanonicalStep4()).
 ** idemNumLongAt() is the same for the digits z[0..n) of a decimal's
 ** mantissa times 10^x10 (idemNumLongExp(): an exponent after them).
 */
 static IDEMNUM_INLINE int idemNumLongAt(
-  const char *z, int n, int iDot, int x10, char *zOut
+  const char *z, int n, int iDot, int x10, char *zOut,
+  uint64_t *pM, int *pE
 ){
   int neg = z[0]=='-';
   const char *zD = z + neg;         /* the first significant digit */
@@ -4498,8 +4503,13 @@ static IDEMNUM_INLINE int idemNumLongAt(
                     (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zD+9) & ~m1));
   w = w*1000 + (uint64_t)(zD[16 + (k<=16)] - '0')*100
     + (uint64_t)(zD[17 + (k<=17)] - '0')*10 + (uint64_t)(zD[18 + (k<=18)] - '0');
-  if( !idemNumEiselLemireSpan(w, L - 18, &m, &e) ){
-    return L==-324 ? idemNumBelowLeast(neg, w/100, zOut) : -3;
+  j = idemNumEiselLemireSpan(w, L - 18, &m, &e);
+  if( j<=0 ){
+    if( L==-324 ) return idemNumBelowLeast(neg, w/100, zOut);
+    if( j==0 ) return -2;
+    *pM = m;
+    *pE = e;
+    return -3;
   }
   if( m==0 ){
     zOut[0] = '0';
@@ -4507,8 +4517,11 @@ static IDEMNUM_INLINE int idemNumLongAt(
   }
   return idemNumFormatParts(neg, m, e, zOut);
 }
-static int idemNumLongTry(const char *z, int n, int iDot, char *zOut){
-  return idemNumLongAt(z, n, iDot, 0, zOut);
+static int idemNumLongTry(
+  const char *z, int n, int iDot, char *zOut,
+  uint64_t *pM, int *pE
+){
+  return idemNumLongAt(z, n, iDot, 0, zOut, pM, pE);
 }
 
 /* idemNumLongTry(), else the long way: where the common path sends a
@@ -4516,8 +4529,10 @@ static int idemNumLongTry(const char *z, int n, int iDot, char *zOut){
 static IDEMNUM_NOINLINE int idemNumLong(
   const char *z, int n, int iDot, char *zOut
 ){
-  int r = idemNumLongTry(z, n, iDot, zOut);
-  if( r==-3 ) return idemNumCanonicalStep4(z, n, zOut);
+  uint64_t m = 0;           /* (set where r is -3) */
+  int e = 0;
+  int r = idemNumLongTry(z, n, iDot, zOut, &m, &e);
+  if( r==-3 ) return idemNumCanonicalStep4(z, n, zOut, m, e);
   if( r!=-2 ) return r;
   return idemNumCanonicalSlow(z, n, zOut);
 }
@@ -4539,10 +4554,12 @@ static IDEMNUM_NOINLINE int idemNumLongExp(
   i += (eNeg || z[i]=='+');
   i = idemNumSkipZeros(z, i, n);
   if( n-i<=4 ){
-    int r;
+    int r, e = 0;
+    uint64_t m = 0;           /* (set where r is -3) */
     for(; i<n; i++) x10 = x10*10 + (z[i]-'0');
-    r = idemNumLongAt(z, nM, iDot, eNeg ? -x10 : x10, zOut);
-    if( r!=-2 && r!=-3 ) return r;
+    r = idemNumLongAt(z, nM, iDot, eNeg ? -x10 : x10, zOut, &m, &e);
+    if( r==-3 ) return idemNumCanonicalStep4(z, n, zOut, m, e);
+    if( r!=-2 ) return r;
   }
   return idemNumCanonicalSlow(z, n, zOut);
 }
@@ -4750,8 +4767,10 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimal(
   int iDot,
   char *zOut
 ){
-  int r = idemNumLongTry(z, n, iDot, zOut);
-  return r!=-3 ? r : idemNumCanonicalStep4(z, n, zOut);
+  uint64_t m = 0;           /* (set where r is -3) */
+  int e = 0;
+  int r = idemNumLongTry(z, n, iDot, zOut, &m, &e);
+  return r!=-3 ? r : idemNumCanonicalStep4(z, n, zOut, m, e);
 }
 /* The same for a decimal with an exponent whose mantissa z[0..iExp) is
 ** such a decimal, x10 the exponent's value (read by the canonicalizer's
@@ -4766,12 +4785,14 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimalExp(
   int iDot, int x10,
   char *zOut
 ){
-  int r = idemNumLongAt(z, iExp, iDot, x10, zOut);
+  uint64_t m = 0;           /* (set where r is -3) */
+  int e = 0;
+  int r = idemNumLongAt(z, iExp, iDot, x10, zOut, &m, &e);
   if( r==-3 ){
     int n = iExp + 1;
     n += (z[n]=='-' || z[n]=='+');
     while( (unsigned)(z[n] - '0')<10 ) n++;
-    r = idemNumCanonicalStep4(z, n, zOut);
+    r = idemNumCanonicalStep4(z, n, zOut, m, e);
   }
   return r;
 }
@@ -4786,7 +4807,8 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimalExp(
 ** of ~2 100 (a hair off, its exponent's way, ~250 of ~1 300).
 */
 static IDEMNUM_INLINE int idemNumSlow(
-  const char *z, int n, char *zOut, int bTry
+  const char *z, int n, char *zOut, int bTry,
+  uint64_t mSpan, int eSpan         /* if !bTry: step 3's, see there */
 ){
   char aDig[IDEMNUM_MAX_DIGITS+1];  /* Significant digits, +1 for a '1' */
   const char *zDig;                 /* The significant digits */
@@ -4814,8 +4836,9 @@ static IDEMNUM_INLINE int idemNumSlow(
   iFrac = i;
   if( bTry && n-neg>=20 && iInt<n && z[iInt]=='.' && iFrac==n ){
     /* 19 digits or more with no exponent: idemNumLongTry() */
-    int r = idemNumLongTry(z, n, iInt, zOut);
+    int r = idemNumLongTry(z, n, iInt, zOut, &mSpan, &eSpan);
     if( r>=-1 ) return r;                   /* not -2 nor -3 */
+    bTry = r==-2;                   /* -3: step 3 undecided, step 4 next */
   }
   zInt = z + neg;
   i = iInt;
@@ -4925,7 +4948,14 @@ static IDEMNUM_INLINE int idemNumSlow(
     }
     return idemNumLayout(zOut, neg, zDig, nDig, (int)L+1);
   }
-  if( idemNumDecimalToDouble(zDig, nDig, (int)L, &bits) ) return -1;
+  if( !bTry ){
+    /* Step 3 undecided for the span of the literal's first 19 digits
+    ** (idemNumLongAt()): x is in [m, m+1) ulps, one comparison decides. */
+    if( idemNumBigCorrect(zDig, nDig, (int)L - nDig + 1, mSpan, eSpan, 1,
+                          &bits) ) return -1;
+  }else if( idemNumDecimalToDouble(zDig, nDig, (int)L, &bits) ){
+    return -1;
+  }
 format:
   bits |= (uint64_t)neg << 63;
   memcpy(&v, &bits, sizeof(v));
@@ -4934,12 +4964,13 @@ format:
 static IDEMNUM_NOINLINE int idemNumCanonicalSlow(
   const char *z, int n, char *zOut
 ){
-  return idemNumSlow(z, n, zOut, 1);
+  return idemNumSlow(z, n, zOut, 1, 0, 0);
 }
 static IDEMNUM_NOINLINE int idemNumCanonicalStep4(
-  const char *z, int n, char *zOut
+  const char *z, int n, char *zOut,
+  uint64_t m, int e
 ){
-  return idemNumSlow(z, n, zOut, 0);
+  return idemNumSlow(z, n, zOut, 0, m, e);
 }
 
 /*
