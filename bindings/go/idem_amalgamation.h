@@ -3309,11 +3309,11 @@ static int idemNumDecimalToDouble(
 ** for the whole span if f is above half (up: the span may carry into
 ** m+1, whose rounding is the same) or f + dd at most half (down); the
 ** rest, a span of about 2^-8 of an ulp for 19 digits, returns -1, and m
-** and e as for a double (f is then at most half, m not rounded up): all
-** of the span is in [m, m+1) ulps, so that step 4 need only compare x
-** with the halfway point between m and m+1 (idemNumBigCorrect()'s bNext),
-** unless e is beyond the doubles' (then 0).  Returns 1 and the double (m
-** may be 0: below half the least subnormal) if decided and finite.
+** and e as for a double, e perhaps beyond the doubles' (f is then at most
+** half, m not rounded up): all of the span is in [m, m+1) ulps, so that
+** step 4 need only compare x with the halfway point between m and m+1
+** (idemNumBigCorrect()'s bNext).  Returns 1 and the double (m may be 0:
+** below half the least subnormal) if decided and finite, else 0.
 */
 static IDEMNUM_INLINE int idemNumEiselLemireSpan(
   uint64_t w, int q, uint64_t *pM, int *pE
@@ -3346,17 +3346,17 @@ static IDEMNUM_INLINE int idemNumEiselLemireSpan(
   }
   *pM = m;
   *pE = e;
-  if( e>IDEMNUM_EMAX ) return 0;
   if( half-f<(t[0]>>(sh-lz)) + 3 ){
     return -1;                      /* the span may hold the halfway point */
   }
+  if( e>IDEMNUM_EMAX ) return 0;
   return 1;
 }
 
 #define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
 
 static int idemNumCanonicalSlow(const char *z, int n, char *zOut);
-static int idemNumCanonicalStep4(const char*, int, char*, uint64_t, int);
+static int idemNumCanonicalStep4(const char *z, int n, char *zOut);
 static int idemNumLayoutValue(char*, int, uint64_t, int, int);
 static int idemNumFromDouble(char*, int, uint64_t, int);
 
@@ -4452,14 +4452,25 @@ static IDEMNUM_NOINLINE int idemNumCutExpOr(
 ** at the end counted: "12345678901234567.0"), w is all of them, exactly,
 ** and step 3 is the plain one.  Returns -2 if the
 ** literal is not of that shape, -3 if step 3 does not decide, with the
-** double below the span in *pM and *pE (then the long way need not try
-** this again nor step 3: idemNumCanonicalStep4()).
+** double below the span in zOut (idemNumSpanPut(): then the long way
+** need not try this again nor step 3, idemNumCanonicalStep4(); zOut,
+** not pointers, so that the callers keep no frame for them: Decimal(x)
+** of a double, decided here, cost 2% more so).
 ** idemNumLongAt() is the same for the digits z[0..n) of a decimal's
 ** mantissa times 10^x10 (idemNumLongExp(): an exponent after them).
 */
+static IDEMNUM_INLINE void idemNumSpanPut(char *zOut, uint64_t m, int e){
+  memcpy(zOut, &m, sizeof(m));
+  memcpy(zOut+sizeof(m), &e, sizeof(e));
+}
+static IDEMNUM_INLINE void idemNumSpanGet(
+  const char *zOut, uint64_t *pM, int *pE
+){
+  memcpy(pM, zOut, sizeof(*pM));
+  memcpy(pE, zOut+sizeof(*pM), sizeof(*pE));
+}
 static IDEMNUM_INLINE int idemNumLongAt(
-  const char *z, int n, int iDot, int x10, char *zOut,
-  uint64_t *pM, int *pE
+  const char *z, int n, int iDot, int x10, char *zOut
 ){
   int neg = z[0]=='-';
   const char *zD = z + neg;         /* the first significant digit */
@@ -4506,9 +4517,8 @@ static IDEMNUM_INLINE int idemNumLongAt(
   j = idemNumEiselLemireSpan(w, L - 18, &m, &e);
   if( j<=0 ){
     if( L==-324 ) return idemNumBelowLeast(neg, w/100, zOut);
-    if( j==0 ) return -2;
-    *pM = m;
-    *pE = e;
+    if( j==0 || e>IDEMNUM_EMAX ) return -2;
+    idemNumSpanPut(zOut, m, e);
     return -3;
   }
   if( m==0 ){
@@ -4517,11 +4527,8 @@ static IDEMNUM_INLINE int idemNumLongAt(
   }
   return idemNumFormatParts(neg, m, e, zOut);
 }
-static int idemNumLongTry(
-  const char *z, int n, int iDot, char *zOut,
-  uint64_t *pM, int *pE
-){
-  return idemNumLongAt(z, n, iDot, 0, zOut, pM, pE);
+static int idemNumLongTry(const char *z, int n, int iDot, char *zOut){
+  return idemNumLongAt(z, n, iDot, 0, zOut);
 }
 
 /* idemNumLongTry(), else the long way: where the common path sends a
@@ -4529,10 +4536,8 @@ static int idemNumLongTry(
 static IDEMNUM_NOINLINE int idemNumLong(
   const char *z, int n, int iDot, char *zOut
 ){
-  uint64_t m = 0;           /* (set where r is -3) */
-  int e = 0;
-  int r = idemNumLongTry(z, n, iDot, zOut, &m, &e);
-  if( r==-3 ) return idemNumCanonicalStep4(z, n, zOut, m, e);
+  int r = idemNumLongTry(z, n, iDot, zOut);
+  if( r==-3 ) return idemNumCanonicalStep4(z, n, zOut);
   if( r!=-2 ) return r;
   return idemNumCanonicalSlow(z, n, zOut);
 }
@@ -4554,11 +4559,10 @@ static IDEMNUM_NOINLINE int idemNumLongExp(
   i += (eNeg || z[i]=='+');
   i = idemNumSkipZeros(z, i, n);
   if( n-i<=4 ){
-    int r, e = 0;
-    uint64_t m = 0;           /* (set where r is -3) */
+    int r;
     for(; i<n; i++) x10 = x10*10 + (z[i]-'0');
-    r = idemNumLongAt(z, nM, iDot, eNeg ? -x10 : x10, zOut, &m, &e);
-    if( r==-3 ) return idemNumCanonicalStep4(z, n, zOut, m, e);
+    r = idemNumLongAt(z, nM, iDot, eNeg ? -x10 : x10, zOut);
+    if( r==-3 ) return idemNumCanonicalStep4(z, n, zOut);
     if( r!=-2 ) return r;
   }
   return idemNumCanonicalSlow(z, n, zOut);
@@ -4767,10 +4771,8 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimal(
   int iDot,
   char *zOut
 ){
-  uint64_t m = 0;           /* (set where r is -3) */
-  int e = 0;
-  int r = idemNumLongTry(z, n, iDot, zOut, &m, &e);
-  return r!=-3 ? r : idemNumCanonicalStep4(z, n, zOut, m, e);
+  int r = idemNumLongTry(z, n, iDot, zOut);
+  return r!=-3 ? r : idemNumCanonicalStep4(z, n, zOut);
 }
 /* The same for a decimal with an exponent whose mantissa z[0..iExp) is
 ** such a decimal, x10 the exponent's value (read by the canonicalizer's
@@ -4780,21 +4782,21 @@ IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimal(
 ** the long way from there, as idemNumberLongDecimal() takes it, for the
 ** literal up to the end of its exponent's digits (the caller has seen the
 ** byte after them, not a digit). */
+static IDEMNUM_NOINLINE int idemNumStep4Exp(
+  const char *z, int iExp, char *zOut
+){
+  int n = iExp + 1;
+  n += (z[n]=='-' || z[n]=='+');
+  while( (unsigned)(z[n] - '0')<10 ) n++;
+  return idemNumCanonicalStep4(z, n, zOut);
+}
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimalExp(
   const char *z, int iExp,
   int iDot, int x10,
   char *zOut
 ){
-  uint64_t m = 0;           /* (set where r is -3) */
-  int e = 0;
-  int r = idemNumLongAt(z, iExp, iDot, x10, zOut, &m, &e);
-  if( r==-3 ){
-    int n = iExp + 1;
-    n += (z[n]=='-' || z[n]=='+');
-    while( (unsigned)(z[n] - '0')<10 ) n++;
-    r = idemNumCanonicalStep4(z, n, zOut, m, e);
-  }
-  return r;
+  int r = idemNumLongAt(z, iExp, iDot, x10, zOut);
+  return r!=-3 ? r : idemNumStep4Exp(z, iExp, zOut);
 }
 #endif
 
@@ -4836,9 +4838,10 @@ static IDEMNUM_INLINE int idemNumSlow(
   iFrac = i;
   if( bTry && n-neg>=20 && iInt<n && z[iInt]=='.' && iFrac==n ){
     /* 19 digits or more with no exponent: idemNumLongTry() */
-    int r = idemNumLongTry(z, n, iInt, zOut, &mSpan, &eSpan);
+    int r = idemNumLongTry(z, n, iInt, zOut);
     if( r>=-1 ) return r;                   /* not -2 nor -3 */
     bTry = r==-2;                   /* -3: step 3 undecided, step 4 next */
+    if( !bTry ) idemNumSpanGet(zOut, &mSpan, &eSpan);
   }
   zInt = z + neg;
   i = iInt;
@@ -4967,9 +4970,11 @@ static IDEMNUM_NOINLINE int idemNumCanonicalSlow(
   return idemNumSlow(z, n, zOut, 1, 0, 0);
 }
 static IDEMNUM_NOINLINE int idemNumCanonicalStep4(
-  const char *z, int n, char *zOut,
-  uint64_t m, int e
+  const char *z, int n, char *zOut  /* zOut: idemNumSpanPut()'s m and e */
 ){
+  uint64_t m;
+  int e;
+  idemNumSpanGet(zOut, &m, &e);
   return idemNumSlow(z, n, zOut, 0, m, e);
 }
 
