@@ -3332,7 +3332,11 @@ static IDEMNUM_INLINE int idemNumEiselLemireSpan(
     /* Subnormal: rounded at a higher bit (idemNumEiselLemire()). */
     sh += IDEMNUM_EMIN - e;
     e = IDEMNUM_EMIN;
-    if( sh>63 ) return 0;
+    if( sh>63 ){
+      *pM = 0;             /* (unused; set so that every path sets them) */
+      *pE = e;
+      return 0;
+    }
   }
   f = uHi<<(64-sh) | uLo>>sh;
   /* m rounded up or not with no branch (the digits decide which, at
