@@ -3815,8 +3815,8 @@ struct IdemJsonLong {
 ** ~90 digits): the exponent read here (a sign or none, 1 to 4 digits),
 ** then the decimal's product with it (idemNumberLongDecimalExp()), its
 ** text written at o, the number scanned once.  Anything else (more
-** digits, the input ending within 6 bytes of the 'e', the product not
-** deciding) returns nScan 0 and no text: the caller's byte-by-byte scan
+** digits, the input ending within 6 bytes of the 'e', a value beyond the
+** range) returns nScan 0 and no text: the caller's byte-by-byte scan
 ** then, as before. */
 __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimalExp(
   IdemJson *p,
@@ -3860,7 +3860,7 @@ __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimalExp(
 ** from the start again (byte by byte, as before); then, if an exponent
 ** follows, idemJsonLongDecimalExp(), else the long decimal's product.  Up
 ** to 240 bytes (nScan's low byte) and with input after them; anything
-** else (or the product undecided with an exponent) returns nScan 0, the
+** else (or a value beyond the range with an exponent) returns nScan 0, the
 ** caller's byte-by-byte scan.  Not inlined: its registers cost the
 ** decimals of the 64 bytes 15 instructions a number there. */
 __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimalOn(
@@ -3893,8 +3893,9 @@ __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimalOn(
 ** the tail of idemJsonNumber().  The text has at most 24 bytes, and the
 ** output room for them by the invariant of idemJsonCanonical(), which
 ** holds after it (30 bytes read or more).  Where the product does not
-** decide, nothing is written (nOut -1), and the caller goes on as for any
-** other number.  Not inlined, for the registers of the main loop. */
+** decide, the long way from there (idemNumberLongDecimal()); where that
+** overflows, nothing is written (nOut -1), and the caller goes on as for
+** any other number.  Not inlined, for the registers of the main loop. */
 __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimal(
   IdemJson *p,
   const unsigned char *s,

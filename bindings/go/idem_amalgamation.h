@@ -3308,9 +3308,12 @@ static int idemNumDecimalToDouble(
 ** dd = (tHi >> (sh-lz)) + 3, above m's own bits.  The double is decided
 ** for the whole span if f is above half (up: the span may carry into
 ** m+1, whose rounding is the same) or f + dd at most half (down); the
-** rest, a span of about 2^-8 of an ulp for 19 digits, returns 0.
-** Returns 1 and the double (m may be 0: below half the least subnormal)
-** if decided and finite.
+** rest, a span of about 2^-8 of an ulp for 19 digits, returns -1, and m
+** and e as for a double, e perhaps beyond the doubles' (f is then at most
+** half, m not rounded up): all of the span is in [m, m+1) ulps, so that
+** step 4 need only compare x with the halfway point between m and m+1
+** (idemNumBigCorrect()'s bNext).  Returns 1 and the double (m may be 0:
+** below half the least subnormal) if decided and finite, else 0.
 */
 static IDEMNUM_INLINE int idemNumEiselLemireSpan(
   uint64_t w, int q, uint64_t *pM, int *pE
@@ -3329,7 +3332,11 @@ static IDEMNUM_INLINE int idemNumEiselLemireSpan(
     /* Subnormal: rounded at a higher bit (idemNumEiselLemire()). */
     sh += IDEMNUM_EMIN - e;
     e = IDEMNUM_EMIN;
-    if( sh>63 ) return 0;
+    if( sh>63 ){
+      *pM = 0;             /* (unused; set so that every path sets them) */
+      *pE = e;
+      return 0;
+    }
   }
   f = uHi<<(64-sh) | uLo>>sh;
   /* m rounded up or not with no branch (the digits decide which, at
@@ -3341,18 +3348,19 @@ static IDEMNUM_INLINE int idemNumEiselLemireSpan(
     m = IDEMNUM_HIDDEN;
     e++;
   }
-  if( half-f<(t[0]>>(sh-lz)) + 3 ){
-    return 0;                       /* the span may hold the halfway point */
-  }
-  if( e>IDEMNUM_EMAX ) return 0;
   *pM = m;
   *pE = e;
+  if( half-f<(t[0]>>(sh-lz)) + 3 ){
+    return -1;                      /* the span may hold the halfway point */
+  }
+  if( e>IDEMNUM_EMAX ) return 0;
   return 1;
 }
 
 #define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
 
 static int idemNumCanonicalSlow(const char *z, int n, char *zOut);
+static int idemNumCanonicalStep4(const char *z, int n, char *zOut);
 static int idemNumLayoutValue(char*, int, uint64_t, int, int);
 static int idemNumFromDouble(char*, int, uint64_t, int);
 
@@ -4447,10 +4455,24 @@ static IDEMNUM_NOINLINE int idemNumCutExpOr(
 ** literal (idemNumEiselLemireSpan()), then step 5.  With 18 digits (zeros
 ** at the end counted: "12345678901234567.0"), w is all of them, exactly,
 ** and step 3 is the plain one.  Returns -2 if the
-** literal is not of that shape or step 3 does not decide.
+** literal is not of that shape, -3 if step 3 does not decide, with the
+** double below the span in zOut (idemNumSpanPut(): then the long way
+** need not try this again nor step 3, idemNumCanonicalStep4(); zOut,
+** not pointers, so that the callers keep no frame for them: Decimal(x)
+** of a double, decided here, cost 2% more so).
 ** idemNumLongAt() is the same for the digits z[0..n) of a decimal's
 ** mantissa times 10^x10 (idemNumLongExp(): an exponent after them).
 */
+static IDEMNUM_INLINE void idemNumSpanPut(char *zOut, uint64_t m, int e){
+  memcpy(zOut, &m, sizeof(m));
+  memcpy(zOut+sizeof(m), &e, sizeof(e));
+}
+static IDEMNUM_INLINE void idemNumSpanGet(
+  const char *zOut, uint64_t *pM, int *pE
+){
+  memcpy(pM, zOut, sizeof(*pM));
+  memcpy(pE, zOut+sizeof(*pM), sizeof(*pE));
+}
 static IDEMNUM_INLINE int idemNumLongAt(
   const char *z, int n, int iDot, int x10, char *zOut
 ){
@@ -4496,8 +4518,12 @@ static IDEMNUM_INLINE int idemNumLongAt(
                     (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zD+9) & ~m1));
   w = w*1000 + (uint64_t)(zD[16 + (k<=16)] - '0')*100
     + (uint64_t)(zD[17 + (k<=17)] - '0')*10 + (uint64_t)(zD[18 + (k<=18)] - '0');
-  if( !idemNumEiselLemireSpan(w, L - 18, &m, &e) ){
-    return L==-324 ? idemNumBelowLeast(neg, w/100, zOut) : -2;
+  j = idemNumEiselLemireSpan(w, L - 18, &m, &e);
+  if( j<=0 ){
+    if( L==-324 ) return idemNumBelowLeast(neg, w/100, zOut);
+    if( j==0 || e>IDEMNUM_EMAX ) return -2;
+    idemNumSpanPut(zOut, m, e);
+    return -3;
   }
   if( m==0 ){
     zOut[0] = '0';
@@ -4515,6 +4541,7 @@ static IDEMNUM_NOINLINE int idemNumLong(
   const char *z, int n, int iDot, char *zOut
 ){
   int r = idemNumLongTry(z, n, iDot, zOut);
+  if( r==-3 ) return idemNumCanonicalStep4(z, n, zOut);
   if( r!=-2 ) return r;
   return idemNumCanonicalSlow(z, n, zOut);
 }
@@ -4539,6 +4566,7 @@ static IDEMNUM_NOINLINE int idemNumLongExp(
     int r;
     for(; i<n; i++) x10 = x10*10 + (z[i]-'0');
     r = idemNumLongAt(z, nM, iDot, eNeg ? -x10 : x10, zOut);
+    if( r==-3 ) return idemNumCanonicalStep4(z, n, zOut);
     if( r!=-2 ) return r;
   }
   return idemNumCanonicalSlow(z, n, zOut);
@@ -4737,38 +4765,57 @@ long_way:
 /* idemNumberDecimal() of a decimal whose first digit is not 0 and that
 ** has 19 digits or more (the canonicalizer's scan of a long number knows
 ** it, with SSE2): idemNumLongTry() without the common path's way to it,
-** and -2 where step 3 does not decide (2^-8 of an ulp; then the caller
-** calls idemNumberDecimal(), which takes the long way), so that no frame
-** is kept for the long way's call. */
+** and -2 where it does not take the literal (then the caller calls
+** idemNumberDecimal()).  Where step 3 does not decide (2^-8 of an ulp, a
+** decimal halfway between two doubles), the long way from there, which
+** does not try step 3 again (idemNumCanonicalStep4(); -1 if it overflows:
+** the caller's idemNumberDecimal() then says so). */
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimal(
   const char *z, int n,
   int iDot,
   char *zOut
 ){
-  return idemNumLongTry(z, n, iDot, zOut);
+  int r = idemNumLongTry(z, n, iDot, zOut);
+  return r!=-3 ? r : idemNumCanonicalStep4(z, n, zOut);
 }
 /* The same for a decimal with an exponent whose mantissa z[0..iExp) is
 ** such a decimal, x10 the exponent's value (read by the canonicalizer's
 ** scan of a long number): idemNumLongExp() without the common path's way
-** to it nor the exponent's second reading; -2 where step 3 does not
-** decide or the value is beyond the range (then idemNumberDecimalExp()). */
+** to it nor the exponent's second reading; -2 where the value is beyond
+** the range (then idemNumberDecimalExp()).  Where step 3 does not decide,
+** the long way from there, as idemNumberLongDecimal() takes it, for the
+** literal up to the end of its exponent's digits (the caller has seen the
+** byte after them, not a digit). */
+static IDEMNUM_NOINLINE int idemNumStep4Exp(
+  const char *z, int iExp, char *zOut
+){
+  int n = iExp + 1;
+  n += (z[n]=='-' || z[n]=='+');
+  while( (unsigned)(z[n] - '0')<10 ) n++;
+  return idemNumCanonicalStep4(z, n, zOut);
+}
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimalExp(
   const char *z, int iExp,
   int iDot, int x10,
   char *zOut
 ){
-  return idemNumLongAt(z, iExp, iDot, x10, zOut);
+  int r = idemNumLongAt(z, iExp, iDot, x10, zOut);
+  return r!=-3 ? r : idemNumStep4Exp(z, iExp, zOut);
 }
 #endif
 
 /*
 ** idemNumberCanonical() of every literal that step 3b does not take: the
-** scan of step 1, then steps 2 to 5.
+** scan of step 1, then steps 2 to 5.  If bTry, the ways of a literal of 17
+** or 19 digits or more first; not where one of them has found step 3
+** undecided for the literal (idemNumCanonicalStep4()): for a decimal
+** halfway between two doubles, written out, they were ~200 instructions
+** of ~2 100 (a hair off, its exponent's way, ~250 of ~1 300).
 */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
+static IDEMNUM_INLINE int idemNumSlow(
+  const char *z, int n, char *zOut, int bTry,
+  uint64_t mSpan, int eSpan         /* if !bTry: step 3's, see there */
+){
   char aDig[IDEMNUM_MAX_DIGITS+1];  /* Significant digits, +1 for a '1' */
   const char *zDig;                 /* The significant digits */
   const char *zInt, *zFrac;         /* Digits before and after the '.' */
@@ -4783,18 +4830,22 @@ static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
   uint64_t bits;
   double v;
 
-  i = idemNumTiny17(neg, z+neg, n-neg, zOut);
-  if( i!=-2 ) return i;
+  if( bTry ){
+    i = idemNumTiny17(neg, z+neg, n-neg, zOut);
+    if( i!=-2 ) return i;
+  }
 
   /* Where the integer digits and the fraction digits end (a validated
   ** literal: no checks needed). */
   i = iInt = idemNumSkipDigits(z, neg, n);
   if( i<n && z[i]=='.' ) i = idemNumSkipDigits(z, i+1, n);
   iFrac = i;
-  if( n-neg>=20 && iInt<n && z[iInt]=='.' && iFrac==n ){
+  if( bTry && n-neg>=20 && iInt<n && z[iInt]=='.' && iFrac==n ){
     /* 19 digits or more with no exponent: idemNumLongTry() */
     int r = idemNumLongTry(z, n, iInt, zOut);
-    if( r!=-2 ) return r;
+    if( r>=-1 ) return r;                   /* not -2 nor -3 */
+    bTry = r==-2;                   /* -3: step 3 undecided, step 4 next */
+    if( !bTry ) idemNumSpanGet(zOut, &mSpan, &eSpan);
   }
   zInt = z + neg;
   i = iInt;
@@ -4904,11 +4955,31 @@ static int idemNumCanonicalSlow(const char *z, int n, char *zOut){
     }
     return idemNumLayout(zOut, neg, zDig, nDig, (int)L+1);
   }
-  if( idemNumDecimalToDouble(zDig, nDig, (int)L, &bits) ) return -1;
+  if( !bTry ){
+    /* Step 3 undecided for the span of the literal's first 19 digits
+    ** (idemNumLongAt()): x is in [m, m+1) ulps, one comparison decides. */
+    if( idemNumBigCorrect(zDig, nDig, (int)L - nDig + 1, mSpan, eSpan, 1,
+                          &bits) ) return -1;
+  }else if( idemNumDecimalToDouble(zDig, nDig, (int)L, &bits) ){
+    return -1;
+  }
 format:
   bits |= (uint64_t)neg << 63;
   memcpy(&v, &bits, sizeof(v));
   return idemNumberFormat(v, zOut);
+}
+static IDEMNUM_NOINLINE int idemNumCanonicalSlow(
+  const char *z, int n, char *zOut
+){
+  return idemNumSlow(z, n, zOut, 1, 0, 0);
+}
+static IDEMNUM_NOINLINE int idemNumCanonicalStep4(
+  const char *z, int n, char *zOut  /* zOut: idemNumSpanPut()'s m and e */
+){
+  uint64_t m;
+  int e;
+  idemNumSpanGet(zOut, &m, &e);
+  return idemNumSlow(z, n, zOut, 0, m, e);
 }
 
 /*
@@ -10457,8 +10528,8 @@ struct IdemJsonLong {
 ** ~90 digits): the exponent read here (a sign or none, 1 to 4 digits),
 ** then the decimal's product with it (idemNumberLongDecimalExp()), its
 ** text written at o, the number scanned once.  Anything else (more
-** digits, the input ending within 6 bytes of the 'e', the product not
-** deciding) returns nScan 0 and no text: the caller's byte-by-byte scan
+** digits, the input ending within 6 bytes of the 'e', a value beyond the
+** range) returns nScan 0 and no text: the caller's byte-by-byte scan
 ** then, as before. */
 __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimalExp(
   IdemJson *p,
@@ -10502,7 +10573,7 @@ __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimalExp(
 ** from the start again (byte by byte, as before); then, if an exponent
 ** follows, idemJsonLongDecimalExp(), else the long decimal's product.  Up
 ** to 240 bytes (nScan's low byte) and with input after them; anything
-** else (or the product undecided with an exponent) returns nScan 0, the
+** else (or a value beyond the range with an exponent) returns nScan 0, the
 ** caller's byte-by-byte scan.  Not inlined: its registers cost the
 ** decimals of the 64 bytes 15 instructions a number there. */
 __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimalOn(
@@ -10535,8 +10606,9 @@ __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimalOn(
 ** the tail of idemJsonNumber().  The text has at most 24 bytes, and the
 ** output room for them by the invariant of idemJsonCanonical(), which
 ** holds after it (30 bytes read or more).  Where the product does not
-** decide, nothing is written (nOut -1), and the caller goes on as for any
-** other number.  Not inlined, for the registers of the main loop. */
+** decide, the long way from there (idemNumberLongDecimal()); where that
+** overflows, nothing is written (nOut -1), and the caller goes on as for
+** any other number.  Not inlined, for the registers of the main loop. */
 __attribute__((noinline)) static IdemJsonLong idemJsonLongDecimal(
   IdemJson *p,
   const unsigned char *s,
