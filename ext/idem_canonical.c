@@ -311,14 +311,18 @@ static const IdemJsonUtf8 aIdemJsonUtf8[12] = {
 
 static const char idemJsonHex[] = IDEM_HEX_DIGITS;
 
+/* The escapes that are their own canonical form, by their second byte:
+** the byte each stands for (never 0); 0 for any other byte.  The scan
+** tests it, idemJsonUnescape() reads the value from it. */
+static const unsigned char idemJsonKeepEscape[256] = {
+  ['"'] = '"', ['\\'] = '\\', ['b'] = '\b', ['f'] = '\f', ['n'] = '\n',
+  ['r'] = '\r', ['t'] = '\t'
+};
+
 /* The value of each hex digit, either case (RFC 8259 lets a \u escape
 ** write A-F or a-f); 16 for a byte that is not one.  The key's text has a
 ** decoder of its own, idemKeyFromHex(), which takes lowercase only: a key
 ** has exactly one text form. */
-/* The escapes that are their own canonical form, by their second byte. */
-static const unsigned char idemJsonKeepEscape[256] = {
-  ['"'] = 1, ['\\'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1, ['r'] = 1, ['t'] = 1
-};
 
 static const unsigned char idemJsonHexVal[256] = {
   16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,   /* 0x00 */
@@ -697,18 +701,16 @@ static int idemJsonGrowMembers(IdemJson *p, sqlite3_int64 nNeed){
 }
 
 /* Decode the canonical escape at z (z[0]=='\\'): its byte value, and its
-** length in *pn. */
+** length in *pn.  Canonical text keeps \" \\ \b \f \n \r \t and \u00xx
+** for the other control characters, nothing else. */
 static int idemJsonUnescape(const unsigned char *z, int *pn){
-  *pn = 2;
-  switch( z[1] ){
-    case 'b': return '\b';
-    case 't': return '\t';
-    case 'n': return '\n';
-    case 'f': return '\f';
-    case 'r': return '\r';
-    case 'u': *pn = 6; return idemJsonHex4(z+2);
-    default:  return z[1];            /* '"' or '\\' */
+  if( z[1]=='u' ){
+    *pn = 6;
+    return idemJsonHex4(z+2);
   }
+  assert( idemJsonKeepEscape[z[1]]!=0 );
+  *pn = 2;
+  return idemJsonKeepEscape[z[1]];
 }
 
 /* Non-zero if some byte of w is zero (exact as a yes or no). */
@@ -2517,13 +2519,6 @@ sort_groups:
   return bEqual ? SQLITE_ERROR : SQLITE_OK;
 }
 
-/* The value of each escape that canonical text keeps but \u00xx, by its
-** second byte (the letter). */
-static const unsigned char idemJsonEscValue[256] = {
-  ['"'] = '"', ['\\'] = '\\', ['b'] = '\b', ['f'] = '\f', ['n'] = '\n',
-  ['r'] = '\r', ['t'] = '\t'
-};
-
 /* Decode the canonical name z[0..n) into zTo (room for n bytes) and return
 ** its length, or -1 if it holds no escape (zTo's bytes are then scratch).
 ** Canonical text escapes only '"', '\\' and the control characters: one
@@ -2561,11 +2556,11 @@ static sqlite3_int64 idemJsonDecodeName(
   escape:
 #endif
     bEsc = 1;
-    if( z[i+1]=='u' ){
+    if( z[i+1]=='u' ){              /* idemJsonUnescape(), its two cases */
       *d++ = (unsigned char)idemJsonHex4(z+i+2);
       i += 6;
     }else{
-      *d++ = idemJsonEscValue[z[i+1]];
+      *d++ = idemJsonKeepEscape[z[i+1]];
       i += 2;
     }
   }
