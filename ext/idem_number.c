@@ -3300,12 +3300,17 @@ static IDEMNUM_INLINE int idemNumCutAt(
   /* w: the first 16 digits (the '.' taken out as the common path takes
   ** it), then the 17th and 18th; a 19th, and a 20th, if the byte where
   ** it would be is in the literal and a digit (a 0 at the end, not
-  ** significant, is as good: the same value) */
+  ** significant, is as good: the same value).  With an exponent the
+  ** literal goes on past n (at least its 'e' and a digit), but where
+  ** zD[kd] is that 'e' (an integer of 18 digits, idemNumLongExp()), the
+  ** byte after it is the exponent's: "977071454931587584e1", a tie, was
+  ** read as 9770714549315875841 and rounded up (main to e697010). */
   w = idemNumSwar16((idemNumLoad8(zD) & m0) | (idemNumLoad8(zB) & ~m0),
                     (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1));
   d17 = (uint64_t)(unsigned char)zD[16 + (ud<=16)] - '0';
   d18 = (uint64_t)(unsigned char)zD[17 + (ud<=17)] - '0';
-  if( (isExp || i19<n) && (d19 = (uint64_t)(unsigned char)z[i19] - '0')<10 ){
+  if( (isExp ? ud!=18 || zD[18]=='.' : i19<n)
+   && (d19 = (uint64_t)(unsigned char)z[i19] - '0')<10 ){
     int i20 = i19 + 1 + (ud==19);
     int span = i20<n && (unsigned)(z[i20]-'0')<10;
     uint64_t lo = d18*10 + d19;
