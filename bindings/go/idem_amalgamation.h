@@ -3043,6 +3043,9 @@ typedef IdemNumU128 IdemNumLimb2;
 # define IDEMNUM_CHUNK 16
 # define IDEMNUM_CHUNK_VALUE(z) \
   idemNumSwar16(idemNumLoad8(z), idemNumLoad8((z)+8))
+# define IDEMNUM_CHUNK_TAIL(z, s) \
+  idemNumSwar16(idemNumLoad8(z) & ~idemNumMask[8+(s)], \
+                idemNumLoad8((z)+8) & ~idemNumMask[s])
 # define IDEMNUM_POW5_STEP 27
 #else
 typedef uint32_t IdemNumLimb;
@@ -3050,6 +3053,7 @@ typedef uint64_t IdemNumLimb2;
 # define IDEMNUM_LIMB_BITS 32
 # define IDEMNUM_CHUNK 8
 # define IDEMNUM_CHUNK_VALUE(z) idemNumSwar8(idemNumLoad8(z))
+# define IDEMNUM_CHUNK_TAIL(z, s) idemNumSwar8(idemNumLoad8(z) & ~idemNumMask[8+(s)])
 # define IDEMNUM_POW5_STEP 13
 #endif
 #define IDEMNUM_BIG_LIMBS (3200/IDEMNUM_LIMB_BITS)
@@ -3195,14 +3199,26 @@ static int idemNumBigCorrect(
   IdemNumBig x, p;
   int i, c;
 
-  /* D: the first nDig%IDEMNUM_CHUNK digits (perhaps none), then whole
-  ** chunks. */
-  i = nDig%IDEMNUM_CHUNK;
-  x.a[0] = (IdemNumLimb)idemNumDigitsValue(zDig, i);
-  x.n = i>0;
-  for(; i<nDig; i+=IDEMNUM_CHUNK){
-    idemNumBigMulAdd(&x, (IdemNumLimb)idemNumPow10Int[IDEMNUM_CHUNK],
-                     (IdemNumLimb)IDEMNUM_CHUNK_VALUE(zDig+i));
+  /* D: whole chunks from its first digit (not 0), then its last
+  ** nDig%IDEMNUM_CHUNK digits, read as the chunk that ends at its last
+  ** digit with the bytes before them masked out (IDEMNUM_CHUNK_TAIL: no
+  ** load before the first digit nor past the last; one at a time, those
+  ** digits cost ~40 instructions of a halfway decimal's ~1 300). */
+  assert( nDig>0 && zDig[0]!='0' );
+  x.n = 1;
+  if( nDig<IDEMNUM_CHUNK ){
+    x.a[0] = (IdemNumLimb)idemNumDigitsValue(zDig, nDig);
+  }else{
+    x.a[0] = (IdemNumLimb)IDEMNUM_CHUNK_VALUE(zDig);
+    for(i=IDEMNUM_CHUNK; i<=nDig-IDEMNUM_CHUNK; i+=IDEMNUM_CHUNK){
+      idemNumBigMulAdd(&x, (IdemNumLimb)idemNumPow10Int[IDEMNUM_CHUNK],
+                       (IdemNumLimb)IDEMNUM_CHUNK_VALUE(zDig+i));
+    }
+    if( i<nDig ){
+      idemNumBigMulAdd(&x, (IdemNumLimb)idemNumPow10Int[nDig-i],
+                       (IdemNumLimb)IDEMNUM_CHUNK_TAIL(zDig+nDig-IDEMNUM_CHUNK,
+                                                       IDEMNUM_CHUNK-(nDig-i)));
+    }
   }
   if( E>0 ){
     idemNumBigMulPow5(&x, E);
@@ -3360,7 +3376,6 @@ static IDEMNUM_INLINE int idemNumEiselLemireSpan(
 #define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
 
 static int idemNumCanonicalSlow(const char *z, int n, char *zOut);
-static int idemNumCanonicalStep4(const char *z, int n, char *zOut);
 static int idemNumLayoutValue(char*, int, uint64_t, int, int);
 static int idemNumFromDouble(char*, int, uint64_t, int);
 
@@ -4407,12 +4422,17 @@ static IDEMNUM_INLINE int idemNumCutAt(
   /* w: the first 16 digits (the '.' taken out as the common path takes
   ** it), then the 17th and 18th; a 19th, and a 20th, if the byte where
   ** it would be is in the literal and a digit (a 0 at the end, not
-  ** significant, is as good: the same value) */
+  ** significant, is as good: the same value).  With an exponent the
+  ** literal goes on past n (at least its 'e' and a digit), but where
+  ** zD[kd] is that 'e' (an integer of 18 digits, idemNumLongExp()), the
+  ** byte after it is the exponent's: "977071454931587584e1", a tie, was
+  ** read as 9770714549315875841 and rounded up (main to e697010). */
   w = idemNumSwar16((idemNumLoad8(zD) & m0) | (idemNumLoad8(zB) & ~m0),
                     (idemNumLoad8(zD+8) & m1) | (idemNumLoad8(zB+8) & ~m1));
   d17 = (uint64_t)(unsigned char)zD[16 + (ud<=16)] - '0';
   d18 = (uint64_t)(unsigned char)zD[17 + (ud<=17)] - '0';
-  if( (isExp || i19<n) && (d19 = (uint64_t)(unsigned char)z[i19] - '0')<10 ){
+  if( (isExp ? ud!=18 || zD[18]=='.' : i19<n)
+   && (d19 = (uint64_t)(unsigned char)z[i19] - '0')<10 ){
     int i20 = i19 + 1 + (ud==19);
     int span = i20<n && (unsigned)(z[i20]-'0')<10;
     uint64_t lo = d18*10 + d19;
@@ -4448,31 +4468,65 @@ static IDEMNUM_NOINLINE int idemNumCutExpOr(
 }
 
 /*
+** Step 4 where step 3 is undecided for the span of a long decimal's first
+** 19 digits (idemNumLongAt(), which hands over what its scan found): x is
+** in [m, m+1) ulps, and one comparison, with the halfway point between
+** them, decides (idemNumBigCorrect()'s bNext).  The digits are zD[0..k),
+** then zD[k+1..nDig+1) after the '.' at zD[k] (k==nDig: none after it,
+** or no '.' among them), the first not 0; 10^L <= x < 10^(L+1).  The
+** zeros at their end are dropped, and digits past IDEMNUM_MAX_DIGITS as
+** the slow path drops them.  Then step 5.  Returns -1 if x rounds to
+** infinity (the callers' byte-by-byte way reports it).  Until half16
+** the callers took the slow path from here, whose own scan of the literal
+** and gathering of its digits cost ~300 instructions of a decimal halfway
+** between two doubles (~1 500).
+*/
+static IDEMNUM_NOINLINE int idemNumStep4Span(
+  int neg, const char *zD, int k, int nDig, int L,
+  uint64_t m, int e, char *zOut
+){
+  char aDig[IDEMNUM_MAX_DIGITS+1];  /* Significant digits, +1 for a '1' */
+  const char *zDig = zD;
+  const char *zFrac = zD + k + 1;
+  int nInt = k, nFrac = nDig - k;
+  uint64_t bits;
+  double v;
+  while( nFrac>0 && zFrac[nFrac-1]=='0' ) nFrac--;
+  if( nFrac==0 ){
+    while( zD[nInt-1]=='0' ) nInt--;      /* zD[0] is not 0 */
+  }
+  nDig = nInt + nFrac;
+  if( nFrac>0 || nDig>IDEMNUM_MAX_DIGITS ){
+    int nA = nInt<IDEMNUM_MAX_DIGITS ? nInt : IDEMNUM_MAX_DIGITS;
+    int nB = nFrac<IDEMNUM_MAX_DIGITS-nA ? nFrac : IDEMNUM_MAX_DIGITS-nA;
+    memcpy(aDig, zD, (size_t)nA);
+    memcpy(aDig+nA, zFrac, (size_t)nB);
+    if( nDig>IDEMNUM_MAX_DIGITS ){
+      aDig[IDEMNUM_MAX_DIGITS] = '1';
+      nDig = IDEMNUM_MAX_DIGITS+1;
+    }
+    zDig = aDig;
+  }
+  if( idemNumBigCorrect(zDig, nDig, L - nDig + 1, m, e, 1, &bits) ){
+    return -1;
+  }
+  memcpy(&v, &bits, sizeof(v));
+  return idemNumberFormat(neg ? -v : v, zOut);
+}
+
+/*
 ** A decimal with no exponent whose '.' is z[iDot], and 19 digits or more
 ** from its first significant one: its first 19 significant digits w, read
 ** at once (two words of 8, the '.' taken out as step 3b takes it, and 3
 ** more), then step 3 for the whole span [w, w+1) * 10^q that holds the
 ** literal (idemNumEiselLemireSpan()), then step 5.  With 18 digits (zeros
 ** at the end counted: "12345678901234567.0"), w is all of them, exactly,
-** and step 3 is the plain one.  Returns -2 if the
-** literal is not of that shape, -3 if step 3 does not decide, with the
-** double below the span in zOut (idemNumSpanPut(): then the long way
-** need not try this again nor step 3, idemNumCanonicalStep4(); zOut,
-** not pointers, so that the callers keep no frame for them: Decimal(x)
-** of a double, decided here, cost 2% more so).
+** and step 3 is the plain one.  Returns -2 if the literal is not of that
+** shape; where step 3 does not decide, step 4 from there with what this
+** scan found (idemNumStep4Span(): -1 if x rounds to infinity).
 ** idemNumLongAt() is the same for the digits z[0..n) of a decimal's
 ** mantissa times 10^x10 (idemNumLongExp(): an exponent after them).
 */
-static IDEMNUM_INLINE void idemNumSpanPut(char *zOut, uint64_t m, int e){
-  memcpy(zOut, &m, sizeof(m));
-  memcpy(zOut+sizeof(m), &e, sizeof(e));
-}
-static IDEMNUM_INLINE void idemNumSpanGet(
-  const char *zOut, uint64_t *pM, int *pE
-){
-  memcpy(pM, zOut, sizeof(*pM));
-  memcpy(pE, zOut+sizeof(*pM), sizeof(*pE));
-}
 static IDEMNUM_INLINE int idemNumLongAt(
   const char *z, int n, int iDot, int x10, char *zOut
 ){
@@ -4482,14 +4536,16 @@ static IDEMNUM_INLINE int idemNumLongAt(
   int nDig;                         /* digits from zD, the '.' not counted */
   int L, e, j;
   uint64_t m0, m1, w, m;
+  int kDot;                         /* zD[kDot] is the '.', or kDot==nDig */
   if( zD[0]=='0' ){
     /* 0.000ddd */
     for(zD=z+iDot+1; zD<z+n && zD[0]=='0'; zD++){}
     nDig = (int)(z + n - zD);
     L = (int)(z + iDot - zD);
     k = 32;
+    kDot = nDig;
   }else{
-    k = iDot - neg;
+    k = kDot = iDot - neg;
     nDig = n - neg - 1;
     L = k - 1;
   }
@@ -4522,8 +4578,7 @@ static IDEMNUM_INLINE int idemNumLongAt(
   if( j<=0 ){
     if( L==-324 ) return idemNumBelowLeast(neg, w/100, zOut);
     if( j==0 || e>IDEMNUM_EMAX ) return -2;
-    idemNumSpanPut(zOut, m, e);
-    return -3;
+    return idemNumStep4Span(neg, zD, kDot, nDig, L, m, e, zOut);
   }
   if( m==0 ){
     zOut[0] = '0';
@@ -4541,7 +4596,6 @@ static IDEMNUM_NOINLINE int idemNumLong(
   const char *z, int n, int iDot, char *zOut
 ){
   int r = idemNumLongTry(z, n, iDot, zOut);
-  if( r==-3 ) return idemNumCanonicalStep4(z, n, zOut);
   if( r!=-2 ) return r;
   return idemNumCanonicalSlow(z, n, zOut);
 }
@@ -4551,7 +4605,7 @@ static IDEMNUM_NOINLINE int idemNumLong(
 ** significant digits (Python's Decimal(x) of a double, "3.2383...E-17",
 ** ~90 digits): idemNumLongAt() for the mantissa z[0..iExp) times 10^x10,
 ** the exponent's leading zeros skipped 8 at a time; one of more than 4
-** digits (beyond any double, or 0), or step 3 undecided, the long way.
+** digits (beyond any double, or 0), the long way.
 ** iDot==iExp for an integer with an exponent ("12345678901234567890e5"):
 ** idemNumLongAt() then sees a '.' at z[iExp] (nM, one byte more: its
 ** digits are the digits before it, and it reads none after them). */
@@ -4566,7 +4620,6 @@ static IDEMNUM_NOINLINE int idemNumLongExp(
     int r;
     for(; i<n; i++) x10 = x10*10 + (z[i]-'0');
     r = idemNumLongAt(z, nM, iDot, eNeg ? -x10 : x10, zOut);
-    if( r==-3 ) return idemNumCanonicalStep4(z, n, zOut);
     if( r!=-2 ) return r;
   }
   return idemNumCanonicalSlow(z, n, zOut);
@@ -4767,54 +4820,39 @@ long_way:
 ** it, with SSE2): idemNumLongTry() without the common path's way to it,
 ** and -2 where it does not take the literal (then the caller calls
 ** idemNumberDecimal()).  Where step 3 does not decide (2^-8 of an ulp, a
-** decimal halfway between two doubles), the long way from there, which
-** does not try step 3 again (idemNumCanonicalStep4(); -1 if it overflows:
-** the caller's idemNumberDecimal() then says so). */
+** decimal halfway between two doubles), step 4 from there
+** (idemNumStep4Span(); -1 if it overflows: the caller's
+** idemNumberDecimal() then says so). */
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimal(
   const char *z, int n,
   int iDot,
   char *zOut
 ){
-  int r = idemNumLongTry(z, n, iDot, zOut);
-  return r!=-3 ? r : idemNumCanonicalStep4(z, n, zOut);
+  return idemNumLongTry(z, n, iDot, zOut);
 }
 /* The same for a decimal with an exponent whose mantissa z[0..iExp) is
 ** such a decimal, x10 the exponent's value (read by the canonicalizer's
 ** scan of a long number): idemNumLongExp() without the common path's way
 ** to it nor the exponent's second reading; -2 where the value is beyond
 ** the range (then idemNumberDecimalExp()).  Where step 3 does not decide,
-** the long way from there, as idemNumberLongDecimal() takes it, for the
-** literal up to the end of its exponent's digits (the caller has seen the
-** byte after them, not a digit). */
-static IDEMNUM_NOINLINE int idemNumStep4Exp(
-  const char *z, int iExp, char *zOut
-){
-  int n = iExp + 1;
-  n += (z[n]=='-' || z[n]=='+');
-  while( (unsigned)(z[n] - '0')<10 ) n++;
-  return idemNumCanonicalStep4(z, n, zOut);
-}
+** step 4 from there, as idemNumberLongDecimal() takes it. */
 IDEMNUM_NOINLINE IDEM_PRIVATE int idemNumberLongDecimalExp(
   const char *z, int iExp,
   int iDot, int x10,
   char *zOut
 ){
-  int r = idemNumLongAt(z, iExp, iDot, x10, zOut);
-  return r!=-3 ? r : idemNumStep4Exp(z, iExp, zOut);
+  return idemNumLongAt(z, iExp, iDot, x10, zOut);
 }
 #endif
 
 /*
 ** idemNumberCanonical() of every literal that step 3b does not take: the
-** scan of step 1, then steps 2 to 5.  If bTry, the ways of a literal of 17
-** or 19 digits or more first; not where one of them has found step 3
-** undecided for the literal (idemNumCanonicalStep4()): for a decimal
-** halfway between two doubles, written out, they were ~200 instructions
-** of ~2 100 (a hair off, its exponent's way, ~250 of ~1 300).
+** scan of step 1, then steps 2 to 5, the ways of a literal of 17 or 19
+** digits or more first (where step 3 does not decide for one of 19 or
+** more, step 4 is taken there: idemNumStep4Span()).
 */
-static IDEMNUM_INLINE int idemNumSlow(
-  const char *z, int n, char *zOut, int bTry,
-  uint64_t mSpan, int eSpan         /* if !bTry: step 3's, see there */
+static IDEMNUM_NOINLINE int idemNumCanonicalSlow(
+  const char *z, int n, char *zOut
 ){
   char aDig[IDEMNUM_MAX_DIGITS+1];  /* Significant digits, +1 for a '1' */
   const char *zDig;                 /* The significant digits */
@@ -4830,22 +4868,18 @@ static IDEMNUM_INLINE int idemNumSlow(
   uint64_t bits;
   double v;
 
-  if( bTry ){
-    i = idemNumTiny17(neg, z+neg, n-neg, zOut);
-    if( i!=-2 ) return i;
-  }
+  i = idemNumTiny17(neg, z+neg, n-neg, zOut);
+  if( i!=-2 ) return i;
 
   /* Where the integer digits and the fraction digits end (a validated
   ** literal: no checks needed). */
   i = iInt = idemNumSkipDigits(z, neg, n);
   if( i<n && z[i]=='.' ) i = idemNumSkipDigits(z, i+1, n);
   iFrac = i;
-  if( bTry && n-neg>=20 && iInt<n && z[iInt]=='.' && iFrac==n ){
+  if( n-neg>=20 && iInt<n && z[iInt]=='.' && iFrac==n ){
     /* 19 digits or more with no exponent: idemNumLongTry() */
     int r = idemNumLongTry(z, n, iInt, zOut);
-    if( r>=-1 ) return r;                   /* not -2 nor -3 */
-    bTry = r==-2;                   /* -3: step 3 undecided, step 4 next */
-    if( !bTry ) idemNumSpanGet(zOut, &mSpan, &eSpan);
+    if( r!=-2 ) return r;
   }
   zInt = z + neg;
   i = iInt;
@@ -4955,31 +4989,13 @@ static IDEMNUM_INLINE int idemNumSlow(
     }
     return idemNumLayout(zOut, neg, zDig, nDig, (int)L+1);
   }
-  if( !bTry ){
-    /* Step 3 undecided for the span of the literal's first 19 digits
-    ** (idemNumLongAt()): x is in [m, m+1) ulps, one comparison decides. */
-    if( idemNumBigCorrect(zDig, nDig, (int)L - nDig + 1, mSpan, eSpan, 1,
-                          &bits) ) return -1;
-  }else if( idemNumDecimalToDouble(zDig, nDig, (int)L, &bits) ){
+  if( idemNumDecimalToDouble(zDig, nDig, (int)L, &bits) ){
     return -1;
   }
 format:
   bits |= (uint64_t)neg << 63;
   memcpy(&v, &bits, sizeof(v));
   return idemNumberFormat(v, zOut);
-}
-static IDEMNUM_NOINLINE int idemNumCanonicalSlow(
-  const char *z, int n, char *zOut
-){
-  return idemNumSlow(z, n, zOut, 1, 0, 0);
-}
-static IDEMNUM_NOINLINE int idemNumCanonicalStep4(
-  const char *z, int n, char *zOut  /* zOut: idemNumSpanPut()'s m and e */
-){
-  uint64_t m;
-  int e;
-  idemNumSpanGet(zOut, &m, &e);
-  return idemNumSlow(z, n, zOut, 0, m, e);
 }
 
 /*
