@@ -3663,23 +3663,34 @@ static IDEM_JSON_INLINE size_t idemJsonKeptName(
   const unsigned char *t = s+1;
   unsigned char *q = o+1;
   uint64_t carry = 0;         /* 1: the block's first byte is a letter */
-  unsigned char esc = 0;
+  uint64_t starts = 0;        /* the name's escapes (their backslashes) */
+  uint64_t other = 0;         /* its letters other than '\\' */
   int e;
   size_t n;
   for(;;){
-    __m128i v0, v1;
+    __m128i v0, v1, x0, x1;
     uint64_t sp, bs, qt, first, even, start, escd, below, m;
     if( zEnd-t<33 ) return 0;       /* t[32], a letter, may be read */
     v0 = _mm_loadu_si128((const __m128i*)t);
     v1 = _mm_loadu_si128((const __m128i*)(t+16));
     _mm_storeu_si128((__m128i*)q, v0);
     _mm_storeu_si128((__m128i*)(q+16), v1);
-    sp = idemJsonSpecial16x(v0, flip, lim)
-       | (uint64_t)idemJsonSpecial16x(v1, flip, lim)<<16;
-    bs = (uint64_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v0, _mm_set1_epi8('\\')))
-       | (uint64_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v1, _mm_set1_epi8('\\')))<<16;
-    qt = (uint64_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v0, _mm_set1_epi8('"')))
-       | (uint64_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v1, _mm_set1_epi8('"')))<<16;
+    /* '"', '\\', and the bytes the general scan must see (a control
+    ** character; above 0x7f if the input is not known valid UTF-8: the
+    ** signed test of idemJsonSpecial16x()) */
+    x0 = _mm_cmpeq_epi8(v0, _mm_set1_epi8('"'));
+    x1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('"'));
+    qt = (uint64_t)_mm_movemask_epi8(x0)
+       | (uint64_t)_mm_movemask_epi8(x1)<<16;
+    x0 = _mm_cmpeq_epi8(v0, _mm_set1_epi8('\\'));
+    x1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('\\'));
+    bs = (uint64_t)_mm_movemask_epi8(x0)
+       | (uint64_t)_mm_movemask_epi8(x1)<<16;
+    x0 = _mm_cmplt_epi8(_mm_xor_si128(v0, flip), lim);
+    x1 = _mm_cmplt_epi8(_mm_xor_si128(v1, flip), lim);
+    sp = (uint64_t)_mm_movemask_epi8(x0)
+       | (uint64_t)_mm_movemask_epi8(x1)<<16;
+    sp |= qt | bs;
     /* The backslashes that start an escape (start) and the bytes escaped
     ** (escd; bit 32: the next block's first byte).  A backslash escaped
     ** by the last block's starts nothing.  The runs that start at an even
@@ -3699,16 +3710,14 @@ static IDEM_JSON_INLINE size_t idemJsonKeptName(
     e = __builtin_ctzll(m | ((uint64_t)1<<32));
     below = ((uint64_t)1<<e) - 1;
     /* The letters other than '"' and '\\', each looked up. */
-    m = escd & below & ~(bs | qt);
-    if( m ){
-      esc |= 0x80;
-      do{
-        if( idemJsonKeepEscape[t[__builtin_ctzll(m)]]==0 ) return 0;
-        m &= m-1;
-      }while( m );
+    m = escd & below & ~bs;
+    other |= m;
+    m &= ~qt;
+    while( m ){
+      if( idemJsonKeepEscape[t[__builtin_ctzll(m)]]==0 ) return 0;
+      m &= m-1;
     }
-    if( escd & below & qt ) esc |= 0x80;
-    if( start & below ) esc |= 0x5c;
+    starts |= start & below;
     if( e<32 ){
       if( t[e]!='"' ) return 0;
       break;
@@ -3720,7 +3729,7 @@ static IDEM_JSON_INLINE size_t idemJsonKeptName(
   n = (size_t)(t + e - (s+1));
   o[0] = '"';
   *piKey = idemJsonNameKey(o+1, (sqlite3_int64)n);
-  *pEsc |= esc;
+  *pEsc |= (starts ? 0x5c : 0) | (other ? 0x80 : 0);
   return n+2;
 }
 #endif
