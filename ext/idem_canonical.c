@@ -3669,7 +3669,7 @@ static IDEM_JSON_INLINE size_t idemJsonKeptName(
   size_t n;
   for(;;){
     __m128i v0, v1, x0, x1;
-    uint64_t sp, bs, qt, first, even, start, escd, below, m;
+    uint64_t sp, bs, qt, first, even, start, escd, below, m, lt;
     if( zEnd-t<33 ) return 0;       /* t[32], a letter, may be read */
     v0 = _mm_loadu_si128((const __m128i*)t);
     v1 = _mm_loadu_si128((const __m128i*)(t+16));
@@ -3710,12 +3710,12 @@ static IDEM_JSON_INLINE size_t idemJsonKeptName(
     e = __builtin_ctzll(m | ((uint64_t)1<<32));
     below = ((uint64_t)1<<e) - 1;
     /* The letters other than '"' and '\\', each looked up. */
-    m = escd & below & ~bs;
-    other |= m;
-    m &= ~qt;
-    while( m ){
-      if( idemJsonKeepEscape[t[__builtin_ctzll(m)]]==0 ) return 0;
-      m &= m-1;
+    lt = escd & below & ~bs;
+    other |= lt;
+    lt &= ~qt;
+    while( lt ){
+      if( idemJsonKeepEscape[t[__builtin_ctzll(lt)]]==0 ) return 0;
+      lt &= lt-1;
     }
     starts |= start & below;
     if( e<32 ){
