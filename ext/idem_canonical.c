@@ -3651,7 +3651,10 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
 ** general scan's ~23 instructions an escape): in a run of backslashes an
 ** escape starts at each place of the parity of the run's first one.  The
 ** letters are looked up one by one only if neither '"' nor '\\'. */
-static IDEM_JSON_INLINE size_t idemJsonKeptName(
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static size_t idemJsonKeptName(
   const unsigned char *s,
   const unsigned char *zEnd,
   unsigned char *o,
@@ -3776,7 +3779,10 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
   k = (size_t)__builtin_ctz(idemJsonSpecial16x(v, flip, lim) | 0x10000);
   if( k>=16 || t[k]!='\\' ) return 0;
   if( t[k+1]!='u' ){
-    /* a kept escape first (or \/, or a bad one) */
+    /* A kept escape first: idemJsonKeptName(), out of line (inlined, its
+    ** registers cost every name of the scan ~0.01x).  A \/ (PHP's paths)
+    ** or a bad one: the general scan. */
+    if( idemJsonKeepEscape[t[k+1]]==0 ) return 0;
     n = idemJsonKeptName(s, zEnd, o, piKey, pEsc, flip, lim);
     *pnOut = n;
     return n;
