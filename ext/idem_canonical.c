@@ -2598,7 +2598,9 @@ static int idemJsonSortMembers(
   ** each of '"', 'b', 'f', 'n', 'r', 't', and 0x80 for \u00xx, has a bit
   ** that 0x5c has not; a \u escape sets the flag of what it writes:
   ** \u005c 0x5c, \u000a 'n', "caf\u00e9" nothing), 0 if it wrote none (a
-  ** name with no escape sets nothing: the cost is one or on each escape).
+  ** name with no escape sets nothing: the cost is one or on each escape);
+  ** a name read by idemJsonKeptName() ors 0x5c for its \\ and 0x80 for
+  ** any other escape, the same answers below.
   ** Exactly 0x5c: the only kept escape is \\, and the texts sort as they
   ** stand (below), with no failed raw attempt or check pass.  A bit
   ** outside 0x5c: some name holds another escape, and is decoded at once.

@@ -32,7 +32,11 @@ documents (about 101 000, 44 MB, a few seconds a build):
   - objects of 2 to 20 000 members whose names hold escapes that canonical
     text keeps (\\", \\\\, \\n, \\t, \\u0001 ...) among raw and non-ASCII
     characters, each character spelt one of its ways (\\u0022 for \\", \\/),
-    and now and then one name twice in two spellings (a duplicate).
+    and now and then one name twice in two spellings (a duplicate);
+  - objects of names of kept escapes as they are written (\\" \\\\ \\n ...):
+    runs of 1-9 backslashes at every place of a 32-byte block, names of
+    0-100 bytes, now and then a \\u, \\/ or bad escape, a control
+    character or non-ASCII byte, an input not UTF-8 or cut near a name.
 
 A Python with a sqlite3 that can load extensions (Debian's /usr/bin/python3).
 """
