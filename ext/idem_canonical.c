@@ -2598,7 +2598,9 @@ static int idemJsonSortMembers(
   ** each of '"', 'b', 'f', 'n', 'r', 't', and 0x80 for \u00xx, has a bit
   ** that 0x5c has not; a \u escape sets the flag of what it writes:
   ** \u005c 0x5c, \u000a 'n', "caf\u00e9" nothing), 0 if it wrote none (a
-  ** name with no escape sets nothing: the cost is one or on each escape).
+  ** name with no escape sets nothing: the cost is one or on each escape);
+  ** a name read by idemJsonKeptName() ors 0x5c for its \\ and 0x80 for
+  ** any other escape, the same answers below.
   ** Exactly 0x5c: the only kept escape is \\, and the texts sort as they
   ** stand (below), with no failed raw attempt or check pass.  A bit
   ** outside 0x5c: some name holds another escape, and is decoded at once.
@@ -3635,6 +3637,109 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
 }
 
 #ifdef IDEM_JSON_SSE2
+/* A member name whose opening quote is at s and whose first escape is one
+** that canonical text keeps, as are all its escapes (\" \\ \b \f \n \r
+** \t: SQL-quoted names, Windows paths, "key\tN"): its text is its own
+** canonical text.  Copy it to o 32 bytes at a time (the invariant of
+** idemJsonCanonical() gives the room: each block is stored no further on
+** than it was read), set its sort key as idemJsonNameKey() sets it and
+** or into *pEsc the flags of IdemJsonFrame.nameEsc (0x5c: it holds a \\;
+** 0x80: some other escape); return its length, quotes included.  Return
+** 0 for any other name (idemJsonString() reads it, and reports what is
+** wrong): a \u or \/ escape or a bad one, a control character, a byte
+** above 0x7f in an input not known valid UTF-8, a name that ends within
+** 33 bytes of the input's end.  The escapes are found from the masks of
+** 32 bytes' backslashes at once, not one at a time from the bytes (the
+** general scan's ~23 instructions an escape): in a run of backslashes an
+** escape starts at each place of the parity of the run's first one.  The
+** letters are looked up one by one only if neither '"' nor '\\'. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static size_t idemJsonKeptName(
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  unsigned char *o,
+  uint64_t *piKey,
+  unsigned char *pEsc,
+  __m128i flip,               /* idemJsonSpecial16x() for this input */
+  __m128i lim
+){
+  const unsigned char *t = s+1;
+  unsigned char *q = o+1;
+  uint64_t carry = 0;         /* 1: the block's first byte is a letter */
+  uint64_t starts = 0;        /* the name's escapes (their backslashes) */
+  uint64_t other = 0;         /* its letters other than '\\' */
+  int e;
+  size_t n;
+  for(;;){
+    __m128i v0, v1, x0, x1;
+    uint64_t sp, bs, qt, first, even, start, escd, below, m, lt;
+    if( zEnd-t<33 ) return 0;       /* t[32], a letter, may be read */
+    v0 = _mm_loadu_si128((const __m128i*)t);
+    v1 = _mm_loadu_si128((const __m128i*)(t+16));
+    _mm_storeu_si128((__m128i*)q, v0);
+    _mm_storeu_si128((__m128i*)(q+16), v1);
+    /* '"', '\\', and the bytes the general scan must see (a control
+    ** character; above 0x7f if the input is not known valid UTF-8: the
+    ** signed test of idemJsonSpecial16x()) */
+    x0 = _mm_cmpeq_epi8(v0, _mm_set1_epi8('"'));
+    x1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('"'));
+    qt = (uint64_t)_mm_movemask_epi8(x0)
+       | (uint64_t)_mm_movemask_epi8(x1)<<16;
+    x0 = _mm_cmpeq_epi8(v0, _mm_set1_epi8('\\'));
+    x1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('\\'));
+    bs = (uint64_t)_mm_movemask_epi8(x0)
+       | (uint64_t)_mm_movemask_epi8(x1)<<16;
+    x0 = _mm_cmplt_epi8(_mm_xor_si128(v0, flip), lim);
+    x1 = _mm_cmplt_epi8(_mm_xor_si128(v1, flip), lim);
+    sp = (uint64_t)_mm_movemask_epi8(x0)
+       | (uint64_t)_mm_movemask_epi8(x1)<<16;
+    sp |= qt | bs;
+    /* The backslashes that start an escape (start) and the bytes escaped
+    ** (escd; bit 32: the next block's first byte).  A backslash escaped
+    ** by the last block's starts nothing.  The runs that start at an even
+    ** place are those that adding their first bits clears (the add
+    ** carries through a run); the others start at an odd one. */
+    bs &= ~carry;
+    start = bs;
+    if( bs & (bs<<1) ){
+      first = bs & ~(bs<<1);
+      even = bs & ~(bs + (first & 0x55555555u));
+      start = (even & 0x55555555u) | (bs & ~even & 0xaaaaaaaau);
+    }
+    escd = (start<<1) | carry;
+    /* The name ends at its first special byte neither an escape nor in
+    ** one: its closing quote, or a byte for the general scan. */
+    m = sp & ~(start | escd);
+    e = __builtin_ctzll(m | ((uint64_t)1<<32));
+    below = ((uint64_t)1<<e) - 1;
+    /* The letters other than '"' and '\\', each looked up. */
+    lt = escd & below & ~bs;
+    other |= lt;
+    lt &= ~qt;
+    while( lt ){
+      if( idemJsonKeepEscape[t[__builtin_ctzll(lt)]]==0 ) return 0;
+      lt &= lt-1;
+    }
+    starts |= start & below;
+    if( e<32 ){
+      if( t[e]!='"' ) return 0;
+      break;
+    }
+    carry = escd>>32;
+    t += 32;
+    q += 32;
+  }
+  n = (size_t)(t + e - (s+1));
+  o[0] = '"';
+  *piKey = idemJsonNameKey(o+1, (sqlite3_int64)n);
+  *pEsc |= (starts ? 0x5c : 0) | (other ? 0x80 : 0);
+  return n+2;
+}
+#endif
+
+#ifdef IDEM_JSON_SSE2
 /* Blocks of 16 bytes that idemJsonEscName() reads at most. */
 #define IJ_ESCNAME_BLOCKS 3
 
@@ -3660,13 +3765,14 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
   unsigned char *o,
   size_t *pnOut,
   uint64_t *piKey,
+  unsigned char *pEsc,        /* idemJsonKeptName()'s flags */
   __m128i flip,               /* idemJsonSpecial16x() for this input */
   __m128i lim
 ){
   const unsigned char *t = s+1;
   unsigned char *q = o+1;
   __m128i v;
-  size_t k, nOut;
+  size_t k, n, nOut;
   uint64_t w;
   int i, c;
   /* each block read ends at most 16 + 6 bytes after the last one began */
@@ -3674,6 +3780,15 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
   v = _mm_loadu_si128((const __m128i*)t);
   k = (size_t)__builtin_ctz(idemJsonSpecial16x(v, flip, lim) | 0x10000);
   if( k>=16 || t[k]!='\\' ) return 0;
+  if( t[k+1]!='u' ){
+    /* A kept escape first: idemJsonKeptName(), out of line (inlined, its
+    ** registers cost every name of the scan ~0.01x).  A \/ (PHP's paths)
+    ** or a bad one: the general scan. */
+    if( idemJsonKeepEscape[t[k+1]]==0 ) return 0;
+    n = idemJsonKeptName(s, zEnd, o, piKey, pEsc, flip, lim);
+    *pnOut = n;
+    return n;
+  }
   {
     /* three escapes or more in the first block: a run of them */
     unsigned int mb = (unsigned int)_mm_movemask_epi8(
@@ -4312,7 +4427,7 @@ IDEM_PRIVATE int idemJsonCanonical(IdemJson *p, const char *zIn, int nIn){
         pM->iNameEnd = (uint32_t)(o - p->zOut);
 #ifdef IDEM_JSON_SSE2
       }else if( (nName = idemJsonEscName(s, zEnd, o, &nOut, &pM->iKey,
-                                         flip, lim))!=0 ){
+                                         &pF->nameEsc, flip, lim))!=0 ){
         o += nOut;
         s += nName;
         pM->iNameEnd = (uint32_t)(o - p->zOut);

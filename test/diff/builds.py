@@ -32,7 +32,11 @@ documents (about 101 000, 44 MB, a few seconds a build):
   - objects of 2 to 20 000 members whose names hold escapes that canonical
     text keeps (\\", \\\\, \\n, \\t, \\u0001 ...) among raw and non-ASCII
     characters, each character spelt one of its ways (\\u0022 for \\", \\/),
-    and now and then one name twice in two spellings (a duplicate).
+    and now and then one name twice in two spellings (a duplicate);
+  - objects of names of kept escapes as they are written (\\" \\\\ \\n ...):
+    runs of 1-9 backslashes at every place of a 32-byte block, names of
+    0-100 bytes, now and then a \\u, \\/ or bad escape, a control
+    character or non-ASCII byte, an input not UTF-8 or cut near a name.
 
 A Python with a sqlite3 that can load extensions (Debian's /usr/bin/python3).
 """
@@ -279,6 +283,50 @@ def generate(seed, big):
         for pre in ('', 'k', 'prefix_common_to_them_all'):
             add(kept(n, pre))
     add('[' + ','.join(kept(r.randrange(2, 300), '') for _ in range(50)) + ']')
+
+    # names of kept escapes only, as they are written (\\" \\\\ \\n ...:
+    # idemJsonKeptName(), 32 bytes at a time): runs of 1-9 backslashes of
+    # either parity at every place of a 32-byte block and across its end,
+    # names of 0-100 bytes, now and then a piece that sends the name to
+    # the general scan (a \\u or \\/ escape, a bad one, a raw control
+    # character, non-ASCII, a byte that is no UTF-8 anywhere in the input),
+    # escapes in the value right after the name, inputs cut near a name
+    pieces = ['a', 'b', 'Z', '0', '.', ' ', 'ab', 'col', 'users', '/', '~',
+              '\\"', '\\\\', '\\n', '\\t', '\\r', '\\b', '\\f',
+              '\\\\\\\\', '\\\\\\"', '\\\\\\\\\\\\', '\\"\\"']
+    odd = ['\\u0041', '\\u00e9', '\\u0022', '\\/', '\\x', '\\', '\x01',
+           '\x7f', '\u00e9', '\u4e2d', '\\u005c']
+
+    def kname(nb):
+        out, n = [], 0
+        while n < nb:
+            p = r.choice(pieces)
+            if p == '\\\\' and r.random() < .3:
+                p = '\\' * (2 * r.randrange(1, 5))
+            out.append(p)
+            n += len(p)
+        if r.random() < .08:
+            out.insert(r.randrange(len(out) + 1), r.choice(odd))
+        return ''.join(out)
+
+    for _ in range(6000):
+        n = r.choice([1, 2, 3, 5, 9, 17, 40, 300])
+        nb = r.choice([0, 1, 8, 15, 16, 20, 30, 31, 32, 33, 34, 40, 63, 64, 65, 100])
+        names = []
+        for i in range(n):
+            k = kname(max(0, nb + r.randrange(-3, 4)))
+            names.append(k)
+        if r.random() < .2 and n > 1:
+            names[r.randrange(n)] = names[r.randrange(n)]
+        vals = [r.choice(['1', '"x\\ny"', '"\\"\\\\"', '{}', '[1]'])
+                for _ in names]
+        doc = '{' + ','.join('"%s":%s' % kv for kv in zip(names, vals)) + '}'
+        if r.random() < .1:
+            doc = doc[:len(doc) - r.randrange(1, 40)]
+        b = doc.encode('utf-8', 'surrogatepass')
+        if r.random() < .05:
+            b = b + b' "\xff"'         # no UTF-8: isUtf8 0
+        docs.append(b)
     if big:
         for n in (32768, 32769, 40000, 70000):
             for style in (0, 1, 5, 6, 7, 8):
