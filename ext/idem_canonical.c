@@ -3737,22 +3737,26 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
 /* Escapes that idemJsonEscName() decodes at most. */
 #define IJ_ESCNAME_MAX 2
 
-/* A member name whose opening quote is at s that is up to 15 plain bytes
-** and a \u escape, then one more such piece or 16 plain bytes, then up to
-** 15 plain bytes (or only the first piece and those), each escape of a
-** character from U+0020 to U+FFFF that is no surrogate, '"' or '\\'
-** ("caf\u00e9", as an encoder that writes ASCII only writes "café";
-** "a\u002db", "\u0024ref", "\u003cdiv\u003e" as one that escapes '-',
-** '$' or '<' writes them; "description\u00e9", "Gr\u00f6\u00dfe"): its
+/* A member name whose opening quote is at s that is blocks of 16 plain
+** bytes and up to IJ_ESCNAME_MAX \u escapes, each of a character from
+** U+0020 to U+FFFF that is no surrogate, '"' or '\\' ("caf\u00e9", as an
+** encoder that writes ASCII only writes "café"; "a\u002db", "\u0024ref",
+** "\u003cdiv\u003e" as one that escapes '-', '$' or '<' writes them;
+** "description12345\u00e9", "Gr\u00f6\u00dfe"), or none (a plain name of
+** 16 bytes or more: "spec.template.spec.containers", UUIDs, paths): its
 ** canonical text (each character raw, in UTF-8) is written to o (the
 ** invariant of idemJsonCanonical() gives the room: each block is stored
 ** whole, no further on than it was read), and its sort key set as
 ** idemJsonShortName() sets it.  Returns the input's length, quotes
 ** included, and sets *pnOut to the output's; returns 0 for any other
 ** name (idemJsonString() reads it, and reports what is wrong), at once
-** for one whose first 16 bytes hold no escape (a long plain name) or
-** three backslashes or more (a run of escapes, as names of \u escapes
-** only, is faster there), and before a third escape is decoded. */
+** for one whose first 16 bytes hold three backslashes or more (a run of
+** escapes, as names of \u escapes only, is faster there), before a
+** third escape is decoded, and within 22 bytes of the input's end (a
+** block and an escape).  (Until names16 a name whose first 16 bytes
+** held no escape went the long way at once: idemJsonString() then
+** idemJsonNameKey(), some 140 instructions a name of 40 bytes where the
+** blocks here take about 40.) */
 static IDEM_JSON_INLINE size_t idemJsonEscName(
   const unsigned char *s,
   const unsigned char *zEnd,
