@@ -1060,6 +1060,8 @@ static IDEM_JSON_INLINE uint64_t idemJsonWordKey(
   for(i=0; i<8; i++) k = (k<<8) | z[i];
 #endif
   if( nLeft<8 ) k &= ~(~(uint64_t)0 >> (8*nLeft));
+  /* ASCII (most names): nothing to fix */
+  if( (k & IJ_HIGH)==0 ) return k;
   /* 0x80 in the bytes that are 0xee or 0xef (no carries: see
   ** idemJsonZeroBytes()), moved down to 0x10 and added. */
   t = (k & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee);
@@ -1444,6 +1446,14 @@ static void idemJsonMergeSort(
   if( aSrc!=r ) memcpy(r, aSrc, n*sizeof(IdemJsonRank));
 }
 
+/* Ranges of at least IJ_SPLIT_FEW_MIN ranks whose highest differing
+** byte takes at most IJ_SPLIT_FEW values are split by it before the
+** radix sort (idemJsonRadixSort()). */
+#define IJ_SPLIT_FEW_MIN 4096
+#define IJ_SPLIT_FEW     4
+static void idemJsonSortRanksMsd(IdemJsonRank*, IdemJsonRank*, int, int,
+                                 uint32_t*, int);
+
 /* Sort r[0..n) by key, aTmp[0..n) scratch: a least significant digit
 ** radix sort, 8 bits a pass, each pass stable; a byte that every key has
 ** alike costs no pass.  x: the bits in which the keys may differ, if the
@@ -1480,6 +1490,25 @@ static void idemJsonRadixSort(
       aCnt[2][(k>>16) & 0xff]++;  aCnt[3][(k>>24) & 0xff]++;
       aCnt[4][(k>>32) & 0xff]++;  aCnt[5][(k>>40) & 0xff]++;
       aCnt[6][(k>>48) & 0xff]++;  aCnt[7][k>>56]++;
+    }
+  }
+  if( n>=IJ_SPLIT_FEW_MIN ){
+    /* The highest byte in which the keys differ: if it takes few values
+    ** (a few families of names, "descript", "user_pro", "Gr\xc3\xb6..."
+    ** packed), the ranges split by it first share their bytes above the
+    ** family's and pay no pass for them, where this sort would pay one
+    ** for each (idemJsonSortRanksMsd(), its counts from here). */
+    for(b=7; b>0; b--){
+      if( ((x>>(8*b)) & 0xff)!=0
+       && aCnt[b][(r[0].iKey>>(8*b)) & 0xff]!=(uint32_t)n ) break;
+    }
+    if( b>0 ){
+      int nV = 0;
+      for(i=0; i<256; i++) nV += aCnt[b][i]!=0;
+      if( nV<=IJ_SPLIT_FEW ){
+        idemJsonSortRanksMsd(r, aTmp, n, bToT, aCnt[b], 8*b);
+        return;
+      }
     }
   }
   for(b=0; b<8; b++){
@@ -1849,6 +1878,51 @@ static sqlite3_int64 idemJsonPrefixKeys(
   return nMin;
 }
 
+/* Set aOut[0..n) to the members a[0..n) (IDEM_JSON_SMALL < n <
+** IDEM_JSON_RADIX) sorted by key, as idemJsonMergeSort() does, if their
+** keys take at most IJ_FEW_SMALL values, and return 1: a counting sort (a
+** few families of names that share their first 8 bytes, "description12",
+** "user_profile-7", "Gr\u00f6\u00dfe_3": the merge sort passed over them
+** 5 times to make 3 groups).  Else return 0 at the first key of one value
+** more (names whose keys mostly differ pay a few compares). */
+#define IJ_FEW_SMALL 4
+static int idemJsonFewSmall(
+  const IdemJsonMember *a,
+  int n,
+  IdemJsonRank *aOut
+){
+  uint64_t aV[IJ_FEW_SMALL];         /* The values, as they came */
+  int aC[IJ_FEW_SMALL];              /* Their counts, then places */
+  unsigned char aIdx[IDEM_JSON_RADIX];   /* Each member's value */
+  int i, j, nV = 0;
+  for(i=0; i<n; i++){
+    uint64_t k = a[i].iKey;
+    for(j=0; j<nV && aV[j]!=k; j++){}
+    if( j==nV ){
+      if( nV==IJ_FEW_SMALL ) return 0;
+      aV[nV] = k;
+      aC[nV++] = 0;
+    }
+    aC[j]++;
+    aIdx[i] = (unsigned char)j;
+  }
+  {
+    /* each value's place: the counts of the values below it */
+    int aP[IJ_FEW_SMALL];
+    for(j=0; j<nV; j++){
+      int m, p = 0;
+      for(m=0; m<nV; m++) p += aV[m]<aV[j] ? aC[m] : 0;
+      aP[j] = p;
+    }
+    for(i=0; i<n; i++){
+      int d = aP[aIdx[i]]++;
+      aOut[d].iKey = a[i].iKey;
+      aOut[d].iMem = (uint32_t)i;
+    }
+  }
+  return 1;
+}
+
 /* Keys of idemJsonPivot(): the pivot's, and the field of the offset. */
 #define IJ_PIVOT   ((uint64_t)1<<62)
 #define IJ_LCPMAX  (((uint64_t)1<<40) - 1)
@@ -2193,7 +2267,7 @@ by_name_key:
   }else if( n<=IDEM_JSON_SMALL ){
     idemJsonInsertKeys(a, n, aR);
   }else if( n<IDEM_JSON_RADIX ){
-    idemJsonMergeSort(aR, aR+n, n, a);
+    if( !idemJsonFewSmall(a, n, aR) ) idemJsonMergeSort(aR, aR+n, n, a);
   }else{
     for(i=0; i<n; i++){
       aR[i].iKey = a[i].iKey;
@@ -2312,6 +2386,31 @@ sort_groups:
           kEsc = pk.kEsc;
           bEnd = pk.bEnd;
         }
+      }
+      if( !bTaken && !IJ_KEPT(bKept, iOff) ){
+        /* The keys read from the names (past those kept: most reads of a
+        ** deep sort, flattened dotted keys' ~6 a name): the loop of the
+        ** kept keys below without their tests, the keys' differing bits
+        ** as the or of all xor their and (no reload of the first). */
+        int kA = bAhead ? k-IJ_AHEAD : 0;
+        uint64_t kOr = 0, kAnd = ~(uint64_t)0;
+        for(i=0; i<k; i++){
+          const IdemJsonSortText *t = &aT[r[i].iMem];
+          sqlite3_int64 nLeft = t->n - iOff;
+          uint64_t x;
+          if( i<kA ){
+            IJ_PREFETCH(&aT[r[i+IJ_AHEAD].iMem]);
+            IJ_PREFETCH(aT[r[i+IJ_AHEAD/2].iMem].z + iOff);
+          }
+          x = idemJsonWordKey(t->z + iOff, nLeft);
+          r[i].iKey = x;
+          kOr |= x;
+          kAnd &= x;
+          kEsc |= IJ_HAS_ZERO(x ^ (IJ_ONES*'\\'));
+          bEnd |= nLeft <= 8;
+        }
+        kDiff = kOr ^ kAnd;
+        bTaken = 1;
       }
       if( !bTaken ) for(i=0; i<k; i++){
         const IdemJsonSortText *t = &aT[r[i].iMem];
@@ -3740,25 +3839,30 @@ static size_t idemJsonKeptName(
 #endif
 
 #ifdef IDEM_JSON_SSE2
-/* Blocks of 16 bytes that idemJsonEscName() reads at most. */
-#define IJ_ESCNAME_BLOCKS 3
+/* Escapes that idemJsonEscName() decodes at most. */
+#define IJ_ESCNAME_MAX 2
 
-/* A member name whose opening quote is at s that is up to 15 plain bytes
-** and a \u escape, then one more such piece or 16 plain bytes, then up to
-** 15 plain bytes (or only the first piece and those), each escape of a
-** character from U+0020 to U+FFFF that is no surrogate, '"' or '\\'
-** ("caf\u00e9", as an encoder that writes ASCII only writes "café";
-** "a\u002db", "\u0024ref", "\u003cdiv\u003e" as one that escapes '-',
-** '$' or '<' writes them; "description\u00e9", "Gr\u00f6\u00dfe"): its
+/* A member name whose opening quote is at s that is blocks of 16 plain
+** bytes and up to IJ_ESCNAME_MAX \u escapes, each of a character from
+** U+0020 to U+FFFF that is no surrogate, '"' or '\\' ("caf\u00e9", as an
+** encoder that writes ASCII only writes "café"; "a\u002db", "\u0024ref",
+** "\u003cdiv\u003e" as one that escapes '-', '$' or '<' writes them;
+** "description12345\u00e9", "Gr\u00f6\u00dfe"), or none (a plain name of
+** 16 bytes or more: "spec.template.spec.containers", UUIDs, paths): its
 ** canonical text (each character raw, in UTF-8) is written to o (the
 ** invariant of idemJsonCanonical() gives the room: each block is stored
 ** whole, no further on than it was read), and its sort key set as
 ** idemJsonShortName() sets it.  Returns the input's length, quotes
 ** included, and sets *pnOut to the output's; returns 0 for any other
 ** name (idemJsonString() reads it, and reports what is wrong), at once
-** for one whose first 16 bytes hold no escape (a long plain name) or
-** three backslashes or more (a run of escapes, as names of \u escapes
-** only, is faster there), and before a third escape is decoded. */
+** for one whose first 16 bytes hold three backslashes or more (a run of
+** escapes, as names of \u escapes only, is faster there), before a
+** third escape is decoded, and within 22 bytes of the input's end (a
+** block and an escape).  A name whose first escape, in its first 16
+** bytes, is one that canonical text keeps goes to idemJsonKeptName().  (Until names16 a name whose first 16 bytes
+** held no escape went the long way at once: idemJsonString() then
+** idemJsonNameKey(), some 140 instructions a name of 40 bytes where the
+** blocks here take about 40.) */
 static IDEM_JSON_INLINE size_t idemJsonEscName(
   const unsigned char *s,
   const unsigned char *zEnd,
@@ -3774,20 +3878,24 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
   __m128i v;
   size_t k, n, nOut;
   uint64_t w;
-  int i, c;
-  /* each block read ends at most 16 + 6 bytes after the last one began */
-  if( zEnd-s<1+22*IJ_ESCNAME_BLOCKS ) return 0;
+  int c;
+  int nEsc = 0;
+  /* each block read ends at most 16 + 6 bytes after the last one began:
+  ** 22 bytes from each block's start are readable */
+  if( zEnd-s<1+22 ) return 0;
   v = _mm_loadu_si128((const __m128i*)t);
   k = (size_t)__builtin_ctz(idemJsonSpecial16x(v, flip, lim) | 0x10000);
-  if( k>=16 || t[k]!='\\' ) return 0;
-  if( t[k+1]!='u' ){
-    /* A kept escape first: idemJsonKeptName(), out of line (inlined, its
-    ** registers cost every name of the scan ~0.01x).  A \/ (PHP's paths)
-    ** or a bad one: the general scan. */
-    if( idemJsonKeepEscape[t[k+1]]==0 ) return 0;
-    n = idemJsonKeptName(s, zEnd, o, piKey, pEsc, flip, lim);
-    *pnOut = n;
-    return n;
+  if( k<16 ){
+    if( t[k]!='\\' ) return 0;
+    if( t[k+1]!='u' ){
+      /* A kept escape first: idemJsonKeptName(), out of line (inlined, its
+      ** registers cost every name of the scan ~0.01x).  A \/ (PHP's paths)
+      ** or a bad one: the general scan. */
+      if( idemJsonKeepEscape[t[k+1]]==0 ) return 0;
+      n = idemJsonKeptName(s, zEnd, o, piKey, pEsc, flip, lim);
+      *pnOut = n;
+      return n;
+    }
   }
   {
     /* three escapes or more in the first block: a run of them */
@@ -3796,18 +3904,18 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
     mb &= mb-1;
     if( mb & (mb-1) ) return 0;
   }
-  for(i=1; ; i++){
+  for(;;){
     _mm_storeu_si128((__m128i*)q, v);
     if( k<16 && t[k]=='"' ) break;
-    if( i>=IJ_ESCNAME_BLOCKS ) return 0;
     if( k<16 ){
+      if( ++nEsc>IJ_ESCNAME_MAX ) return 0;
       if( t[k]!='\\' || t[k+1]!='u' ) return 0;
       c = idemJsonHex4(t+k+2);        /* -1 if not 4 hex digits */
-      /* (a control character, '"' and '\\' keep an escape; -1: no hex) */
-      if( c<0x20 || c=='"' || c=='\\' || (c>=0xd800 && c<=0xdfff) ) return 0;
-      t += k+6;
+      /* (a control character, '"' and '\\' keep an escape; -1: no hex;
+      ** each test on the branch of its range) */
       q += k;
       if( c<0x80 ){
+        if( c<0x20 || c=='"' || c=='\\' ) return 0;
         q[0] = (unsigned char)c;
         q += 1;
       }else if( c<0x800 ){
@@ -3815,15 +3923,18 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
         q[1] = (unsigned char)(0x80 | (c & 0x3f));
         q += 2;
       }else{
+        if( c>=0xd800 && c<=0xdfff ) return 0;
         q[0] = (unsigned char)(0xe0 | (c>>12));
         q[1] = (unsigned char)(0x80 | ((c>>6) & 0x3f));
         q[2] = (unsigned char)(0x80 | (c & 0x3f));
         q += 3;
       }
+      t += k+6;
     }else{
       t += 16;
       q += 16;
     }
+    if( zEnd-t<22 ) return 0;
     v = _mm_loadu_si128((const __m128i*)t);
     k = (size_t)__builtin_ctz(idemJsonSpecial16x(v, flip, lim) | 0x10000);
   }
@@ -3832,7 +3943,9 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
   o[1+nOut] = '"';
   memcpy(&w, o+1, 8);
   if( nOut<8 ) w &= ((uint64_t)1 << (8*nOut)) - 1;
-  w += idemJsonZeroBytes((w & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee)) >> 3;
+  if( w & IJ_HIGH ){
+    w += idemJsonZeroBytes((w & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee)) >> 3;
+  }
   *piKey = __builtin_bswap64(w);
   *pnOut = nOut + 2;
   return (size_t)(t + k + 1 - s);

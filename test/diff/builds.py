@@ -36,7 +36,12 @@ documents (about 101 000, 44 MB, a few seconds a build):
   - objects of names of kept escapes as they are written (\\" \\\\ \\n ...):
     runs of 1-9 backslashes at every place of a 32-byte block, names of
     0-100 bytes, now and then a \\u, \\/ or bad escape, a control
-    character or non-ASCII byte, an input not UTF-8 or cut near a name.
+    character or non-ASCII byte, an input not UTF-8 or cut near a name;
+  - names of 16-130 bytes with 0-3 \\u escapes (raw and kept ones, bad
+    hex, lone surrogates) anywhere in them, objects cut near their end;
+  - objects of 17-16 385 members whose names come in 1-6 families (their
+    first 8 bytes, or the highest bytes of their sort keys, taking a few
+    values), with names that end inside a family's bytes and duplicates.
 
 A Python with a sqlite3 that can load extensions (Debian's /usr/bin/python3).
 """
@@ -327,6 +332,64 @@ def generate(seed, big):
         if r.random() < .05:
             b = b + b' "\xff"'         # no UTF-8: isUtf8 0
         docs.append(b)
+
+    # names past the escaped names' fast path's first 16 bytes (names16):
+    # plain names of 16-130 bytes, ASCII or not (U+E000-U+FFFF: the sort
+    # keys' fix-up), with 0-3 \u escapes (raw or kept, bad hex, lone
+    # surrogates) at any offset, some objects cut short near the end
+    lchars = ['a', 'b', 'z', 'A', '0', '9', '-', '.', '_', ' ', '~', '\u00e9',
+              '\u4e2d', '\ue000', '\uffee', '\U0001f600']
+    lesc = ['\\u00e9', '\\u002d', '\\u0041', '\\u4e2d', '\\uE000', '\\uffff',
+            '\\u0022', '\\u005c', '\\u000a', '\\u001f', '\\u0020', '\\u007f',
+            '\\ud83d\\ude00', '\\n', '\\\\', '\\"', '\\/', '\\u0080',
+            '\\u07ff', '\\u0800']
+    lbad = ['\\ud800', '\\udc00', '\\u12G4', '\\u00e', '\\x']
+
+    def lname(pre, pbad):
+        n = r.choice([0, 8, 12, 15, 16, 17, 20, 31, 32, 33, 40, 47, 48, 60, 100, 130])
+        t = [pre] + [r.choice(lchars[:11] if r.random() < .8 else lchars)
+                     for _ in range(n)]
+        for _ in range(r.choice([0, 0, 1, 1, 2, 3])):
+            t.insert(r.randrange(len(t) + 1),
+                     r.choice(lbad if r.random() < pbad else lesc))
+        return ''.join(t)
+
+    for n in list(range(2, 20)) + [40, 200, 300, 2100]:
+        for _ in range(60 if n < 20 else 6):
+            pre = r.choice(['', '', 'description', 'spec.template.spec.',
+                            'x' * 16, 'y' * 40])
+            names = list(dict.fromkeys(lname(pre, .3 / n) for _ in range(n)))
+            if r.random() < .2 and len(names) > 1:
+                names[-1] = names[0]
+            d = '{' + ','.join('"%s":%d' % (k, i) for i, k in enumerate(names)) + '}'
+            add(d)
+            add(d[:-r.randrange(1, 80)])
+
+    # objects whose names' first 8 bytes take a few values (families of
+    # names: the counting sort of 17-255 members), and large ones whose
+    # sort keys' highest differing byte does (split before the radix
+    # sort: 4 096 ranks or more), names that end inside a family's bytes,
+    # equal names across families
+    fams = ['descript', 'user_pro', 'Gr\u00f6\u00dfe_', 'spec.tem', 'metadata',
+            'status.t', 'a', 'ab', 'abcdefgh', 'abcdefghi', '\uffee\uffef',
+            '\ue000x', 'data\u002d', 'zzzzzzzzzzzzzzzzzzzz']
+    for n in (17, 18, 24, 63, 64, 65, 100, 200, 255, 256, 4095, 4096, 4097,
+              8000, 12500, 16384, 16385):
+        for _ in range(12 if n < 256 else 2):
+            fs = r.sample(fams, r.choice([1, 2, 3, 4, 4, 5, 6]))
+            names = set()
+            while len(names) < n:
+                f = r.choice(fs)
+                tail = r.choice(['', '%d' % r.randrange(n * 4),
+                                 '.%s.%d' % (r.choice(['env', 'ports', 'volumes']),
+                                             r.randrange(50)),
+                                 'ion%d\u00e9' % r.randrange(n * 4)])
+                names.add(f + tail)
+            names = list(names)
+            r.shuffle(names)
+            if r.random() < .25:
+                names[r.randrange(n)] = names[r.randrange(n)]
+            add('{' + ','.join('"%s":%d' % (k, i) for i, k in enumerate(names)) + '}')
     if big:
         for n in (32768, 32769, 40000, 70000):
             for style in (0, 1, 5, 6, 7, 8):
