@@ -36,7 +36,7 @@ $(BUILD)/.deps-bindings: mk/bindings.mk | $(BUILD)/.deps
 	$(call need_pkgs,$(BINDINGS_PKGS))
 
 # .ci/run only: ccache, which compiles the Python package's extension once
-# for the run's ten pip installs of it (.ci/run says how).
+# for the run's eleven pip installs of it (.ci/run says how).
 $(BUILD)/.deps-ccache: | $(BUILD)/.deps
 	$(call need_pkgs,ccache)
 
