@@ -35,6 +35,11 @@ BINDINGS_PKGS := python3-venv python3-pip python3-setuptools python3-wheel pytho
 $(BUILD)/.deps-bindings: mk/bindings.mk | $(BUILD)/.deps
 	$(call need_pkgs,$(BINDINGS_PKGS))
 
+# .ci/run only: ccache, which compiles the Python package's extension once
+# for the run's eleven pip installs of it (.ci/run says how).
+$(BUILD)/.deps-ccache: | $(BUILD)/.deps
+	$(call need_pkgs,ccache)
+
 test: $(BUILD)/.deps-bindings
 TEST_BUILD += node-env wheel py-wheels $(BUILD)/node/idem.$(SO)
 
