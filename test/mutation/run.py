@@ -326,9 +326,12 @@ def killers_write(known):
 def sh(cmd, cwd, env=None, timeout=900):
     """Run cmd in its own process group; past timeout seconds the whole
     group is killed (a test file's children too) and TimeoutExpired
-    raised."""
+    raised.  Its output is read as UTF-8 with any other byte replaced:
+    a mutant may print what no test would (a lone surrogate in UTF-8),
+    and that must fail the test, not the runner."""
     p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                         stderr=subprocess.STDOUT, text=True, encoding="utf-8",
+                         errors="replace", start_new_session=True)
     try:
         out, _ = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
