@@ -400,6 +400,41 @@ def generate(seed, big):
     return docs
 
 
+def run_all(libs, docs):
+    """Each build's lines for docs (a list of bytes), each build in a
+    process of its own: 'ok HEX' or 'err MESSAGE' a document."""
+    with tempfile.TemporaryDirectory(prefix='idem-builds-') as tmp:
+        path = os.path.join(tmp, 'docs')
+        with open(path, 'wb') as f:
+            for d in docs:
+                f.write(struct.pack('<I', len(d)))
+                f.write(d)
+        outs = []
+        for i, lib in enumerate(libs):
+            out = os.path.join(tmp, 'out%d' % i)
+            subprocess.run([sys.executable, os.path.abspath(__file__), '--run',
+                            os.path.abspath(lib), path, out], check=True)
+            with open(out) as f:
+                outs.append(f.read().split('\n')[:-1])
+    return outs
+
+
+def compare(libs, docs, outs):
+    """Print, for each build after the first, whether its lines are the
+    first's, with the first three differences; return how many differ."""
+    nDiff = 0
+    for i, lib in enumerate(libs[1:], 1):
+        bad = [j for j in range(len(docs)) if outs[i][j] != outs[0][j]]
+        print('%s: %s' % (lib, 'the same as %s' % libs[0] if not bad else
+                          '%d differ from %s' % (len(bad), libs[0])))
+        for j in bad[:3]:
+            print('  input:  %r' % docs[j][:300])
+            print('  %s: %s' % (libs[0], outs[0][j][:300]))
+            print('  %s: %s' % (lib, outs[i][j][:300]))
+        nDiff += len(bad)
+    return nDiff
+
+
 def main(argv):
     seed, big, libs = 1, False, []
     args = iter(argv)
@@ -417,34 +452,11 @@ def main(argv):
         print(__doc__.split('\n\n')[1], file=sys.stderr)
         return 2
     docs = generate(seed, big)
-    with tempfile.TemporaryDirectory(prefix='idem-builds-') as tmp:
-        path = os.path.join(tmp, 'docs')
-        with open(path, 'wb') as f:
-            for d in docs:
-                f.write(struct.pack('<I', len(d)))
-                f.write(d)
-        outs = []
-        for i, lib in enumerate(libs):
-            out = os.path.join(tmp, 'out%d' % i)
-            subprocess.run([sys.executable, os.path.abspath(__file__), '--run',
-                            os.path.abspath(lib), path, out], check=True)
-            with open(out) as f:
-                outs.append(f.read().split('\n')[:-1])
+    outs = run_all(libs, docs)
     nOk = sum(1 for x in outs[0] if x.startswith('ok'))
     print('%d documents (seed %d): %d canonical, %d errors' %
           (len(docs), seed, nOk, len(docs) - nOk))
-    nDiff = 0
-    for i, lib in enumerate(libs[1:], 1):
-        bad = [j for j in range(len(docs)) if outs[i][j] != outs[0][j]]
-        print('%s: %s' % (lib, 'the same as %s' % libs[0] if not bad else
-                          '%d differ from %s' % (len(bad), libs[0])))
-        for j in bad[:3]:
-            print('  input:  %r' % docs[j][:300])
-            print('  %s: %s' % (libs[0], outs[0][j][:300]))
-            print('  %s: %s' % (lib, outs[i][j][:300]))
-        nDiff += len(bad)
-    return 1 if nDiff else 0
-
+    return 1 if compare(libs, docs, outs) else 0
 
 if __name__ == '__main__':
     sys.exit(main(sys.argv[1:]))

@@ -20,7 +20,7 @@ byte for byte with the first; and for the first build, each literal
 alone read back by Python's float() must equal float() of the literal.
 A Python with a sqlite3 that can load extensions (Debian's /usr/bin/python3).
 """
-import math, os, random, struct, subprocess, sys, tempfile
+import math, os, random, struct, sys
 from decimal import Decimal, getcontext
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -164,19 +164,7 @@ def main(argv):
         docs.append(('{"a":' + x + ',"b":"' + 'x' * 80 + '"}').encode())
     for i in range(0, len(lits), 500):
         docs.append(('[' + ','.join(lits[i:i + 500]) + ']').encode())
-    with tempfile.TemporaryDirectory(prefix='idem-halfway-') as tmp:
-        path = os.path.join(tmp, 'docs')
-        with open(path, 'wb') as f:
-            for d in docs:
-                f.write(struct.pack('<I', len(d)))
-                f.write(d)
-        outs = []
-        for i, lib in enumerate(libs):
-            out = os.path.join(tmp, 'out%d' % i)
-            subprocess.run([sys.executable, builds.__file__, '--run',
-                            os.path.abspath(lib), path, out], check=True)
-            with open(out) as f:
-                outs.append(f.read().split('\n')[:-1])
+    outs = builds.run_all(libs, docs)
     nOk = sum(1 for x in outs[0] if x.startswith('ok'))
     print('%d literals, %d documents (seed %d): %d canonical, %d errors' %
           (len(lits), len(docs), seed, nOk, len(docs) - nOk))
@@ -195,17 +183,8 @@ def main(argv):
             nBad += 1
     print('%s: %s' % (libs[0], 'every literal reads back as float() of it'
                       if not nBad else '%d do not read back' % nBad))
-    for i, lib in enumerate(libs[1:], 1):
-        bad = [j for j in range(len(docs)) if outs[i][j] != outs[0][j]]
-        print('%s: %s' % (lib, 'the same as %s' % libs[0] if not bad else
-                          '%d differ from %s' % (len(bad), libs[0])))
-        for j in bad[:3]:
-            print('  input:  %r' % docs[j][:300])
-            print('  %s: %s' % (libs[0], outs[0][j][:300]))
-            print('  %s: %s' % (lib, outs[i][j][:300]))
-        nBad += len(bad)
+    nBad += builds.compare(libs, docs, outs)
     return 1 if nBad else 0
-
 
 if __name__ == '__main__':
     sys.exit(main(sys.argv[1:]))
