@@ -4468,6 +4468,30 @@ static IDEMNUM_NOINLINE int idemNumCutExpOr(
 }
 
 /*
+** Copy the nDig digits zInt[0..nInt) then zFrac[0..nFrac) to aDig, keeping
+** IDEMNUM_MAX_DIGITS of them.  The last digit is not zero, so if any are
+** dropped, one of those is not zero: a '1' is appended (see step 4).
+** Returns the count of digits in aDig.  The slow path and
+** idemNumStep4Span() gather their digits here.
+*/
+static IDEMNUM_INLINE int idemNumGatherDigits(
+  char *aDig,
+  const char *zInt, int nInt,
+  const char *zFrac, int nFrac,
+  int nDig
+){
+  int nA = nInt<IDEMNUM_MAX_DIGITS ? nInt : IDEMNUM_MAX_DIGITS;
+  int nB = nFrac<IDEMNUM_MAX_DIGITS-nA ? nFrac : IDEMNUM_MAX_DIGITS-nA;
+  memcpy(aDig, zInt, (size_t)nA);
+  memcpy(aDig+nA, zFrac, (size_t)nB);
+  if( nDig>IDEMNUM_MAX_DIGITS ){
+    aDig[IDEMNUM_MAX_DIGITS] = '1';
+    return IDEMNUM_MAX_DIGITS+1;
+  }
+  return nDig;
+}
+
+/*
 ** Step 4 where step 3 is undecided for the span of a long decimal's first
 ** 19 digits (idemNumLongAt(), which hands over what its scan found): x is
 ** in [m, m+1) ulps, and one comparison, with the halfway point between
@@ -4497,14 +4521,7 @@ static IDEMNUM_NOINLINE int idemNumStep4Span(
   }
   nDig = nInt + nFrac;
   if( nFrac>0 || nDig>IDEMNUM_MAX_DIGITS ){
-    int nA = nInt<IDEMNUM_MAX_DIGITS ? nInt : IDEMNUM_MAX_DIGITS;
-    int nB = nFrac<IDEMNUM_MAX_DIGITS-nA ? nFrac : IDEMNUM_MAX_DIGITS-nA;
-    memcpy(aDig, zD, (size_t)nA);
-    memcpy(aDig+nA, zFrac, (size_t)nB);
-    if( nDig>IDEMNUM_MAX_DIGITS ){
-      aDig[IDEMNUM_MAX_DIGITS] = '1';
-      nDig = IDEMNUM_MAX_DIGITS+1;
-    }
+    nDig = idemNumGatherDigits(aDig, zD, nInt, zFrac, nFrac, nDig);
     zDig = aDig;
   }
   if( idemNumBigCorrect(zDig, nDig, L - nDig + 1, m, e, 1, &bits) ){
@@ -4959,9 +4976,8 @@ static IDEMNUM_NOINLINE int idemNumCanonicalSlow(
     }
   }
 
-  /* Gather the digits in one place if they straddle the '.', keeping
-  ** IDEMNUM_MAX_DIGITS of them.  The last digit is not zero, so if any are
-  ** dropped, one of those is not zero: append a '1' (see step 4). */
+  /* Gather the digits in one place if they straddle the '.' or are more
+  ** than IDEMNUM_MAX_DIGITS (idemNumGatherDigits()). */
   if( nFrac==0 ){
     zDig = zInt;
   }else if( nInt==0 ){
@@ -4970,14 +4986,7 @@ static IDEMNUM_NOINLINE int idemNumCanonicalSlow(
     zDig = aDig;
   }
   if( nDig>IDEMNUM_MAX_DIGITS || zDig==aDig ){
-    int nA = nInt<IDEMNUM_MAX_DIGITS ? nInt : IDEMNUM_MAX_DIGITS;
-    int nB = nFrac<IDEMNUM_MAX_DIGITS-nA ? nFrac : IDEMNUM_MAX_DIGITS-nA;
-    memcpy(aDig, zInt, (size_t)nA);
-    memcpy(aDig+nA, zFrac, (size_t)nB);
-    if( nDig>IDEMNUM_MAX_DIGITS ){
-      aDig[IDEMNUM_MAX_DIGITS] = '1';
-      nDig = IDEMNUM_MAX_DIGITS+1;
-    }
+    nDig = idemNumGatherDigits(aDig, zInt, nInt, zFrac, nFrac, nDig);
     zDig = aDig;
   }
 
