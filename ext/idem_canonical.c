@@ -3736,22 +3736,6 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
 }
 
 #ifdef IDEM_JSON_SSE2
-/* A member name whose opening quote is at s and whose first escape is one
-** that canonical text keeps, as are all its escapes (\" \\ \b \f \n \r
-** \t: SQL-quoted names, Windows paths, "key\tN"): its text is its own
-** canonical text.  Copy it to o 32 bytes at a time (the invariant of
-** idemJsonCanonical() gives the room: each block is stored no further on
-** than it was read), set its sort key as idemJsonNameKey() sets it and
-** or into *pEsc the flags of IdemJsonFrame.nameEsc (0x5c: it holds a \\;
-** 0x80: some other escape); return its length, quotes included.  Return
-** 0 for any other name (idemJsonString() reads it, and reports what is
-** wrong): a \u or \/ escape or a bad one, a control character, a byte
-** above 0x7f in an input not known valid UTF-8, a name that ends within
-** 33 bytes of the input's end.  The escapes are found from the masks of
-** 32 bytes' backslashes at once, not one at a time from the bytes (the
-** general scan's ~23 instructions an escape): in a run of backslashes an
-** escape starts at each place of the parity of the run's first one.  The
-** letters are looked up one by one only if neither '"' nor '\\'. */
 /* One block of idemJsonKeptName(): the 32 bytes at t, stored at q, the
 ** block's first byte a letter if *pCarry is 1.  Returns where in the
 ** block the name ends at its quote, 32 if it goes on (*pCarry is then
@@ -3838,10 +3822,11 @@ static IDEM_JSON_INLINE size_t idemJsonKeptEnd(
 ){
   uint64_t w;
   o[0] = '"';
-  /* The key of idemJsonNameKey(), from where the caller saw the first
-  ** escape: the bytes before it, then its value (a kept escape's value is
-  ** its letter's entry in the table), then 0; 8 plain bytes if it is at
-  ** 8 or later.  The name's bytes 0..8 are readable (33 bytes were). */
+  /* The key of idemJsonNameKey(), from the first escape, at k: the bytes
+  ** before it, then its value (a kept escape's value is its letter's
+  ** entry in the table), then 0; 8 plain bytes if it is at 8 or later
+  ** (idemJsonNameKey() looked for it again).  The name's bytes 0..8 are
+  ** readable (33 bytes were). */
   memcpy(&w, s+1, 8);
   if( k<8 ){
     w &= ((uint64_t)1 << (8*k)) - 1;
@@ -3891,6 +3876,25 @@ static size_t idemJsonKeptMore(
                          other);
 }
 
+/* A member name whose opening quote is at s and whose first escape is one
+** that canonical text keeps, as are all its escapes (\" \\ \b \f \n \r
+** \t: SQL-quoted names, Windows paths, "key\tN"): its text is its own
+** canonical text.  Copy it to o 32 bytes at a time (the invariant of
+** idemJsonCanonical() gives the room: each block is stored no further on
+** than it was read), set its sort key as idemJsonNameKey() sets it and
+** or into *pEsc the flags of IdemJsonFrame.nameEsc (0x5c: it holds a \\;
+** 0x80: some other escape); return its length, quotes included.  Return
+** 0 for any other name (idemJsonString() reads it, and reports what is
+** wrong): a \u or \/ escape or a bad one, a control character, a byte
+** above 0x7f in an input not known valid UTF-8, a name that ends within
+** 33 bytes of the input's end.  The escapes are found from the masks of
+** 32 bytes' backslashes at once, not one at a time from the bytes (the
+** general scan's ~23 instructions an escape): in a run of backslashes an
+** escape starts at each place of the parity of the run's first one.  The
+** letters are looked up one by one only if neither '"' nor '\\'.  A name
+** of one block (up to 31 bytes: most) is read here, with no loop: the
+** blocks after the first are idemJsonKeptMore()'s, out of line (the
+** loop's registers cost every name ~30 instructions when it was here). */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
@@ -3900,15 +3904,20 @@ static size_t idemJsonKeptName(
   unsigned char *o,
   uint64_t *piKey,
   unsigned char *pEsc,
-  int k,                      /* where its first escape is (below 16) */
   __m128i flip,               /* idemJsonSpecial16x() for this input */
   __m128i lim
 ){
   uint64_t carry = 0;         /* 1: the block's first byte is a letter */
   uint64_t other = 0;         /* its letters other than '\\' */
-  int e;
+  int e, k;
   if( zEnd-s<34 ) return 0;         /* s[33], a letter, may be read */
   e = idemJsonKeptBlock(s+1, o+1, &carry, &other, flip, lim);
+  /* k: the first escape, the first backslash of the first 16 bytes
+  ** (where idemJsonEscName() saw it; found again here, not passed: an
+  ** argument cost the scan's loop a register, 3 instructions a name of
+  ** every kind, for 4 here) */
+  k = __builtin_ctz((unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(
+          _mm_loadu_si128((const __m128i*)(s+1)), _mm_set1_epi8('\\'))));
   if( e==32 ){
     return idemJsonKeptMore(s, zEnd, o, piKey, pEsc,
                             k | (int)carry<<8 | (other ? 1 : 0)<<9, flip, lim);
@@ -3972,7 +3981,7 @@ static IDEM_JSON_INLINE size_t idemJsonEscName(
       ** registers cost every name of the scan ~0.01x).  A \/ (PHP's paths)
       ** or a bad one: the general scan. */
       if( idemJsonKeepEscape[t[k+1]]==0 ) return 0;
-      n = idemJsonKeptName(s, zEnd, o, piKey, pEsc, (int)k, flip, lim);
+      n = idemJsonKeptName(s, zEnd, o, piKey, pEsc, flip, lim);
       *pnOut = n;
       return n;
     }
