@@ -10474,6 +10474,146 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
 }
 
 #ifdef IDEM_JSON_SSE2
+/* One block of idemJsonKeptName(): the 32 bytes at t, stored at q, the
+** block's first byte a letter if *pCarry is 1.  Returns where in the
+** block the name ends at its quote, 32 if it goes on (*pCarry is then
+** set for the next block), or -1 for the general scan; ors into *pOther
+** the places of its letters other than '\\'. */
+static IDEM_JSON_INLINE int idemJsonKeptBlock(
+  const unsigned char *t,
+  unsigned char *q,
+  uint64_t *pCarry,
+  uint64_t *pOther,
+  __m128i flip,               /* idemJsonSpecial16x() for this input */
+  __m128i lim
+){
+  __m128i v0, v1, x0, x1;
+  uint64_t sp, bs, qt, first, even, start, escd, below, m, lt;
+  uint64_t carry = *pCarry;
+  int e;
+  v0 = _mm_loadu_si128((const __m128i*)t);
+  v1 = _mm_loadu_si128((const __m128i*)(t+16));
+  _mm_storeu_si128((__m128i*)q, v0);
+  _mm_storeu_si128((__m128i*)(q+16), v1);
+  /* '"', '\\', and the bytes the general scan must see (a control
+  ** character; above 0x7f if the input is not known valid UTF-8: the
+  ** signed test of idemJsonSpecial16x()) */
+  x0 = _mm_cmpeq_epi8(v0, _mm_set1_epi8('"'));
+  x1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('"'));
+  qt = (uint64_t)_mm_movemask_epi8(x0)
+     | (uint64_t)_mm_movemask_epi8(x1)<<16;
+  x0 = _mm_cmpeq_epi8(v0, _mm_set1_epi8('\\'));
+  x1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('\\'));
+  bs = (uint64_t)_mm_movemask_epi8(x0)
+     | (uint64_t)_mm_movemask_epi8(x1)<<16;
+  x0 = _mm_cmplt_epi8(_mm_xor_si128(v0, flip), lim);
+  x1 = _mm_cmplt_epi8(_mm_xor_si128(v1, flip), lim);
+  sp = (uint64_t)_mm_movemask_epi8(x0)
+     | (uint64_t)_mm_movemask_epi8(x1)<<16;
+  sp |= qt | bs;
+  /* The backslashes that start an escape (start) and the bytes escaped
+  ** (escd; bit 32: the next block's first byte).  A backslash escaped
+  ** by the last block's starts nothing.  The runs that start at an even
+  ** place are those that adding their first bits clears (the add
+  ** carries through a run); the others start at an odd one. */
+  bs &= ~carry;
+  start = bs;
+  if( bs & (bs<<1) ){
+    first = bs & ~(bs<<1);
+    even = bs & ~(bs + (first & 0x55555555u));
+    start = (even & 0x55555555u) | (bs & ~even & 0xaaaaaaaau);
+  }
+  escd = (start<<1) | carry;
+  /* The name ends at its first special byte neither an escape nor in
+  ** one: its closing quote, or a byte for the general scan. */
+  m = sp & ~(start | escd);
+  e = __builtin_ctzll(m | ((uint64_t)1<<32));
+  below = ((uint64_t)1<<e) - 1;
+  /* The letters other than '"' and '\\', each looked up. */
+  lt = escd & below & ~bs;
+  *pOther |= lt;
+  lt &= ~qt;
+  while( lt ){
+    if( idemJsonKeepEscape[t[__builtin_ctzll(lt)]]==0 ) return -1;
+    lt &= lt-1;
+  }
+  if( e<32 ){
+    if( t[e]!='"' ) return -1;
+    return e;
+  }
+  *pCarry = escd>>32;
+  return 32;
+}
+
+/* The end of idemJsonKeptName(): the name at s, whose copy at o ends at
+** its quote n bytes after s+1, its first escape at k and its letters
+** other than '\\' in other.  Sets its key and its flags; returns its
+** length. */
+static IDEM_JSON_INLINE size_t idemJsonKeptEnd(
+  const unsigned char *s,
+  unsigned char *o,
+  uint64_t *piKey,
+  unsigned char *pEsc,
+  int k,
+  sqlite3_int64 n,
+  uint64_t other
+){
+  uint64_t w;
+  o[0] = '"';
+  /* The key of idemJsonNameKey(), from the first escape, at k: the bytes
+  ** before it, then its value (a kept escape's value is its letter's
+  ** entry in the table), then 0; 8 plain bytes if it is at 8 or later
+  ** (idemJsonNameKey() looked for it again).  The name's bytes 0..8 are
+  ** readable (33 bytes were). */
+  memcpy(&w, s+1, 8);
+  if( k<8 ){
+    w &= ((uint64_t)1 << (8*k)) - 1;
+    w |= (uint64_t)idemJsonKeepEscape[s[2+k]] << (8*k);
+  }
+  if( w & IJ_HIGH ){
+    w += idemJsonZeroBytes((w & (IJ_ONES*0xfe)) ^ (IJ_ONES*0xee)) >> 3;
+  }
+  *piKey = __builtin_bswap64(w);
+  /* 0x5c: the name holds an escape (the one at k), so its flag is set
+  ** whatever the escape; 0x80 if some letter is not '\\'. */
+  *pEsc |= 0x5c | (other ? 0x80 : 0);
+  return (size_t)n+2;
+}
+
+/* idemJsonKeptName() for a name that goes on past its first block: the
+** blocks from the second on.  What the first block left is in kState:
+** bits 0..7 k, bit 8 the carry into the second block, bit 9 set if the
+** first block had a letter other than '\\'.  Out of line, and called
+** last (a jump, its six arguments in registers): a name of one block
+** (most, up to 31 bytes) pays for no loop's registers. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static size_t idemJsonKeptMore(
+  const unsigned char *s,
+  const unsigned char *zEnd,
+  unsigned char *o,
+  uint64_t *piKey,
+  unsigned char *pEsc,
+  int kState,
+  __m128i flip,
+  __m128i lim
+){
+  const unsigned char *t = s+33;
+  uint64_t carry = (kState>>8) & 1;
+  uint64_t other = (kState>>9) & 1;
+  int e;
+  for(;;){
+    if( zEnd-t<33 ) return 0;       /* t[32], a letter, may be read */
+    e = idemJsonKeptBlock(t, o + (t-s), &carry, &other, flip, lim);
+    if( e<32 ) break;
+    t += 32;
+  }
+  if( e<0 ) return 0;
+  return idemJsonKeptEnd(s, o, piKey, pEsc, kState & 0xff, t + e - (s+1),
+                         other);
+}
+
 /* A member name whose opening quote is at s and whose first escape is one
 ** that canonical text keeps, as are all its escapes (\" \\ \b \f \n \r
 ** \t: SQL-quoted names, Windows paths, "key\tN"): its text is its own
@@ -10489,7 +10629,10 @@ static IDEM_JSON_INLINE size_t idemJsonShortName(
 ** 32 bytes' backslashes at once, not one at a time from the bytes (the
 ** general scan's ~23 instructions an escape): in a run of backslashes an
 ** escape starts at each place of the parity of the run's first one.  The
-** letters are looked up one by one only if neither '"' nor '\\'. */
+** letters are looked up one by one only if neither '"' nor '\\'.  A name
+** of one block (up to 31 bytes: most) is read here, with no loop: the
+** blocks after the first are idemJsonKeptMore()'s, out of line (the
+** loop's registers cost every name ~30 instructions when it was here). */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
@@ -10502,77 +10645,23 @@ static size_t idemJsonKeptName(
   __m128i flip,               /* idemJsonSpecial16x() for this input */
   __m128i lim
 ){
-  const unsigned char *t = s+1;
-  unsigned char *q = o+1;
   uint64_t carry = 0;         /* 1: the block's first byte is a letter */
-  uint64_t starts = 0;        /* the name's escapes (their backslashes) */
   uint64_t other = 0;         /* its letters other than '\\' */
-  int e;
-  size_t n;
-  for(;;){
-    __m128i v0, v1, x0, x1;
-    uint64_t sp, bs, qt, first, even, start, escd, below, m, lt;
-    if( zEnd-t<33 ) return 0;       /* t[32], a letter, may be read */
-    v0 = _mm_loadu_si128((const __m128i*)t);
-    v1 = _mm_loadu_si128((const __m128i*)(t+16));
-    _mm_storeu_si128((__m128i*)q, v0);
-    _mm_storeu_si128((__m128i*)(q+16), v1);
-    /* '"', '\\', and the bytes the general scan must see (a control
-    ** character; above 0x7f if the input is not known valid UTF-8: the
-    ** signed test of idemJsonSpecial16x()) */
-    x0 = _mm_cmpeq_epi8(v0, _mm_set1_epi8('"'));
-    x1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('"'));
-    qt = (uint64_t)_mm_movemask_epi8(x0)
-       | (uint64_t)_mm_movemask_epi8(x1)<<16;
-    x0 = _mm_cmpeq_epi8(v0, _mm_set1_epi8('\\'));
-    x1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('\\'));
-    bs = (uint64_t)_mm_movemask_epi8(x0)
-       | (uint64_t)_mm_movemask_epi8(x1)<<16;
-    x0 = _mm_cmplt_epi8(_mm_xor_si128(v0, flip), lim);
-    x1 = _mm_cmplt_epi8(_mm_xor_si128(v1, flip), lim);
-    sp = (uint64_t)_mm_movemask_epi8(x0)
-       | (uint64_t)_mm_movemask_epi8(x1)<<16;
-    sp |= qt | bs;
-    /* The backslashes that start an escape (start) and the bytes escaped
-    ** (escd; bit 32: the next block's first byte).  A backslash escaped
-    ** by the last block's starts nothing.  The runs that start at an even
-    ** place are those that adding their first bits clears (the add
-    ** carries through a run); the others start at an odd one. */
-    bs &= ~carry;
-    start = bs;
-    if( bs & (bs<<1) ){
-      first = bs & ~(bs<<1);
-      even = bs & ~(bs + (first & 0x55555555u));
-      start = (even & 0x55555555u) | (bs & ~even & 0xaaaaaaaau);
-    }
-    escd = (start<<1) | carry;
-    /* The name ends at its first special byte neither an escape nor in
-    ** one: its closing quote, or a byte for the general scan. */
-    m = sp & ~(start | escd);
-    e = __builtin_ctzll(m | ((uint64_t)1<<32));
-    below = ((uint64_t)1<<e) - 1;
-    /* The letters other than '"' and '\\', each looked up. */
-    lt = escd & below & ~bs;
-    other |= lt;
-    lt &= ~qt;
-    while( lt ){
-      if( idemJsonKeepEscape[t[__builtin_ctzll(lt)]]==0 ) return 0;
-      lt &= lt-1;
-    }
-    starts |= start & below;
-    if( e<32 ){
-      if( t[e]!='"' ) return 0;
-      break;
-    }
-    carry = escd>>32;
-    t += 32;
-    q += 32;
+  int e, k;
+  if( zEnd-s<34 ) return 0;         /* s[33], a letter, may be read */
+  e = idemJsonKeptBlock(s+1, o+1, &carry, &other, flip, lim);
+  /* k: the first escape, the first backslash of the first 16 bytes
+  ** (where idemJsonEscName() saw it; found again here, not passed: an
+  ** argument cost the scan's loop a register, 3 instructions a name of
+  ** every kind, for 4 here) */
+  k = __builtin_ctz((unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(
+          _mm_loadu_si128((const __m128i*)(s+1)), _mm_set1_epi8('\\'))));
+  if( e==32 ){
+    return idemJsonKeptMore(s, zEnd, o, piKey, pEsc,
+                            k | (int)carry<<8 | (other ? 1 : 0)<<9, flip, lim);
   }
-  n = (size_t)(t + e - (s+1));
-  o[0] = '"';
-  *piKey = idemJsonNameKey(o+1, (sqlite3_int64)n);
-  *pEsc |= (starts ? 0x5c : 0) | (other ? 0x80 : 0);
-  return n+2;
+  if( e<0 ) return 0;
+  return idemJsonKeptEnd(s, o, piKey, pEsc, k, e, other);
 }
 #endif
 
