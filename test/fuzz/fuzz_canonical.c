@@ -26,7 +26,9 @@
 ** Any failed property calls abort(), which libFuzzer reports as a crash
 ** and saves the input.
 */
+#ifndef IDEM_FUZZ_BOTH   /* test/fuzz/fuzz_both.c has included it */
 #include "../../ext/idem.c"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>

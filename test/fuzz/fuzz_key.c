@@ -30,7 +30,9 @@
 **      idem_header() of the raw args is an "idem: " error unless they are
 **      exactly 32 lowercase hex digits.
 */
+#ifndef IDEM_FUZZ_BOTH   /* test/fuzz/fuzz_both.c has included it */
 #include "../../ext/idem.c"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
