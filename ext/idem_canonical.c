@@ -1551,7 +1551,11 @@ static void idemJsonRadixSort(
 ** twice.)  IJ_FEW_MAX was 512: Windows paths at 12 500 names, 1 000
 ** folders in one range (the split takes more than IDEM_JSON_MSD), gave
 ** up, and the radix sort made 8 passes (1.27x json() in instructions,
-** 1.19x with 1 024). */
+** 1.19x with 1 024).  Values that come slowly, 512 of them only after
+** more than IJ_FEW_MAX ranks (late escapes at 12 500 names: ~1/8 of
+** the ranks bring a new one, 1 024 after 8 000 ranks), are many more
+** than 1 024 in the end: given up there, as before (1 000 folders
+** drawn at random give 512 within some 700 ranks). */
 #define IJ_FEW_BITS  11
 #define IJ_FEW_MAX   1024
 #define IJ_FEW_SLOTS (1<<IJ_FEW_BITS)  /* 2*IJ_FEW_MAX */
@@ -1600,6 +1604,7 @@ static int idemJsonFewKeys(
     }
     if( aNum[h]==0 ){
       if( nD==nMax || nD>i-i/8+16 ) goto give_up;
+      if( nD==IJ_FEW_MAX/2 && i>IJ_FEW_MAX ) goto give_up;
       aKey[h] = k;
       aD[nD].iKey = k;
       aD[nD].iMem = h;
