@@ -2081,7 +2081,9 @@ static int idemNumBigCmpHalf(const IdemNumBig *pX, const IdemNumBig *pP,
 ** zDig[0..nDig), by exact comparison with the halfway points.  If bNext,
 ** x is known to round to m*2^e or to the next double up (the caller
 ** rounded both ends of a span holding x), and one comparison, with the
-** halfway point between them, decides.  Return 1 if x rounds to
+** halfway point between them, decides (idemNumCorrectNext() takes that
+** comparison by the digits where the halfway point has a fraction, and
+** calls here, bNext set, for the rest).  Return 1 if x rounds to
 ** infinity, else store the bits of the double in *pBits.
 */
 static int idemNumBigCorrect(
@@ -2195,17 +2197,22 @@ static IDEMNUM_INLINE int idemNumGatherDigits(
 ** first not 0, the last not 0; gathered as idemNumGatherDigits() keeps
 ** them), is known to round to m*2^e or to the next double up, and the
 ** halfway point between them, h = M*2^-G with M = 2m+1 odd, decides.
-** Where G > 0, h is below 2^53 and has exactly G digits after its '.':
-** its integer part, then its fraction's digits 16 at a time, found by
-** multiplying the fraction, G bits, by 10^16 (64x64 products), are
-** compared with x's as they come, the first that differ deciding: no big
-** number for D nor for 5^G.  x's digits are laid out with zeros before
-** them from the 16th digit before its '.' (so that its integer part is
-** the first chunk of 16) and 16 after, so that every chunk read is of
-** digits.  With G <= 0 (h an integer of 54 bits or more),
-** idemNumBigCorrect().  Returns 1 if x rounds to infinity, else stores
-** the bits of the double in *pBits.  (A halfway decimal of ~60 digits
-** cost ~540 instructions in step 4 as big numbers, ~1 300 in all.)
+** Where G > 0, h is below 2^53 and has exactly G digits after its '.'
+** (M*5^G/10^G, the last a 5): its integer part, then its fraction's
+** digits 16 at a time, found by multiplying the fraction, G bits, by
+** 10^16 (64x64 products, the top limb's carry the next 16 digits), are
+** compared with x's as they come, the first chunk that differs deciding;
+** where all agree, the one whose digits go on is the greater (a tie if
+** neither).  No big number for D nor for 5^G: those cost a decimal
+** halfway between two doubles (~60 digits) ~540 of its ~1 300
+** instructions.  x's digits are laid out from the 16th place before its
+** '.' (zeros before them: its integer part is the first chunk) with 16
+** zeros after them, so that every chunk read is of digits.  Where more
+** than IDEMNUM_MAX_DIGITS are cut to those and a 1, the zeros among the
+** ones kept count as digits, so that the 1 changes nothing here (h has
+** at most 768 significant digits).  With G <= 0 (h an
+** integer of 54 bits or more), idemNumBigCorrect().  Returns 1 if x
+** rounds to infinity, else stores the bits of the double in *pBits.
 */
 #define IDEMNUM_HALF_LIMBS 17           /* 1 088 bits: G <= 1 075 */
 static IDEMNUM_NOINLINE int idemNumCorrectNext(
@@ -2356,7 +2363,7 @@ static int idemNumDecimalToDouble(
 ** and e as for a double, e perhaps beyond the doubles' (f is then at most
 ** half, m not rounded up): all of the span is in [m, m+1) ulps, so that
 ** step 4 need only compare x with the halfway point between m and m+1
-** (idemNumBigCorrect()'s bNext).  Returns 1 and the double (m may be 0:
+** (idemNumCorrectNext()).  Returns 1 and the double (m may be 0:
 ** below half the least subnormal) if decided and finite, else 0.
 */
 static IDEMNUM_INLINE int idemNumEiselLemireSpan(
@@ -3480,11 +3487,14 @@ static IDEMNUM_NOINLINE int idemNumCutExp(
 }
 /* The same, else the long way (for the entry points; copies of their
 ** own: a call of the two above cost "%.20g" 15 instructions a number) */
+static int idemNumLong(const char*, int, int, char*);
 static IDEMNUM_NOINLINE int idemNumCutDecOr(
   const char *z, int n, const char *zD, int kd, int L, char *zOut
 ){
   int r = idemNumCutAt(z, n, zD, kd, L, zOut, 0);
-  return r!=-2 ? r : idemNumCanonicalSlow(z, n, zOut);
+  if( r!=-2 ) return r;
+  if( z+n-zD>22 ) return idemNumLong(z, n, (int)(zD-z)+kd, zOut);
+  return idemNumCanonicalSlow(z, n, zOut);
 }
 static IDEMNUM_NOINLINE int idemNumCutExpOr(
   const char *z, int n, const char *zD, int kd, int L, char *zOut
@@ -3497,11 +3507,11 @@ static IDEMNUM_NOINLINE int idemNumCutExpOr(
 ** Step 4 where step 3 is undecided for the span of a long decimal's first
 ** 19 digits (idemNumLongAt(), which hands over what its scan found): x is
 ** in [m, m+1) ulps, and one comparison, with the halfway point between
-** them, decides (idemNumBigCorrect()'s bNext).  The digits are zD[0..k),
+** them, decides (idemNumCorrectNext()).  The digits are zD[0..k),
 ** then zD[k+1..nDig+1) after the '.' at zD[k] (k==nDig: none after it,
 ** or no '.' among them), the first not 0; 10^L <= x < 10^(L+1).  The
-** zeros at their end are dropped, and digits past IDEMNUM_MAX_DIGITS as
-** the slow path drops them.  Then step 5.  Returns -1 if x rounds to
+** zeros at their end are dropped (idemNumCorrectNext() keeps
+** IDEMNUM_MAX_DIGITS of the rest as the slow path does).  Then step 5.  Returns -1 if x rounds to
 ** infinity (the callers' byte-by-byte way reports it).  Until half16
 ** the callers took the slow path from here, whose own scan of the literal
 ** and gathering of its digits cost ~300 instructions of a decimal halfway
@@ -4702,21 +4712,18 @@ static IDEMNUM_NOINLINE int idemNumDecimal18(
   if( z[0]>'0' ){
     /* (a digit, not 0: '-' is below '0') */
     if( z[n-1]!='0' && iInt<=308 ){
-      if( n>22 ) return idemNumLong(z, n, iInt, zOut);
       return idemNumCutDecOr(z, n, z, iInt, iInt-1, zOut);
     }
   }else if( n>=20 && z[n-1]!='0' ){
     int neg = z[0]=='-';
     if( z[neg]!='0' ){
       if( iInt<=309 ){
-        if( n>23 ) return idemNumLong(z, n, iInt, zOut);
         return idemNumCutDecOr(z, n, z+1, iInt-1, iInt-2, zOut);
       }
     }else if( n-neg>=20 ){
       /* 0.000ddd: its zeros skipped (a few, from "%.18g") */
       const char *zD = z + neg + 2;
       while( zD[0]=='0' ) zD++;
-      if( z+n-zD>21 ) return idemNumLong(z, n, iInt, zOut);
       if( z+n-zD>=18 && zD-z-iInt<=307 ){
         int kd = (int)(z + iInt - zD);
         return idemNumCutDecOr(z, n, zD, kd, kd, zOut);
