@@ -2081,7 +2081,9 @@ static int idemNumBigCmpHalf(const IdemNumBig *pX, const IdemNumBig *pP,
 ** zDig[0..nDig), by exact comparison with the halfway points.  If bNext,
 ** x is known to round to m*2^e or to the next double up (the caller
 ** rounded both ends of a span holding x), and one comparison, with the
-** halfway point between them, decides.  Return 1 if x rounds to
+** halfway point between them, decides (idemNumCorrectNext() takes that
+** comparison by the digits where the halfway point has a fraction, and
+** calls here, bNext set, for the rest).  Return 1 if x rounds to
 ** infinity, else store the bits of the double in *pBits.
 */
 static int idemNumBigCorrect(
@@ -2163,6 +2165,144 @@ static int idemNumBigCorrect(
   return 0;
 }
 
+#define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
+
+/*
+** Copy the nDig digits zInt[0..nInt) then zFrac[0..nFrac) to aDig, keeping
+** IDEMNUM_MAX_DIGITS of them.  The last digit is not zero, so if any are
+** dropped, one of those is not zero: a '1' is appended (see step 4).
+** Returns the count of digits in aDig.  The slow path and
+** idemNumStep4Span() gather their digits here.
+*/
+static IDEMNUM_INLINE int idemNumGatherDigits(
+  char *aDig,
+  const char *zInt, int nInt,
+  const char *zFrac, int nFrac,
+  int nDig
+){
+  int nA = nInt<IDEMNUM_MAX_DIGITS ? nInt : IDEMNUM_MAX_DIGITS;
+  int nB = nFrac<IDEMNUM_MAX_DIGITS-nA ? nFrac : IDEMNUM_MAX_DIGITS-nA;
+  memcpy(aDig, zInt, (size_t)nA);
+  memcpy(aDig+nA, zFrac, (size_t)nB);
+  if( nDig>IDEMNUM_MAX_DIGITS ){
+    aDig[IDEMNUM_MAX_DIGITS] = '1';
+    return IDEMNUM_MAX_DIGITS+1;
+  }
+  return nDig;
+}
+
+/*
+** Step 4's one comparison (idemNumBigCorrect()'s bNext) by the digits:
+** x = 0.D * 10^(L+1), D being zInt[0..nInt) then zFrac[0..nFrac) (the
+** first not 0, the last not 0; gathered as idemNumGatherDigits() keeps
+** them), is known to round to m*2^e or to the next double up, and the
+** halfway point between them, h = M*2^-G with M = 2m+1 odd, decides.
+** Where G > 0, h is below 2^53 and has exactly G digits after its '.'
+** (M*5^G/10^G, the last a 5): its integer part, then its fraction's
+** digits 16 at a time, found by multiplying the fraction, G bits, by
+** 10^16 (64x64 products, the top limb's carry the next 16 digits), are
+** compared with x's as they come, the first chunk that differs deciding;
+** where all agree, the one whose digits go on is the greater (a tie if
+** neither).  No big number for D nor for 5^G: those cost a decimal
+** halfway between two doubles (~60 digits) ~540 of its ~1 300
+** instructions.  x's digits are laid out from the 16th place before its
+** '.' (zeros before them: its integer part is the first chunk) with 16
+** zeros after them, so that every chunk read is of digits.  Where more
+** than IDEMNUM_MAX_DIGITS are cut to those and a 1, the zeros among the
+** ones kept count as digits, so that the 1 changes nothing here (h has
+** at most 768 significant digits).  With G <= 0 (h an
+** integer of 54 bits or more), idemNumBigCorrect().  Returns 1 if x
+** rounds to infinity, else stores the bits of the double in *pBits.
+*/
+#define IDEMNUM_HALF_LIMBS 17           /* 1 088 bits: G <= 1 075 */
+static IDEMNUM_NOINLINE int idemNumCorrectNext(
+  const char *zInt, int nInt, const char *zFrac, int nFrac,
+  int L, uint64_t m, int e, uint64_t *pBits
+){
+  char aBuf[15+324 + IDEMNUM_MAX_DIGITS+1 + 16];
+  uint64_t a[IDEMNUM_HALF_LIMBS];     /* h's fraction, a[nL-1] the top */
+  const uint64_t M = 2*m + 1;
+  const int G = 1 - e;
+  int nZ = L<15 ? 15-L : 0;           /* zeros before D */
+  char *zD = aBuf + nZ;
+  int nDig, nF, nL, tz, i, j, c;
+  uint64_t carry;
+
+  assert( L>=-324 && L<=308 );
+  memset(aBuf, '0', (size_t)nZ);
+  nDig = idemNumGatherDigits(zD, zInt, nInt, zFrac, nFrac, nInt+nFrac);
+  memset(zD+nDig, '0', 16);
+  if( G<=0 ){
+    return idemNumBigCorrect(zD, nDig, L - nDig + 1, m, e, 1, pBits);
+  }
+  if( L>=16 ){
+    c = 1;                            /* x >= 10^16 > 2^53 > h */
+    goto decided;
+  }
+  nF = nDig - L - 1;                  /* x's digits after the '.' */
+
+  /* h's fraction (M mod 2^G)/2^G as nL limbs (2 at least), its G bits
+  ** at their top: M shifted left by tz = 64*nL-G.  Each pass
+  ** times 10^16 = 5^16*2^16 leaves 16 more zero bits at its bottom (f is
+  ** odd): a[0..tz/64) are 0, not multiplied.  Two limbs (G <= 128, a
+  ** halfway point above 2^-75) are multiplied without the loop. */
+  nL = G<=128 ? 2 : (G+63)/64;
+  tz = 64*nL - G;
+  memset(a, 0, sizeof(a[0])*(size_t)nL);
+  j = tz%64;
+  a[tz/64] = M<<j;          /* (G < 64: M's integer bits go out at the top) */
+  if( j>0 && tz/64+1<nL ) a[tz/64+1] = M>>(64-j);
+  carry = G<64 ? M>>G : 0;            /* h's integer part */
+  for(i=0; ; i+=16, tz+=16){
+    /* aBuf[i..i+16): x's integer part (i==0), else its fraction's digits
+    ** i-16 to i-1; carry, h's */
+    uint64_t pLo, pHi;
+    if( idemNumSwar16(idemNumLoad8(aBuf+i), idemNumLoad8(aBuf+i+8))!=carry ){
+      c = idemNumSwar16(idemNumLoad8(aBuf+i), idemNumLoad8(aBuf+i+8))<carry
+          ? -1 : 1;
+      break;
+    }
+    if( i>=G ){
+      c = i<nF;                /* h's G digits end: x above it if x goes on */
+      break;
+    }
+    if( i>=nF ){
+      c = -1;                         /* x ends, h goes on */
+      break;
+    }
+    if( nL==2 ){
+      uint64_t qLo, qHi = idemNumMul128(a[1], 10000000000000000ULL, &qLo);
+      pHi = idemNumMul128(a[0], 10000000000000000ULL, &pLo);
+      a[0] = pLo;
+      a[1] = qLo + pHi;
+      carry = qHi + (a[1]<pHi);
+    }else{
+      carry = 0;
+      for(j=tz/64; j<nL; j++){
+        pHi = idemNumMul128(a[j], 10000000000000000ULL, &pLo);
+        pLo += carry;
+        a[j] = pLo;
+        carry = pHi + (pLo<carry);
+      }
+    }
+  }
+
+decided:
+  if( c>0 || (c==0 && (m&1)!=0) ){
+    m++;
+    if( m==(IDEMNUM_HIDDEN<<1) ){
+      m = IDEMNUM_HIDDEN;
+      if( ++e>IDEMNUM_EMAX ) return 1;
+    }
+  }
+  if( m<IDEMNUM_HIDDEN ){
+    *pBits = m;                               /* subnormal or zero */
+  }else{
+    *pBits = ((uint64_t)(e+1075)<<52) | (m & (IDEMNUM_HIDDEN-1));
+  }
+  return 0;
+}
+
 /*
 ** The double nearest to x = 0.D * 10^(L+1), D being zDig[0..nDig) without
 ** leading or trailing zeros, and -324 <= L <= 308.  Return 1 if x rounds
@@ -2175,7 +2315,7 @@ static int idemNumDecimalToDouble(
   int nW = nDig<19 ? nDig : 19;
   int q = L - nW + 1;
   uint64_t w, m;
-  int e, bNext = 0;
+  int e;
 
   if( nW==19 ){
     w = idemNumSwar16(idemNumLoad8(zDig), idemNumLoad8(zDig+8))*1000
@@ -2198,11 +2338,13 @@ static int idemNumDecimalToDouble(
         *pBits = idemNumBits(m, e);
         return 0;
       }
-      bNext = (m2==m+1 && e2==e)
-           || (m==(IDEMNUM_HIDDEN<<1)-1 && m2==IDEMNUM_HIDDEN && e2==e+1);
+      if( (m2==m+1 && e2==e)
+       || (m==(IDEMNUM_HIDDEN<<1)-1 && m2==IDEMNUM_HIDDEN && e2==e+1) ){
+        return idemNumCorrectNext(zDig, nDig, zDig+nDig, 0, L, m, e, pBits);
+      }
     }
   }
-  return idemNumBigCorrect(zDig, nDig, L - nDig + 1, m, e, bNext, pBits);
+  return idemNumBigCorrect(zDig, nDig, L - nDig + 1, m, e, 0, pBits);
 }
 
 /*
@@ -2221,7 +2363,7 @@ static int idemNumDecimalToDouble(
 ** and e as for a double, e perhaps beyond the doubles' (f is then at most
 ** half, m not rounded up): all of the span is in [m, m+1) ulps, so that
 ** step 4 need only compare x with the halfway point between m and m+1
-** (idemNumBigCorrect()'s bNext).  Returns 1 and the double (m may be 0:
+** (idemNumCorrectNext()).  Returns 1 and the double (m may be 0:
 ** below half the least subnormal) if decided and finite, else 0.
 */
 static IDEMNUM_INLINE int idemNumEiselLemireSpan(
@@ -2265,8 +2407,6 @@ static IDEMNUM_INLINE int idemNumEiselLemireSpan(
   if( e>IDEMNUM_EMAX ) return 0;
   return 1;
 }
-
-#define IDEMNUM_MAX_DIGITS 800     /* significant digits kept, see step 4 */
 
 static int idemNumCanonicalSlow(const char *z, int n, char *zOut);
 static int idemNumLayoutValue(char*, int, uint64_t, int, int);
@@ -3347,11 +3487,14 @@ static IDEMNUM_NOINLINE int idemNumCutExp(
 }
 /* The same, else the long way (for the entry points; copies of their
 ** own: a call of the two above cost "%.20g" 15 instructions a number) */
+static int idemNumLong(const char*, int, int, char*);
 static IDEMNUM_NOINLINE int idemNumCutDecOr(
   const char *z, int n, const char *zD, int kd, int L, char *zOut
 ){
   int r = idemNumCutAt(z, n, zD, kd, L, zOut, 0);
-  return r!=-2 ? r : idemNumCanonicalSlow(z, n, zOut);
+  if( r!=-2 ) return r;
+  if( z+n-zD>22 ) return idemNumLong(z, n, (int)(zD-z)+kd, zOut);
+  return idemNumCanonicalSlow(z, n, zOut);
 }
 static IDEMNUM_NOINLINE int idemNumCutExpOr(
   const char *z, int n, const char *zD, int kd, int L, char *zOut
@@ -3361,38 +3504,14 @@ static IDEMNUM_NOINLINE int idemNumCutExpOr(
 }
 
 /*
-** Copy the nDig digits zInt[0..nInt) then zFrac[0..nFrac) to aDig, keeping
-** IDEMNUM_MAX_DIGITS of them.  The last digit is not zero, so if any are
-** dropped, one of those is not zero: a '1' is appended (see step 4).
-** Returns the count of digits in aDig.  The slow path and
-** idemNumStep4Span() gather their digits here.
-*/
-static IDEMNUM_INLINE int idemNumGatherDigits(
-  char *aDig,
-  const char *zInt, int nInt,
-  const char *zFrac, int nFrac,
-  int nDig
-){
-  int nA = nInt<IDEMNUM_MAX_DIGITS ? nInt : IDEMNUM_MAX_DIGITS;
-  int nB = nFrac<IDEMNUM_MAX_DIGITS-nA ? nFrac : IDEMNUM_MAX_DIGITS-nA;
-  memcpy(aDig, zInt, (size_t)nA);
-  memcpy(aDig+nA, zFrac, (size_t)nB);
-  if( nDig>IDEMNUM_MAX_DIGITS ){
-    aDig[IDEMNUM_MAX_DIGITS] = '1';
-    return IDEMNUM_MAX_DIGITS+1;
-  }
-  return nDig;
-}
-
-/*
 ** Step 4 where step 3 is undecided for the span of a long decimal's first
 ** 19 digits (idemNumLongAt(), which hands over what its scan found): x is
 ** in [m, m+1) ulps, and one comparison, with the halfway point between
-** them, decides (idemNumBigCorrect()'s bNext).  The digits are zD[0..k),
+** them, decides (idemNumCorrectNext()).  The digits are zD[0..k),
 ** then zD[k+1..nDig+1) after the '.' at zD[k] (k==nDig: none after it,
 ** or no '.' among them), the first not 0; 10^L <= x < 10^(L+1).  The
-** zeros at their end are dropped, and digits past IDEMNUM_MAX_DIGITS as
-** the slow path drops them.  Then step 5.  Returns -1 if x rounds to
+** zeros at their end are dropped (idemNumCorrectNext() keeps
+** IDEMNUM_MAX_DIGITS of the rest as the slow path does).  Then step 5.  Returns -1 if x rounds to
 ** infinity (the callers' byte-by-byte way reports it).  Until half16
 ** the callers took the slow path from here, whose own scan of the literal
 ** and gathering of its digits cost ~300 instructions of a decimal halfway
@@ -3402,8 +3521,6 @@ static IDEMNUM_NOINLINE int idemNumStep4Span(
   int neg, const char *zD, int k, int nDig, int L,
   uint64_t m, int e, char *zOut
 ){
-  char aDig[IDEMNUM_MAX_DIGITS+1];  /* Significant digits, +1 for a '1' */
-  const char *zDig = zD;
   const char *zFrac = zD + k + 1;
   int nInt = k, nFrac = nDig - k;
   uint64_t bits;
@@ -3412,12 +3529,7 @@ static IDEMNUM_NOINLINE int idemNumStep4Span(
   if( nFrac==0 ){
     while( zD[nInt-1]=='0' ) nInt--;      /* zD[0] is not 0 */
   }
-  nDig = nInt + nFrac;
-  if( nFrac>0 || nDig>IDEMNUM_MAX_DIGITS ){
-    nDig = idemNumGatherDigits(aDig, zD, nInt, zFrac, nFrac, nDig);
-    zDig = aDig;
-  }
-  if( idemNumBigCorrect(zDig, nDig, L - nDig + 1, m, e, 1, &bits) ){
+  if( idemNumCorrectNext(zD, nInt, zFrac, nFrac, L, m, e, &bits) ){
     return -1;
   }
   memcpy(&v, &bits, sizeof(v));
