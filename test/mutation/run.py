@@ -524,9 +524,13 @@ def main(argv):
                     # would fail on it): killed at ten times its time on
                     # the tree as it is (with the MATCH it runs with, if
                     # any: the whole file's time let one hang of
-                    # canonical-13.27* run 535 s), and at least a minute.
-                    limit = max(60.0, 10 * msecs.get((glob, t), secs.get(t, 60.0)))
+                    # canonical-13.27* run 535 s), and at least a minute;
+                    # a first: run (a few quick tests, ~1 s) at least 15 s:
+                    # a mutant that loops in them (number-big-mul-top in
+                    # numbers-4.30.4) costs 15 s, not 60.
                     how = " (first: %s)" % glob if glob is not None and glob != m.get("match") else ""
+                    limit = max(15.0 if how else 60.0,
+                                10 * msecs.get((glob, t), secs.get(t, 60.0)))
                     try:
                         r = sh(["tclsh", "tcl/run.tcl", t], w,
                                dict(wenv, MATCH=glob) if glob else wenv, timeout=limit)
