@@ -435,6 +435,25 @@ def compare(libs, docs, outs):
     return nDiff
 
 
+def options(argv, count, least, usage):
+    """The command line of builds.py's siblings (halfway.py, kept.py):
+    --seed N, --count N, then at least `least` libraries.  Returns (seed,
+    count, libs), or None after printing usage (the tool's __doc__)."""
+    seed, libs = 1, []
+    args = iter(argv)
+    for a in args:
+        if a == '--seed':
+            seed = int(next(args))
+        elif a == '--count':
+            count = int(next(args))
+        else:
+            libs.append(a)
+    if len(libs) < least:
+        print(usage.split('\n\n')[1], file=sys.stderr)
+        return None
+    return seed, count, libs
+
+
 def main(argv):
     seed, big, libs = 1, False, []
     args = iter(argv)

@@ -144,18 +144,10 @@ def literals(r, count):
 
 
 def main(argv):
-    seed, count, libs = 1, 100000, []
-    args = iter(argv)
-    for a in args:
-        if a == '--seed':
-            seed = int(next(args))
-        elif a == '--count':
-            count = int(next(args))
-        else:
-            libs.append(a)
-    if not libs:
-        print(__doc__.split('\n\n')[1], file=sys.stderr)
+    o = builds.options(argv, 100000, 1, __doc__)
+    if o is None:
         return 2
+    seed, count, libs = o
     r = random.Random(seed)
     lits = literals(r, count)
     docs = [x.encode() for x in lits]

@@ -101,18 +101,10 @@ def doc(r):
 
 
 def main(argv):
-    seed, count, libs = 1, 30000, []
-    args = iter(argv)
-    for a in args:
-        if a == '--seed':
-            seed = int(next(args))
-        elif a == '--count':
-            count = int(next(args))
-        else:
-            libs.append(a)
-    if len(libs) < 2:
-        print(__doc__.split('\n\n')[1], file=sys.stderr)
+    o = builds.options(argv, 30000, 2, __doc__)
+    if o is None:
         return 2
+    seed, count, libs = o
     r = random.Random(seed)
     docs = [doc(r) for _ in range(count)]
     outs = builds.run_all(libs, docs)
